@@ -1,0 +1,3 @@
+//! Channel-independent chat approvals.
+//!
+//! Work in progress: lands with the chat core (issue 6).

@@ -1,0 +1,32 @@
+//! Command-line surface: one module per subcommand.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Exit status for usage and configuration errors, shared by every subcommand.
+pub(crate) const EXIT_USAGE: u8 = 2;
+
+/// Gatehouse: a self-hosted approval gateway for AI agents.
+#[derive(Debug, Parser)]
+#[command(name = "gatehouse", version, about)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print the version and exit.
+    Version,
+}
+
+/// Runs the chosen subcommand and returns the process exit status.
+pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Version => {
+            println!("gatehouse {}", env!("CARGO_PKG_VERSION"));
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
