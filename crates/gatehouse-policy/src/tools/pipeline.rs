@@ -164,22 +164,15 @@ fn profile_filters(
     catalog: &Catalog,
     warnings: &mut Warnings,
 ) -> Vec<Filter> {
-    let Some(scope) = agent
-        .filter(|a| a.profile.is_some())
-        .or(Some(global).filter(|g| g.profile.is_some()))
-    else {
+    // The agent's setting replaces the global one, list by list.
+    let first_with =
+        |has: fn(&ToolScope) -> bool| [agent, Some(global)].into_iter().flatten().find(|s| has(s));
+    let Some(scope) = first_with(|s| s.profile.is_some()) else {
         return Vec::new();
     };
-    let also_allow = match agent.and_then(|a| a.rules.also_allow.as_ref().map(|l| (a, l))) {
-        Some((a, list)) => Some((list, &a.rules.path)),
-        None => global
-            .rules
-            .also_allow
-            .as_ref()
-            .map(|l| (l, &global.rules.path)),
-    };
+    let also_allow = first_with(|s| s.rules.also_allow.is_some());
     let also_allow_path = also_allow
-        .map(|(_, p)| format!("{p}.alsoAllow"))
+        .map(|s| format!("{}.alsoAllow", s.rules.path))
         .unwrap_or_default();
     let scopes = || [Some(global), agent].into_iter().flatten();
     let mut implied: Vec<String> = Vec::new();
@@ -193,7 +186,11 @@ fn profile_filters(
         scope.profile.as_deref().unwrap_or_default(),
         &format!("{}.profile", scope.rules.path),
         (
-            also_allow.into_iter().flat_map(|(l, _)| l).chain(&implied),
+            also_allow
+                .and_then(|s| s.rules.also_allow.as_ref())
+                .into_iter()
+                .flatten()
+                .chain(&implied),
             &also_allow_path,
         ),
         catalog,
@@ -215,9 +212,11 @@ fn provider_profile_filters(
         .map(|a| matching_provider_rules(&a.tools.by_provider, session))
         .unwrap_or_default();
     let global = matching_provider_rules(&inputs.config.global.by_provider, session);
-    let with_profile =
-        |entries: &[&super::inputs::ProviderRules]| entries.iter().any(|e| e.profile.is_some());
-    let chosen = if with_profile(&agent) { agent } else { global };
+    let chosen = if agent.iter().any(|e| e.profile.is_some()) {
+        agent
+    } else {
+        global
+    };
     chosen
         .into_iter()
         .filter_map(|entry| entry.profile.as_deref().map(|p| (entry, p)))

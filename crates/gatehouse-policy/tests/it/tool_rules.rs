@@ -626,3 +626,38 @@ sandbox allow from agent agents.list[2].tools.sandbox.tools.allow, deny from glo
 "#,
     );
 }
+
+#[test]
+fn reports_a_removal_under_the_earliest_step_that_made_it() {
+    let mut i = owner_on_openai();
+    i.config.global.profile = some("coding");
+    i.config.global.rules = rules("tools", &[], &[], &["exec", "browser"]);
+    let mut a = agent(0, "main");
+    a.tools.rules = rules("agents.list[0].tools", &[], &[], &["exec", "read"]);
+    i.config.agent = Some(a);
+    check(
+        &i,
+        r#"
+allowed: apply_patch cron edit image image_generate memory_get memory_search process session_status sessions_history sessions_list sessions_send sessions_spawn sessions_yield subagents web_fetch web_search write
+profile tools.profile: browser canvas message gateway nodes agents_list tts whatsapp_login
+global tools.deny: exec
+agent agents.list[0].tools.deny: read
+"#,
+    );
+}
+
+#[test]
+fn plugin_only_also_allow_extends_a_provider_profile() {
+    let mut i = owner_on_openai();
+    i.plugin_tools = vec![plugin("lobster", "lobster_run")];
+    let mut entry = by_provider("tools", "openai", Some("minimal"), &[], &[]);
+    entry.rules.also_allow = list(&["lobster"]);
+    i.config.global.by_provider = vec![entry];
+    check(
+        &i,
+        r#"
+allowed: lobster_run session_status
+providerProfile tools.byProvider.openai.profile: read write edit apply_patch exec process web_search web_fetch memory_search memory_get sessions_list sessions_history sessions_send sessions_spawn sessions_yield subagents browser canvas message cron gateway nodes agents_list image image_generate tts whatsapp_login
+"#,
+    );
+}
