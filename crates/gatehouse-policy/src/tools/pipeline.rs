@@ -9,7 +9,7 @@ use super::inputs::{Sandboxing, Sender, ToolPolicyInputs, ToolScope};
 use super::profile::Profile;
 use super::provider::{apply_patch_allowed, matching_provider_rules};
 use super::sandbox::sandbox_filters;
-use super::selector::resolve_list;
+use super::selector::{resolve_entry, resolve_list};
 use super::subagent::subagent_filters;
 use super::verdict::{EffectiveTools, Removal, SandboxDecision, Step, ToolVerdict};
 use super::warnings::Warnings;
@@ -107,29 +107,15 @@ fn build_steps(
         provider_profile_filters(inputs, catalog, warnings),
     ));
 
-    steps.push((
-        Step::Global,
-        rules_filters(&global.rules, PluginOnlyAllow::Apply, catalog, warnings),
-    ));
-    steps.push((
-        Step::GlobalProvider,
-        matching_provider_rules(&global.by_provider, session)
-            .into_iter()
-            .flat_map(|p| rules_filters(&p.rules, PluginOnlyAllow::Apply, catalog, warnings))
-            .collect(),
-    ));
+    let (global_filters, global_provider_filters) =
+        scope_filters(global, inputs, catalog, warnings);
+    steps.push((Step::Global, global_filters));
+    steps.push((Step::GlobalProvider, global_provider_filters));
     if let Some(scope) = agent_tools {
-        steps.push((
-            Step::Agent,
-            rules_filters(&scope.rules, PluginOnlyAllow::Apply, catalog, warnings),
-        ));
-        steps.push((
-            Step::AgentProvider,
-            matching_provider_rules(&scope.by_provider, session)
-                .into_iter()
-                .flat_map(|p| rules_filters(&p.rules, PluginOnlyAllow::Apply, catalog, warnings))
-                .collect(),
-        ));
+        let (agent_filters, agent_provider_filters) =
+            scope_filters(scope, inputs, catalog, warnings);
+        steps.push((Step::Agent, agent_filters));
+        steps.push((Step::AgentProvider, agent_provider_filters));
     }
     if let Some(group) = &config.group {
         steps.push((
@@ -154,6 +140,21 @@ fn build_steps(
         ));
     }
     (steps, sandbox)
+}
+
+/// The allow/deny filters of a scope and of its `byProvider` entries matching the session.
+fn scope_filters(
+    scope: &ToolScope,
+    inputs: &ToolPolicyInputs,
+    catalog: &Catalog,
+    warnings: &mut Warnings,
+) -> (Vec<Filter>, Vec<Filter>) {
+    let own = rules_filters(&scope.rules, PluginOnlyAllow::Apply, catalog, warnings);
+    let by_provider = matching_provider_rules(&scope.by_provider, &inputs.session)
+        .into_iter()
+        .flat_map(|p| rules_filters(&p.rules, PluginOnlyAllow::Apply, catalog, warnings))
+        .collect();
+    (own, by_provider)
 }
 
 /// The profile step: the agent's profile, else the global one, widened by the matching
@@ -255,10 +256,13 @@ fn named_profile_filter<'a>(
             }];
         }
     };
-    let Some(allowed) = profile.allowed() else {
+    let Some(entries) = profile.entries() else {
         return Vec::new();
     };
-    let mut tools: BTreeSet<String> = allowed.iter().map(|t| (*t).to_owned()).collect();
+    let mut tools = BTreeSet::new();
+    for entry in entries {
+        tools.extend(resolve_entry(entry, catalog).0);
+    }
     tools.extend(resolve_list(extra, extra_path, catalog, warnings).tools);
     vec![keep(tools, path.to_owned())]
 }

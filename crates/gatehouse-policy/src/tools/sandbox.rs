@@ -10,23 +10,10 @@ use super::selector::resolve_list;
 use super::verdict::{SandboxDecision, SandboxListOrigin, SandboxSource};
 use super::warnings::Warnings;
 
-/// Tools a sandboxed session keeps when no sandbox allow list is configured.
-pub const SANDBOX_DEFAULT_ALLOW: [&str; 14] = [
-    "exec",
-    "process",
-    "read",
-    "write",
-    "edit",
-    "apply_patch",
-    "image",
-    "sessions_list",
-    "sessions_history",
-    "sessions_send",
-    "sessions_spawn",
-    "sessions_yield",
-    "subagents",
-    "session_status",
-];
+/// Entries a sandboxed session keeps when no sandbox allow list is configured: exec process
+/// read write edit apply_patch image and the whole sessions group.
+pub const SANDBOX_DEFAULT_ALLOW: [&str; 4] =
+    ["group:runtime", "group:fs", "image", "group:sessions"];
 
 /// Built-in chat channel ids; a plugin tool or plugin named after a channel is denied in a
 /// sandbox by default, because it would let sandboxed code talk on that channel.
