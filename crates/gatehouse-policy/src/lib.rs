@@ -7,5 +7,7 @@
 //! carries the rule that produced it, and anything the crate does not understand is refused.
 
 pub mod modes;
+pub mod tools;
 
 pub use modes::{ApprovalDecision, Ask, ParseModeError, Security};
+pub use tools::{EffectiveTools, ToolPolicyInputs, check_tool_call, effective_tools};
