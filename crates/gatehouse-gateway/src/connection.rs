@@ -189,7 +189,8 @@ async fn serve<Si, St>(
                     return;
                 }
             }
-            inbound = stream.next() => match inbound {
+            // At the in-flight cap the socket is simply not read: TCP backpressure slows the client.
+            inbound = stream.next(), if in_flight.len() < state.limits().max_in_flight => match inbound {
                 None | Some(Inbound::Close) => return,
                 Some(Inbound::Binary) => {
                     if !answer(state, sink, (None, "unknown", Err(binary_refused()))).await {
@@ -278,7 +279,8 @@ async fn refuse<Si>(
 ) where
     Si: Sink<Outbound> + Unpin,
 {
-    tracing::info!(code = error.code(), error = %error, "Refusing WebSocket connection.");
+    // The code only: a params error can quote what the client sent, which may be a secret.
+    tracing::info!(code = error.code(), "Refusing WebSocket connection.");
     let code = error.close_code();
     let reason = close_reason(&error);
     if answer(state, sink, (id, label, Err(error))).await {

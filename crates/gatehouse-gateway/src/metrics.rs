@@ -57,60 +57,65 @@ impl Metrics {
     /// The exposition text; `connections` is read live from the connection tracker.
     pub(crate) fn render(&self, connections: usize) -> String {
         let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "# HELP gatehouse_build_info Version of the running gateway."
+        let version = format!("{{version=\"{}\"}}", env!("CARGO_PKG_VERSION"));
+        let series = [
+            (
+                "gatehouse_build_info",
+                "gauge",
+                "Version of the running gateway.",
+                version,
+                1,
+            ),
+            (
+                "gatehouse_ws_connections",
+                "gauge",
+                "Open WebSocket connections.",
+                String::new(),
+                connections as u64,
+            ),
+            (
+                "gatehouse_events_published_total",
+                "counter",
+                "Events published to the hub.",
+                String::new(),
+                self.events_published.load(Ordering::Relaxed),
+            ),
+            (
+                "gatehouse_slow_consumers_dropped_total",
+                "counter",
+                "Connections dropped for overflowing their event queue.",
+                String::new(),
+                self.slow_consumers_dropped.load(Ordering::Relaxed),
+            ),
+        ];
+        for (name, kind, help, labels, value) in series {
+            header(&mut out, name, kind, help);
+            let _ = writeln!(out, "{name}{labels} {value}");
+        }
+        let name = "gatehouse_rpc_requests_total";
+        header(
+            &mut out,
+            name,
+            "counter",
+            "Requests answered, by transport, method and outcome code.",
         );
-        let _ = writeln!(out, "# TYPE gatehouse_build_info gauge");
-        let _ = writeln!(
-            out,
-            "gatehouse_build_info{{version=\"{}\"}} 1",
-            env!("CARGO_PKG_VERSION")
-        );
-        let _ = writeln!(
-            out,
-            "# HELP gatehouse_ws_connections Open WebSocket connections."
-        );
-        let _ = writeln!(out, "# TYPE gatehouse_ws_connections gauge");
-        let _ = writeln!(out, "gatehouse_ws_connections {connections}");
-        let _ = writeln!(
-            out,
-            "# HELP gatehouse_events_published_total Events published to the hub."
-        );
-        let _ = writeln!(out, "# TYPE gatehouse_events_published_total counter");
-        let _ = writeln!(
-            out,
-            "gatehouse_events_published_total {}",
-            self.events_published.load(Ordering::Relaxed)
-        );
-        let _ = writeln!(
-            out,
-            "# HELP gatehouse_slow_consumers_dropped_total Connections dropped for overflowing their event queue."
-        );
-        let _ = writeln!(out, "# TYPE gatehouse_slow_consumers_dropped_total counter");
-        let _ = writeln!(
-            out,
-            "gatehouse_slow_consumers_dropped_total {}",
-            self.slow_consumers_dropped.load(Ordering::Relaxed)
-        );
-        let _ = writeln!(
-            out,
-            "# HELP gatehouse_rpc_requests_total Requests answered, by transport, method and outcome code."
-        );
-        let _ = writeln!(out, "# TYPE gatehouse_rpc_requests_total counter");
         if let Ok(requests) = self.requests.lock() {
             for ((transport, method, code), count) in requests.iter() {
                 let _ = writeln!(
                     out,
-                    "gatehouse_rpc_requests_total{{transport=\"{}\",method=\"{}\",code=\"{}\"}} {count}",
+                    "{name}{{transport=\"{}\",method=\"{}\",code=\"{code}\"}} {count}",
                     transport.as_str(),
                     escape_label(method),
-                    code
                 );
             }
         }
         out
     }
+}
+
+fn header(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} {kind}");
 }
 
 /// Label values escape backslash, quote and newline per the exposition format.

@@ -36,7 +36,7 @@ impl RateLimiter {
         let Some(limit) = self.limit else {
             return Ok(());
         };
-        let burst = f64::from(limit.burst.max(1));
+        let burst = f64::from(limit.burst);
         let rate = f64::from(limit.per_second);
         let mut buckets = self.buckets.lock().map_err(|_| Error::Internal {
             reason: "rate limiter lock poisoned".into(),
@@ -54,12 +54,10 @@ impl RateLimiter {
             bucket.tokens -= 1.0;
             return Ok(());
         }
-        let retry_after_ms = if rate > 0.0 {
-            // Rounded up so a client that waits exactly this long is admitted.
-            ((1.0 - bucket.tokens) / rate * 1000.0).ceil() as u64
-        } else {
-            u64::MAX
-        };
+        // Rounded up so a client that waits exactly this long is admitted; `Limits::validate`
+        // guarantees a non-zero rate.
+        let retry_after_ms =
+            ((1.0 - bucket.tokens) / rate.max(f64::MIN_POSITIVE) * 1000.0).ceil() as u64;
         Err(Error::RateLimited {
             token: token.to_owned(),
             retry_after_ms,

@@ -8,6 +8,7 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use crate::error::Error;
 use crate::scope::Scope;
 
 /// Everything the gateway needs to start.
@@ -68,6 +69,8 @@ pub struct Limits {
     pub rate: Option<RateLimit>,
     /// Events buffered per connection before it is dropped as a slow consumer.
     pub event_queue: usize,
+    /// Requests one WebSocket may have running at once; further frames wait unread.
+    pub max_in_flight: usize,
     /// Time a new WebSocket has to send `connect`.
     pub handshake_timeout: Duration,
     /// Time open connections get to finish in-flight requests on shutdown.
@@ -86,8 +89,34 @@ impl Default for Limits {
                 per_second: 1_000,
             }),
             event_queue: 1_024,
+            max_in_flight: 256,
             handshake_timeout: Duration::from_secs(10),
             shutdown_grace: Duration::from_secs(10),
+        }
+    }
+}
+
+impl Limits {
+    /// Refuses zero limits, which would lock every client out instead of protecting the gateway;
+    /// rate limiting is switched off with `rate: None`, not with a zero rate.
+    pub(crate) fn validate(&self) -> Result<(), Error> {
+        let zero = [
+            ("max_frame_bytes", self.max_frame_bytes == 0),
+            ("max_body_bytes", self.max_body_bytes == 0),
+            ("event_queue", self.event_queue == 0),
+            ("max_in_flight", self.max_in_flight == 0),
+            ("handshake_timeout", self.handshake_timeout.is_zero()),
+            ("rate.burst", self.rate.is_some_and(|rate| rate.burst == 0)),
+            (
+                "rate.per_second",
+                self.rate.is_some_and(|rate| rate.per_second == 0),
+            ),
+        ];
+        match zero.iter().find(|(_, is_zero)| *is_zero) {
+            Some((name, _)) => Err(Error::InvalidSettings {
+                reason: format!("limit `{name}` must not be zero"),
+            }),
+            None => Ok(()),
         }
     }
 }
@@ -99,4 +128,44 @@ pub struct RateLimit {
     pub burst: u32,
     /// Refill rate in requests per second.
     pub per_second: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_the_default_limits() {
+        Limits::default().validate().unwrap();
+        Limits {
+            rate: None,
+            ..Limits::default()
+        }
+        .validate()
+        .unwrap();
+    }
+
+    #[test]
+    fn refuses_zero_limits_by_name() {
+        let zero_rate = Limits {
+            rate: Some(RateLimit {
+                burst: 10,
+                per_second: 0,
+            }),
+            ..Limits::default()
+        };
+        let error = zero_rate.validate().unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "invalid gateway settings: limit `rate.per_second` must not be zero"
+        );
+        let zero_queue = Limits {
+            event_queue: 0,
+            ..Limits::default()
+        };
+        assert_eq!(
+            zero_queue.validate().unwrap_err().code(),
+            "invalid_settings"
+        );
+    }
 }

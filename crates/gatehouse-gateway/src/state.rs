@@ -40,6 +40,7 @@ impl GatewayState {
 
     /// Builds the gateway with a caller-assembled method registry.
     pub fn with_registry(settings: &GatewaySettings, registry: Registry) -> Result<Self, Error> {
+        settings.limits.validate()?;
         let metrics = Arc::new(Metrics::default());
         let inner = Inner {
             auth: Authenticator::new(&settings.tokens)?,

@@ -210,8 +210,8 @@ async fn drops_a_slow_consumer_with_a_reason_and_never_blocks_the_publisher() {
     client.task.await.unwrap();
 }
 
-#[tokio::test]
-async fn finishes_in_flight_requests_on_shutdown_then_says_going_away() {
+/// A registry with `test.slow`, which signals `started` and then waits for `release`.
+fn slow_registry() -> (Registry, Arc<Notify>, Arc<Notify>) {
     let started = Arc::new(Notify::new());
     let release = Arc::new(Notify::new());
     let mut registry = Registry::standard();
@@ -228,6 +228,12 @@ async fn finishes_in_flight_requests_on_shutdown_then_says_going_away() {
             }
         },
     );
+    (registry, started, release)
+}
+
+#[tokio::test]
+async fn finishes_in_flight_requests_on_shutdown_then_says_going_away() {
+    let (registry, started, release) = slow_registry();
     let state = GatewayState::with_registry(&settings(Limits::default()), registry).unwrap();
     let mut client = Client::spawn(&state, 16);
     client.connect(AGENT).await;
@@ -244,6 +250,30 @@ async fn finishes_in_flight_requests_on_shutdown_then_says_going_away() {
     );
     client.expect_close(1001, "shutting_down: ").await;
     assert!(state.connections_closed(Duration::from_secs(5)).await);
+}
+
+#[tokio::test]
+async fn stops_reading_at_the_in_flight_cap_until_a_request_finishes() {
+    let (registry, started, release) = slow_registry();
+    let limits = Limits {
+        max_in_flight: 1,
+        ..Limits::default()
+    };
+    let state = GatewayState::with_registry(&settings(limits), registry).unwrap();
+    let mut client = Client::spawn(&state, 16);
+    client.connect(AGENT).await;
+    client
+        .send(json!({"type":"req","id":"slow","method":"test.slow"}))
+        .await;
+    started.notified().await;
+    client
+        .send(json!({"type":"req","id":"quick","method":"gateway.status"}))
+        .await;
+    let early = tokio::time::timeout(Duration::from_millis(200), client.from_server.recv()).await;
+    assert!(early.is_err(), "answered past the cap: {early:?}");
+    release.notify_one();
+    assert_eq!(client.recv_json().await["id"], "slow");
+    assert_eq!(client.recv_json().await["id"], "quick");
 }
 
 #[tokio::test]

@@ -109,15 +109,3 @@ async fn drops_a_slow_consumer_with_a_reason_while_others_keep_receiving() {
         "{metrics}"
     );
 }
-
-#[tokio::test]
-async fn closes_websockets_with_going_away_on_shutdown() {
-    let server = Server::start(Limits::default()).await;
-    let mut ws = server.ws().await;
-    ws.connect(AGENT).await;
-    let state = server.state.clone();
-    let stopping = tokio::spawn(server.stop());
-    ws.expect_close(1001, "shutting_down").await;
-    stopping.await.unwrap();
-    assert!(state.is_shutting_down());
-}

@@ -14,7 +14,9 @@ mod handshake;
 mod http_rpc;
 // Frame, body and rate limits, each with its own error.
 mod limits;
-// Event fan-out, audience filtering, slow consumers and shutdown.
+// Event fan-out, audience filtering and slow consumers.
 mod events;
+// Graceful shutdown: in-flight requests finish, sockets close with going-away.
+mod shutdown;
 // `/healthz`, `/metrics` and the embedded Control UI.
 mod ops;
