@@ -210,8 +210,9 @@ async fn drops_a_slow_consumer_with_a_reason_and_never_blocks_the_publisher() {
     client.task.await.unwrap();
 }
 
-/// A registry with `test.slow`, which signals `started` and then waits for `release`.
-fn slow_registry() -> (Registry, Arc<Notify>, Arc<Notify>) {
+/// A connected agent with one `test.slow` request running: it has started and waits for
+/// `release`.
+async fn connected_with_slow_request(limits: Limits) -> (GatewayState, Client, Arc<Notify>) {
     let started = Arc::new(Notify::new());
     let release = Arc::new(Notify::new());
     let mut registry = Registry::standard();
@@ -228,19 +229,19 @@ fn slow_registry() -> (Registry, Arc<Notify>, Arc<Notify>) {
             }
         },
     );
-    (registry, started, release)
-}
-
-#[tokio::test]
-async fn finishes_in_flight_requests_on_shutdown_then_says_going_away() {
-    let (registry, started, release) = slow_registry();
-    let state = GatewayState::with_registry(&settings(Limits::default()), registry).unwrap();
+    let state = GatewayState::with_registry(&settings(limits), registry).unwrap();
     let mut client = Client::spawn(&state, 16);
     client.connect(AGENT).await;
     client
         .send(json!({"type":"req","id":"slow","method":"test.slow"}))
         .await;
     started.notified().await;
+    (state, client, release)
+}
+
+#[tokio::test]
+async fn finishes_in_flight_requests_on_shutdown_then_says_going_away() {
+    let (state, mut client, release) = connected_with_slow_request(Limits::default()).await;
     state.begin_shutdown();
     release.notify_one();
     let finished = client.recv_json().await;
@@ -254,18 +255,11 @@ async fn finishes_in_flight_requests_on_shutdown_then_says_going_away() {
 
 #[tokio::test]
 async fn stops_reading_at_the_in_flight_cap_until_a_request_finishes() {
-    let (registry, started, release) = slow_registry();
     let limits = Limits {
         max_in_flight: 1,
         ..Limits::default()
     };
-    let state = GatewayState::with_registry(&settings(limits), registry).unwrap();
-    let mut client = Client::spawn(&state, 16);
-    client.connect(AGENT).await;
-    client
-        .send(json!({"type":"req","id":"slow","method":"test.slow"}))
-        .await;
-    started.notified().await;
+    let (_state, mut client, release) = connected_with_slow_request(limits).await;
     client
         .send(json!({"type":"req","id":"quick","method":"gateway.status"}))
         .await;
