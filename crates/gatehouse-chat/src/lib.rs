@@ -1,3 +1,10 @@
 //! Channel-independent chat approvals.
 //!
 //! Work in progress: lands with the chat core (issue 6).
+
+pub mod error;
+pub mod grammar;
+pub mod render;
+pub mod replies;
+pub mod route;
+pub mod sanitize;
