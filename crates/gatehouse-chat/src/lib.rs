@@ -8,3 +8,4 @@ pub mod render;
 pub mod replies;
 pub mod route;
 pub mod sanitize;
+pub mod token;

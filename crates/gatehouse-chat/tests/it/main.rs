@@ -1,5 +1,8 @@
 //! Integration tests of the chat core through its public API.
 
+// Helpers outside `#[test]` functions unwrap too: a panic there is a failed assertion.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 // `/approve` grammar: every accepted form and every refusal.
 mod approve_grammar;
 // `/elevated` grammar: levels, aliases, queries and refusals.
@@ -8,3 +11,5 @@ mod elevated_grammar;
 mod render;
 // Reply texts: one distinct message per outcome.
 mod replies;
+// Button tokens: size limits, binding to chat and message, expiry, forgery.
+mod tokens;
