@@ -2,8 +2,11 @@
 //!
 //! Work in progress: lands with the chat core (issue 6).
 
+pub mod config;
 pub mod error;
+pub mod filter;
 pub mod grammar;
+pub mod plan;
 pub mod render;
 pub mod replies;
 pub mod route;

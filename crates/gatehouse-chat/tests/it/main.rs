@@ -13,3 +13,7 @@ mod render;
 mod replies;
 // Button tokens: size limits, binding to chat and message, expiry, forgery.
 mod tokens;
+// Config validation and agent/session filters.
+mod filters;
+// Delivery planning: modes, native clients, dedupe, notices and fallback.
+mod plan;
