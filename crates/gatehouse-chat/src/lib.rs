@@ -2,7 +2,9 @@
 //!
 //! Work in progress: lands with the chat core (issue 6).
 
+pub mod channel;
 pub mod config;
+pub mod delivery;
 pub mod error;
 pub mod filter;
 pub mod grammar;

@@ -17,3 +17,5 @@ mod tokens;
 mod filters;
 // Delivery planning: modes, native clients, dedupe, notices and fallback.
 mod plan;
+// Delivery helper: spacing, 429 retry_after, backoff, failure records (paused time).
+mod delivery;
