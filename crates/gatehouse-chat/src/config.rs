@@ -5,7 +5,7 @@
 //! compiles filters, parses targets and approvers, and refuses what cannot work, so the planner
 //! only ever sees configuration that means something.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::ChatError;
 use crate::filter::{AgentFilter, SessionFilter};
@@ -132,13 +132,6 @@ impl NativeClient {
         &self.channel
     }
 
-    /// Whether `user_id` may decide: only configured approvers can, whoever else is in the chat
-    /// and whoever made the request.
-    pub fn is_approver(&self, user_id: &str) -> bool {
-        let id = normalize_approver(&self.channel, user_id);
-        !id.is_empty() && self.approvers.contains(id)
-    }
-
     /// Whether cards are deleted after a decision rather than edited into receipts.
     pub fn cleanup_after_resolve(&self) -> bool {
         self.cleanup_after_resolve
@@ -150,13 +143,25 @@ impl NativeClient {
 pub struct ChatApprovals {
     pub(crate) forwarding: Option<Forwarding>,
     pub(crate) native: Vec<NativeClient>,
+    approvers: BTreeMap<String, BTreeSet<String>>,
 }
 
 impl ChatApprovals {
-    /// The active native client for `channel`, for approver checks on button presses and
-    /// `/approve` commands.
+    /// The active native client for `channel`, for its card settings.
     pub fn native_client(&self, channel: &str) -> Option<&NativeClient> {
         self.native.iter().find(|client| client.channel == channel)
+    }
+
+    /// Whether `user_id` on `channel` may decide approvals: only the ids listed in
+    /// `channels.<channel>.execApprovals.approvers` can (even when that channel's cards are
+    /// off), whoever else is in the chat and whoever made the request.
+    pub fn is_approver(&self, channel: &str, user_id: &str) -> bool {
+        let id = normalize_approver(channel, user_id);
+        !id.is_empty()
+            && self
+                .approvers
+                .get(channel)
+                .is_some_and(|approvers| approvers.contains(id))
     }
 }
 
@@ -170,12 +175,22 @@ impl ChatApprovalSettings {
             None
         };
         let mut native = Vec::new();
+        let mut approvers = BTreeMap::new();
         for settings in &self.native {
-            if let Some(client) = validate_native(settings)? {
+            let ids = parse_approvers(settings)?;
+            if let Some(client) = activate(settings, &ids)? {
                 native.push(client);
             }
+            approvers
+                .entry(settings.channel.trim().to_owned())
+                .or_insert_with(BTreeSet::new)
+                .extend(ids);
         }
-        Ok(ChatApprovals { forwarding, native })
+        Ok(ChatApprovals {
+            forwarding,
+            native,
+            approvers,
+        })
     }
 }
 
@@ -201,7 +216,7 @@ fn validate_forwarding(settings: &ForwardingSettings) -> Result<Forwarding, Chat
     })
 }
 
-fn validate_native(settings: &NativeClientSettings) -> Result<Option<NativeClient>, ChatError> {
+fn parse_approvers(settings: &NativeClientSettings) -> Result<BTreeSet<String>, ChatError> {
     let channel = settings.channel.trim();
     let mut approvers = BTreeSet::new();
     for raw in &settings.approvers {
@@ -215,6 +230,14 @@ fn validate_native(settings: &NativeClientSettings) -> Result<Option<NativeClien
         }
         approvers.insert(id.to_owned());
     }
+    Ok(approvers)
+}
+
+fn activate(
+    settings: &NativeClientSettings,
+    approvers: &BTreeSet<String>,
+) -> Result<Option<NativeClient>, ChatError> {
+    let channel = settings.channel.trim();
     let active = match settings.enabled {
         NativeEnabled::Off => false,
         NativeEnabled::Auto => !approvers.is_empty(),
@@ -234,7 +257,7 @@ fn validate_native(settings: &NativeClientSettings) -> Result<Option<NativeClien
             .account_id
             .clone()
             .filter(|account| !account.trim().is_empty()),
-        approvers,
+        approvers: approvers.clone(),
         target: settings.target,
         agents: AgentFilter::new(settings.agent_filter.as_deref()),
         sessions: SessionFilter::new(settings.session_filter.as_deref())?,

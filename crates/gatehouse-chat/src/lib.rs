@@ -3,6 +3,7 @@
 //! Work in progress: lands with the chat core (issue 6).
 
 pub mod channel;
+pub mod commands;
 pub mod config;
 pub mod delivery;
 pub mod error;

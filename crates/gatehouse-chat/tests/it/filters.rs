@@ -126,14 +126,28 @@ fn only_configured_approvers_may_decide() {
         ..ChatApprovalSettings::default()
     };
     let config = settings.validate().unwrap();
-    let client = config.native_client("discord").unwrap();
     for id in ["111", "222", "333", "444", "555", "<@111>", "user:222"] {
-        assert!(client.is_approver(id), "{id}");
+        assert!(config.is_approver("discord", id), "{id}");
     }
     for id in ["", "11", "1111", "999", "telegram:111", "<@>"] {
-        assert!(!client.is_approver(id), "{id}");
+        assert!(!config.is_approver("discord", id), "{id}");
     }
-    assert!(config.native_client("telegram").is_none());
+    assert!(
+        !config.is_approver("telegram", "111"),
+        "approvers are per channel"
+    );
+}
+
+#[test]
+fn approvers_of_a_channel_with_cards_off_still_decide_by_command() {
+    let settings = ChatApprovalSettings {
+        native: vec![native(NativeEnabled::Off, &["111"])],
+        ..ChatApprovalSettings::default()
+    };
+    let config = settings.validate().unwrap();
+    assert!(config.native_client("discord").is_none());
+    assert!(config.is_approver("discord", "111"));
+    assert!(!config.is_approver("discord", "112"));
 }
 
 #[test]

@@ -19,3 +19,5 @@ mod filters;
 mod plan;
 // Delivery helper: spacing, 429 retry_after, backoff, failure records (paused time).
 mod delivery;
+// The front door: text commands, reply-to-card decisions, presses and /elevated gates.
+mod commands;
