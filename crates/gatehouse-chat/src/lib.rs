@@ -6,6 +6,7 @@ pub mod channel;
 pub mod commands;
 pub mod config;
 pub mod delivery;
+pub mod dispatch;
 pub mod error;
 pub mod filter;
 pub mod grammar;

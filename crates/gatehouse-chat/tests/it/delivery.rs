@@ -1,85 +1,14 @@
-//! Drives the delivery helper against `ScriptedPlatform`, a small in-process stand-in for an
-//! external chat platform: it records every call with its (paused) time and fails on command.
-
-use std::collections::VecDeque;
-use std::sync::Mutex;
 use std::time::Duration;
 
-use async_trait::async_trait;
-use gatehouse_chat::channel::{Channel, Inbound, InteractionRef};
+use gatehouse_chat::channel::InteractionRef;
 use gatehouse_chat::delivery::{Deliverer, Operation, RetryPolicy, TargetFailure};
 use gatehouse_chat::error::ChatError;
 use gatehouse_chat::render::{ApprovalView, Card, render_prompt};
 use gatehouse_chat::route::{MessageLocator, Route};
 use pretty_assertions::assert_eq;
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-#[derive(Default)]
-struct ScriptedPlatform {
-    start: Mutex<Option<Instant>>,
-    calls: Mutex<Vec<(String, Duration)>>,
-    script: Mutex<VecDeque<ChatError>>,
-    next_id: Mutex<u32>,
-}
-
-impl ScriptedPlatform {
-    fn failing_with(errors: Vec<ChatError>) -> Self {
-        let platform = Self::default();
-        *platform.script.lock().unwrap() = errors.into();
-        *platform.start.lock().unwrap() = Some(Instant::now());
-        platform
-    }
-
-    fn record(&self, call: String) -> Result<(), ChatError> {
-        let start = self.start.lock().unwrap().unwrap_or_else(Instant::now);
-        self.calls.lock().unwrap().push((call, start.elapsed()));
-        match self.script.lock().unwrap().pop_front() {
-            Some(error) => Err(error),
-            None => Ok(()),
-        }
-    }
-
-    fn calls(&self) -> Vec<(String, Duration)> {
-        self.calls.lock().unwrap().clone()
-    }
-}
-
-#[async_trait]
-impl Channel for ScriptedPlatform {
-    fn name(&self) -> &str {
-        "scripted"
-    }
-
-    async fn send(&self, route: &Route, _card: &Card) -> Result<MessageLocator, ChatError> {
-        self.record(format!("send {route}"))?;
-        let mut next = self.next_id.lock().unwrap();
-        *next += 1;
-        Ok(MessageLocator {
-            channel: "scripted".into(),
-            account_id: None,
-            chat_id: "c1".into(),
-            message_id: next.to_string(),
-            thread_id: None,
-        })
-    }
-
-    async fn update(&self, message: &MessageLocator, _card: &Card) -> Result<(), ChatError> {
-        self.record(format!("update {}", message.message_id))
-    }
-
-    async fn delete(&self, message: &MessageLocator) -> Result<(), ChatError> {
-        self.record(format!("delete {}", message.message_id))
-    }
-
-    async fn answer(&self, _interaction: &InteractionRef, text: &str) -> Result<(), ChatError> {
-        self.record(format!("answer {text}"))
-    }
-
-    async fn run(&self, _inbound: mpsc::Sender<Inbound>) -> Result<(), ChatError> {
-        Ok(())
-    }
-}
+use crate::platform::ScriptedPlatform;
 
 fn card() -> Card {
     let view = ApprovalView {
@@ -136,7 +65,7 @@ fn secs(s: f64) -> Duration {
 
 #[tokio::test(start_paused = true)]
 async fn honours_retry_after_then_delivers() {
-    let platform = ScriptedPlatform::failing_with(vec![rate_limited(7)]);
+    let platform = ScriptedPlatform::failing_with("scripted", vec![rate_limited(7)]);
     let deliverer = Deliverer::new(policy());
     let sent = deliverer
         .send(&platform, &route("1"), &card())
@@ -155,7 +84,7 @@ async fn honours_retry_after_then_delivers() {
 
 #[tokio::test(start_paused = true)]
 async fn a_429_pauses_the_whole_channel() {
-    let platform = ScriptedPlatform::failing_with(vec![rate_limited(5)]);
+    let platform = ScriptedPlatform::failing_with("scripted", vec![rate_limited(5)]);
     let deliverer = Deliverer::new(policy());
     let card = card();
     let (one, two) = (route("1"), route("2"));
@@ -175,7 +104,8 @@ async fn a_429_pauses_the_whole_channel() {
 
 #[tokio::test(start_paused = true)]
 async fn retries_transient_errors_with_bounded_exponential_backoff() {
-    let platform = ScriptedPlatform::failing_with(vec![transient(), transient(), transient()]);
+    let platform =
+        ScriptedPlatform::failing_with("scripted", vec![transient(), transient(), transient()]);
     let deliverer = Deliverer::new(policy());
     deliverer
         .send(&platform, &route("1"), &card())
@@ -188,7 +118,7 @@ async fn retries_transient_errors_with_bounded_exponential_backoff() {
 
 #[tokio::test(start_paused = true)]
 async fn gives_up_after_max_attempts_and_records_the_target() {
-    let platform = ScriptedPlatform::failing_with(vec![transient(); 10]);
+    let platform = ScriptedPlatform::failing_with("scripted", vec![transient(); 10]);
     let deliverer = Deliverer::new(policy());
     let error = deliverer
         .send(&platform, &route("1"), &card())
@@ -210,7 +140,7 @@ async fn gives_up_after_max_attempts_and_records_the_target() {
 
 #[tokio::test(start_paused = true)]
 async fn never_retries_permanent_errors() {
-    let platform = ScriptedPlatform::failing_with(vec![permanent()]);
+    let platform = ScriptedPlatform::failing_with("scripted", vec![permanent()]);
     let deliverer = Deliverer::new(policy());
     let error = deliverer
         .send(&platform, &route("9"), &card())
@@ -223,7 +153,7 @@ async fn never_retries_permanent_errors() {
 
 #[tokio::test(start_paused = true)]
 async fn endless_rate_limiting_is_bounded_too() {
-    let platform = ScriptedPlatform::failing_with(vec![rate_limited(1); 10]);
+    let platform = ScriptedPlatform::failing_with("scripted", vec![rate_limited(1); 10]);
     let deliverer = Deliverer::new(policy());
     let error = deliverer
         .send(&platform, &route("1"), &card())
@@ -235,7 +165,7 @@ async fn endless_rate_limiting_is_bounded_too() {
 
 #[tokio::test(start_paused = true)]
 async fn refuses_to_stall_on_an_excessive_retry_after() {
-    let platform = ScriptedPlatform::failing_with(vec![rate_limited(3600)]);
+    let platform = ScriptedPlatform::failing_with("scripted", vec![rate_limited(3600)]);
     let deliverer = Deliverer::new(policy());
     let started = Instant::now();
     let error = deliverer
@@ -249,7 +179,7 @@ async fn refuses_to_stall_on_an_excessive_retry_after() {
 
 #[tokio::test(start_paused = true)]
 async fn spaces_calls_per_channel() {
-    let platform = ScriptedPlatform::failing_with(vec![]);
+    let platform = ScriptedPlatform::failing_with("scripted", vec![]);
     let deliverer =
         Deliverer::new(policy()).with_min_interval("scripted", Duration::from_millis(1000));
     let card = card();
@@ -265,7 +195,7 @@ async fn spaces_calls_per_channel() {
 
 #[tokio::test(start_paused = true)]
 async fn a_later_success_clears_the_recorded_failure() {
-    let platform = ScriptedPlatform::failing_with(vec![permanent()]);
+    let platform = ScriptedPlatform::failing_with("scripted", vec![permanent()]);
     let deliverer = Deliverer::new(policy());
     let message = MessageLocator {
         channel: "scripted".into(),

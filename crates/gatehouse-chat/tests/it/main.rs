@@ -17,7 +17,11 @@ mod tokens;
 mod filters;
 // Delivery planning: modes, native clients, dedupe, notices and fallback.
 mod plan;
+// A scripted stand-in for an external chat platform, shared by the delivery tests.
+mod platform;
 // Delivery helper: spacing, 429 retry_after, backoff, failure records (paused time).
 mod delivery;
 // The front door: text commands, reply-to-card decisions, presses and /elevated gates.
 mod commands;
+// Dispatching a plan: cards with bound tokens, notices, fallback, receipts on every copy.
+mod dispatch;
