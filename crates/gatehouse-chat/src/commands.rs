@@ -72,16 +72,25 @@ pub fn interpret_text(text: &str, ctx: TextContext<'_>, approvals: &ChatApproval
             None => return interpret_elevated(text, ctx.bot_username),
         },
     };
-    if !approvals.is_approver(&ctx.sender.channel, &ctx.sender.id) {
-        tracing::warn!(
-            target: "security",
-            channel = %ctx.sender.channel,
-            sender_id = %ctx.sender.id,
-            "Approval decision from a non-approver refused."
-        );
+    if !may_decide(approvals, ctx.sender, "text") {
         return TextAction::Reply(approve_outcome_text(&ApproveOutcome::NotAuthorized));
     }
     TextAction::Resolve { target, decision }
+}
+
+/// The approver check shared by text and buttons; refusals are logged as security events.
+fn may_decide(approvals: &ChatApprovals, sender: &SenderIdentity, via: &'static str) -> bool {
+    let allowed = approvals.is_approver(&sender.channel, &sender.id);
+    if !allowed {
+        tracing::warn!(
+            target: "security",
+            channel = %sender.channel,
+            sender_id = %sender.id,
+            via,
+            "Approval decision from a non-approver refused."
+        );
+    }
+    allowed
 }
 
 /// A single decision word replying to a card decides that card's approval.
@@ -197,13 +206,7 @@ pub fn check_press<S: TokenStore>(
     approvals: &ChatApprovals,
     now_ms: u64,
 ) -> Result<TokenClaim, PressRefusal> {
-    if !approvals.is_approver(&press.sender.channel, &press.sender.id) {
-        tracing::warn!(
-            target: "security",
-            channel = %press.sender.channel,
-            sender_id = %press.sender.id,
-            "Button press from a non-approver refused."
-        );
+    if !may_decide(approvals, &press.sender, "button") {
         return Err(PressRefusal::NotApprover);
     }
     tokens
