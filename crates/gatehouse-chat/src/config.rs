@@ -218,6 +218,13 @@ fn validate_forwarding(settings: &ForwardingSettings) -> Result<Forwarding, Chat
 
 fn parse_approvers(settings: &NativeClientSettings) -> Result<BTreeSet<String>, ChatError> {
     let channel = settings.channel.trim();
+    if channel.is_empty() {
+        return Err(ChatError::InvalidTarget {
+            field: "channels.<channel>.execApprovals".to_owned(),
+            value: settings.channel.clone(),
+            reason: "the client names no channel",
+        });
+    }
     let mut approvers = BTreeSet::new();
     for raw in &settings.approvers {
         let id = normalize_approver(channel, raw);

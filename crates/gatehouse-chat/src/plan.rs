@@ -5,7 +5,7 @@
 //! chat); forwarding then adds text prompts only to routes no native client already serves.
 
 use crate::config::{ChatApprovals, ForwardMode, NativeClient, NativeTarget};
-use crate::route::{Route, TurnSource};
+use crate::route::{Destination, Route, TurnSource};
 
 /// What the planner needs to know about a request.
 #[derive(Debug, Clone, Copy, Default)]
@@ -122,12 +122,26 @@ fn admits(client: &NativeClient, meta: RequestMeta<'_>) -> bool {
     client.agents.admits(meta.agent_id) && client.sessions.admits(meta.session_key)
 }
 
-/// Adds `route` unless some message already goes there; a route gets one message, and the
-/// first planned (a card before a text prompt) wins.
+/// Adds `route` unless some message already goes to the same conversation; a conversation gets
+/// one message, and the first planned (a card before a text prompt) wins.
 fn push(plan: &mut DeliveryPlan, route: Route, kind: MessageKind) -> bool {
-    if plan.messages.iter().any(|message| message.route == route) {
+    if plan
+        .messages
+        .iter()
+        .any(|message| same_conversation(&message.route, &route))
+    {
         return false;
     }
     plan.messages.push(PlannedMessage { route, kind });
     true
+}
+
+/// Equal routes, or two routes into one person's DM: a DM is one conversation whatever thread a
+/// request started in, so the approver gets one card there, not one per thread.
+fn same_conversation(a: &Route, b: &Route) -> bool {
+    a == b
+        || (matches!(a.destination, Destination::Dm(_))
+            && a.channel == b.channel
+            && a.account_id == b.account_id
+            && a.destination == b.destination)
 }

@@ -251,42 +251,42 @@ pub fn render_receipt(
     outcome: &ResolveOutcome,
     max_command_chars: usize,
 ) -> Card {
-    Card {
-        state: CardState::Resolved(outcome.clone()),
-        title: format!(
-            "{} by {}",
-            decision_phrase(outcome.decision),
-            one_line(&outcome.decided_by, 64)
-        ),
-        fields: metadata_fields(view),
-        command: Some(command_block(&view.command, max_command_chars)),
-        note: None,
-        buttons: Vec::new(),
-        expires_at_ms: None,
-    }
+    let title = format!(
+        "{} by {}",
+        decision_phrase(outcome.decision),
+        one_line(&outcome.decided_by, 64)
+    );
+    let state = CardState::Resolved(outcome.clone());
+    closed_card(view, state, title, None, max_command_chars)
 }
 
 /// The card after the approval expired undecided.
 pub fn render_expired(view: &ApprovalView, max_command_chars: usize) -> Card {
-    Card {
-        state: CardState::Expired,
-        title: "Expired: nobody decided in time".to_owned(),
-        fields: metadata_fields(view),
-        command: Some(command_block(&view.command, max_command_chars)),
-        note: Some("The request fell back to the configured askFallback.".to_owned()),
-        buttons: Vec::new(),
-        expires_at_ms: None,
-    }
+    let title = "Expired: nobody decided in time".to_owned();
+    let note = Some("The request fell back to the configured askFallback.".to_owned());
+    closed_card(view, CardState::Expired, title, note, max_command_chars)
 }
 
 /// The card after the approval was withdrawn, e.g. because the gateway restarted.
 pub fn render_cancelled(view: &ApprovalView, reason: &str, max_command_chars: usize) -> Card {
+    let title = format!("Cancelled: {}", one_line(reason, 120));
+    closed_card(view, CardState::Cancelled, title, None, max_command_chars)
+}
+
+/// A card that no longer asks anything: same command and fields, no buttons, no expiry.
+fn closed_card(
+    view: &ApprovalView,
+    state: CardState,
+    title: String,
+    note: Option<String>,
+    max_command_chars: usize,
+) -> Card {
     Card {
-        state: CardState::Cancelled,
-        title: format!("Cancelled: {}", one_line(reason, 120)),
+        state,
+        title,
         fields: metadata_fields(view),
         command: Some(command_block(&view.command, max_command_chars)),
-        note: None,
+        note,
         buttons: Vec::new(),
         expires_at_ms: None,
     }

@@ -243,6 +243,20 @@ fn both_target_dedupes_an_origin_that_is_an_approvers_dm() {
 }
 
 #[test]
+fn an_approvers_dm_gets_one_card_whatever_thread_the_request_came_from() {
+    let mut source = dm_source("slack", "U1");
+    source.thread_id = Some("1700000000.000100".into());
+    let cfg = config(
+        forwarding(ForwardMode::Session, vec![]),
+        vec![native("slack", NativeTarget::Both, &["U1"])],
+    );
+    assert_eq!(
+        routes(&plan_delivery(meta(Some(&source)), &cfg)),
+        vec![(dm("slack", "U1"), Card)]
+    );
+}
+
+#[test]
 fn natively_served_routes_get_no_duplicate_text_prompt() {
     let source = group("discord", "G1");
     let cfg = config(
