@@ -68,7 +68,8 @@ impl fmt::Debug for InteractionRef {
 pub struct InboundText {
     /// Who sent it, with every identity field the platform supplies.
     pub sender: SenderIdentity,
-    /// Where it was typed (its own locator; the route for a public reply).
+    /// Where it was typed (its own locator; the route for a public reply). Slash commands that
+    /// have no message carry the interaction's id as `message_id`.
     pub message: MessageLocator,
     /// The text, with a slash command's name and arguments joined back into one line.
     pub text: String,

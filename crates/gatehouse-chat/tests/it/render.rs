@@ -232,3 +232,44 @@ fn notices_name_the_short_id_and_the_exact_fallback_commands() {
          /approve 0f3c9a1e-7b2d-4c1a-9e55-1234567890ab deny"
     );
 }
+
+mod properties {
+    use gatehouse_chat::render::render_prompt;
+    use gatehouse_chat::sanitize::{fence_for, make_visible};
+    use proptest::prelude::*;
+
+    use super::{NOW, view};
+
+    fn hides_or_reorders(c: char) -> bool {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+            || matches!(
+                c,
+                '\u{2060}' | '\u{FEFF}' | '\u{00AD}' | '\u{E0000}'..='\u{E007F}'
+            )
+    }
+
+    proptest! {
+        #[test]
+        fn visible_text_has_no_hiding_characters(text in any::<String>()) {
+            let shown = make_visible(&text);
+            prop_assert!(!shown.chars().any(hides_or_reorders), "{shown:?}");
+        }
+
+        #[test]
+        fn commands_cannot_close_their_fence(text in "[`a\\n ]{0,40}") {
+            let block = render_prompt(&view(&text), NOW, 1200).command.unwrap();
+            let fenced = block.fenced_markdown();
+            let fence = fence_for(&block.text);
+            let inner = &fenced[fence.len()..fenced.len() - fence.len()];
+            prop_assert!(!inner.contains(fence.as_str()));
+        }
+
+        #[test]
+        fn truncated_commands_stay_within_the_limit(text in any::<String>(), max in 1usize..64) {
+            let block = render_prompt(&view(&text), NOW, max).command.unwrap();
+            prop_assert!(block.text.chars().count() <= max);
+            prop_assert_eq!(block.truncated_chars == 0, make_visible(&text) == block.text);
+        }
+    }
+}
