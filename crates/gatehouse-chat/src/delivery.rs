@@ -196,7 +196,7 @@ impl Deliverer {
                     tracing::info!(
                         channel,
                         target,
-                        retry_after_ms = retry_after.as_millis() as u64,
+                        retry_after_ms = u64::try_from(retry_after.as_millis()).unwrap_or(u64::MAX),
                         "Channel rate limited the call; waiting."
                     );
                     self.pause(channel, *retry_after);
@@ -204,11 +204,23 @@ impl Deliverer {
                 ChatError::Transient { .. } if !give_up => {
                     transient_failures += 1;
                     let delay = self.policy.backoff(transient_failures);
-                    tracing::info!(channel, target, attempt = attempts, error = %error, "Channel call failed; retrying.");
+                    tracing::info!(
+                        channel,
+                        target,
+                        attempt = attempts,
+                        error = %error,
+                        "Channel call failed; retrying."
+                    );
                     sleep(delay).await;
                 }
                 _ => {
-                    tracing::warn!(channel, target, attempts, error = %error, "Channel call failed for good.");
+                    tracing::warn!(
+                        channel,
+                        target,
+                        attempts,
+                        error = %error,
+                        "Channel call failed for good."
+                    );
                     self.record_failure(TargetFailure {
                         channel: channel.to_owned(),
                         target: target.to_owned(),
