@@ -331,3 +331,23 @@ fn fallback_goes_to_the_origin_only_when_no_prompt_arrived() {
     let no_origin = plan_delivery(meta(None), &cfg);
     assert_eq!(no_origin.fallback_after(&[]), None);
 }
+
+#[test]
+fn target_spellings_name_dms_and_chats() {
+    let parse = |to: &str| Route::from_target("targets", "discord", to, Some(" "), Some("t1"));
+    let mut in_thread = chat("discord", "C1");
+    in_thread.thread_id = Some("t1".into());
+    assert_eq!(parse("C1"), Ok(in_thread.clone()));
+    assert_eq!(parse("channel:C1"), Ok(in_thread.clone()));
+    assert_eq!(parse("chat: C1 "), Ok(in_thread));
+    let dm_route = parse("user:7").unwrap();
+    assert_eq!(dm_route.destination, Destination::Dm("7".into()));
+    assert_eq!(
+        parse("dm:7").unwrap().destination,
+        Destination::Dm("7".into())
+    );
+    assert!(parse("").is_err());
+    assert!(parse("dm: ").is_err());
+    assert!(Route::from_target("targets", " ", "C1", None, None).is_err());
+    assert_eq!(dm_route.to_string(), "discord:user:7#t1");
+}
