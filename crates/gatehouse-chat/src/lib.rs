@@ -1,3 +1,68 @@
-//! Channel-independent chat approvals.
+//! Channel-independent chat approvals: everything Discord, Telegram and Slack have in common.
 //!
-//! Work in progress: lands with the chat core (issue 6).
+//! An adapter implements the small [`channel::Channel`] trait and only translates between its
+//! platform and this crate's types. Forwarding rules ([`plan`]), card rendering ([`render`]), the
+//! `/approve` and `/elevated` grammars ([`grammar`]), approver and token checks ([`commands`],
+//! [`token`]), retries and rate limits ([`delivery`]) live here, once.
+//!
+//! **Invariants.**
+//! - Nothing here depends on the approval manager or the gateway: the gateway converts its
+//!   records into [`render::ApprovalView`] / [`render::ResolveOutcome`] and acts on the returned
+//!   [`commands::TextAction`] / [`token::TokenClaim`].
+//! - Only configured approver ids decide; being in the chat grants nothing.
+//! - Button payloads are opaque tokens bound to one approval, decision, chat and message.
+//! - Untrusted text is never shown raw: control, bidi and invisible characters become visible
+//!   markers, and code fences cannot be closed from inside.
+//! - Anything unparsed or ambiguous is refused with a reply that says why, never guessed.
+//!
+//! **Entry points.** [`config::ChatApprovalSettings::validate`], then [`plan::plan_delivery`]
+//! and [`dispatch::Dispatcher::deliver`] for a new approval; [`commands::interpret_text`] and
+//! [`commands::check_press`] for inbound events.
+//!
+//! ```
+//! use gatehouse_chat::grammar::approve::{parse_approve, ApproveCommand, ApproveParse};
+//! use gatehouse_chat::render::{render_prompt, ApprovalView};
+//! use gatehouse_policy::ApprovalDecision;
+//!
+//! let parsed = parse_approve("/approve@gatebot deny 0f3c9a1e", Some("gatebot"));
+//! assert_eq!(
+//!     parsed,
+//!     ApproveParse::Command(ApproveCommand {
+//!         target: "0f3c9a1e".into(),
+//!         decision: ApprovalDecision::Deny,
+//!     })
+//! );
+//!
+//! let view = ApprovalView {
+//!     id: "0f3c9a1e-7b2d-4c1a-9e55-1234567890ab".into(),
+//!     command: "echo \u{202e}gnp.exe".into(),
+//!     cwd: None,
+//!     agent_id: Some("main".into()),
+//!     host: None,
+//!     resolved_path: None,
+//!     env_keys: vec![],
+//!     expires_at_ms: 300_000,
+//!     allow_always_offered: false,
+//! };
+//! let card = render_prompt(&view, 0, 1200);
+//! assert!(card.plain_text().contains("echo [U+202E RLO]gnp.exe"));
+//! ```
+
+pub mod channel;
+pub mod commands;
+pub mod config;
+pub mod delivery;
+pub mod dispatch;
+pub mod error;
+pub mod filter;
+pub mod grammar;
+pub mod plan;
+pub mod render;
+pub mod replies;
+pub mod route;
+pub mod sanitize;
+pub mod token;
+
+pub use channel::{ButtonPress, Channel, Inbound, InboundText, InteractionRef};
+pub use error::ChatError;
+pub use route::{Destination, MessageLocator, Route, TurnSource};

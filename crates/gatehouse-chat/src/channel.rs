@@ -1,0 +1,104 @@
+//! The narrow trait every chat adapter implements, and the inbound events it reports.
+//!
+//! An adapter only translates: a [`Card`] into its platform's message, a platform update into an
+//! [`Inbound`]. Parsing, approver checks, token checks, retries and rate limits happen in this
+//! crate, once, for every channel.
+
+use std::fmt;
+
+use async_trait::async_trait;
+use gatehouse_policy::elevated::SenderIdentity;
+use tokio::sync::mpsc;
+
+use crate::error::ChatError;
+use crate::render::Card;
+use crate::route::{MessageLocator, Route};
+
+/// A chat platform connection.
+///
+/// Errors are classified by the adapter into [`ChatError::RateLimited`] (with the platform's
+/// `retry_after`), [`ChatError::Transient`] or [`ChatError::Permanent`]; the delivery helper
+/// retries on that classification alone.
+#[async_trait]
+pub trait Channel: Send + Sync {
+    /// The channel name used in config and routes (`telegram`, `discord`, `slack`).
+    fn name(&self) -> &str;
+
+    /// Delivers `card` to `route` (opening a DM first when the route names a user) and returns
+    /// where it landed.
+    async fn send(&self, route: &Route, card: &Card) -> Result<MessageLocator, ChatError>;
+
+    /// Replaces a delivered message with `card` (a receipt, an expiry notice), buttons included
+    /// or removed as the card says.
+    async fn update(&self, message: &MessageLocator, card: &Card) -> Result<(), ChatError>;
+
+    /// Deletes a delivered message (`cleanupAfterResolve`).
+    async fn delete(&self, message: &MessageLocator) -> Result<(), ChatError>;
+
+    /// Answers an interaction so only its author sees `text` (a callback answer, an ephemeral
+    /// reply).
+    async fn answer(&self, interaction: &InteractionRef, text: &str) -> Result<(), ChatError>;
+
+    /// Receives commands and button presses until the connection ends, pushing each into
+    /// `inbound`. Returns when `inbound` is closed or the connection fails for good.
+    async fn run(&self, inbound: mpsc::Sender<Inbound>) -> Result<(), ChatError>;
+}
+
+/// What the platform needs to answer one interaction privately.
+#[derive(Clone, PartialEq, Eq)]
+pub struct InteractionRef {
+    /// The channel it arrived on.
+    pub channel: String,
+    /// The adapter's own handle (a callback query id, an interaction id and token, a response
+    /// URL). It can authorize replies, so `Debug` does not print it.
+    pub handle: String,
+}
+
+impl fmt::Debug for InteractionRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InteractionRef")
+            .field("channel", &self.channel)
+            .field("handle", &"**REDACTED**")
+            .finish()
+    }
+}
+
+/// A text message or slash command addressed to the bot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InboundText {
+    /// Who sent it, with every identity field the platform supplies.
+    pub sender: SenderIdentity,
+    /// Where it was typed (its own locator; the route for a public reply). Slash commands that
+    /// have no message carry the interaction's id as `message_id`.
+    pub message: MessageLocator,
+    /// The text, with a slash command's name and arguments joined back into one line.
+    pub text: String,
+    /// The message it replies to, so a reply to a card can name the approval.
+    pub reply_to: Option<MessageLocator>,
+    /// Whether it was typed in a direct conversation with the bot.
+    pub is_direct: bool,
+    /// Present for slash commands and other interactions that want a private answer.
+    pub interaction: Option<InteractionRef>,
+}
+
+/// A press of a decision button.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ButtonPress {
+    /// Who pressed it.
+    pub sender: SenderIdentity,
+    /// The opaque token from the button's payload, unverified.
+    pub token: String,
+    /// The message the button was on, as the platform reported it.
+    pub message: MessageLocator,
+    /// How to answer the presser privately.
+    pub interaction: InteractionRef,
+}
+
+/// Everything an adapter reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Inbound {
+    /// A text message or slash command.
+    Text(InboundText),
+    /// A button press.
+    Press(ButtonPress),
+}

@@ -1,0 +1,290 @@
+//! The chat-approval settings as plain data (`approvals.exec` and each
+//! `channels.<channel>.execApprovals`), and their validated form.
+//!
+//! `gatehouse-config` reads the file and fills the `*Settings` structs; [`ChatApprovalSettings::validate`]
+//! compiles filters, parses targets and approvers, and refuses what cannot work, so the planner
+//! only ever sees configuration that means something.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::error::ChatError;
+use crate::filter::{AgentFilter, SessionFilter};
+use crate::route::Route;
+
+/// `approvals.exec.mode`: where forwarded text prompts go.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ForwardMode {
+    /// To the request's `turnSource` route.
+    #[default]
+    Session,
+    /// To the configured targets.
+    Targets,
+    /// To both, deduplicated.
+    Both,
+}
+
+/// One `approvals.exec.targets[]` entry, as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForwardTarget {
+    /// The channel name.
+    pub channel: String,
+    /// `user:<id>` for a DM, or a chat id.
+    pub to: String,
+    /// The bot account, when several are configured.
+    pub account_id: Option<String>,
+    /// A thread or topic inside the chat.
+    pub thread_id: Option<String>,
+}
+
+/// `approvals.exec`, as written.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ForwardingSettings {
+    /// Whether text prompts are forwarded at all.
+    pub enabled: bool,
+    /// Where they go.
+    pub mode: ForwardMode,
+    /// `agentFilter`: exact agent ids.
+    pub agent_filter: Option<Vec<String>>,
+    /// `sessionFilter`: substrings, or `re:<pattern>` regexes.
+    pub session_filter: Option<Vec<String>>,
+    /// `targets`.
+    pub targets: Vec<ForwardTarget>,
+}
+
+/// `channels.<channel>.execApprovals.enabled`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum NativeEnabled {
+    /// On; having no approvers is then a config error.
+    On,
+    /// Off.
+    Off,
+    /// `"auto"`: on exactly when at least one approver is configured.
+    #[default]
+    Auto,
+}
+
+/// `channels.<channel>.execApprovals.target`: where approval cards go.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum NativeTarget {
+    /// Each approver's DM.
+    #[default]
+    Dm,
+    /// The chat the request came from.
+    Channel,
+    /// Both.
+    Both,
+}
+
+/// `channels.<channel>.execApprovals`, as written.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NativeClientSettings {
+    /// The channel this client belongs to.
+    pub channel: String,
+    /// The bot account it uses, when several are configured.
+    pub account_id: Option<String>,
+    /// `enabled`.
+    pub enabled: NativeEnabled,
+    /// `approvers`: platform user ids (also `user:<id>`, `<channel>:<id>` and `<@id>` forms).
+    pub approvers: Vec<String>,
+    /// `target`.
+    pub target: NativeTarget,
+    /// `agentFilter`.
+    pub agent_filter: Option<Vec<String>>,
+    /// `sessionFilter`.
+    pub session_filter: Option<Vec<String>>,
+    /// `cleanupAfterResolve`: delete cards after a decision instead of editing them.
+    pub cleanup_after_resolve: bool,
+}
+
+/// All chat-approval settings, as written.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChatApprovalSettings {
+    /// `approvals.exec`.
+    pub forwarding: ForwardingSettings,
+    /// One entry per channel with an `execApprovals` block.
+    pub native: Vec<NativeClientSettings>,
+}
+
+/// Validated `approvals.exec`.
+#[derive(Debug, Clone)]
+pub struct Forwarding {
+    pub(crate) mode: ForwardMode,
+    pub(crate) agents: AgentFilter,
+    pub(crate) sessions: SessionFilter,
+    pub(crate) targets: Vec<Route>,
+}
+
+/// A validated, active native approval client.
+#[derive(Debug, Clone)]
+pub struct NativeClient {
+    pub(crate) channel: String,
+    pub(crate) account_id: Option<String>,
+    pub(crate) approvers: BTreeSet<String>,
+    pub(crate) target: NativeTarget,
+    pub(crate) agents: AgentFilter,
+    pub(crate) sessions: SessionFilter,
+    cleanup_after_resolve: bool,
+}
+
+impl NativeClient {
+    /// The channel this client serves.
+    pub fn channel(&self) -> &str {
+        &self.channel
+    }
+
+    /// Whether cards are deleted after a decision rather than edited into receipts.
+    pub fn cleanup_after_resolve(&self) -> bool {
+        self.cleanup_after_resolve
+    }
+}
+
+/// Validated chat-approval configuration: the planner's input.
+#[derive(Debug, Clone)]
+pub struct ChatApprovals {
+    pub(crate) forwarding: Option<Forwarding>,
+    pub(crate) native: Vec<NativeClient>,
+    approvers: BTreeMap<String, BTreeSet<String>>,
+}
+
+impl ChatApprovals {
+    /// The active native client for `channel`, for its card settings.
+    pub fn native_client(&self, channel: &str) -> Option<&NativeClient> {
+        self.native.iter().find(|client| client.channel == channel)
+    }
+
+    /// Whether `user_id` on `channel` may decide approvals: only the ids listed in
+    /// `channels.<channel>.execApprovals.approvers` can (even when that channel's cards are
+    /// off), whoever else is in the chat and whoever made the request.
+    pub fn is_approver(&self, channel: &str, user_id: &str) -> bool {
+        let id = normalize_approver(channel, user_id);
+        !id.is_empty()
+            && self
+                .approvers
+                .get(channel)
+                .is_some_and(|approvers| approvers.contains(id))
+    }
+}
+
+impl ChatApprovalSettings {
+    /// Checks and compiles the settings. Inactive parts (forwarding disabled, a client off or
+    /// `auto` without approvers) are dropped here, so nothing downstream re-checks them.
+    pub fn validate(&self) -> Result<ChatApprovals, ChatError> {
+        let forwarding = if self.forwarding.enabled {
+            Some(validate_forwarding(&self.forwarding)?)
+        } else {
+            None
+        };
+        let mut native = Vec::new();
+        let mut approvers = BTreeMap::new();
+        for settings in &self.native {
+            let ids = parse_approvers(settings)?;
+            if let Some(client) = activate(settings, &ids)? {
+                native.push(client);
+            }
+            approvers
+                .entry(settings.channel.trim().to_owned())
+                .or_insert_with(BTreeSet::new)
+                .extend(ids);
+        }
+        Ok(ChatApprovals {
+            forwarding,
+            native,
+            approvers,
+        })
+    }
+}
+
+fn validate_forwarding(settings: &ForwardingSettings) -> Result<Forwarding, ChatError> {
+    let mut targets = Vec::new();
+    for target in &settings.targets {
+        let route = Route::from_target(
+            "approvals.exec.targets",
+            &target.channel,
+            &target.to,
+            target.account_id.as_deref(),
+            target.thread_id.as_deref(),
+        )?;
+        if !targets.contains(&route) {
+            targets.push(route);
+        }
+    }
+    Ok(Forwarding {
+        mode: settings.mode,
+        agents: AgentFilter::new(settings.agent_filter.as_deref()),
+        sessions: SessionFilter::new(settings.session_filter.as_deref())?,
+        targets,
+    })
+}
+
+fn parse_approvers(settings: &NativeClientSettings) -> Result<BTreeSet<String>, ChatError> {
+    let channel = settings.channel.trim();
+    if channel.is_empty() {
+        return Err(ChatError::InvalidTarget {
+            field: "channels.<channel>.execApprovals".to_owned(),
+            value: settings.channel.clone(),
+            reason: "the client names no channel",
+        });
+    }
+    let mut approvers = BTreeSet::new();
+    for raw in &settings.approvers {
+        let id = normalize_approver(channel, raw);
+        if id.is_empty() {
+            return Err(ChatError::InvalidTarget {
+                field: format!("channels.{channel}.execApprovals.approvers"),
+                value: raw.clone(),
+                reason: "an approver must be a user id",
+            });
+        }
+        approvers.insert(id.to_owned());
+    }
+    Ok(approvers)
+}
+
+fn activate(
+    settings: &NativeClientSettings,
+    approvers: &BTreeSet<String>,
+) -> Result<Option<NativeClient>, ChatError> {
+    let channel = settings.channel.trim();
+    let active = match settings.enabled {
+        NativeEnabled::Off => false,
+        NativeEnabled::Auto => !approvers.is_empty(),
+        NativeEnabled::On if approvers.is_empty() => {
+            return Err(ChatError::NoApprovers {
+                channel: channel.to_owned(),
+            });
+        }
+        NativeEnabled::On => true,
+    };
+    if !active {
+        return Ok(None);
+    }
+    Ok(Some(NativeClient {
+        channel: channel.to_owned(),
+        account_id: settings
+            .account_id
+            .clone()
+            .filter(|account| !account.trim().is_empty()),
+        approvers: approvers.clone(),
+        target: settings.target,
+        agents: AgentFilter::new(settings.agent_filter.as_deref()),
+        sessions: SessionFilter::new(settings.session_filter.as_deref())?,
+        cleanup_after_resolve: settings.cleanup_after_resolve,
+    }))
+}
+
+/// Reduces the id spellings operators write (`<@123>`, `<@!123>`, `user:123`,
+/// `discord:123`) to the bare id platforms report for a sender.
+fn normalize_approver<'a>(channel: &str, raw: &'a str) -> &'a str {
+    let id = raw.trim();
+    let id = id
+        .strip_prefix("<@")
+        .and_then(|rest| rest.strip_suffix('>'))
+        .map(|rest| rest.strip_prefix('!').unwrap_or(rest))
+        .unwrap_or(id);
+    let id = id.strip_prefix("user:").unwrap_or(id);
+    let id = match id.split_once(':') {
+        Some((prefix, rest)) if prefix.eq_ignore_ascii_case(channel) => rest,
+        _ => id,
+    };
+    id.trim()
+}

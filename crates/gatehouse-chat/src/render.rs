@@ -1,0 +1,434 @@
+//! Approval cards in a platform-neutral shape (title, fields, command block, buttons) plus a
+//! plain-text form; adapters only translate a [`Card`] into their markup.
+//!
+//! The gateway converts its approval records into [`ApprovalView`] and its resolution records
+//! into [`ResolveOutcome`]; this module never sees the approval manager's types.
+
+use gatehouse_policy::ApprovalDecision;
+
+use crate::sanitize::{fence_for, make_visible_bounded, neutralize_backticks, one_line};
+
+/// Longest command shown in a card by default; the Control UI always has the full text.
+pub const DEFAULT_MAX_COMMAND_CHARS: usize = 1200;
+
+/// Longest metadata value (path, agent, host) shown in a card.
+const MAX_FIELD_CHARS: usize = 256;
+
+/// Characters of an approval id shown as its short form, also accepted as a prefix by `/approve`.
+pub const SHORT_ID_LEN: usize = 8;
+
+/// What a card shows about a pending approval: plain data, filled in by the gateway.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalView {
+    /// The approval's full id.
+    pub id: String,
+    /// The command exactly as it would run (untrusted: sanitized when rendered).
+    pub command: String,
+    /// The working directory.
+    pub cwd: Option<String>,
+    /// The requesting agent.
+    pub agent_id: Option<String>,
+    /// The host the command would run on.
+    pub host: Option<String>,
+    /// The executable the command resolved to.
+    pub resolved_path: Option<String>,
+    /// Names of environment variables the request overrides (never their values).
+    pub env_keys: Vec<String>,
+    /// When the approval expires, in Unix milliseconds.
+    pub expires_at_ms: u64,
+    /// Whether allow-always is offered (it is not when no allowlist pattern can be derived).
+    pub allow_always_offered: bool,
+}
+
+impl ApprovalView {
+    /// The decisions a card offers, in button order.
+    pub fn offered_decisions(&self) -> Vec<ApprovalDecision> {
+        let mut decisions = vec![ApprovalDecision::AllowOnce];
+        if self.allow_always_offered {
+            decisions.push(ApprovalDecision::AllowAlways);
+        }
+        decisions.push(ApprovalDecision::Deny);
+        decisions
+    }
+
+    /// The first [`SHORT_ID_LEN`] characters of the id.
+    pub fn short_id(&self) -> String {
+        self.id.chars().take(SHORT_ID_LEN).collect()
+    }
+}
+
+/// A recorded decision, for receipts and "already resolved" replies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolveOutcome {
+    /// What was decided.
+    pub decision: ApprovalDecision,
+    /// Who decided, as shown to people (a display name, handle or "Control UI").
+    pub decided_by: String,
+}
+
+/// What state a card shows, so adapters can pick colours and icons.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CardState {
+    /// Waiting for a decision.
+    Pending,
+    /// Decided.
+    Resolved(ResolveOutcome),
+    /// Nobody decided in time.
+    Expired,
+    /// Withdrawn before a decision (restart, requester gone).
+    Cancelled,
+    /// An informational message, not an approval card.
+    Notice,
+}
+
+/// One labelled line of metadata.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    /// The label, e.g. "Working directory".
+    pub label: &'static str,
+    /// The sanitized value.
+    pub value: String,
+}
+
+/// The sanitized command, ready to be placed in a code block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandBlock {
+    /// The visible, possibly truncated, command text.
+    pub text: String,
+    /// How many characters of the command were left out; zero when shown in full.
+    pub truncated_chars: usize,
+}
+
+impl CommandBlock {
+    /// The block as CommonMark with a fence the text cannot close.
+    pub fn fenced_markdown(&self) -> String {
+        let fence = fence_for(&self.text);
+        format!("{fence}\n{}\n{fence}", self.text)
+    }
+
+    /// The block for platforms that only know three-backtick fences: backticks replaced by a
+    /// look-alike so the fence cannot be closed from inside.
+    pub fn fenced_neutralized(&self) -> String {
+        format!("```\n{}\n```", neutralize_backticks(&self.text))
+    }
+
+    /// The note to show under a truncated command, if any.
+    pub fn truncation_note(&self) -> Option<String> {
+        (self.truncated_chars > 0).then(|| {
+            format!(
+                "(truncated: {} more characters; the full command is in the Control UI)",
+                self.truncated_chars
+            )
+        })
+    }
+}
+
+/// How a button should look; adapters map it to their palette.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ButtonStyle {
+    /// Allow once.
+    Success,
+    /// Allow always.
+    Primary,
+    /// Deny.
+    Danger,
+}
+
+/// A decision button carrying an opaque token (see [`crate::token`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Button {
+    /// The label shown.
+    pub label: &'static str,
+    /// The decision it stands for (for adapters that need it; the token alone is authoritative).
+    pub decision: ApprovalDecision,
+    /// The opaque token to put in the platform's payload field.
+    pub token: String,
+    /// Its look.
+    pub style: ButtonStyle,
+}
+
+/// A platform-neutral message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Card {
+    /// What state it shows.
+    pub state: CardState,
+    /// The headline.
+    pub title: String,
+    /// Labelled metadata lines.
+    pub fields: Vec<Field>,
+    /// The command, when the message is about one.
+    pub command: Option<CommandBlock>,
+    /// A closing line (reply instructions, expiry note).
+    pub note: Option<String>,
+    /// Decision buttons; empty for anything but a pending card sent to an interactive surface.
+    pub buttons: Vec<Button>,
+    /// Expiry in Unix milliseconds, for platforms with native relative timestamps.
+    pub expires_at_ms: Option<u64>,
+}
+
+impl Card {
+    /// Attaches one button per issued `(decision, token)` pair, in the order given.
+    pub fn with_buttons(mut self, tokens: Vec<(ApprovalDecision, String)>) -> Card {
+        self.buttons = tokens
+            .into_iter()
+            .map(|(decision, token)| {
+                let (label, style) = button_look(decision);
+                Button {
+                    label,
+                    decision,
+                    token,
+                    style,
+                }
+            })
+            .collect();
+        self
+    }
+
+    /// The card as plain text (also the notification fallback of rich formats).
+    pub fn plain_text(&self) -> String {
+        let mut lines = vec![self.title.clone()];
+        if let Some(command) = &self.command {
+            lines.push(command.fenced_markdown());
+            lines.extend(command.truncation_note());
+        }
+        lines.extend(
+            self.fields
+                .iter()
+                .map(|field| format!("{}: {}", field.label, field.value)),
+        );
+        lines.extend(self.note.clone());
+        lines.join("\n")
+    }
+}
+
+fn button_look(decision: ApprovalDecision) -> (&'static str, ButtonStyle) {
+    match decision {
+        ApprovalDecision::AllowOnce => ("Allow once", ButtonStyle::Success),
+        ApprovalDecision::AllowAlways => ("Allow always", ButtonStyle::Primary),
+        ApprovalDecision::Deny => ("Deny", ButtonStyle::Danger),
+    }
+}
+
+/// The past-tense phrase for a decision, as receipts and replies use it.
+pub fn decision_phrase(decision: ApprovalDecision) -> &'static str {
+    match decision {
+        ApprovalDecision::AllowOnce => "Allowed once",
+        ApprovalDecision::AllowAlways => "Allowed always",
+        ApprovalDecision::Deny => "Denied",
+    }
+}
+
+/// The pending approval card. `now_ms` is only used to phrase the expiry.
+pub fn render_prompt(view: &ApprovalView, now_ms: u64, max_command_chars: usize) -> Card {
+    let decisions: Vec<&str> = view
+        .offered_decisions()
+        .into_iter()
+        .map(ApprovalDecision::as_str)
+        .collect();
+    let mut fields = metadata_fields(view);
+    fields.push(Field {
+        label: "Expires",
+        value: expiry_phrase(view.expires_at_ms, now_ms),
+    });
+    Card {
+        state: CardState::Pending,
+        title: "Exec approval needed".to_owned(),
+        fields,
+        command: Some(command_block(&view.command, max_command_chars)),
+        note: Some(format!(
+            "Reply /approve {} {}",
+            one_line(&view.short_id(), SHORT_ID_LEN),
+            decisions.join("|")
+        )),
+        buttons: Vec::new(),
+        expires_at_ms: Some(view.expires_at_ms),
+    }
+}
+
+/// The card after a decision: the decision and who made it, no buttons.
+pub fn render_receipt(
+    view: &ApprovalView,
+    outcome: &ResolveOutcome,
+    max_command_chars: usize,
+) -> Card {
+    let title = format!(
+        "{} by {}",
+        decision_phrase(outcome.decision),
+        one_line(&outcome.decided_by, 64)
+    );
+    let state = CardState::Resolved(outcome.clone());
+    closed_card(view, state, title, None, max_command_chars)
+}
+
+/// The card after the approval expired undecided.
+pub fn render_expired(view: &ApprovalView, max_command_chars: usize) -> Card {
+    let title = "Expired: nobody decided in time".to_owned();
+    let note = Some("The request fell back to the configured askFallback.".to_owned());
+    closed_card(view, CardState::Expired, title, note, max_command_chars)
+}
+
+/// The card after the approval was withdrawn, e.g. because the gateway restarted.
+pub fn render_cancelled(view: &ApprovalView, reason: &str, max_command_chars: usize) -> Card {
+    let title = format!("Cancelled: {}", one_line(reason, 120));
+    closed_card(view, CardState::Cancelled, title, None, max_command_chars)
+}
+
+/// A card that no longer asks anything: same command and fields, no buttons, no expiry.
+fn closed_card(
+    view: &ApprovalView,
+    state: CardState,
+    title: String,
+    note: Option<String>,
+    max_command_chars: usize,
+) -> Card {
+    Card {
+        state,
+        title,
+        fields: metadata_fields(view),
+        command: Some(command_block(&view.command, max_command_chars)),
+        note,
+        buttons: Vec::new(),
+        expires_at_ms: None,
+    }
+}
+
+/// The short notice left in the origin chat when the card went to approvers' DMs.
+pub fn render_origin_notice(view: &ApprovalView) -> Card {
+    notice(format!(
+        "Approval {} requested; the prompt was sent to the approvers' DMs.",
+        one_line(&view.short_id(), SHORT_ID_LEN)
+    ))
+}
+
+/// The text left in the origin chat when no target received the card: the exact command an
+/// approver can type.
+pub fn render_fallback(view: &ApprovalView) -> Card {
+    let id = one_line(&view.id, 128);
+    let decisions: Vec<String> = view
+        .offered_decisions()
+        .into_iter()
+        .map(|decision| format!("/approve {id} {decision}"))
+        .collect();
+    notice(format!(
+        "Approval {} could not be delivered to any approver. An approver can decide here with:\n{}",
+        one_line(&view.short_id(), SHORT_ID_LEN),
+        decisions.join("\n")
+    ))
+}
+
+fn notice(title: String) -> Card {
+    Card {
+        state: CardState::Notice,
+        title,
+        fields: Vec::new(),
+        command: None,
+        note: None,
+        buttons: Vec::new(),
+        expires_at_ms: None,
+    }
+}
+
+fn command_block(command: &str, max_chars: usize) -> CommandBlock {
+    let (text, truncated_chars) = make_visible_bounded(command, max_chars);
+    CommandBlock {
+        text,
+        truncated_chars,
+    }
+}
+
+fn metadata_fields(view: &ApprovalView) -> Vec<Field> {
+    let optional = [
+        ("Working directory", &view.cwd),
+        ("Agent", &view.agent_id),
+        ("Host", &view.host),
+        ("Resolved path", &view.resolved_path),
+    ];
+    let mut fields: Vec<Field> = optional
+        .into_iter()
+        .filter_map(|(label, value)| {
+            value.as_deref().map(|value| Field {
+                label,
+                value: one_line(value, MAX_FIELD_CHARS),
+            })
+        })
+        .collect();
+    if !view.env_keys.is_empty() {
+        let keys: Vec<String> = view.env_keys.iter().map(|key| one_line(key, 64)).collect();
+        fields.push(Field {
+            label: "Env overrides",
+            value: one_line(&keys.join(", "), MAX_FIELD_CHARS),
+        });
+    }
+    fields.push(Field {
+        label: "ID",
+        value: format!(
+            "{} ({})",
+            one_line(&view.short_id(), SHORT_ID_LEN),
+            one_line(&view.id, 128)
+        ),
+    });
+    fields
+}
+
+/// "in 4m 30s (2026-11-21 06:40:00 UTC)", or "expired (…)" once past.
+fn expiry_phrase(expires_at_ms: u64, now_ms: u64) -> String {
+    let at = utc_timestamp(expires_at_ms / 1000);
+    if expires_at_ms <= now_ms {
+        return format!("expired ({at})");
+    }
+    let secs = (expires_at_ms - now_ms).div_ceil(1000);
+    let relative = match (secs / 3600, secs % 3600 / 60, secs % 60) {
+        (0, 0, s) => format!("{s}s"),
+        (0, m, 0) => format!("{m}m"),
+        (0, m, s) => format!("{m}m {s}s"),
+        (h, m, _) => format!("{h}h {m}m"),
+    };
+    format!("in {relative} ({at})")
+}
+
+/// Formats Unix seconds as `YYYY-MM-DD HH:MM:SS UTC` (Howard Hinnant's civil-from-days), so the
+/// crate needs no date library for one line of text.
+fn utc_timestamp(unix_secs: u64) -> String {
+    let days = unix_secs / 86_400;
+    let rem = unix_secs % 86_400;
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z % 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_utc_timestamps() {
+        assert_eq!(utc_timestamp(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc_timestamp(951_782_400), "2000-02-29 00:00:00 UTC");
+        assert_eq!(utc_timestamp(1_795_242_061), "2026-11-21 06:21:01 UTC");
+    }
+
+    #[test]
+    fn phrases_expiry() {
+        assert_eq!(
+            expiry_phrase(90_000, 0),
+            "in 1m 30s (1970-01-01 00:01:30 UTC)"
+        );
+        assert_eq!(expiry_phrase(120_000, 0), "in 2m (1970-01-01 00:02:00 UTC)");
+        assert_eq!(
+            expiry_phrase(1_000, 5_000),
+            "expired (1970-01-01 00:00:01 UTC)"
+        );
+    }
+}

@@ -1,0 +1,141 @@
+//! Making untrusted text safe to show an approver: what they read must be what would run.
+//!
+//! Control characters (so ANSI escapes), bidi overrides and invisible characters are replaced by
+//! visible markers, because each can make a command look different from what it is (a
+//! right-to-left override can reverse `rm -rf ~ #` into something harmless-looking). Code fences
+//! are chosen longer than any backtick run, so the text cannot close its own block.
+
+/// Replaces every character that could hide or disguise text with a visible marker; newlines and
+/// tabs stay, since multi-line commands are legitimate.
+pub fn make_visible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        push_visible(&mut out, c);
+    }
+    out
+}
+
+/// Like [`make_visible`], additionally limited to `max_chars` output characters; returns the text
+/// and how many input characters were left out. Markers are never cut in half.
+pub fn make_visible_bounded(text: &str, max_chars: usize) -> (String, usize) {
+    let mut out = String::new();
+    let mut shown = 0;
+    let mut piece = String::new();
+    for (index, c) in text.chars().enumerate() {
+        piece.clear();
+        push_visible(&mut piece, c);
+        let width = piece.chars().count();
+        if shown + width > max_chars {
+            return (out, text.chars().count() - index);
+        }
+        out.push_str(&piece);
+        shown += width;
+    }
+    (out, 0)
+}
+
+/// Shows a short, untrusted value on one line (an echoed word, a path, an id): visible markers,
+/// newlines shown as `\n`, at most `max_chars` characters with an ellipsis.
+pub fn one_line(text: &str, max_chars: usize) -> String {
+    let flattened = make_visible(text).replace('\n', "\\n").replace('\t', "\\t");
+    if flattened.chars().count() <= max_chars {
+        return flattened;
+    }
+    let mut cut: String = flattened
+        .chars()
+        .take(max_chars.saturating_sub(1))
+        .collect();
+    cut.push('…');
+    cut
+}
+
+/// A Markdown code fence that `text` cannot close: three backticks, or one more than the longest
+/// backtick run in it.
+pub fn fence_for(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    "`".repeat(longest.max(2) + 1)
+}
+
+/// Replaces backticks with a look-alike (U+02CB), for platforms whose code blocks only know the
+/// three-backtick fence.
+pub fn neutralize_backticks(text: &str) -> String {
+    text.replace('`', "\u{2CB}")
+}
+
+fn push_visible(out: &mut String, c: char) {
+    match c {
+        '\n' | '\t' => out.push(c),
+        '\r' => out.push_str("\\r"),
+        '\u{1b}' => out.push_str("\\e"),
+        c if (c as u32) < 0x20 || c == '\u{7f}' => {
+            out.push_str(&format!("\\x{:02x}", c as u32));
+        }
+        c if ('\u{80}'..='\u{9f}').contains(&c) => {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        }
+        c => match invisible_name(c) {
+            Some(name) => out.push_str(&format!("[U+{:04X} {name}]", c as u32)),
+            None => out.push(c),
+        },
+    }
+}
+
+/// Names the characters that render as nothing or reorder text around them.
+fn invisible_name(c: char) -> Option<&'static str> {
+    let name = match c {
+        '\u{00AD}' => "SHY",
+        '\u{034F}' => "CGJ",
+        '\u{061C}' => "ALM",
+        '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' => "FILLER",
+        '\u{180E}' => "MVS",
+        '\u{200B}' => "ZWSP",
+        '\u{200C}' => "ZWNJ",
+        '\u{200D}' => "ZWJ",
+        '\u{200E}' => "LRM",
+        '\u{200F}' => "RLM",
+        '\u{2028}' => "LSEP",
+        '\u{2029}' => "PSEP",
+        '\u{202A}' => "LRE",
+        '\u{202B}' => "RLE",
+        '\u{202C}' => "PDF",
+        '\u{202D}' => "LRO",
+        '\u{202E}' => "RLO",
+        '\u{2060}' => "WJ",
+        '\u{2061}'..='\u{2064}' => "INVISIBLE",
+        '\u{2066}' => "LRI",
+        '\u{2067}' => "RLI",
+        '\u{2068}' => "FSI",
+        '\u{2069}' => "PDI",
+        '\u{206A}'..='\u{206F}' => "FORMAT",
+        '\u{FE00}'..='\u{FE0F}' | '\u{E0100}'..='\u{E01EF}' => "VS",
+        '\u{FEFF}' => "BOM",
+        '\u{FFF9}'..='\u{FFFB}' => "ANNOTATION",
+        '\u{E0000}'..='\u{E007F}' => "TAG",
+        _ => return None,
+    };
+    Some(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fence_outgrows_backtick_runs() {
+        assert_eq!(fence_for("ls"), "```");
+        assert_eq!(fence_for("a ``` b"), "````");
+        assert_eq!(fence_for("`````"), "``````");
+    }
+
+    #[test]
+    fn bounded_never_splits_a_marker() {
+        let (text, left) = make_visible_bounded("ab\u{1b}cd", 3);
+        assert_eq!(text, "ab");
+        assert_eq!(left, 3);
+    }
+}

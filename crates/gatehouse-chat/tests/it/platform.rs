@@ -1,0 +1,113 @@
+//! `ScriptedPlatform`: a small in-process stand-in for an external chat platform (not for any
+//! Gatehouse component). It records every call with its (paused) time and the cards it was given,
+//! fails the next calls on command, and can refuse some routes for good (like a user who never
+//! opened a DM with the bot).
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use gatehouse_chat::channel::{Channel, Inbound, InteractionRef};
+use gatehouse_chat::error::ChatError;
+use gatehouse_chat::render::Card;
+use gatehouse_chat::route::{Destination, MessageLocator, Route};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+pub(crate) struct ScriptedPlatform {
+    name: String,
+    start: Instant,
+    calls: Mutex<Vec<(String, Duration)>>,
+    cards: Mutex<Vec<(String, Card)>>,
+    script: Mutex<VecDeque<ChatError>>,
+    refused_routes: Mutex<Vec<Route>>,
+    next_id: Mutex<u32>,
+}
+
+impl ScriptedPlatform {
+    pub(crate) fn failing_with(name: &str, errors: Vec<ChatError>) -> Self {
+        Self {
+            name: name.to_owned(),
+            start: Instant::now(),
+            calls: Mutex::default(),
+            cards: Mutex::default(),
+            script: Mutex::new(errors.into()),
+            refused_routes: Mutex::default(),
+            next_id: Mutex::default(),
+        }
+    }
+
+    pub(crate) fn refusing(self, route: Route) -> Self {
+        self.refused_routes.lock().unwrap().push(route);
+        self
+    }
+
+    fn record(&self, call: String, card: Option<&Card>) -> Result<(), ChatError> {
+        self.calls
+            .lock()
+            .unwrap()
+            .push((call.clone(), self.start.elapsed()));
+        if let Some(card) = card {
+            self.cards.lock().unwrap().push((call, card.clone()));
+        }
+        match self.script.lock().unwrap().pop_front() {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+
+    pub(crate) fn calls(&self) -> Vec<(String, Duration)> {
+        self.calls.lock().unwrap().clone()
+    }
+
+    pub(crate) fn cards(&self) -> Vec<(String, Card)> {
+        self.cards.lock().unwrap().clone()
+    }
+}
+
+#[async_trait]
+impl Channel for ScriptedPlatform {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn send(&self, route: &Route, card: &Card) -> Result<MessageLocator, ChatError> {
+        self.record(format!("send {route}"), Some(card))?;
+        if self.refused_routes.lock().unwrap().contains(route) {
+            return Err(ChatError::Permanent {
+                channel: self.name.clone(),
+                reason: "bot can't initiate conversation with a user".into(),
+            });
+        }
+        let mut next = self.next_id.lock().unwrap();
+        *next += 1;
+        let chat_id = match &route.destination {
+            Destination::Dm(user) => format!("dm-{user}"),
+            Destination::Chat(chat) => chat.clone(),
+        };
+        Ok(MessageLocator {
+            channel: self.name.clone(),
+            account_id: route.account_id.clone(),
+            chat_id,
+            message_id: next.to_string(),
+            thread_id: route.thread_id.clone(),
+        })
+    }
+
+    async fn update(&self, message: &MessageLocator, card: &Card) -> Result<(), ChatError> {
+        self.record(format!("update {}", message.message_id), Some(card))
+    }
+
+    async fn delete(&self, message: &MessageLocator) -> Result<(), ChatError> {
+        self.record(format!("delete {}", message.message_id), None)
+    }
+
+    async fn answer(&self, _interaction: &InteractionRef, text: &str) -> Result<(), ChatError> {
+        self.record(format!("answer {text}"), None)
+    }
+
+    async fn run(&self, _inbound: mpsc::Sender<Inbound>) -> Result<(), ChatError> {
+        Ok(())
+    }
+}
