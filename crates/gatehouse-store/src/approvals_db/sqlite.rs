@@ -5,8 +5,6 @@
 //! an immediate transaction, so concurrent resolvers (threads, or processes sharing the file)
 //! get exactly one winner.
 
-use std::fs::OpenOptions;
-use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -19,7 +17,7 @@ use super::record::{
 };
 use super::schema;
 use super::store::ApprovalStore;
-use crate::durable_fs::{PRIVATE_FILE_MODE, ensure_parent_dir};
+use crate::durable_fs::open_private;
 use crate::error::StoreError;
 
 /// Options for [`SqliteApprovalStore::open`].
@@ -54,20 +52,9 @@ impl SqliteApprovalStore {
     /// Opens (creating when missing, mode 0600) and migrates the database at `path`.
     pub fn open(path: impl Into<PathBuf>, options: SqliteOptions) -> Result<Self, StoreError> {
         let path = path.into();
-        ensure_parent_dir(&path)?;
         // Create the file ourselves so it is 0600 from its first byte; SQLite gives the -wal and
         // -shm files the database file's mode.
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(PRIVATE_FILE_MODE)
-            .open(&path)
-            .map_err(|e| StoreError::io(&path, "create database", e))?;
-        file.set_permissions(std::fs::Permissions::from_mode(PRIVATE_FILE_MODE))
-            .map_err(|e| StoreError::io(&path, "chmod database", e))?;
-        drop(file);
+        drop(open_private(&path)?);
         let mut conn = Connection::open(&path)?;
         conn.busy_timeout(options.busy_timeout)?;
         let mode: String =
