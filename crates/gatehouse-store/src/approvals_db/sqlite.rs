@@ -55,7 +55,7 @@ impl SqliteApprovalStore {
         // Create the file ourselves so it is 0600 from its first byte; SQLite gives the -wal and
         // -shm files the database file's mode.
         drop(open_private(&path)?);
-        let mut conn = Connection::open(&path)?;
+        let conn = Connection::open(&path)?;
         conn.busy_timeout(options.busy_timeout)?;
         let mode: String =
             conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))?;
@@ -67,6 +67,16 @@ impl SqliteApprovalStore {
             ));
         }
         conn.pragma_update(None, "synchronous", "FULL")?;
+        Self::finish_open(conn, path)
+    }
+
+    /// A private database that lives and dies with this value: the real store, without a file,
+    /// for tests of the crates above and for `--ephemeral` runs.
+    pub fn open_in_memory() -> Result<Self, StoreError> {
+        Self::finish_open(Connection::open_in_memory()?, PathBuf::from(":memory:"))
+    }
+
+    fn finish_open(mut conn: Connection, path: PathBuf) -> Result<Self, StoreError> {
         conn.pragma_update(None, "foreign_keys", true)?;
         schema::migrate(&mut conn)?;
         Ok(SqliteApprovalStore {
@@ -75,7 +85,7 @@ impl SqliteApprovalStore {
         })
     }
 
-    /// The database file.
+    /// The database file (`:memory:` for [`SqliteApprovalStore::open_in_memory`]).
     pub fn path(&self) -> &Path {
         &self.path
     }
