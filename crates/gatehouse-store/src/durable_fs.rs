@@ -188,3 +188,33 @@ fn remove_stale_temp_files(path: &Path, dir: &Path) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_with_mode_0600_and_clears_stale_temp_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        let stale = dir.path().join(".state.json.1.dead.tmp");
+        fs::write(&stale, b"half").unwrap();
+        let lock = lock_exclusive(&path).unwrap();
+        replace_atomically(&path, b"new", &lock).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"new");
+        assert_eq!(file_mode(&path).unwrap(), Some(PRIVATE_FILE_MODE));
+        assert!(!stale.exists());
+        assert_eq!(
+            file_mode(&lock_path(&path)).unwrap(),
+            Some(PRIVATE_FILE_MODE)
+        );
+    }
+
+    #[test]
+    fn names_the_lock_beside_the_file() {
+        assert_eq!(
+            lock_path(Path::new("/s/exec-approvals.json")),
+            Path::new("/s/exec-approvals.json.lock")
+        );
+    }
+}

@@ -478,7 +478,10 @@ impl RawRow {
         };
         let messages = messages(conn, &id)?;
         Ok(ApprovalRecord {
-            state: self.state.parse().map_err(|e| corrupt("state", e))?,
+            state: self
+                .state
+                .parse()
+                .map_err(|e| corrupt("state", format!("{e}")))?,
             decision: self
                 .decision
                 .map(|d| d.parse().map_err(|e| corrupt("decision", format!("{e}"))))
