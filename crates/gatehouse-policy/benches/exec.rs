@@ -1,0 +1,2 @@
+//! Placeholder replaced by the exec benchmark.
+fn main() {}
