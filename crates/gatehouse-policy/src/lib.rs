@@ -20,6 +20,8 @@
 pub mod exec;
 pub mod modes;
 pub mod requirement;
+pub mod tools;
 
 pub use exec::{Decision, ExecEvaluation, ExecPolicy, ExecRequest, evaluate};
 pub use modes::{ApprovalDecision, Ask, ParseModeError, Security};
+pub use tools::{EffectiveTools, ToolPolicyInputs, check_tool_call, effective_tools};

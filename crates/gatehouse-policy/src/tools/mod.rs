@@ -1,0 +1,41 @@
+//! Layer 1 of the policy: which tool names an agent may see and call at all.
+//!
+//! [`effective_tools`] runs the catalog (core tools plus plugin tools) through labelled steps —
+//! model gate, owner-only, profile, provider profile, global, global provider, agent, agent
+//! provider, group, sandbox, sub-agent — each of which can only remove tools. Deny always wins,
+//! so a later layer (elevated mode, approvals) can never bring back a tool removed here, and a
+//! sub-agent never holds a tool its parent lacks. [`check_tool_call`] repeats the decision when a
+//! call arrives.
+
+mod call;
+mod catalog;
+mod filter;
+mod inputs;
+mod names;
+mod pipeline;
+mod profile;
+mod provider;
+mod sandbox;
+mod selector;
+mod subagent;
+mod verdict;
+mod warnings;
+
+pub use call::{ToolCallRefused, check_tool_call};
+pub use catalog::{CORE_TOOLS, OWNER_ONLY_TOOLS, is_core_tool, is_owner_only};
+pub use inputs::{
+    AgentScope, PluginTool, ProviderRules, Sandboxing, Sender, SessionContext, SpawnContext,
+    SubagentConfig, ToolConfig, ToolPolicyInputs, ToolRules, ToolScope,
+};
+pub use names::normalize_tool_name;
+pub use pipeline::{APPLY_PATCH_MODELS_PATH, OWNER_ONLY_PATH, effective_tools};
+pub use profile::{Profile, UnknownProfile};
+pub use sandbox::{CHANNEL_IDS, SANDBOX_DEFAULT_ALLOW, SANDBOX_DEFAULT_DENY_TOOLS};
+pub use subagent::{
+    ALWAYS_DENY_PATH, DEFAULT_MAX_SPAWN_DEPTH, PARENT_PATH, SUBAGENT_ALWAYS_DENY,
+    SUBAGENT_LEAF_DENY,
+};
+pub use verdict::{
+    EffectiveTools, Removal, SandboxDecision, SandboxListOrigin, SandboxSource, Step, ToolVerdict,
+};
+pub use warnings::WarningLog;
