@@ -10,7 +10,8 @@
 //! caller asks ([`SecretSource::resolve`]), so a missing bot token cannot break `check`.
 //! This crate never writes files and never touches the network.
 //!
-//! **Entry point.** [`load_file`] (or [`load_str`]).
+//! **Entry point.** [`load_file`] (or [`load_str`]), then [`Config::exec_settings`] and
+//! [`Config::tool_config`] for the policy core's inputs.
 //!
 //! ```
 //! use std::path::Path;
@@ -23,6 +24,7 @@
 //! # Ok::<(), gatehouse_config::ConfigError>(())
 //! ```
 
+mod convert;
 mod error;
 mod keypath;
 mod known;
@@ -33,10 +35,11 @@ mod safe_bins;
 mod secret;
 mod validate;
 
+pub use convert::{AgentExecSettings, DEFAULT_AGENT_ID};
 pub use error::ConfigError;
 pub use keypath::{KeyPath, Segment};
 pub use load::{ConfigWarning, LoadedConfig, load_file, load_str};
 pub use locate::Location;
 pub use model::Config;
-pub use safe_bins::{SafeBinConfig, SafeBinProfileFixture};
+pub use safe_bins::SafeBinConfig;
 pub use secret::{ResolvedSecret, Secret, SecretSource};

@@ -7,35 +7,17 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
+use gatehouse_policy::exec::{DEFAULT_SAFE_BIN_TRUSTED_DIRS, DEFAULT_SAFE_BINS, SafeBinProfile};
+
 use crate::model::{ExecConfig, SafeBinProfileConfig};
-
-/// Safe bins allowed when `safeBins` is not configured anywhere.
-pub(crate) const DEFAULT_SAFE_BINS: [&str; 7] = ["jq", "cut", "uniq", "head", "tail", "tr", "wc"];
-
-/// Directories safe bins may always resolve into.
-pub(crate) const DEFAULT_TRUSTED_DIRS: [&str; 2] = ["/bin", "/usr/bin"];
-
-/// A custom safe-bin profile with its lists normalized (trimmed, de-duplicated, sorted;
-/// empty lists dropped), so equal settings compare equal however they were written.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SafeBinProfileFixture {
-    /// Fewest positional arguments.
-    pub min_positional: Option<u32>,
-    /// Most positional arguments.
-    pub max_positional: Option<u32>,
-    /// Value-taking flags that are allowed.
-    pub allowed_value_flags: Option<Vec<String>>,
-    /// Flags that are refused.
-    pub denied_flags: Option<Vec<String>>,
-}
 
 /// The effective safe-bin settings for one agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SafeBinConfig {
     /// Normalized (trimmed, lower-case) safe-bin names.
     pub safe_bins: BTreeSet<String>,
-    /// Custom profiles by normalized name.
-    pub profiles: BTreeMap<String, SafeBinProfileFixture>,
+    /// Custom profiles by normalized name, their flag lists trimmed, de-duplicated and sorted.
+    pub profiles: BTreeMap<String, SafeBinProfile>,
     /// Trusted directories: the defaults, then global, then agent entries, without repeats.
     pub trusted_dirs: Vec<PathBuf>,
 }
@@ -73,7 +55,7 @@ impl SafeBinConfig {
             .filter_map(|scope| scope.safe_bin_trusted_dirs.as_ref())
             .flatten()
             .filter_map(|dir| normalize_dir(dir));
-        for dir in DEFAULT_TRUSTED_DIRS
+        for dir in DEFAULT_SAFE_BIN_TRUSTED_DIRS
             .iter()
             .map(PathBuf::from)
             .chain(explicit)
@@ -106,18 +88,18 @@ fn normalize_name(name: &str) -> Option<String> {
     (!name.is_empty()).then_some(name)
 }
 
-fn normalize_list(list: Option<&Vec<String>>) -> Option<Vec<String>> {
-    let set: BTreeSet<String> = list?
-        .iter()
+fn normalize_list(list: Option<&Vec<String>>) -> Vec<String> {
+    let set: BTreeSet<&str> = list
+        .into_iter()
+        .flatten()
         .map(|item| item.trim())
         .filter(|item| !item.is_empty())
-        .map(str::to_owned)
         .collect();
-    (!set.is_empty()).then(|| set.into_iter().collect())
+    set.into_iter().map(str::to_owned).collect()
 }
 
-fn normalize_profile(profile: &SafeBinProfileConfig) -> SafeBinProfileFixture {
-    SafeBinProfileFixture {
+fn normalize_profile(profile: &SafeBinProfileConfig) -> SafeBinProfile {
+    SafeBinProfile {
         min_positional: profile.min_positional,
         max_positional: profile.max_positional,
         allowed_value_flags: normalize_list(profile.allowed_value_flags.as_ref()),

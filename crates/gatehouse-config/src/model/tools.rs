@@ -152,9 +152,9 @@ pub struct ExecConfig {
 #[serde(rename_all = "camelCase")]
 pub struct SafeBinProfileConfig {
     /// Fewest positional arguments.
-    pub min_positional: Option<u32>,
+    pub min_positional: Option<usize>,
     /// Most positional arguments.
-    pub max_positional: Option<u32>,
+    pub max_positional: Option<usize>,
     /// Flags that take a value and are allowed.
     pub allowed_value_flags: Option<Vec<String>>,
     /// Flags that are refused.

@@ -11,3 +11,5 @@ mod loading;
 mod secrets;
 // The `safe-bin-config` cases of tests/conformance/decision-cases.jsonl.
 mod safe_bin_config;
+// Conversion into the policy core's inputs: merge order and config paths.
+mod convert;

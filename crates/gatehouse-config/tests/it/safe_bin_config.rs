@@ -1,6 +1,7 @@
 use std::path::{Path, PathBuf};
 
-use gatehouse_config::{SafeBinConfig, SafeBinProfileFixture, load_str};
+use gatehouse_config::{SafeBinConfig, load_str};
+use gatehouse_policy::exec::SafeBinProfile;
 use serde_json::{Map, Value, json};
 
 const CASES: &str = include_str!("../../../../tests/conformance/decision-cases.jsonl");
@@ -29,7 +30,7 @@ fn resolve(input: &Value) -> SafeBinConfig {
     SafeBinConfig::resolve(config.tools.exec.as_ref(), agent_exec)
 }
 
-fn profile_json(profile: &SafeBinProfileFixture) -> Value {
+fn profile_json(profile: &SafeBinProfile) -> Value {
     let mut out = Map::new();
     if let Some(n) = profile.min_positional {
         out.insert("minPositional".into(), json!(n));
@@ -37,11 +38,14 @@ fn profile_json(profile: &SafeBinProfileFixture) -> Value {
     if let Some(n) = profile.max_positional {
         out.insert("maxPositional".into(), json!(n));
     }
-    if let Some(flags) = &profile.allowed_value_flags {
-        out.insert("allowedValueFlags".into(), json!(flags));
+    if !profile.allowed_value_flags.is_empty() {
+        out.insert(
+            "allowedValueFlags".into(),
+            json!(profile.allowed_value_flags),
+        );
     }
-    if let Some(flags) = &profile.denied_flags {
-        out.insert("deniedFlags".into(), json!(flags));
+    if !profile.denied_flags.is_empty() {
+        out.insert("deniedFlags".into(), json!(profile.denied_flags));
     }
     Value::Object(out)
 }
