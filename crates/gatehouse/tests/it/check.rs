@@ -1,0 +1,174 @@
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+
+use crate::{Files, gatehouse};
+
+const DECISION_KEYS: [&str; 7] = [
+    "allowAlwaysPatterns",
+    "allowlistSatisfied",
+    "analysisOk",
+    "decision",
+    "reason",
+    "requiresApproval",
+    "segments",
+];
+
+fn keys(value: &Value) -> Vec<String> {
+    let mut keys: Vec<String> = value.as_object().unwrap().keys().cloned().collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn denies_with_exit_20_and_the_documented_json_shape_when_security_is_deny() {
+    let files = Files::new();
+    let config = files.write("gh.json5", "{ tools: { exec: { security: 'deny' } } }");
+    let run = gatehouse(
+        &["check", "--config", &config, "--json", "--", "ls -la"],
+        "",
+    );
+    assert_eq!(run.code, 20, "{}", run.stderr);
+    let decision: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    assert_eq!(keys(&decision), DECISION_KEYS);
+    assert_eq!(decision["decision"], "deny");
+    assert_eq!(decision["allowlistSatisfied"], false);
+    assert!(decision["segments"].is_array());
+    assert!(decision["allowAlwaysPatterns"].is_array());
+}
+
+#[test]
+fn prints_a_readable_line_without_json() {
+    let files = Files::new();
+    let config = files.write("gh.json5", "{ tools: { exec: { security: 'deny' } } }");
+    let run = gatehouse(&["check", "--config", &config, "ls"], "");
+    assert_eq!(run.code, 20);
+    assert!(run.stdout.starts_with("deny: "), "{}", run.stdout);
+}
+
+#[test]
+fn batch_mode_answers_every_line_in_order() {
+    let input = concat!(
+        "{\"command\": \"ls\"}\n",
+        "{\"argv\": []}\n",
+        "\n",
+        "{\"command\": \"ls\", \"argv\": [\"ls\"]}\n",
+        "not json\n",
+        "{\"command\": \"ls\", \"colour\": 1}\n",
+        "{\"argv\": [\"ls\", \"-la\"], \"cwd\": \"/\", \"env\": {\"PATH\": \"/bin\"}, \"agent\": \"main\"}\n",
+    );
+    let run = gatehouse(&["check", "--jsonl"], input);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let lines: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        lines.len(),
+        6,
+        "blank lines are skipped, every other line answered"
+    );
+    for line in &lines {
+        assert_eq!(keys(line), DECISION_KEYS);
+    }
+    let reasons: Vec<&str> = lines
+        .iter()
+        .map(|l| l["reason"].as_str().unwrap())
+        .collect();
+    assert!(!reasons[0].starts_with("invalid request"), "{}", reasons[0]);
+    assert_eq!(reasons[1], "invalid request: `argv` is empty");
+    assert_eq!(
+        reasons[2],
+        "invalid request: set `command` or `argv`, not both"
+    );
+    assert!(
+        reasons[3].starts_with("invalid request: expected"),
+        "{}",
+        reasons[3]
+    );
+    assert!(
+        reasons[4].starts_with("invalid request: unknown field `colour`"),
+        "{}",
+        reasons[4]
+    );
+    assert!(!reasons[5].starts_with("invalid request"), "{}", reasons[5]);
+    for invalid in &lines[1..5] {
+        assert_eq!(invalid["decision"], "deny");
+    }
+}
+
+#[test]
+fn batch_mode_applies_each_lines_agent() {
+    let files = Files::new();
+    let config = files.write(
+        "gh.json5",
+        "{ agents: { list: [ { id: 'locked', tools: { exec: { security: 'deny' } } } ] } }",
+    );
+    let input = "{\"command\": \"ls\", \"agent\": \"locked\"}\n";
+    let run = gatehouse(&["check", "--config", &config, "--jsonl"], input);
+    let line: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    assert_eq!(line["decision"], "deny");
+}
+
+#[test]
+fn refuses_a_missing_command_as_a_usage_error() {
+    let run = gatehouse(&["check"], "");
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("COMMAND"), "{}", run.stderr);
+}
+
+#[test]
+fn reports_an_unreadable_approvals_file_as_exit_2() {
+    let files = Files::new();
+    let missing = files.join("exec-approvals.json");
+    let run = gatehouse(
+        &["check", "--approvals", missing.to_str().unwrap(), "ls"],
+        "",
+    );
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("exec-approvals.json"), "{}", run.stderr);
+}
+
+#[test]
+fn reports_a_malformed_approvals_file_with_line_and_column() {
+    let files = Files::new();
+    let approvals = files.write(
+        "exec-approvals.json",
+        "{\n  \"version\": 1,\n  \"agents\": [\n",
+    );
+    let run = gatehouse(&["check", "--approvals", &approvals, "ls"], "");
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains(&format!("{approvals}:")),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn approvals_file_security_deny_wins_over_a_permissive_config() {
+    let files = Files::new();
+    let config = files.write(
+        "gh.json5",
+        "{ tools: { exec: { security: 'full', ask: 'off' } } }",
+    );
+    let approvals = files.write(
+        "exec-approvals.json",
+        r#"{"version": 1, "defaults": {"security": "deny"}, "agents": {}}"#,
+    );
+    let run = gatehouse(
+        &[
+            "check",
+            "--config",
+            &config,
+            "--approvals",
+            &approvals,
+            "--json",
+            "ls",
+        ],
+        "",
+    );
+    assert_eq!(run.code, 20, "{}", run.stderr);
+    let decision: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    assert_eq!(decision["decision"], "deny");
+}
