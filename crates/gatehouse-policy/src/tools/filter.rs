@@ -69,20 +69,28 @@ pub(crate) fn rules_filters(
             });
         }
     }
-    let allow = rules.allow.as_deref().unwrap_or_default();
+    // Resolved even when it has no effect here, so its typos are reported.
+    let also_allow = resolve_list(
+        rules.also_allow.iter().flatten(),
+        &format!("{}.alsoAllow", rules.path),
+        catalog,
+        warnings,
+    );
     let path = format!("{}.allow", rules.path);
-    if allow.iter().all(|entry| entry.trim().is_empty()) {
+    let mut resolved = resolve_list(rules.allow.iter().flatten(), &path, catalog, warnings);
+    if resolved.is_empty {
         return filters;
     }
-    let also_allow = rules.also_allow.as_deref().unwrap_or_default();
-    let resolved = resolve_list(allow.iter().chain(also_allow), &path, catalog, warnings);
-    if resolved.plugin_only && plugin_only == PluginOnlyAllow::Strip {
+    let plugin_only_entries =
+        resolved.plugin_only && (also_allow.plugin_only || also_allow.is_empty);
+    if plugin_only_entries && plugin_only == PluginOnlyAllow::Strip {
         warnings.push(format!(
             "tools: {path} names only plugin tools; ignoring it so core tools remain available \
              (use alsoAllow to add plugin tools)"
         ));
         return filters;
     }
+    resolved.tools.extend(also_allow.tools);
     filters.push(keep(resolved.tools, path));
     filters
 }
@@ -197,6 +205,17 @@ mod tests {
         let (f, w) = filters(&r, PluginOnlyAllow::Apply);
         assert_eq!(f, vec![keep(set(&["lobster_run"]), "tools.allow".into())]);
         assert_eq!(w, Vec::<String>::new());
+    }
+
+    #[test]
+    fn warns_about_also_allow_typos_even_without_allow() {
+        let r = rules(None, strings(&["brwoser"]), None);
+        let (f, w) = filters(&r, PluginOnlyAllow::Apply);
+        assert_eq!(f, vec![]);
+        assert_eq!(
+            w,
+            vec!["tools: tools.alsoAllow entry \"brwoser\" matches no known tool, group or plugin"]
+        );
     }
 
     #[test]

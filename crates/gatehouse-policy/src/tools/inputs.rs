@@ -62,7 +62,7 @@ pub struct ToolScope {
     pub rules: ToolRules,
     /// `byProvider`, keyed by provider (`openai`) or provider/model (`openai/gpt-5`).
     pub by_provider: Vec<ProviderRules>,
-    /// Whether the scope has a `exec` section (e.g. `tools.exec.security`), which implies that
+    /// Whether the scope has an `exec` section (e.g. `tools.exec.security`), which implies that
     /// `exec` and `process` survive the profile step.
     pub exec_configured: bool,
     /// Whether the scope has a `fs` section, which implies `read`, `write` and `edit` survive the

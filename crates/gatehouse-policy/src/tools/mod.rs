@@ -6,6 +6,24 @@
 //! so a later layer (elevated mode, approvals) can never bring back a tool removed here, and a
 //! sub-agent never holds a tool its parent lacks. [`check_tool_call`] repeats the decision when a
 //! call arrives.
+//!
+//! Inputs are plain structs filled by the caller from the config file; each list carries its
+//! config path so a removal names the key to edit. Output types are not `Serialize`: the binary
+//! and the gateway own the JSON shape.
+//!
+//! ```
+//! use gatehouse_policy::tools::{Step, ToolPolicyInputs, effective_tools};
+//!
+//! let mut inputs = ToolPolicyInputs::default();
+//! inputs.config.global.rules.path = "tools".to_owned();
+//! inputs.config.global.profile = Some("coding".to_owned());
+//! inputs.config.global.rules.deny = Some(vec!["bash".to_owned()]);
+//! let tools = effective_tools(&inputs);
+//!
+//! assert!(tools.allowed.contains("read"));
+//! let exec = tools.tools.iter().find(|t| t.name == "exec").and_then(|t| t.removed_by.as_ref());
+//! assert_eq!(exec.map(|r| (r.step, r.config_path.as_str())), Some((Step::Global, "tools.deny")));
+//! ```
 
 mod call;
 mod catalog;

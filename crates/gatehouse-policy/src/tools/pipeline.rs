@@ -9,7 +9,7 @@ use super::inputs::{Sandboxing, Sender, ToolPolicyInputs, ToolScope};
 use super::profile::Profile;
 use super::provider::{apply_patch_allowed, matching_provider_rules};
 use super::sandbox::sandbox_filters;
-use super::selector::resolve_list;
+use super::selector::{resolve_entry, resolve_list};
 use super::subagent::subagent_filters;
 use super::verdict::{EffectiveTools, Removal, SandboxDecision, Step, ToolVerdict};
 use super::warnings::Warnings;
@@ -107,29 +107,15 @@ fn build_steps(
         provider_profile_filters(inputs, catalog, warnings),
     ));
 
-    steps.push((
-        Step::Global,
-        rules_filters(&global.rules, PluginOnlyAllow::Apply, catalog, warnings),
-    ));
-    steps.push((
-        Step::GlobalProvider,
-        matching_provider_rules(&global.by_provider, session)
-            .into_iter()
-            .flat_map(|p| rules_filters(&p.rules, PluginOnlyAllow::Apply, catalog, warnings))
-            .collect(),
-    ));
+    let (global_filters, global_provider_filters) =
+        scope_filters(global, inputs, catalog, warnings);
+    steps.push((Step::Global, global_filters));
+    steps.push((Step::GlobalProvider, global_provider_filters));
     if let Some(scope) = agent_tools {
-        steps.push((
-            Step::Agent,
-            rules_filters(&scope.rules, PluginOnlyAllow::Apply, catalog, warnings),
-        ));
-        steps.push((
-            Step::AgentProvider,
-            matching_provider_rules(&scope.by_provider, session)
-                .into_iter()
-                .flat_map(|p| rules_filters(&p.rules, PluginOnlyAllow::Apply, catalog, warnings))
-                .collect(),
-        ));
+        let (agent_filters, agent_provider_filters) =
+            scope_filters(scope, inputs, catalog, warnings);
+        steps.push((Step::Agent, agent_filters));
+        steps.push((Step::AgentProvider, agent_provider_filters));
     }
     if let Some(group) = &config.group {
         steps.push((
@@ -156,6 +142,21 @@ fn build_steps(
     (steps, sandbox)
 }
 
+/// The allow/deny filters of a scope and of its `byProvider` entries matching the session.
+fn scope_filters(
+    scope: &ToolScope,
+    inputs: &ToolPolicyInputs,
+    catalog: &Catalog,
+    warnings: &mut Warnings,
+) -> (Vec<Filter>, Vec<Filter>) {
+    let own = rules_filters(&scope.rules, PluginOnlyAllow::Apply, catalog, warnings);
+    let by_provider = matching_provider_rules(&scope.by_provider, &inputs.session)
+        .into_iter()
+        .flat_map(|p| rules_filters(&p.rules, PluginOnlyAllow::Apply, catalog, warnings))
+        .collect();
+    (own, by_provider)
+}
+
 /// The profile step: the agent's profile, else the global one, widened by the matching
 /// `alsoAllow` and by the tools that configured `exec`/`fs` sections imply.
 fn profile_filters(
@@ -164,22 +165,15 @@ fn profile_filters(
     catalog: &Catalog,
     warnings: &mut Warnings,
 ) -> Vec<Filter> {
-    let Some(scope) = agent
-        .filter(|a| a.profile.is_some())
-        .or(Some(global).filter(|g| g.profile.is_some()))
-    else {
+    // The agent's setting replaces the global one, list by list.
+    let first_with =
+        |has: fn(&ToolScope) -> bool| [agent, Some(global)].into_iter().flatten().find(|s| has(s));
+    let Some(scope) = first_with(|s| s.profile.is_some()) else {
         return Vec::new();
     };
-    let also_allow = match agent.and_then(|a| a.rules.also_allow.as_ref().map(|l| (a, l))) {
-        Some((a, list)) => Some((list, &a.rules.path)),
-        None => global
-            .rules
-            .also_allow
-            .as_ref()
-            .map(|l| (l, &global.rules.path)),
-    };
+    let also_allow = first_with(|s| s.rules.also_allow.is_some());
     let also_allow_path = also_allow
-        .map(|(_, p)| format!("{p}.alsoAllow"))
+        .map(|s| format!("{}.alsoAllow", s.rules.path))
         .unwrap_or_default();
     let scopes = || [Some(global), agent].into_iter().flatten();
     let mut implied: Vec<String> = Vec::new();
@@ -193,7 +187,11 @@ fn profile_filters(
         scope.profile.as_deref().unwrap_or_default(),
         &format!("{}.profile", scope.rules.path),
         (
-            also_allow.into_iter().flat_map(|(l, _)| l).chain(&implied),
+            also_allow
+                .and_then(|s| s.rules.also_allow.as_ref())
+                .into_iter()
+                .flatten()
+                .chain(&implied),
             &also_allow_path,
         ),
         catalog,
@@ -215,9 +213,11 @@ fn provider_profile_filters(
         .map(|a| matching_provider_rules(&a.tools.by_provider, session))
         .unwrap_or_default();
     let global = matching_provider_rules(&inputs.config.global.by_provider, session);
-    let with_profile =
-        |entries: &[&super::inputs::ProviderRules]| entries.iter().any(|e| e.profile.is_some());
-    let chosen = if with_profile(&agent) { agent } else { global };
+    let chosen = if agent.iter().any(|e| e.profile.is_some()) {
+        agent
+    } else {
+        global
+    };
     chosen
         .into_iter()
         .filter_map(|entry| entry.profile.as_deref().map(|p| (entry, p)))
@@ -256,10 +256,13 @@ fn named_profile_filter<'a>(
             }];
         }
     };
-    let Some(allowed) = profile.allowed() else {
+    let Some(entries) = profile.entries() else {
         return Vec::new();
     };
-    let mut tools: BTreeSet<String> = allowed.iter().map(|t| (*t).to_owned()).collect();
+    let mut tools = BTreeSet::new();
+    for entry in entries {
+        tools.extend(resolve_entry(entry, catalog).0);
+    }
     tools.extend(resolve_list(extra, extra_path, catalog, warnings).tools);
     vec![keep(tools, path.to_owned())]
 }

@@ -15,26 +15,15 @@ pub enum Profile {
     Full,
 }
 
+/// Profile contents as list entries, so they read like the issue and the docs.
 const MINIMAL: &[&str] = &["session_status"];
 
 const CODING: &[&str] = &[
-    "read",
-    "write",
-    "edit",
-    "apply_patch",
-    "exec",
-    "process",
-    "web_search",
-    "web_fetch",
-    "memory_search",
-    "memory_get",
-    "sessions_list",
-    "sessions_history",
-    "sessions_send",
-    "sessions_spawn",
-    "sessions_yield",
-    "subagents",
-    "session_status",
+    "group:fs",
+    "group:runtime",
+    "group:web",
+    "group:memory",
+    "group:sessions",
     "cron",
     "image",
     "image_generate",
@@ -49,8 +38,9 @@ const MESSAGING: &[&str] = &[
 ];
 
 impl Profile {
-    /// The tools the profile allows; `None` means it restricts nothing.
-    pub fn allowed(self) -> Option<&'static [&'static str]> {
+    /// The list entries (tools and groups) the profile allows; `None` means it restricts
+    /// nothing.
+    pub fn entries(self) -> Option<&'static [&'static str]> {
         match self {
             Profile::Minimal => Some(MINIMAL),
             Profile::Coding => Some(CODING),
@@ -82,7 +72,19 @@ impl FromStr for Profile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::catalog::is_core_tool;
+    use crate::tools::catalog::{core_group, is_core_tool};
+
+    /// The profile's tools with groups expanded.
+    fn tools(profile: Profile) -> Vec<&'static str> {
+        let entries = profile.entries().unwrap();
+        entries
+            .iter()
+            .flat_map(|e| match e.strip_prefix("group:") {
+                Some(group) => core_group(group).unwrap(),
+                None => vec![*e],
+            })
+            .collect()
+    }
 
     #[test]
     fn parses_profile_names_case_insensitively() {
@@ -96,18 +98,18 @@ mod tests {
 
     #[test]
     fn minimal_allows_only_session_status() {
-        assert_eq!(Profile::Minimal.allowed(), Some(&["session_status"][..]));
+        assert_eq!(tools(Profile::Minimal), vec!["session_status"]);
     }
 
     #[test]
     fn full_restricts_nothing() {
-        assert_eq!(Profile::Full.allowed(), None);
+        assert_eq!(Profile::Full.entries(), None);
     }
 
     #[test]
     fn no_profile_contains_the_opt_in_tools() {
         for profile in [Profile::Minimal, Profile::Coding, Profile::Messaging] {
-            let allowed = profile.allowed().unwrap();
+            let allowed = tools(profile);
             for tool in [
                 "browser",
                 "canvas",
@@ -123,8 +125,13 @@ mod tests {
     }
 
     #[test]
+    fn coding_has_files_runtime_web_memory_sessions_cron_and_images() {
+        assert_eq!(tools(Profile::Coding).len(), 20);
+    }
+
+    #[test]
     fn messaging_has_message_and_limited_sessions() {
-        let allowed = Profile::Messaging.allowed().unwrap();
+        let allowed = tools(Profile::Messaging);
         assert!(allowed.contains(&"message"));
         assert!(!allowed.contains(&"sessions_spawn"));
         assert!(!allowed.contains(&"exec"));

@@ -10,23 +10,10 @@ use super::selector::resolve_list;
 use super::verdict::{SandboxDecision, SandboxListOrigin, SandboxSource};
 use super::warnings::Warnings;
 
-/// Tools a sandboxed session keeps when no sandbox allow list is configured.
-pub const SANDBOX_DEFAULT_ALLOW: [&str; 14] = [
-    "exec",
-    "process",
-    "read",
-    "write",
-    "edit",
-    "apply_patch",
-    "image",
-    "sessions_list",
-    "sessions_history",
-    "sessions_send",
-    "sessions_spawn",
-    "sessions_yield",
-    "subagents",
-    "session_status",
-];
+/// Entries a sandboxed session keeps when no sandbox allow list is configured: exec process
+/// read write edit apply_patch image and the whole sessions group.
+pub const SANDBOX_DEFAULT_ALLOW: [&str; 4] =
+    ["group:runtime", "group:fs", "image", "group:sessions"];
 
 /// Built-in chat channel ids; a plugin tool or plugin named after a channel is denied in a
 /// sandbox by default, because it would let sandboxed code talk on that channel.
@@ -48,6 +35,39 @@ pub const SANDBOX_DEFAULT_DENY_TOOLS: [&str; 5] = ["browser", "canvas", "nodes",
 /// Where the sandbox lists default to in the config, named in default-sourced removals.
 const GLOBAL_SANDBOX_PATH: &str = "tools.sandbox.tools";
 
+/// One sandbox list: the agent's, else the global one, else the built-in default, each list
+/// chosen on its own (an agent may set only `deny` and inherit the global `allow`).
+fn pick_list(
+    agent: Option<&ToolRules>,
+    global: Option<&ToolRules>,
+    list: fn(&ToolRules) -> Option<&Vec<String>>,
+    suffix: &str,
+    defaults: &[&str],
+) -> (Vec<String>, SandboxListOrigin) {
+    let configured = [
+        (agent, SandboxSource::Agent),
+        (global, SandboxSource::Global),
+    ]
+    .into_iter()
+    .find_map(|(rules, source)| rules.and_then(|r| list(r).map(|l| (r, l, source))));
+    match configured {
+        Some((rules, entries, source)) => (
+            entries.clone(),
+            SandboxListOrigin {
+                source,
+                config_path: format!("{}.{suffix}", rules.path),
+            },
+        ),
+        None => (
+            defaults.iter().map(|t| (*t).to_owned()).collect(),
+            SandboxListOrigin {
+                source: SandboxSource::Default,
+                config_path: format!("{GLOBAL_SANDBOX_PATH}.{suffix}"),
+            },
+        ),
+    }
+}
+
 /// The sandbox step's filters and where its lists came from.
 pub(crate) fn sandbox_filters(
     agent: Option<&ToolRules>,
@@ -55,45 +75,28 @@ pub(crate) fn sandbox_filters(
     catalog: &Catalog,
     warnings: &mut Warnings,
 ) -> (Vec<Filter>, SandboxDecision) {
-    let pick = |list: fn(&ToolRules) -> Option<&Vec<String>>, suffix: &str| {
-        if let Some((rules, entries)) = agent.and_then(|r| list(r).map(|l| (r, l))) {
-            (
-                entries.clone(),
-                SandboxSource::Agent,
-                format!("{}.{suffix}", rules.path),
-            )
-        } else if let Some((rules, entries)) = global.and_then(|r| list(r).map(|l| (r, l))) {
-            (
-                entries.clone(),
-                SandboxSource::Global,
-                format!("{}.{suffix}", rules.path),
-            )
-        } else {
-            let defaults: Vec<String> = match suffix {
-                "allow" => SANDBOX_DEFAULT_ALLOW
-                    .iter()
-                    .map(|t| (*t).to_owned())
-                    .collect(),
-                _ => SANDBOX_DEFAULT_DENY_TOOLS
-                    .iter()
-                    .chain(CHANNEL_IDS.iter())
-                    .map(|t| (*t).to_owned())
-                    .collect(),
-            };
-            (
-                defaults,
-                SandboxSource::Default,
-                format!("{GLOBAL_SANDBOX_PATH}.{suffix}"),
-            )
-        }
-    };
-    let (deny, deny_source, deny_path) = pick(|r| r.deny.as_ref(), "deny");
-    let (allow, allow_source, allow_path) = pick(|r| r.allow.as_ref(), "allow");
+    let default_deny: Vec<&str> = SANDBOX_DEFAULT_DENY_TOOLS
+        .iter()
+        .chain(&CHANNEL_IDS)
+        .copied()
+        .collect();
+    let (deny, deny_origin) = pick_list(agent, global, |r| r.deny.as_ref(), "deny", &default_deny);
+    let (allow, allow_origin) = pick_list(
+        agent,
+        global,
+        |r| r.allow.as_ref(),
+        "allow",
+        &SANDBOX_DEFAULT_ALLOW,
+    );
+    let (deny_path, allow_path) = (
+        deny_origin.config_path.clone(),
+        allow_origin.config_path.clone(),
+    );
 
     // Channel ids in the default deny list are not core tools; only warn about entries the
     // operator wrote.
     let mut scratch = Warnings::default();
-    let deny_warnings = if deny_source == SandboxSource::Default {
+    let deny_warnings = if deny_origin.source == SandboxSource::Default {
         &mut scratch
     } else {
         &mut *warnings
@@ -128,14 +131,8 @@ pub(crate) fn sandbox_filters(
         filters.push(keep(tools, allow_path.clone()));
     }
     let decision = SandboxDecision {
-        allow: SandboxListOrigin {
-            source: allow_source,
-            config_path: allow_path,
-        },
-        deny: SandboxListOrigin {
-            source: deny_source,
-            config_path: deny_path,
-        },
+        allow: allow_origin,
+        deny: deny_origin,
     };
     (filters, decision)
 }

@@ -101,6 +101,8 @@ pub(crate) fn resolve_list<'a>(
             resolved.plugin_only = false;
         }
         if kind == EntryKind::Unknown {
+            // The normalized form, so `Typo` and `typo` are one warning.
+            let entry = normalize_tool_name(entry);
             warnings.push(format!(
                 "tools: {path} entry {entry:?} matches no known tool, group or plugin"
             ));
