@@ -1,0 +1,8 @@
+//! Integration tests for `gatehouse-policy`, in one binary.
+
+mod allows; // hand-written `allows_…` lists: what must keep working for agents
+mod decision_conformance; // the requirement-rule kinds of tests/conformance/decision-cases.jsonl
+mod exec_conformance; // every case of tests/conformance/exec-cases.jsonl through `exec::evaluate`
+mod never_panics;
+mod refusals; // hand-written `denies_…` lists: smuggling, quoting tricks, wrappers, safe bins
+mod support; // shared helpers: temp case roots, policy builders, `check` lists // proptest: the analyzer returns a verdict for any input
