@@ -163,12 +163,11 @@ fn build_policy(case: &Value) -> ExecPolicy {
 
 fn compare(expect: &Value, verdict: &ExecEvaluation, home: &Path) -> Vec<String> {
     let mut mismatches = Vec::new();
-    let mut flag = |key: &str, actual: bool| {
-        if let Some(wanted) = expect.get(key).and_then(Value::as_bool) {
-            if wanted != actual {
-                mismatches.push(format!("{key}: expected {wanted}, got {actual}"));
-            }
+    let mut flag = |key: &str, actual: bool| match expect.get(key).and_then(Value::as_bool) {
+        Some(wanted) if wanted != actual => {
+            mismatches.push(format!("{key}: expected {wanted}, got {actual}"));
         }
+        _ => {}
     };
     flag("analysisOk", verdict.analysis_ok);
     flag("allowlistSatisfied", verdict.allowlist_satisfied);

@@ -10,7 +10,7 @@ use gatehouse_policy::exec::{
 use gatehouse_policy::{Ask, Security};
 
 /// Writes an executable stub at `path` (creating parents).
-pub fn write_executable(path: &Path) {
+pub(crate) fn write_executable(path: &Path) {
     if let Some(parent) = path.parent() {
         fs::create_dir_all(parent).unwrap();
     }
@@ -19,13 +19,13 @@ pub fn write_executable(path: &Path) {
 }
 
 /// A sandbox root with `bin/` on PATH holding the named programs, and a `work/` cwd.
-pub struct Host {
+pub(crate) struct Host {
     _dir: tempfile::TempDir,
-    pub root: PathBuf,
+    pub(crate) root: PathBuf,
 }
 
 impl Host {
-    pub fn with_bins(bins: &[&str]) -> Self {
+    pub(crate) fn with_bins(bins: &[&str]) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let root = fs::canonicalize(dir.path()).unwrap();
         for bin in bins {
@@ -36,11 +36,11 @@ impl Host {
         Host { _dir: dir, root }
     }
 
-    pub fn bin(&self, name: &str) -> String {
+    pub(crate) fn bin(&self, name: &str) -> String {
         self.root.join("bin").join(name).display().to_string()
     }
 
-    pub fn request(&self, command: &str) -> ExecRequest {
+    pub(crate) fn request(&self, command: &str) -> ExecRequest {
         ExecRequest::shell(
             command.replace("{root}", &self.root.display().to_string()),
             self.root.join("work"),
@@ -51,7 +51,7 @@ impl Host {
 
     /// Allowlist security, ask off, these programs allowlisted by path, the bin dir trusted
     /// for safe bins.
-    pub fn policy(&self, allowlisted: &[&str]) -> ExecPolicy {
+    pub(crate) fn policy(&self, allowlisted: &[&str]) -> ExecPolicy {
         ExecPolicy {
             security: Security::Allowlist,
             ask: Ask::Off,
@@ -64,14 +64,14 @@ impl Host {
         }
     }
 
-    pub fn evaluate(&self, command: &str, policy: &ExecPolicy) -> ExecEvaluation {
+    pub(crate) fn evaluate(&self, command: &str, policy: &ExecPolicy) -> ExecEvaluation {
         evaluate(&self.request(command), policy)
     }
 }
 
 /// What a `check` line expects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Expect {
+pub(crate) enum Expect {
     /// Runs without a person.
     Allow,
     /// Analysis fails with this rule.
@@ -81,7 +81,7 @@ pub enum Expect {
 }
 
 /// The standard host for the hand-written lists: common tools on PATH, a few allowlisted.
-pub fn standard_host() -> Host {
+pub(crate) fn standard_host() -> Host {
     Host::with_bins(&[
         "ls", "cat", "echo", "git", "rg", "head", "tail", "jq", "grep", "sort", "wc", "tr", "cut",
         "uniq", "sh", "bash", "zsh", "env", "nice", "nohup", "timeout", "stdbuf", "sudo",
@@ -91,13 +91,13 @@ pub fn standard_host() -> Host {
 }
 
 /// Allowlisted on the standard host: tools an operator would typically list.
-pub const STANDARD_ALLOWLIST: &[&str] = &[
+pub(crate) const STANDARD_ALLOWLIST: &[&str] = &[
     "ls", "cat", "echo", "git", "rg", "python3", "node", "awk", "sed", "find", "xargs", "printf",
     "perl", "ruby", "php", "make",
 ];
 
 /// Runs each `(command, expect)` line and reports every mismatch at once.
-pub fn check(lines: &[(&str, Expect)]) {
+pub(crate) fn check(lines: &[(&str, Expect)]) {
     let host = standard_host();
     let mut policy = host.policy(STANDARD_ALLOWLIST);
     policy.safe_bins = [
