@@ -172,3 +172,102 @@ fn approvals_file_security_deny_wins_over_a_permissive_config() {
     let decision: Value = serde_json::from_str(run.stdout.trim()).unwrap();
     assert_eq!(decision["decision"], "deny");
 }
+
+/// A temp dir with an executable `bin/tool` and an approvals file allowlisting it for `main`.
+fn allowlisted_tool() -> (Files, String, String) {
+    use std::os::unix::fs::PermissionsExt;
+    let files = Files::new();
+    std::fs::create_dir(files.join("bin")).unwrap();
+    let tool = files.write("bin/tool", "#!/bin/sh\nexit 0\n");
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tool = std::fs::canonicalize(&tool).unwrap().display().to_string();
+    let approvals = files.write(
+        "exec-approvals.json",
+        &format!(
+            r#"{{"version": 1, "agents": {{"main": {{"allowlist": [{{"pattern": "{tool}"}}]}}}}}}"#
+        ),
+    );
+    (files, tool, approvals)
+}
+
+#[test]
+fn allows_with_exit_0_what_the_approvals_allowlist_covers() {
+    let (_files, tool, approvals) = allowlisted_tool();
+    let run = gatehouse(
+        &[
+            "check",
+            "--approvals",
+            &approvals,
+            "--json",
+            "--",
+            &tool,
+            "--flag",
+        ],
+        "",
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let decision: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    assert_eq!(decision["decision"], "allow");
+    assert_eq!(
+        decision["segments"][0]["argv"],
+        serde_json::json!([tool, "--flag"])
+    );
+    assert_eq!(decision["segments"][0]["resolvedPath"], tool.as_str());
+    assert_eq!(decision["segments"][0]["satisfiedBy"], "allowlist");
+}
+
+#[test]
+fn asks_with_exit_10_for_an_allowlist_miss_under_on_miss() {
+    let (files, _tool, approvals) = allowlisted_tool();
+    let other = files.write("other", "#!/bin/sh\n");
+    let run = gatehouse(
+        &[
+            "check",
+            "--approvals",
+            &approvals,
+            "--json",
+            &format!("{other} -x"),
+        ],
+        "",
+    );
+    assert_eq!(run.code, 10, "{}{}", run.stdout, run.stderr);
+    let decision: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    assert_eq!(decision["decision"], "ask");
+    assert_eq!(decision["requiresApproval"], true);
+}
+
+#[test]
+fn config_ask_always_still_asks_for_an_allowlisted_command() {
+    let (files, tool, approvals) = allowlisted_tool();
+    let config = files.write("gh.json5", "{ tools: { exec: { ask: 'always' } } }");
+    let run = gatehouse(
+        &[
+            "check",
+            "--config",
+            &config,
+            "--approvals",
+            &approvals,
+            &tool,
+        ],
+        "",
+    );
+    assert_eq!(run.code, 10, "{}{}", run.stdout, run.stderr);
+}
+
+#[test]
+fn batch_mode_resolves_bare_names_with_the_lines_path() {
+    let (files, tool, approvals) = allowlisted_tool();
+    let bin = files.join("bin").display().to_string();
+    let input = format!(
+        "{{\"command\": \"tool\", \"env\": {{\"PATH\": \"{bin}\"}}}}\n{{\"command\": \"tool\", \"env\": {{\"PATH\": \"/nonexistent\"}}}}\n"
+    );
+    let run = gatehouse(&["check", "--approvals", &approvals, "--jsonl"], &input);
+    let lines: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["decision"], "allow", "{}", run.stdout);
+    assert_eq!(lines[0]["segments"][0]["resolvedPath"], tool.as_str());
+    assert_ne!(lines[1]["decision"], "allow", "{}", run.stdout);
+}
