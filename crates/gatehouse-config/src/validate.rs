@@ -169,7 +169,14 @@ fn channels(channels: &ChannelsConfig, path: &KeyPath, out: &mut Vec<Problem>) {
             t.token_env.as_ref(),
             bot,
         );
-        check(at, token);
+        check(at.clone(), token);
+        let webhook = secret::pick(
+            t.webhook_secret.as_ref(),
+            t.webhook_secret_file.as_ref(),
+            t.webhook_secret_env.as_ref(),
+            ["webhookSecret", "webhookSecretFile", "webhookSecretEnv"],
+        );
+        check(at, webhook);
     }
     if let Some(d) = &channels.discord {
         let at = path.key("discord");

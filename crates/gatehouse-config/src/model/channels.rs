@@ -34,8 +34,12 @@ pub struct TelegramConfig {
     pub api_url: Option<String>,
     /// Public URL for webhook mode; absent = long polling.
     pub webhook_url: Option<String>,
-    /// Secret token Telegram sends with each webhook call.
+    /// Secret token Telegram sends with each webhook call, inline.
     pub webhook_secret: Option<Secret>,
+    /// File holding the webhook secret.
+    pub webhook_secret_file: Option<PathBuf>,
+    /// Environment variable holding the webhook secret.
+    pub webhook_secret_env: Option<String>,
     /// Native approval client.
     pub exec_approvals: Option<ChannelApprovalsConfig>,
 }
@@ -101,6 +105,15 @@ impl TelegramConfig {
             self.bot_token.as_ref(),
             self.token_file.as_ref(),
             self.token_env.as_ref(),
+        )
+    }
+
+    /// Where the webhook secret comes from (`webhookSecret | …File | …Env`).
+    pub fn webhook_secret_source(&self) -> Option<SecretSource> {
+        secret::first(
+            self.webhook_secret.as_ref(),
+            self.webhook_secret_file.as_ref(),
+            self.webhook_secret_env.as_ref(),
         )
     }
 }

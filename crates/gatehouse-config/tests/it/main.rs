@@ -13,3 +13,5 @@ mod secrets;
 mod safe_bin_config;
 // Conversion into the policy core's inputs: merge order and config paths.
 mod convert;
+// The repository's config.example.json5 loads cleanly.
+mod example;
