@@ -8,7 +8,9 @@ use gatehouse_policy::tools::{
 };
 use gatehouse_policy::{Ask, Security};
 
-use crate::model::{AgentConfig, Config, ExecConfig, ScopedTools, ToolPolicyConfig, ToolProfile};
+use crate::model::{
+    AgentConfig, Config, ExecConfig, ScopedTools, ToolPolicyConfig, ToolProfile, ToolsConfig,
+};
 use crate::safe_bins::SafeBinConfig;
 
 /// The agent id used when a request names none (OpenClaw's default agent).
@@ -79,18 +81,7 @@ impl Config {
     /// gets the global settings only.
     pub fn tool_config(&self, agent_id: &str) -> ToolConfig {
         let tools = &self.tools;
-        let global = ToolScope {
-            profile: tools.profile.map(profile_name),
-            rules: rules(
-                "tools",
-                tools.allow.as_ref(),
-                tools.also_allow.as_ref(),
-                tools.deny.as_ref(),
-            ),
-            by_provider: providers("tools", tools.by_provider.iter()),
-            exec_configured: tools.exec.is_some(),
-            fs_configured: tools.fs.is_some(),
-        };
+        let global = tool_scope("tools", tools);
         let agent = self
             .agents
             .list
@@ -134,24 +125,29 @@ fn agent_scope(index: usize, agent: &AgentConfig) -> AgentScope {
     let tools = agent.tools.clone().unwrap_or_default();
     AgentScope {
         id: agent.id.clone(),
-        tools: ToolScope {
-            profile: tools.profile.map(profile_name),
-            rules: rules(
-                &tools_path,
-                tools.allow.as_ref(),
-                tools.also_allow.as_ref(),
-                tools.deny.as_ref(),
-            ),
-            by_provider: providers(&tools_path, tools.by_provider.iter()),
-            exec_configured: tools.exec.is_some(),
-            fs_configured: tools.fs.is_some(),
-        },
+        tools: tool_scope(&tools_path, &tools),
         sandbox: scoped(
             &format!("{tools_path}.sandbox.tools"),
             tools.sandbox.as_ref(),
         ),
         max_spawn_depth: agent.subagents.as_ref().and_then(|s| s.max_spawn_depth),
         path,
+    }
+}
+
+/// One scope of tool settings (`tools` or `agents.list[i].tools`) with its config path.
+fn tool_scope(path: &str, tools: &ToolsConfig) -> ToolScope {
+    ToolScope {
+        profile: tools.profile.map(profile_name),
+        rules: rules(
+            path,
+            tools.allow.as_ref(),
+            tools.also_allow.as_ref(),
+            tools.deny.as_ref(),
+        ),
+        by_provider: providers(path, tools.by_provider.iter()),
+        exec_configured: tools.exec.is_some(),
+        fs_configured: tools.fs.is_some(),
     }
 }
 

@@ -4,8 +4,8 @@ use std::collections::BTreeSet;
 
 use crate::keypath::KeyPath;
 use crate::model::{
-    AgentToolsConfig, ChannelsConfig, Config, GatewayConfig, ScopedTools, SubagentsConfig,
-    ToolPolicyConfig, ToolsConfig,
+    ChannelsConfig, Config, GatewayConfig, ScopedTools, SubagentsConfig, ToolPolicyConfig,
+    ToolsConfig,
 };
 use crate::secret;
 
@@ -74,12 +74,6 @@ fn tools(tools: &ToolsConfig, path: &KeyPath, out: &mut Vec<Problem>) {
     scoped(tools.subagents.as_ref(), &path.key("subagents"), out);
 }
 
-fn agent_tools(tools: &AgentToolsConfig, path: &KeyPath, out: &mut Vec<Problem>) {
-    allow_and_also_allow(tools.allow.as_ref(), tools.also_allow.as_ref(), path, out);
-    by_provider(tools.by_provider.iter(), path, out);
-    scoped(tools.sandbox.as_ref(), &path.key("sandbox"), out);
-}
-
 fn spawn_depth(subagents: Option<&SubagentsConfig>, path: &KeyPath, out: &mut Vec<Problem>) {
     if let Some(depth) = subagents.and_then(|s| s.max_spawn_depth)
         && !(1..=5).contains(&depth)
@@ -112,7 +106,14 @@ fn agents(config: &Config, path: &KeyPath, out: &mut Vec<Problem>) {
         }
         spawn_depth(agent.subagents.as_ref(), &at, out);
         if let Some(tools) = &agent.tools {
-            agent_tools(tools, &at.key("tools"), out);
+            let at = at.key("tools");
+            if tools.subagents.is_some() {
+                out.push(Problem {
+                    path: at.key("subagents"),
+                    message: "sub-agent tool lists are global: set `tools.subagents`".to_owned(),
+                });
+            }
+            self::tools(tools, &at, out);
         }
     }
 }

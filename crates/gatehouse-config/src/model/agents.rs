@@ -1,12 +1,8 @@
 //! `agents.defaults` and `agents.list[]`: per-agent overrides of the global tool policy.
 
-use std::collections::BTreeMap;
-
 use serde::Deserialize;
 
-use super::tools::{
-    ElevatedConfig, ExecConfig, FsConfig, ScopedTools, ToolPolicyConfig, ToolProfile,
-};
+use super::tools::ToolsConfig;
 
 /// The `agents` section.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -80,35 +76,10 @@ pub struct AgentConfig {
     pub id: String,
     /// Whether this agent is the default one.
     pub default: Option<bool>,
-    /// Per-agent tool policy.
-    pub tools: Option<AgentToolsConfig>,
+    /// Per-agent tool policy, same keys as `tools` except `subagents` (global only).
+    pub tools: Option<ToolsConfig>,
     /// Per-agent sandbox settings.
     pub sandbox: Option<SandboxConfig>,
     /// Per-agent sub-agent limits (`maxSpawnDepth` here is a Gatehouse extension).
     pub subagents: Option<SubagentsConfig>,
-}
-
-/// `agents.list[].tools`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AgentToolsConfig {
-    /// Profile for this agent, replacing the global one.
-    pub profile: Option<ToolProfile>,
-    /// Agent allow list.
-    pub allow: Option<Vec<String>>,
-    /// Agent additions.
-    pub also_allow: Option<Vec<String>>,
-    /// Agent deny list.
-    pub deny: Option<Vec<String>>,
-    /// Agent overrides per provider or `provider/model`.
-    #[serde(default)]
-    pub by_provider: BTreeMap<String, ToolPolicyConfig>,
-    /// Agent elevated gate; can only narrow the global one.
-    pub elevated: Option<ElevatedConfig>,
-    /// Agent exec settings, merged over `tools.exec`.
-    pub exec: Option<ExecConfig>,
-    /// Agent filesystem settings.
-    pub fs: Option<FsConfig>,
-    /// Agent sandbox tool policy (`tools.sandbox.tools.alsoAllow` extends the defaults).
-    pub sandbox: Option<ScopedTools>,
 }

@@ -14,8 +14,8 @@ mod tools;
 use serde::Deserialize;
 
 pub use agents::{
-    AgentConfig, AgentDefaults, AgentToolsConfig, AgentsConfig, ElevatedLevel, SandboxConfig,
-    SandboxMode, SubagentsConfig,
+    AgentConfig, AgentDefaults, AgentsConfig, ElevatedLevel, SandboxConfig, SandboxMode,
+    SubagentsConfig,
 };
 pub use approvals::{ApprovalsConfig, ExecForwardingConfig, ForwardTarget, ForwardingMode};
 pub use channels::{

@@ -57,7 +57,8 @@ pub struct ScopedTools {
     pub tools: Option<ScopedToolPolicy>,
 }
 
-/// The global `tools` section.
+/// The global `tools` section, and the same keys under `agents.list[].tools`, where an agent's
+/// lists add a pipeline step and its `exec` is merged over the global one.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolsConfig {
@@ -80,7 +81,7 @@ pub struct ToolsConfig {
     pub fs: Option<FsConfig>,
     /// Sandbox tool policy defaults.
     pub sandbox: Option<ScopedTools>,
-    /// Sub-agent tool policy defaults.
+    /// Sub-agent tool policy defaults (global `tools` only; refused per agent).
     pub subagents: Option<ScopedTools>,
 }
 

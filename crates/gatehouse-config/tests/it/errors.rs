@@ -186,3 +186,15 @@ fn never_prints_an_inline_secret_in_errors() {
     let err = load_str(text, Path::new("gh.json5")).unwrap_err();
     assert!(!format!("{err} {err:?}").contains("sekrit-value"));
 }
+
+#[test]
+fn refuses_sub_agent_lists_inside_an_agent() {
+    let text =
+        "{ agents: { list: [ { id: 'a', tools: { subagents: { tools: { deny: ['x'] } } } } ] } }";
+    let (kind, _, _, key, message) = check(text);
+    assert_eq!(
+        (kind, key.as_str()),
+        ("invalid", "agents.list[0].tools.subagents")
+    );
+    assert!(message.contains("tools.subagents"), "{message}");
+}

@@ -140,7 +140,7 @@ fn load_approvals(path: &Path) -> anyhow::Result<ExecApprovalsFile> {
         .with_context(|| format!("cannot read approvals file {}", path.display()))?;
     let parsed = parse_str(&text, path)?;
     for note in &parsed.report.notes {
-        eprintln!("gatehouse: warning: {}: {note:?}", path.display());
+        eprintln!("gatehouse: warning: {}: {note}", path.display());
     }
     Ok(parsed.file)
 }

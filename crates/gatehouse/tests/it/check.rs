@@ -13,6 +13,16 @@ const DECISION_KEYS: [&str; 7] = [
     "segments",
 ];
 
+/// Runs `gatehouse check --json <args>` and returns the exit code and the decision.
+fn decide(args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["check", "--json"];
+    all.extend_from_slice(args);
+    let run = gatehouse(&all, "");
+    let decision = serde_json::from_str(run.stdout.trim())
+        .unwrap_or_else(|e| panic!("{e}: {}{}", run.stdout, run.stderr));
+    (run.code, decision)
+}
+
 fn keys(value: &Value) -> Vec<String> {
     let mut keys: Vec<String> = value.as_object().unwrap().keys().cloned().collect();
     keys.sort();
@@ -23,12 +33,8 @@ fn keys(value: &Value) -> Vec<String> {
 fn denies_with_exit_20_and_the_documented_json_shape_when_security_is_deny() {
     let files = Files::new();
     let config = files.write("gh.json5", "{ tools: { exec: { security: 'deny' } } }");
-    let run = gatehouse(
-        &["check", "--config", &config, "--json", "--", "ls -la"],
-        "",
-    );
-    assert_eq!(run.code, 20, "{}", run.stderr);
-    let decision: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    let (code, decision) = decide(&["--config", &config, "--", "ls -la"]);
+    assert_eq!(code, 20);
     assert_eq!(keys(&decision), DECISION_KEYS);
     assert_eq!(decision["decision"], "deny");
     assert_eq!(decision["allowlistSatisfied"], false);
@@ -156,20 +162,8 @@ fn approvals_file_security_deny_wins_over_a_permissive_config() {
         "exec-approvals.json",
         r#"{"version": 1, "defaults": {"security": "deny"}, "agents": {}}"#,
     );
-    let run = gatehouse(
-        &[
-            "check",
-            "--config",
-            &config,
-            "--approvals",
-            &approvals,
-            "--json",
-            "ls",
-        ],
-        "",
-    );
-    assert_eq!(run.code, 20, "{}", run.stderr);
-    let decision: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    let (code, decision) = decide(&["--config", &config, "--approvals", &approvals, "ls"]);
+    assert_eq!(code, 20);
     assert_eq!(decision["decision"], "deny");
 }
 
@@ -193,45 +187,21 @@ fn allowlisted_tool() -> (Files, String, String) {
 #[test]
 fn allows_with_exit_0_what_the_approvals_allowlist_covers() {
     let (_files, tool, approvals) = allowlisted_tool();
-    let run = gatehouse(
-        &[
-            "check",
-            "--approvals",
-            &approvals,
-            "--json",
-            "--",
-            &tool,
-            "--flag",
-        ],
-        "",
-    );
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
-    let decision: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    let (code, decision) = decide(&["--approvals", &approvals, "--", &tool, "--flag"]);
+    assert_eq!(code, 0, "{decision}");
     assert_eq!(decision["decision"], "allow");
-    assert_eq!(
-        decision["segments"][0]["argv"],
-        serde_json::json!([tool, "--flag"])
-    );
-    assert_eq!(decision["segments"][0]["resolvedPath"], tool.as_str());
-    assert_eq!(decision["segments"][0]["satisfiedBy"], "allowlist");
+    let segment = &decision["segments"][0];
+    assert_eq!(segment["argv"], serde_json::json!([tool, "--flag"]));
+    assert_eq!(segment["resolvedPath"], tool.as_str());
+    assert_eq!(segment["satisfiedBy"], "allowlist");
 }
 
 #[test]
 fn asks_with_exit_10_for_an_allowlist_miss_under_on_miss() {
     let (files, _tool, approvals) = allowlisted_tool();
     let other = files.write("other", "#!/bin/sh\n");
-    let run = gatehouse(
-        &[
-            "check",
-            "--approvals",
-            &approvals,
-            "--json",
-            &format!("{other} -x"),
-        ],
-        "",
-    );
-    assert_eq!(run.code, 10, "{}{}", run.stdout, run.stderr);
-    let decision: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    let (code, decision) = decide(&["--approvals", &approvals, &format!("{other} -x")]);
+    assert_eq!(code, 10, "{decision}");
     assert_eq!(decision["decision"], "ask");
     assert_eq!(decision["requiresApproval"], true);
 }
@@ -240,18 +210,8 @@ fn asks_with_exit_10_for_an_allowlist_miss_under_on_miss() {
 fn config_ask_always_still_asks_for_an_allowlisted_command() {
     let (files, tool, approvals) = allowlisted_tool();
     let config = files.write("gh.json5", "{ tools: { exec: { ask: 'always' } } }");
-    let run = gatehouse(
-        &[
-            "check",
-            "--config",
-            &config,
-            "--approvals",
-            &approvals,
-            &tool,
-        ],
-        "",
-    );
-    assert_eq!(run.code, 10, "{}{}", run.stdout, run.stderr);
+    let (code, decision) = decide(&["--config", &config, "--approvals", &approvals, &tool]);
+    assert_eq!((code, decision["decision"].as_str()), (10, Some("ask")));
 }
 
 #[test]
