@@ -5,6 +5,8 @@
 
 // `gatehouse check`: exit codes, decision JSON shape, `--jsonl` batches, `--approvals`.
 mod check;
+// tests/conformance/exec-cases.jsonl end to end: config file, approvals file, `check --jsonl`.
+mod conformance;
 // Config errors and warnings as every subcommand reports them.
 mod config_errors;
 // `gatehouse tools`: JSON shape, removal sources, sub-agents.
