@@ -68,10 +68,10 @@ fn mismatches(expect: &Value, actual: &Value, home: &str) -> Vec<String> {
         "requiresApproval",
         "decision",
     ] {
-        if let Some(wanted) = expect.get(key) {
-            if wanted != &actual[key] {
-                out.push(format!("{key}: expected {wanted}, got {}", actual[key]));
-            }
+        if let Some(wanted) = expect.get(key)
+            && wanted != &actual[key]
+        {
+            out.push(format!("{key}: expected {wanted}, got {}", actual[key]));
         }
     }
     if let Some(wanted) = expect.get("allowAlwaysPatterns") {
