@@ -108,11 +108,11 @@ fn classify_ignored(
     for path in ignored {
         let at = locate::locate(text, path);
         match known::classify(path) {
-            Verdict::Ignored => warnings.push(ConfigWarning {
+            Verdict::Ignored(note) => warnings.push(ConfigWarning {
                 key: path.to_string(),
                 line: at.line,
                 column: at.column,
-                message: "OpenClaw setting not used by Gatehouse; ignored".to_owned(),
+                message: note.to_owned(),
             }),
             Verdict::Refused(why) => unknown.push((path.clone(), at, Some(why))),
             Verdict::Unknown => unknown.push((path.clone(), at, None)),
