@@ -26,7 +26,7 @@ const EXIT_DENY: u8 = 20;
 #[derive(Debug, Args)]
 pub(crate) struct CheckArgs {
     /// Config file (JSON5, OpenClaw keys); built-in defaults when absent.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", env = "GATEHOUSE_CONFIG")]
     config: Option<PathBuf>,
     /// OpenClaw `exec-approvals.json`: host settings (stricter wins) and allowlists.
     #[arg(long, value_name = "FILE")]
@@ -40,7 +40,8 @@ pub(crate) struct CheckArgs {
     /// Print the decision as JSON.
     #[arg(long)]
     json: bool,
-    /// Read one JSON request per line on stdin and write one JSON decision per line.
+    /// Read one JSON request per line on stdin and write one JSON decision per line, in order
+    /// (an invalid line gets a `deny` naming the problem); exits 0 once every line is answered.
     #[arg(long, conflicts_with = "command")]
     jsonl: bool,
     /// One argument: a shell string. Several: an argv run without a shell.
