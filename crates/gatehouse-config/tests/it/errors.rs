@@ -95,9 +95,17 @@ fn reports_every_unknown_key_at_once() {
 
 #[test]
 fn refuses_openclaw_keys_whose_omission_would_change_policy() {
-    let (kind, _, _, key, rest) = check("{ tools: { exec: { mode: 'auto' } } }");
+    let text = "{ tools: { exec: { mode: 'auto' } } }";
+    let (kind, _, _, key, rest) = check(text);
     assert_eq!((kind, key.as_str()), ("unknown", "tools.exec.mode"));
     assert!(rest.contains("tools.exec.security"), "{rest}");
+    let message = load_str(text, Path::new("gh.json5"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.starts_with("gh.json5:1:20: unsupported key `tools.exec.mode` (OpenClaw"),
+        "{message}"
+    );
 }
 
 #[test]
