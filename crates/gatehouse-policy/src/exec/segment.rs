@@ -104,15 +104,7 @@ impl Checker<'_> {
         }
         if shell_mode && SAFE_BUILTINS.contains(&first.text.as_str()) {
             if first.text == "cd" {
-                let target = match &words[1..] {
-                    [] => None,
-                    [dir] if !dir.has_expansion => Some(dir),
-                    _ => None,
-                };
-                match target {
-                    Some(dir) => resolver.change_dir(Some(&dir.text), dir.tilde),
-                    None => resolver.change_dir(None, false),
-                }
+                resolver.forget_cwd();
             }
             out.push(SegmentOutcome {
                 evaluation: SegmentEvaluation {

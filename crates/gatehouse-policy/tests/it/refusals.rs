@@ -217,7 +217,8 @@ fn denies_unlisted_and_unresolved_programs() {
         ("ls\nrm -rf /", Refused(NoAllowlistMatch)),
         ("not-installed --help", Refused(Unresolved)),
         ("./evil.sh", Refused(NoAllowlistMatch)),
-        ("cd /tmp && ./evil.sh", Refused(NoAllowlistMatch)),
+        ("cd /tmp && ./evil.sh", Refused(Unresolved)),
+        ("cd /tmp | ./evil.sh", Refused(Unresolved)),
         ("cd $HOME && ./x", Refused(Unresolved)),
     ]);
 }
