@@ -125,7 +125,13 @@ const BASE: &[&str] = &[
 
 /// Parametrized commands that vary arguments the way agents do across a session.
 fn generated() -> Vec<String> {
-    let files = ["src/lib.rs", "src/main.rs", "Cargo.toml", "README.md", "docs/policy.md"];
+    let files = [
+        "src/lib.rs",
+        "src/main.rs",
+        "Cargo.toml",
+        "README.md",
+        "docs/policy.md",
+    ];
     let words = ["evaluate", "Decision", "unwrap", "TODO", "allowlist"];
     let mut out = Vec::new();
     for (i, file) in files.iter().enumerate() {
@@ -146,7 +152,9 @@ fn generated() -> Vec<String> {
         out.push(format!("echo {word} | tr a-z A-Z"));
         out.push(format!("find . -name '*{word}*'"));
         out.push(format!("python3 -c 'print(\"{word}\")'"));
-        out.push(format!("cargo test -p gatehouse-policy {word} && git status"));
+        out.push(format!(
+            "cargo test -p gatehouse-policy {word} && git status"
+        ));
         out.push(format!("cat out.json | jq -r '.{word}'"));
         out.push(format!("sh -c 'rg {word} | head -n 3'"));
         out.push(format!("timeout 30 rg -n {word} src"));
@@ -164,9 +172,9 @@ fn corpus() -> Vec<String> {
 const PROGRAMS: &[&str] = &[
     "ls", "pwd", "cat", "head", "tail", "wc", "git", "rg", "grep", "find", "cargo", "npm", "npx",
     "node", "python3", "pip", "make", "docker", "kubectl", "curl", "jq", "echo", "printf", "sort",
-    "uniq", "cut", "tr", "sed", "awk", "xargs", "mkdir", "rm", "cp", "mv", "touch", "chmod", "bash",
-    "sh", "env", "timeout", "nice", "sudo", "which", "uname", "whoami", "date", "du", "df", "ps",
-    "tree", "diff", "tar", "unzip", "go", "rustc",
+    "uniq", "cut", "tr", "sed", "awk", "xargs", "mkdir", "rm", "cp", "mv", "touch", "chmod",
+    "bash", "sh", "env", "timeout", "nice", "sudo", "which", "uname", "whoami", "date", "du", "df",
+    "ps", "tree", "diff", "tar", "unzip", "go", "rustc",
 ];
 
 fn bench_exec(c: &mut Criterion) {
@@ -179,7 +187,9 @@ fn bench_exec(c: &mut Criterion) {
         write_executable(&bin.join(program));
     }
     let path = format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display());
-    let allowlisted = ["ls", "cat", "git", "rg", "cargo", "npm", "make", "echo", "printf", "find"];
+    let allowlisted = [
+        "ls", "cat", "git", "rg", "cargo", "npm", "make", "echo", "printf", "find",
+    ];
     let policy = ExecPolicy {
         security: Security::Allowlist,
         ask: Ask::OnMiss,
@@ -187,7 +197,10 @@ fn bench_exec(c: &mut Criterion) {
         allowlist: allowlisted
             .iter()
             .map(|p| AllowlistEntry::new(bin.join(p).display().to_string()))
-            .chain([AllowlistEntry::new("~/bin/*"), AllowlistEntry::new("/opt/**/node")])
+            .chain([
+                AllowlistEntry::new("~/bin/*"),
+                AllowlistEntry::new("/opt/**/node"),
+            ])
             .collect(),
         ..ExecPolicy::default()
     };
@@ -199,7 +212,11 @@ fn bench_exec(c: &mut Criterion) {
                 .with_env("HOME", root.join("home").display().to_string())
         })
         .collect();
-    assert!(requests.len() >= 200, "corpus has {} commands", requests.len());
+    assert!(
+        requests.len() >= 200,
+        "corpus has {} commands",
+        requests.len()
+    );
 
     let mut group = c.benchmark_group("exec");
     let mut next = 0;
@@ -213,7 +230,9 @@ fn bench_exec(c: &mut Criterion) {
 
     let sources: Vec<String> = corpus();
     let mut parser = tree_sitter::Parser::new();
-    parser.set_language(&tree_sitter_bash::LANGUAGE.into()).unwrap();
+    parser
+        .set_language(&tree_sitter_bash::LANGUAGE.into())
+        .unwrap();
     let mut next = 0;
     group.bench_function("baseline: tree-sitter parse only (same corpus)", |b| {
         b.iter(|| {
