@@ -146,6 +146,12 @@ impl Checker<'_> {
                 ),
             ));
         }
+        if let Some(word) = decisive.iter().find(|w| w.glob) {
+            return Err(Reason::new(
+                Rule::UnsupportedSyntax,
+                format!("glob `{}` decides what runs", word.text),
+            ));
+        }
         match target {
             Target::Refused(reason) => {
                 let resolved = resolver.resolve_program(&first.text, first.tilde);
@@ -301,7 +307,12 @@ impl Checker<'_> {
         } else {
             resolver.resolve_program(&word.text, word.tilde)
         };
-        let inline = inline_code(&word.text, args);
+        let real_name = resolved
+            .as_deref()
+            .and_then(Path::file_name)
+            .and_then(|n| n.to_str());
+        let inline = inline_code(&word.text, args)
+            .or_else(|| real_name.and_then(|real| inline_code(real, args)));
         let (satisfied_by, reason) = match (&resolved, inline) {
             (None, _) => (
                 None,
@@ -326,12 +337,7 @@ impl Checker<'_> {
                 self.satisfy(&name, path, args, globbed)
             }
         };
-        let interpreter = is_interpreter_like(&name)
-            || resolved
-                .as_deref()
-                .and_then(Path::file_name)
-                .and_then(|n| n.to_str())
-                .is_some_and(is_interpreter_like);
+        let interpreter = is_interpreter_like(&name) || real_name.is_some_and(is_interpreter_like);
         let persist = if interpreter || inline.is_some() {
             None
         } else {

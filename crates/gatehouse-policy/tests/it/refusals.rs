@@ -170,6 +170,8 @@ fn denies_wrapper_chains() {
         ("bash -s", Refused(ShellPayload)),
         ("bash --rcfile evil ls.sh", Refused(ShellPayload)),
         ("npx -c 'rm -rf /'", Refused(WrapperRefused)),
+        ("zsh -c 'ls =(id)'", Refused(ShellPayload)),
+        ("nice r?", Unanalyzable(UnsupportedSyntax)),
         (
             "sh -c 'sh -c \"sh -c \\\"sh -c ls\\\"\"'",
             Unanalyzable(TooDeep),
