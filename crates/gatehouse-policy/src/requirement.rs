@@ -232,3 +232,126 @@ pub fn durable_approval_satisfied<'a>(
         .into_iter()
         .any(|pattern| pattern.trim() == wanted)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(security: Security, ask: Ask, satisfied: bool, durable: bool) -> ApprovalFacts {
+        ApprovalFacts {
+            security,
+            ask,
+            analysis_ok: true,
+            allowlist_satisfied: satisfied,
+            durable_approval_satisfied: durable,
+        }
+    }
+
+    #[test]
+    fn asks_only_on_a_miss_under_allowlist_or_always() {
+        assert!(requires_approval(facts(
+            Security::Allowlist,
+            Ask::OnMiss,
+            false,
+            false
+        )));
+        assert!(!requires_approval(facts(
+            Security::Allowlist,
+            Ask::OnMiss,
+            true,
+            false
+        )));
+        assert!(!requires_approval(facts(
+            Security::Full,
+            Ask::OnMiss,
+            false,
+            false
+        )));
+        assert!(!requires_approval(facts(
+            Security::Allowlist,
+            Ask::Off,
+            false,
+            false
+        )));
+        assert!(!requires_approval(facts(
+            Security::Allowlist,
+            Ask::OnMiss,
+            false,
+            true
+        )));
+        assert!(requires_approval(facts(
+            Security::Full,
+            Ask::Always,
+            true,
+            true
+        )));
+    }
+
+    #[test]
+    fn clamps_the_fallback_to_host_security() {
+        let timeout = |fallback, host, satisfied| {
+            resolve_approval(ApprovalOutcome::TimedOut, fallback, host, true, satisfied)
+        };
+        assert!(!timeout(Security::Full, Security::Allowlist, false).approved);
+        assert_eq!(
+            timeout(Security::Full, Security::Allowlist, false).denied_reason,
+            Some(DeniedReason::ApprovalTimeoutAllowlistMiss)
+        );
+        assert!(timeout(Security::Full, Security::Full, false).approved);
+        assert_eq!(
+            timeout(Security::Deny, Security::Full, true).denied_reason,
+            Some(DeniedReason::ApprovalTimeout)
+        );
+        let denied = resolve_approval(
+            ApprovalOutcome::Decided(ApprovalDecision::Deny),
+            Security::Full,
+            Security::Full,
+            true,
+            true,
+        );
+        assert_eq!(denied.denied_reason, Some(DeniedReason::UserDenied));
+    }
+
+    #[test]
+    fn node_policy_names_its_reason() {
+        let verdict = node_run_policy(facts(Security::Deny, Ask::Off, true, false), None);
+        assert_eq!(verdict.reason, Some(NodeRunReason::SecurityDeny));
+        let verdict = node_run_policy(facts(Security::Allowlist, Ask::OnMiss, false, false), None);
+        assert_eq!(verdict.reason, Some(NodeRunReason::ApprovalRequired));
+        let verdict = node_run_policy(
+            facts(Security::Allowlist, Ask::OnMiss, false, false),
+            Some(ApprovalDecision::AllowOnce),
+        );
+        assert!(verdict.allowed && verdict.approved_by_ask);
+        let verdict = node_run_policy(facts(Security::Allowlist, Ask::Off, false, false), None);
+        assert_eq!(verdict.reason, Some(NodeRunReason::AllowlistMiss));
+    }
+
+    #[test]
+    fn keeps_only_approving_decisions() {
+        assert_eq!(
+            normalize_approval_decision("allow-once"),
+            Some(ApprovalDecision::AllowOnce)
+        );
+        assert_eq!(
+            normalize_approval_decision("allow-always"),
+            Some(ApprovalDecision::AllowAlways)
+        );
+        for other in ["deny", "Allow-Once", "allow", "", " allow-once"] {
+            assert_eq!(normalize_approval_decision(other), None, "{other:?}");
+        }
+    }
+
+    #[test]
+    fn exact_command_entries_approve_only_their_text() {
+        let pattern = exact_command_pattern("git status");
+        assert!(pattern.starts_with("=command:"));
+        assert_eq!(pattern.len(), "=command:".len() + 16);
+        assert!(durable_approval_satisfied("git status", [pattern.as_str()]));
+        assert!(!durable_approval_satisfied(
+            "git status ",
+            [pattern.as_str()]
+        ));
+        assert!(!durable_approval_satisfied("git status", ["/usr/bin/git"]));
+    }
+}

@@ -66,3 +66,36 @@ fn is_sole_shell_payload(argv: &[String], raw: &str) -> bool {
         && super::shells::is_command_flag(flag)
         && payload.trim() == raw
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| (*w).to_owned()).collect()
+    }
+
+    #[test]
+    fn quotes_words_a_shell_would_split() {
+        assert_eq!(display_argv(&argv(&["echo", "  hi  "])), "echo \"  hi  \"");
+        assert_eq!(
+            display_argv(&argv(&["sh", "-c", "$0 \"$1\""])),
+            "sh -c \"$0 \\\"$1\\\"\""
+        );
+        assert_eq!(display_argv(&argv(&["ls", ""])), "ls \"\"");
+        assert_eq!(display_argv(&argv(&["env", "A=/x/y.sh"])), "env A=/x/y.sh");
+    }
+
+    #[test]
+    fn accepts_raw_command_only_when_it_shows_everything() {
+        let shell = argv(&["/bin/sh", "-lc", "echo hi"]);
+        assert!(node_command_text(&shell, Some("echo hi")).valid);
+        assert!(node_command_text(&shell, Some("/bin/sh -lc \"echo hi\"")).valid);
+        assert!(!node_command_text(&shell, Some("echo bye")).valid);
+        let carrier = argv(&["/bin/sh", "-lc", "$0", "/usr/bin/touch"]);
+        assert!(!node_command_text(&carrier, Some("$0")).valid);
+        let prelude = argv(&["env", "X=1", "sh", "-c", "id"]);
+        assert!(!node_command_text(&prelude, Some("id")).valid);
+        assert!(!node_command_text(&[], None).valid);
+    }
+}

@@ -1,6 +1,7 @@
 //! The request-level decision: analysis, per-segment outcomes, then `security` × `ask`.
 
 use super::allowlist::CompiledAllowlist;
+use super::command_text::display_argv;
 use super::evaluation::{Decision, ExecEvaluation, Reason, Rule};
 use super::parse::{ParsedSegment, Word, parse_shell};
 use super::policy::ExecPolicy;
@@ -9,7 +10,7 @@ use super::resolve::Resolver;
 use super::safe_bins::SafeBins;
 use super::segment::{Checker, SegmentOutcome};
 use crate::modes::Security;
-use crate::requirement::{ApprovalFacts, requires_approval};
+use crate::requirement::{ApprovalFacts, durable_approval_satisfied, requires_approval};
 
 /// Evaluates one request against one policy. Pure apart from reading the filesystem to resolve
 /// executables; never panics on any input.
@@ -35,10 +36,20 @@ pub fn evaluate(request: &ExecRequest, policy: &ExecPolicy) -> ExecEvaluation {
         })
     });
     let warnings = checker.allowlist.warnings.clone();
+    let durable = has_exact_approval(request, policy);
     match analysis {
-        Ok(()) => decide(policy, outcomes, warnings),
-        Err(reason) => analysis_failed(policy, reason, warnings),
+        Ok(()) => decide(policy, outcomes, durable, warnings),
+        Err(reason) => analysis_failed(policy, reason, durable, warnings),
     }
+}
+
+/// Whether the allowlist holds an `=command:` entry for this exact command text.
+fn has_exact_approval(request: &ExecRequest, policy: &ExecPolicy) -> bool {
+    let text = match &request.command {
+        ExecCommand::Shell(source) => source.clone(),
+        ExecCommand::Argv(argv) => display_argv(argv),
+    };
+    durable_approval_satisfied(&text, policy.allowlist.iter().map(|e| e.pattern.as_str()))
 }
 
 /// A direct argv is one segment; every word is literal.
@@ -52,12 +63,17 @@ fn argv_segment(argv: &[String]) -> Result<Vec<ParsedSegment>, Reason> {
     }
 }
 
-fn analysis_failed(policy: &ExecPolicy, reason: Reason, warnings: Vec<String>) -> ExecEvaluation {
-    let facts = facts(policy, false, false);
-    let requires = requires_approval(facts);
+fn analysis_failed(
+    policy: &ExecPolicy,
+    reason: Reason,
+    durable: bool,
+    warnings: Vec<String>,
+) -> ExecEvaluation {
+    let requires = requires_approval(facts(policy, false, false, durable));
     let (decision, reason) = match policy.security {
         Security::Deny => (Decision::Deny, security_deny()),
         _ if requires => (Decision::Ask, reason),
+        _ if durable => (Decision::Allow, exact_approval()),
         Security::Full => (
             Decision::Allow,
             Reason::new(Rule::SecurityFull, format!("security is full ({reason})")),
@@ -79,11 +95,12 @@ fn analysis_failed(policy: &ExecPolicy, reason: Reason, warnings: Vec<String>) -
 fn decide(
     policy: &ExecPolicy,
     outcomes: Vec<SegmentOutcome>,
+    durable: bool,
     warnings: Vec<String>,
 ) -> ExecEvaluation {
     let satisfied = outcomes.iter().all(|o| o.evaluation.satisfied_by.is_some());
     let strict_hit = policy.strict_inline_eval && outcomes.iter().any(|o| o.inline_eval);
-    let requires = requires_approval(facts(policy, true, satisfied)) || strict_hit;
+    let requires = requires_approval(facts(policy, true, satisfied, durable)) || strict_hit;
     let first_miss = outcomes
         .iter()
         .find(|o| o.evaluation.satisfied_by.is_none())
@@ -111,6 +128,9 @@ fn decide(
             Decision::Allow,
             Reason::new(Rule::SecurityFull, "security is full"),
         ),
+        Security::Allowlist if durable && first_miss.is_some() => {
+            (Decision::Allow, exact_approval())
+        }
         Security::Allowlist => match first_miss {
             None => (
                 Decision::Allow,
@@ -137,14 +157,26 @@ fn decide(
     }
 }
 
-fn facts(policy: &ExecPolicy, analysis_ok: bool, allowlist_satisfied: bool) -> ApprovalFacts {
+fn facts(
+    policy: &ExecPolicy,
+    analysis_ok: bool,
+    allowlist_satisfied: bool,
+    durable: bool,
+) -> ApprovalFacts {
     ApprovalFacts {
         security: policy.security,
         ask: policy.ask,
         analysis_ok,
         allowlist_satisfied,
-        durable_approval_satisfied: false,
+        durable_approval_satisfied: durable,
     }
+}
+
+fn exact_approval() -> Reason {
+    Reason::new(
+        Rule::ExactCommandApproval,
+        "a stored approval covers exactly this command text",
+    )
 }
 
 fn security_deny() -> Reason {

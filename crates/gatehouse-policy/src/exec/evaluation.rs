@@ -72,6 +72,8 @@ pub enum Rule {
     AskAlways,
     /// Every segment was satisfied.
     AllowlistSatisfied,
+    /// An `=command:<hash>` allowlist entry approves exactly this command text.
+    ExactCommandApproval,
     /// Some segment was not satisfied (see the segment's own rule).
     AllowlistMiss,
     /// The command is empty or only whitespace.
@@ -136,6 +138,7 @@ impl Rule {
             Rule::SecurityFull => "security-full",
             Rule::AskAlways => "ask-always",
             Rule::AllowlistSatisfied => "allowlist-satisfied",
+            Rule::ExactCommandApproval => "exact-command-approval",
             Rule::AllowlistMiss => "allowlist-miss",
             Rule::EmptyCommand => "empty-command",
             Rule::TooLong => "too-long",

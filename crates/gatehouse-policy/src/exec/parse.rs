@@ -270,21 +270,7 @@ fn append_word(
     let raw = text(node, source);
     match node.kind() {
         "word" | "number" => {
-            if raw.contains('`') {
-                return Err(Reason::new(
-                    Rule::CommandSubstitution,
-                    "backticks run a command",
-                ));
-            }
-            if raw.contains("$[") {
-                return Err(Reason::new(
-                    Rule::Arithmetic,
-                    "`$[…]` is arithmetic expansion",
-                ));
-            }
-            if raw.contains('$') {
-                word.has_expansion = true;
-            }
+            scan_literal(raw, word)?;
             if word.text.is_empty() && unquoted.is_empty() && raw.starts_with('~') {
                 word.tilde = true;
             }
@@ -303,21 +289,7 @@ fn append_word(
                     "\"" => {}
                     "string_content" => {
                         let content = text(child, source);
-                        if content.contains('`') {
-                            return Err(Reason::new(
-                                Rule::CommandSubstitution,
-                                "backticks inside double quotes run a command",
-                            ));
-                        }
-                        if content.contains("$[") {
-                            return Err(Reason::new(
-                                Rule::Arithmetic,
-                                "`$[…]` is arithmetic expansion",
-                            ));
-                        }
-                        if content.contains('$') {
-                            word.has_expansion = true;
-                        }
+                        scan_literal(content, word)?;
                         word.text.push_str(&unescape_double_quoted(content));
                     }
                     "simple_expansion"
@@ -356,6 +328,27 @@ fn append_word(
             ));
         }
         _ => return Err(refuse_node(node, source)),
+    }
+    Ok(())
+}
+
+/// Literal text the grammar did not split further may still hide backticks or `$[…]`; a `$`
+/// marks the word as expanded (conservatively, even when escaped).
+fn scan_literal(raw: &str, word: &mut Word) -> Result<(), Reason> {
+    if raw.contains('`') {
+        return Err(Reason::new(
+            Rule::CommandSubstitution,
+            "backticks run a command",
+        ));
+    }
+    if raw.contains("$[") {
+        return Err(Reason::new(
+            Rule::Arithmetic,
+            "`$[…]` is arithmetic expansion",
+        ));
+    }
+    if raw.contains('$') {
+        word.has_expansion = true;
     }
     Ok(())
 }

@@ -7,7 +7,9 @@ use std::path::{Component, Path, PathBuf};
 /// Where names resolve: the request's `PATH`, `HOME` and working directory.
 #[derive(Debug, Clone)]
 pub(crate) struct Resolver {
-    path_dirs: Vec<PathBuf>,
+    /// `PATH` entries made absolute, each with whether it was written relative.
+    path_dirs: Vec<(PathBuf, bool)>,
+    had_relative_path: bool,
     home: Option<PathBuf>,
     /// `None` after a `cd` the analyzer could not follow.
     cwd: Option<PathBuf>,
@@ -16,21 +18,23 @@ pub(crate) struct Resolver {
 impl Resolver {
     pub(crate) fn new(cwd: &Path, env: &BTreeMap<String, String>) -> Self {
         let cwd = normalize(cwd);
-        let path_dirs = env
+        let path_dirs: Vec<(PathBuf, bool)> = env
             .get("PATH")
             .map(|path| {
                 std::env::split_paths(&OsString::from(path))
                     .filter(|dir| !dir.as_os_str().is_empty())
-                    .map(|dir| normalize(&cwd.join(dir)))
+                    .map(|dir| (normalize(&cwd.join(&dir)), dir.is_relative()))
                     .collect()
             })
             .unwrap_or_default();
+        let had_relative_path = path_dirs.iter().any(|(_, relative)| *relative);
         let home = env
             .get("HOME")
             .filter(|home| !home.is_empty())
             .map(|home| normalize(&cwd.join(home)));
         Resolver {
             path_dirs,
+            had_relative_path,
             home,
             cwd: Some(cwd),
         }
@@ -41,16 +45,15 @@ impl Resolver {
         self.home.as_deref()
     }
 
-    /// Follows a literal `cd` so later relative programs resolve where bash would run them;
-    /// anything else makes the working directory unknown.
-    pub(crate) fn change_dir(&mut self, target: Option<&str>, tilde: bool) {
-        self.cwd = match (target, &self.cwd) {
-            (Some(target), _) if tilde => self.expand_tilde(target),
-            (Some(target), Some(cwd)) if !target.is_empty() && target != "-" => {
-                Some(normalize(&cwd.join(target)))
-            }
-            _ => None,
-        };
+    /// After a `cd`, relative names are ambiguous: in a pipeline or after a failed `cd` bash
+    /// still runs them from the old directory. So relative programs and relative `PATH`
+    /// entries stop resolving rather than guessing.
+    pub(crate) fn forget_cwd(&mut self) {
+        self.cwd = None;
+        self.path_dirs.retain(|(_, relative)| !relative);
+        if self.had_relative_path {
+            self.path_dirs.clear();
+        }
     }
 
     /// Resolves a program word. A word with a `/` names a path (which may not exist yet, and
@@ -64,12 +67,11 @@ impl Resolver {
             return Some(canonical_or_lexical(&expanded));
         }
         if word.contains('/') {
-            let candidate = self.cwd.as_ref()?.join(word);
-            return Some(canonical_or_lexical(&candidate));
+            return Some(canonical_or_lexical(&self.relative_to_cwd(word)?));
         }
         self.path_dirs
             .iter()
-            .map(|dir| dir.join(word))
+            .map(|(dir, _)| dir.join(word))
             .find(|candidate| is_executable_file(candidate))
             .map(|found| canonical_or_lexical(&found))
     }
@@ -80,7 +82,7 @@ impl Resolver {
         let candidate = if tilde && word.starts_with('~') {
             self.expand_tilde(word)?
         } else {
-            self.cwd.as_ref()?.join(word)
+            self.relative_to_cwd(word)?
         };
         std::fs::canonicalize(candidate)
             .ok()
@@ -98,6 +100,15 @@ impl Resolver {
             return Some(canonical_or_lexical(&local));
         }
         self.resolve_program(word, false)
+    }
+
+    /// Absolute words need no working directory; relative ones need a known one.
+    fn relative_to_cwd(&self, word: &str) -> Option<PathBuf> {
+        if word.starts_with('/') {
+            Some(PathBuf::from(word))
+        } else {
+            Some(self.cwd.as_ref()?.join(word))
+        }
     }
 
     fn expand_tilde(&self, word: &str) -> Option<PathBuf> {

@@ -31,6 +31,17 @@ fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| (*s).to_owned()).collect()
 }
 
+/// The boolean flags `head` and `tail` share.
+const HEAD_TAIL_FLAGS: &[&str] = &[
+    "-q",
+    "-v",
+    "-z",
+    "--quiet",
+    "--silent",
+    "--verbose",
+    "--zero-terminated",
+];
+
 /// The built-in profile of a safe bin, if Gatehouse ships one.
 fn builtin_profile(name: &str) -> Option<Profile> {
     let profile = match name {
@@ -266,30 +277,14 @@ fn builtin_profile(name: &str) -> Option<Profile> {
         "head" => Profile {
             max_positional: Some(0),
             value_flags: strings(&["--lines", "--bytes", "-n", "-c"]),
-            bool_flags: strings(&[
-                "-q",
-                "-v",
-                "-z",
-                "--quiet",
-                "--silent",
-                "--verbose",
-                "--zero-terminated",
-            ]),
+            bool_flags: strings(HEAD_TAIL_FLAGS),
             numeric_shorthand: true,
             ..Profile::default()
         },
         "tail" => Profile {
             max_positional: Some(0),
             value_flags: strings(&["--lines", "--bytes", "-n", "-c"]),
-            bool_flags: strings(&[
-                "-q",
-                "-v",
-                "-z",
-                "--quiet",
-                "--silent",
-                "--verbose",
-                "--zero-terminated",
-            ]),
+            bool_flags: strings(HEAD_TAIL_FLAGS),
             denied_flags: strings(&["-f", "-F", "--follow", "--retry", "--pid"]),
             numeric_shorthand: true,
             ..Profile::default()

@@ -104,15 +104,7 @@ impl Checker<'_> {
         }
         if shell_mode && SAFE_BUILTINS.contains(&first.text.as_str()) {
             if first.text == "cd" {
-                let target = match &words[1..] {
-                    [] => None,
-                    [dir] if !dir.has_expansion => Some(dir),
-                    _ => None,
-                };
-                match target {
-                    Some(dir) => resolver.change_dir(Some(&dir.text), dir.tilde),
-                    None => resolver.change_dir(None, false),
-                }
+                resolver.forget_cwd();
             }
             out.push(SegmentOutcome {
                 evaluation: SegmentEvaluation {
@@ -152,6 +144,12 @@ impl Checker<'_> {
                     "`{}` decides what runs and is only known at run time",
                     word.text
                 ),
+            ));
+        }
+        if let Some(word) = decisive.iter().find(|w| w.glob) {
+            return Err(Reason::new(
+                Rule::UnsupportedSyntax,
+                format!("glob `{}` decides what runs", word.text),
             ));
         }
         match target {
@@ -309,7 +307,12 @@ impl Checker<'_> {
         } else {
             resolver.resolve_program(&word.text, word.tilde)
         };
-        let inline = inline_code(&word.text, args);
+        let real_name = resolved
+            .as_deref()
+            .and_then(Path::file_name)
+            .and_then(|n| n.to_str());
+        let inline = inline_code(&word.text, args)
+            .or_else(|| real_name.and_then(|real| inline_code(real, args)));
         let (satisfied_by, reason) = match (&resolved, inline) {
             (None, _) => (
                 None,
@@ -334,12 +337,7 @@ impl Checker<'_> {
                 self.satisfy(&name, path, args, globbed)
             }
         };
-        let interpreter = is_interpreter_like(&name)
-            || resolved
-                .as_deref()
-                .and_then(Path::file_name)
-                .and_then(|n| n.to_str())
-                .is_some_and(is_interpreter_like);
+        let interpreter = is_interpreter_like(&name) || real_name.is_some_and(is_interpreter_like);
         let persist = if interpreter || inline.is_some() {
             None
         } else {

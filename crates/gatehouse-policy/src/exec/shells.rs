@@ -20,3 +20,13 @@ pub(crate) fn is_command_flag(flag: &str) -> bool {
         _ => false,
     }
 }
+
+/// Shells whose inline code the bash grammar reads faithfully. zsh, fish and ksh have
+/// constructs bash lacks (`=(cmd)`, `(cmd)`, `${ cmd; }`) that run commands, so their payloads
+/// are never analyzed, only approved as exact commands.
+const BASH_COMPATIBLE: &[&str] = &["sh", "bash", "dash", "ash"];
+
+/// Whether a shell's `-c` payload may be analyzed with the bash grammar.
+pub(crate) fn is_bash_compatible(basename: &str) -> bool {
+    BASH_COMPATIBLE.contains(&basename.to_ascii_lowercase().as_str())
+}

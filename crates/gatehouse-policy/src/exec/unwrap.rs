@@ -5,7 +5,7 @@
 
 use super::evaluation::{Reason, Rule};
 use super::parse::Word;
-use super::shells::{is_command_flag, is_posix_shell};
+use super::shells::{is_bash_compatible, is_command_flag, is_posix_shell};
 
 /// Transparent wrappers followed before giving up; deeper chains are refused.
 pub(crate) const MAX_WRAPPER_DEPTH: usize = 4;
@@ -473,11 +473,14 @@ fn shell(words: &[Word], index: usize) -> Target {
             }
             login |= arg.starts_with('-') && !arg.starts_with("--") && arg.contains('l');
             let carriers = i + 2 < words.len();
-            if by_path || login || carriers {
+            let foreign = !is_bash_compatible(basename(shell_word));
+            if by_path || login || carriers || foreign {
                 let why = if carriers {
                     "passes positional arguments into its inline code"
                 } else if login {
                     "is a login shell, which first runs profile scripts"
+                } else if foreign {
+                    "has syntax the bash grammar does not cover"
                 } else {
                     "is named by path"
                 };
@@ -585,6 +588,8 @@ mod tests {
             &["bash", "--rcfile", "x", "y.sh"],
             &["bash", "-s"],
             &["pnpm", "dlx", "cowsay"],
+            &["zsh", "-c", "ls"],
+            &["fish", "-c", "ls"],
         ] {
             assert!(matches!(target(argv), Target::Opaque { .. }), "{argv:?}");
         }

@@ -6,6 +6,7 @@
 
 mod allows; // hand-written `allows_…` lists: what must keep working for agents
 mod decision_conformance; // the requirement-rule kinds of tests/conformance/decision-cases.jsonl
+mod decisions; // security x ask x analysis through exec::evaluate, segment reports, warnings
 mod exec_conformance; // every case of tests/conformance/exec-cases.jsonl through `exec::evaluate`
 mod never_panics;
 mod refusals; // hand-written `denies_…` lists: smuggling, quoting tricks, wrappers, safe bins

@@ -170,6 +170,8 @@ fn denies_wrapper_chains() {
         ("bash -s", Refused(ShellPayload)),
         ("bash --rcfile evil ls.sh", Refused(ShellPayload)),
         ("npx -c 'rm -rf /'", Refused(WrapperRefused)),
+        ("zsh -c 'ls =(id)'", Refused(ShellPayload)),
+        ("nice r?", Unanalyzable(UnsupportedSyntax)),
         (
             "sh -c 'sh -c \"sh -c \\\"sh -c ls\\\"\"'",
             Unanalyzable(TooDeep),
@@ -217,7 +219,8 @@ fn denies_unlisted_and_unresolved_programs() {
         ("ls\nrm -rf /", Refused(NoAllowlistMatch)),
         ("not-installed --help", Refused(Unresolved)),
         ("./evil.sh", Refused(NoAllowlistMatch)),
-        ("cd /tmp && ./evil.sh", Refused(NoAllowlistMatch)),
+        ("cd /tmp && ./evil.sh", Refused(Unresolved)),
+        ("cd /tmp | ./evil.sh", Refused(Unresolved)),
         ("cd $HOME && ./x", Refused(Unresolved)),
     ]);
 }
