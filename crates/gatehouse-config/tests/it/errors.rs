@@ -47,6 +47,13 @@ fn reports_syntax_errors_with_line_and_column() {
 }
 
 #[test]
+fn reports_an_empty_file_as_a_syntax_error() {
+    let (kind, line, column, _, message) = check("// nothing here\n");
+    assert_eq!((kind, line, column), ("syntax", 2, 1));
+    assert_eq!(message, "EOF parsing value");
+}
+
+#[test]
 fn reports_trailing_garbage_as_syntax_error() {
     let (kind, line, column, _, _) = check("{ tools: {} }\n}");
     assert_eq!((kind, line, column), ("syntax", 2, 1));
