@@ -213,3 +213,16 @@ fn refuses_sub_agent_lists_inside_an_agent() {
     );
     assert!(message.contains("tools.subagents"), "{message}");
 }
+
+#[test]
+fn refuses_approval_cards_switched_on_without_approvers() {
+    let text = "{ channels: { slack: { execApprovals: { enabled: true } } } }";
+    let (kind, line, column, key, _) = check(text);
+    assert_eq!(
+        (kind, key.as_str()),
+        ("invalid", "channels.slack.execApprovals.enabled")
+    );
+    assert_eq!((line, column), (1, 41));
+    let auto = "{ channels: { slack: { execApprovals: { enabled: 'auto' } } } }";
+    assert!(load_str(auto, Path::new("gh.json5")).is_ok());
+}
