@@ -13,5 +13,7 @@ mod approvals_db_durability;
 mod child_processes;
 // decision-cases.jsonl kinds `approvals-file` and `effective-policy`.
 mod conformance;
+// Agent resolution and composition beyond the conformance cases (invalid values, precedence).
+mod resolution;
 // Temporary directories and sample approvals shared by the modules.
 mod support;
