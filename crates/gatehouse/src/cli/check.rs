@@ -8,14 +8,12 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
-use gatehouse_config::{Config, DEFAULT_AGENT_ID};
-use gatehouse_policy::exec::{Decision, ExecEvaluation, ExecPolicy, ExecRequest, evaluate};
-use gatehouse_store::approvals_file::{
-    ExecApprovalsFile, HostFallback, RequestedPolicy, parse_str,
-};
+use gatehouse_config::DEFAULT_AGENT_ID;
+use gatehouse_policy::exec::{Decision, ExecEvaluation, ExecRequest, evaluate};
 use serde::Deserialize;
 
 use super::check_json::DecisionJson;
+use super::exec_sources::Sources;
 
 /// Exit status of an `ask` decision.
 const EXIT_ASK: u8 = 10;
@@ -65,18 +63,9 @@ struct RequestLine {
     agent: Option<String>,
 }
 
-/// Policy sources shared by every request of one invocation.
-struct Sources {
-    config: Config,
-    approvals: Option<ExecApprovalsFile>,
-}
-
 /// Runs the subcommand.
 pub(crate) fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
-    let sources = Sources {
-        config: super::config::load(args.config.as_deref())?,
-        approvals: args.approvals.as_deref().map(load_approvals).transpose()?,
-    };
+    let sources = Sources::load(args.config.as_deref(), args.approvals.as_deref())?;
     let cwd = match args.cwd {
         Some(cwd) => cwd,
         None => std::env::current_dir().context("cannot determine the current directory")?,
@@ -100,50 +89,6 @@ pub(crate) fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         print_human(&mut stdout, &evaluation)?;
     }
     Ok(exit_code(evaluation.decision))
-}
-
-impl Sources {
-    /// The config's exec settings for `agent`, composed with the approvals file when given:
-    /// the stricter `security` and the more asking `ask` win, and its allowlist applies.
-    fn policy(&self, agent: &str) -> ExecPolicy {
-        let mut policy = self.config.exec_settings(agent).policy;
-        let Some(file) = &self.approvals else {
-            return policy;
-        };
-        let requested = RequestedPolicy {
-            security: policy.security,
-            ask: policy.ask,
-        };
-        let effective = file.effective_policy(agent, requested);
-        policy.security = effective.security.effective;
-        policy.ask = effective.ask.effective;
-        policy.auto_allow_skills |= effective.auto_allow_skills;
-        let fallback = HostFallback {
-            security: requested.security,
-            ask: requested.ask,
-            ..HostFallback::default()
-        };
-        policy.allowlist = file
-            .resolve_agent(agent, &fallback)
-            .allowlist
-            .into_iter()
-            .map(|entry| gatehouse_policy::exec::AllowlistEntry {
-                pattern: entry.pattern.clone(),
-                arg_pattern: entry.arg_pattern.clone(),
-            })
-            .collect();
-        policy
-    }
-}
-
-fn load_approvals(path: &Path) -> anyhow::Result<ExecApprovalsFile> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read approvals file {}", path.display()))?;
-    let parsed = parse_str(&text, path)?;
-    for note in &parsed.report.notes {
-        eprintln!("gatehouse: warning: {}: {note}", path.display());
-    }
-    Ok(parsed.file)
 }
 
 /// `PATH` and `HOME` decide what a bare name runs and what `~` means; requests inherit them

@@ -3,6 +3,7 @@
 mod check;
 mod check_json;
 mod config;
+mod exec_sources;
 mod tools;
 
 use std::process::ExitCode;
