@@ -171,30 +171,32 @@ fn approvers(approvals: Option<&ChannelApprovalsConfig>, path: &KeyPath, out: &m
 }
 
 fn channels(channels: &ChannelsConfig, path: &KeyPath, out: &mut Vec<Problem>) {
-    approvers(
-        channels
-            .telegram
-            .as_ref()
-            .and_then(|c| c.exec_approvals.as_ref()),
-        &path.key("telegram"),
-        out,
-    );
-    approvers(
-        channels
-            .discord
-            .as_ref()
-            .and_then(|c| c.exec_approvals.as_ref()),
-        &path.key("discord"),
-        out,
-    );
-    approvers(
-        channels
-            .slack
-            .as_ref()
-            .and_then(|c| c.exec_approvals.as_ref()),
-        &path.key("slack"),
-        out,
-    );
+    let clients = [
+        (
+            "telegram",
+            channels
+                .telegram
+                .as_ref()
+                .and_then(|c| c.exec_approvals.as_ref()),
+        ),
+        (
+            "discord",
+            channels
+                .discord
+                .as_ref()
+                .and_then(|c| c.exec_approvals.as_ref()),
+        ),
+        (
+            "slack",
+            channels
+                .slack
+                .as_ref()
+                .and_then(|c| c.exec_approvals.as_ref()),
+        ),
+    ];
+    for (name, approvals) in clients {
+        self::approvers(approvals, &path.key(name), out);
+    }
     let bot = ["botToken", "tokenFile", "tokenEnv"];
     let mut check = |at: KeyPath, result: Result<Option<secret::SecretSource>, String>| {
         if let Err(message) = result {
