@@ -33,6 +33,7 @@ mod locate;
 pub mod model;
 mod safe_bins;
 mod secret;
+mod secrets_list;
 mod validate;
 
 pub use convert::{AgentExecSettings, DEFAULT_AGENT_ID};
@@ -41,3 +42,4 @@ pub use load::{ConfigWarning, LoadedConfig, load_file, load_str};
 pub use model::Config;
 pub use safe_bins::SafeBinConfig;
 pub use secret::{ResolvedSecret, Secret, SecretSource};
+pub use secrets_list::ConfiguredSecret;
