@@ -81,6 +81,9 @@ pub(crate) fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     };
     let request = with_process_env(request, &BTreeMap::new());
     let evaluation = evaluate(&request, &sources.policy(&args.agent));
+    for warning in &evaluation.warnings {
+        eprintln!("gatehouse: warning: {warning}");
+    }
     let mut stdout = std::io::stdout().lock();
     if args.json {
         let json = serde_json::to_string(&DecisionJson::from(&evaluation))?;
@@ -161,9 +164,6 @@ fn print_human(out: &mut impl Write, evaluation: &ExecEvaluation) -> std::io::Re
             segment.argv.join(" "),
             segment.reason
         )?;
-    }
-    for warning in &evaluation.warnings {
-        eprintln!("gatehouse: warning: {warning}");
     }
     Ok(())
 }
