@@ -1,6 +1,6 @@
 //! The request-level decision: analysis, per-segment outcomes, then `security` × `ask`.
 
-use super::allowlist::CompiledAllowlist;
+use super::allowlist;
 use super::command_text::display_argv;
 use super::evaluation::{Decision, ExecEvaluation, Reason, Rule};
 use super::parse::{ParsedSegment, Word, parse_shell};
@@ -18,7 +18,7 @@ pub fn evaluate(request: &ExecRequest, policy: &ExecPolicy) -> ExecEvaluation {
     let mut resolver = Resolver::new(&request.cwd, &request.env);
     let checker = Checker {
         policy,
-        allowlist: CompiledAllowlist::new(&policy.allowlist, resolver.home()),
+        allowlist: allowlist::compile(&policy.allowlist, resolver.home()),
         safe_bins: SafeBins::new(
             &policy.safe_bins,
             &policy.safe_bin_profiles,

@@ -1,6 +1,7 @@
 //! One segment → what really runs, where it lives, and what (if anything) satisfies it.
 
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use super::allowlist::CompiledAllowlist;
 use super::evaluation::{Reason, Rule, SatisfiedBy, SegmentEvaluation};
@@ -49,7 +50,7 @@ const SAFE_BUILTINS: &[&str] = &["cd", "true", "false", "pwd", ":"];
 /// The policy parts every segment is checked against, prepared once per request.
 pub(crate) struct Checker<'p> {
     pub(crate) policy: &'p ExecPolicy,
-    pub(crate) allowlist: CompiledAllowlist,
+    pub(crate) allowlist: Rc<CompiledAllowlist>,
     pub(crate) safe_bins: SafeBins<'p>,
 }
 
