@@ -214,8 +214,19 @@ pub fn verify(path: &Path) -> Result<VerifyReport, AuditError> {
         }
     }
     report.last_seq = tip.seq;
-    if report.problem.is_none() {
-        report.problem = head_problem(&head_path, &head, anchor.as_ref(), tip.seq);
+    // A torn line after the anchor is crash residue; one before it means the file was cut
+    // inside records that had been synced, which is what the head exists to reveal.
+    let torn = matches!(
+        report.problem,
+        Some(Problem {
+            kind: ProblemKind::TornLine { .. },
+            ..
+        })
+    );
+    if (report.problem.is_none() || torn)
+        && let Some(problem) = head_problem(&head_path, &head, anchor.as_ref(), tip.seq)
+    {
+        report.problem = Some(problem);
     }
     Ok(report)
 }
