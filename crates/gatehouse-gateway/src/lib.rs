@@ -1,3 +1,59 @@
-//! The Gatehouse server.
+//! The Gatehouse server: WebSocket (`/ws`) and HTTP (`POST /rpc`) JSON-RPC, token authentication
+//! with scopes, an event hub, `/healthz`, `/metrics` and the embedded Control UI.
 //!
-//! Work in progress: lands with the gateway (issue 5).
+//! **Invariants.**
+//! - Nothing runs before authentication: a WebSocket's first request must be `connect`, an HTTP
+//!   request must carry `Authorization: Bearer`; tokens are compared in constant time.
+//! - Every method declares its required scope where it is registered, and every refusal has a
+//!   stable code ([`Error::code`]); the wire shapes live only in `wire.rs`.
+//! - Publishing an event never waits for a client: a connection whose queue overflows is closed
+//!   with `slow_consumer`, and `seq` increases by one per event across the whole gateway.
+//! - Secrets are never logged; [`Secret`]'s `Debug` is redacted.
+//!
+//! **Entry points.** Build a [`GatewayState`] from [`GatewaySettings`] (the config crate maps its
+//! file into them), then [`serve`] it, or mount [`router`] yourself.
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! use gatehouse_gateway::{GatewaySettings, GatewayState, Limits, Scope, Secret, TokenSpec, serve};
+//!
+//! let settings = GatewaySettings {
+//!     listen: "127.0.0.1:18790".parse()?,
+//!     tokens: vec![TokenSpec {
+//!         name: "admin".into(),
+//!         secret: Secret::new("a-long-random-secret-value"),
+//!         scopes: vec![Scope::Admin],
+//!     }],
+//!     limits: Limits::default(),
+//! };
+//! let state = GatewayState::new(&settings)?;
+//! let listener = tokio::net::TcpListener::bind(settings.listen).await?;
+//! serve(listener, state, async { let _ = tokio::signal::ctrl_c().await; }).await?;
+//! # Ok(())
+//! # }
+//! ```
+
+mod auth;
+mod connection;
+mod error;
+mod http;
+mod hub;
+mod methods;
+mod metrics;
+mod rate;
+mod scope;
+mod server;
+mod settings;
+mod state;
+mod ui;
+mod wire;
+mod ws;
+
+pub use auth::Principal;
+pub use error::Error;
+pub use hub::EventHub;
+pub use methods::{Call, Registry};
+pub use scope::{Access, Scope};
+pub use server::{router, serve};
+pub use settings::{GatewaySettings, Limits, RateLimit, Secret, TokenSpec};
+pub use state::GatewayState;

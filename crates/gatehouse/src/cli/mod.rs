@@ -1,5 +1,7 @@
 //! Command-line surface: one module per subcommand.
 
+mod serve;
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -19,6 +21,8 @@ pub(crate) struct Cli {
 enum Command {
     /// Print the version and exit.
     Version,
+    /// Run the gateway: JSON-RPC over WebSocket and HTTP, and the Control UI.
+    Serve(serve::ServeArgs),
 }
 
 /// Runs the chosen subcommand and returns the process exit status.
@@ -28,5 +32,6 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             println!("gatehouse {}", env!("CARGO_PKG_VERSION"));
             Ok(ExitCode::SUCCESS)
         }
+        Command::Serve(args) => serve::run(args),
     }
 }

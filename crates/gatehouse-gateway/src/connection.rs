@@ -1,0 +1,317 @@
+//! One WebSocket connection's life: handshake, requests, events, close.
+//!
+//! The loop is generic over a `Sink` of [`Outbound`] and a `Stream` of [`Inbound`] so unit tests
+//! drive it with channels; `ws.rs` adapts axum's socket to these two types. Requests run
+//! concurrently (a slow `exec.approval.waitDecision` must not hold up others) and their answers go
+//! out as they finish. Every refusal that ends the connection is first answered as an error
+//! response, then sent as the close reason, so a client sees why whichever it reads.
+
+use std::sync::Arc;
+
+use futures_util::stream::FuturesUnordered;
+use futures_util::{FutureExt, Sink, SinkExt, Stream, StreamExt, future::BoxFuture};
+use serde_json::Value;
+
+use crate::auth::Principal;
+use crate::error::Error;
+use crate::methods::{CONNECT, Call};
+use crate::metrics::Transport;
+use crate::scope::Scope;
+use crate::state::GatewayState;
+use crate::wire::{ConnectParams, ConnectResult, RequestFrame, ResponseFrame, ServerInfo};
+
+/// A frame from the client, reduced to what the protocol distinguishes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Inbound {
+    Text(String),
+    Binary,
+    Close,
+}
+
+/// A frame to the client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Outbound {
+    Text(Arc<str>),
+    Close { code: u16, reason: String },
+}
+
+/// Longest close reason RFC 6455 allows (125-byte control payload minus the 2-byte code).
+const MAX_CLOSE_REASON: usize = 123;
+
+type Answer = (Option<String>, &'static str, Result<Value, Error>);
+
+/// Runs a connection to its end; never returns an error, because there is nobody left to tell.
+pub(crate) async fn run<Si, St>(state: GatewayState, mut sink: Si, mut stream: St)
+where
+    Si: Sink<Outbound> + Unpin,
+    St: Stream<Item = Inbound> + Unpin,
+{
+    let _open = state.track_connection();
+    if let Some(principal) = handshake(&state, &mut sink, &mut stream).await {
+        serve(&state, principal, &mut sink, &mut stream).await;
+    }
+}
+
+/// Reads the first frame, which must be a valid `connect`; anything else is refused and closed.
+async fn handshake<Si, St>(
+    state: &GatewayState,
+    sink: &mut Si,
+    stream: &mut St,
+) -> Option<Arc<Principal>>
+where
+    Si: Sink<Outbound> + Unpin,
+    St: Stream<Item = Inbound> + Unpin,
+{
+    let timeout = state.limits().handshake_timeout;
+    let first = tokio::select! {
+        biased;
+        () = state.shutdown_signal() => {
+            close(sink, &Error::ShuttingDown).await;
+            return None;
+        }
+        next = tokio::time::timeout(timeout, stream.next()) => next,
+    };
+    let text = match first {
+        Err(_) => {
+            let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+            refuse(
+                state,
+                sink,
+                (None, CONNECT),
+                Error::HandshakeTimeout { timeout_ms },
+            )
+            .await;
+            return None;
+        }
+        Ok(None | Some(Inbound::Close)) => return None,
+        Ok(Some(Inbound::Binary)) => {
+            refuse(state, sink, (None, CONNECT), binary_refused()).await;
+            return None;
+        }
+        Ok(Some(Inbound::Text(text))) => text,
+    };
+    if let Err(error) = check_size(state, &text) {
+        refuse(state, sink, (None, CONNECT), error).await;
+        return None;
+    }
+    let frame = match RequestFrame::parse(&text) {
+        Ok(frame) => frame,
+        Err((id, error)) => {
+            refuse(state, sink, (id, CONNECT), error).await;
+            return None;
+        }
+    };
+    if frame.method != CONNECT {
+        let error = Error::HandshakeRequired {
+            method: frame.method,
+        };
+        refuse(state, sink, (Some(frame.id), CONNECT), error).await;
+        return None;
+    }
+    match connect(state, frame.params) {
+        Ok((principal, result)) => {
+            let sent = answer(state, sink, (Some(frame.id), CONNECT, Ok(result))).await;
+            sent.then_some(principal)
+        }
+        Err(error) => {
+            refuse(state, sink, (Some(frame.id), CONNECT), error).await;
+            None
+        }
+    }
+}
+
+/// Authenticates `connect` params and builds its answer.
+fn connect(state: &GatewayState, params: Value) -> Result<(Arc<Principal>, Value), Error> {
+    let params: ConnectParams =
+        serde_json::from_value(params).map_err(|error| Error::InvalidParams {
+            method: CONNECT.to_owned(),
+            reason: error.to_string(),
+        })?;
+    let principal = state.authenticate(&params.token)?;
+    state.charge(&principal)?;
+    tracing::info!(
+        token = principal.name(),
+        client = %params.client.name,
+        client_version = %params.client.version,
+        "Client connected."
+    );
+    let result = ConnectResult {
+        scopes: principal
+            .scopes()
+            .iter()
+            .copied()
+            .map(Scope::as_str)
+            .collect(),
+        server: ServerInfo::current(),
+    };
+    let result = serde_json::to_value(result).map_err(|error| Error::Internal {
+        reason: format!("cannot encode connect result: {error}"),
+    })?;
+    Ok((principal, result))
+}
+
+/// The authenticated phase: requests in, answers and events out, until someone ends it.
+async fn serve<Si, St>(
+    state: &GatewayState,
+    principal: Arc<Principal>,
+    sink: &mut Si,
+    stream: &mut St,
+) where
+    Si: Sink<Outbound> + Unpin,
+    St: Stream<Item = Inbound> + Unpin,
+{
+    let mut subscription = state.events().subscribe(Arc::clone(&principal));
+    let mut in_flight: FuturesUnordered<BoxFuture<'static, Answer>> = FuturesUnordered::new();
+    let shutdown = state.shutdown_signal();
+    tokio::pin!(shutdown);
+    let reason = loop {
+        tokio::select! {
+            biased;
+            dropped = &mut subscription.dropped => {
+                break dropped.unwrap_or_else(|_| Error::Internal { reason: "event hub closed".into() });
+            }
+            () = &mut shutdown => {
+                // Finish what the client already asked for, then say goodbye.
+                while let Some(done) = in_flight.next().await {
+                    if !answer(state, sink, done).await {
+                        return;
+                    }
+                }
+                break Error::ShuttingDown;
+            }
+            Some(frame) = subscription.events.recv() => {
+                if sink.send(Outbound::Text(frame)).await.is_err() {
+                    return;
+                }
+            }
+            Some(done) = in_flight.next(), if !in_flight.is_empty() => {
+                if !answer(state, sink, done).await {
+                    return;
+                }
+            }
+            // At the in-flight cap the socket is simply not read: TCP backpressure slows the client.
+            inbound = stream.next(), if in_flight.len() < state.limits().max_in_flight => match inbound {
+                None | Some(Inbound::Close) => return,
+                Some(Inbound::Binary) => {
+                    if !answer(state, sink, (None, "unknown", Err(binary_refused()))).await {
+                        return;
+                    }
+                }
+                Some(Inbound::Text(text)) => {
+                    if let Err(error) = check_size(state, &text) {
+                        refuse(state, sink, (None, "unknown"), error).await;
+                        return;
+                    }
+                    match start(state, &principal, &text) {
+                        Ok(request) => in_flight.push(request),
+                        Err(refused) => {
+                            if !answer(state, sink, refused).await {
+                                return;
+                            }
+                        }
+                    }
+                }
+            },
+        }
+    };
+    close(sink, &reason).await;
+}
+
+/// Parses a request and starts it, or returns the immediate refusal.
+fn start(
+    state: &GatewayState,
+    principal: &Arc<Principal>,
+    text: &str,
+) -> Result<BoxFuture<'static, Answer>, Answer> {
+    let frame = RequestFrame::parse(text).map_err(|(id, error)| (id, "unknown", Err(error)))?;
+    if frame.method == CONNECT {
+        return Err((Some(frame.id), CONNECT, Err(Error::AlreadyConnected)));
+    }
+    let label = state.registry().metric_label(&frame.method);
+    if let Err(error) = state.charge(principal) {
+        return Err((Some(frame.id), label, Err(error)));
+    }
+    let call = Call {
+        state: state.clone(),
+        caller: Arc::clone(principal),
+    };
+    let running = state.registry().dispatch(call, &frame.method, frame.params);
+    let id = frame.id;
+    Ok(running
+        .map(move |outcome| (Some(id), label, outcome))
+        .boxed())
+}
+
+fn check_size(state: &GatewayState, text: &str) -> Result<(), Error> {
+    let limit = state.limits().max_frame_bytes;
+    if text.len() > limit {
+        return Err(Error::FrameTooLarge {
+            size: text.len(),
+            limit,
+        });
+    }
+    Ok(())
+}
+
+fn binary_refused() -> Error {
+    Error::InvalidRequest {
+        reason: "binary frames are not part of the protocol; send JSON text".into(),
+    }
+}
+
+/// Sends one response and counts it; false when the peer is gone.
+async fn answer<Si>(state: &GatewayState, sink: &mut Si, (id, label, outcome): Answer) -> bool
+where
+    Si: Sink<Outbound> + Unpin,
+{
+    let code = outcome.as_ref().map_or_else(Error::code, |_| "ok");
+    state.metrics().record_request(Transport::Ws, label, code);
+    let text = ResponseFrame::new(id.as_deref(), &outcome).to_text();
+    sink.send(Outbound::Text(text.into())).await.is_ok()
+}
+
+/// Answers with `error`, then closes with it.
+async fn refuse<Si>(
+    state: &GatewayState,
+    sink: &mut Si,
+    (id, label): (Option<String>, &'static str),
+    error: Error,
+) where
+    Si: Sink<Outbound> + Unpin,
+{
+    // The code only: a params error can quote what the client sent, which may be a secret.
+    tracing::info!(code = error.code(), "Refusing WebSocket connection.");
+    let code = error.close_code();
+    let reason = close_reason(&error);
+    if answer(state, sink, (id, label, Err(error))).await {
+        let _ = sink.send(Outbound::Close { code, reason }).await;
+    }
+}
+
+async fn close<Si>(sink: &mut Si, error: &Error)
+where
+    Si: Sink<Outbound> + Unpin,
+{
+    let _ = sink
+        .send(Outbound::Close {
+            code: error.close_code(),
+            reason: close_reason(error),
+        })
+        .await;
+}
+
+/// `code: message`, cut at a character boundary to fit a close frame.
+fn close_reason(error: &Error) -> String {
+    let mut reason = format!("{}: {error}", error.code());
+    if reason.len() > MAX_CLOSE_REASON {
+        let mut end = MAX_CLOSE_REASON;
+        while !reason.is_char_boundary(end) {
+            end -= 1;
+        }
+        reason.truncate(end);
+    }
+    reason
+}
+
+#[cfg(test)]
+mod tests;

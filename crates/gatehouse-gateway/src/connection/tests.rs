@@ -1,0 +1,298 @@
+//! The connection loop driven through channels, without sockets.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::{sink, stream};
+use serde_json::{Value, json};
+use tokio::sync::{Notify, mpsc};
+
+use super::{Inbound, Outbound, run};
+use crate::methods::{Call, Registry};
+use crate::scope::{Access, Scope};
+use crate::settings::{GatewaySettings, Limits, Secret, TokenSpec};
+use crate::state::GatewayState;
+use crate::wire::NoParams;
+
+const ADMIN: &str = "admin-secret-0123456789";
+const AGENT: &str = "agent-secret-0123456789";
+
+fn settings(limits: Limits) -> GatewaySettings {
+    let token = |name: &str, secret: &str, scope| TokenSpec {
+        name: name.into(),
+        secret: Secret::new(secret),
+        scopes: vec![scope],
+    };
+    GatewaySettings {
+        listen: ([127, 0, 0, 1], 0).into(),
+        tokens: vec![
+            token("admin", ADMIN, Scope::Admin),
+            token("agent", AGENT, Scope::Agent),
+        ],
+        limits,
+    }
+}
+
+struct Client {
+    to_server: mpsc::Sender<Inbound>,
+    from_server: mpsc::Receiver<Outbound>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Client {
+    fn spawn(state: &GatewayState, outbound_capacity: usize) -> Self {
+        let (to_server, inbound) = mpsc::channel(16);
+        let (outbound, from_server) = mpsc::channel(outbound_capacity);
+        let sink = Box::pin(sink::unfold(
+            outbound,
+            |tx: mpsc::Sender<Outbound>, item| async move {
+                tx.send(item).await.map(|()| tx).map_err(|_| ())
+            },
+        ));
+        let stream = Box::pin(stream::unfold(
+            inbound,
+            |mut rx: mpsc::Receiver<Inbound>| async move { rx.recv().await.map(|item| (item, rx)) },
+        ));
+        let task = tokio::spawn(run(state.clone(), sink, stream));
+        Self {
+            to_server,
+            from_server,
+            task,
+        }
+    }
+
+    async fn send(&self, frame: Value) {
+        self.to_server
+            .send(Inbound::Text(frame.to_string()))
+            .await
+            .unwrap();
+    }
+
+    async fn recv(&mut self) -> Outbound {
+        tokio::time::timeout(Duration::from_secs(5), self.from_server.recv())
+            .await
+            .expect("no frame within 5 s")
+            .expect("connection ended without a frame")
+    }
+
+    async fn recv_json(&mut self) -> Value {
+        match self.recv().await {
+            Outbound::Text(text) => serde_json::from_str(&text).unwrap(),
+            other => panic!("expected a text frame, got {other:?}"),
+        }
+    }
+
+    async fn connect(&mut self, token: &str) -> Value {
+        self.send(json!({"type":"req","id":"c","method":"connect",
+                         "params":{"token": token, "client":{"name":"test","version":"1"}}}))
+            .await;
+        self.recv_json().await
+    }
+
+    async fn expect_close(&mut self, code: u16, reason_prefix: &str) {
+        match self.recv().await {
+            Outbound::Close { code: got, reason } => {
+                assert_eq!(got, code, "{reason}");
+                assert!(reason.starts_with(reason_prefix), "{reason}");
+            }
+            other => panic!("expected a close, got {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn connects_then_answers_requests_with_their_id() {
+    let state = GatewayState::new(&settings(Limits::default())).unwrap();
+    let mut client = Client::spawn(&state, 16);
+    let connected = client.connect(AGENT).await;
+    assert_eq!(
+        connected,
+        json!({"type":"res","id":"c","ok":true,
+               "payload":{"scopes":["agent"],"server":{"version":env!("CARGO_PKG_VERSION")}}})
+    );
+    client
+        .send(json!({"type":"req","id":"s1","method":"gateway.status"}))
+        .await;
+    let status = client.recv_json().await;
+    assert_eq!(
+        (status["id"].as_str(), status["ok"].as_bool()),
+        (Some("s1"), Some(true))
+    );
+    assert_eq!(status["payload"]["connections"], 1);
+}
+
+#[tokio::test]
+async fn denies_a_request_before_connect_and_closes_with_policy_violation() {
+    let state = GatewayState::new(&settings(Limits::default())).unwrap();
+    let mut client = Client::spawn(&state, 16);
+    client
+        .send(json!({"type":"req","id":"1","method":"gateway.status"}))
+        .await;
+    let refused = client.recv_json().await;
+    assert_eq!(refused["id"], "1");
+    assert_eq!(refused["error"]["code"], "handshake_required");
+    client.expect_close(1008, "handshake_required: ").await;
+    client.task.await.unwrap();
+}
+
+#[tokio::test]
+async fn denies_an_unknown_token_and_closes() {
+    let state = GatewayState::new(&settings(Limits::default())).unwrap();
+    let mut client = Client::spawn(&state, 16);
+    let refused = client.connect("wrong-secret-0123456789").await;
+    assert_eq!(refused["error"]["code"], "unauthorized");
+    client.expect_close(1008, "unauthorized: ").await;
+}
+
+#[tokio::test]
+async fn denies_a_second_connect_but_keeps_the_connection() {
+    let state = GatewayState::new(&settings(Limits::default())).unwrap();
+    let mut client = Client::spawn(&state, 16);
+    client.connect(ADMIN).await;
+    assert_eq!(
+        client.connect(ADMIN).await["error"]["code"],
+        "already_connected"
+    );
+    client
+        .send(json!({"type":"req","id":"2","method":"gateway.tokens"}))
+        .await;
+    assert_eq!(client.recv_json().await["ok"], true);
+}
+
+#[tokio::test]
+async fn closes_when_no_connect_arrives_in_time() {
+    let limits = Limits {
+        handshake_timeout: Duration::from_millis(50),
+        ..Limits::default()
+    };
+    let state = GatewayState::new(&settings(limits)).unwrap();
+    let mut client = Client::spawn(&state, 16);
+    assert_eq!(
+        client.recv_json().await["error"]["code"],
+        "handshake_timeout"
+    );
+    client.expect_close(1008, "handshake_timeout: ").await;
+}
+
+#[tokio::test]
+async fn drops_a_slow_consumer_with_a_reason_and_never_blocks_the_publisher() {
+    let limits = Limits {
+        event_queue: 2,
+        ..Limits::default()
+    };
+    let state = GatewayState::new(&settings(limits)).unwrap();
+    // Room for exactly the connect answer: after it the sink blocks until the test reads.
+    let mut client = Client::spawn(&state, 1);
+    client.connect(ADMIN).await;
+    for i in 0..10 {
+        state
+            .events()
+            .publish("tick", &json!({"i": i}), Access::AnyScope);
+    }
+    let mut seqs = Vec::new();
+    let reason = loop {
+        match client.recv().await {
+            Outbound::Text(text) => {
+                let frame: Value = serde_json::from_str(&text).unwrap();
+                seqs.push(frame["seq"].as_u64().unwrap());
+            }
+            Outbound::Close { code, reason } => {
+                assert_eq!(code, 1008);
+                break reason;
+            }
+        }
+    };
+    assert!(reason.starts_with("slow_consumer: "), "{reason}");
+    assert!(
+        seqs.len() < 10 && seqs.windows(2).all(|w| w[0] < w[1]),
+        "{seqs:?}"
+    );
+    client.task.await.unwrap();
+}
+
+/// A connected agent with one `test.slow` request running: it has started and waits for
+/// `release`.
+async fn connected_with_slow_request(limits: Limits) -> (GatewayState, Client, Arc<Notify>) {
+    let started = Arc::new(Notify::new());
+    let release = Arc::new(Notify::new());
+    let mut registry = Registry::standard();
+    let (on_start, on_release) = (Arc::clone(&started), Arc::clone(&release));
+    registry.register(
+        "test.slow",
+        Access::AnyScope,
+        move |_: Call, _: NoParams| {
+            let (on_start, on_release) = (Arc::clone(&on_start), Arc::clone(&on_release));
+            async move {
+                on_start.notify_one();
+                on_release.notified().await;
+                Ok(json!("done"))
+            }
+        },
+    );
+    let state = GatewayState::with_registry(&settings(limits), registry).unwrap();
+    let mut client = Client::spawn(&state, 16);
+    client.connect(AGENT).await;
+    client
+        .send(json!({"type":"req","id":"slow","method":"test.slow"}))
+        .await;
+    started.notified().await;
+    (state, client, release)
+}
+
+#[tokio::test]
+async fn finishes_in_flight_requests_on_shutdown_then_says_going_away() {
+    let (state, mut client, release) = connected_with_slow_request(Limits::default()).await;
+    state.begin_shutdown();
+    release.notify_one();
+    let finished = client.recv_json().await;
+    assert_eq!(
+        (finished["id"].as_str(), finished["payload"].as_str()),
+        (Some("slow"), Some("done"))
+    );
+    client.expect_close(1001, "shutting_down: ").await;
+    assert!(state.connections_closed(Duration::from_secs(5)).await);
+}
+
+#[tokio::test]
+async fn stops_reading_at_the_in_flight_cap_until_a_request_finishes() {
+    let limits = Limits {
+        max_in_flight: 1,
+        ..Limits::default()
+    };
+    let (_state, mut client, release) = connected_with_slow_request(limits).await;
+    client
+        .send(json!({"type":"req","id":"quick","method":"gateway.status"}))
+        .await;
+    let early = tokio::time::timeout(Duration::from_millis(200), client.from_server.recv()).await;
+    assert!(early.is_err(), "answered past the cap: {early:?}");
+    release.notify_one();
+    assert_eq!(client.recv_json().await["id"], "slow");
+    assert_eq!(client.recv_json().await["id"], "quick");
+}
+
+#[tokio::test]
+async fn answers_a_rate_limited_request_with_its_own_code_and_keeps_the_connection() {
+    let limits = Limits {
+        rate: Some(crate::settings::RateLimit {
+            burst: 2,
+            per_second: 1,
+        }),
+        ..Limits::default()
+    };
+    let state = GatewayState::new(&settings(limits)).unwrap();
+    let mut client = Client::spawn(&state, 16);
+    client.connect(AGENT).await;
+    client
+        .send(json!({"type":"req","id":"1","method":"gateway.status"}))
+        .await;
+    assert_eq!(client.recv_json().await["ok"], true);
+    client
+        .send(json!({"type":"req","id":"2","method":"gateway.status"}))
+        .await;
+    let limited = client.recv_json().await;
+    assert_eq!(
+        (limited["id"].as_str(), limited["error"]["code"].as_str()),
+        (Some("2"), Some("rate_limited"))
+    );
+    assert!(!client.task.is_finished());
+}

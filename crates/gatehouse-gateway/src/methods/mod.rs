@@ -1,0 +1,233 @@
+//! The method registry: one line per method declares its name, the access it requires and its
+//! handler; dispatch checks access and decodes params in one place for both transports.
+//!
+//! Adding a method later is one call, for example
+//! `registry.register("exec.approval.get", Access::Scope(Scope::Approvals), approvals::get);`
+//! with `async fn get(call: Call, params: GetParams) -> Result<GetResult, Error>`.
+
+mod gateway;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::auth::Principal;
+use crate::error::Error;
+use crate::scope::{Access, Scope};
+use crate::state::GatewayState;
+
+/// What a handler gets besides its params: the gateway and the authenticated caller.
+#[derive(Debug, Clone)]
+pub struct Call {
+    /// The gateway the request arrived at.
+    pub state: GatewayState,
+    /// Who sent it; handlers use it for per-caller filtering beyond the method's scope.
+    pub caller: Arc<Principal>,
+}
+
+type MethodFuture = Pin<Box<dyn Future<Output = Result<Value, Error>> + Send>>;
+type Handler = Arc<dyn Fn(Call, Value) -> MethodFuture + Send + Sync>;
+
+struct Method {
+    access: Access,
+    handler: Handler,
+}
+
+/// Every callable method by name.
+#[derive(Default)]
+pub struct Registry {
+    methods: HashMap<&'static str, Method>,
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut names: Vec<_> = self.methods.keys().collect();
+        names.sort_unstable();
+        f.debug_struct("Registry").field("methods", &names).finish()
+    }
+}
+
+/// The method name `connect` is the WebSocket handshake, never a registered method.
+pub(crate) const CONNECT: &str = "connect";
+
+impl Registry {
+    /// The methods the gateway serves today.
+    pub fn standard() -> Self {
+        let mut registry = Self::default();
+        registry
+            .register("gateway.status", Access::AnyScope, gateway::status)
+            .register(
+                "gateway.tokens",
+                Access::Scope(Scope::Admin),
+                gateway::tokens,
+            );
+        registry
+    }
+
+    /// Adds a method. Params are decoded into `P` (absent params read as `{}`) and the result
+    /// encoded from `R`, so handlers deal only in typed values.
+    ///
+    /// # Panics
+    /// If `name` is `connect` or already registered: both are programming errors caught by any test
+    /// that builds the registry.
+    pub fn register<P, R, F, Fut>(
+        &mut self,
+        name: &'static str,
+        access: Access,
+        handler: F,
+    ) -> &mut Self
+    where
+        P: DeserializeOwned + Send + 'static,
+        R: Serialize + 'static,
+        F: Fn(Call, P) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, Error>> + Send + 'static,
+    {
+        assert!(name != CONNECT, "`connect` is the handshake, not a method");
+        let handler = Arc::new(handler);
+        let erased: Handler = Arc::new(move |call: Call, params: Value| {
+            let handler = Arc::clone(&handler);
+            Box::pin(async move {
+                let params = if params.is_null() {
+                    Value::Object(Default::default())
+                } else {
+                    params
+                };
+                let params: P =
+                    serde_json::from_value(params).map_err(|error| Error::InvalidParams {
+                        method: name.to_owned(),
+                        reason: error.to_string(),
+                    })?;
+                let result = handler(call, params).await?;
+                serde_json::to_value(result).map_err(|error| Error::Internal {
+                    reason: format!("cannot encode the result of `{name}`: {error}"),
+                })
+            }) as MethodFuture
+        });
+        let previous = self.methods.insert(
+            name,
+            Method {
+                access,
+                handler: erased,
+            },
+        );
+        assert!(previous.is_none(), "method `{name}` registered twice");
+        self
+    }
+
+    /// The registered spelling of `method`, or `unknown`: the only values used as metric labels.
+    pub(crate) fn metric_label(&self, method: &str) -> &'static str {
+        self.methods
+            .get_key_value(method)
+            .map_or("unknown", |(name, _)| name)
+    }
+
+    /// Runs `method` for `call.caller` after checking that it exists and the caller may use it.
+    pub(crate) fn dispatch(&self, call: Call, method: &str, params: Value) -> MethodFuture {
+        let Some(entry) = self.methods.get(method) else {
+            let error = Error::UnknownMethod {
+                method: method.to_owned(),
+            };
+            return Box::pin(async move { Err(error) });
+        };
+        if !call.caller.allows(entry.access) {
+            let error = Error::Forbidden {
+                method: method.to_owned(),
+                required: entry.access.describe(),
+            };
+            return Box::pin(async move { Err(error) });
+        }
+        (entry.handler)(call, params)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::settings::{GatewaySettings, Limits, Secret, TokenSpec};
+
+    fn call_as(scopes: &[Scope]) -> Call {
+        let settings = GatewaySettings {
+            listen: ([127, 0, 0, 1], 0).into(),
+            tokens: vec![TokenSpec {
+                name: "t".into(),
+                secret: Secret::new("t-secret-0123456789"),
+                scopes: scopes.to_vec(),
+            }],
+            limits: Limits::default(),
+        };
+        let state = GatewayState::new(&settings).unwrap();
+        let caller = state.authenticate("t-secret-0123456789").unwrap();
+        Call { state, caller }
+    }
+
+    async fn run(scopes: &[Scope], method: &str, params: Value) -> Result<Value, Error> {
+        let call = call_as(scopes);
+        let registry = Registry::standard();
+        registry.dispatch(call, method, params).await
+    }
+
+    #[tokio::test]
+    async fn answers_gateway_status_for_any_scope() {
+        for scope in [Scope::Admin, Scope::Approvals, Scope::Agent] {
+            let status = run(&[scope], "gateway.status", Value::Null).await.unwrap();
+            assert_eq!(status["server"]["version"], env!("CARGO_PKG_VERSION"));
+            assert_eq!(status["caller"]["name"], "t");
+        }
+    }
+
+    #[tokio::test]
+    async fn denies_admin_methods_to_other_scopes_with_forbidden() {
+        let error = run(
+            &[Scope::Agent, Scope::Approvals],
+            "gateway.tokens",
+            Value::Null,
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(error.code(), "forbidden");
+        assert_eq!(
+            error.to_string(),
+            "method `gateway.tokens` requires scope `operator.admin`"
+        );
+    }
+
+    #[tokio::test]
+    async fn denies_unknown_methods_and_unknown_params() {
+        assert_eq!(
+            run(&[Scope::Admin], "nope", Value::Null)
+                .await
+                .unwrap_err()
+                .code(),
+            "unknown_method"
+        );
+        let error = run(&[Scope::Admin], "gateway.status", json!({"extra": 1}))
+            .await
+            .unwrap_err();
+        assert_eq!(error.code(), "invalid_params");
+    }
+
+    #[tokio::test]
+    async fn lists_token_names_and_scopes_but_no_secrets() {
+        let tokens = run(&[Scope::Admin], "gateway.tokens", Value::Null)
+            .await
+            .unwrap();
+        assert_eq!(
+            tokens,
+            json!({"tokens": [{"name": "t", "scopes": ["operator.admin"]}]})
+        );
+    }
+
+    #[test]
+    fn labels_only_registered_methods_for_metrics() {
+        let registry = Registry::standard();
+        assert_eq!(registry.metric_label("gateway.status"), "gateway.status");
+        assert_eq!(registry.metric_label("anything else"), "unknown");
+    }
+}

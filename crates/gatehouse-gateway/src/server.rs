@@ -1,0 +1,57 @@
+//! The router and the serve loop with graceful shutdown.
+
+use std::future::Future;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use tokio::net::TcpListener;
+
+use crate::state::GatewayState;
+use crate::{http, ui, ws};
+
+/// Every route the gateway serves; tests mount it on a real listener or call it directly.
+pub fn router(state: GatewayState) -> Router {
+    let body_limit = state.limits().max_body_bytes;
+    Router::new()
+        .route("/ws", get(ws::upgrade))
+        .route(
+            "/rpc",
+            post(http::rpc).layer(DefaultBodyLimit::max(body_limit)),
+        )
+        .route("/healthz", get(http::healthz))
+        .route("/metrics", get(http::metrics))
+        .route("/", get(ui::index))
+        .route("/app.js", get(ui::app_js))
+        .route("/app.css", get(ui::app_css))
+        .with_state(state)
+}
+
+/// Serves until `shutdown` resolves, then stops accepting, lets HTTP requests and WebSocket
+/// in-flight requests finish (WebSockets close with 1001 "going away"), and returns once every
+/// connection is closed or `Limits::shutdown_grace` has passed.
+pub async fn serve<F>(
+    listener: TcpListener,
+    state: GatewayState,
+    shutdown: F,
+) -> std::io::Result<()>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    let on_shutdown = state.clone();
+    axum::serve(listener, router(state.clone()))
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            tracing::info!("Shutting down: no new connections; finishing in-flight requests.");
+            on_shutdown.begin_shutdown();
+        })
+        .await?;
+    // Upgraded WebSockets outlive axum's own graceful shutdown; wait for them here.
+    if !state
+        .connections_closed(state.limits().shutdown_grace)
+        .await
+    {
+        tracing::warn!("Shutdown grace period passed with WebSocket connections still open.");
+    }
+    Ok(())
+}

@@ -1,0 +1,171 @@
+//! The plain inputs the gateway runs on.
+//!
+//! These are deliberately small structs, not config syntax: `gatehouse-config` maps
+//! `gateway.auth.tokens[{name, token | tokenFile | tokenEnv, scopes}]` and the limit keys into them,
+//! and the binary builds the embedded default from them when no config file is given.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use crate::error::Error;
+use crate::scope::Scope;
+
+/// Everything the gateway needs to start.
+#[derive(Debug, Clone)]
+pub struct GatewaySettings {
+    /// Where the binary binds the listener.
+    pub listen: SocketAddr,
+    /// Every token that may connect; at least one is required.
+    pub tokens: Vec<TokenSpec>,
+    /// Size, rate and queue limits.
+    pub limits: Limits,
+}
+
+/// One configured token: its public name (logged, used for rate limits) and its secret.
+#[derive(Debug, Clone)]
+pub struct TokenSpec {
+    /// A unique, loggable name such as `admin` or `agent-main`.
+    pub name: String,
+    /// The bearer secret; at least [`Secret::MIN_LEN`] characters.
+    pub secret: Secret,
+    /// What the token may do; at least one scope.
+    pub scopes: Vec<Scope>,
+}
+
+/// A secret string whose `Debug` never prints it, so settings can be logged safely.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Shorter secrets are refused: they can be guessed online despite rate limits.
+    pub const MIN_LEN: usize = 16;
+
+    /// Wraps a secret read from config, a file or the environment.
+    pub fn new(secret: impl Into<String>) -> Self {
+        Self(secret.into())
+    }
+
+    /// The secret itself, for the few places that must compare or print it to its owner.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(**REDACTED**)")
+    }
+}
+
+/// Limits that keep one client from exhausting the gateway, each answered with its own error code.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Largest WebSocket text frame accepted (`frame_too_large` above it).
+    pub max_frame_bytes: usize,
+    /// Largest `POST /rpc` body accepted (`body_too_large` above it).
+    pub max_body_bytes: usize,
+    /// Per-token request budget; `None` disables rate limiting.
+    pub rate: Option<RateLimit>,
+    /// Events buffered per connection before it is dropped as a slow consumer.
+    pub event_queue: usize,
+    /// Requests one WebSocket may have running at once; further frames wait unread.
+    pub max_in_flight: usize,
+    /// Time a new WebSocket has to send `connect`.
+    pub handshake_timeout: Duration,
+    /// Time open connections get to finish in-flight requests on shutdown.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for Limits {
+    /// Generous enough for thousands of approvals per second from one agent token, small enough
+    /// that a runaway client is cut off within a second.
+    fn default() -> Self {
+        Self {
+            max_frame_bytes: 1024 * 1024,
+            max_body_bytes: 1024 * 1024,
+            rate: Some(RateLimit {
+                burst: 2_000,
+                per_second: 1_000,
+            }),
+            event_queue: 1_024,
+            max_in_flight: 256,
+            handshake_timeout: Duration::from_secs(10),
+            shutdown_grace: Duration::from_secs(10),
+        }
+    }
+}
+
+impl Limits {
+    /// Refuses zero limits, which would lock every client out instead of protecting the gateway;
+    /// rate limiting is switched off with `rate: None`, not with a zero rate.
+    pub(crate) fn validate(&self) -> Result<(), Error> {
+        let zero = [
+            ("max_frame_bytes", self.max_frame_bytes == 0),
+            ("max_body_bytes", self.max_body_bytes == 0),
+            ("event_queue", self.event_queue == 0),
+            ("max_in_flight", self.max_in_flight == 0),
+            ("handshake_timeout", self.handshake_timeout.is_zero()),
+            ("rate.burst", self.rate.is_some_and(|rate| rate.burst == 0)),
+            (
+                "rate.per_second",
+                self.rate.is_some_and(|rate| rate.per_second == 0),
+            ),
+        ];
+        match zero.iter().find(|(_, is_zero)| *is_zero) {
+            Some((name, _)) => Err(Error::InvalidSettings {
+                reason: format!("limit `{name}` must not be zero"),
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A token bucket: `burst` requests at once, refilled at `per_second`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit {
+    /// Bucket size: requests allowed back to back.
+    pub burst: u32,
+    /// Refill rate in requests per second.
+    pub per_second: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_the_default_limits() {
+        Limits::default().validate().unwrap();
+        Limits {
+            rate: None,
+            ..Limits::default()
+        }
+        .validate()
+        .unwrap();
+    }
+
+    #[test]
+    fn refuses_zero_limits_by_name() {
+        let zero_rate = Limits {
+            rate: Some(RateLimit {
+                burst: 10,
+                per_second: 0,
+            }),
+            ..Limits::default()
+        };
+        let error = zero_rate.validate().unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "invalid gateway settings: limit `rate.per_second` must not be zero"
+        );
+        let zero_queue = Limits {
+            event_queue: 0,
+            ..Limits::default()
+        };
+        assert_eq!(
+            zero_queue.validate().unwrap_err().code(),
+            "invalid_settings"
+        );
+    }
+}

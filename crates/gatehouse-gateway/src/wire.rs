@@ -1,0 +1,294 @@
+//! The JSON shapes on the wire, and nothing else.
+//!
+//! Every struct a client sees is declared here and filled by hand from internal types, so a change
+//! elsewhere cannot silently change the protocol. Field names are camelCase; see `docs/protocol.md`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::Error;
+
+/// A WebSocket request: `{"type":"req","id","method","params"}`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RequestFrame {
+    #[serde(rename = "type")]
+    _kind: RequestKind,
+    pub(crate) id: String,
+    pub(crate) method: String,
+    #[serde(default)]
+    pub(crate) params: Value,
+}
+
+#[derive(Debug, Deserialize)]
+enum RequestKind {
+    #[serde(rename = "req")]
+    Req,
+}
+
+impl RequestFrame {
+    /// Parses a text frame; on failure returns the request id too when one can be read, so the
+    /// client can match the error to what it sent.
+    pub(crate) fn parse(text: &str) -> Result<Self, (Option<String>, Error)> {
+        serde_json::from_str(text).map_err(|error| {
+            let id = serde_json::from_str::<Value>(text)
+                .ok()
+                .and_then(|value| value.get("id").and_then(Value::as_str).map(str::to_owned));
+            (
+                id,
+                Error::InvalidRequest {
+                    reason: error.to_string(),
+                },
+            )
+        })
+    }
+}
+
+/// A response frame: `ok` with `payload`, or not `ok` with `error`.
+#[derive(Debug, Serialize)]
+pub(crate) struct ResponseFrame<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    id: Option<&'a str>,
+    ok: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    payload: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<ErrorBody>,
+}
+
+impl<'a> ResponseFrame<'a> {
+    /// Answers request `id` (`null` when the request could not be read far enough to have one).
+    pub(crate) fn new(id: Option<&'a str>, outcome: &'a Result<Value, Error>) -> Self {
+        let (payload, error) = match outcome {
+            Ok(payload) => (Some(payload), None),
+            Err(error) => (None, Some(ErrorBody::from(error))),
+        };
+        Self {
+            kind: "res",
+            id,
+            ok: outcome.is_ok(),
+            payload,
+            error,
+        }
+    }
+
+    /// The frame as JSON text.
+    pub(crate) fn to_text(&self) -> String {
+        to_json(self)
+    }
+}
+
+/// `{"code","message"}`: the code is stable, the message is for people.
+#[derive(Debug, Serialize)]
+pub(crate) struct ErrorBody {
+    code: &'static str,
+    message: String,
+}
+
+impl From<&Error> for ErrorBody {
+    fn from(error: &Error) -> Self {
+        Self {
+            code: error.code(),
+            message: error.to_string(),
+        }
+    }
+}
+
+/// An event frame: `{"type":"event","event","payload","seq"}`.
+#[derive(Debug, Serialize)]
+pub(crate) struct EventFrame<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    event: &'a str,
+    payload: &'a Value,
+    seq: u64,
+}
+
+impl<'a> EventFrame<'a> {
+    pub(crate) fn new(event: &'a str, payload: &'a Value, seq: u64) -> Self {
+        Self {
+            kind: "event",
+            event,
+            payload,
+            seq,
+        }
+    }
+
+    /// The frame as JSON text, built once per event and shared by every subscriber.
+    pub(crate) fn to_text(&self) -> String {
+        to_json(self)
+    }
+}
+
+/// `POST /rpc` body: `{"method","params"}`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HttpRequest {
+    pub(crate) method: String,
+    #[serde(default)]
+    pub(crate) params: Value,
+}
+
+/// `POST /rpc` answer: `{"ok","payload"|"error"}`.
+#[derive(Debug, Serialize)]
+pub(crate) struct HttpResponse<'a> {
+    ok: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    payload: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<ErrorBody>,
+}
+
+impl<'a> HttpResponse<'a> {
+    pub(crate) fn new(outcome: &'a Result<Value, Error>) -> Self {
+        match outcome {
+            Ok(payload) => Self {
+                ok: true,
+                payload: Some(payload),
+                error: None,
+            },
+            Err(error) => Self {
+                ok: false,
+                payload: None,
+                error: Some(ErrorBody::from(error)),
+            },
+        }
+    }
+}
+
+/// `connect` params.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ConnectParams {
+    pub(crate) token: String,
+    pub(crate) client: ClientInfo,
+}
+
+/// Who is connecting; logged, never trusted for authorization.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ClientInfo {
+    pub(crate) name: String,
+    pub(crate) version: String,
+}
+
+/// `connect` result: `{scopes, server:{version}}`.
+#[derive(Debug, Serialize)]
+pub(crate) struct ConnectResult {
+    pub(crate) scopes: Vec<&'static str>,
+    pub(crate) server: ServerInfo,
+}
+
+/// The server's identity, in `connect` and `gateway.status`.
+#[derive(Debug, Serialize)]
+pub(crate) struct ServerInfo {
+    pub(crate) version: &'static str,
+}
+
+impl ServerInfo {
+    pub(crate) fn current() -> Self {
+        Self {
+            version: env!("CARGO_PKG_VERSION"),
+        }
+    }
+}
+
+/// Params of methods that take none; unknown fields are refused like everywhere else.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct NoParams {}
+
+/// `gateway.status` result.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct StatusResult {
+    pub(crate) server: ServerInfo,
+    pub(crate) uptime_ms: u64,
+    pub(crate) connections: usize,
+    pub(crate) caller: CallerInfo,
+}
+
+/// The token a request was authenticated as.
+#[derive(Debug, Serialize)]
+pub(crate) struct CallerInfo {
+    pub(crate) name: String,
+    pub(crate) scopes: Vec<&'static str>,
+}
+
+/// `gateway.tokens` result: names and scopes, never secrets.
+#[derive(Debug, Serialize)]
+pub(crate) struct TokensResult {
+    pub(crate) tokens: Vec<CallerInfo>,
+}
+
+/// `GET /healthz` body.
+#[derive(Debug, Serialize)]
+pub(crate) struct Health {
+    pub(crate) status: &'static str,
+}
+
+/// Serializes a wire struct; these contain only strings, numbers and `Value`s, which cannot fail,
+/// but a failure would still become a well-formed internal error rather than a panic.
+fn to_json<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|error| {
+        format!(
+            r#"{{"type":"res","id":null,"ok":false,"error":{{"code":"internal","message":{}}}}}"#,
+            Value::String(format!("internal error: cannot encode frame: {error}"))
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn parses_a_request_frame_with_and_without_params() {
+        let frame = RequestFrame::parse(r#"{"type":"req","id":"1","method":"m"}"#).unwrap();
+        assert_eq!((frame.id.as_str(), frame.method.as_str()), ("1", "m"));
+        assert_eq!(frame.params, Value::Null);
+        let frame = RequestFrame::parse(r#"{"type":"req","id":"2","method":"m","params":{"a":1}}"#)
+            .unwrap();
+        assert_eq!(frame.params, json!({"a": 1}));
+    }
+
+    #[test]
+    fn denies_frames_of_another_type_or_with_unknown_fields_and_keeps_their_id() {
+        let (id, error) =
+            RequestFrame::parse(r#"{"type":"res","id":"7","method":"m"}"#).unwrap_err();
+        assert_eq!(
+            (id.as_deref(), error.code()),
+            (Some("7"), "invalid_request")
+        );
+        let (id, _) =
+            RequestFrame::parse(r#"{"type":"req","id":"8","method":"m","x":1}"#).unwrap_err();
+        assert_eq!(id.as_deref(), Some("8"));
+        let (id, _) = RequestFrame::parse("not json").unwrap_err();
+        assert_eq!(id, None);
+    }
+
+    #[test]
+    fn encodes_responses_and_events_exactly_as_the_protocol_says() {
+        let ok = Ok(json!({"x": 1}));
+        let text = ResponseFrame::new(Some("1"), &ok).to_text();
+        assert_eq!(
+            serde_json::from_str::<Value>(&text).unwrap(),
+            json!({"type":"res","id":"1","ok":true,"payload":{"x":1}})
+        );
+        let err = Err(Error::Unauthorized);
+        let text = ResponseFrame::new(None, &err).to_text();
+        assert_eq!(
+            serde_json::from_str::<Value>(&text).unwrap(),
+            json!({"type":"res","id":null,"ok":false,
+                   "error":{"code":"unauthorized","message":"missing or unknown token"}})
+        );
+        let text = EventFrame::new("e", &json!({"a": 2}), 9).to_text();
+        assert_eq!(
+            serde_json::from_str::<Value>(&text).unwrap(),
+            json!({"type":"event","event":"e","payload":{"a":2},"seq":9})
+        );
+    }
+}

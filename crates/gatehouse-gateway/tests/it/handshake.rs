@@ -1,0 +1,91 @@
+use gatehouse_gateway::Limits;
+use serde_json::json;
+
+use crate::support::{ADMIN, AGENT, APPROVER, Server};
+
+#[tokio::test]
+async fn connect_answers_the_token_scopes_and_server_version() {
+    let server = Server::start(Limits::default()).await;
+    let mut ws = server.ws().await;
+    assert_eq!(
+        ws.connect(APPROVER).await,
+        json!({"type":"res","id":"r1","ok":true,
+               "payload":{"scopes":["operator.approvals"],"server":{"version":env!("CARGO_PKG_VERSION")}}})
+    );
+    let status = ws.call("gateway.status", json!({})).await;
+    assert_eq!(
+        status["payload"]["caller"],
+        json!({"name":"approver","scopes":["operator.approvals"]})
+    );
+}
+
+#[tokio::test]
+async fn denies_any_request_before_connect_and_closes_the_socket() {
+    let server = Server::start(Limits::default()).await;
+    let mut ws = server.ws().await;
+    let refused = ws.call("gateway.status", json!({})).await;
+    assert_eq!(refused["ok"], false);
+    assert_eq!(refused["error"]["code"], "handshake_required");
+    assert_eq!(
+        refused["error"]["message"],
+        "the first request must be `connect {token, client}`, got `gateway.status`"
+    );
+    ws.expect_close(1008, "handshake_required").await;
+}
+
+#[tokio::test]
+async fn denies_a_malformed_first_frame_and_closes_the_socket() {
+    let server = Server::start(Limits::default()).await;
+    let mut ws = server.ws().await;
+    ws.send_raw("{\"hello\":".into()).await;
+    let refused = ws.json().await;
+    assert_eq!(
+        (refused["id"].clone(), refused["error"]["code"].as_str()),
+        (json!(null), Some("invalid_request"))
+    );
+    ws.expect_close(1008, "invalid_request").await;
+}
+
+#[tokio::test]
+async fn denies_a_wrong_token_and_closes_the_socket() {
+    let server = Server::start(Limits::default()).await;
+    let mut ws = server.ws().await;
+    let refused = ws.connect("not-a-configured-token").await;
+    assert_eq!(refused["error"]["code"], "unauthorized");
+    ws.expect_close(1008, "unauthorized").await;
+}
+
+#[tokio::test]
+async fn denies_connect_without_client_info_as_invalid_params() {
+    let server = Server::start(Limits::default()).await;
+    let mut ws = server.ws().await;
+    let refused = ws.call("connect", json!({"token": ADMIN})).await;
+    assert_eq!(refused["error"]["code"], "invalid_params");
+    ws.expect_close(1008, "invalid_params").await;
+}
+
+#[tokio::test]
+async fn refuses_a_method_outside_the_token_scopes_with_forbidden() {
+    let server = Server::start(Limits::default()).await;
+    for token in [AGENT, APPROVER] {
+        let mut ws = server.ws().await;
+        ws.connect(token).await;
+        let refused = ws.call("gateway.tokens", json!({})).await;
+        assert_eq!(refused["error"]["code"], "forbidden");
+        // A refusal is an answer, not the end of the connection.
+        assert_eq!(ws.call("gateway.status", json!({})).await["ok"], true);
+    }
+    let mut admin = server.ws().await;
+    admin.connect(ADMIN).await;
+    let tokens = admin.call("gateway.tokens", json!({})).await;
+    assert_eq!(tokens["payload"]["tokens"].as_array().unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn answers_unknown_methods_with_their_own_code() {
+    let server = Server::start(Limits::default()).await;
+    let mut ws = server.ws().await;
+    ws.connect(ADMIN).await;
+    let refused = ws.call("exec.approval.list", json!({})).await;
+    assert_eq!(refused["error"]["code"], "unknown_method");
+}

@@ -1,0 +1,183 @@
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use gatehouse_gateway::{
+    GatewaySettings, GatewayState, Limits, Registry, Scope, Secret, TokenSpec,
+};
+use serde_json::{Value, json};
+use tokio::net::TcpStream;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+pub(crate) const ADMIN: &str = "admin-secret-0123456789";
+pub(crate) const APPROVER: &str = "approver-secret-0123456789";
+pub(crate) const AGENT: &str = "agent-secret-0123456789";
+
+pub(crate) struct Server {
+    pub(crate) addr: SocketAddr,
+    pub(crate) state: GatewayState,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: JoinHandle<std::io::Result<()>>,
+}
+
+impl Server {
+    pub(crate) async fn start(limits: Limits) -> Self {
+        Self::start_with(Registry::standard(), limits).await
+    }
+
+    pub(crate) async fn start_with(registry: Registry, limits: Limits) -> Self {
+        let token = |name: &str, secret: &str, scope| TokenSpec {
+            name: name.into(),
+            secret: Secret::new(secret),
+            scopes: vec![scope],
+        };
+        let settings = GatewaySettings {
+            listen: ([127, 0, 0, 1], 0).into(),
+            tokens: vec![
+                token("admin", ADMIN, Scope::Admin),
+                token("approver", APPROVER, Scope::Approvals),
+                token("agent", AGENT, Scope::Agent),
+            ],
+            limits,
+        };
+        let state = GatewayState::with_registry(&settings, registry).unwrap();
+        let listener = tokio::net::TcpListener::bind(settings.listen)
+            .await
+            .unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (shutdown, signal) = oneshot::channel::<()>();
+        let task = tokio::spawn(gatehouse_gateway::serve(
+            listener,
+            state.clone(),
+            async move {
+                let _ = signal.await;
+            },
+        ));
+        Self {
+            addr,
+            state,
+            shutdown: Some(shutdown),
+            task,
+        }
+    }
+
+    pub(crate) fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    pub(crate) async fn ws(&self) -> Ws {
+        let (stream, _) = tokio_tungstenite::connect_async(format!("ws://{}/ws", self.addr))
+            .await
+            .unwrap();
+        Ws { stream, next_id: 0 }
+    }
+
+    pub(crate) async fn rpc(&self, token: Option<&str>, body: Value) -> (u16, Value) {
+        let mut request = reqwest::Client::new().post(self.url("/rpc")).json(&body);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().await.unwrap();
+        (response.status().as_u16(), response.json().await.unwrap())
+    }
+
+    /// Triggers the shutdown signal and waits for `serve` to return.
+    pub(crate) async fn stop(mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        tokio::time::timeout(Duration::from_secs(10), &mut self.task)
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+    }
+}
+
+pub(crate) struct Ws {
+    pub(crate) stream: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    next_id: u64,
+}
+
+/// What a client read: a JSON frame or the close frame's code and reason.
+#[derive(Debug)]
+pub(crate) enum Frame {
+    Json(Value),
+    Close(u16, String),
+}
+
+impl Ws {
+    pub(crate) async fn send(&mut self, frame: Value) {
+        self.send_raw(frame.to_string()).await;
+    }
+
+    pub(crate) async fn send_raw(&mut self, text: String) {
+        self.stream.send(Message::text(text)).await.unwrap();
+    }
+
+    /// Sends a request and returns its id.
+    pub(crate) async fn request(&mut self, method: &str, params: Value) -> String {
+        self.next_id += 1;
+        let id = format!("r{}", self.next_id);
+        self.send(json!({"type":"req","id":id,"method":method,"params":params}))
+            .await;
+        id
+    }
+
+    pub(crate) async fn connect(&mut self, token: &str) -> Value {
+        self.request(
+            "connect",
+            json!({"token": token, "client": {"name": "it", "version": "1"}}),
+        )
+        .await;
+        self.json().await
+    }
+
+    pub(crate) async fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.request(method, params).await;
+        let response = self.json().await;
+        assert_eq!(response["id"], id.as_str(), "{response}");
+        response
+    }
+
+    pub(crate) async fn frame(&mut self) -> Frame {
+        loop {
+            let message = tokio::time::timeout(Duration::from_secs(10), self.stream.next())
+                .await
+                .expect("no frame within 10 s")
+                .expect("stream ended without a close frame")
+                .unwrap();
+            match message {
+                Message::Text(text) => {
+                    return Frame::Json(serde_json::from_str(text.as_str()).unwrap());
+                }
+                Message::Close(Some(close)) => {
+                    return Frame::Close(u16::from(close.code), close.reason.as_str().to_owned());
+                }
+                Message::Close(None) => return Frame::Close(1005, String::new()),
+                _ => continue,
+            }
+        }
+    }
+
+    pub(crate) async fn json(&mut self) -> Value {
+        match self.frame().await {
+            Frame::Json(value) => value,
+            Frame::Close(code, reason) => panic!("closed with {code}: {reason}"),
+        }
+    }
+
+    /// Expects a close frame with `code` whose reason starts with `error_code`.
+    pub(crate) async fn expect_close(&mut self, code: u16, error_code: &str) {
+        match self.frame().await {
+            Frame::Close(got, reason) => {
+                assert_eq!(got, code, "{reason}");
+                assert!(reason.starts_with(&format!("{error_code}: ")), "{reason}");
+            }
+            Frame::Json(value) => panic!("expected a close, got {value}"),
+        }
+    }
+}

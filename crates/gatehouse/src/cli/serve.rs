@@ -1,0 +1,285 @@
+//! `gatehouse serve`: run the gateway.
+//!
+//! Without `--config` the gateway runs on an embedded default: loopback on port 18790, state in
+//! the data directory, and one `operator.admin` token generated on first start into a 0600 file
+//! and reused afterwards. The login URL carrying that token goes to stdout for the operator, never
+//! to the logs.
+
+use std::fs::{self, DirBuilder, OpenOptions};
+use std::io::{ErrorKind, Write as _};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context as _, bail};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use gatehouse_gateway::{GatewaySettings, GatewayState, Limits, Scope, Secret, TokenSpec};
+use rand::RngCore as _;
+
+/// Where the embedded default listens: loopback only, so a fresh install is not reachable from
+/// the network.
+const DEFAULT_LISTEN: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 18790);
+
+/// The admin token's file name inside the data directory.
+const ADMIN_TOKEN_FILE: &str = "admin.token";
+
+/// Flags of `gatehouse serve`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ServeArgs {
+    /// JSON5 config file (not supported yet: arrives with the config loader).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Address to listen on [default: 127.0.0.1:18790].
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<SocketAddr>,
+    /// State directory [default: $XDG_STATE_HOME/gatehouse or ~/.local/state/gatehouse].
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// Log line format on stderr.
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
+}
+
+/// How log lines are written; `json` is for log collectors.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
+/// Runs the gateway until SIGTERM or ctrl-c, then shuts down gracefully.
+pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    if let Some(path) = &args.config {
+        bail!(
+            "--config {}: config files are not supported yet; run without --config for the \
+             embedded default (--listen and --data-dir still apply)",
+            path.display()
+        );
+    }
+    init_logging(args.log_format);
+    let data_dir = match args.data_dir {
+        Some(dir) => dir,
+        None => default_data_dir()?,
+    };
+    DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&data_dir)
+        .with_context(|| format!("cannot create data directory {}", data_dir.display()))?;
+    let admin_token = load_or_create_admin_token(&data_dir.join(ADMIN_TOKEN_FILE))?;
+    let settings = GatewaySettings {
+        listen: args.listen.unwrap_or(DEFAULT_LISTEN),
+        tokens: vec![TokenSpec {
+            name: "admin".into(),
+            secret: admin_token.clone(),
+            scopes: vec![Scope::Admin],
+        }],
+        limits: Limits::default(),
+    };
+    let state = GatewayState::new(&settings)?;
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    runtime.block_on(serve(settings.listen, state, &admin_token, &data_dir))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn serve(
+    listen: SocketAddr,
+    state: GatewayState,
+    admin_token: &Secret,
+    data_dir: &Path,
+) -> anyhow::Result<()> {
+    let shutdown = shutdown_signal()?;
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("cannot listen on {listen}"))?;
+    let addr = listener
+        .local_addr()
+        .context("cannot read the listening address")?;
+    tracing::info!(%addr, data_dir = %data_dir.display(), "Gatehouse listening.");
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "Gatehouse is listening on http://{addr}")?;
+    writeln!(
+        stdout,
+        "Control UI login: http://{}/#token={}",
+        browsable(addr),
+        admin_token.expose()
+    )?;
+    stdout.flush()?;
+    drop(stdout);
+    gatehouse_gateway::serve(listener, state, shutdown)
+        .await
+        .context("the server failed")?;
+    tracing::info!("Gatehouse stopped.");
+    Ok(())
+}
+
+/// Resolves on SIGTERM or ctrl-c; the handlers are installed before this returns, so a signal
+/// that arrives while the listener starts is not lost.
+fn shutdown_signal() -> anyhow::Result<impl Future<Output = ()> + Send + 'static> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
+    let mut interrupt = signal(SignalKind::interrupt()).context("cannot watch SIGINT")?;
+    Ok(async move {
+        tokio::select! {
+            _ = terminate.recv() => tracing::info!("Received SIGTERM."),
+            _ = interrupt.recv() => tracing::info!("Received SIGINT."),
+        }
+    })
+}
+
+/// The address a browser on this host can open: a wildcard listen address is reached via
+/// loopback.
+fn browsable(addr: SocketAddr) -> SocketAddr {
+    match addr.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => {
+            SocketAddr::new(Ipv4Addr::LOCALHOST.into(), addr.port())
+        }
+        IpAddr::V6(ip) if ip.is_unspecified() => {
+            SocketAddr::new(Ipv6Addr::LOCALHOST.into(), addr.port())
+        }
+        _ => addr,
+    }
+}
+
+fn default_data_dir() -> anyhow::Result<PathBuf> {
+    let absolute = |var: &str| {
+        std::env::var_os(var)
+            .map(PathBuf::from)
+            .filter(|path| path.is_absolute())
+    };
+    if let Some(state) = absolute("XDG_STATE_HOME") {
+        return Ok(state.join("gatehouse"));
+    }
+    if let Some(home) = absolute("HOME") {
+        return Ok(home.join(".local/state/gatehouse"));
+    }
+    bail!("cannot find a data directory: neither XDG_STATE_HOME nor HOME is set; pass --data-dir")
+}
+
+/// Reads the admin token, creating it with mode 0600 on first start. A token file others can
+/// read is refused rather than silently fixed: someone may already have copied it.
+fn load_or_create_admin_token(path: &Path) -> anyhow::Result<Secret> {
+    match OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(mut file) => {
+            let mut bytes = [0u8; 32];
+            rand::rng().fill_bytes(&mut bytes);
+            let token = URL_SAFE_NO_PAD.encode(bytes);
+            file.write_all(token.as_bytes())
+                .and_then(|()| file.write_all(b"\n"))
+                .and_then(|()| file.sync_all())
+                .with_context(|| format!("cannot write admin token file {}", path.display()))?;
+            tracing::info!(path = %path.display(), "Generated the admin token.");
+            Ok(Secret::new(token))
+        }
+        Err(error) if error.kind() == ErrorKind::AlreadyExists => read_admin_token(path),
+        Err(error) => {
+            Err(error).with_context(|| format!("cannot create admin token file {}", path.display()))
+        }
+    }
+}
+
+fn read_admin_token(path: &Path) -> anyhow::Result<Secret> {
+    let mode = fs::metadata(path)
+        .with_context(|| format!("cannot read admin token file {}", path.display()))?
+        .permissions()
+        .mode();
+    if mode & 0o077 != 0 {
+        bail!(
+            "admin token file {} is accessible by group or others (mode {:o}); rotate the token \
+             by deleting the file, or run `chmod 600` on it if it was never exposed",
+            path.display(),
+            mode & 0o777
+        );
+    }
+    let token = fs::read_to_string(path)
+        .with_context(|| format!("cannot read admin token file {}", path.display()))?;
+    let token = token.trim();
+    if token.chars().count() < Secret::MIN_LEN {
+        bail!(
+            "admin token file {} holds fewer than {} characters; delete it to generate a new token",
+            path.display(),
+            Secret::MIN_LEN
+        );
+    }
+    Ok(Secret::new(token))
+}
+
+fn init_logging(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generates_a_0600_token_once_and_reuses_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(ADMIN_TOKEN_FILE);
+        let first = load_or_create_admin_token(&path).unwrap();
+        assert_eq!(
+            fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        assert_eq!(first.expose().len(), 43);
+        assert_eq!(load_or_create_admin_token(&path).unwrap(), first);
+    }
+
+    #[test]
+    fn refuses_a_token_file_readable_by_others() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(ADMIN_TOKEN_FILE);
+        load_or_create_admin_token(&path).unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
+        let error = load_or_create_admin_token(&path).unwrap_err().to_string();
+        assert!(
+            error.contains("accessible by group or others (mode 644)"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn refuses_a_short_token_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(ADMIN_TOKEN_FILE);
+        OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .unwrap();
+        let error = load_or_create_admin_token(&path).unwrap_err().to_string();
+        assert!(error.contains("fewer than 16 characters"), "{error}");
+    }
+
+    #[test]
+    fn prints_a_loopback_login_address_for_wildcard_listens() {
+        assert_eq!(
+            browsable("0.0.0.0:1".parse().unwrap()),
+            "127.0.0.1:1".parse().unwrap()
+        );
+        assert_eq!(
+            browsable("[::]:1".parse().unwrap()),
+            "[::1]:1".parse().unwrap()
+        );
+        assert_eq!(
+            browsable("10.0.0.1:1".parse().unwrap()),
+            "10.0.0.1:1".parse().unwrap()
+        );
+    }
+}

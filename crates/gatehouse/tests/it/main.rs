@@ -1,0 +1,4 @@
+//! End-to-end tests of the `gatehouse` binary.
+
+// `gatehouse serve`: the real binary on a free port with a temporary data directory.
+mod serve;
