@@ -23,6 +23,10 @@ use super::record::{AuditEvent, AuditRecord, ChainTip, decode_line, encode_line,
 use super::segments::{self, Segment};
 use super::verify::{Problem, ProblemKind, head_problem};
 
+/// The log's file name inside the data directory, shared by `gatehouse serve` and
+/// `gatehouse audit` so both find the same file.
+pub const LOG_FILE_NAME: &str = "audit.jsonl";
+
 /// Default size at which the active file is rotated: large enough to hold a busy day, small
 /// enough that opening (which re-checks the active file) stays quick.
 pub const DEFAULT_ROTATE_AT_BYTES: u64 = 64 * 1024 * 1024;
