@@ -169,7 +169,7 @@ pub fn verify(path: &Path) -> Result<VerifyReport, AuditError> {
     let head_path = head::head_path(path);
     let head = head::read(&head_path)?;
     let segments = segments::list(path)?;
-    let active = durable_fs::read_if_exists(path)?;
+    let mut active = durable_fs::read_if_exists(path)?;
     if active.is_none() && segments.is_empty() && head == HeadState::Missing {
         return Err(AuditError::io(
             path,
@@ -178,15 +178,7 @@ pub fn verify(path: &Path) -> Result<VerifyReport, AuditError> {
         ));
     }
     let mut files: Vec<PathBuf> = segments.into_iter().map(|s| s.path).collect();
-    let mut contents = Vec::with_capacity(files.len() + 1);
-    for file in &files {
-        contents
-            .push(durable_fs::read_if_exists(file)?.ok_or_else(|| {
-                AuditError::io(file, "read", std::io::ErrorKind::NotFound.into())
-            })?);
-    }
     files.push(path.to_path_buf());
-    contents.push(active.unwrap_or_default());
 
     let mut anchor = match &head {
         HeadState::Anchored(tip) => Some(Anchor::new(tip.clone())),
@@ -200,12 +192,27 @@ pub fn verify(path: &Path) -> Result<VerifyReport, AuditError> {
         problem: None,
     };
     let mut tip = ChainTip::genesis();
-    if let Some(anchor) = anchor.as_mut() {
-        // A head written before the first record anchors the genesis tip.
-        anchor.observe(&tip);
+    // A head written before the first record anchors the genesis tip.
+    if let Some(anchor) = anchor.as_mut()
+        && !anchor.observe(&tip)
+    {
+        report.problem = Some(Problem {
+            file: head_path,
+            line: None,
+            seq: Some(0),
+            kind: ProblemKind::AnchorMismatch,
+        });
+        return Ok(report);
     }
-    for (file, data) in files.iter().zip(&contents) {
-        let walk = chain::walk(file, data, tip, anchor.as_mut());
+    for file in &files {
+        // Rotated files are read one at a time, so memory stays bounded by the rotation size.
+        let data = if file == path {
+            active.take().unwrap_or_default()
+        } else {
+            durable_fs::read_if_exists(file)?
+                .ok_or_else(|| AuditError::io(file, "read", std::io::ErrorKind::NotFound.into()))?
+        };
+        let walk = chain::walk(file, &data, tip, anchor.as_mut());
         report.records += walk.records;
         tip = walk.tip;
         if walk.problem.is_some() {

@@ -81,6 +81,15 @@ fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
+/// Edits a line the way a careful forger would: the record's own `hash` is recomputed.
+fn recompute_with_edit(line: &mut Vec<u8>, from: &str, to: &str) {
+    let text = String::from_utf8(line.clone()).unwrap();
+    let (body, _) = text.rsplit_once(r#","hash":""#).unwrap();
+    let body = body.replace(from, to);
+    let hash = sha256_hex(format!("{body}}}").as_bytes());
+    *line = format!("{body},\"hash\":\"{hash}\"}}\n").into_bytes();
+}
+
 fn mode(path: &Path) -> u32 {
     fs::metadata(path).unwrap().permissions().mode() & 0o777
 }
@@ -130,14 +139,18 @@ fn denies_a_one_byte_edit_in_the_middle_at_the_edited_line() {
 #[test]
 fn denies_an_edit_with_a_recomputed_record_hash_at_the_next_line() {
     let log = Log::with_records(5);
-    log.rewrite(|lines| {
-        let text = String::from_utf8(lines[2].clone()).unwrap();
-        let (body, _) = text.rsplit_once(r#","hash":""#).unwrap();
-        let body = body.replace("echo 3", "echo 7");
-        let hash = sha256_hex(format!("{body}}}").as_bytes());
-        lines[2] = format!("{body},\"hash\":\"{hash}\"}}\n").into_bytes();
-    });
+    log.rewrite(|lines| recompute_with_edit(&mut lines[2], "echo 3", "echo 7"));
     assert_eq!(log.problem(), (Some(4), Some(4), ProblemKind::PrevMismatch));
+}
+
+#[test]
+fn denies_a_rewritten_last_record_through_the_head_anchor() {
+    let log = Log::with_records(5);
+    log.rewrite(|lines| recompute_with_edit(&mut lines[4], "echo 5", "echo 0"));
+    assert_eq!(
+        log.problem(),
+        (Some(5), Some(5), ProblemKind::AnchorMismatch)
+    );
 }
 
 #[test]
