@@ -204,9 +204,11 @@ pub fn verify(path: &Path) -> Result<VerifyReport, AuditError> {
         });
         return Ok(report);
     }
+    let mut rotated_seq = 0;
     for file in &files {
         // Rotated files are read one at a time, so memory stays bounded by the rotation size.
         let data = if file == path {
+            rotated_seq = tip.seq;
             active.take().unwrap_or_default()
         } else {
             durable_fs::read_if_exists(file)?
@@ -231,18 +233,22 @@ pub fn verify(path: &Path) -> Result<VerifyReport, AuditError> {
         })
     );
     if (report.problem.is_none() || torn)
-        && let Some(problem) = head_problem(&head_path, &head, anchor.as_ref(), tip.seq)
+        && let Some(problem) =
+            head_problem(&head_path, &head, anchor.as_ref(), rotated_seq, tip.seq)
     {
         report.problem = Some(problem);
     }
     Ok(report)
 }
 
-/// Problems only the head file reveals, once the chain itself has passed.
+/// Problems only the head file reveals, once the chain itself has passed. `rotated_seq` is the
+/// last seq in rotated files: the writer syncs (moving the head) before it rotates, so a head
+/// older than that is an old copy put back.
 pub(crate) fn head_problem(
     head_path: &Path,
     head: &HeadState,
     anchor: Option<&Anchor>,
+    rotated_seq: u64,
     last_seq: u64,
 ) -> Option<Problem> {
     let kind = match (head, anchor) {
@@ -250,6 +256,11 @@ pub(crate) fn head_problem(
             detail: detail.clone(),
         },
         (HeadState::Missing, _) if last_seq > 0 => ProblemKind::HeadMissing,
+        (HeadState::Anchored(_), Some(anchor)) if anchor.seq() < rotated_seq => {
+            ProblemKind::HeadBehind {
+                anchored_seq: anchor.seq(),
+            }
+        }
         (HeadState::Anchored(_), Some(anchor)) if !anchor.reached() => ProblemKind::TailMissing {
             last_seq,
             anchored_seq: anchor.seq(),

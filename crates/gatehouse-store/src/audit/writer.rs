@@ -139,16 +139,6 @@ impl AuditLog {
             problem: Box::new(problem),
         };
         let mut anchor = match &head {
-            HeadState::Anchored(tip) if tip.seq < start.seq => {
-                return Err(broken(Problem {
-                    file: head_path.clone(),
-                    line: None,
-                    seq: None,
-                    kind: ProblemKind::HeadBehind {
-                        anchored_seq: tip.seq,
-                    },
-                }));
-            }
             HeadState::Anchored(tip) => Some(Anchor::new(tip.clone())),
             HeadState::Missing | HeadState::Malformed(_) => None,
         };
@@ -170,6 +160,7 @@ impl AuditLog {
                 kind: ProblemKind::HeadMissing,
             }));
         }
+        let rotated_seq = start.seq;
         let walk = chain::walk(&path, &data, start, anchor.as_mut());
         let torn_tail = match walk.problem {
             None => None,
@@ -184,7 +175,13 @@ impl AuditLog {
             }),
             Some(problem) => return Err(broken(problem)),
         };
-        if let Some(problem) = head_problem(&head_path, &head, anchor.as_ref(), walk.tip.seq) {
+        if let Some(problem) = head_problem(
+            &head_path,
+            &head,
+            anchor.as_ref(),
+            rotated_seq,
+            walk.tip.seq,
+        ) {
             return Err(broken(problem));
         }
         if torn_tail.is_some() {

@@ -385,6 +385,20 @@ fn continues_the_chain_across_rotation_after_reopening() {
 }
 
 #[test]
+fn denies_a_head_older_than_the_rotated_files() {
+    let log = Log::with_records_and(20, rotating());
+    let oldest = log.verify().files[0].clone();
+    let first_line = fs::read(&oldest).unwrap();
+    let first_line = first_line.split(|&b| b == b'\n').next().unwrap();
+    let stale = format!(r#"{{"seq":1,"lineHash":"{}"}}"#, sha256_hex(first_line));
+    fs::write(log.head(), stale).unwrap();
+    let expected = ProblemKind::HeadBehind { anchored_seq: 1 };
+    assert_eq!(log.problem(), (None, None, expected.clone()));
+    let result = AuditLog::open(&log.path, rotating()).map(|(log, _)| log);
+    assert_eq!(broken_kind(result), expected);
+}
+
+#[test]
 fn denies_a_deleted_rotated_file() {
     let log = Log::with_records_and(20, rotating());
     let files = log.verify().files;
