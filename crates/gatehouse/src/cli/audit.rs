@@ -114,7 +114,7 @@ fn human_verdict(report: &VerifyReport) -> String {
         Some(problem) => {
             let _ = write!(
                 out,
-                "audit log INVALID: {problem}\n{} records verified before it",
+                "audit log INVALID: {problem}\nrecords verified before the problem: {}",
                 report.records
             );
         }
