@@ -445,3 +445,21 @@ fn names_the_problem_in_words_a_person_can_act_on() {
         "{text}"
     );
 }
+
+#[test]
+fn accepts_the_example_in_the_docs() {
+    let docs =
+        fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/audit.md")).unwrap();
+    let blocks: Vec<&str> = docs
+        .split("```json\n")
+        .skip(1)
+        .map(|block| block.split("```").next().unwrap())
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    fs::write(&path, blocks[0]).unwrap();
+    fs::write(path.with_file_name("audit.jsonl.head"), blocks[1]).unwrap();
+    let report = verify(&path).unwrap();
+    assert_eq!((report.problem, report.records), (None, 2));
+    assert_eq!(report.anchored_seq, Some(2));
+}
