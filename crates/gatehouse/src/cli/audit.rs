@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
+use gatehouse_store::StoreError;
 use gatehouse_store::audit::{self, AuditError, LOG_FILE_NAME, Problem, ProblemKind, VerifyReport};
 use serde_json::json;
 
@@ -72,7 +73,9 @@ pub(crate) fn run(command: AuditCommand) -> anyhow::Result<ExitCode> {
 fn verify(path: PathBuf, as_json: bool) -> anyhow::Result<ExitCode> {
     let report = match audit::verify(&path) {
         Ok(report) => report,
-        Err(AuditError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
+        Err(AuditError::Store(StoreError::Io { source, .. }))
+            if source.kind() == io::ErrorKind::NotFound =>
+        {
             anyhow::bail!("no audit log at {}", path.display())
         }
         Err(error) => return Err(error).context("cannot verify the audit log"),
