@@ -105,6 +105,22 @@ fn check(edit: impl FnOnce(&mut Vec<Vec<u8>>)) -> Verdict {
     log.problem()
 }
 
+/// Like [`check`], and asserts that the writer refuses to open the edited log for that reason.
+fn check_refused(edit: impl FnOnce(&mut Vec<Vec<u8>>)) -> Verdict {
+    let log = Log::with_records(5);
+    log.rewrite(edit);
+    let verdict = log.problem();
+    assert_eq!(broken_kind(log.open()), verdict.2);
+    verdict
+}
+
+fn tail_missing(last_seq: u64, anchored_seq: u64) -> ProblemKind {
+    ProblemKind::TailMissing {
+        last_seq,
+        anchored_seq,
+    }
+}
+
 fn seq_mismatch(expected: u64, found: u64) -> ProblemKind {
     ProblemKind::SeqMismatch { expected, found }
 }
@@ -170,27 +186,15 @@ fn denies_a_deleted_middle_line_naming_the_missing_seq() {
 
 #[test]
 fn denies_a_deleted_last_line_through_the_head_anchor() {
-    let log = Log::with_records(5);
-    log.rewrite(|lines| {
-        lines.pop();
-    });
-    let expected = ProblemKind::TailMissing {
-        last_seq: 4,
-        anchored_seq: 5,
-    };
-    assert_eq!(log.problem(), (None, None, expected.clone()));
-    assert_eq!(broken_kind(log.open()), expected);
+    let edit = |lines: &mut Vec<Vec<u8>>| drop(lines.pop());
+    assert_eq!(check_refused(edit), (None, None, tail_missing(4, 5)));
 }
 
 #[test]
 fn denies_a_deleted_log_when_its_head_remains() {
     let log = Log::with_records(3);
     fs::remove_file(&log.path).unwrap();
-    let expected = ProblemKind::TailMissing {
-        last_seq: 0,
-        anchored_seq: 3,
-    };
-    assert_eq!(log.problem(), (None, None, expected));
+    assert_eq!(log.problem(), (None, None, tail_missing(0, 3)));
 }
 
 #[test]
@@ -209,17 +213,11 @@ fn denies_swapped_lines() {
 
 #[test]
 fn denies_a_log_cut_inside_a_synced_record_as_a_removed_tail() {
-    let log = Log::with_records(5);
-    log.rewrite(|lines| {
+    let edit = |lines: &mut Vec<Vec<u8>>| {
         let last = lines.last_mut().unwrap();
         last.truncate(last.len() / 2);
-    });
-    let expected = ProblemKind::TailMissing {
-        last_seq: 4,
-        anchored_seq: 5,
     };
-    assert_eq!(log.problem(), (None, None, expected.clone()));
-    assert_eq!(broken_kind(log.open()), expected);
+    assert_eq!(check_refused(edit), (None, None, tail_missing(4, 5)));
 }
 
 #[test]
@@ -249,12 +247,8 @@ fn reports_then_repairs_a_torn_line_left_by_a_crash() {
 
 #[test]
 fn refuses_to_open_an_edited_log() {
-    let log = Log::with_records(4);
-    log.rewrite(|lines| lines.swap(0, 1));
-    assert!(matches!(
-        broken_kind(log.open()),
-        ProblemKind::SeqMismatch { .. }
-    ));
+    let edit = |lines: &mut Vec<Vec<u8>>| lines.swap(0, 1);
+    assert_eq!(check_refused(edit), (Some(1), Some(2), seq_mismatch(1, 2)));
 }
 
 #[test]
