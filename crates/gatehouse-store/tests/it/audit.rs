@@ -456,3 +456,44 @@ fn accepts_the_example_in_the_docs() {
     assert_eq!((report.problem, report.records), (None, 2));
     assert_eq!(report.anchored_seq, Some(2));
 }
+
+#[test]
+fn anchors_batched_records_when_the_writer_is_dropped() {
+    let options = AuditOptions {
+        sync: SyncPolicy::Batched {
+            max_unsynced: NonZeroU32::new(100).unwrap(),
+        },
+        rotate_at_bytes: None,
+    };
+    let log = Log::with_records(1);
+    let (writer, _) = AuditLog::open(&log.path, options).unwrap();
+    writer.append(2, event(2)).unwrap();
+    assert_eq!(log.verify().anchored_seq, Some(1));
+    drop(writer);
+    assert_eq!(log.verify().anchored_seq, Some(2));
+}
+
+#[test]
+fn lets_a_second_writer_in_only_after_the_first_closes() {
+    let log = Log::with_records(1);
+    let (first, _) = AuditLog::open(&log.path, AuditOptions::default()).unwrap();
+    let (opened_tx, opened_rx) = std::sync::mpsc::channel();
+    let path = log.path.clone();
+    let second = std::thread::spawn(move || {
+        let (second, report) = AuditLog::open(&path, AuditOptions::default()).unwrap();
+        opened_tx.send(report.last_seq).unwrap();
+        second.append(3, event(3)).unwrap()
+    });
+    // Blocked on the lock: the first writer may still append without forking the chain.
+    let waited = opened_rx.recv_timeout(std::time::Duration::from_millis(200));
+    assert!(
+        waited.is_err(),
+        "second writer opened while the first held the log"
+    );
+    assert_eq!(first.append(2, event(2)).unwrap(), 2);
+    drop(first);
+    assert_eq!(opened_rx.recv().unwrap(), 2);
+    assert_eq!(second.join().unwrap(), 3);
+    let report = log.verify();
+    assert_eq!((report.problem, report.records), (None, 3));
+}
