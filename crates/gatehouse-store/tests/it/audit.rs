@@ -497,3 +497,45 @@ fn lets_a_second_writer_in_only_after_the_first_closes() {
     let report = log.verify();
     assert_eq!((report.problem, report.records), (None, 3));
 }
+
+#[test]
+fn stops_appending_after_a_failed_rotation_until_reopened() {
+    let log = Log::with_records(0);
+    let (writer, _) = AuditLog::open(&log.path, rotating()).unwrap();
+    // Directories where the rotated file would go make the rename fail, even for root.
+    for last in 1..=50 {
+        fs::create_dir(log.path.with_file_name(format!("audit.jsonl.1-{last}"))).unwrap();
+    }
+    let mut written = 0;
+    let mut failure = None;
+    for i in 1..=50 {
+        match writer.append(i, event(i)) {
+            Ok(seq) => written = seq,
+            Err(error) => {
+                failure = Some(error);
+                break;
+            }
+        }
+    }
+    let failed = failure.expect("rotation failed within 50 records");
+    let rotate_failed = matches!(
+        failed,
+        AuditError::Store(StoreError::Io { op: "rotate", .. })
+    );
+    assert!(rotate_failed, "{failed:?}");
+    assert!(matches!(
+        writer.append(99, event(99)),
+        Err(AuditError::WriterStopped { .. })
+    ));
+    drop(writer);
+
+    for last in 1..=50 {
+        fs::remove_dir(log.path.with_file_name(format!("audit.jsonl.1-{last}"))).unwrap();
+    }
+    let (writer, report) = AuditLog::open(&log.path, rotating()).unwrap();
+    assert_eq!(report.last_seq, written);
+    writer.append(100, event(100)).unwrap();
+    drop(writer);
+    let report = log.verify();
+    assert_eq!((report.problem, report.records), (None, written + 1));
+}
