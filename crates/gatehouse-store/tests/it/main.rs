@@ -17,3 +17,5 @@ mod conformance;
 mod resolution;
 // Temporary directories and sample approvals shared by the modules.
 mod support;
+// The hash-chained audit log: tamper detection, crash repair, rotation, file modes.
+mod audit;

@@ -1,5 +1,6 @@
 //! Command-line surface: one module per subcommand.
 
+mod audit;
 mod check;
 mod check_json;
 mod config;
@@ -32,6 +33,9 @@ enum Command {
     Version,
     /// Run the gateway: JSON-RPC over WebSocket and HTTP, and the Control UI.
     Serve(serve::ServeArgs),
+    /// Verify or read the hash-chained audit log.
+    #[command(subcommand)]
+    Audit(audit::AuditCommand),
 }
 
 /// Runs the chosen subcommand and returns the process exit status.
@@ -44,5 +48,6 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve(args) => serve::run(args),
+        Command::Audit(command) => audit::run(command),
     }
 }

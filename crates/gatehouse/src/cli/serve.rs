@@ -143,7 +143,7 @@ fn browsable(addr: SocketAddr) -> SocketAddr {
     }
 }
 
-fn default_data_dir() -> anyhow::Result<PathBuf> {
+pub(super) fn default_data_dir() -> anyhow::Result<PathBuf> {
     let absolute = |var: &str| {
         std::env::var_os(var)
             .map(PathBuf::from)

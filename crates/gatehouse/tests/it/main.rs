@@ -3,6 +3,8 @@
 // Helpers outside `#[test]` functions unwrap too: a panic in this binary is a failed assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+// `gatehouse audit verify|tail`: exit codes and output on intact and tampered logs.
+mod audit;
 // `gatehouse check`: exit codes, decision JSON shape, `--jsonl` batches, `--approvals`.
 mod check;
 // tests/conformance/exec-cases.jsonl end to end: config file, approvals file, `check --jsonl`.
