@@ -6,6 +6,7 @@
 //! to resolve executables against `PATH` and to hash files that an approval binds. Every outcome
 //! carries the rule that produced it, and anything the crate does not understand is refused.
 
+pub mod binding;
 pub mod modes;
 
 pub use modes::{ApprovalDecision, Ask, ParseModeError, Security};

@@ -175,7 +175,10 @@ mod tests {
 
     #[test]
     fn stricter_security_wins() {
-        assert_eq!(Security::Full.min_security(Security::Allowlist), Security::Allowlist);
+        assert_eq!(
+            Security::Full.min_security(Security::Allowlist),
+            Security::Allowlist
+        );
         assert_eq!(Security::Deny.min_security(Security::Full), Security::Deny);
     }
 
