@@ -1,0 +1,7 @@
+//! The one integration-test binary of `gatehouse-store`.
+
+// Helpers here are test code too; clippy.toml's test allowance only reaches `#[test]` bodies.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+// decision-cases.jsonl kinds `approvals-file` and `effective-policy`.
+mod conformance;
