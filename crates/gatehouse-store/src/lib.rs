@@ -7,8 +7,11 @@
 //! appears in `Debug` output or in the redacted view given to clients. This crate never reads the
 //! clock: every timestamp is passed in by the caller.
 //!
-//! **Entry points.** [`approvals_file::ExecApprovalsStore`] for the file and
-//! [`approvals_file::parse_str`] for text already in hand.
+//! **Entry points.** [`approvals_file::ExecApprovalsStore`] for the file,
+//! [`approvals_file::parse_str`] for text already in hand, and
+//! [`approvals_db::SqliteApprovalStore`] (behind the [`approvals_db::ApprovalStore`] trait) for
+//! approvals. Pending rows move to a terminal state only by compare-and-swap: the first answer
+//! wins, and an `allow-once` run can be taken exactly once.
 //!
 //! ```
 //! use gatehouse_store::approvals_file::{parse_str, HostFallback, DEFAULT_AGENT_ID};
@@ -21,6 +24,7 @@
 //! # Ok::<(), gatehouse_store::StoreError>(())
 //! ```
 
+pub mod approvals_db;
 pub mod approvals_file;
 mod durable_fs;
 mod error;

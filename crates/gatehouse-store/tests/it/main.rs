@@ -3,5 +3,9 @@
 // Helpers here are test code too; clippy.toml's test allowance only reaches `#[test]` bodies.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+// The approvals database: transitions, CAS outcomes, consumption, lookup, retention.
+mod approvals_db;
 // decision-cases.jsonl kinds `approvals-file` and `effective-policy`.
 mod conformance;
+// Temporary directories and sample approvals shared by the modules.
+mod support;
