@@ -272,36 +272,56 @@ impl Binding {
         self.script.is_some()
     }
 
-    /// The stable text form stored with the approval: `v1` then `name=hex` per field.
+    /// The stable stored form: canonical JSON with a lower-case hex digest per field
+    /// (`{"version":1,"cwd":"…",…,"script":null}`), so a stored approval can name the field
+    /// that differs.
     pub fn encode(&self) -> String {
-        let mut out = String::from("v1");
+        let mut out = String::from("{\"version\":1");
         for (field, digest) in self.fields() {
-            out.push(' ');
+            out.push_str(",\"");
             out.push_str(field.as_str());
-            out.push('=');
+            out.push_str("\":");
             match digest {
-                Some(digest) => push_hex(&mut out, digest),
-                None => out.push('-'),
+                Some(digest) => {
+                    out.push('"');
+                    push_hex(&mut out, digest);
+                    out.push('"');
+                }
+                None => out.push_str("null"),
             }
         }
+        out.push('}');
         out
     }
 
-    /// Parses what [`Binding::encode`] wrote; anything else is refused, never guessed at.
+    /// The sha256 (hex) of [`Binding::encode`]'s output: one value to compare or index.
+    pub fn hash_hex(&self) -> String {
+        let mut out = String::with_capacity(64);
+        push_hex(&mut out, &Sha256::digest(self.encode().as_bytes()).into());
+        out
+    }
+
+    /// Parses exactly what [`Binding::encode`] writes; anything else (other spacing, order or
+    /// version) is refused, never guessed at.
     pub fn decode(text: &str) -> Result<Binding, BindingError> {
-        let mut parts = text.split(' ');
-        if parts.next() != Some("v1") {
-            return Err(malformed("unknown version"));
-        }
+        let mut rest = text
+            .strip_prefix("{\"version\":1")
+            .ok_or(malformed("unknown version"))?;
         let mut next = |field: BindingField| -> Result<Option<Digest>, BindingError> {
-            let part = parts.next().ok_or(malformed("missing field"))?;
-            let value = part
-                .strip_prefix(field.as_str())
-                .and_then(|rest| rest.strip_prefix('='))
+            let after_name = rest
+                .strip_prefix(",\"")
+                .and_then(|r| r.strip_prefix(field.as_str()))
+                .and_then(|r| r.strip_prefix("\":"))
                 .ok_or(malformed("fields out of order"))?;
-            if value == "-" {
+            if let Some(after) = after_name.strip_prefix("null") {
+                rest = after;
                 return Ok(None);
             }
+            let (value, after) = after_name
+                .strip_prefix('"')
+                .and_then(|r| r.split_once('"'))
+                .ok_or(malformed("digest is not a string"))?;
+            rest = after;
             parse_hex(value).map(Some)
         };
         let required = |digest: Option<Digest>| digest.ok_or(malformed("required field absent"));
@@ -314,7 +334,7 @@ impl Binding {
             executable: required(next(BindingField::Executable)?)?,
             script: next(BindingField::Script)?,
         };
-        if parts.next().is_some() {
+        if rest != "}" {
             return Err(malformed("trailing data"));
         }
         Ok(binding)
@@ -630,8 +650,18 @@ mod tests {
             script: None,
             ..sample()
         };
-        assert!(without.encode().ends_with(" script=-"));
+        assert!(without.encode().ends_with(",\"script\":null}"));
         assert_eq!(Binding::decode(&without.encode()).unwrap(), without);
+    }
+
+    #[test]
+    fn hash_covers_every_field() {
+        let without_script = Binding {
+            script: None,
+            ..sample()
+        };
+        assert_eq!(sample().hash_hex().len(), 64);
+        assert_ne!(sample().hash_hex(), without_script.hash_hex());
     }
 
     #[test]
@@ -639,14 +669,18 @@ mod tests {
         let good = sample().encode();
         for bad in [
             String::new(),
-            good.replace("v1", "v2"),
-            good.replace("argv=", "env="),
-            good.replace("cwd=01", "cwd=0g"),
-            good.replace("cwd=0101", "cwd=01"),
-            good.replace("cwd=0101", "cwd=0A01"),
-            good.replace("agentId=04", "agentId=-"),
-            format!("{good} extra"),
-            good.rsplit_once(' ').unwrap().0.to_owned(),
+            good.replace(":1,", ":2,"),
+            good.replace("\"argv\"", "\"env\""),
+            good.replace("\"0101", "\"010g"),
+            good.replace("\"0101", "\"01"),
+            good.replace("\"0101", "\"0A01"),
+            good.replace(
+                "\"0404040404040404040404040404040404040404040404040404040404040404\"",
+                "null",
+            ),
+            good.replace(",", ", "),
+            format!("{good} "),
+            good.rsplit_once(',').unwrap().0.to_owned() + "}",
         ] {
             assert!(
                 matches!(Binding::decode(&bad), Err(BindingError::Malformed { .. })),

@@ -3,5 +3,13 @@
 // Helpers here are test code too; clippy.toml's test allowance only reaches `#[test]` bodies.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+// Allow-once: one run, replays refused.
+mod allow_once;
 // The approval binding over real files, symlinks and scripts.
 mod binding;
+// Timeouts and the grace period on paused time.
+mod expiry;
+// Every state transition through the manager and the store.
+mod lifecycle;
+// Shared fixtures: a manager on a real store in a temp dir.
+mod support;
