@@ -12,8 +12,8 @@ use std::time::Duration;
 use gatehouse_policy::ApprovalDecision;
 use gatehouse_store::StoreError;
 use gatehouse_store::approvals_db::{
-    ApprovalRecord, ApprovalRequest, ApprovalState, ApprovalStore, ConsumeOutcome, ListFilter,
-    NewApproval, Resolution, ResolveOutcome, Retention,
+    ApprovalRecord, ApprovalRequest, ApprovalState, ApprovalStore, ConsumeOutcome,
+    DeliveredMessage, ListFilter, NewApproval, Resolution, ResolveOutcome, Retention,
 };
 use gatehouse_store::approvals_file::{AddedEntry, ExecApprovalsStore, NewAllowlistEntry};
 use tokio::task::AbortHandle;
@@ -376,6 +376,20 @@ impl ApprovalManager {
     ) -> Result<ApprovalRecord, ApprovalError> {
         let id = self.find(key, disclosure).await?;
         self.record(id).await
+    }
+
+    /// Remembers a chat message that shows the approval, so it can be edited when the approval
+    /// settles or is cancelled by a restart (`get` returns the messages with the record).
+    pub async fn record_delivery(
+        &self,
+        id: Uuid,
+        message: DeliveredMessage,
+    ) -> Result<(), ApprovalError> {
+        let key = id.to_string();
+        self.inner
+            .blocking(move |store| store.record_delivery(&key, &message))
+            .await
+            .map_err(|error| not_found_as_unknown(error, id))
     }
 
     /// Stored approvals matching the filter, oldest first.

@@ -7,7 +7,7 @@ use gatehouse_policy::ApprovalDecision;
 use gatehouse_store::approvals_db::{ApprovalState, ResolveOutcome};
 use tokio::time::advance;
 
-use crate::support::{kind_name, next_event, persistable, start, start_with, with_timeout};
+use crate::support::{drain_kinds, next_event, persistable, start, start_with, with_timeout};
 
 #[tokio::test(start_paused = true)]
 async fn expires_after_the_default_thirty_minutes() {
@@ -186,11 +186,8 @@ async fn a_decision_just_before_the_deadline_beats_the_timeout() {
     advance(Duration::from_secs(60)).await;
     let record = h.manager.await_decision(id).await.unwrap();
     assert_eq!(record.state, ApprovalState::Allowed);
-    let kinds: Vec<&str> = std::iter::from_fn(|| h.events.try_recv())
-        .map(|event| kind_name(&event.unwrap()))
-        .collect();
     assert_eq!(
-        kinds,
+        drain_kinds(&mut h.events),
         vec!["requested", "resolved"],
         "no expiry event after the decision"
     );

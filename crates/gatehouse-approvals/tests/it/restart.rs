@@ -2,7 +2,7 @@
 
 use gatehouse_approvals::{ApprovalError, EventKind, IdDisclosure, ManagerConfig};
 use gatehouse_policy::ApprovalDecision;
-use gatehouse_store::approvals_db::ApprovalState;
+use gatehouse_store::approvals_db::{ApprovalState, DeliveredMessage};
 
 use crate::support::{next_event, open, persistable, start};
 
@@ -15,6 +15,17 @@ async fn cancels_pending_approvals_of_an_earlier_run_with_events() {
         .await
         .unwrap()
         .id;
+    let message = DeliveredMessage {
+        channel: "telegram".to_owned(),
+        account_id: None,
+        chat_id: "-100123".to_owned(),
+        message_id: "77".to_owned(),
+        thread_id: Some("42".to_owned()),
+    };
+    h.manager
+        .record_delivery(pending, message.clone())
+        .await
+        .unwrap();
     let decided = h
         .manager
         .create(persistable("make decided"))
@@ -41,7 +52,7 @@ async fn cancels_pending_approvals_of_an_earlier_run_with_events() {
         matches!(event.kind, EventKind::Cancelled { ref reason } if reason == "gateway-restart")
     );
     assert!(
-        events.try_recv().is_none(),
+        events.try_recv().unwrap().is_none(),
         "only the pending approval is cancelled"
     );
 
@@ -49,6 +60,11 @@ async fn cancels_pending_approvals_of_an_earlier_run_with_events() {
     assert_eq!(
         (record.state, record.reason.as_deref()),
         (ApprovalState::Cancelled, Some("gateway-restart"))
+    );
+    assert_eq!(
+        record.messages,
+        vec![message],
+        "the chat message can be updated"
     );
     assert!(matches!(
         manager

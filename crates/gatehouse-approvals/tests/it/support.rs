@@ -82,8 +82,15 @@ pub(crate) fn with_timeout(command: &str, timeout: Duration) -> CreateApproval {
 pub(crate) fn next_event(events: &mut EventSubscription) -> ApprovalEvent {
     events
         .try_recv()
-        .expect("an event is queued")
         .expect("the subscription is alive")
+        .expect("an event is queued")
+}
+
+/// Every event already queued, as variant names.
+pub(crate) fn drain_kinds(events: &mut EventSubscription) -> Vec<&'static str> {
+    std::iter::from_fn(|| events.try_recv().unwrap())
+        .map(|event| kind_name(&event))
+        .collect()
 }
 
 /// The variant name of an event, for compact comparisons.
