@@ -202,6 +202,12 @@ mod tests {
     const B: &str = "3f2a1c00-0000-4000-8000-000000000002";
 
     #[test]
+    fn an_index_slot_stays_small() {
+        // The per-approval memory budget rests on this; see docs/performance.md.
+        assert!(std::mem::size_of::<(Uuid, Entry)>() <= 48);
+    }
+
+    #[test]
     fn finds_a_unique_prefix_in_any_case() {
         let index = index_of(&[A, B]);
         let key = Key::parse("3F2A1B").unwrap();
