@@ -8,8 +8,8 @@ use crate::support::{kind_name, persistable, start_with};
 #[tokio::test]
 async fn sequence_numbers_increase_by_one_across_kinds() {
     let mut h = start_with(ManagerConfig::default()).await;
-    let first = h.manager.create(persistable("make one")).await.unwrap().id;
-    let second = h.manager.create(persistable("make two")).await.unwrap().id;
+    let first = h.create("make one").await;
+    let second = h.create("make two").await;
     h.manager
         .resolve(
             &first.to_string(),

@@ -46,17 +46,8 @@ async fn creates_a_durable_pending_approval_and_announces_it() {
 #[tokio::test]
 async fn pending_to_allowed_by_allow_once() {
     let mut h = start().await;
-    let id = h.manager.create(persistable("make a")).await.unwrap().id;
-    let resolved = h
-        .manager
-        .resolve(
-            &id.to_string(),
-            ApprovalDecision::AllowOnce,
-            "alice",
-            IdDisclosure::Hidden,
-        )
-        .await
-        .unwrap();
+    let id = h.create("make a").await;
+    let resolved = h.decide(id, ApprovalDecision::AllowOnce).await;
     assert!(resolved.outcome.applied());
     let record = h.manager.await_decision(id).await.unwrap();
     assert_eq!(
@@ -75,7 +66,7 @@ async fn pending_to_allowed_by_allow_once() {
 #[tokio::test]
 async fn pending_to_denied() {
     let h = start().await;
-    let id = h.manager.create(persistable("make b")).await.unwrap().id;
+    let id = h.create("make b").await;
     h.manager
         .resolve(
             &id.to_string(),
@@ -99,22 +90,14 @@ async fn pending_to_denied() {
 #[tokio::test]
 async fn pending_to_cancelled_and_answers_after_it_fail() {
     let mut h = start().await;
-    let id = h.manager.create(persistable("make c")).await.unwrap().id;
+    let id = h.create("make c").await;
     let outcome = h.manager.cancel(id, "requester-gone").await.unwrap();
     assert!(outcome.applied());
     assert_eq!(
         h.manager.await_decision(id).await.unwrap().state,
         ApprovalState::Cancelled
     );
-    let late = h
-        .manager
-        .resolve(
-            &id.to_string(),
-            ApprovalDecision::AllowOnce,
-            "alice",
-            IdDisclosure::Hidden,
-        )
-        .await;
+    let late = h.answer(&id.to_string(), ApprovalDecision::AllowOnce).await;
     assert!(
         matches!(late, Err(ApprovalError::Cancelled { reason, .. }) if reason == "requester-gone")
     );
@@ -129,7 +112,7 @@ async fn pending_to_cancelled_and_answers_after_it_fail() {
 #[tokio::test]
 async fn pending_to_expired_without_an_approval_route() {
     let mut h = start().await;
-    let id = h.manager.create(persistable("make d")).await.unwrap().id;
+    let id = h.create("make d").await;
     assert!(h.manager.expire_no_route(id).await.unwrap().applied());
     let record = h.manager.await_decision(id).await.unwrap();
     assert_eq!(
@@ -146,13 +129,7 @@ async fn pending_to_expired_without_an_approval_route() {
 #[tokio::test]
 async fn repeating_the_winning_answer_is_an_idempotent_success() {
     let h = start().await;
-    let key = h
-        .manager
-        .create(persistable("make e"))
-        .await
-        .unwrap()
-        .id
-        .to_string();
+    let key = h.create("make e").await.to_string();
     let decide = |decision| {
         h.manager
             .resolve(&key, decision, "carol", IdDisclosure::Hidden)
@@ -171,23 +148,8 @@ async fn repeating_the_winning_answer_is_an_idempotent_success() {
 #[tokio::test]
 async fn allow_always_adds_the_patterns_to_the_agents_allowlist() {
     let h = start().await;
-    let key = h
-        .manager
-        .create(persistable("make f"))
-        .await
-        .unwrap()
-        .id
-        .to_string();
-    let resolved = h
-        .manager
-        .resolve(
-            &key,
-            ApprovalDecision::AllowAlways,
-            "alice",
-            IdDisclosure::Hidden,
-        )
-        .await
-        .unwrap();
+    let key = h.create("make f").await.to_string();
+    let resolved = h.answer(&key, ApprovalDecision::AllowAlways).await.unwrap();
     assert_eq!(resolved.allowlist.len(), 1);
     assert!(resolved.allowlist[0].added);
     let file = std::fs::read_to_string(h.dir.path().join("exec-approvals.json")).unwrap();
@@ -271,8 +233,8 @@ async fn refuses_an_explicit_id_already_in_use() {
 #[tokio::test]
 async fn lists_pending_approvals_from_the_store() {
     let h = start().await;
-    let first = h.manager.create(persistable("make k")).await.unwrap().id;
-    let second = h.manager.create(persistable("make l")).await.unwrap().id;
+    let first = h.create("make k").await;
+    let second = h.create("make l").await;
     h.manager.cancel(first, "test").await.unwrap();
     let pending = h
         .manager

@@ -4,17 +4,12 @@ use gatehouse_approvals::{ApprovalError, EventKind, IdDisclosure, ManagerConfig}
 use gatehouse_policy::ApprovalDecision;
 use gatehouse_store::approvals_db::{ApprovalState, DeliveredMessage};
 
-use crate::support::{next_event, open, persistable, start};
+use crate::support::{next_event, open, start};
 
 #[tokio::test]
 async fn cancels_pending_approvals_of_an_earlier_run_with_events() {
     let h = start().await;
-    let pending = h
-        .manager
-        .create(persistable("make pending"))
-        .await
-        .unwrap()
-        .id;
+    let pending = h.create("make pending").await;
     let message = DeliveredMessage {
         channel: "telegram".to_owned(),
         account_id: None,
@@ -26,12 +21,7 @@ async fn cancels_pending_approvals_of_an_earlier_run_with_events() {
         .record_delivery(pending, message.clone())
         .await
         .unwrap();
-    let decided = h
-        .manager
-        .create(persistable("make decided"))
-        .await
-        .unwrap()
-        .id;
+    let decided = h.create("make decided").await;
     h.manager
         .resolve(
             &decided.to_string(),
