@@ -8,7 +8,6 @@
 use std::fmt;
 use std::path::Path;
 
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::model::{AgentEntry, AllowlistItem, ExecApprovalsFile, PolicySettings, Setting};
@@ -113,28 +112,23 @@ impl fmt::Display for LoadNote {
     }
 }
 
-/// The on-disk shape: `version` beside the model's fields.
-#[derive(Deserialize)]
-struct OnDisk {
-    #[serde(default)]
-    version: Option<Value>,
-    #[serde(flatten)]
-    file: ExecApprovalsFile,
-}
-
 /// Parses and normalizes file text. `path` only labels errors.
 ///
 /// Fails on invalid JSON or a wrong shape (with line and column) and on any `version` but 1:
 /// OpenClaw would silently start from an empty file there, which a later write would turn into
 /// data loss.
 pub fn parse_str(text: &str, path: &Path) -> Result<Parsed, StoreError> {
-    let on_disk: OnDisk = serde_json::from_str(text).map_err(|err| StoreError::Parse {
-        path: path.to_path_buf(),
-        line: err.line(),
-        column: err.column(),
-        message: err.to_string(),
-    })?;
-    match &on_disk.version {
+    // `version` arrives in `extra`: deserializing the model directly (not flattened into a
+    // wrapper) keeps serde_json's line and column for errors inside `agents`.
+    let mut file: ExecApprovalsFile =
+        serde_json::from_str(text).map_err(|err| StoreError::Parse {
+            path: path.to_path_buf(),
+            line: err.line(),
+            column: err.column(),
+            message: err.to_string(),
+        })?;
+    let version = file.extra.remove("version");
+    match &version {
         Some(Value::Number(n)) if n.as_u64() == Some(1) => {}
         other => {
             return Err(StoreError::UnsupportedVersion {
@@ -145,7 +139,6 @@ pub fn parse_str(text: &str, path: &Path) -> Result<Parsed, StoreError> {
             });
         }
     }
-    let mut file = on_disk.file;
     let mut report = LoadReport::default();
     migrate_legacy_default(&mut file, &mut report);
     normalize_allowlists(&mut file, &mut report);
