@@ -247,3 +247,46 @@ async fn lists_pending_approvals_from_the_store() {
     let ids: Vec<String> = pending.into_iter().map(|r| r.id).collect();
     assert_eq!(ids, vec![second.to_string()]);
 }
+
+#[tokio::test]
+async fn the_row_is_durable_when_create_returns() {
+    use gatehouse_store::approvals_db::{ApprovalStore, SqliteApprovalStore, SqliteOptions};
+    let h = start().await;
+    let id = h.create("make durable").await;
+    // A second connection, as another process would open it, already sees the row.
+    let other = SqliteApprovalStore::open(
+        h.dir.path().join("approvals.sqlite"),
+        SqliteOptions::default(),
+    )
+    .unwrap();
+    let row = other.get(&id.to_string()).unwrap().unwrap();
+    assert_eq!(row.state, ApprovalState::Pending);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiters_are_woken_by_the_decision() {
+    let h = start().await;
+    let id = h.create("make wait").await;
+    let waiters: Vec<_> = (0..4)
+        .map(|_| {
+            let manager = h.manager.clone();
+            tokio::spawn(async move { manager.await_decision(id).await })
+        })
+        .collect();
+    tokio::task::yield_now().await;
+    h.decide(id, ApprovalDecision::Deny).await;
+    for waiter in waiters {
+        let record = waiter.await.unwrap().unwrap();
+        assert_eq!(record.decision, Some(ApprovalDecision::Deny));
+    }
+}
+
+#[tokio::test]
+async fn waiting_on_an_unknown_id_fails_at_once() {
+    let h = start().await;
+    let id = Uuid::new_v4();
+    assert!(matches!(
+        h.manager.await_decision(id).await,
+        Err(ApprovalError::Unknown { .. })
+    ));
+}
