@@ -54,7 +54,7 @@ pub use clock::{Clock, SystemClock, TokioClock};
 pub use error::ApprovalError;
 pub use events::{ApprovalEvent, EventKind, EventSubscription, Offered, SubscriptionEnded};
 pub use manager::{
-    ApprovalManager, CreateApproval, Created, IdDisclosure, ManagerConfig, REASON_NO_ROUTE,
-    REASON_RESTART, REASON_TIMEOUT, Resolved,
+    AllowlistWrite, ApprovalManager, CreateApproval, Created, IdDisclosure, ManagerConfig,
+    REASON_NO_ROUTE, REASON_RESTART, REASON_TIMEOUT, Resolved,
 };
 pub use run_binding::{binding_of, run_binding};

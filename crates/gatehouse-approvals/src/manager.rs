@@ -99,8 +99,20 @@ pub struct Created {
 pub struct Resolved {
     /// Applied, repeated (idempotent success) or rejected (`applied: false`), with the winner.
     pub outcome: ResolveOutcome,
-    /// The entries an applied allow-always added to the agent's allowlist; empty otherwise.
-    pub allowlist: Vec<AddedEntry>,
+    /// What happened to the agent's allowlist.
+    pub allowlist: AllowlistWrite,
+}
+
+/// The allowlist side of a resolve. The decision stands even when the write fails: the run is
+/// allowed once, and the person is told the command will be asked about again next time.
+#[derive(Debug)]
+pub enum AllowlistWrite {
+    /// Not an applied allow-always; the file was not touched.
+    NotRequested,
+    /// The derived patterns are in the agent's allowlist (new or already present).
+    Added(Vec<AddedEntry>),
+    /// Writing `exec-approvals.json` failed; nothing was persisted.
+    Failed(ApprovalError),
 }
 
 /// The approval manager; cheap to clone, all clones share one state.
@@ -285,9 +297,15 @@ impl ApprovalManager {
         let outcome = self.transition(id, resolution).await?;
         let allowlist = match (&outcome, decision, patterns) {
             (ResolveOutcome::Applied(record), ApprovalDecision::AllowAlways, Some(patterns)) => {
-                self.persist_allow_always(record, patterns).await?
+                match self.persist_allow_always(record, patterns).await {
+                    Ok(added) => AllowlistWrite::Added(added),
+                    Err(error) => {
+                        tracing::error!(approval_id = %id, error = %error, "Allow-always patterns were not persisted.");
+                        AllowlistWrite::Failed(error)
+                    }
+                }
             }
-            _ => Vec::new(),
+            _ => AllowlistWrite::NotRequested,
         };
         match outcome.winner().state {
             ApprovalState::Expired | ApprovalState::Cancelled if !outcome.applied() => {

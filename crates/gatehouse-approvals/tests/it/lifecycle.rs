@@ -1,6 +1,6 @@
 //! Every state transition of an approval, through the manager and the real store.
 
-use gatehouse_approvals::{ApprovalError, CreateApproval, EventKind, IdDisclosure};
+use gatehouse_approvals::{AllowlistWrite, ApprovalError, CreateApproval, EventKind, IdDisclosure};
 use gatehouse_policy::{ApprovalDecision, Ask};
 use gatehouse_store::approvals_db::{ApprovalState, ListFilter, ResolveOutcome};
 use uuid::Uuid;
@@ -150,8 +150,14 @@ async fn allow_always_adds_the_patterns_to_the_agents_allowlist() {
     let h = start().await;
     let key = h.create("make f").await.to_string();
     let resolved = h.answer(&key, ApprovalDecision::AllowAlways).await.unwrap();
-    assert_eq!(resolved.allowlist.len(), 1);
-    assert!(resolved.allowlist[0].added);
+    let AllowlistWrite::Added(added) = resolved.allowlist else {
+        panic!(
+            "expected the patterns to be added, got {:?}",
+            resolved.allowlist
+        );
+    };
+    assert_eq!(added.len(), 1);
+    assert!(added[0].added);
     let file = std::fs::read_to_string(h.dir.path().join("exec-approvals.json")).unwrap();
     let json: serde_json::Value = serde_json::from_str(&file).unwrap();
     let entry = &json["agents"]["main"]["allowlist"][0];
@@ -289,4 +295,17 @@ async fn waiting_on_an_unknown_id_fails_at_once() {
         h.manager.await_decision(id).await,
         Err(ApprovalError::Unknown { .. })
     ));
+}
+
+#[tokio::test]
+async fn a_failed_allowlist_write_leaves_the_decision_standing() {
+    let h = start().await;
+    // A directory where the file should be: every write fails.
+    std::fs::create_dir(h.dir.path().join("exec-approvals.json")).unwrap();
+    let id = h.create("make stubborn").await;
+    let resolved = h.decide(id, ApprovalDecision::AllowAlways).await;
+    assert!(resolved.outcome.applied());
+    assert!(matches!(resolved.allowlist, AllowlistWrite::Failed(_)));
+    let record = h.manager.await_decision(id).await.unwrap();
+    assert_eq!(record.decision, Some(ApprovalDecision::AllowAlways));
 }
