@@ -229,33 +229,16 @@ impl ApprovalManager {
         if !inner.index.insert_new(id, entry) {
             return Err(ApprovalError::IdInUse { id });
         }
-        let request = Arc::new(create.request);
-        let new = NewApproval {
-            id: id.to_string(),
-            request: ApprovalRequest::clone(&request),
-            created_at_ms,
-            expires_at_ms,
-        };
-        let stored = inner.blocking(move |store| store.insert(&new)).await;
-        if let Err(error) = stored {
-            inner.index.remove(&id);
-            return Err(match error {
-                ApprovalError::Store(StoreError::DuplicateId { .. }) => {
-                    ApprovalError::IdInUse { id }
-                }
-                other => other,
-            });
-        }
-        inner.deadlines.push(expires_at_ms, id, Due::Expire);
-        inner.events.emit(
-            id,
-            EventKind::Requested {
-                request,
-                offered,
-                created_at_ms,
-                expires_at_ms,
-            },
-        );
+        // The rest runs as its own task, so a caller that stops waiting cannot leave an entry
+        // in memory without its row, timer or event.
+        let inner = Arc::clone(&self.inner);
+        let request = create.request;
+        tokio::spawn(async move {
+            inner
+                .register(id, request, offered, created_at_ms, expires_at_ms)
+                .await
+        })
+        .await??;
         Ok(Created {
             id,
             created_at_ms,
@@ -294,19 +277,22 @@ impl ApprovalManager {
             decision,
             resolved_by: Some(resolved_by.to_owned()),
         };
-        let outcome = self.transition(id, resolution).await?;
-        let allowlist = match (&outcome, decision, patterns) {
-            (ResolveOutcome::Applied(record), ApprovalDecision::AllowAlways, Some(patterns)) => {
-                match self.persist_allow_always(record, patterns).await {
-                    Ok(added) => AllowlistWrite::Added(added),
-                    Err(error) => {
-                        tracing::error!(approval_id = %id, error = %error, "Allow-always patterns were not persisted.");
-                        AllowlistWrite::Failed(error)
-                    }
-                }
-            }
-            _ => AllowlistWrite::NotRequested,
-        };
+        // One task for the swap and the allowlist write, so a caller that stops waiting cannot
+        // leave an applied allow-always without its patterns.
+        let inner = Arc::clone(&self.inner);
+        let (outcome, allowlist) = tokio::spawn(async move {
+            let outcome = inner.transition(id, resolution).await?;
+            let allowlist = match (&outcome, decision, patterns) {
+                (
+                    ResolveOutcome::Applied(record),
+                    ApprovalDecision::AllowAlways,
+                    Some(patterns),
+                ) => inner.persist_allow_always(record, patterns).await,
+                _ => AllowlistWrite::NotRequested,
+            };
+            Ok::<_, ApprovalError>((outcome, allowlist))
+        })
+        .await??;
         match outcome.winner().state {
             ApprovalState::Expired | ApprovalState::Cancelled if !outcome.applied() => {
                 Err(terminal_error(id, outcome.winner()))
@@ -476,27 +462,34 @@ impl ApprovalManager {
 
     /// Applies a resolution through the store's compare-and-swap; the call that wins updates
     /// memory, wakes waiters, schedules eviction and emits the event.
+    /// Runs as its own task, so a caller that stops waiting after the store applied the change
+    /// cannot leave memory, waiters and events behind the store.
     async fn transition(
         &self,
         id: Uuid,
         resolution: Resolution,
     ) -> Result<ResolveOutcome, ApprovalError> {
-        self.inner.transition(id, resolution).await
+        let inner = Arc::clone(&self.inner);
+        tokio::spawn(async move { inner.transition(id, resolution).await }).await?
     }
+}
 
+impl Inner {
+    /// Adds the derived patterns to the agent's allowlist. A failure is reported, not raised:
+    /// the decision it follows is already recorded.
     async fn persist_allow_always(
         &self,
         record: &ApprovalRecord,
         patterns: Box<[String]>,
-    ) -> Result<Vec<AddedEntry>, ApprovalError> {
+    ) -> AllowlistWrite {
         let agent_id = record
             .request
             .agent_id
             .clone()
             .unwrap_or_else(|| gatehouse_store::approvals_file::DEFAULT_AGENT_ID.to_owned());
-        let allowlists = Arc::clone(&self.inner.allowlists);
-        let now_ms = self.inner.clock.now_ms();
-        let added = tokio::task::spawn_blocking(move || {
+        let allowlists = Arc::clone(&self.allowlists);
+        let now_ms = self.clock.now_ms();
+        let written = tokio::task::spawn_blocking(move || {
             patterns
                 .iter()
                 .map(|pattern| {
@@ -512,12 +505,58 @@ impl ApprovalManager {
                 })
                 .collect::<Result<Vec<_>, StoreError>>()
         })
-        .await??;
-        Ok(added)
+        .await;
+        match written {
+            Ok(Ok(added)) => AllowlistWrite::Added(added),
+            Ok(Err(error)) => self.allowlist_failed(record, error.into()),
+            Err(error) => self.allowlist_failed(record, error.into()),
+        }
     }
-}
 
-impl Inner {
+    fn allowlist_failed(&self, record: &ApprovalRecord, error: ApprovalError) -> AllowlistWrite {
+        tracing::error!(approval_id = %record.id, error = %error, "Allow-always patterns were not persisted.");
+        AllowlistWrite::Failed(error)
+    }
+
+    /// Stores a pending approval whose entry is already in memory, then arms its timer and
+    /// announces it; on failure the entry is removed again.
+    async fn register(
+        &self,
+        id: Uuid,
+        request: ApprovalRequest,
+        offered: Offered,
+        created_at_ms: u64,
+        expires_at_ms: u64,
+    ) -> Result<(), ApprovalError> {
+        let request = Arc::new(request);
+        let new = NewApproval {
+            id: id.to_string(),
+            request: ApprovalRequest::clone(&request),
+            created_at_ms,
+            expires_at_ms,
+        };
+        if let Err(error) = self.blocking(move |store| store.insert(&new)).await {
+            self.index.remove(&id);
+            return Err(match error {
+                ApprovalError::Store(StoreError::DuplicateId { .. }) => {
+                    ApprovalError::IdInUse { id }
+                }
+                other => other,
+            });
+        }
+        self.deadlines.push(expires_at_ms, id, Due::Expire);
+        self.events.emit(
+            id,
+            EventKind::Requested {
+                request,
+                offered,
+                created_at_ms,
+                expires_at_ms,
+            },
+        );
+        Ok(())
+    }
+
     /// Runs a synchronous store call off the async threads.
     async fn blocking<T: Send + 'static>(
         &self,
@@ -557,14 +596,20 @@ impl Inner {
                 }
             };
             self.index.settle(&id, status);
-            self.deadlines.push(
-                now.saturating_add(millis(self.config.grace)),
-                id,
-                Due::Evict,
-            );
+            self.evict_after_grace(id, now);
             self.events.emit(id, event);
+        } else if let Some(status) = settled_status(outcome.winner())
+            && self.index.settle(&id, status)
+        {
+            // Another manager on the same database settled it: follow without an event of ours.
+            self.evict_after_grace(id, now);
         }
         Ok(outcome)
+    }
+
+    fn evict_after_grace(&self, id: Uuid, now_ms: u64) {
+        let at_ms = now_ms.saturating_add(millis(self.config.grace));
+        self.deadlines.push(at_ms, id, Due::Evict);
     }
 
     async fn on_due(&self, id: Uuid, due: Due) {
@@ -616,6 +661,21 @@ async fn run_timer(inner: Weak<Inner>, deadlines: Arc<Deadlines>, clock: Arc<dyn
 fn allow_always_offered(create: &CreateApproval) -> bool {
     create.request.ask != Some(gatehouse_policy::Ask::Always)
         && !create.allow_always_patterns.is_empty()
+}
+
+/// The in-memory status matching a settled record; `None` while it is pending.
+fn settled_status(record: &ApprovalRecord) -> Option<Status> {
+    match (record.state, record.decision) {
+        (ApprovalState::Pending, _) => None,
+        (ApprovalState::Allowed | ApprovalState::Denied, Some(decision)) => {
+            Some(Status::Decided(decision))
+        }
+        (ApprovalState::Expired, _) => Some(Status::Expired),
+        // A decided row without a decision violates the schema; treat it as withdrawn.
+        (ApprovalState::Allowed | ApprovalState::Denied | ApprovalState::Cancelled, _) => {
+            Some(Status::Cancelled)
+        }
+    }
 }
 
 fn terminal_error(id: Uuid, record: &ApprovalRecord) -> ApprovalError {
