@@ -49,6 +49,7 @@ mod events;
 mod index;
 mod manager;
 mod run_binding;
+mod state;
 
 pub use clock::{Clock, SystemClock, TokioClock};
 pub use error::ApprovalError;

@@ -1,29 +1,25 @@
-//! The approval manager: creates, resolves, expires and cancels approvals, with the store as the
-//! single arbiter of every state change.
+//! The approval manager's public face: create, resolve, expire, cancel, wait, consume, look up.
 //!
-//! Every transition is a compare-and-swap in the store; the in-memory index only follows the
-//! store's winner, and only the call whose swap applied updates memory, wakes waiters and emits
-//! the event. So two resolvers racing, or a resolver racing the timeout, produce exactly one
-//! outcome and one event.
+//! The store is the single arbiter of every state change (see `state.rs`); this module checks
+//! what callers ask for, finds the approval they name and hands the change to the shared state.
 
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
 use gatehouse_policy::ApprovalDecision;
-use gatehouse_store::StoreError;
 use gatehouse_store::approvals_db::{
     ApprovalRecord, ApprovalRequest, ApprovalState, ApprovalStore, ConsumeOutcome,
-    DeliveredMessage, ListFilter, NewApproval, Resolution, ResolveOutcome, Retention,
+    DeliveredMessage, ListFilter, Resolution, ResolveOutcome, Retention,
 };
-use gatehouse_store::approvals_file::{AddedEntry, ExecApprovalsStore, NewAllowlistEntry};
-use tokio::task::AbortHandle;
+use gatehouse_store::approvals_file::{AddedEntry, ExecApprovalsStore};
 use uuid::Uuid;
 
 use crate::clock::{Clock, millis};
-use crate::deadlines::{Deadlines, Due};
+use crate::deadlines::Deadlines;
 use crate::error::ApprovalError;
 use crate::events::{EventBus, EventKind, EventSubscription, Offered};
 use crate::index::{Entry, Index, Key, Status};
+use crate::state::{Inner, not_found_as_unknown, run_timer};
 
 /// Reason recorded when a pending approval times out.
 pub const REASON_TIMEOUT: &str = "timeout";
@@ -31,8 +27,6 @@ pub const REASON_TIMEOUT: &str = "timeout";
 pub const REASON_NO_ROUTE: &str = "no-approval-route";
 /// Reason recorded for approvals left pending by an earlier run of the gateway.
 pub const REASON_RESTART: &str = "gateway-restart";
-/// The `source` written on allowlist entries added by an allow-always decision.
-const ALLOW_ALWAYS_SOURCE: &str = "allow-always";
 
 /// Tunables; the defaults are the documented ones.
 #[derive(Debug, Clone)]
@@ -119,25 +113,6 @@ pub enum AllowlistWrite {
 #[derive(Clone)]
 pub struct ApprovalManager {
     inner: Arc<Inner>,
-}
-
-struct Inner {
-    store: Arc<dyn ApprovalStore>,
-    allowlists: Arc<ExecApprovalsStore>,
-    clock: Arc<dyn Clock>,
-    config: ManagerConfig,
-    index: Index,
-    deadlines: Arc<Deadlines>,
-    events: EventBus,
-    timer: std::sync::OnceLock<AbortHandle>,
-}
-
-impl Drop for Inner {
-    fn drop(&mut self) {
-        if let Some(timer) = self.timer.get() {
-            timer.abort();
-        }
-    }
 }
 
 impl std::fmt::Debug for ApprovalManager {
@@ -474,208 +449,11 @@ impl ApprovalManager {
     }
 }
 
-impl Inner {
-    /// Adds the derived patterns to the agent's allowlist. A failure is reported, not raised:
-    /// the decision it follows is already recorded.
-    async fn persist_allow_always(
-        &self,
-        record: &ApprovalRecord,
-        patterns: Box<[String]>,
-    ) -> AllowlistWrite {
-        let agent_id = record
-            .request
-            .agent_id
-            .clone()
-            .unwrap_or_else(|| gatehouse_store::approvals_file::DEFAULT_AGENT_ID.to_owned());
-        let allowlists = Arc::clone(&self.allowlists);
-        let now_ms = self.clock.now_ms();
-        let written = tokio::task::spawn_blocking(move || {
-            patterns
-                .iter()
-                .map(|pattern| {
-                    allowlists.add_allowlist_entry(
-                        &agent_id,
-                        NewAllowlistEntry {
-                            pattern,
-                            arg_pattern: None,
-                            source: Some(ALLOW_ALWAYS_SOURCE),
-                            now_ms,
-                        },
-                    )
-                })
-                .collect::<Result<Vec<_>, StoreError>>()
-        })
-        .await;
-        match written {
-            Ok(Ok(added)) => AllowlistWrite::Added(added),
-            Ok(Err(error)) => self.allowlist_failed(record, error.into()),
-            Err(error) => self.allowlist_failed(record, error.into()),
-        }
-    }
-
-    fn allowlist_failed(&self, record: &ApprovalRecord, error: ApprovalError) -> AllowlistWrite {
-        tracing::error!(approval_id = %record.id, error = %error, "Allow-always patterns were not persisted.");
-        AllowlistWrite::Failed(error)
-    }
-
-    /// Stores a pending approval whose entry is already in memory, then arms its timer and
-    /// announces it; on failure the entry is removed again.
-    async fn register(
-        &self,
-        id: Uuid,
-        request: ApprovalRequest,
-        offered: Offered,
-        created_at_ms: u64,
-        expires_at_ms: u64,
-    ) -> Result<(), ApprovalError> {
-        let request = Arc::new(request);
-        let new = NewApproval {
-            id: id.to_string(),
-            request: ApprovalRequest::clone(&request),
-            created_at_ms,
-            expires_at_ms,
-        };
-        if let Err(error) = self.blocking(move |store| store.insert(&new)).await {
-            self.index.remove(&id);
-            return Err(match error {
-                ApprovalError::Store(StoreError::DuplicateId { .. }) => {
-                    ApprovalError::IdInUse { id }
-                }
-                other => other,
-            });
-        }
-        self.deadlines.push(expires_at_ms, id, Due::Expire);
-        self.events.emit(
-            id,
-            EventKind::Requested {
-                request,
-                offered,
-                created_at_ms,
-                expires_at_ms,
-            },
-        );
-        Ok(())
-    }
-
-    /// Runs a synchronous store call off the async threads.
-    async fn blocking<T: Send + 'static>(
-        &self,
-        call: impl FnOnce(&dyn ApprovalStore) -> Result<T, StoreError> + Send + 'static,
-    ) -> Result<T, ApprovalError> {
-        let store = Arc::clone(&self.store);
-        Ok(tokio::task::spawn_blocking(move || call(store.as_ref())).await??)
-    }
-
-    async fn transition(
-        &self,
-        id: Uuid,
-        resolution: Resolution,
-    ) -> Result<ResolveOutcome, ApprovalError> {
-        let now = self.clock.now_ms();
-        let key = id.to_string();
-        let stored = resolution.clone();
-        let outcome = self
-            .blocking(move |store| store.resolve(&key, &stored, now))
-            .await
-            .map_err(|error| not_found_as_unknown(error, id))?;
-        if let ResolveOutcome::Applied(_) = &outcome {
-            let (status, event) = match resolution {
-                Resolution::Decided {
-                    decision,
-                    resolved_by,
-                } => (
-                    Status::Decided(decision),
-                    EventKind::Resolved {
-                        decision,
-                        resolved_by: resolved_by.unwrap_or_default(),
-                    },
-                ),
-                Resolution::Expired { reason } => (Status::Expired, EventKind::Expired { reason }),
-                Resolution::Cancelled { reason } => {
-                    (Status::Cancelled, EventKind::Cancelled { reason })
-                }
-            };
-            self.index.settle(&id, status);
-            self.evict_after_grace(id, now);
-            self.events.emit(id, event);
-        } else if let Some(status) = settled_status(outcome.winner())
-            && self.index.settle(&id, status)
-        {
-            // Another manager on the same database settled it: follow without an event of ours.
-            self.evict_after_grace(id, now);
-        }
-        Ok(outcome)
-    }
-
-    fn evict_after_grace(&self, id: Uuid, now_ms: u64) {
-        let at_ms = now_ms.saturating_add(millis(self.config.grace));
-        self.deadlines.push(at_ms, id, Due::Evict);
-    }
-
-    async fn on_due(&self, id: Uuid, due: Due) {
-        match due {
-            Due::Evict => self.index.remove(&id),
-            Due::Expire if self.index.status(&id) == Some(Status::Pending) => {
-                let timeout = Resolution::Expired {
-                    reason: REASON_TIMEOUT.to_owned(),
-                };
-                if let Err(error) = self.transition(id, timeout).await {
-                    // The approval stays pending in memory; the next start cancels it.
-                    tracing::error!(approval_id = %id, error = %error, "Approval expiry failed.");
-                }
-            }
-            Due::Expire => {}
-        }
-    }
-}
-
-/// Sleeps until the earliest deadline (or an earlier one is pushed) and handles what is due.
-/// Holds the manager only weakly, so dropping the last manager ends it.
-async fn run_timer(inner: Weak<Inner>, deadlines: Arc<Deadlines>, clock: Arc<dyn Clock>) {
-    loop {
-        let (due, next) = deadlines.take_due(clock.now_ms());
-        if !due.is_empty() {
-            let Some(manager) = inner.upgrade() else {
-                return;
-            };
-            for (id, kind) in due {
-                manager.on_due(id, kind).await;
-            }
-            continue;
-        }
-        match next {
-            Some(at_ms) => {
-                let wait = Duration::from_millis(at_ms.saturating_sub(clock.now_ms()));
-                tokio::select! {
-                    () = tokio::time::sleep(wait) => {}
-                    () = deadlines.earlier_pushed() => {}
-                }
-            }
-            None => deadlines.earlier_pushed().await,
-        }
-    }
-}
-
 /// Allow-always is offered only when it can be persisted and would change something: the
 /// effective ask is not `always` (which asks every time regardless) and patterns exist.
 fn allow_always_offered(create: &CreateApproval) -> bool {
     create.request.ask != Some(gatehouse_policy::Ask::Always)
         && !create.allow_always_patterns.is_empty()
-}
-
-/// The in-memory status matching a settled record; `None` while it is pending.
-fn settled_status(record: &ApprovalRecord) -> Option<Status> {
-    match (record.state, record.decision) {
-        (ApprovalState::Pending, _) => None,
-        (ApprovalState::Allowed | ApprovalState::Denied, Some(decision)) => {
-            Some(Status::Decided(decision))
-        }
-        (ApprovalState::Expired, _) => Some(Status::Expired),
-        // A decided row without a decision violates the schema; treat it as withdrawn.
-        (ApprovalState::Allowed | ApprovalState::Denied | ApprovalState::Cancelled, _) => {
-            Some(Status::Cancelled)
-        }
-    }
 }
 
 fn terminal_error(id: Uuid, record: &ApprovalRecord) -> ApprovalError {
@@ -685,13 +463,6 @@ fn terminal_error(id: Uuid, record: &ApprovalRecord) -> ApprovalError {
         (ApprovalState::Cancelled, _) => ApprovalError::Cancelled { id, reason },
         (_, Some(decision)) => ApprovalError::AlreadyResolved { id, decision },
         (_, None) => ApprovalError::Unknown { id },
-    }
-}
-
-fn not_found_as_unknown(error: ApprovalError, id: Uuid) -> ApprovalError {
-    match error {
-        ApprovalError::Store(StoreError::NotFound { .. }) => ApprovalError::Unknown { id },
-        other => other,
     }
 }
 
