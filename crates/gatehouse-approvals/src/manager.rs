@@ -18,7 +18,7 @@ use crate::clock::{Clock, millis};
 use crate::deadlines::Deadlines;
 use crate::error::ApprovalError;
 use crate::events::{EventBus, EventKind, EventSubscription, Offered};
-use crate::index::{Entry, Index, Key, Status};
+use crate::index::{AllowAlwaysPlan, Entry, Index, Key, Status};
 use crate::state::{Inner, not_found_as_unknown, run_timer};
 
 /// Reason recorded when a pending approval times out.
@@ -70,8 +70,9 @@ pub struct CreateApproval {
     pub request: ApprovalRequest,
     /// How long to wait, overriding the default.
     pub timeout: Option<Duration>,
-    /// The allowlist patterns an allow-always decision would add. Empty means the command
-    /// cannot be persisted, so allow-always is not offered.
+    /// The allowlist patterns an allow-always decision would add to `request.agent_id`'s
+    /// allowlist. Empty (or no agent id) means the command cannot be persisted, so
+    /// allow-always is not offered.
     pub allow_always_patterns: Vec<String>,
 }
 
@@ -188,17 +189,16 @@ impl ApprovalManager {
             }
             None => Uuid::new_v4(),
         };
+        let plan = allow_always_plan(&create);
         let offered = Offered {
-            allow_always: allow_always_offered(&create),
+            allow_always: plan.is_some(),
         };
         let created_at_ms = inner.clock.now_ms();
         let timeout = create.timeout.unwrap_or(inner.config.default_timeout);
         let expires_at_ms = created_at_ms.saturating_add(millis(timeout));
         let entry = Entry {
             status: Status::Pending,
-            allow_always: offered
-                .allow_always
-                .then(|| create.allow_always_patterns.clone().into_boxed_slice()),
+            allow_always: plan.map(Box::new),
             waiters: None,
         };
         if !inner.index.insert_new(id, entry) {
@@ -234,7 +234,7 @@ impl ApprovalManager {
     ) -> Result<Resolved, ApprovalError> {
         let inner = &self.inner;
         let id = self.find(key, disclosure).await?;
-        let patterns = match inner.index.get(&id) {
+        let plan = match inner.index.get(&id) {
             Some(entry) if entry.status == Status::Pending => {
                 let offered = Offered {
                     allow_always: entry.allow_always.is_some(),
@@ -257,12 +257,10 @@ impl ApprovalManager {
         let inner = Arc::clone(&self.inner);
         let (outcome, allowlist) = tokio::spawn(async move {
             let outcome = inner.transition(id, resolution).await?;
-            let allowlist = match (&outcome, decision, patterns) {
-                (
-                    ResolveOutcome::Applied(record),
-                    ApprovalDecision::AllowAlways,
-                    Some(patterns),
-                ) => inner.persist_allow_always(record, patterns).await,
+            let allowlist = match (&outcome, decision, plan) {
+                (ResolveOutcome::Applied(record), ApprovalDecision::AllowAlways, Some(plan)) => {
+                    inner.persist_allow_always(record, *plan).await
+                }
                 _ => AllowlistWrite::NotRequested,
             };
             Ok::<_, ApprovalError>((outcome, allowlist))
@@ -450,10 +448,18 @@ impl ApprovalManager {
 }
 
 /// Allow-always is offered only when it can be persisted and would change something: the
-/// effective ask is not `always` (which asks every time regardless) and patterns exist.
-fn allow_always_offered(create: &CreateApproval) -> bool {
-    create.request.ask != Some(gatehouse_policy::Ask::Always)
-        && !create.allow_always_patterns.is_empty()
+/// effective ask is not `always` (which asks every time regardless), patterns exist, and the
+/// request names the agent whose allowlist they belong in.
+fn allow_always_plan(create: &CreateApproval) -> Option<AllowAlwaysPlan> {
+    let request = &create.request;
+    if request.ask == Some(gatehouse_policy::Ask::Always) || create.allow_always_patterns.is_empty()
+    {
+        return None;
+    }
+    Some(AllowAlwaysPlan {
+        agent_id: request.agent_id.clone()?,
+        patterns: create.allow_always_patterns.clone(),
+    })
 }
 
 fn terminal_error(id: Uuid, record: &ApprovalRecord) -> ApprovalError {

@@ -20,7 +20,7 @@ use crate::clock::{Clock, millis};
 use crate::deadlines::{Deadlines, Due};
 use crate::error::ApprovalError;
 use crate::events::{EventBus, EventKind, Offered};
-use crate::index::{Index, Status};
+use crate::index::{AllowAlwaysPlan, Index, Status};
 use crate::manager::{AllowlistWrite, ManagerConfig, REASON_TIMEOUT};
 
 /// The `source` written on allowlist entries added by an allow-always decision.
@@ -52,13 +52,9 @@ impl Inner {
     pub(crate) async fn persist_allow_always(
         &self,
         record: &ApprovalRecord,
-        patterns: Box<[String]>,
+        plan: AllowAlwaysPlan,
     ) -> AllowlistWrite {
-        let agent_id = record
-            .request
-            .agent_id
-            .clone()
-            .unwrap_or_else(|| gatehouse_store::approvals_file::DEFAULT_AGENT_ID.to_owned());
+        let AllowAlwaysPlan { agent_id, patterns } = plan;
         let allowlists = Arc::clone(&self.allowlists);
         let now_ms = self.clock.now_ms();
         let written = tokio::task::spawn_blocking(move || {

@@ -166,7 +166,7 @@ async fn allow_always_adds_the_patterns_to_the_agents_allowlist() {
 }
 
 #[tokio::test]
-async fn allow_always_is_not_offered_when_ask_is_always_or_nothing_can_persist() {
+async fn allow_always_is_not_offered_when_ask_is_always_or_it_cannot_persist() {
     let h = start().await;
     let mut always = persistable("make g");
     always.request.ask = Some(Ask::Always);
@@ -174,7 +174,9 @@ async fn allow_always_is_not_offered_when_ask_is_always_or_nothing_can_persist()
         allow_always_patterns: Vec::new(),
         ..persistable("make h")
     };
-    for create in [always, no_patterns] {
+    let mut no_agent = persistable("make agentless");
+    no_agent.request.agent_id = None;
+    for create in [always, no_patterns, no_agent] {
         let created = h.manager.create(create).await.unwrap();
         assert!(!created.offered.allow_always);
         let refused = h
