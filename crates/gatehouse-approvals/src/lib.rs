@@ -13,7 +13,8 @@
 //! The manager never reads the system clock directly: time comes from a [`Clock`].
 //!
 //! **Entry point.** [`ApprovalManager::start`]; then `create`, `resolve`, `await_decision` and
-//! `consume_allow_once`.
+//! `consume_allow_once`. [`run_binding`] and [`binding_of`] carry the policy core's approval
+//! binding to and from the store.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
