@@ -23,6 +23,9 @@ use crate::events::{EventBus, EventKind, Offered};
 use crate::index::{AllowAlwaysPlan, Index, Status};
 use crate::manager::{AllowlistWrite, ManagerConfig, REASON_TIMEOUT};
 
+/// How long to wait before retrying an expiry the store refused.
+const EXPIRY_RETRY_MS: u64 = 1_000;
+
 /// The `source` written on allowlist entries added by an allow-always decision.
 const ALLOW_ALWAYS_SOURCE: &str = "allow-always";
 
@@ -188,8 +191,11 @@ impl Inner {
                     reason: REASON_TIMEOUT.to_owned(),
                 };
                 if let Err(error) = self.transition(id, timeout).await {
-                    // The approval stays pending in memory; the next start cancels it.
+                    // Still pending (and still not runnable): try again rather than leave
+                    // waiters hanging until the next start cancels it.
                     tracing::error!(approval_id = %id, error = %error, "Approval expiry failed.");
+                    let retry_at = self.clock.now_ms().saturating_add(EXPIRY_RETRY_MS);
+                    self.deadlines.push(retry_at, id, Due::Expire);
                 }
             }
             Due::Expire => {}
