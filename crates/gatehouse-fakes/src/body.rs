@@ -18,7 +18,8 @@ pub(crate) enum BodyError {
     Unsupported(String),
 }
 
-/// Parses query string and body into one object; body fields win over query fields.
+/// Parses query string and body into one object (body fields win over query fields); a
+/// JSON array body without query fields is returned as it is.
 pub(crate) fn parse(
     headers: &HeaderMap,
     query: Option<&str>,
@@ -37,10 +38,12 @@ pub(crate) fn parse(
         if content_type.starts_with("application/json") || content_type.is_empty() {
             let value: Value =
                 serde_json::from_slice(bytes).map_err(|e| BodyError::BadJson(e.to_string()))?;
-            let Value::Object(object) = value else {
-                return Err(BodyError::NotAnObject);
-            };
-            fields.extend(object);
+            match value {
+                Value::Object(object) => fields.extend(object),
+                // A bare array (Discord's bulk command overwrite) is the whole body.
+                Value::Array(_) if fields.is_empty() => return Ok(value),
+                _ => return Err(BodyError::NotAnObject),
+            }
         } else if content_type.starts_with("application/x-www-form-urlencoded") {
             merge_form(&mut fields, bytes)?;
         } else if content_type.starts_with("multipart/form-data") {
@@ -186,8 +189,12 @@ mod tests {
     #[test]
     fn refuses_json_that_is_not_an_object() {
         assert_eq!(
-            parse(&headers("application/json"), None, b"[1]"),
+            parse(&headers("application/json"), Some("a=1"), b"[1]"),
             Err(BodyError::NotAnObject)
+        );
+        assert_eq!(
+            parse(&headers("application/json"), None, b"[1]"),
+            Ok(serde_json::json!([1]))
         );
         assert!(matches!(
             parse(&headers("application/json"), None, b"{"),

@@ -28,6 +28,7 @@ mod error;
 mod faults;
 mod server;
 
+pub mod discord;
 pub mod telegram;
 
 pub use calls::Call;

@@ -57,10 +57,6 @@ impl Shutdown {
 
 /// What a platform needs to know to build its router.
 #[derive(Clone, Debug)]
-#[expect(
-    dead_code,
-    reason = "the WebSocket fakes (Discord, Slack) read these next"
-)]
 pub(crate) struct Bound {
     /// The real bound address.
     pub(crate) addr: SocketAddr,

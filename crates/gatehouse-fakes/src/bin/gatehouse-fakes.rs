@@ -16,6 +16,9 @@ struct Args {
     /// Serve the fake Telegram Bot API on this address, e.g. 127.0.0.1:8081.
     #[arg(long, value_name = "ADDR")]
     telegram: Option<SocketAddr>,
+    /// Serve the fake Discord REST API and gateway on this address.
+    #[arg(long, value_name = "ADDR")]
+    discord: Option<SocketAddr>,
 }
 
 #[tokio::main]
@@ -27,15 +30,22 @@ async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let mut running: Vec<FakeHandle> = Vec::new();
     if let Some(addr) = args.telegram {
-        let fake = gatehouse_fakes::telegram::spawn(addr)
-            .await
-            .with_context(|| format!("starting the Telegram fake on {addr}"))?;
-        println!("telegram {}", fake.base_url);
-        running.push(fake);
+        running.push(started(
+            "telegram",
+            addr,
+            gatehouse_fakes::telegram::spawn(addr).await,
+        )?);
+    }
+    if let Some(addr) = args.discord {
+        running.push(started(
+            "discord",
+            addr,
+            gatehouse_fakes::discord::spawn(addr).await,
+        )?);
     }
     anyhow::ensure!(
         !running.is_empty(),
-        "nothing to serve: give at least one of --telegram"
+        "nothing to serve: give at least one of --telegram, --discord"
     );
     tokio::signal::ctrl_c()
         .await
@@ -44,4 +54,15 @@ async fn main() -> anyhow::Result<()> {
         fake.shutdown().await;
     }
     Ok(())
+}
+
+/// Prints `<platform> <base url>` for harnesses, or says which fake failed to start.
+fn started(
+    platform: &str,
+    addr: SocketAddr,
+    spawned: Result<FakeHandle, gatehouse_fakes::FakeError>,
+) -> anyhow::Result<FakeHandle> {
+    let fake = spawned.with_context(|| format!("starting the {platform} fake on {addr}"))?;
+    println!("{platform} {}", fake.base_url);
+    Ok(fake)
 }

@@ -54,6 +54,9 @@ pub(super) async fn method(
         }
     };
     tg.calls.record(logged, path, body.clone());
+    if !body.is_object() {
+        return TgError::bad_request(describe(BodyError::NotAnObject)).into_response();
+    }
     let Some(bot_id) = bot_id else {
         return TgError::unauthorized().into_response();
     };
