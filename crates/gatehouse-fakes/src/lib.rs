@@ -29,6 +29,7 @@ mod faults;
 mod server;
 
 pub mod discord;
+pub mod slack;
 pub mod telegram;
 
 pub use calls::Call;

@@ -5,6 +5,8 @@
 
 // Discord fake against serenity: gateway, interactions, RESUME, 429, validation.
 mod discord;
+// Slack fake against slack-morphism: Socket Mode, reconnects, 429, signed HTTP delivery.
+mod slack;
 // Helpers shared by the platform tests: control-endpoint calls and waiting on the call log.
 mod support;
 // Telegram fake against teloxide: buttons, callbacks, edits, 429, webhook, 403 DMs.
