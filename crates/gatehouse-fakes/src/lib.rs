@@ -27,6 +27,7 @@ mod control;
 mod error;
 mod faults;
 mod server;
+mod ws;
 
 pub mod discord;
 pub mod slack;

@@ -14,11 +14,13 @@ use serde_json::{Value, json};
 
 use super::interactions::Delivered;
 use super::messages::{bot_user, user_json};
-use super::sessions::{Dispatched, Outbound};
+use super::sessions::Dispatched;
 use super::{APP_ID, BOT_ID, DcState, Discord};
+use crate::body::fill_defaults;
 use crate::clock::{iso8601, now_ms};
 use crate::control::parse_control;
 use crate::error::FakeError;
+use crate::ws::Outbound;
 
 const INJECT: &str = "/_fake/inject";
 
@@ -116,7 +118,7 @@ fn hydrate_message(state: &mut DcState, d: &mut Value) -> Result<(), FakeError> 
         "tts": false, "mention_everyone": false, "mentions": mentions, "mention_roles": [],
         "attachments": [], "embeds": [], "pinned": false, "type": 0, "components": [],
     });
-    fill(d, defaults);
+    fill_defaults(d, defaults);
     d["author"] = author.clone();
     if let Some(guild) = state.channels.guild_of(channel_id) {
         d["guild_id"] = json!(guild.to_string());
@@ -194,7 +196,7 @@ fn hydrate_interaction(state: &mut DcState, d: &mut Value) -> Result<(), FakeErr
         "authorizing_integration_owners": {}, "context": if guild.is_some() { 0 } else { 1 },
         "attachment_size_limit": 8_388_608,
     });
-    fill(d, defaults);
+    fill_defaults(d, defaults);
     match guild {
         Some(guild) => {
             d["guild_id"] = json!(guild.to_string());
@@ -214,15 +216,6 @@ fn hydrate_interaction(state: &mut DcState, d: &mut Value) -> Result<(), FakeErr
         message_id,
     });
     Ok(())
-}
-
-/// Adds the default fields a test left out.
-fn fill(target: &mut Value, defaults: Value) {
-    if let (Some(fields), Value::Object(defaults)) = (target.as_object_mut(), defaults) {
-        for (key, value) in defaults {
-            fields.entry(key).or_insert(value);
-        }
-    }
 }
 
 /// How to drop the gateway connection.
@@ -270,7 +263,11 @@ pub(super) async fn disconnect(
             if how.abrupt {
                 Outbound::Drop
             } else {
-                Outbound::Close(how.code, "fake disconnect")
+                Outbound::Close {
+                    notice: None,
+                    code: how.code,
+                    reason: "fake disconnect",
+                }
             }
         },
         how.invalidate_session,

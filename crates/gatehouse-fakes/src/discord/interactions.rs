@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::messages::{Channels, Snowflakes, validate};
-use super::reply::{DcError, Reply};
+use super::reply::{DcError, Reply, snowflake};
 use super::{APP_ID, DcState};
 
 /// Discord drops an interaction that is not acknowledged within 3 seconds.
@@ -103,10 +103,6 @@ fn interaction_extra() -> Option<Value> {
     Some(json!({"webhook_id": APP_ID.to_string(), "application_id": APP_ID.to_string()}))
 }
 
-fn parse_id(text: &str, code: u32, what: &str) -> Result<u64, DcError> {
-    text.parse().map_err(|_| DcError::unknown(code, what))
-}
-
 impl DcState {
     /// `POST /interactions/{id}/{token}/callback`.
     pub(crate) fn respond(
@@ -121,7 +117,7 @@ impl DcState {
             interactions,
             ..
         } = self;
-        let id = parse_id(id, 10062, "interaction")?;
+        let id = snowflake(id, 10062, "interaction")?;
         let pending = interactions
             .by_id
             .get_mut(&id)
@@ -223,7 +219,7 @@ impl DcState {
                 _ => return Err(DcError::unknown(10008, "Message")),
             }
         } else {
-            let id = parse_id(target, 10008, "Message")?;
+            let id = snowflake(target, 10008, "Message")?;
             if !pending.followups.contains(&id) {
                 return Err(DcError::unknown(10008, "Message"));
             }

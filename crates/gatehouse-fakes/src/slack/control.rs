@@ -14,6 +14,7 @@ use tokio::time::Instant;
 
 use super::delivery::{self, Signature};
 use super::{APP_ID, SlState, Slack, TEAM_ID};
+use crate::body::fill_defaults;
 use crate::clock::now_secs;
 use crate::control::parse_control;
 use crate::error::FakeError;
@@ -114,14 +115,6 @@ pub(super) async fn inject(
     ))
 }
 
-fn fill(target: &mut Value, defaults: Value) {
-    if let (Some(fields), Value::Object(defaults)) = (target.as_object_mut(), defaults) {
-        for (key, value) in defaults {
-            fields.entry(key).or_insert(value);
-        }
-    }
-}
-
 fn hydrate_interactive(
     state: &mut SlState,
     base: &str,
@@ -134,7 +127,7 @@ fn hydrate_interactive(
         .to_owned();
     state.next_trigger += 1;
     let n = state.next_trigger;
-    fill(
+    fill_defaults(
         payload,
         json!({
             "team": {"id": TEAM_ID, "domain": "gatehouse-fake"}, "api_app_id": APP_ID,
@@ -180,7 +173,7 @@ fn hydrate_command(state: &mut SlState, base: &str, payload: &mut Value) -> Resu
     }
     state.next_trigger += 1;
     let n = state.next_trigger;
-    fill(
+    fill_defaults(
         payload,
         json!({
             "token": "fake-verification-token", "team_id": TEAM_ID, "team_domain": "gatehouse-fake",

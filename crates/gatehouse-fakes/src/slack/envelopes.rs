@@ -7,17 +7,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::APP_ID;
-
-/// What a Socket Mode connection task is told to do.
-#[derive(Debug)]
-pub(crate) enum Outbound {
-    /// Send this frame.
-    Frame(Value),
-    /// Send Slack's `disconnect` message, then close.
-    Disconnect(String),
-    /// End without a close frame.
-    Drop,
-}
+use crate::ws::Outbound;
 
 #[derive(Debug)]
 struct Envelope {
@@ -165,10 +155,16 @@ impl SocketMode {
     pub(crate) fn disconnect(&mut self, reason: &str, abrupt: bool) -> usize {
         let connections = std::mem::take(&mut self.connections);
         for (conn, tx) in &connections {
+            let notice = json!({"type": "disconnect", "reason": reason,
+                "debug_info": {"host": "gatehouse-fake"}});
             let _ = tx.send(if abrupt {
                 Outbound::Drop
             } else {
-                Outbound::Disconnect(reason.to_owned())
+                Outbound::Close {
+                    notice: Some(notice),
+                    code: 1000,
+                    reason: "",
+                }
             });
             self.detach(*conn);
         }

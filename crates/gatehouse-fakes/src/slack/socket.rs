@@ -4,16 +4,16 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::{WebSocket, WebSocketUpgrade};
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::sync::mpsc::unbounded_channel;
 
 use super::Slack;
-use super::envelopes::{BadAck, Outbound};
+use super::envelopes::BadAck;
+use crate::ws;
 
 /// Upgrades `/link?ticket=…`; a ticket works once, like Slack's.
 pub(super) async fn connect(
@@ -43,38 +43,10 @@ pub(super) async fn connect(
 }
 
 async fn run(socket: WebSocket, slack: Arc<Slack>) {
-    let (mut sink, mut stream) = socket.split();
-    let (tx, mut rx) = unbounded_channel();
+    let (tx, rx) = unbounded_channel();
     let conn = slack.lock().socket.attach(tx);
-    let mut shutdown = slack.shutdown.clone();
-    loop {
-        tokio::select! {
-            () = shutdown.wait() => {
-                let _ = sink.send(Message::Close(Some(CloseFrame { code: 1001, reason: "fake stopping".into() }))).await;
-                break;
-            }
-            outbound = rx.recv() => match outbound {
-                Some(Outbound::Frame(frame)) => {
-                    if sink.send(Message::Text(frame.to_string().into())).await.is_err() {
-                        break;
-                    }
-                }
-                Some(Outbound::Disconnect(reason)) => {
-                    let notice = json!({"type": "disconnect", "reason": reason,
-                        "debug_info": {"host": "gatehouse-fake"}});
-                    let _ = sink.send(Message::Text(notice.to_string().into())).await;
-                    let _ = sink.send(Message::Close(Some(CloseFrame { code: 1000, reason: "".into() }))).await;
-                    break;
-                }
-                Some(Outbound::Drop) | None => break,
-            },
-            incoming = stream.next() => match incoming {
-                Some(Ok(Message::Text(text))) => receive(&slack, text.as_str()),
-                Some(Ok(Message::Close(_)) | Err(_)) | None => break,
-                Some(Ok(_)) => {}
-            },
-        }
-    }
+    let shutdown = slack.shutdown.clone();
+    ws::pump(socket, rx, shutdown, |text| receive(&slack, text)).await;
     slack.lock().socket.detach(conn);
 }
 
