@@ -101,6 +101,23 @@ async fn on_interaction(
     Ok(())
 }
 
+async fn on_push(
+    event: SlackPushEventCallback,
+    _client: Arc<SlackHyperClient>,
+    state: SlackClientEventsUserState,
+) -> UserCallbackResult<()> {
+    if let SlackEventCallbackBody::Message(message) = event.event {
+        let text = message.content.and_then(|c| c.text).unwrap_or_default();
+        let probe = state.read().await;
+        probe
+            .get_user_state::<Probe>()
+            .unwrap()
+            .0
+            .send(format!("message {text}"))?;
+    }
+    Ok(())
+}
+
 async fn on_command(
     event: SlackCommandEvent,
     _client: Arc<SlackHyperClient>,
@@ -124,7 +141,8 @@ async fn socket_mode(
     );
     let callbacks = SlackSocketModeListenerCallbacks::new()
         .with_interaction_events(on_interaction)
-        .with_command_events(on_command);
+        .with_command_events(on_command)
+        .with_push_events(on_push);
     let config = SlackClientSocketModeConfig::new().with_max_connections_count(1);
     let listener = SlackClientSocketModeListener::new(&config, env, callbacks);
     listener

@@ -314,3 +314,37 @@ async fn answers_unknown_methods_and_bad_tokens_like_telegram() {
     let logged: Vec<_> = fake.calls().into_iter().map(|c| c.method).collect();
     assert_eq!(logged, ["fooBar", "getMe", "sendMessage"]);
 }
+
+#[tokio::test]
+async fn ends_an_older_long_poll_when_a_newer_one_starts() {
+    let (fake, _bot) = fake_and_bot().await;
+    let url = format!("{}/bot1:x/getUpdates", fake.base_url);
+    let http = reqwest::Client::new();
+    let older = tokio::spawn({
+        let (http, url) = (http.clone(), url.clone());
+        async move {
+            http.post(url)
+                .json(&json!({"timeout": 5}))
+                .send()
+                .await
+                .unwrap()
+        }
+    });
+    wait_for_calls(&fake, "getUpdates", 1).await;
+    let newer = http
+        .post(&url)
+        .json(&json!({"timeout": 0}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(newer.status(), 200);
+    let older = older.await.unwrap();
+    assert_eq!(older.status(), 409);
+    let body: Value = older.json().await.unwrap();
+    assert!(
+        body["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("Conflict: terminated by other getUpdates")
+    );
+}
