@@ -13,13 +13,10 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::delivery::{self, Signature};
-use super::{APP_ID, SlState, Slack, TEAM_ID};
-use crate::body::fill_defaults;
-use crate::clock::now_secs;
+use super::inbound::{INJECT, hydrate_command, hydrate_event, hydrate_interactive};
+use super::{APP_ID, Slack, TEAM_ID};
 use crate::control::parse_control;
 use crate::error::FakeError;
-
-const INJECT: &str = "/_fake/inject";
 
 /// How an injected envelope reaches the app.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
@@ -113,110 +110,6 @@ pub(super) async fn inject(
     Ok(Json(
         json!({"ok": true, "mode": "http", "result": answer, "payload": payload}),
     ))
-}
-
-fn hydrate_interactive(
-    state: &mut SlState,
-    base: &str,
-    payload: &mut Value,
-) -> Result<(), FakeError> {
-    let user = payload
-        .pointer("/user/id")
-        .and_then(Value::as_str)
-        .ok_or_else(|| FakeError::control(INJECT, "payload.user.id is required"))?
-        .to_owned();
-    state.next_trigger += 1;
-    let n = state.next_trigger;
-    fill_defaults(
-        payload,
-        json!({
-            "team": {"id": TEAM_ID, "domain": "gatehouse-fake"}, "api_app_id": APP_ID,
-            "token": "fake-verification-token", "trigger_id": format!("trigger-{n}"),
-            "response_url": format!("{base}/response/{n}"), "is_enterprise_install": false,
-        }),
-    );
-    if let Some(fields) = payload.get_mut("user").and_then(Value::as_object_mut) {
-        fields
-            .entry("username")
-            .or_insert_with(|| json!(user.to_lowercase()));
-        fields.entry("team_id").or_insert_with(|| json!(TEAM_ID));
-    }
-    let channel = payload
-        .pointer("/container/channel_id")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    let ts = payload
-        .pointer("/container/message_ts")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    if let (Some(channel), Some(ts)) = (channel, ts) {
-        if payload.get("channel").is_none() {
-            payload["channel"] = json!({"id": channel, "name": channel.to_lowercase()});
-        }
-        if payload.get("message").is_none()
-            && let Some(stored) = state.conversations.get(&channel, &ts)
-        {
-            payload["message"] = stored.clone();
-        }
-    }
-    Ok(())
-}
-
-fn hydrate_command(state: &mut SlState, base: &str, payload: &mut Value) -> Result<(), FakeError> {
-    for field in ["command", "user_id", "channel_id"] {
-        if payload.get(field).and_then(Value::as_str).is_none() {
-            return Err(FakeError::control(
-                INJECT,
-                format!("payload.{field} is required"),
-            ));
-        }
-    }
-    state.next_trigger += 1;
-    let n = state.next_trigger;
-    fill_defaults(
-        payload,
-        json!({
-            "token": "fake-verification-token", "team_id": TEAM_ID, "team_domain": "gatehouse-fake",
-            "api_app_id": APP_ID, "text": "", "trigger_id": format!("trigger-{n}"),
-            "response_url": format!("{base}/response/{n}"), "is_enterprise_install": "false",
-        }),
-    );
-    Ok(())
-}
-
-fn hydrate_event(state: &mut SlState, payload: &mut Value) -> Result<(), FakeError> {
-    if payload.get("type").is_none() {
-        let event = payload
-            .get("event")
-            .cloned()
-            .filter(Value::is_object)
-            .ok_or_else(|| FakeError::control(INJECT, "payload.event (an object) is required"))?;
-        state.next_trigger += 1;
-        *payload = json!({"token": "fake-verification-token", "team_id": TEAM_ID,
-            "api_app_id": APP_ID, "event": event, "type": "event_callback",
-            "event_id": format!("Ev{:08}", state.next_trigger), "event_time": now_secs(),
-            "authorizations": [{"team_id": TEAM_ID, "user_id": super::BOT_USER_ID, "is_bot": true}]});
-    }
-    let is_message = payload.pointer("/event/type").and_then(Value::as_str) == Some("message");
-    let channel = payload
-        .pointer("/event/channel")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    if let (true, Some(channel), Some(event)) = (is_message, channel, payload.get_mut("event")) {
-        state.conversations.store_inbound(&channel, event);
-        let ts = event.get("ts").cloned().unwrap_or(Value::Null);
-        if let Some(fields) = event.as_object_mut() {
-            fields.entry("event_ts").or_insert(ts);
-            fields.entry("channel_type").or_insert_with(|| {
-                json!(if channel.starts_with('D') {
-                    "im"
-                } else {
-                    "channel"
-                })
-            });
-        }
-    }
-    Ok(())
 }
 
 /// How to end the Socket Mode connections.

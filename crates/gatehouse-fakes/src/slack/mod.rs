@@ -6,6 +6,7 @@ mod blocks;
 mod control;
 mod delivery;
 mod envelopes;
+mod inbound;
 mod messages;
 mod reply;
 mod socket;

@@ -3,6 +3,7 @@
 
 mod api;
 mod control;
+mod inbound;
 mod messages;
 mod poll;
 mod reply;
