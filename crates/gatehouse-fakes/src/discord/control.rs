@@ -134,6 +134,7 @@ pub(super) async fn disconnect(
 pub(super) struct ConfigPatch {
     dm_closed: Option<Vec<u64>>,
     heartbeat_interval_ms: Option<u64>,
+    interaction_window_ms: Option<u64>,
 }
 
 /// Changes the configuration; fields left out keep their value.
@@ -146,6 +147,9 @@ pub(super) async fn configure(
         let mut state = discord.lock();
         if let Some(users) = patch.dm_closed {
             state.channels.dm_closed = users.into_iter().collect();
+        }
+        if let Some(window) = patch.interaction_window_ms {
+            state.interactions.response_window = Duration::from_millis(window);
         }
         if let Some(interval) = patch.heartbeat_interval_ms {
             state.sessions.heartbeat_interval_ms = interval;
@@ -162,6 +166,7 @@ pub(super) async fn config(State(discord): State<Arc<Discord>>) -> Json<Value> {
     Json(json!({
         "ok": true, "dm_closed": dm_closed,
         "heartbeat_interval_ms": state.sessions.heartbeat_interval_ms,
+        "interaction_window_ms": u64::try_from(state.interactions.response_window.as_millis()).unwrap_or(u64::MAX),
         "bot_user_id": BOT_ID.to_string(), "application_id": APP_ID.to_string(),
         "guild_id": super::GUILD_ID.to_string(),
     }))

@@ -348,3 +348,30 @@ async fn ends_an_older_long_poll_when_a_newer_one_starts() {
             .starts_with("Conflict: terminated by other getUpdates")
     );
 }
+
+#[tokio::test]
+async fn keeps_updates_pending_when_the_webhook_fails() {
+    let (fake, bot) = fake_and_bot().await;
+    let unused = tokio::net::TcpListener::bind(loopback()).await.unwrap();
+    let hook = format!("http://{}/hook", unused.local_addr().unwrap());
+    drop(unused);
+    bot.set_webhook(hook.parse().unwrap()).await.unwrap();
+    let injected = control(
+        &fake,
+        "/_fake/inject",
+        json!({"message": {"chat": {"id": APPROVER}, "text": "hi"}}),
+    )
+    .await;
+    assert!(injected["attempts"][0]["error"].is_string(), "{injected}");
+    let info = bot.get_webhook_info().await.unwrap();
+    assert_eq!(info.pending_update_count, 1);
+    assert!(
+        info.last_error_message
+            .unwrap()
+            .starts_with("Connection failed")
+    );
+    // Back to polling: the pending update is still there.
+    bot.delete_webhook().await.unwrap();
+    let updates = bot.get_updates().await.unwrap();
+    assert_eq!(updates.len(), 1);
+}
