@@ -375,3 +375,23 @@ async fn keeps_updates_pending_when_the_webhook_fails() {
     let updates = bot.get_updates().await.unwrap();
     assert_eq!(updates.len(), 1);
 }
+
+#[tokio::test]
+async fn shuts_down_promptly_while_a_long_poll_waits() {
+    let (fake, _bot) = fake_and_bot().await;
+    let url = format!("{}/bot1:x/getUpdates", fake.base_url);
+    let poll = tokio::spawn(async move {
+        let response = reqwest::Client::new()
+            .post(url)
+            .json(&json!({"timeout": 50}))
+            .send()
+            .await
+            .unwrap();
+        response.json::<Value>().await.unwrap()
+    });
+    wait_for_calls(&fake, "getUpdates", 1).await;
+    tokio::time::timeout(Duration::from_secs(5), fake.shutdown())
+        .await
+        .unwrap();
+    assert_eq!(poll.await.unwrap(), json!({"ok": true, "result": []}));
+}
