@@ -19,10 +19,30 @@ use crate::control::parse_control;
 use crate::error::FakeError;
 use crate::ws::Outbound;
 
+/// The dispatch events a test can inject.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub(super) enum Event {
+    /// A user wrote a message.
+    MessageCreate,
+    /// A user clicked, ran a command or submitted a modal.
+    InteractionCreate,
+}
+
+impl Event {
+    /// The gateway's name for it.
+    fn name(self) -> &'static str {
+        match self {
+            Self::MessageCreate => "MESSAGE_CREATE",
+            Self::InteractionCreate => "INTERACTION_CREATE",
+        }
+    }
+}
+
 /// An injected event in the gateway's dispatch shape.
 #[derive(Debug, Deserialize)]
 pub(super) struct Inject {
-    t: String,
+    t: Event,
     d: Value,
 }
 
@@ -37,23 +57,20 @@ pub(super) async fn inject(
         return Err(FakeError::control(INJECT, "d must be an object"));
     }
     let mut state = discord.lock();
-    match t.as_str() {
-        "MESSAGE_CREATE" => hydrate_message(&mut state, &mut d)?,
-        "INTERACTION_CREATE" => hydrate_interaction(&mut state, &mut d)?,
-        other => {
-            return Err(FakeError::control(
-                INJECT,
-                format!("cannot inject {other}: use MESSAGE_CREATE or INTERACTION_CREATE"),
-            ));
-        }
+    match t {
+        Event::MessageCreate => hydrate_message(&mut state, &mut d)?,
+        Event::InteractionCreate => hydrate_interaction(&mut state, &mut d)?,
     }
-    let outcome = state.sessions.dispatch(&t, d.clone()).ok_or_else(|| {
-        FakeError::control(
-            INJECT,
-            "no gateway session: the bot has not sent IDENTIFY yet",
-        )
-    })?;
-    let mut answer = json!({"ok": true, "t": t, "d": d});
+    let outcome = state
+        .sessions
+        .dispatch(t.name(), d.clone())
+        .ok_or_else(|| {
+            FakeError::control(
+                INJECT,
+                "no gateway session: the bot has not sent IDENTIFY yet",
+            )
+        })?;
+    let mut answer = json!({"ok": true, "t": t.name(), "d": d});
     match outcome {
         Dispatched::Live(seq) => {
             answer["s"] = json!(seq);

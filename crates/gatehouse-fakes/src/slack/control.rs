@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::delivery::{self, Signature};
+use super::envelopes::EnvelopeType;
 use super::inbound::{INJECT, hydrate_command, hydrate_event, hydrate_interactive};
 use super::{APP_ID, Slack, TEAM_ID};
 use crate::control::parse_control;
@@ -33,7 +34,7 @@ pub(super) enum Mode {
 #[serde(deny_unknown_fields)]
 pub(super) struct Inject {
     #[serde(rename = "type")]
-    kind: Option<String>,
+    kind: Option<EnvelopeType>,
     payload: Option<Value>,
     mode: Option<Mode>,
     accepts_response_payload: Option<bool>,
@@ -59,9 +60,12 @@ pub(super) async fn inject(
             json!({"ok": true, "mode": "http", "replayed": true, "result": answer}),
         ));
     }
-    let kind = inject
-        .kind
-        .ok_or_else(|| FakeError::control(INJECT, "type is required"))?;
+    let kind = inject.kind.ok_or_else(|| {
+        FakeError::control(
+            INJECT,
+            "type is required: events_api, interactive or slash_commands",
+        )
+    })?;
     let mut payload = inject
         .payload
         .ok_or_else(|| FakeError::control(INJECT, "payload is required"))?;
@@ -70,16 +74,14 @@ pub(super) async fn inject(
     }
     let prepared = {
         let mut state = slack.lock();
-        match kind.as_str() {
-            "interactive" => hydrate_interactive(&mut state, &slack.base(), &mut payload)?,
-            "slash_commands" => hydrate_command(&mut state, &slack.base(), &mut payload)?,
-            "events_api" => hydrate_event(&mut state, &mut payload)?,
-            other => {
-                return Err(FakeError::control(
-                    INJECT,
-                    format!("type {other} is not one of events_api, interactive, slash_commands"),
-                ));
+        match kind {
+            EnvelopeType::Interactive => {
+                hydrate_interactive(&mut state, &slack.base(), &mut payload)?;
             }
+            EnvelopeType::SlashCommands => {
+                hydrate_command(&mut state, &slack.base(), &mut payload)?
+            }
+            EnvelopeType::EventsApi => hydrate_event(&mut state, &mut payload)?,
         }
         let default_mode = if state.http.request_url.is_some() {
             Mode::Http
@@ -89,8 +91,8 @@ pub(super) async fn inject(
         if inject.mode.unwrap_or(default_mode) == Mode::Socket {
             let accepts = inject
                 .accepts_response_payload
-                .unwrap_or(kind == "slash_commands");
-            let (envelope_id, delivered) = state.socket.enqueue(&kind, payload.clone(), accepts);
+                .unwrap_or(kind == EnvelopeType::SlashCommands);
+            let (envelope_id, delivered) = state.socket.enqueue(kind, payload.clone(), accepts);
             return Ok(Json(
                 json!({"ok": true, "mode": "socket", "envelope_id": envelope_id,
                 "delivered": delivered, "payload": payload}),
@@ -99,7 +101,7 @@ pub(super) async fn inject(
         state
             .http
             .prepare(
-                &kind,
+                kind,
                 &payload,
                 inject.signature,
                 inject.timestamp_offset_secs,

@@ -6,6 +6,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use sha2::Sha256;
 
+use super::envelopes::EnvelopeType;
 use crate::clock::now_secs;
 
 /// How the fake signs one delivery.
@@ -53,13 +54,15 @@ pub(crate) fn sign(secret: &str, timestamp: &str, body: &str) -> String {
 
 /// The body Slack sends for each envelope type: JSON for events, `payload=` for interactions,
 /// flat form fields for slash commands.
-fn encode(kind: &str, payload: &Value) -> Result<(&'static str, String), String> {
+fn encode(kind: EnvelopeType, payload: &Value) -> Result<(&'static str, String), String> {
     match kind {
-        "events_api" => Ok(("application/json", payload.to_string())),
-        "interactive" => serde_urlencoded::to_string([("payload", payload.to_string())])
-            .map(|body| ("application/x-www-form-urlencoded", body))
-            .map_err(|e| e.to_string()),
-        "slash_commands" => {
+        EnvelopeType::EventsApi => Ok(("application/json", payload.to_string())),
+        EnvelopeType::Interactive => {
+            serde_urlencoded::to_string([("payload", payload.to_string())])
+                .map(|body| ("application/x-www-form-urlencoded", body))
+                .map_err(|e| e.to_string())
+        }
+        EnvelopeType::SlashCommands => {
             let fields: Vec<(String, String)> = payload
                 .as_object()
                 .unwrap_or(&Map::new())
@@ -75,7 +78,6 @@ fn encode(kind: &str, payload: &Value) -> Result<(&'static str, String), String>
                 .map(|body| ("application/x-www-form-urlencoded", body))
                 .map_err(|e| e.to_string())
         }
-        other => Err(format!("unknown envelope type {other}")),
     }
 }
 
@@ -83,7 +85,7 @@ impl HttpMode {
     /// Builds and remembers a signed delivery; `offset_secs` moves its timestamp (negative is stale).
     pub(crate) fn prepare(
         &mut self,
-        kind: &str,
+        kind: EnvelopeType,
         payload: &Value,
         signature: Signature,
         offset_secs: i64,
@@ -159,16 +161,16 @@ mod tests {
 
     #[test]
     fn encodes_each_envelope_type_like_slack() {
-        let (kind, body) = encode("interactive", &json!({"type": "block_actions"})).unwrap();
+        let (kind, body) =
+            encode(EnvelopeType::Interactive, &json!({"type": "block_actions"})).unwrap();
         assert_eq!(kind, "application/x-www-form-urlencoded");
         assert_eq!(body, "payload=%7B%22type%22%3A%22block_actions%22%7D");
         let (_, body) = encode(
-            "slash_commands",
+            EnvelopeType::SlashCommands,
             &json!({"command": "/approve", "text": "a b"}),
         )
         .unwrap();
         assert_eq!(body, "command=%2Fapprove&text=a+b");
-        assert!(encode("other", &json!({})).is_err());
     }
 
     #[test]
@@ -180,13 +182,13 @@ mod tests {
         };
         let payload = json!({"type": "block_actions"});
         let valid = mode
-            .prepare("interactive", &payload, Signature::Valid, 0)
+            .prepare(EnvelopeType::Interactive, &payload, Signature::Valid, 0)
             .unwrap();
         let bad = mode
-            .prepare("interactive", &payload, Signature::Bad, 0)
+            .prepare(EnvelopeType::Interactive, &payload, Signature::Bad, 0)
             .unwrap();
         let stale = mode
-            .prepare("interactive", &payload, Signature::Valid, -600)
+            .prepare(EnvelopeType::Interactive, &payload, Signature::Valid, -600)
             .unwrap();
         assert_eq!(
             valid.signature,

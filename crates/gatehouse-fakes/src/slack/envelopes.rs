@@ -3,16 +3,29 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::APP_ID;
 use crate::ws::Outbound;
 
+/// The envelope types Slack sends to apps.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum EnvelopeType {
+    /// Button presses, menus, modals.
+    Interactive,
+    /// Slash commands; their ack may carry a response.
+    SlashCommands,
+    /// Events API push events (`event_callback`).
+    EventsApi,
+}
+
 #[derive(Debug)]
 struct Envelope {
     id: String,
-    kind: String,
+    kind: EnvelopeType,
     payload: Value,
     accepts_response_payload: bool,
     retry_attempt: u32,
@@ -102,14 +115,14 @@ impl SocketMode {
     /// went out now.
     pub(crate) fn enqueue(
         &mut self,
-        kind: &str,
+        kind: EnvelopeType,
         payload: Value,
         accepts_response_payload: bool,
     ) -> (String, bool) {
         self.next += 1;
         let mut envelope = Envelope {
             id: format!("env-{}", self.next),
-            kind: kind.to_owned(),
+            kind,
             payload,
             accepts_response_payload,
             retry_attempt: 0,
@@ -210,9 +223,9 @@ mod tests {
         let mut socket = SocketMode::default();
         let (tx, mut rx) = unbounded_channel();
         let conn = socket.attach(tx);
-        let (first, live) = socket.enqueue("interactive", json!({}), false);
+        let (first, live) = socket.enqueue(EnvelopeType::Interactive, json!({}), false);
         assert!(live);
-        let (second, _) = socket.enqueue("interactive", json!({}), false);
+        let (second, _) = socket.enqueue(EnvelopeType::Interactive, json!({}), false);
         assert_eq!(socket.ack(&json!({"envelope_id": first})), Ok(()));
         assert_eq!(
             socket.ack(&json!({"envelope_id": first})),
@@ -232,7 +245,7 @@ mod tests {
     #[test]
     fn queues_envelopes_until_a_connection_exists() {
         let mut socket = SocketMode::default();
-        let (id, live) = socket.enqueue("events_api", json!({}), false);
+        let (id, live) = socket.enqueue(EnvelopeType::EventsApi, json!({}), false);
         assert!(!live);
         let (tx, mut rx) = unbounded_channel();
         socket.attach(tx);
