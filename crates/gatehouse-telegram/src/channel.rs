@@ -1,6 +1,7 @@
 //! [`TelegramChannel`]: the chat core's [`Channel`] trait on teloxide's `Bot`. Each method is
 //! one Bot API call; results and errors are translated, nothing is decided here.
 
+use std::fmt;
 use std::future::IntoFuture;
 use std::time::Duration;
 
@@ -32,7 +33,6 @@ pub(crate) const ALLOWED_UPDATES: [AllowedUpdate; 2] =
     [AllowedUpdate::Message, AllowedUpdate::CallbackQuery];
 
 /// A connected Telegram bot, ready to send cards and to receive updates.
-#[derive(Debug)]
 pub struct TelegramChannel {
     pub(crate) bot: Bot,
     token: Secret,
@@ -41,6 +41,19 @@ pub struct TelegramChannel {
     mode: UpdateMode,
     pub(crate) poll_timeout: Duration,
     pub(crate) call_timeout: Duration,
+}
+
+/// teloxide's `Bot` prints its token in `Debug`; this prints everything else.
+impl fmt::Debug for TelegramChannel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TelegramChannel")
+            .field("bot_username", &self.bot_username)
+            .field("account_id", &self.account_id)
+            .field("mode", &self.mode)
+            .field("poll_timeout", &self.poll_timeout)
+            .field("call_timeout", &self.call_timeout)
+            .finish_non_exhaustive()
+    }
 }
 
 impl TelegramChannel {

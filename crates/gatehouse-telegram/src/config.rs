@@ -117,11 +117,12 @@ impl TelegramConfig {
         if !matches!(self.api_url.scheme(), "https" | "http") {
             return refuse("apiUrl", "must be an http or https URL");
         }
-        if self.call_timeout.is_zero() || self.poll_timeout > Duration::from_secs(50) {
-            return refuse(
-                "timeouts",
-                "callTimeout must be positive and pollTimeout at most 50 s",
-            );
+        if self.call_timeout.is_zero() {
+            return refuse("callTimeout", "must be positive");
+        }
+        // Under a second would be short polling: a busy loop against the Bot API.
+        if !(Duration::from_secs(1)..=Duration::from_secs(50)).contains(&self.poll_timeout) {
+            return refuse("pollTimeout", "must be between 1 s and 50 s");
         }
         if let UpdateMode::Webhook(hook) = &self.mode {
             if !is_secret_token(hook.secret_token.expose()) {
@@ -182,6 +183,15 @@ mod tests {
         }
         let config = TelegramConfig::new(Secret::new("123:ABC_def-9")).unwrap();
         assert_eq!(config.validate(), Ok(()));
+    }
+
+    #[test]
+    fn denies_poll_timeouts_that_would_busy_loop() {
+        let mut config = TelegramConfig::new(Secret::new("123:ABC")).unwrap();
+        config.poll_timeout = Duration::from_millis(500);
+        assert!(config.validate().is_err());
+        config.poll_timeout = Duration::from_secs(51);
+        assert!(config.validate().is_err());
     }
 
     #[test]

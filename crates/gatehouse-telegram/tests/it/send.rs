@@ -274,3 +274,18 @@ async fn gives_up_after_the_policys_attempts_and_records_the_failure() {
     assert_eq!(calls(&fake, "sendMessage").len(), 5);
     assert_eq!(deliverer.failures()[0].attempts, 5);
 }
+
+#[tokio::test]
+async fn never_prints_the_bot_token() {
+    let fake = fake().await;
+    let channel = connect(&fake).await;
+    let printed = format!("{channel:?}");
+    assert!(!printed.contains("TEST-token"), "{printed}");
+    assert!(printed.contains(BOT), "{printed}");
+    let paths: Vec<String> = fake.calls().into_iter().map(|call| call.path).collect();
+    assert_eq!(
+        paths,
+        ["/bot123:***/GetMe"],
+        "the token only travels in the URL"
+    );
+}
