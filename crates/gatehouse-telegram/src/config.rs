@@ -63,6 +63,19 @@ pub struct WebhookConfig {
     pub secret_token: Secret,
 }
 
+impl WebhookConfig {
+    /// Serves updates on `url`'s own path, the usual case when the proxy forwards paths as is.
+    pub fn new(listen: SocketAddr, url: Url, secret_token: Secret) -> Self {
+        let path = url.path().to_owned();
+        Self {
+            listen,
+            url,
+            path,
+            secret_token,
+        }
+    }
+}
+
 /// Everything the Telegram channel is built from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TelegramConfig {
@@ -211,5 +224,15 @@ mod tests {
         }
         config.mode = hook("s3cret_-X");
         assert_eq!(config.validate(), Ok(()));
+    }
+
+    #[test]
+    fn serves_webhooks_on_the_public_urls_path_by_default() {
+        let hook = WebhookConfig::new(
+            "127.0.0.1:8443".parse().unwrap(),
+            Url::parse("https://bot.example/hooks/telegram").unwrap(),
+            Secret::new("s"),
+        );
+        assert_eq!(hook.path, "/hooks/telegram");
     }
 }

@@ -112,12 +112,11 @@ async fn webhook_channel(fake: &FakeHandle) -> (Arc<TelegramChannel>, String) {
     let listen = free_port();
     let url = format!("http://{listen}/telegram/updates");
     let mut config = config(fake);
-    config.mode = UpdateMode::Webhook(WebhookConfig {
+    config.mode = UpdateMode::Webhook(WebhookConfig::new(
         listen,
-        url: url.parse().unwrap(),
-        path: "/telegram/updates".into(),
-        secret_token: Secret::new(SECRET),
-    });
+        url.parse().unwrap(),
+        Secret::new(SECRET),
+    ));
     let channel = TelegramChannel::connect(config).await.unwrap();
     (Arc::new(channel), url)
 }
