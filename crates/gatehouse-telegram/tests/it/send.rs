@@ -1,17 +1,19 @@
 use gatehouse_chat::ChatError;
 use gatehouse_chat::config::NativeTarget;
 use gatehouse_chat::delivery::{Deliverer, Operation};
+use gatehouse_chat::dispatch::{ApprovalDelivery, Dispatcher};
 use gatehouse_chat::plan::{MessageKind, RequestMeta, plan_delivery};
 use gatehouse_chat::render::{ApprovalView, render_prompt};
-use gatehouse_chat::route::{MessageLocator, Route, TurnSource};
-use gatehouse_chat::token::TokenClaim;
+use gatehouse_chat::route::{MessageLocator, Route};
+use gatehouse_chat::token::{MemoryTokenStore, TokenClaim};
+use gatehouse_fakes::FakeHandle;
 use gatehouse_policy::ApprovalDecision;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use crate::support::{
     APPROVER, BOT, FORUM, NOW_MS, approvals, calls, connect, control, dispatcher, fake,
-    fast_policy, view,
+    fast_policy, forum_origin, view,
 };
 
 const PROMPT_HTML: &str = "<b>Exec approval needed</b>\n\
@@ -30,14 +32,20 @@ fn dm_only() -> RequestMeta<'static> {
     }
 }
 
-fn forum_topic() -> TurnSource {
-    TurnSource {
-        channel: "telegram".into(),
-        account_id: None,
-        to: FORUM.to_string(),
-        thread_id: Some("42".into()),
-        dm_user_id: None,
-    }
+/// Delivers one approval raised in the forum topic, with Telegram's client set to `target`.
+async fn deliver_from_topic(
+    fake: &FakeHandle,
+    target: NativeTarget,
+) -> (Dispatcher<MemoryTokenStore>, ApprovalDelivery) {
+    let dispatcher = dispatcher(connect(fake).await);
+    let origin = forum_origin();
+    let meta = RequestMeta {
+        turn_source: Some(&origin),
+        ..dm_only()
+    };
+    let plan = plan_delivery(meta, &approvals(target));
+    let outcome = dispatcher.deliver(&plan, &view(), NOW_MS).await;
+    (dispatcher, outcome)
 }
 
 fn locator(chat: i64, message: u32, thread: Option<&str>) -> MessageLocator {
@@ -134,14 +142,7 @@ async fn omits_allow_always_when_it_is_not_offered() {
 #[tokio::test]
 async fn keeps_the_forum_topic_of_the_origin() {
     let fake = fake().await;
-    let dispatcher = dispatcher(connect(&fake).await);
-    let origin = forum_topic();
-    let meta = RequestMeta {
-        turn_source: Some(&origin),
-        ..dm_only()
-    };
-    let plan = plan_delivery(meta, &approvals(NativeTarget::Channel));
-    let outcome = dispatcher.deliver(&plan, &view(), NOW_MS).await;
+    let (_, outcome) = deliver_from_topic(&fake, NativeTarget::Channel).await;
 
     assert_eq!(outcome.failed, vec![]);
     assert_eq!(outcome.delivered[0].locator, locator(FORUM, 1, Some("42")));
@@ -154,14 +155,7 @@ async fn keeps_the_forum_topic_of_the_origin() {
 async fn reports_an_approver_who_never_opened_a_dm_with_the_fix() {
     let fake = fake().await;
     control(&fake, "/_fake/config", json!({"never_started": [APPROVER]})).await;
-    let dispatcher = dispatcher(connect(&fake).await);
-    let origin = forum_topic();
-    let meta = RequestMeta {
-        turn_source: Some(&origin),
-        ..dm_only()
-    };
-    let plan = plan_delivery(meta, &approvals(NativeTarget::Dm));
-    let outcome = dispatcher.deliver(&plan, &view(), NOW_MS).await;
+    let (dispatcher, outcome) = deliver_from_topic(&fake, NativeTarget::Dm).await;
 
     let (route, error) = &outcome.failed[0];
     assert_eq!(*route, Route::dm("telegram", None, &APPROVER.to_string()));

@@ -9,6 +9,7 @@ use gatehouse_chat::delivery::{Deliverer, RetryPolicy};
 use gatehouse_chat::dispatch::{Channels, Dispatcher};
 use gatehouse_chat::error::ChatError;
 use gatehouse_chat::render::ApprovalView;
+use gatehouse_chat::route::TurnSource;
 use gatehouse_chat::token::{MemoryTokenStore, TokenRegistry};
 use gatehouse_fakes::{Call, FakeHandle};
 use gatehouse_telegram::{Secret, TelegramChannel, TelegramConfig};
@@ -64,6 +65,17 @@ pub(crate) fn calls(fake: &FakeHandle, method: &str) -> Vec<Call> {
         .into_iter()
         .filter(|call| call.method == method)
         .collect()
+}
+
+/// A request raised in topic 42 of the forum.
+pub(crate) fn forum_origin() -> TurnSource {
+    TurnSource {
+        channel: "telegram".into(),
+        account_id: None,
+        to: FORUM.to_string(),
+        thread_id: Some("42".into()),
+        dm_user_id: None,
+    }
 }
 
 pub(crate) fn view() -> ApprovalView {
