@@ -34,7 +34,7 @@ pub(crate) async fn run(
     }
     let mut offset = 0;
     failures = 0;
-    loop {
+    'polling: loop {
         let poll = channel
             .bot
             .get_updates()
@@ -44,7 +44,7 @@ pub(crate) async fn run(
         let limit = channel.poll_timeout + channel.call_timeout;
         let polled = tokio::select! {
             biased;
-            () = inbound.closed() => break,
+            () = inbound.closed() => break 'polling,
             polled = tokio::time::timeout(limit, poll.into_future()) => polled,
         };
         let updates = match polled {
@@ -65,7 +65,7 @@ pub(crate) async fn run(
         for update in updates {
             if !push(&update, channel, &inbound).await {
                 // Closed mid-batch: the rest stays unconfirmed and comes again next start.
-                return Ok(());
+                break 'polling;
             }
             offset = next_offset(&update);
         }

@@ -83,6 +83,29 @@ async fn stops_cleanly_and_confirms_what_it_handed_over() {
 }
 
 #[tokio::test]
+async fn leaves_updates_it_could_not_hand_over_for_the_next_run() {
+    let fake = fake().await;
+    for text in ["a", "b", "c"] {
+        say(&fake, text).await;
+    }
+    let mut first_run = Running::with_capacity(connect(&fake).await, 1);
+    let mut seen = vec![text_of(first_run.next().await)];
+
+    // Shut down while the poller is blocked on a full channel, mid-batch.
+    let (result, drained) = first_run.stop_draining().await;
+    assert_eq!(result, Ok(()));
+    seen.extend(drained.into_iter().map(text_of));
+    let mut second_run = Running::start(connect(&fake).await);
+    while seen.len() < 3 {
+        seen.push(text_of(second_run.next().await));
+    }
+
+    assert_eq!(seen, ["a", "b", "c"], "nothing lost, nothing twice");
+    second_run.expect_nothing(Duration::from_millis(1500)).await;
+    assert_eq!(second_run.stop().await, Ok(()));
+}
+
+#[tokio::test]
 async fn removes_a_stale_webhook_before_polling() {
     let fake = fake().await;
     let mut running = Running::start(connect(&fake).await);

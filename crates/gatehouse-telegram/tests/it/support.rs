@@ -137,7 +137,12 @@ pub(crate) struct Running {
 
 impl Running {
     pub(crate) fn start(channel: Arc<TelegramChannel>) -> Self {
-        let (tx, events) = mpsc::channel(16);
+        Self::with_capacity(channel, 16)
+    }
+
+    /// `run` pushing into a channel of `capacity` events, to exercise backpressure.
+    pub(crate) fn with_capacity(channel: Arc<TelegramChannel>, capacity: usize) -> Self {
+        let (tx, events) = mpsc::channel(capacity);
         let task = tokio::spawn(async move { channel.run(tx).await });
         Self { events, task }
     }
@@ -157,14 +162,26 @@ impl Running {
         }
     }
 
-    /// Closes the receiver as a gateway would at shutdown and waits for `run` to return.
-    pub(crate) async fn stop(mut self) -> Result<(), ChatError> {
+    /// Closes the receiver as a gateway would at shutdown and waits for `run` to return;
+    /// fails the test if events were still queued.
+    pub(crate) async fn stop(self) -> Result<(), ChatError> {
+        let (result, drained) = self.stop_draining().await;
+        assert_eq!(drained, vec![], "events left unread at shutdown");
+        result
+    }
+
+    /// Closes the receiver, drains what was queued (as a gateway must) and waits for `run`.
+    pub(crate) async fn stop_draining(mut self) -> (Result<(), ChatError>, Vec<Inbound>) {
         self.events.close();
-        while self.events.recv().await.is_some() {}
-        tokio::time::timeout(Duration::from_secs(10), self.task)
+        let mut drained = Vec::new();
+        while let Some(event) = self.events.recv().await {
+            drained.push(event);
+        }
+        let result = tokio::time::timeout(Duration::from_secs(10), self.task)
             .await
             .expect("run did not stop within 10 s")
-            .unwrap()
+            .unwrap();
+        (result, drained)
     }
 }
 
