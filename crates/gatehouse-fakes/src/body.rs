@@ -107,6 +107,15 @@ fn disposition_param(head: &str, param: &str) -> Option<String> {
     })
 }
 
+/// Adds the fields of `defaults` that `target` lacks; injected updates are completed this way.
+pub(crate) fn fill_defaults(target: &mut Value, defaults: Value) {
+    if let (Some(fields), Value::Object(defaults)) = (target.as_object_mut(), defaults) {
+        for (key, value) in defaults {
+            fields.entry(key).or_insert(value);
+        }
+    }
+}
+
 /// Reads an integer field sent either as a JSON number or as a decimal string (forms).
 pub(crate) fn int_field(body: &Value, key: &str) -> Option<i64> {
     match body.get(key)? {

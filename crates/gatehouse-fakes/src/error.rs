@@ -22,6 +22,35 @@ pub enum FakeError {
     /// The socket bound but has no readable local address.
     #[error("cannot read the bound address: {0}")]
     LocalAddr(#[source] std::io::Error),
+    /// A control request sent through [`crate::FakeHandle::control`] could not be made.
+    #[error("control request to {path} failed: {source}")]
+    ControlTransport {
+        /// The control endpoint.
+        path: String,
+        /// The HTTP client's error.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// A control endpoint refused a request sent through [`crate::FakeHandle::control`].
+    #[error("control request to {path} answered {status}: {body}")]
+    ControlRefused {
+        /// The control endpoint.
+        path: String,
+        /// HTTP status of the answer.
+        status: u16,
+        /// The answer, for the reason.
+        body: String,
+    },
+    /// [`crate::FakeHandle::wait_for_calls`] ran out of time.
+    #[error("timed out waiting for {count} call(s) of {method}; saw {seen}")]
+    CallsTimedOut {
+        /// Method waited for.
+        method: String,
+        /// How many were wanted.
+        count: usize,
+        /// How many arrived.
+        seen: usize,
+    },
     /// A `/_fake/...` control request was malformed; answered with 400 so a test sees it.
     #[error("bad control request to {endpoint}: {reason}")]
     BadControl {
@@ -46,7 +75,12 @@ impl IntoResponse for FakeError {
     fn into_response(self) -> Response {
         let status = match self {
             Self::BadControl { .. } => StatusCode::BAD_REQUEST,
-            Self::Bind { .. } | Self::LocalAddr(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            // Only control handlers answer with this type, and they only fail with BadControl.
+            Self::Bind { .. }
+            | Self::LocalAddr(_)
+            | Self::ControlTransport { .. }
+            | Self::ControlRefused { .. }
+            | Self::CallsTimedOut { .. } => StatusCode::BAD_REQUEST,
         };
         (
             status,

@@ -7,10 +7,10 @@
 //! parsed body. Requests are validated like the platform does (Telegram `callback_data` over
 //! 64 bytes is a `BUTTON_DATA_INVALID` 400), so a wrong client call fails visibly.
 //!
-//! **Entry points.** [`telegram::spawn`] returns a [`FakeHandle`]; the `gatehouse-fakes`
-//! binary starts any subset on given addresses. Each fake serves control endpoints on its own
-//! port: `GET /_fake/calls`, `POST /_fake/inject`, `POST /_fake/faults`, documented with
-//! examples in `docs/fakes.md`.
+//! **Entry points.** [`telegram::spawn`], [`discord::spawn`] and [`slack::spawn`] each return a
+//! [`FakeHandle`]; the `gatehouse-fakes` binary starts any subset on given addresses. Each fake
+//! serves control endpoints on its own port (`GET /_fake/calls`, `POST /_fake/inject`,
+//! `POST /_fake/faults`, …), documented with examples in `docs/fakes.md`.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), gatehouse_fakes::FakeError> {
@@ -27,8 +27,10 @@ mod control;
 mod error;
 mod faults;
 mod server;
+mod ws;
 
 pub mod discord;
+pub mod slack;
 pub mod telegram;
 
 pub use calls::Call;

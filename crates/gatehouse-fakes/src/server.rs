@@ -2,11 +2,14 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
+use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 
 use crate::calls::{Call, CallLog};
 use crate::error::FakeError;
@@ -28,6 +31,61 @@ impl FakeHandle {
     /// The calls received so far, the same list `GET /_fake/calls` serves.
     pub fn calls(&self) -> Vec<Call> {
         self.calls.snapshot()
+    }
+
+    /// Waits until `count` calls of `method` arrived (polling every 20 ms) and returns all of
+    /// them, so tests need no sleeps.
+    pub async fn wait_for_calls(
+        &self,
+        method: &str,
+        count: usize,
+        timeout: Duration,
+    ) -> Result<Vec<Call>, FakeError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let calls: Vec<Call> = self
+                .calls
+                .snapshot()
+                .into_iter()
+                .filter(|c| c.method == method)
+                .collect();
+            if calls.len() >= count {
+                return Ok(calls);
+            }
+            if Instant::now() >= deadline {
+                return Err(FakeError::CallsTimedOut {
+                    method: method.to_owned(),
+                    count,
+                    seen: calls.len(),
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// POSTs JSON to one of this fake's control endpoints (`/_fake/inject`, `/_fake/faults`,
+    /// …) and returns the answer; a non-2xx answer is an error carrying the fake's reason.
+    pub async fn control(&self, path: &str, body: &Value) -> Result<Value, FakeError> {
+        let transport = |source| FakeError::ControlTransport {
+            path: path.to_owned(),
+            source,
+        };
+        let response = reqwest::Client::new()
+            .post(format!("http://{}{path}", self.addr))
+            .json(body)
+            .send()
+            .await
+            .map_err(transport)?;
+        let status = response.status();
+        let text = response.text().await.map_err(transport)?;
+        if !status.is_success() {
+            return Err(FakeError::ControlRefused {
+                path: path.to_owned(),
+                status: status.as_u16(),
+                body: text,
+            });
+        }
+        Ok(serde_json::from_str(&text).unwrap_or(Value::String(text)))
     }
 
     /// Stops accepting, closes WebSockets and waits for the server task to end.

@@ -19,6 +19,9 @@ struct Args {
     /// Serve the fake Discord REST API and gateway on this address.
     #[arg(long, value_name = "ADDR")]
     discord: Option<SocketAddr>,
+    /// Serve the fake Slack Web API and Socket Mode on this address.
+    #[arg(long, value_name = "ADDR")]
+    slack: Option<SocketAddr>,
 }
 
 #[tokio::main]
@@ -43,9 +46,16 @@ async fn main() -> anyhow::Result<()> {
             gatehouse_fakes::discord::spawn(addr).await,
         )?);
     }
+    if let Some(addr) = args.slack {
+        running.push(started(
+            "slack",
+            addr,
+            gatehouse_fakes::slack::spawn(addr).await,
+        )?);
+    }
     anyhow::ensure!(
         !running.is_empty(),
-        "nothing to serve: give at least one of --telegram, --discord"
+        "nothing to serve: give at least one of --telegram, --discord, --slack"
     );
     tokio::signal::ctrl_c()
         .await

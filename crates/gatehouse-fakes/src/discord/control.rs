@@ -12,20 +12,37 @@ use axum::extract::State;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::interactions::Delivered;
-use super::messages::{bot_user, user_json};
-use super::sessions::{Dispatched, Outbound};
-use super::{APP_ID, BOT_ID, DcState, Discord};
-use crate::clock::{iso8601, now_ms};
+use super::inbound::{INJECT, hydrate_interaction, hydrate_message};
+use super::sessions::Dispatched;
+use super::{APP_ID, BOT_ID, Discord};
 use crate::control::parse_control;
 use crate::error::FakeError;
+use crate::ws::Outbound;
 
-const INJECT: &str = "/_fake/inject";
+/// The dispatch events a test can inject.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub(super) enum Event {
+    /// A user wrote a message.
+    MessageCreate,
+    /// A user clicked, ran a command or submitted a modal.
+    InteractionCreate,
+}
+
+impl Event {
+    /// The gateway's name for it.
+    fn name(self) -> &'static str {
+        match self {
+            Self::MessageCreate => "MESSAGE_CREATE",
+            Self::InteractionCreate => "INTERACTION_CREATE",
+        }
+    }
+}
 
 /// An injected event in the gateway's dispatch shape.
 #[derive(Debug, Deserialize)]
 pub(super) struct Inject {
-    t: String,
+    t: Event,
     d: Value,
 }
 
@@ -40,23 +57,20 @@ pub(super) async fn inject(
         return Err(FakeError::control(INJECT, "d must be an object"));
     }
     let mut state = discord.lock();
-    match t.as_str() {
-        "MESSAGE_CREATE" => hydrate_message(&mut state, &mut d)?,
-        "INTERACTION_CREATE" => hydrate_interaction(&mut state, &mut d)?,
-        other => {
-            return Err(FakeError::control(
-                INJECT,
-                format!("cannot inject {other}: use MESSAGE_CREATE or INTERACTION_CREATE"),
-            ));
-        }
+    match t {
+        Event::MessageCreate => hydrate_message(&mut state, &mut d)?,
+        Event::InteractionCreate => hydrate_interaction(&mut state, &mut d)?,
     }
-    let outcome = state.sessions.dispatch(&t, d.clone()).ok_or_else(|| {
-        FakeError::control(
-            INJECT,
-            "no gateway session: the bot has not sent IDENTIFY yet",
-        )
-    })?;
-    let mut answer = json!({"ok": true, "t": t, "d": d});
+    let outcome = state
+        .sessions
+        .dispatch(t.name(), d.clone())
+        .ok_or_else(|| {
+            FakeError::control(
+                INJECT,
+                "no gateway session: the bot has not sent IDENTIFY yet",
+            )
+        })?;
+    let mut answer = json!({"ok": true, "t": t.name(), "d": d});
     match outcome {
         Dispatched::Live(seq) => {
             answer["s"] = json!(seq);
@@ -72,157 +86,6 @@ pub(super) async fn inject(
         }
     }
     Ok(Json(answer))
-}
-
-fn snowflake(value: Option<&Value>) -> Option<u64> {
-    match value? {
-        Value::String(s) => s.parse().ok(),
-        Value::Number(n) => n.as_u64(),
-        _ => None,
-    }
-}
-
-fn required_channel(d: &Value) -> Result<u64, FakeError> {
-    snowflake(d.get("channel_id"))
-        .ok_or_else(|| FakeError::control(INJECT, "d.channel_id (a snowflake) is required"))
-}
-
-fn member_json(user: &Value) -> Value {
-    json!({"user": user, "roles": [], "joined_at": iso8601(now_ms()), "deaf": false, "mute": false,
-           "flags": 0, "pending": false, "permissions": "0", "nick": null, "avatar": null})
-}
-
-fn hydrate_message(state: &mut DcState, d: &mut Value) -> Result<(), FakeError> {
-    let channel_id = required_channel(d)?;
-    let author = d
-        .get("author")
-        .filter(|a| a.get("id").is_some())
-        .map(user_json)
-        .ok_or_else(|| FakeError::control(INJECT, "d.author.id is required"))?;
-    let id = snowflake(d.get("id")).unwrap_or_else(|| state.ids.next());
-    let content = d
-        .get("content")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_owned();
-    let mentions = if content.contains(&format!("<@{BOT_ID}>")) {
-        json!([bot_user()])
-    } else {
-        json!([])
-    };
-    let defaults = json!({
-        "id": id.to_string(), "channel_id": channel_id.to_string(), "author": author,
-        "content": content, "timestamp": iso8601(now_ms()), "edited_timestamp": null,
-        "tts": false, "mention_everyone": false, "mentions": mentions, "mention_roles": [],
-        "attachments": [], "embeds": [], "pinned": false, "type": 0, "components": [],
-    });
-    fill(d, defaults);
-    d["author"] = author.clone();
-    if let Some(guild) = state.channels.guild_of(channel_id) {
-        d["guild_id"] = json!(guild.to_string());
-        if d.get("member").is_none() {
-            let mut member = member_json(&author);
-            if let Some(fields) = member.as_object_mut() {
-                fields.remove("user");
-            }
-            d["member"] = member;
-        }
-    }
-    state.channels.store_inbound(channel_id, id, d.clone());
-    Ok(())
-}
-
-fn hydrate_interaction(state: &mut DcState, d: &mut Value) -> Result<(), FakeError> {
-    let kind = d
-        .get("type")
-        .and_then(Value::as_u64)
-        .ok_or_else(|| FakeError::control(INJECT, "d.type (the interaction type) is required"))?;
-    let channel_id = required_channel(d)?;
-    let user = d
-        .get("user")
-        .or_else(|| d.pointer("/member/user"))
-        .filter(|u| u.get("id").is_some())
-        .map(user_json)
-        .ok_or_else(|| FakeError::control(INJECT, "d.user.id (or d.member.user.id) is required"))?;
-    let id = snowflake(d.get("id")).unwrap_or_else(|| state.ids.next());
-    let token = match d.get("token").and_then(Value::as_str) {
-        Some(token) => token.to_owned(),
-        None => format!("fake-interaction-token-{id}"),
-    };
-    if state.interactions.has_token(&token) {
-        return Err(FakeError::control(
-            INJECT,
-            format!("interaction token {token} was already used"),
-        ));
-    }
-    let guild = state.channels.guild_of(channel_id);
-    let message_id = if kind == 3 {
-        let named = snowflake(d.pointer("/message/id")).or_else(|| snowflake(d.get("message_id")));
-        let message_id = named.ok_or_else(|| {
-            FakeError::control(INJECT, "a component interaction needs d.message.id")
-        })?;
-        if let Some(stored) = state.channels.get(channel_id, message_id) {
-            d["message"] = stored.clone();
-        }
-        if d.pointer("/data/custom_id")
-            .and_then(Value::as_str)
-            .is_none()
-        {
-            return Err(FakeError::control(
-                INJECT,
-                "a component interaction needs d.data.custom_id",
-            ));
-        }
-        if d.pointer("/data/component_type").is_none() {
-            d["data"]["component_type"] = json!(2);
-        }
-        Some(message_id)
-    } else {
-        None
-    };
-    if kind == 2 && d.pointer("/data/id").is_none() {
-        d["data"]["id"] = json!(state.ids.next().to_string());
-    }
-    if let Some(fields) = d.as_object_mut() {
-        fields.remove("message_id");
-    }
-    let defaults = json!({
-        "id": id.to_string(), "application_id": APP_ID.to_string(), "type": kind, "token": token,
-        "version": 1, "channel_id": channel_id.to_string(),
-        "channel": {"id": channel_id.to_string(), "type": if guild.is_some() { 0 } else { 1 }},
-        "app_permissions": "0", "locale": "en-US", "entitlements": [],
-        "authorizing_integration_owners": {}, "context": if guild.is_some() { 0 } else { 1 },
-        "attachment_size_limit": 8_388_608,
-    });
-    fill(d, defaults);
-    match guild {
-        Some(guild) => {
-            d["guild_id"] = json!(guild.to_string());
-            d["guild_locale"] = json!("en-US");
-            d["member"] = member_json(&user);
-            if let Some(fields) = d.as_object_mut() {
-                fields.remove("user");
-            }
-        }
-        None => d["user"] = user,
-    }
-    state.interactions.register(Delivered {
-        id,
-        token,
-        kind,
-        channel_id,
-        message_id,
-    });
-    Ok(())
-}
-
-/// Adds the default fields a test left out.
-fn fill(target: &mut Value, defaults: Value) {
-    if let (Some(fields), Value::Object(defaults)) = (target.as_object_mut(), defaults) {
-        for (key, value) in defaults {
-            fields.entry(key).or_insert(value);
-        }
-    }
 }
 
 /// How to drop the gateway connection.
@@ -270,7 +133,11 @@ pub(super) async fn disconnect(
             if how.abrupt {
                 Outbound::Drop
             } else {
-                Outbound::Close(how.code, "fake disconnect")
+                Outbound::Close {
+                    notice: None,
+                    code: how.code,
+                    reason: "fake disconnect",
+                }
             }
         },
         how.invalidate_session,
@@ -284,6 +151,7 @@ pub(super) async fn disconnect(
 pub(super) struct ConfigPatch {
     dm_closed: Option<Vec<u64>>,
     heartbeat_interval_ms: Option<u64>,
+    interaction_window_ms: Option<u64>,
 }
 
 /// Changes the configuration; fields left out keep their value.
@@ -296,6 +164,9 @@ pub(super) async fn configure(
         let mut state = discord.lock();
         if let Some(users) = patch.dm_closed {
             state.channels.dm_closed = users.into_iter().collect();
+        }
+        if let Some(window) = patch.interaction_window_ms {
+            state.interactions.response_window = Duration::from_millis(window);
         }
         if let Some(interval) = patch.heartbeat_interval_ms {
             state.sessions.heartbeat_interval_ms = interval;
@@ -312,6 +183,7 @@ pub(super) async fn config(State(discord): State<Arc<Discord>>) -> Json<Value> {
     Json(json!({
         "ok": true, "dm_closed": dm_closed,
         "heartbeat_interval_ms": state.sessions.heartbeat_interval_ms,
+        "interaction_window_ms": u64::try_from(state.interactions.response_window.as_millis()).unwrap_or(u64::MAX),
         "bot_user_id": BOT_ID.to_string(), "application_id": APP_ID.to_string(),
         "guild_id": super::GUILD_ID.to_string(),
     }))

@@ -4,14 +4,13 @@
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::{WebSocket, WebSocketUpgrade};
 use axum::response::Response;
-use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 use super::Discord;
-use super::sessions::Outbound;
+use crate::ws::{self, Outbound};
 
 /// Upgrades `/gateway` to a gateway connection.
 pub(super) async fn connect(
@@ -26,8 +25,7 @@ pub(super) async fn connect(
 }
 
 async fn run(socket: WebSocket, discord: Arc<Discord>) {
-    let (mut sink, mut stream) = socket.split();
-    let (tx, mut rx) = unbounded_channel();
+    let (tx, rx) = unbounded_channel();
     let (conn, interval) = {
         let mut state = discord.lock();
         (
@@ -37,43 +35,21 @@ async fn run(socket: WebSocket, discord: Arc<Discord>) {
     };
     let hello = json!({"op": 10, "s": null, "t": null, "d": {"heartbeat_interval": interval}});
     let _ = tx.send(Outbound::Frame(hello));
-    let mut shutdown = discord.shutdown.clone();
-    loop {
-        tokio::select! {
-            () = shutdown.wait() => {
-                let _ = sink.send(close(1001, "fake stopping")).await;
-                break;
-            }
-            outbound = rx.recv() => match outbound {
-                Some(Outbound::Frame(frame)) => {
-                    if sink.send(Message::Text(frame.to_string().into())).await.is_err() {
-                        break;
-                    }
-                }
-                Some(Outbound::Close(code, reason)) => {
-                    let _ = sink.send(close(code, reason)).await;
-                    break;
-                }
-                Some(Outbound::Drop) | None => break,
-            },
-            incoming = stream.next() => match incoming {
-                Some(Ok(Message::Text(text))) => receive(&discord, conn, &tx, text.as_str()),
-                Some(Ok(Message::Binary(_))) => {
-                    let _ = tx.send(Outbound::Close(4002, "Decode error"));
-                }
-                Some(Ok(Message::Close(_)) | Err(_)) | None => break,
-                Some(Ok(_)) => {}
-            },
-        }
-    }
+    let shutdown = discord.shutdown.clone();
+    ws::pump(socket, rx, shutdown, |text| {
+        receive(&discord, conn, &tx, text)
+    })
+    .await;
     discord.lock().sessions.detach(conn);
 }
 
-fn close(code: u16, reason: &'static str) -> Message {
-    Message::Close(Some(CloseFrame {
+/// A close with one of Discord's gateway close codes.
+fn close(code: u16, reason: &'static str) -> Outbound {
+    Outbound::Close {
+        notice: None,
         code,
-        reason: reason.into(),
-    }))
+        reason,
+    }
 }
 
 fn op_name(op: u64) -> &'static str {
@@ -91,7 +67,7 @@ fn op_name(op: u64) -> &'static str {
 /// Handles one client frame; answers go through `tx` so they keep their order.
 fn receive(discord: &Discord, conn: u64, tx: &UnboundedSender<Outbound>, text: &str) {
     let Ok(mut frame) = serde_json::from_str::<Value>(text) else {
-        let _ = tx.send(Outbound::Close(4002, "Decode error"));
+        let _ = tx.send(close(4002, "Decode error"));
         return;
     };
     let op = frame.get("op").and_then(Value::as_u64).unwrap_or(u64::MAX);
@@ -112,8 +88,8 @@ fn receive(discord: &Discord, conn: u64, tx: &UnboundedSender<Outbound>, text: &
     let attached = state.sessions.is_attached(conn);
     let answer = match op {
         1 => Some(Outbound::Frame(json!({"op": 11}))),
-        2 if attached => Some(Outbound::Close(4005, "Already authenticated")),
-        2 | 6 if !has_token => Some(Outbound::Close(4004, "Authentication failed")),
+        2 if attached => Some(close(4005, "Already authenticated")),
+        2 | 6 if !has_token => Some(close(4004, "Authentication failed")),
         2 => match data.get("intents").and_then(Value::as_u64) {
             Some(intents) => {
                 state
@@ -121,7 +97,7 @@ fn receive(discord: &Discord, conn: u64, tx: &UnboundedSender<Outbound>, text: &
                     .identify((conn, tx.clone()), intents, &discord.gateway_url);
                 None
             }
-            None => Some(Outbound::Close(4013, "Invalid intent(s)")),
+            None => Some(close(4013, "Invalid intent(s)")),
         },
         6 => {
             let session = data.get("session_id").and_then(Value::as_str).unwrap_or("");
@@ -129,9 +105,9 @@ fn receive(discord: &Discord, conn: u64, tx: &UnboundedSender<Outbound>, text: &
             let resumed = state.sessions.resume((conn, tx.clone()), session, seq);
             (!resumed).then(|| Outbound::Frame(json!({"op": 9, "d": false, "s": null, "t": null})))
         }
-        _ if !attached => Some(Outbound::Close(4003, "Not authenticated")),
+        _ if !attached => Some(close(4003, "Not authenticated")),
         3 | 4 | 8 => None,
-        _ => Some(Outbound::Close(4001, "Unknown opcode")),
+        _ => Some(close(4001, "Unknown opcode")),
     };
     if let Some(answer) = answer {
         let _ = tx.send(answer);

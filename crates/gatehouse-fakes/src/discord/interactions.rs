@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::messages::{Channels, Snowflakes, validate};
-use super::reply::{DcError, Reply};
+use super::reply::{DcError, Reply, snowflake};
 use super::{APP_ID, DcState};
 
 /// Discord drops an interaction that is not acknowledged within 3 seconds.
@@ -21,10 +21,22 @@ const MODAL_SUBMIT: u64 = 5;
 const COMPONENT: u64 = 3;
 
 /// Interactions delivered to the bot, by id and by token.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Interactions {
     by_id: HashMap<u64, Pending>,
     by_token: HashMap<String, u64>,
+    /// How long the bot has to acknowledge; Discord's 3 s unless a test shortens it.
+    pub(crate) response_window: Duration,
+}
+
+impl Default for Interactions {
+    fn default() -> Self {
+        Self {
+            by_id: HashMap::new(),
+            by_token: HashMap::new(),
+            response_window: RESPONSE_WINDOW,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -103,10 +115,6 @@ fn interaction_extra() -> Option<Value> {
     Some(json!({"webhook_id": APP_ID.to_string(), "application_id": APP_ID.to_string()}))
 }
 
-fn parse_id(text: &str, code: u32, what: &str) -> Result<u64, DcError> {
-    text.parse().map_err(|_| DcError::unknown(code, what))
-}
-
 impl DcState {
     /// `POST /interactions/{id}/{token}/callback`.
     pub(crate) fn respond(
@@ -121,7 +129,8 @@ impl DcState {
             interactions,
             ..
         } = self;
-        let id = parse_id(id, 10062, "interaction")?;
+        let id = snowflake(id, 10062, "interaction")?;
+        let interactions_window = interactions.response_window;
         let pending = interactions
             .by_id
             .get_mut(&id)
@@ -133,7 +142,7 @@ impl DcState {
                 "Interaction has already been acknowledged.",
             ));
         }
-        if pending.created.elapsed() > RESPONSE_WINDOW {
+        if pending.created.elapsed() > interactions_window {
             return Err(DcError::unknown(10062, "interaction"));
         }
         let kind = body.get("type").and_then(Value::as_u64).ok_or_else(|| {
@@ -223,7 +232,7 @@ impl DcState {
                 _ => return Err(DcError::unknown(10008, "Message")),
             }
         } else {
-            let id = parse_id(target, 10008, "Message")?;
+            let id = snowflake(target, 10008, "Message")?;
             if !pending.followups.contains(&id) {
                 return Err(DcError::unknown(10008, "Message"));
             }
@@ -291,4 +300,126 @@ fn validate_modal(data: &Value) -> Result<(), DcError> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state_with_click() -> (DcState, u64) {
+        let mut state = DcState::default();
+        let card = state
+            .channels
+            .create(&mut state.ids, 9, &json!({"content": "Approve?"}), None)
+            .unwrap();
+        let card_id = message_id(&card).unwrap();
+        state.interactions.register(Delivered {
+            id: 77,
+            token: "tok".into(),
+            kind: COMPONENT,
+            channel_id: 9,
+            message_id: Some(card_id),
+        });
+        (state, card_id)
+    }
+
+    fn app() -> String {
+        APP_ID.to_string()
+    }
+
+    #[test]
+    fn deferred_response_is_completed_by_editing_original() {
+        let (mut state, _) = state_with_click();
+        assert!(
+            state
+                .follow_up(&app(), "tok", &json!({"content": "x"}))
+                .is_err(),
+            "not acknowledged yet"
+        );
+        state
+            .respond("77", "tok", &json!({"type": 5, "data": {"flags": 64}}))
+            .unwrap();
+        let Reply::Json(created) = state
+            .webhook_message(
+                &app(),
+                "tok",
+                "@original",
+                WebhookOp::Edit(&json!({"content": "Recorded."})),
+            )
+            .unwrap()
+        else {
+            panic!("expected a message")
+        };
+        assert_eq!(created["content"], "Recorded.");
+        let Reply::Json(read) = state
+            .webhook_message(&app(), "tok", "@original", WebhookOp::Get)
+            .unwrap()
+        else {
+            panic!("expected a message")
+        };
+        assert_eq!(read["id"], created["id"]);
+        state
+            .webhook_message(&app(), "tok", "@original", WebhookOp::Delete)
+            .unwrap();
+        assert!(
+            state
+                .webhook_message(&app(), "tok", "@original", WebhookOp::Get)
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn update_message_edits_the_clicked_card_once() {
+        let (mut state, card_id) = state_with_click();
+        state
+            .respond(
+                "77",
+                "tok",
+                &json!({"type": 7, "data": {"content": "Allowed", "components": []}}),
+            )
+            .unwrap();
+        assert_eq!(
+            state.channels.get(9, card_id).unwrap()["content"],
+            "Allowed"
+        );
+        assert_eq!(
+            state.respond("77", "tok", &json!({"type": 6})).unwrap_err(),
+            DcError::bad(40060, "Interaction has already been acknowledged.")
+        );
+        assert_eq!(
+            state
+                .respond("77", "wrong", &json!({"type": 6}))
+                .unwrap_err(),
+            DcError::unknown(10062, "interaction")
+        );
+    }
+
+    #[test]
+    fn denies_a_response_after_the_window() {
+        let (mut state, _) = state_with_click();
+        state.interactions.response_window = Duration::from_millis(5);
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(
+            state.respond("77", "tok", &json!({"type": 6})).unwrap_err(),
+            DcError::unknown(10062, "interaction")
+        );
+    }
+
+    #[test]
+    fn denies_response_types_that_do_not_fit_the_interaction() {
+        let (mut state, _) = state_with_click();
+        assert!(state.respond("77", "tok", &json!({"type": 8})).is_err());
+        assert!(
+            state
+                .respond(
+                    "77",
+                    "tok",
+                    &json!({"type": 9, "data": {"custom_id": "m", "title": ""}})
+                )
+                .is_err()
+        );
+        state
+            .respond("77", "tok", &json!({"type": 4, "data": {"content": "ok"}}))
+            .unwrap();
+    }
 }

@@ -4,6 +4,7 @@
 mod commands;
 mod control;
 mod gateway;
+mod inbound;
 mod interactions;
 mod messages;
 mod reply;

@@ -76,9 +76,7 @@ impl DcError {
             let message = fail
                 .description
                 .unwrap_or_else(|| format!("{}: {}", fail.status, reason(fail.status)));
-            let mut error = Self::new(fail.status, 0, &message);
-            error.status = fail.status;
-            return error;
+            return Self::new(fail.status, 0, &message);
         };
         let reset_ms = now_ms() + (retry_after * 1000.0) as u64;
         Self {
@@ -127,6 +125,11 @@ impl IntoResponse for DcError {
         }
         response
     }
+}
+
+/// Parses a snowflake from a path, answering Discord's "Unknown …" 404 when it is not one.
+pub(crate) fn snowflake(text: &str, code: u32, what: &str) -> Result<u64, DcError> {
+    text.parse().map_err(|_| DcError::unknown(code, what))
 }
 
 /// A successful REST answer.

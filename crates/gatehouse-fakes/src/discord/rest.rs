@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::interactions::WebhookOp;
 use super::messages::bot_user;
-use super::reply::{DcError, Reply};
+use super::reply::{DcError, Reply, snowflake};
 use super::{APP_ID, DcState, Discord};
 use crate::body::{self, BodyError};
 
@@ -77,10 +77,6 @@ fn merge_payload_json(mut body: Value) -> Value {
         fields.extend(payload);
     }
     body
-}
-
-fn snowflake(text: &str, code: u32, what: &str) -> Result<u64, DcError> {
-    text.parse().map_err(|_| DcError::unknown(code, what))
 }
 
 fn application(app: &str) -> Result<(), DcError> {

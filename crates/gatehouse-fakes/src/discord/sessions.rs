@@ -6,22 +6,12 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::BOT_ID;
+use crate::ws::Outbound;
 
 /// Intent bits that decide whether MESSAGE_CREATE reaches the bot, and with what content.
 const GUILD_MESSAGES: u64 = 1 << 9;
 const DIRECT_MESSAGES: u64 = 1 << 12;
 const MESSAGE_CONTENT: u64 = 1 << 15;
-
-/// What a connection task is told to do.
-#[derive(Debug)]
-pub(crate) enum Outbound {
-    /// Send this frame.
-    Frame(Value),
-    /// Send a close frame with this code, then end.
-    Close(u16, &'static str),
-    /// End without a close frame, like a dropped TCP connection.
-    Drop,
-}
 
 /// The connection a session is attached to.
 type Live = (u64, UnboundedSender<Outbound>);

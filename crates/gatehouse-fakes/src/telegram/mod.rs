@@ -3,6 +3,7 @@
 
 mod api;
 mod control;
+mod inbound;
 mod messages;
 mod poll;
 mod reply;
@@ -22,7 +23,7 @@ use crate::calls::CallLog;
 use crate::control::{self as shared, Controlled};
 use crate::error::FakeError;
 use crate::faults::FaultPlan;
-use crate::server::{self, FakeHandle};
+use crate::server::{self, FakeHandle, Shutdown};
 use messages::Chats;
 use updates::{UpdateQueue, Webhook};
 
@@ -32,9 +33,12 @@ const WEBHOOK_TIMEOUT: Duration = Duration::from_secs(10);
 /// Starts a fake Telegram Bot API on `addr`. Point the client at `handle.base_url`
 /// (teloxide: `Bot::new(token).set_api_url(url)`); any well-formed token is accepted.
 pub async fn spawn(addr: SocketAddr) -> Result<FakeHandle, FakeError> {
-    let telegram = Arc::new(Telegram::new());
-    let calls = Arc::clone(&telegram.calls);
-    server::serve(addr, calls, "", move |_bound| router(telegram)).await
+    let calls = Arc::new(CallLog::default());
+    let log = Arc::clone(&calls);
+    server::serve(addr, calls, "", move |bound| {
+        router(Arc::new(Telegram::new(log, bound.shutdown)))
+    })
+    .await
 }
 
 fn router(telegram: Arc<Telegram>) -> Router {
@@ -60,6 +64,8 @@ pub(crate) struct Telegram {
     /// Serializes webhook deliveries so updates arrive in order.
     delivery: tokio::sync::Mutex<()>,
     http: reqwest::Client,
+    /// Ends pending long polls when the fake stops, so shutdown does not wait for them.
+    shutdown: Shutdown,
 }
 
 #[derive(Debug)]
@@ -74,13 +80,13 @@ struct TgState {
 }
 
 impl Telegram {
-    fn new() -> Self {
+    fn new(calls: Arc<CallLog>, shutdown: Shutdown) -> Self {
         let http = reqwest::Client::builder()
             .timeout(WEBHOOK_TIMEOUT)
             .build()
             .unwrap_or_default();
         Self {
-            calls: Arc::default(),
+            calls,
             faults: FaultPlan::default(),
             state: Mutex::new(TgState {
                 bot_username: "gatehouse_fake_bot".into(),
@@ -93,6 +99,7 @@ impl Telegram {
             updates_ready: Notify::new(),
             delivery: tokio::sync::Mutex::new(()),
             http,
+            shutdown,
         }
     }
 

@@ -92,6 +92,13 @@ impl EventHandler for Handler {
 /// A fake plus a running serenity client whose `ready` posted an approval card.
 async fn connected() -> (FakeHandle, UnboundedReceiver<Event>, MessageId) {
     let fake = gatehouse_fakes::discord::spawn(loopback()).await.unwrap();
+    // Fast heartbeats, so every test also exercises HEARTBEAT → HEARTBEAT_ACK.
+    control(
+        &fake,
+        "/_fake/config",
+        json!({"heartbeat_interval_ms": 200}),
+    )
+    .await;
     let (tx, mut events) = unbounded_channel();
     let intents = GatewayIntents::non_privileged() | GatewayIntents::MESSAGE_CONTENT;
     let mut client = ClientBuilder::new_with_http(http_for(&fake), intents)
@@ -208,6 +215,8 @@ async fn resumes_after_dropped_connection_and_replays_missed_interaction() {
     assert_eq!(resume.body["d"]["session_id"], "fake-session-1");
     assert_eq!(resume.body["d"]["seq"], 1);
     assert_eq!(resume.body["d"]["token"], "<redacted>");
+    // Heartbeats kept flowing (an unacknowledged one would make serenity reconnect).
+    assert!(wait_for_calls(&fake, "gateway.HEARTBEAT", 2).await.len() >= 2);
     assert_eq!(
         wait_for_calls(&fake, "gateway.IDENTIFY", 1).await.len(),
         1,

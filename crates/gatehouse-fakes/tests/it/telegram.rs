@@ -314,3 +314,84 @@ async fn answers_unknown_methods_and_bad_tokens_like_telegram() {
     let logged: Vec<_> = fake.calls().into_iter().map(|c| c.method).collect();
     assert_eq!(logged, ["fooBar", "getMe", "sendMessage"]);
 }
+
+#[tokio::test]
+async fn ends_an_older_long_poll_when_a_newer_one_starts() {
+    let (fake, _bot) = fake_and_bot().await;
+    let url = format!("{}/bot1:x/getUpdates", fake.base_url);
+    let http = reqwest::Client::new();
+    let older = tokio::spawn({
+        let (http, url) = (http.clone(), url.clone());
+        async move {
+            http.post(url)
+                .json(&json!({"timeout": 5}))
+                .send()
+                .await
+                .unwrap()
+        }
+    });
+    wait_for_calls(&fake, "getUpdates", 1).await;
+    let newer = http
+        .post(&url)
+        .json(&json!({"timeout": 0}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(newer.status(), 200);
+    let older = older.await.unwrap();
+    assert_eq!(older.status(), 409);
+    let body: Value = older.json().await.unwrap();
+    assert!(
+        body["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("Conflict: terminated by other getUpdates")
+    );
+}
+
+#[tokio::test]
+async fn keeps_updates_pending_when_the_webhook_fails() {
+    let (fake, bot) = fake_and_bot().await;
+    let unused = tokio::net::TcpListener::bind(loopback()).await.unwrap();
+    let hook = format!("http://{}/hook", unused.local_addr().unwrap());
+    drop(unused);
+    bot.set_webhook(hook.parse().unwrap()).await.unwrap();
+    let injected = control(
+        &fake,
+        "/_fake/inject",
+        json!({"message": {"chat": {"id": APPROVER}, "text": "hi"}}),
+    )
+    .await;
+    assert!(injected["attempts"][0]["error"].is_string(), "{injected}");
+    let info = bot.get_webhook_info().await.unwrap();
+    assert_eq!(info.pending_update_count, 1);
+    assert!(
+        info.last_error_message
+            .unwrap()
+            .starts_with("Connection failed")
+    );
+    // Back to polling: the pending update is still there.
+    bot.delete_webhook().await.unwrap();
+    let updates = bot.get_updates().await.unwrap();
+    assert_eq!(updates.len(), 1);
+}
+
+#[tokio::test]
+async fn shuts_down_promptly_while_a_long_poll_waits() {
+    let (fake, _bot) = fake_and_bot().await;
+    let url = format!("{}/bot1:x/getUpdates", fake.base_url);
+    let poll = tokio::spawn(async move {
+        let response = reqwest::Client::new()
+            .post(url)
+            .json(&json!({"timeout": 50}))
+            .send()
+            .await
+            .unwrap();
+        response.json::<Value>().await.unwrap()
+    });
+    wait_for_calls(&fake, "getUpdates", 1).await;
+    tokio::time::timeout(Duration::from_secs(5), fake.shutdown())
+        .await
+        .unwrap();
+    assert_eq!(poll.await.unwrap(), json!({"ok": true, "result": []}));
+}
