@@ -9,7 +9,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use teloxide::prelude::*;
 
-use crate::support::{APPROVER, Running, calls, config, connect, control, fake, wait_for_calls};
+use crate::support::{APPROVER, Running, calls, config, connect, control, fake};
 
 const SECRET: &str = "s3cret-token_42";
 
@@ -149,7 +149,10 @@ async fn receives_webhook_updates_carrying_the_secret() {
     let fake = fake().await;
     let (channel, url) = webhook_channel(&fake).await;
     let mut running = Running::start(channel);
-    let registered = wait_for_calls(&fake, "setWebhook", 1).await;
+    let registered = fake
+        .wait_for_calls("setWebhook", 1, Duration::from_secs(15))
+        .await
+        .unwrap();
     assert_eq!(
         registered[0].body,
         // teloxide sends setWebhook as multipart, so the list arrives JSON-encoded.
@@ -175,7 +178,9 @@ async fn refuses_webhook_requests_without_the_right_secret() {
     let fake = fake().await;
     let (channel, url) = webhook_channel(&fake).await;
     let mut running = Running::start(channel);
-    wait_for_calls(&fake, "setWebhook", 1).await;
+    fake.wait_for_calls("setWebhook", 1, Duration::from_secs(15))
+        .await
+        .unwrap();
     let update = json!({"update_id": 9, "message": {"message_id": 1, "date": 0,
         "chat": {"id": APPROVER, "type": "private", "first_name": "Mallory"},
         "from": {"id": APPROVER, "is_bot": false, "first_name": "Mallory"},

@@ -47,16 +47,7 @@ pub(crate) async fn connect(fake: &FakeHandle) -> Arc<TelegramChannel> {
 
 /// POSTs JSON to a control endpoint of the fake and returns its answer.
 pub(crate) async fn control(fake: &FakeHandle, path: &str, body: Value) -> Value {
-    let response = reqwest::Client::new()
-        .post(format!("http://{}{path}", fake.addr))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    let status = response.status();
-    let answer: Value = response.json().await.unwrap();
-    assert!(status.is_success(), "{path} answered {status}: {answer}");
-    answer
+    fake.control(path, &body).await.unwrap()
 }
 
 /// Every call of `method` the fake received so far.
@@ -182,22 +173,5 @@ impl Running {
             .expect("run did not stop within 10 s")
             .unwrap();
         (result, drained)
-    }
-}
-
-/// Waits until the fake has seen `count` calls of `method`.
-pub(crate) async fn wait_for_calls(fake: &FakeHandle, method: &str, count: usize) -> Vec<Call> {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-    loop {
-        let found = calls(fake, method);
-        if found.len() >= count {
-            return found;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {count} x {method}: {:#?}",
-            fake.calls()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
