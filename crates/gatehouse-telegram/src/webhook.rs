@@ -3,7 +3,8 @@
 //! teloxide's own webhook listener compares the secret with `==`; this endpoint compares in
 //! constant time (`subtle`), so response timing reveals nothing about the secret.
 
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::Router;
 use axum::body::Bytes;
@@ -27,15 +28,43 @@ use crate::inbound::translate;
 /// The header Telegram carries the webhook secret in.
 pub const SECRET_HEADER: &str = "x-telegram-bot-api-secret-token";
 
+/// How many recent update ids are remembered to spot repeated deliveries.
+const RECENT_UPDATES: usize = 1024;
+
 struct Endpoint {
     secret: Secret,
     account_id: Option<String>,
     inbound: mpsc::Sender<Inbound>,
+    recent: Mutex<VecDeque<u32>>,
+}
+
+impl Endpoint {
+    /// Records `id`; `false` when it was already handed over. Telegram repeats a delivery whose
+    /// answer it did not get, and update ids are its documented way to drop the repeat. A set of
+    /// recent ids, not "at most the highest", because ids restart at random after a quiet week.
+    fn first_delivery(&self, id: u32) -> bool {
+        let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+        if recent.contains(&id) {
+            return false;
+        }
+        if recent.len() == RECENT_UPDATES {
+            recent.pop_front();
+        }
+        recent.push_back(id);
+        true
+    }
+
+    /// Forgets `id` after a failed hand-over, so Telegram's retry is accepted.
+    fn forget(&self, id: u32) {
+        let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+        recent.retain(|&seen| seen != id);
+    }
 }
 
 /// The webhook route alone, for a gateway that serves it on its own HTTP server. Answers 401
 /// to a missing or wrong secret, 400 to a body that is not an update, 503 once `inbound` is
-/// closed (Telegram keeps the update and retries), 200 after the event was queued.
+/// closed (Telegram keeps the update and retries), 200 after the event was queued or when the
+/// update was already handed over.
 pub fn webhook_router(
     path: &str,
     secret: Secret,
@@ -46,6 +75,7 @@ pub fn webhook_router(
         secret,
         account_id,
         inbound,
+        recent: Mutex::new(VecDeque::new()),
     });
     Router::new()
         .route(path, post(receive))
@@ -78,9 +108,15 @@ async fn receive(
     let Some(event) = translate(&update, endpoint.account_id.as_deref()) else {
         return StatusCode::OK;
     };
+    if !endpoint.first_delivery(update.id.0) {
+        return StatusCode::OK;
+    }
     match endpoint.inbound.send(event).await {
         Ok(()) => StatusCode::OK,
-        Err(_) => StatusCode::SERVICE_UNAVAILABLE,
+        Err(_) => {
+            endpoint.forget(update.id.0);
+            StatusCode::SERVICE_UNAVAILABLE
+        }
     }
 }
 

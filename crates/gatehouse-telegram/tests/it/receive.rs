@@ -201,6 +201,7 @@ async fn refuses_webhook_requests_without_the_right_secret() {
         401
     );
     assert_eq!(post(Some(SECRET), "not json".into()).await, 400);
+    running.expect_nothing(Duration::from_millis(300)).await;
 
     // Someone re-registers the webhook with another secret: Telegram's own deliveries fail too.
     let bot = Bot::new("123:TEST-token").set_api_url(fake.base_url.parse().unwrap());
@@ -212,5 +213,38 @@ async fn refuses_webhook_requests_without_the_right_secret() {
     assert_eq!(delivery["attempts"][0]["status"], 401);
 
     running.expect_nothing(Duration::from_millis(300)).await;
+    assert_eq!(running.stop().await, Ok(()));
+}
+
+#[tokio::test]
+async fn reports_a_repeated_webhook_delivery_once() {
+    let fake = fake().await;
+    let (channel, url) = webhook_channel(&fake).await;
+    let mut running = Running::start(channel);
+    fake.wait_for_calls("setWebhook", 1, Duration::from_secs(15))
+        .await
+        .unwrap();
+    let update = json!({"update_id": 77, "message": {"message_id": 5, "date": 0,
+        "chat": {"id": APPROVER, "type": "private", "first_name": "Alice"},
+        "from": {"id": APPROVER, "is_bot": false, "first_name": "Alice"},
+        "text": "/approve 0f3c9a1e deny"}});
+    let http = reqwest::Client::new();
+    for _ in 0..2 {
+        let status = http
+            .post(&url)
+            .header(SECRET_HEADER, SECRET)
+            .json(&update)
+            .send()
+            .await
+            .unwrap()
+            .status();
+        assert_eq!(
+            status, 200,
+            "a repeat is acknowledged so Telegram stops sending it"
+        );
+    }
+
+    assert_eq!(text_of(running.next().await), "/approve 0f3c9a1e deny");
+    running.expect_nothing(Duration::from_millis(500)).await;
     assert_eq!(running.stop().await, Ok(()));
 }
