@@ -34,7 +34,7 @@ pub(crate) fn classify(error: &RequestError, token: &Secret, bot_username: &str)
         RequestError::MigrateToChatId(chat) => permanent(format!(
             "the group was upgraded to a supergroup; use chat id {chat} in the configuration"
         )),
-        RequestError::Network(error) => transient(scrub(&error.to_string(), token)),
+        RequestError::Network(error) => transient(scrub(&with_causes(error.as_ref()), token)),
         RequestError::InvalidJson { .. } => {
             transient("unreadable answer from the Bot API (a proxy error page?)".to_owned())
         }
@@ -96,6 +96,19 @@ fn transient(reason: String) -> ChatError {
         channel: CHANNEL.to_owned(),
         reason,
     }
+}
+
+/// The error and its causes: reqwest's own text ("error sending request") says nothing about
+/// what went wrong; the cause ("Connection refused") does.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(inner) = cause {
+        text.push_str(": ");
+        text.push_str(&inner.to_string());
+        cause = inner.source();
+    }
+    text
 }
 
 fn scrub(text: &str, token: &Secret) -> String {

@@ -12,6 +12,7 @@ use teloxide::types::Update;
 use tokio::sync::mpsc;
 
 use crate::channel::{ALLOWED_UPDATES, TelegramChannel};
+use crate::classify::timed_out;
 use crate::inbound::translate;
 
 /// Polls until `inbound` is closed. Transient failures and rate limits are waited out with the
@@ -47,13 +48,13 @@ pub(crate) async fn run(
             () = inbound.closed() => break 'polling,
             polled = tokio::time::timeout(limit, poll.into_future()) => polled,
         };
+        let polled = match polled {
+            Ok(result) => result.map_err(|error| channel.classify(&error)),
+            Err(_) => Err(timed_out(limit)),
+        };
         let updates = match polled {
-            Ok(Ok(updates)) => updates,
-            failed => {
-                let error = match failed {
-                    Ok(Err(error)) => channel.classify(&error),
-                    _ => crate::classify::timed_out(limit),
-                };
+            Ok(updates) => updates,
+            Err(error) => {
                 failures += 1;
                 if !wait_out(&error, backoff.backoff(failures), &inbound).await {
                     return finish(error, &inbound);

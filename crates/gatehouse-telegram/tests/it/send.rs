@@ -8,11 +8,12 @@ use gatehouse_chat::route::{MessageLocator, Route};
 use gatehouse_chat::token::{MemoryTokenStore, TokenClaim};
 use gatehouse_fakes::FakeHandle;
 use gatehouse_policy::ApprovalDecision;
+use gatehouse_telegram::{TelegramChannel, TelegramError};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use crate::support::{
-    APPROVER, BOT, FORUM, NOW_MS, approvals, calls, connect, control, dispatcher, fake,
+    APPROVER, BOT, FORUM, NOW_MS, approvals, calls, config, connect, control, dispatcher, fake,
     fast_policy, forum_origin, view,
 };
 
@@ -281,5 +282,52 @@ async fn never_prints_the_bot_token() {
         paths,
         ["/bot123:***/GetMe"],
         "the token only travels in the URL"
+    );
+}
+
+#[tokio::test]
+async fn refuses_to_start_with_a_token_telegram_rejects() {
+    let fake = fake().await;
+    control(
+        &fake,
+        "/_fake/faults",
+        json!({"method": "getMe", "status": 401, "description": "Unauthorized"}),
+    )
+    .await;
+
+    let refused = TelegramChannel::connect(config(&fake)).await.unwrap_err();
+
+    let TelegramError::Connect {
+        source: ChatError::Permanent { reason, .. },
+    } = &refused
+    else {
+        panic!("expected a permanent connect failure, got {refused:?}");
+    };
+    assert!(reason.contains("channels.telegram.botToken"), "{reason}");
+}
+
+#[tokio::test]
+async fn reports_an_unreachable_bot_api_as_transient_without_the_token() {
+    let fake = fake().await;
+    let mut config = config(&fake);
+    fake.shutdown().await;
+    config.api_url = "http://127.0.0.1:9".parse().unwrap();
+
+    let refused = TelegramChannel::connect(config).await.unwrap_err();
+
+    assert!(
+        matches!(
+            refused,
+            TelegramError::Connect {
+                source: ChatError::Transient { .. }
+            }
+        ),
+        "{refused:?}"
+    );
+    let printed = format!("{refused} {refused:?}");
+    assert!(!printed.contains("TEST-token"), "{printed}");
+    assert!(
+        printed.contains("Connection refused"),
+        "the cause is shown: {printed}"
     );
 }
