@@ -130,7 +130,7 @@ impl Channel for TelegramChannel {
     async fn send(&self, route: &Route, card: &Card) -> Result<MessageLocator, ChatError> {
         let (recipient, thread) = match &route.destination {
             // A private chat's id is the user's id, so a DM needs no "open" call.
-            Destination::Dm(user) => (Recipient::Id(ChatId(chat_id(user)?)), None),
+            Destination::Dm(user) => (Recipient::Id(ChatId(user_id(user)?)), None),
             Destination::Chat(chat) => (recipient(chat)?, route.thread_id.as_deref()),
         };
         let mut request = self
@@ -242,6 +242,18 @@ fn recipient(chat: &str) -> Result<Recipient, ChatError> {
     chat_id(chat).map(|id| Recipient::Id(ChatId(id)))
 }
 
+/// A user id, which is also the id of their private chat with the bot. Always positive: a
+/// negative id is a group, and a DM route must never land in one.
+fn user_id(value: &str) -> Result<i64, ChatError> {
+    match chat_id(value)? {
+        id if id > 0 => Ok(id),
+        _ => Err(ChatError::Permanent {
+            channel: CHANNEL.to_owned(),
+            reason: format!("{value:?} is not a Telegram user id (a positive number)"),
+        }),
+    }
+}
+
 fn chat_id(value: &str) -> Result<i64, ChatError> {
     value.trim().parse().map_err(|_| ChatError::Permanent {
         channel: CHANNEL.to_owned(),
@@ -277,6 +289,13 @@ mod tests {
     fn shows_refusals_as_alerts_and_confirmations_as_toasts() {
         assert!(is_refusal(PressRefusal::NotApprover.text()));
         assert!(!is_refusal("Allowed once 0f3c9a1e."));
+    }
+
+    #[test]
+    fn denies_dm_routes_to_group_ids() {
+        assert!(user_id("-1001234567890").is_err());
+        assert!(user_id("0").is_err());
+        assert_eq!(user_id("4242"), Ok(4242));
     }
 
     #[test]
