@@ -14,7 +14,9 @@
 //!   are scrubbed). The webhook secret is compared in constant time.
 //! - Never confirms an update before the core's channel accepted it, so a failed poll or a
 //!   shutdown loses nothing.
-//! - Never retries on its own: each outbound call is one attempt, bounded by `call_timeout`.
+//! - Never retries a delivery on its own: each send, edit, delete or answer is one attempt,
+//!   bounded by `call_timeout`, so the core's `Deliverer` alone decides retries. Only receiving
+//!   (polling, webhook registration) retries, with the core's backoff.
 //!
 //! **Entry point.** [`TelegramChannel::connect`], then hand the channel to the chat core's
 //! dispatcher and spawn [`Channel::run`](gatehouse_chat::Channel::run).
