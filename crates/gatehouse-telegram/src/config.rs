@@ -1,0 +1,238 @@
+//! What the adapter needs to connect: the bot token, the API base, how updates arrive and the
+//! timeouts. A plain struct: the config crate maps `channels.telegram` into it.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use reqwest::Url;
+
+use crate::error::TelegramError;
+
+/// The public Bot API, used when no `apiUrl` is configured.
+pub const DEFAULT_API_URL: &str = "https://api.telegram.org";
+
+/// A credential (the bot token, the webhook secret). `Debug` and `Display` print
+/// `**REDACTED**`, so it cannot end up in a log line by accident.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a credential read from config, a file or the environment.
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    /// The credential itself, for the one place that must send it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(**REDACTED**)")
+    }
+}
+
+impl fmt::Display for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("**REDACTED**")
+    }
+}
+
+/// How Telegram hands us updates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UpdateMode {
+    /// `getUpdates` long polling: needs no public address, so it is the default.
+    LongPolling,
+    /// Telegram POSTs updates to a public HTTPS URL that reaches `listen`.
+    Webhook(WebhookConfig),
+}
+
+/// Webhook mode settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookConfig {
+    /// Where the adapter's HTTP server binds (behind the operator's TLS proxy).
+    pub listen: SocketAddr,
+    /// The public URL registered with `setWebhook`.
+    pub url: Url,
+    /// The local path updates arrive on (may differ from `url`'s path behind a proxy).
+    pub path: String,
+    /// Sent by Telegram in `X-Telegram-Bot-Api-Secret-Token`; a request without it is refused.
+    pub secret_token: Secret,
+}
+
+impl WebhookConfig {
+    /// Serves updates on `url`'s own path, the usual case when the proxy forwards paths as is.
+    pub fn new(listen: SocketAddr, url: Url, secret_token: Secret) -> Self {
+        let path = url.path().to_owned();
+        Self {
+            listen,
+            url,
+            path,
+            secret_token,
+        }
+    }
+}
+
+/// Everything the Telegram channel is built from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TelegramConfig {
+    /// The token BotFather issued (`123456:ABC…`).
+    pub bot_token: Secret,
+    /// The Bot API base URL; a local Bot API server or a test fake replaces the default.
+    pub api_url: Url,
+    /// The account name when several bots are configured; copied into every locator.
+    pub account_id: Option<String>,
+    /// Long polling or webhook.
+    pub mode: UpdateMode,
+    /// How long one `getUpdates` waits for updates.
+    pub poll_timeout: Duration,
+    /// The longest a single outbound call may take. teloxide sleeps 10 s after any 5xx before
+    /// reading the body; cutting the call here reports it as transient sooner, so the chat
+    /// core's retry policy, not that sleep, decides the pace.
+    pub call_timeout: Duration,
+}
+
+impl TelegramConfig {
+    /// Long polling against the public Bot API with the default timeouts.
+    pub fn new(bot_token: Secret) -> Result<Self, TelegramError> {
+        let api_url =
+            Url::parse(DEFAULT_API_URL).map_err(|error| TelegramError::InvalidConfig {
+                field: "apiUrl",
+                reason: error.to_string(),
+            })?;
+        Ok(Self {
+            bot_token,
+            api_url,
+            account_id: None,
+            mode: UpdateMode::LongPolling,
+            poll_timeout: Duration::from_secs(30),
+            call_timeout: Duration::from_secs(5),
+        })
+    }
+
+    /// Refuses a configuration Telegram would refuse later, with the key to fix.
+    pub fn validate(&self) -> Result<(), TelegramError> {
+        let refuse = |field, reason: &str| {
+            Err(TelegramError::InvalidConfig {
+                field,
+                reason: reason.to_owned(),
+            })
+        };
+        if !is_bot_token(self.bot_token.expose()) {
+            return refuse(
+                "botToken",
+                "expected the form <digits>:<secret> as BotFather prints it",
+            );
+        }
+        if !matches!(self.api_url.scheme(), "https" | "http") {
+            return refuse("apiUrl", "must be an http or https URL");
+        }
+        if self.call_timeout.is_zero() {
+            return refuse("callTimeout", "must be positive");
+        }
+        // Under a second would be short polling: a busy loop against the Bot API.
+        if !(Duration::from_secs(1)..=Duration::from_secs(50)).contains(&self.poll_timeout) {
+            return refuse("pollTimeout", "must be between 1 s and 50 s");
+        }
+        if let UpdateMode::Webhook(hook) = &self.mode {
+            if !is_secret_token(hook.secret_token.expose()) {
+                return refuse(
+                    "webhook.secretToken",
+                    "1 to 256 characters of A-Z, a-z, 0-9, _ and -",
+                );
+            }
+            if !hook.path.starts_with('/') {
+                return refuse("webhook.path", "must start with /");
+            }
+            if !matches!(hook.url.scheme(), "https" | "http") {
+                return refuse("webhook.url", "must be an https URL");
+            }
+        }
+        Ok(())
+    }
+}
+
+fn is_bot_token(token: &str) -> bool {
+    let Some((id, secret)) = token.split_once(':') else {
+        return false;
+    };
+    !id.is_empty()
+        && id.bytes().all(|b| b.is_ascii_digit())
+        && !secret.is_empty()
+        && secret
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Telegram's own rule for `secret_token`.
+fn is_secret_token(secret: &str) -> bool {
+    (1..=256).contains(&secret.len())
+        && secret
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redacts_secrets_in_debug_and_display() {
+        let secret = Secret::new("123:very-secret");
+        assert_eq!(format!("{secret:?}"), "Secret(**REDACTED**)");
+        assert_eq!(secret.to_string(), "**REDACTED**");
+        let config = TelegramConfig::new(secret).unwrap();
+        assert!(!format!("{config:?}").contains("very-secret"));
+    }
+
+    #[test]
+    fn denies_malformed_bot_tokens() {
+        for token in ["", "abc", "123:", ":abc", "12a:abc", "123:a b"] {
+            let config = TelegramConfig::new(Secret::new(token)).unwrap();
+            assert!(config.validate().is_err(), "{token:?} was accepted");
+        }
+        let config = TelegramConfig::new(Secret::new("123:ABC_def-9")).unwrap();
+        assert_eq!(config.validate(), Ok(()));
+    }
+
+    #[test]
+    fn denies_poll_timeouts_that_would_busy_loop() {
+        let mut config = TelegramConfig::new(Secret::new("123:ABC")).unwrap();
+        config.poll_timeout = Duration::from_millis(500);
+        assert!(config.validate().is_err());
+        config.poll_timeout = Duration::from_secs(51);
+        assert!(config.validate().is_err());
+    }
+
+    #[test]
+    fn denies_webhook_secrets_telegram_would_refuse() {
+        let mut config = TelegramConfig::new(Secret::new("123:ABC")).unwrap();
+        let hook = |secret: &str| {
+            UpdateMode::Webhook(WebhookConfig {
+                listen: "127.0.0.1:8443".parse().unwrap(),
+                url: Url::parse("https://bot.example/tg").unwrap(),
+                path: "/tg".into(),
+                secret_token: Secret::new(secret),
+            })
+        };
+        for bad in ["", "has space", &"x".repeat(257)] {
+            config.mode = hook(bad);
+            assert!(config.validate().is_err(), "{bad:?} was accepted");
+        }
+        config.mode = hook("s3cret_-X");
+        assert_eq!(config.validate(), Ok(()));
+    }
+
+    #[test]
+    fn serves_webhooks_on_the_public_urls_path_by_default() {
+        let hook = WebhookConfig::new(
+            "127.0.0.1:8443".parse().unwrap(),
+            Url::parse("https://bot.example/hooks/telegram").unwrap(),
+            Secret::new("s"),
+        );
+        assert_eq!(hook.path, "/hooks/telegram");
+    }
+}

@@ -1,0 +1,250 @@
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use gatehouse_chat::channel::Inbound;
+use gatehouse_fakes::FakeHandle;
+use gatehouse_telegram::{SECRET_HEADER, Secret, TelegramChannel, UpdateMode, WebhookConfig};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use teloxide::prelude::*;
+
+use crate::support::{APPROVER, Running, calls, config, connect, control, fake};
+
+const SECRET: &str = "s3cret-token_42";
+
+async fn say(fake: &FakeHandle, text: &str) -> Value {
+    control(
+        fake,
+        "/_fake/inject",
+        json!({"message": {"chat": {"id": APPROVER}, "text": text}}),
+    )
+    .await
+}
+
+fn text_of(event: Inbound) -> String {
+    match event {
+        Inbound::Text(text) => text.text,
+        Inbound::Press(press) => panic!("expected text, got a press {press:?}"),
+    }
+}
+
+#[tokio::test]
+async fn survives_failing_polls_without_losing_or_duplicating_updates() {
+    let fake = fake().await;
+    let channel = connect(&fake).await;
+    for fault in [
+        json!({"method": "getUpdates", "count": 2, "status": 500}),
+        json!({"method": "getUpdates", "retry_after": 1}),
+    ] {
+        control(&fake, "/_fake/faults", fault).await;
+    }
+    for text in ["one", "two", "three"] {
+        say(&fake, text).await;
+    }
+
+    let mut running = Running::start(channel);
+    let mut received = Vec::new();
+    for _ in 0..3 {
+        received.push(text_of(running.next().await));
+    }
+
+    assert_eq!(received, ["one", "two", "three"]);
+    say(&fake, "four").await;
+    assert_eq!(text_of(running.next().await), "four");
+    running.expect_nothing(Duration::from_millis(2500)).await;
+    assert!(
+        calls(&fake, "getUpdates").len() >= 4,
+        "the failed polls were retried"
+    );
+    assert_eq!(running.stop().await, Ok(()));
+}
+
+#[tokio::test]
+async fn stops_cleanly_and_confirms_what_it_handed_over() {
+    let fake = fake().await;
+    let mut running = Running::start(connect(&fake).await);
+    let injected = say(&fake, "before").await;
+    assert_eq!(text_of(running.next().await), "before");
+
+    assert_eq!(running.stop().await, Ok(()));
+
+    let last_poll = calls(&fake, "getUpdates").pop().unwrap();
+    let update_id = injected["update_id"].as_i64().unwrap();
+    assert_eq!(last_poll.body["offset"], update_id + 1);
+    let mut next_run = Running::start(connect(&fake).await);
+    say(&fake, "after").await;
+    assert_eq!(
+        text_of(next_run.next().await),
+        "after",
+        "a restart does not replay handled updates"
+    );
+    assert_eq!(next_run.stop().await, Ok(()));
+}
+
+#[tokio::test]
+async fn leaves_updates_it_could_not_hand_over_for_the_next_run() {
+    let fake = fake().await;
+    for text in ["a", "b", "c"] {
+        say(&fake, text).await;
+    }
+    let mut first_run = Running::with_capacity(connect(&fake).await, 1);
+    let mut seen = vec![text_of(first_run.next().await)];
+
+    // Shut down while the poller is blocked on a full channel, mid-batch.
+    let (result, drained) = first_run.stop_draining().await;
+    assert_eq!(result, Ok(()));
+    seen.extend(drained.into_iter().map(text_of));
+    let mut second_run = Running::start(connect(&fake).await);
+    while seen.len() < 3 {
+        seen.push(text_of(second_run.next().await));
+    }
+
+    assert_eq!(seen, ["a", "b", "c"], "nothing lost, nothing twice");
+    second_run.expect_nothing(Duration::from_millis(1500)).await;
+    assert_eq!(second_run.stop().await, Ok(()));
+}
+
+#[tokio::test]
+async fn removes_a_stale_webhook_before_polling() {
+    let fake = fake().await;
+    let mut running = Running::start(connect(&fake).await);
+    say(&fake, "hello").await;
+    assert_eq!(text_of(running.next().await), "hello");
+    let first_calls: Vec<String> = fake
+        .calls()
+        .into_iter()
+        .map(|call| call.method)
+        .take(3)
+        .collect();
+    assert_eq!(first_calls, ["getMe", "deleteWebhook", "getUpdates"]);
+    assert_eq!(
+        calls(&fake, "getUpdates")[0].body["allowed_updates"],
+        json!(["message", "callback_query"])
+    );
+    assert_eq!(running.stop().await, Ok(()));
+}
+
+/// A free loopback port for the webhook server.
+fn free_port() -> SocketAddr {
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    probe.local_addr().unwrap()
+}
+
+async fn webhook_channel(fake: &FakeHandle) -> (Arc<TelegramChannel>, String) {
+    let listen = free_port();
+    let url = format!("http://{listen}/telegram/updates");
+    let mut config = config(fake);
+    config.mode = UpdateMode::Webhook(WebhookConfig::new(
+        listen,
+        url.parse().unwrap(),
+        Secret::new(SECRET),
+    ));
+    let channel = TelegramChannel::connect(config).await.unwrap();
+    (Arc::new(channel), url)
+}
+
+#[tokio::test]
+async fn receives_webhook_updates_carrying_the_secret() {
+    let fake = fake().await;
+    let (channel, url) = webhook_channel(&fake).await;
+    let mut running = Running::start(channel);
+    let registered = fake
+        .wait_for_calls("setWebhook", 1, Duration::from_secs(15))
+        .await
+        .unwrap();
+    assert_eq!(
+        registered[0].body,
+        // teloxide sends setWebhook as multipart, so the list arrives JSON-encoded.
+        json!({"url": url, "secret_token": SECRET,
+               "allowed_updates": "[\"message\",\"callback_query\"]"})
+    );
+
+    let delivery = say(&fake, "via webhook").await;
+
+    assert_eq!(delivery["delivery"], "webhook");
+    assert_eq!(delivery["attempts"][0]["status"], 200);
+    assert_eq!(text_of(running.next().await), "via webhook");
+    assert_eq!(
+        calls(&fake, "getUpdates"),
+        vec![],
+        "no polling in webhook mode"
+    );
+    assert_eq!(running.stop().await, Ok(()));
+}
+
+#[tokio::test]
+async fn refuses_webhook_requests_without_the_right_secret() {
+    let fake = fake().await;
+    let (channel, url) = webhook_channel(&fake).await;
+    let mut running = Running::start(channel);
+    fake.wait_for_calls("setWebhook", 1, Duration::from_secs(15))
+        .await
+        .unwrap();
+    let update = json!({"update_id": 9, "message": {"message_id": 1, "date": 0,
+        "chat": {"id": APPROVER, "type": "private", "first_name": "Mallory"},
+        "from": {"id": APPROVER, "is_bot": false, "first_name": "Mallory"},
+        "text": "/approve 0f3c9a1e allow-always"}});
+    let http = reqwest::Client::new();
+    let post = |secret: Option<&str>, body: String| {
+        let mut request = http.post(&url).body(body);
+        if let Some(secret) = secret {
+            request = request.header(SECRET_HEADER, secret);
+        }
+        async move { request.send().await.unwrap().status().as_u16() }
+    };
+
+    assert_eq!(post(None, update.to_string()).await, 401);
+    assert_eq!(post(Some("wrong"), update.to_string()).await, 401);
+    assert_eq!(
+        post(Some(&SECRET[..SECRET.len() - 1]), update.to_string()).await,
+        401
+    );
+    assert_eq!(post(Some(SECRET), "not json".into()).await, 400);
+    running.expect_nothing(Duration::from_millis(300)).await;
+
+    // Someone re-registers the webhook with another secret: Telegram's own deliveries fail too.
+    let bot = Bot::new("123:TEST-token").set_api_url(fake.base_url.parse().unwrap());
+    bot.set_webhook(url.parse().unwrap())
+        .secret_token("another-secret".to_owned())
+        .await
+        .unwrap();
+    let delivery = say(&fake, "forged").await;
+    assert_eq!(delivery["attempts"][0]["status"], 401);
+
+    running.expect_nothing(Duration::from_millis(300)).await;
+    assert_eq!(running.stop().await, Ok(()));
+}
+
+#[tokio::test]
+async fn reports_a_repeated_webhook_delivery_once() {
+    let fake = fake().await;
+    let (channel, url) = webhook_channel(&fake).await;
+    let mut running = Running::start(channel);
+    fake.wait_for_calls("setWebhook", 1, Duration::from_secs(15))
+        .await
+        .unwrap();
+    let update = json!({"update_id": 77, "message": {"message_id": 5, "date": 0,
+        "chat": {"id": APPROVER, "type": "private", "first_name": "Alice"},
+        "from": {"id": APPROVER, "is_bot": false, "first_name": "Alice"},
+        "text": "/approve 0f3c9a1e deny"}});
+    let http = reqwest::Client::new();
+    for _ in 0..2 {
+        let status = http
+            .post(&url)
+            .header(SECRET_HEADER, SECRET)
+            .json(&update)
+            .send()
+            .await
+            .unwrap()
+            .status();
+        assert_eq!(
+            status, 200,
+            "a repeat is acknowledged so Telegram stops sending it"
+        );
+    }
+
+    assert_eq!(text_of(running.next().await), "/approve 0f3c9a1e deny");
+    running.expect_nothing(Duration::from_millis(500)).await;
+    assert_eq!(running.stop().await, Ok(()));
+}
