@@ -46,7 +46,7 @@ impl DiscordChannel {
         config.validate()?;
         let rest = Rest::new(&config)?;
         let me: CurrentUser = rest
-            .json(ApiRoute::UserMe, LightMethod::Get, &())
+            .json(ApiRoute::UserMe, LightMethod::Get, None::<&()>)
             .await
             .map_err(|source| DiscordError::Connect { source })?;
         let ctx = Context {
@@ -92,7 +92,7 @@ impl DiscordChannel {
             .json(
                 ApiRoute::UserMeDmChannels,
                 LightMethod::Post,
-                &json!({"recipient_id": user}),
+                Some(&json!({"recipient_id": user})),
             )
             .await?;
         self.lock_dms().insert(user, opened.id);
@@ -142,7 +142,7 @@ impl Channel for DiscordChannel {
             .json(
                 ApiRoute::ChannelMessages { channel_id },
                 LightMethod::Post,
-                &create_message(card),
+                Some(&create_message(card)),
             )
             .await?;
         Ok(MessageLocator {

@@ -36,17 +36,14 @@ impl Rest {
         Ok(Self { http, client })
     }
 
-    /// Sends `body` as JSON and decodes the answer.
+    /// Sends `body` (if any) as JSON and decodes the answer.
     pub(crate) async fn json<T: DeserializeOwned>(
         &self,
         route: Route<'_>,
         method: LightMethod,
-        body: &impl Serialize,
+        body: Option<&(impl Serialize + ?Sized)>,
     ) -> Result<T, ChatError> {
-        let body = serde_json::to_vec(body)
-            .map_err(|e| classify::permanent(format!("request body not encodable: {e}")))?;
-        let request = Request::new(route, method).body(Some(body));
-        let response = self.execute(request).await?;
+        let response = self.execute(request(route, method, body)?).await?;
         let bytes = response.bytes().await.map_err(classify::transport)?;
         // Permanent, not transient: the call itself succeeded, and repeating it could deliver a
         // second card.
@@ -61,13 +58,7 @@ impl Rest {
         method: LightMethod,
         body: Option<&(impl Serialize + ?Sized)>,
     ) -> Result<(), ChatError> {
-        let body = body
-            .map(serde_json::to_vec)
-            .transpose()
-            .map_err(|e| classify::permanent(format!("request body not encodable: {e}")))?;
-        self.execute(Request::new(route, method).body(body))
-            .await
-            .map(drop)
+        self.execute(request(route, method, body)?).await.map(drop)
     }
 
     async fn execute(&self, request: Request<'_>) -> Result<reqwest::Response, ChatError> {
@@ -91,6 +82,18 @@ impl Rest {
             Err(classify::response(response).await)
         }
     }
+}
+
+fn request<'a>(
+    route: Route<'a>,
+    method: LightMethod,
+    body: Option<&(impl Serialize + ?Sized)>,
+) -> Result<Request<'a>, ChatError> {
+    let body = body
+        .map(serde_json::to_vec)
+        .transpose()
+        .map_err(|e| classify::permanent(format!("request body not encodable: {e}")))?;
+    Ok(Request::new(route, method).body(body))
 }
 
 /// serenity's HTTP settings for `config`; the gateway client gets its own `Http` from this too.
