@@ -4,7 +4,7 @@ use gatehouse_policy::ApprovalDecision;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use crate::support::{APPROVER, CHANNEL_ID, calls_of, channel, control, fake};
+use crate::support::{APPROVER, CHANNEL_ID, calls_of, channel, control, fake, origin};
 
 const NOW_MS: u64 = 1_795_242_700_000;
 
@@ -96,7 +96,7 @@ async fn delivers_a_card_to_an_approver_dm_opened_once() {
 async fn delivers_a_card_to_the_origin_channel_and_its_thread() {
     let fake = fake().await;
     let discord = channel(&fake).await;
-    let origin = Route::from_target("t", "discord", &CHANNEL_ID.to_string(), None, None).unwrap();
+    let origin = origin();
     let in_channel = discord.send(&origin, &card()).await.unwrap();
     let thread =
         Route::from_target("t", "discord", &CHANNEL_ID.to_string(), None, Some("4100")).unwrap();
@@ -118,7 +118,7 @@ async fn delivers_a_card_to_the_origin_channel_and_its_thread() {
 async fn edits_a_resolved_card_into_a_receipt_without_buttons() {
     let fake = fake().await;
     let discord = channel(&fake).await;
-    let origin = Route::from_target("t", "discord", &CHANNEL_ID.to_string(), None, None).unwrap();
+    let origin = origin();
     let delivered = discord.send(&origin, &card()).await.unwrap();
     let outcome = ResolveOutcome {
         decision: ApprovalDecision::AllowOnce,
@@ -147,7 +147,7 @@ async fn edits_a_resolved_card_into_a_receipt_without_buttons() {
 async fn deletes_a_card_and_counts_a_missing_one_as_deleted() {
     let fake = fake().await;
     let discord = channel(&fake).await;
-    let origin = Route::from_target("t", "discord", &CHANNEL_ID.to_string(), None, None).unwrap();
+    let origin = origin();
     let delivered = discord.send(&origin, &card()).await.unwrap();
     discord.delete(&delivered).await.unwrap();
     discord.delete(&delivered).await.unwrap();

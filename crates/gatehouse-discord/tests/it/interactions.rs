@@ -137,6 +137,18 @@ impl Approval {
         };
         (press, injected_at)
     }
+
+    /// Has the core replace (or, with `cleanup`, delete) the card after a decision.
+    async fn finish(&self, decision: ApprovalDecision, decided_by: &str, cleanup: bool) {
+        let outcome = ResolveOutcome {
+            decision,
+            decided_by: decided_by.to_owned(),
+        };
+        let receipt = render_receipt(&view(), &outcome, 1200);
+        let copies = std::slice::from_ref(&self.card);
+        let failures = self.core.finish(copies, &receipt, |_| cleanup).await;
+        assert_eq!(failures, vec![]);
+    }
 }
 
 fn ephemeral_follow_ups(fake: &FakeHandle) -> Vec<Value> {
@@ -175,37 +187,22 @@ async fn resolves_an_approvers_press_and_edits_the_card_without_buttons() {
     let claim = check_press(&press, &approval.core.tokens, &approval.approvals, now_ms()).unwrap();
     assert_eq!(claim.decision, ApprovalDecision::Deny);
 
-    let outcome = ResolveOutcome {
-        decision: claim.decision,
-        decided_by: press.sender.username.clone().unwrap(),
-    };
-    let receipt = render_receipt(&view(), &outcome, 1200);
-    let failures = approval
-        .core
-        .finish(std::slice::from_ref(&approval.card), &receipt, |_| false)
-        .await;
-    assert_eq!(failures, vec![]);
+    let decided_by = press.sender.username.clone().unwrap();
+    approval.finish(claim.decision, &decided_by, false).await;
     let edit = &wait_for_calls(&approval.fake, "editMessage", 1).await[0];
     assert_eq!(edit.body["components"], json!([]));
     assert_eq!(
         edit.body["embeds"][0]["title"],
-        format!("Denied by {}", outcome.decided_by)
+        format!("Denied by {decided_by}")
     );
 }
 
 #[tokio::test]
 async fn deletes_the_card_on_resolve_with_cleanup() {
     let approval = delivered_approval().await;
-    let outcome = ResolveOutcome {
-        decision: ApprovalDecision::AllowOnce,
-        decided_by: "alice".into(),
-    };
-    let receipt = render_receipt(&view(), &outcome, 1200);
-    let failures = approval
-        .core
-        .finish(std::slice::from_ref(&approval.card), &receipt, |_| true)
+    approval
+        .finish(ApprovalDecision::AllowOnce, "alice", true)
         .await;
-    assert_eq!(failures, vec![]);
     let delete = &wait_for_calls(&approval.fake, "deleteMessage", 1).await[0];
     assert_eq!(
         delete.path,

@@ -1,30 +1,10 @@
 use std::time::Duration;
 
 use gatehouse_chat::delivery::{Deliverer, RetryPolicy};
-use gatehouse_chat::render::{ApprovalView, render_prompt};
-use gatehouse_chat::{Channel, ChatError, Route};
+use gatehouse_chat::{Channel, ChatError};
 use serde_json::json;
 
-use crate::support::{CHANNEL_ID, calls_of, channel, control, fake};
-
-fn card() -> gatehouse_chat::render::Card {
-    let view = ApprovalView {
-        id: "0f3c9a1e-7b2d-4c1a-9e55-1234567890ab".into(),
-        command: "ls".into(),
-        cwd: None,
-        agent_id: None,
-        host: None,
-        resolved_path: None,
-        env_keys: Vec::new(),
-        expires_at_ms: 1_795_243_000_000,
-        allow_always_offered: false,
-    };
-    render_prompt(&view, 1_795_242_700_000, 1200)
-}
-
-fn origin() -> Route {
-    Route::from_target("t", "discord", &CHANNEL_ID.to_string(), None, None).unwrap()
-}
+use crate::support::{CHANNEL_ID, calls_of, channel, control, fake, origin, plain_card};
 
 #[tokio::test]
 async fn reports_discords_retry_after_with_the_limiter_off() {
@@ -36,7 +16,7 @@ async fn reports_discords_retry_after_with_the_limiter_off() {
         json!({"method": "createMessage", "retry_after": 1.5}),
     )
     .await;
-    let error = discord.send(&origin(), &card()).await.unwrap_err();
+    let error = discord.send(&origin(), &plain_card()).await.unwrap_err();
     assert_eq!(
         error,
         ChatError::RateLimited {
@@ -58,7 +38,7 @@ async fn delivers_once_after_waiting_out_a_429_through_the_deliverer() {
     .await;
     let deliverer = Deliverer::new(RetryPolicy::default());
     let delivered = deliverer
-        .send(discord.as_ref(), &origin(), &card())
+        .send(discord.as_ref(), &origin(), &plain_card())
         .await
         .unwrap();
 
@@ -83,7 +63,7 @@ async fn retries_a_server_error_and_gives_up_on_a_refusal() {
         json!({"method": "createMessage", "status": 502}),
     )
     .await;
-    let error = discord.send(&origin(), &card()).await.unwrap_err();
+    let error = discord.send(&origin(), &plain_card()).await.unwrap_err();
     assert!(error.is_retryable(), "{error:?}");
     control(
         &fake,
@@ -91,6 +71,6 @@ async fn retries_a_server_error_and_gives_up_on_a_refusal() {
         json!({"method": "createMessage", "status": 403}),
     )
     .await;
-    let error = discord.send(&origin(), &card()).await.unwrap_err();
+    let error = discord.send(&origin(), &plain_card()).await.unwrap_err();
     assert!(!error.is_retryable(), "{error:?}");
 }

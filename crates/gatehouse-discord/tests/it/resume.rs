@@ -1,33 +1,17 @@
 use std::time::Duration;
 
-use gatehouse_chat::render::{ApprovalView, render_prompt};
-use gatehouse_chat::{Channel, Inbound, Route};
+use gatehouse_chat::{Channel, Inbound};
 use serde_json::json;
 
 use crate::support::{
-    APPROVER, CHANNEL_ID, calls_of, control, fake, inject, next, running, wait_for_calls,
+    APPROVER, calls_of, control, fake, inject, next, origin, plain_card, running, wait_for_calls,
 };
 
 #[tokio::test]
 async fn resumes_after_a_drop_and_delivers_a_missed_press_once() {
     let fake = fake().await;
     let (discord, mut events) = running(&fake).await;
-    let view = ApprovalView {
-        id: "0f3c9a1e-7b2d-4c1a-9e55-1234567890ab".into(),
-        command: "ls".into(),
-        cwd: None,
-        agent_id: None,
-        host: None,
-        resolved_path: None,
-        env_keys: Vec::new(),
-        expires_at_ms: 1_795_243_000_000,
-        allow_always_offered: false,
-    };
-    let origin = Route::from_target("t", "discord", &CHANNEL_ID.to_string(), None, None).unwrap();
-    let card = discord
-        .send(&origin, &render_prompt(&view, 0, 1200))
-        .await
-        .unwrap();
+    let card = discord.send(&origin(), &plain_card()).await.unwrap();
 
     // Reconnects are held back 500 ms, so the press is surely missed and must be replayed.
     let dropped = control(

@@ -1,7 +1,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use gatehouse_chat::{Channel, Inbound};
+use gatehouse_chat::render::{ApprovalView, Card, render_prompt};
+use gatehouse_chat::{Channel, Inbound, Route};
 use gatehouse_discord::{DiscordChannel, DiscordConfig, Secret};
 use gatehouse_fakes::discord::{APP_ID, GUILD_ID};
 use gatehouse_fakes::{Call, FakeHandle};
@@ -102,4 +103,25 @@ pub(crate) async fn next(events: &mut mpsc::Receiver<Inbound>) -> Inbound {
         .await
         .expect("no inbound event within 15 s")
         .expect("inbound queue closed")
+}
+
+/// The route back to the fake guild's text channel.
+pub(crate) fn origin() -> Route {
+    Route::from_target("t", "discord", &CHANNEL_ID.to_string(), None, None).unwrap()
+}
+
+/// A pending card for `ls` without buttons, for tests about transport rather than rendering.
+pub(crate) fn plain_card() -> Card {
+    let view = ApprovalView {
+        id: "0f3c9a1e-7b2d-4c1a-9e55-1234567890ab".into(),
+        command: "ls".into(),
+        cwd: None,
+        agent_id: None,
+        host: None,
+        resolved_path: None,
+        env_keys: Vec::new(),
+        expires_at_ms: 1_795_243_000_000,
+        allow_always_offered: false,
+    };
+    render_prompt(&view, 1_795_242_700_000, 1200)
 }
