@@ -163,15 +163,7 @@ impl Channel for DiscordChannel {
 
     async fn delete(&self, message: &MessageLocator) -> Result<(), ChatError> {
         let route = Self::message_route(message)?;
-        match self
-            .rest
-            .send(route, LightMethod::Delete, None::<&()>)
-            .await
-        {
-            // Already gone (an earlier attempt whose answer was lost, or a moderator): done.
-            Err(error) if classify::is_unknown_message(&error) => Ok(()),
-            other => other,
-        }
+        self.rest.delete(route).await
     }
 
     async fn answer(&self, interaction: &InteractionRef, text: &str) -> Result<(), ChatError> {

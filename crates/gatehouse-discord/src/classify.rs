@@ -20,12 +20,39 @@ const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(1);
 /// Longest platform message echoed into an error.
 const MAX_MESSAGE_CHARS: usize = 200;
 
-/// Reads an unsuccessful response: status, `Retry-After` and Discord's JSON error body.
-pub(crate) async fn response(response: reqwest::Response) -> ChatError {
-    let status = response.status().as_u16();
-    let header_retry = retry_after_header(response.headers());
-    let body = response.json::<Value>().await.unwrap_or(Value::Null);
-    from_parts(status, header_retry, &body)
+/// Discord's error code for a message that does not exist (any more).
+pub(crate) const UNKNOWN_MESSAGE: i64 = 10008;
+
+/// An unsuccessful answer: status, `Retry-After` and Discord's JSON error body.
+#[derive(Debug)]
+pub(crate) struct ApiFailure {
+    pub(crate) status: u16,
+    header_retry: Option<Duration>,
+    body: Value,
+}
+
+impl ApiFailure {
+    /// Reads the parts of `response` that classification needs.
+    pub(crate) async fn read(response: reqwest::Response) -> Self {
+        let status = response.status().as_u16();
+        let header_retry = retry_after_header(response.headers());
+        let body = response.json::<Value>().await.unwrap_or(Value::Null);
+        Self {
+            status,
+            header_retry,
+            body,
+        }
+    }
+
+    /// Discord's JSON error code, when the body has one.
+    pub(crate) fn code(&self) -> Option<i64> {
+        self.body.get("code").and_then(Value::as_i64)
+    }
+
+    /// The chat core's class for this answer.
+    pub(crate) fn into_error(self) -> ChatError {
+        from_parts(self.status, self.header_retry, &self.body)
+    }
 }
 
 /// A request that never got an answer. The URL is dropped: interaction webhook URLs carry the
@@ -96,7 +123,7 @@ pub(crate) fn from_parts(status: u16, header_retry: Option<Duration>, body: &Val
             "the bot lacks access here: grant it View Channel, Send Messages, Embed Links and Send Messages in Threads"
         }
         (_, Some(10003)) => "the channel does not exist or the bot cannot see it",
-        (_, Some(10008)) => "the message no longer exists",
+        (_, Some(UNKNOWN_MESSAGE)) => "the message no longer exists",
         (_, Some(10062)) => "the interaction expired (not acknowledged within 3 seconds)",
         (_, Some(50027)) => "the interaction token expired (follow-ups live 15 minutes)",
         _ => "",
@@ -108,11 +135,6 @@ pub(crate) fn from_parts(status: u16, header_retry: Option<Duration>, body: &Val
         format!("HTTP {status}{code}: {fix}")
     };
     permanent(reason)
-}
-
-/// Whether `error` says the message is already gone (a delete can count that as done).
-pub(crate) fn is_unknown_message(error: &ChatError) -> bool {
-    matches!(error, ChatError::Permanent { reason, .. } if reason.contains(" code 10008:"))
 }
 
 pub(crate) fn permanent(reason: String) -> ChatError {
@@ -196,21 +218,6 @@ mod tests {
         assert!(
             reason.starts_with("HTTP 403 code 50007: the user does not accept direct messages")
         );
-    }
-
-    #[test]
-    fn recognises_an_already_deleted_message() {
-        let gone = from_parts(
-            404,
-            None,
-            &json!({"code": 10008, "message": "Unknown Message"}),
-        );
-        assert!(is_unknown_message(&gone));
-        assert!(!is_unknown_message(&from_parts(
-            404,
-            None,
-            &json!({"code": 10003})
-        )));
     }
 
     #[test]

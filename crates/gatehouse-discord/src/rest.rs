@@ -61,7 +61,33 @@ impl Rest {
         self.execute(request(route, method, body)?).await.map(drop)
     }
 
+    /// Deletes what `route` names; a 404 "Unknown Message" (code 10008) counts as done, since an
+    /// earlier attempt whose answer was lost, or a moderator, already deleted it.
+    pub(crate) async fn delete(&self, route: Route<'_>) -> Result<(), ChatError> {
+        let response = self
+            .perform(Request::new(route, LightMethod::Delete))
+            .await?;
+        if response.status().is_success() {
+            return Ok(());
+        }
+        let failure = classify::ApiFailure::read(response).await;
+        if failure.status == 404 && failure.code() == Some(classify::UNKNOWN_MESSAGE) {
+            return Ok(());
+        }
+        Err(failure.into_error())
+    }
+
     async fn execute(&self, request: Request<'_>) -> Result<reqwest::Response, ChatError> {
+        let response = self.perform(request).await?;
+        if response.status().is_success() {
+            Ok(response)
+        } else {
+            Err(classify::ApiFailure::read(response).await.into_error())
+        }
+    }
+
+    /// One attempt, answered with whatever status Discord gave.
+    async fn perform(&self, request: Request<'_>) -> Result<reqwest::Response, ChatError> {
         let response = match &self.http.ratelimiter {
             Some(limiter) => limiter.perform(request).await.map_err(classify::serenity)?,
             None => {
@@ -76,11 +102,7 @@ impl Rest {
                     .map_err(classify::transport)?
             }
         };
-        if response.status().is_success() {
-            Ok(response)
-        } else {
-            Err(classify::response(response).await)
-        }
+        Ok(response)
     }
 }
 

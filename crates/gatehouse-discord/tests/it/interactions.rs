@@ -356,3 +356,25 @@ async fn reads_a_text_approve_that_mentions_the_bot_without_the_content_intent()
         TextAction::Reply("You are not an approver for exec approvals on this channel.".into())
     );
 }
+
+#[tokio::test]
+async fn answers_a_command_it_does_not_handle_itself() {
+    let fake = fake().await;
+    let (_discord, mut events) = running(&fake).await;
+    inject(
+        &fake,
+        "INTERACTION_CREATE",
+        json!({"type": 2, "channel_id": CHANNEL_ID.to_string(), "user": {"id": APPROVER.to_string()},
+            "data": {"name": "ban", "type": 1}}),
+    )
+    .await;
+    let reply = &wait_for_calls(&fake, "createInteractionResponse", 1).await[0];
+    assert_eq!(reply.body["type"], 4);
+    assert_eq!(reply.body["data"]["flags"], 64);
+    assert_eq!(
+        reply.body["data"]["content"],
+        "Gatehouse does not handle this command."
+    );
+    let nothing = tokio::time::timeout(std::time::Duration::from_millis(300), events.recv()).await;
+    assert!(nothing.is_err(), "reported: {nothing:?}");
+}

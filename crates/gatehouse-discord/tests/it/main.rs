@@ -11,5 +11,5 @@ mod cards;
 mod interactions;
 // 429s from Discord honoured by the chat core's Deliverer.
 mod rate_limits;
-// A dropped gateway connection resumed without losing or repeating an interaction.
+// The gateway connection: RESUME after a drop without losing or repeating a press; shutdown.
 mod resume;

@@ -47,3 +47,15 @@ async fn resumes_after_a_drop_and_delivers_a_missed_press_once() {
     let again = tokio::time::timeout(Duration::from_secs(1), events.recv()).await;
     assert!(again.is_err(), "the press was delivered twice: {again:?}");
 }
+
+#[tokio::test]
+async fn stops_the_gateway_when_the_inbound_queue_closes() {
+    let fake = fake().await;
+    let discord = crate::support::channel(&fake).await;
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    let run = tokio::spawn(async move { discord.run(tx).await });
+    wait_for_calls(&fake, "gateway.IDENTIFY", 1).await;
+    drop(rx);
+    let ended = tokio::time::timeout(Duration::from_secs(10), run).await;
+    assert_eq!(ended.unwrap().unwrap(), Ok(()));
+}
