@@ -132,7 +132,9 @@ fn clip(text: &str, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use gatehouse_chat::render::{ApprovalView, ResolveOutcome, render_prompt, render_receipt};
+    use gatehouse_chat::render::{
+        ApprovalView, ResolveOutcome, render_origin_notice, render_prompt, render_receipt,
+    };
     use pretty_assertions::assert_eq;
     use serde_json::{Value, json};
 
@@ -206,6 +208,18 @@ mod tests {
         assert_eq!(body["embeds"][0]["color"], DENIED);
         assert_eq!(body["components"], json!([]));
         assert_eq!(body["content"], "");
+    }
+
+    #[test]
+    fn sends_notices_as_plain_content_without_buttons() {
+        let body = json_of(create_message(&render_origin_notice(&view())));
+        assert_eq!(
+            body["content"],
+            "Approval 0f3c9a1e requested; the prompt was sent to the approvers' DMs."
+        );
+        assert_eq!(body["embeds"], json!([]));
+        assert_eq!(body.get("components"), Some(&json!([])));
+        assert_eq!(body["allowed_mentions"]["parse"], json!([]));
     }
 
     #[test]

@@ -130,3 +130,27 @@ pub(crate) fn http_builder(config: &DiscordConfig) -> HttpBuilder {
         None => builder,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use gatehouse_config::Secret;
+
+    use super::*;
+
+    #[test]
+    fn keeps_the_rate_limiter_in_production_and_drops_it_for_an_api_url() {
+        let mut config = DiscordConfig::new(Secret::new("token"), 42);
+        let production = http_builder(&config).build();
+        assert!(production.ratelimiter.is_some());
+        assert_eq!(production.proxy, None);
+        assert_eq!(production.token(), "Bot token");
+
+        config.api_url = Some("http://127.0.0.1:8082/".into());
+        let fake = http_builder(&config).build();
+        assert!(
+            fake.ratelimiter.is_none(),
+            "serenity ignores the proxy otherwise"
+        );
+        assert_eq!(fake.proxy.as_deref(), Some("http://127.0.0.1:8082"));
+    }
+}

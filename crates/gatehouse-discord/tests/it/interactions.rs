@@ -378,3 +378,34 @@ async fn answers_a_command_it_does_not_handle_itself() {
     let nothing = tokio::time::timeout(std::time::Duration::from_millis(300), events.recv()).await;
     assert!(nothing.is_err(), "reported: {nothing:?}");
 }
+
+#[tokio::test]
+async fn answers_a_stale_button_privately_as_no_longer_pending() {
+    let mut approval = delivered_approval().await;
+    let (press, _) = approval
+        .press(APPROVER, &approval.token("Allow once"))
+        .await;
+    let after_expiry = now_ms() + 400_000;
+    let refusal = check_press(
+        &press,
+        &approval.core.tokens,
+        &approval.approvals,
+        after_expiry,
+    )
+    .unwrap_err();
+    assert!(matches!(
+        refusal,
+        PressRefusal::Token(ChatError::TokenExpired { .. })
+    ));
+    approval
+        .discord
+        .answer(&press.interaction, refusal.text())
+        .await
+        .unwrap();
+    assert_eq!(
+        ephemeral_follow_ups(&approval.fake),
+        vec![
+            json!({"content": "This approval has expired and is no longer pending.", "flags": 64})
+        ]
+    );
+}
