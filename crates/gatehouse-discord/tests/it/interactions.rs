@@ -138,6 +138,20 @@ impl Approval {
         (press, injected_at)
     }
 
+    /// Presses as `user`, lets the core check the press at `now_ms`, and answers the refusal
+    /// privately through the core's deliverer, as the gateway does.
+    async fn refused_press(&mut self, user: u64, custom_id: &str, now_ms: u64) -> PressRefusal {
+        let (press, _) = self.press(user, custom_id).await;
+        let refusal = check_press(&press, &self.core.tokens, &self.approvals, now_ms).unwrap_err();
+        let discord = self.discord.as_ref();
+        self.core
+            .deliverer
+            .answer(discord, &press.interaction, refusal.text())
+            .await
+            .unwrap();
+        refusal
+    }
+
     /// Has the core replace (or, with `cleanup`, delete) the card after a decision.
     async fn finish(&self, decision: ApprovalDecision, decided_by: &str, cleanup: bool) {
         let outcome = ResolveOutcome {
@@ -212,55 +226,6 @@ async fn deletes_the_card_on_resolve_with_cleanup() {
         )
     );
     assert!(calls_of(&approval.fake, "editMessage").is_empty());
-}
-
-#[tokio::test]
-async fn answers_a_non_approver_privately_and_keeps_the_buttons() {
-    let mut approval = delivered_approval().await;
-    let (press, _) = approval
-        .press(STRANGER, &approval.token("Allow once"))
-        .await;
-    let refusal =
-        check_press(&press, &approval.core.tokens, &approval.approvals, now_ms()).unwrap_err();
-    assert_eq!(refusal, PressRefusal::NotApprover);
-    approval
-        .core
-        .deliverer
-        .answer(
-            approval.discord.as_ref(),
-            &press.interaction,
-            refusal.text(),
-        )
-        .await
-        .unwrap();
-
-    assert_eq!(
-        ephemeral_follow_ups(&approval.fake),
-        vec![json!({"content": "Only approvers can decide.", "flags": 64})]
-    );
-    let follow_up = &calls_of(&approval.fake, "executeWebhook")[0];
-    assert!(follow_up.path.starts_with(&format!("/webhooks/{APP_ID}/")));
-    assert_eq!(follow_up.body["allowed_mentions"]["parse"], json!([]));
-    assert!(calls_of(&approval.fake, "editMessage").is_empty());
-}
-
-#[tokio::test]
-async fn answers_a_forged_button_privately_as_not_valid() {
-    let mut approval = delivered_approval().await;
-    let forged = "g1.AAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAAAA";
-    let (press, _) = approval.press(APPROVER, forged).await;
-    let refusal =
-        check_press(&press, &approval.core.tokens, &approval.approvals, now_ms()).unwrap_err();
-    assert_eq!(refusal, PressRefusal::Token(ChatError::TokenUnknown));
-    approval
-        .discord
-        .answer(&press.interaction, refusal.text())
-        .await
-        .unwrap();
-    assert_eq!(
-        ephemeral_follow_ups(&approval.fake),
-        vec![json!({"content": "This button is not valid here.", "flags": 64})]
-    );
 }
 
 #[tokio::test]
@@ -380,32 +345,49 @@ async fn answers_a_command_it_does_not_handle_itself() {
 }
 
 #[tokio::test]
+async fn answers_a_non_approver_privately_and_keeps_the_buttons() {
+    let mut approval = delivered_approval().await;
+    let token = approval.token("Allow once");
+    let refusal = approval.refused_press(STRANGER, &token, now_ms()).await;
+
+    assert_eq!(refusal, PressRefusal::NotApprover);
+    assert_eq!(
+        ephemeral_follow_ups(&approval.fake),
+        vec![json!({"content": "Only approvers can decide.", "flags": 64})]
+    );
+    let follow_up = &calls_of(&approval.fake, "executeWebhook")[0];
+    assert!(follow_up.path.starts_with(&format!("/webhooks/{APP_ID}/")));
+    assert_eq!(follow_up.body["allowed_mentions"]["parse"], json!([]));
+    assert!(calls_of(&approval.fake, "editMessage").is_empty());
+}
+
+#[tokio::test]
+async fn answers_a_forged_button_privately_as_not_valid() {
+    let mut approval = delivered_approval().await;
+    let forged = "g1.AAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAAAA";
+    let refusal = approval.refused_press(APPROVER, forged, now_ms()).await;
+
+    assert_eq!(refusal, PressRefusal::Token(ChatError::TokenUnknown));
+    assert_eq!(
+        ephemeral_follow_ups(&approval.fake),
+        vec![json!({"content": "This button is not valid here.", "flags": 64})]
+    );
+}
+
+#[tokio::test]
 async fn answers_a_stale_button_privately_as_no_longer_pending() {
     let mut approval = delivered_approval().await;
-    let (press, _) = approval
-        .press(APPROVER, &approval.token("Allow once"))
-        .await;
+    let token = approval.token("Allow once");
     let after_expiry = now_ms() + 400_000;
-    let refusal = check_press(
-        &press,
-        &approval.core.tokens,
-        &approval.approvals,
-        after_expiry,
-    )
-    .unwrap_err();
+    let refusal = approval.refused_press(APPROVER, &token, after_expiry).await;
+
     assert!(matches!(
         refusal,
         PressRefusal::Token(ChatError::TokenExpired { .. })
     ));
-    approval
-        .discord
-        .answer(&press.interaction, refusal.text())
-        .await
-        .unwrap();
+    let expected = "This approval has expired and is no longer pending.";
     assert_eq!(
         ephemeral_follow_ups(&approval.fake),
-        vec![
-            json!({"content": "This approval has expired and is no longer pending.", "flags": 64})
-        ]
+        vec![json!({"content": expected, "flags": 64})]
     );
 }
