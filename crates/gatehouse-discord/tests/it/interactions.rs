@@ -13,7 +13,7 @@ use gatehouse_chat::dispatch::Dispatcher;
 use gatehouse_chat::plan::{RequestMeta, plan_delivery};
 use gatehouse_chat::render::{ApprovalView, ResolveOutcome, render_receipt};
 use gatehouse_chat::token::{MemoryTokenStore, TokenRegistry};
-use gatehouse_chat::{ButtonPress, Channel, ChatError, Inbound, MessageLocator};
+use gatehouse_chat::{ButtonPress, Channel, ChatError, Inbound, InboundText, MessageLocator};
 use gatehouse_discord::DiscordChannel;
 use gatehouse_fakes::FakeHandle;
 use gatehouse_fakes::discord::{APP_ID, BOT_ID, GUILD_ID};
@@ -165,6 +165,16 @@ impl Approval {
     }
 }
 
+/// What the chat core makes of a reported text, as the gateway will ask it.
+fn core_reading(text: &InboundText) -> TextAction {
+    let context = TextContext {
+        sender: &text.sender,
+        bot_username: None,
+        replied_to_approval: None,
+    };
+    interpret_text(&text.text, context, &approvals())
+}
+
 fn ephemeral_follow_ups(fake: &FakeHandle) -> Vec<Value> {
     calls_of(fake, "executeWebhook")
         .into_iter()
@@ -270,13 +280,8 @@ async fn registers_commands_and_turns_approve_into_the_text_path() {
     );
     assert!(ack.at_ms - injected_at < ACK_DEADLINE_MS);
 
-    let context = TextContext {
-        sender: &text.sender,
-        bot_username: None,
-        replied_to_approval: None,
-    };
     assert_eq!(
-        interpret_text(&text.text, context, &approvals()),
+        core_reading(&text),
         TextAction::Resolve {
             target: "0f3c9a1e".into(),
             decision: ApprovalDecision::AllowOnce
@@ -311,13 +316,8 @@ async fn reads_a_text_approve_that_mentions_the_bot_without_the_content_intent()
     };
     assert_eq!(text.text, "/approve 0f3c9a1e deny");
     assert_eq!(text.interaction, None);
-    let context = TextContext {
-        sender: &text.sender,
-        bot_username: None,
-        replied_to_approval: None,
-    };
     assert_eq!(
-        interpret_text(&text.text, context, &approvals()),
+        core_reading(&text),
         TextAction::Reply("You are not an approver for exec approvals on this channel.".into())
     );
 }
