@@ -3,7 +3,7 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use gatehouse_chat::commands::{
-    PressRefusal, TextAction, TextContext, check_press, interpret_text,
+    ElevatedRequest, PressRefusal, TextAction, TextContext, check_press, interpret_text,
 };
 use gatehouse_chat::config::{
     ChatApprovalSettings, ChatApprovals, NativeClientSettings, NativeEnabled, NativeTarget,
@@ -18,6 +18,7 @@ use gatehouse_discord::DiscordChannel;
 use gatehouse_fakes::FakeHandle;
 use gatehouse_fakes::discord::{APP_ID, BOT_ID, GUILD_ID};
 use gatehouse_policy::ApprovalDecision;
+use gatehouse_policy::elevated::ElevatedLevel;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -165,6 +166,17 @@ impl Approval {
     }
 }
 
+/// Injects an approver's slash command in the guild channel.
+async fn slash_command(fake: &FakeHandle, name: &str, options: Value) -> Value {
+    inject(
+        fake,
+        "INTERACTION_CREATE",
+        json!({"type": 2, "channel_id": CHANNEL_ID.to_string(), "user": {"id": APPROVER.to_string()},
+            "data": {"name": name, "type": 1, "options": options}}),
+    )
+    .await
+}
+
 /// What the chat core makes of a reported text, as the gateway will ask it.
 fn core_reading(text: &InboundText) -> TextAction {
     let context = TextContext {
@@ -257,15 +269,10 @@ async fn registers_commands_and_turns_approve_into_the_text_path() {
     assert_eq!(names, [&json!("approve"), &json!("elevated")]);
 
     let injected_at = now_ms();
-    let injected = inject(
-        &fake,
-        "INTERACTION_CREATE",
-        json!({"type": 2, "channel_id": CHANNEL_ID.to_string(), "user": {"id": APPROVER.to_string()},
-            "data": {"name": "approve", "type": 1, "options": [
-                {"name": "id", "type": 3, "value": "0f3c9a1e"},
-                {"name": "decision", "type": 3, "value": "allow-once"}]}}),
-    )
-    .await;
+    let options = json!([
+        {"name": "id", "type": 3, "value": "0f3c9a1e"},
+        {"name": "decision", "type": 3, "value": "allow-once"}]);
+    let injected = slash_command(&fake, "approve", options).await;
     let Inbound::Text(text) = next(&mut events).await else {
         panic!("expected text")
     };
@@ -326,13 +333,7 @@ async fn reads_a_text_approve_that_mentions_the_bot_without_the_content_intent()
 async fn answers_a_command_it_does_not_handle_itself() {
     let fake = fake().await;
     let (_discord, mut events) = running(&fake).await;
-    inject(
-        &fake,
-        "INTERACTION_CREATE",
-        json!({"type": 2, "channel_id": CHANNEL_ID.to_string(), "user": {"id": APPROVER.to_string()},
-            "data": {"name": "ban", "type": 1}}),
-    )
-    .await;
+    slash_command(&fake, "ban", json!([])).await;
     let reply = &wait_for_calls(&fake, "createInteractionResponse", 1).await[0];
     assert_eq!(reply.body["type"], 4);
     assert_eq!(reply.body["data"]["flags"], 64);
@@ -390,4 +391,27 @@ async fn answers_a_stale_button_privately_as_no_longer_pending() {
         ephemeral_follow_ups(&approval.fake),
         vec![json!({"content": expected, "flags": 64})]
     );
+}
+
+#[tokio::test]
+async fn turns_elevated_into_the_text_path_with_a_private_reply() {
+    let fake = fake().await;
+    let (discord, mut events) = running(&fake).await;
+    let options = json!([{"name": "level", "type": 3, "value": "ask"}]);
+    slash_command(&fake, "elevated", options).await;
+    let Inbound::Text(text) = next(&mut events).await else {
+        panic!("expected text")
+    };
+    assert_eq!(text.text, "/elevated ask");
+    assert_eq!(
+        core_reading(&text),
+        TextAction::Elevated(ElevatedRequest::Set(ElevatedLevel::Ask))
+    );
+    let interaction = text.interaction.as_ref().unwrap();
+    discord
+        .answer(interaction, "Elevated mode is now ask.")
+        .await
+        .unwrap();
+    let reply = &wait_for_calls(&fake, "editWebhookMessage", 1).await[0];
+    assert_eq!(reply.body["content"], "Elevated mode is now ask.");
 }
