@@ -1,0 +1,205 @@
+//! Discord events as the chat core's [`Inbound`] events: pure translations, so each rule
+//! (who the sender is, which locator a press carries, what text a command stands for) is
+//! testable without a gateway.
+
+use gatehouse_chat::{ButtonPress, Inbound, InboundText, InteractionRef, MessageLocator};
+use gatehouse_policy::elevated::SenderIdentity;
+use serenity::all::{
+    ChannelId, ChannelType, CommandInteraction, ComponentInteraction, ComponentInteractionDataKind,
+    Message, PartialChannel, User, UserId,
+};
+
+use crate::classify::CHANNEL;
+use crate::commands::command_text;
+
+/// What a translation needs to know about this bot.
+#[derive(Debug, Clone)]
+pub(crate) struct Context {
+    /// The account name copied into locators; must match what `send` put there, or tokens
+    /// bound to a delivery would not verify.
+    pub(crate) account_id: Option<String>,
+    /// The bot's own user id, to strip a leading mention of it.
+    pub(crate) bot_user_id: UserId,
+}
+
+impl Context {
+    fn locator(&self, chat: ChannelId, message: u64, thread: Option<ChannelId>) -> MessageLocator {
+        MessageLocator {
+            channel: CHANNEL.to_owned(),
+            account_id: self.account_id.clone(),
+            chat_id: chat.to_string(),
+            message_id: message.to_string(),
+            thread_id: thread.map(|thread| thread.to_string()),
+        }
+    }
+}
+
+/// A text message, unless it comes from a bot (ourselves included) or carries no text. A
+/// leading mention of this bot is dropped, so `@Gatehouse /approve …` reads as `/approve …`
+/// (mentions are readable without the MESSAGE_CONTENT intent).
+pub(crate) fn from_message(message: &Message, ctx: &Context) -> Option<Inbound> {
+    if message.author.bot || message.author.id == ctx.bot_user_id {
+        return None;
+    }
+    let text = strip_own_mention(&message.content, ctx.bot_user_id).trim();
+    if text.is_empty() {
+        return None;
+    }
+    let reply_to = message.message_reference.as_ref().and_then(|reference| {
+        reference
+            .message_id
+            .map(|id| ctx.locator(reference.channel_id, id.get(), None))
+    });
+    Some(Inbound::Text(InboundText {
+        sender: sender(&message.author),
+        message: ctx.locator(message.channel_id, message.id.get(), None),
+        text: text.to_owned(),
+        reply_to,
+        is_direct: message.guild_id.is_none(),
+        interaction: None,
+    }))
+}
+
+/// A button press; other components are not ours.
+pub(crate) fn from_component(
+    press: &ComponentInteraction,
+    interaction: InteractionRef,
+    ctx: &Context,
+) -> Option<Inbound> {
+    if !matches!(press.data.kind, ComponentInteractionDataKind::Button) {
+        return None;
+    }
+    let thread = thread_of(press.channel.as_ref(), press.channel_id);
+    Some(Inbound::Press(ButtonPress {
+        sender: sender(&press.user),
+        token: press.data.custom_id.clone(),
+        message: ctx.locator(press.channel_id, press.message.id.get(), thread),
+        interaction,
+    }))
+}
+
+/// `/approve` or `/elevated` as its text form; `None` for a command that is not ours. A
+/// command has no message, so the locator carries the interaction id.
+pub(crate) fn from_command(
+    command: &CommandInteraction,
+    interaction: InteractionRef,
+    ctx: &Context,
+) -> Option<Inbound> {
+    let text = command_text(&command.data)?;
+    let thread = thread_of(command.channel.as_ref(), command.channel_id);
+    Some(Inbound::Text(InboundText {
+        sender: sender(&command.user),
+        message: ctx.locator(command.channel_id, command.id.get(), thread),
+        text,
+        reply_to: None,
+        is_direct: command.guild_id.is_none(),
+        interaction: Some(interaction),
+    }))
+}
+
+/// The sender with every identity Discord gives: the id decides, names are informational.
+fn sender(user: &User) -> SenderIdentity {
+    SenderIdentity {
+        channel: CHANNEL.to_owned(),
+        id: user.id.to_string(),
+        from: None,
+        e164: None,
+        name: user.global_name.clone(),
+        username: Some(user.name.clone()),
+        tag: Some(user.tag()),
+    }
+}
+
+fn strip_own_mention(text: &str, bot: UserId) -> &str {
+    let trimmed = text.trim_start();
+    [format!("<@{bot}>"), format!("<@!{bot}>")]
+        .iter()
+        .find_map(|mention| trimmed.strip_prefix(mention.as_str()))
+        .unwrap_or(text)
+}
+
+fn thread_of(channel: Option<&PartialChannel>, id: ChannelId) -> Option<ChannelId> {
+    let kind = channel?.kind;
+    matches!(
+        kind,
+        ChannelType::PublicThread | ChannelType::PrivateThread | ChannelType::NewsThread
+    )
+    .then_some(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+
+    const BOT: u64 = 900;
+
+    fn ctx() -> Context {
+        Context {
+            account_id: Some("ops".into()),
+            bot_user_id: UserId::new(BOT),
+        }
+    }
+
+    fn message(author: serde_json::Value, content: &str, guild: bool) -> Message {
+        let mut value = json!({
+            "id": "30", "channel_id": "20", "author": author, "content": content,
+            "timestamp": "2026-11-21T00:00:00.000000+00:00", "edited_timestamp": null,
+            "tts": false, "mention_everyone": false, "mentions": [], "mention_roles": [],
+            "attachments": [], "embeds": [], "pinned": false, "type": 0,
+            "message_reference": {"message_id": "29", "channel_id": "20"}
+        });
+        if guild {
+            value["guild_id"] = json!("10");
+        }
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn alice() -> serde_json::Value {
+        json!({"id": "5000", "username": "alice", "discriminator": "0", "global_name": "Alice", "avatar": null})
+    }
+
+    #[test]
+    fn reads_a_guild_mention_as_the_command_with_reply_target() {
+        let text = from_message(
+            &message(alice(), "<@900>  /approve 0f3c deny", true),
+            &ctx(),
+        );
+        let Some(Inbound::Text(text)) = text else {
+            panic!("{text:?}")
+        };
+        assert_eq!(text.text, "/approve 0f3c deny");
+        assert!(!text.is_direct);
+        assert_eq!(text.sender.id, "5000");
+        assert_eq!(text.sender.username.as_deref(), Some("alice"));
+        assert_eq!(text.sender.name.as_deref(), Some("Alice"));
+        assert_eq!(text.message.chat_id, "20");
+        assert_eq!(text.message.account_id.as_deref(), Some("ops"));
+        assert_eq!(text.reply_to.map(|r| r.message_id).as_deref(), Some("29"));
+    }
+
+    #[test]
+    fn ignores_bots_and_empty_messages() {
+        let bot = json!({"id": "77", "username": "other", "discriminator": "0", "avatar": null, "bot": true});
+        assert_eq!(
+            from_message(&message(bot, "/approve x deny", false), &ctx()),
+            None
+        );
+        assert_eq!(
+            from_message(&message(alice(), "<@900>", false), &ctx()),
+            None
+        );
+    }
+
+    #[test]
+    fn keeps_another_users_mention() {
+        let Some(Inbound::Text(text)) = from_message(&message(alice(), "<@901> hi", false), &ctx())
+        else {
+            panic!()
+        };
+        assert_eq!(text.text, "<@901> hi");
+        assert!(text.is_direct);
+    }
+}

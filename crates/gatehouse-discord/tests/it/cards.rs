@@ -1,0 +1,208 @@
+use gatehouse_chat::render::{ApprovalView, ResolveOutcome, render_prompt, render_receipt};
+use gatehouse_chat::{Channel, ChatError, MessageLocator, Route};
+use gatehouse_policy::ApprovalDecision;
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use crate::support::{APPROVER, CHANNEL_ID, calls_of, channel, control, fake, origin};
+
+const NOW_MS: u64 = 1_795_242_700_000;
+
+fn view() -> ApprovalView {
+    ApprovalView {
+        id: "0f3c9a1e-7b2d-4c1a-9e55-1234567890ab".into(),
+        command: "printf '```' && rm -rf ./build".into(),
+        cwd: Some("/srv/app".into()),
+        agent_id: Some("main".into()),
+        host: Some("build-1".into()),
+        resolved_path: None,
+        env_keys: vec!["CI".into(), "PATH".into()],
+        expires_at_ms: NOW_MS + 300_000,
+        allow_always_offered: true,
+    }
+}
+
+fn card() -> gatehouse_chat::render::Card {
+    render_prompt(&view(), NOW_MS, 1200).with_buttons(vec![
+        (ApprovalDecision::AllowOnce, "g1.once".into()),
+        (ApprovalDecision::AllowAlways, "g1.always".into()),
+        (ApprovalDecision::Deny, "g1.deny".into()),
+    ])
+}
+
+/// The exact body serenity's builders produce for the card above.
+fn expected_card_body() -> Value {
+    json!({
+        "tts": false,
+        "embeds": [{
+            "type": "rich",
+            "title": "Exec approval needed",
+            "description": "```\nprintf 'ˋˋˋ' && rm -rf ./build\n```",
+            "color": 0x5865F2,
+            "fields": [
+                {"name": "Working directory", "value": "/srv/app", "inline": false},
+                {"name": "Agent", "value": "main", "inline": false},
+                {"name": "Host", "value": "build-1", "inline": false},
+                {"name": "Env overrides", "value": "CI, PATH", "inline": false},
+                {"name": "ID", "value": "0f3c9a1e (0f3c9a1e-7b2d-4c1a-9e55-1234567890ab)", "inline": false},
+                {"name": "Expires", "value": "<t:1795243000:R>", "inline": false}
+            ],
+            "footer": {"text": "Reply /approve 0f3c9a1e allow-once|allow-always|deny"}
+        }],
+        "allowed_mentions": {"parse": [], "users": [], "roles": []},
+        "components": [{"type": 1, "components": [
+            {"type": 2, "style": 3, "label": "Allow once", "custom_id": "g1.once", "disabled": false},
+            {"type": 2, "style": 1, "label": "Allow always", "custom_id": "g1.always", "disabled": false},
+            {"type": 2, "style": 4, "label": "Deny", "custom_id": "g1.deny", "disabled": false}
+        ]}],
+        "sticker_ids": [],
+        "attachments": [],
+        "enforce_nonce": false
+    })
+}
+
+#[tokio::test]
+async fn delivers_a_card_to_an_approver_dm_opened_once() {
+    let fake = fake().await;
+    let discord = channel(&fake).await;
+    let route = Route::dm("discord", None, &APPROVER.to_string());
+    let first = discord.send(&route, &card()).await.unwrap();
+    let second = discord.send(&route, &card()).await.unwrap();
+
+    let opened = calls_of(&fake, "createDm");
+    assert_eq!(opened.len(), 1, "the DM channel is cached");
+    assert_eq!(
+        opened[0].body,
+        json!({"recipient_id": APPROVER.to_string()})
+    );
+    let sent = calls_of(&fake, "createMessage");
+    assert_eq!(
+        sent[0].path,
+        format!("/channels/{}/messages", first.chat_id)
+    );
+    assert_eq!(sent[0].body, expected_card_body());
+    assert_eq!(first.chat_id, second.chat_id);
+    assert_ne!(
+        first.chat_id,
+        APPROVER.to_string(),
+        "a DM channel id, not the user id"
+    );
+    assert_ne!(first.message_id, second.message_id);
+    assert_eq!(first.channel, "discord");
+    assert_eq!(first.thread_id, None);
+}
+
+#[tokio::test]
+async fn delivers_a_card_to_the_origin_channel_and_its_thread() {
+    let fake = fake().await;
+    let discord = channel(&fake).await;
+    let origin = origin();
+    let in_channel = discord.send(&origin, &card()).await.unwrap();
+    let thread =
+        Route::from_target("t", "discord", &CHANNEL_ID.to_string(), None, Some("4100")).unwrap();
+    let in_thread = discord.send(&thread, &card()).await.unwrap();
+
+    let sent = calls_of(&fake, "createMessage");
+    assert_eq!(sent[0].path, format!("/channels/{CHANNEL_ID}/messages"));
+    assert_eq!(sent[0].body, expected_card_body());
+    assert_eq!(sent[1].path, "/channels/4100/messages");
+    assert_eq!(in_channel.chat_id, CHANNEL_ID.to_string());
+    assert_eq!(
+        (in_thread.chat_id.as_str(), in_thread.thread_id.as_deref()),
+        ("4100", Some("4100"))
+    );
+    assert!(calls_of(&fake, "createDm").is_empty());
+}
+
+#[tokio::test]
+async fn edits_a_resolved_card_into_a_receipt_without_buttons() {
+    let fake = fake().await;
+    let discord = channel(&fake).await;
+    let origin = origin();
+    let delivered = discord.send(&origin, &card()).await.unwrap();
+    let outcome = ResolveOutcome {
+        decision: ApprovalDecision::AllowOnce,
+        decided_by: "alice".into(),
+    };
+    discord
+        .update(&delivered, &render_receipt(&view(), &outcome, 1200))
+        .await
+        .unwrap();
+
+    let edit = &calls_of(&fake, "editMessage")[0];
+    assert_eq!(
+        edit.path,
+        format!("/channels/{CHANNEL_ID}/messages/{}", delivered.message_id)
+    );
+    assert_eq!(edit.body["content"], "");
+    assert_eq!(edit.body["components"], json!([]));
+    assert_eq!(edit.body["embeds"][0]["title"], "Allowed once by alice");
+    assert_eq!(edit.body["embeds"][0]["color"], 0x57F287);
+    let stored = stored_message(&fake, &delivered).await;
+    assert_eq!(stored["components"], json!([]));
+    assert_eq!(stored["embeds"][0]["title"], "Allowed once by alice");
+}
+
+#[tokio::test]
+async fn deletes_a_card_and_counts_a_missing_one_as_deleted() {
+    let fake = fake().await;
+    let discord = channel(&fake).await;
+    let origin = origin();
+    let delivered = discord.send(&origin, &card()).await.unwrap();
+    discord.delete(&delivered).await.unwrap();
+    discord.delete(&delivered).await.unwrap();
+
+    let deletes = calls_of(&fake, "deleteMessage");
+    assert_eq!(deletes.len(), 2);
+    assert_eq!(
+        deletes[0].path,
+        format!("/channels/{CHANNEL_ID}/messages/{}", delivered.message_id)
+    );
+    assert_eq!(stored_message(&fake, &delivered).await["code"], 10008);
+}
+
+#[tokio::test]
+async fn refuses_a_closed_dm_permanently_with_the_fix() {
+    let fake = fake().await;
+    let discord = channel(&fake).await;
+    control(&fake, "/_fake/config", json!({"dm_closed": [APPROVER]})).await;
+    let error = discord
+        .send(&Route::dm("discord", None, &APPROVER.to_string()), &card())
+        .await
+        .unwrap_err();
+    let ChatError::Permanent { channel, reason } = error else {
+        panic!("{error:?}")
+    };
+    assert_eq!(channel, "discord");
+    assert!(reason.contains("code 50007"), "{reason}");
+    assert!(reason.contains("allow direct messages"), "{reason}");
+}
+
+#[tokio::test]
+async fn refuses_routes_that_name_no_discord_id() {
+    let fake = fake().await;
+    let discord = channel(&fake).await;
+    let route = Route::from_target("t", "discord", "general", None, None).unwrap();
+    let error = discord.send(&route, &card()).await.unwrap_err();
+    assert!(matches!(error, ChatError::Permanent { .. }), "{error:?}");
+    assert!(fake.calls().iter().all(|c| c.method != "createMessage"));
+}
+
+fn message_url(fake: &gatehouse_fakes::FakeHandle, message: &MessageLocator) -> String {
+    format!(
+        "{}/api/v10/channels/{}/messages/{}",
+        fake.base_url, message.chat_id, message.message_id
+    )
+}
+
+async fn stored_message(fake: &gatehouse_fakes::FakeHandle, message: &MessageLocator) -> Value {
+    reqwest::Client::new()
+        .get(message_url(fake, message))
+        .header("authorization", "Bot fake-token")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
