@@ -1,3 +1,38 @@
-//! Local fake chat platform servers for tests and demos.
+//! Local fake Telegram, Discord and Slack servers, so Gatehouse's chat adapters can be tested
+//! end to end with the real client crates and no network.
 //!
-//! Work in progress: lands with the chat channels (issues 6-8).
+//! **Invariants.** A fake binds where it is told (tests use `127.0.0.1:0`) and talks to
+//! nothing else except the bot's own webhook or Request URL when a test configures one. It
+//! never answers 5xx unless a fault asks for it. Every API call is recorded in order, with its
+//! parsed body. Requests are validated like the platform does (Telegram `callback_data` over
+//! 64 bytes is a `BUTTON_DATA_INVALID` 400), so a wrong client call fails visibly.
+//!
+//! **Entry points.** [`telegram::spawn`], [`discord::spawn`] and [`slack::spawn`] each return a
+//! [`FakeHandle`]; the `gatehouse-fakes` binary starts any subset on given addresses. Each fake
+//! serves control endpoints on its own port (`GET /_fake/calls`, `POST /_fake/inject`,
+//! `POST /_fake/faults`, …), documented with examples in `docs/fakes.md`.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), gatehouse_fakes::FakeError> {
+//! let fake = gatehouse_fakes::telegram::spawn("127.0.0.1:0".parse().unwrap()).await?;
+//! // teloxide: Bot::new("123:ABC").set_api_url(fake.base_url.parse()?)
+//! let calls = fake.calls();
+//! # drop(calls); Ok(()) }
+//! ```
+
+mod body;
+mod calls;
+mod clock;
+mod control;
+mod error;
+mod faults;
+mod server;
+mod ws;
+
+pub mod discord;
+pub mod slack;
+pub mod telegram;
+
+pub use calls::Call;
+pub use error::FakeError;
+pub use server::FakeHandle;

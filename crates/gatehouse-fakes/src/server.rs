@@ -1,0 +1,100 @@
+//! Binding, serving and stopping a fake: what every platform shares.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::calls::{Call, CallLog};
+use crate::error::FakeError;
+
+/// A running fake. Dropping it stops the server and every open WebSocket, so a test that
+/// panics cannot leave a port serving.
+#[derive(Debug)]
+pub struct FakeHandle {
+    /// The bound address (useful when asked for port 0).
+    pub addr: SocketAddr,
+    /// What to point the platform client at (see each platform's `spawn`).
+    pub base_url: String,
+    calls: Arc<CallLog>,
+    shutdown: watch::Sender<bool>,
+    task: JoinHandle<()>,
+}
+
+impl FakeHandle {
+    /// The calls received so far, the same list `GET /_fake/calls` serves.
+    pub fn calls(&self) -> Vec<Call> {
+        self.calls.snapshot()
+    }
+
+    /// Stops accepting, closes WebSockets and waits for the server task to end.
+    pub async fn shutdown(self) {
+        let _ = self.shutdown.send(true);
+        let _ = self.task.await;
+    }
+}
+
+/// A clonable "stop now" signal for long-lived connection tasks.
+#[derive(Clone, Debug)]
+pub(crate) struct Shutdown(watch::Receiver<bool>);
+
+impl Shutdown {
+    /// Resolves once the fake is stopping (or its handle was dropped).
+    pub(crate) async fn wait(&mut self) {
+        loop {
+            if *self.0.borrow_and_update() {
+                return;
+            }
+            if self.0.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// What a platform needs to know to build its router.
+#[derive(Clone, Debug)]
+pub(crate) struct Bound {
+    /// The real bound address.
+    pub(crate) addr: SocketAddr,
+    /// Signal for WebSocket loops.
+    pub(crate) shutdown: Shutdown,
+}
+
+/// Binds `addr`, builds the platform router and serves it until the handle stops it.
+pub(crate) async fn serve(
+    addr: SocketAddr,
+    calls: Arc<CallLog>,
+    base_path: &str,
+    router: impl FnOnce(Bound) -> Router,
+) -> Result<FakeHandle, FakeError> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|source| FakeError::Bind { addr, source })?;
+    let addr = listener.local_addr().map_err(FakeError::LocalAddr)?;
+    let (shutdown, receiver) = watch::channel(false);
+    let signal = Shutdown(receiver);
+    let app = router(Bound {
+        addr,
+        shutdown: signal.clone(),
+    });
+    let mut stop = signal;
+    let task = tokio::spawn(async move {
+        let served = axum::serve(listener, app)
+            .with_graceful_shutdown(async move { stop.wait().await })
+            .await;
+        if let Err(error) = served {
+            tracing::warn!(%error, "Fake server stopped with an error.");
+        }
+    });
+    Ok(FakeHandle {
+        addr,
+        base_url: format!("http://{addr}{base_path}"),
+        calls,
+        shutdown,
+        task,
+    })
+}

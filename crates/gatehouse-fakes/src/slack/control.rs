@@ -1,0 +1,304 @@
+//! Slack controls: `POST /_fake/inject` (a Socket Mode envelope `{"type","payload"}`, sent over
+//! the socket or signed to the Request URL), `POST /_fake/disconnect`, `GET|POST /_fake/config`,
+//! `GET /_fake/envelopes`, and the `response_url` endpoint payloads point at.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use super::delivery::{self, Signature};
+use super::{APP_ID, SlState, Slack, TEAM_ID};
+use crate::body::fill_defaults;
+use crate::clock::now_secs;
+use crate::control::parse_control;
+use crate::error::FakeError;
+
+const INJECT: &str = "/_fake/inject";
+
+/// How an injected envelope reaches the app.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum Mode {
+    /// Over the Socket Mode WebSocket.
+    Socket,
+    /// Signed POST to the configured Request URL.
+    Http,
+}
+
+/// An inbound event to deliver.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Inject {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    payload: Option<Value>,
+    mode: Option<Mode>,
+    accepts_response_payload: Option<bool>,
+    #[serde(default)]
+    signature: Signature,
+    #[serde(default)]
+    timestamp_offset_secs: i64,
+    replay: Option<String>,
+}
+
+/// Delivers an envelope (see the module doc); HTTP deliveries answer with the app's response.
+pub(super) async fn inject(
+    State(slack): State<Arc<Slack>>,
+    body: Bytes,
+) -> Result<Json<Value>, FakeError> {
+    let inject: Inject = parse_control(INJECT, &body)?;
+    if let Some(id) = inject.replay {
+        let previous = slack.lock().http.find(&id);
+        let previous = previous
+            .ok_or_else(|| FakeError::control(INJECT, format!("no delivery {id} to replay")))?;
+        let answer = delivery::send(&slack.http_client, &previous).await;
+        return Ok(Json(
+            json!({"ok": true, "mode": "http", "replayed": true, "result": answer}),
+        ));
+    }
+    let kind = inject
+        .kind
+        .ok_or_else(|| FakeError::control(INJECT, "type is required"))?;
+    let mut payload = inject
+        .payload
+        .ok_or_else(|| FakeError::control(INJECT, "payload is required"))?;
+    if !payload.is_object() {
+        return Err(FakeError::control(INJECT, "payload must be an object"));
+    }
+    let prepared = {
+        let mut state = slack.lock();
+        match kind.as_str() {
+            "interactive" => hydrate_interactive(&mut state, &slack.base(), &mut payload)?,
+            "slash_commands" => hydrate_command(&mut state, &slack.base(), &mut payload)?,
+            "events_api" => hydrate_event(&mut state, &mut payload)?,
+            other => {
+                return Err(FakeError::control(
+                    INJECT,
+                    format!("type {other} is not one of events_api, interactive, slash_commands"),
+                ));
+            }
+        }
+        let default_mode = if state.http.request_url.is_some() {
+            Mode::Http
+        } else {
+            Mode::Socket
+        };
+        if inject.mode.unwrap_or(default_mode) == Mode::Socket {
+            let accepts = inject
+                .accepts_response_payload
+                .unwrap_or(kind == "slash_commands");
+            let (envelope_id, delivered) = state.socket.enqueue(&kind, payload.clone(), accepts);
+            return Ok(Json(
+                json!({"ok": true, "mode": "socket", "envelope_id": envelope_id,
+                "delivered": delivered, "payload": payload}),
+            ));
+        }
+        state
+            .http
+            .prepare(
+                &kind,
+                &payload,
+                inject.signature,
+                inject.timestamp_offset_secs,
+            )
+            .map_err(|reason| FakeError::control(INJECT, reason))?
+    };
+    let answer = delivery::send(&slack.http_client, &prepared).await;
+    Ok(Json(
+        json!({"ok": true, "mode": "http", "result": answer, "payload": payload}),
+    ))
+}
+
+fn hydrate_interactive(
+    state: &mut SlState,
+    base: &str,
+    payload: &mut Value,
+) -> Result<(), FakeError> {
+    let user = payload
+        .pointer("/user/id")
+        .and_then(Value::as_str)
+        .ok_or_else(|| FakeError::control(INJECT, "payload.user.id is required"))?
+        .to_owned();
+    state.next_trigger += 1;
+    let n = state.next_trigger;
+    fill_defaults(
+        payload,
+        json!({
+            "team": {"id": TEAM_ID, "domain": "gatehouse-fake"}, "api_app_id": APP_ID,
+            "token": "fake-verification-token", "trigger_id": format!("trigger-{n}"),
+            "response_url": format!("{base}/response/{n}"), "is_enterprise_install": false,
+        }),
+    );
+    if let Some(fields) = payload.get_mut("user").and_then(Value::as_object_mut) {
+        fields
+            .entry("username")
+            .or_insert_with(|| json!(user.to_lowercase()));
+        fields.entry("team_id").or_insert_with(|| json!(TEAM_ID));
+    }
+    let channel = payload
+        .pointer("/container/channel_id")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let ts = payload
+        .pointer("/container/message_ts")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    if let (Some(channel), Some(ts)) = (channel, ts) {
+        if payload.get("channel").is_none() {
+            payload["channel"] = json!({"id": channel, "name": channel.to_lowercase()});
+        }
+        if payload.get("message").is_none()
+            && let Some(stored) = state.conversations.get(&channel, &ts)
+        {
+            payload["message"] = stored.clone();
+        }
+    }
+    Ok(())
+}
+
+fn hydrate_command(state: &mut SlState, base: &str, payload: &mut Value) -> Result<(), FakeError> {
+    for field in ["command", "user_id", "channel_id"] {
+        if payload.get(field).and_then(Value::as_str).is_none() {
+            return Err(FakeError::control(
+                INJECT,
+                format!("payload.{field} is required"),
+            ));
+        }
+    }
+    state.next_trigger += 1;
+    let n = state.next_trigger;
+    fill_defaults(
+        payload,
+        json!({
+            "token": "fake-verification-token", "team_id": TEAM_ID, "team_domain": "gatehouse-fake",
+            "api_app_id": APP_ID, "text": "", "trigger_id": format!("trigger-{n}"),
+            "response_url": format!("{base}/response/{n}"), "is_enterprise_install": "false",
+        }),
+    );
+    Ok(())
+}
+
+fn hydrate_event(state: &mut SlState, payload: &mut Value) -> Result<(), FakeError> {
+    if payload.get("type").is_none() {
+        let event = payload
+            .get("event")
+            .cloned()
+            .filter(Value::is_object)
+            .ok_or_else(|| FakeError::control(INJECT, "payload.event (an object) is required"))?;
+        state.next_trigger += 1;
+        *payload = json!({"token": "fake-verification-token", "team_id": TEAM_ID,
+            "api_app_id": APP_ID, "event": event, "type": "event_callback",
+            "event_id": format!("Ev{:08}", state.next_trigger), "event_time": now_secs(),
+            "authorizations": [{"team_id": TEAM_ID, "user_id": super::BOT_USER_ID, "is_bot": true}]});
+    }
+    let is_message = payload.pointer("/event/type").and_then(Value::as_str) == Some("message");
+    let channel = payload
+        .pointer("/event/channel")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    if let (true, Some(channel), Some(event)) = (is_message, channel, payload.get_mut("event")) {
+        state.conversations.store_inbound(&channel, event);
+        let ts = event.get("ts").cloned().unwrap_or(Value::Null);
+        if let Some(fields) = event.as_object_mut() {
+            fields.entry("event_ts").or_insert(ts);
+            fields.entry("channel_type").or_insert_with(|| {
+                json!(if channel.starts_with('D') {
+                    "im"
+                } else {
+                    "channel"
+                })
+            });
+        }
+    }
+    Ok(())
+}
+
+/// How to end the Socket Mode connections.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Disconnect {
+    /// `reason` of Slack's disconnect message (default `refresh_requested`).
+    reason: Option<String>,
+    /// Drop the connection without the disconnect message.
+    #[serde(default)]
+    abrupt: bool,
+    /// Hold new connections back this long.
+    #[serde(default)]
+    reconnect_delay_ms: u64,
+}
+
+/// Disconnects every Socket Mode connection; unacked envelopes are redelivered on reconnect.
+pub(super) async fn disconnect(
+    State(slack): State<Arc<Slack>>,
+    body: Bytes,
+) -> Result<Json<Value>, FakeError> {
+    let how: Disconnect = if body.is_empty() {
+        Disconnect::default()
+    } else {
+        parse_control("/_fake/disconnect", &body)?
+    };
+    let mut state = slack.lock();
+    state.reconnect_not_before =
+        Some(Instant::now() + Duration::from_millis(how.reconnect_delay_ms));
+    let reason = how.reason.as_deref().unwrap_or("refresh_requested");
+    let closed = state.socket.disconnect(reason, how.abrupt);
+    Ok(Json(json!({"ok": true, "closed": closed})))
+}
+
+/// Every envelope, with whether and how it was acked.
+pub(super) async fn envelopes(State(slack): State<Arc<Slack>>) -> Json<Value> {
+    Json(json!({"ok": true, "envelopes": slack.lock().socket.list()}))
+}
+
+/// A `response_url` POST from the app: recorded, answered like Slack does.
+pub(super) async fn response_url(
+    State(slack): State<Arc<Slack>>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Json<Value> {
+    let parsed: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    slack
+        .calls
+        .record("response_url", format!("/response/{id}"), parsed);
+    Json(json!({"ok": true}))
+}
+
+/// Partial update of the HTTP-mode configuration.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ConfigPatch {
+    request_url: Option<String>,
+    signing_secret: Option<String>,
+}
+
+/// Changes the configuration; fields left out keep their value, `""` clears one.
+pub(super) async fn configure(
+    State(slack): State<Arc<Slack>>,
+    body: Bytes,
+) -> Result<Json<Value>, FakeError> {
+    let patch: ConfigPatch = parse_control("/_fake/config", &body)?;
+    {
+        let mut state = slack.lock();
+        if let Some(url) = patch.request_url {
+            state.http.request_url = Some(url).filter(|u| !u.is_empty());
+        }
+        if let Some(secret) = patch.signing_secret {
+            state.http.signing_secret = Some(secret).filter(|s| !s.is_empty());
+        }
+    }
+    Ok(config(State(slack)).await)
+}
+
+/// The current configuration (the secret itself is not echoed).
+pub(super) async fn config(State(slack): State<Arc<Slack>>) -> Json<Value> {
+    let state = slack.lock();
+    Json(json!({"ok": true, "request_url": state.http.request_url,
+        "signing_secret_set": state.http.signing_secret.is_some(),
+        "team_id": TEAM_ID, "app_id": APP_ID, "bot_user_id": super::BOT_USER_ID}))
+}

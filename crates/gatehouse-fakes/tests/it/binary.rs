@@ -1,0 +1,50 @@
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+#[tokio::test]
+async fn binary_prints_one_base_url_per_fake_and_serves_controls() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gatehouse-fakes"))
+        .args([
+            "--telegram",
+            "127.0.0.1:0",
+            "--discord",
+            "127.0.0.1:0",
+            "--slack",
+            "127.0.0.1:0",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut urls = Vec::new();
+    for platform in ["telegram", "discord", "slack"] {
+        let line = lines.next().unwrap().unwrap();
+        let (name, url) = line.split_once(' ').unwrap();
+        assert_eq!(name, platform);
+        urls.push(url.to_owned());
+    }
+    assert!(urls[2].ends_with("/api"));
+    for url in &urls {
+        let root = url.trim_end_matches("/api");
+        let calls: Value = reqwest::get(format!("{root}/_fake/calls"))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(calls, Value::Array(Vec::new()));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn binary_refuses_to_start_with_nothing_to_serve() {
+    let output = Command::new(env!("CARGO_BIN_EXE_gatehouse-fakes"))
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("nothing to serve"));
+}

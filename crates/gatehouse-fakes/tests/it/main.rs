@@ -1,0 +1,15 @@
+//! Integration tests: each fake driven by the real client crate of its platform.
+
+// Helpers outside #[test] fns are test code too: a panic there is a failed assertion.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+// The gatehouse-fakes binary: flags, printed base URLs, refusal to start empty.
+mod binary;
+// Discord fake against serenity: gateway, interactions, RESUME, 429, validation.
+mod discord;
+// Slack fake against slack-morphism: Socket Mode, reconnects, 429, signed HTTP delivery.
+mod slack;
+// Helpers shared by the platform tests: control-endpoint calls and waiting on the call log.
+mod support;
+// Telegram fake against teloxide: buttons, callbacks, edits, 429, webhook, 403 DMs.
+mod telegram;
