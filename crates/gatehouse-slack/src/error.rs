@@ -1,0 +1,28 @@
+//! The adapter's own error type: refusals of its configuration and failures to start listening.
+//! Failures of Web API calls become the chat core's [`gatehouse_chat::ChatError`] instead (see
+//! [`crate::classify`]), because the core's retry policy acts on them.
+
+/// What can go wrong setting up the Slack channel.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SlackError {
+    /// A config value Slack would refuse.
+    #[error("invalid channels.slack.{field}: {reason}")]
+    InvalidConfig {
+        /// The key, as written in config.
+        field: &'static str,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// The HTTPS connector could not load the system's trust roots.
+    #[error("cannot build the slack https client: {reason}")]
+    Tls {
+        /// What rustls said.
+        reason: String,
+    },
+    /// `run` was asked for Socket Mode without an app token.
+    #[error("socket mode cannot start: {reason}")]
+    SocketMode {
+        /// What slack-morphism said.
+        reason: String,
+    },
+}
