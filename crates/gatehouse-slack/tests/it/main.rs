@@ -1,6 +1,9 @@
 //! Integration tests: the real slack-morphism client against the Slack fake from
 //! `gatehouse-fakes`, in Socket Mode and HTTP mode.
 
+// Helpers outside #[test] fns are test code too: a panic there is a failed assertion.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 // Shared setup: a fake, a channel pointed at it, control calls.
 mod support;
 
