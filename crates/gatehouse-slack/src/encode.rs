@@ -18,7 +18,7 @@ const TEXT_MAX_CHARS: usize = 40_000;
 const FENCE_CHARS: usize = "```\n\n```".len();
 
 /// The `block_id` of the actions block, so a press can be told from other apps' blocks.
-pub const ACTIONS_BLOCK_ID: &str = "gatehouse-decision";
+const ACTIONS_BLOCK_ID: &str = "gatehouse-decision";
 
 /// The message content for `card`, for `chat.postMessage` and `chat.update` alike. Blocks are
 /// always sent, since `chat.update` without blocks would keep the old buttons.
@@ -32,7 +32,7 @@ pub fn encode_card(card: &Card) -> SlackMessageContent {
 }
 
 /// Slack's three characters that mrkdwn (and the `text` fallback) would interpret.
-pub fn escape_mrkdwn(text: &str) -> String {
+fn escape_mrkdwn(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         push_escaped(&mut out, c);

@@ -76,10 +76,10 @@ async fn on_command(
         Some(intake) => intake.command(&event).await,
         None => None,
     };
-    let content = match answer {
-        Some(text) => SlackMessageContent::new().with_text(text),
-        None => SlackMessageContent::new(),
-    };
-    Ok(SlackCommandEventResponse::new(content)
-        .with_response_type(SlackMessageResponseType::Ephemeral))
+    // Without an answer the ack carries an empty payload, the Socket Mode form of an empty 200.
+    Ok(match answer {
+        Some(text) => SlackCommandEventResponse::new(SlackMessageContent::new().with_text(text))
+            .with_response_type(SlackMessageResponseType::Ephemeral),
+        None => SlackCommandEventResponse::new(SlackMessageContent::new()),
+    })
 }

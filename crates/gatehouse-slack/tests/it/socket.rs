@@ -182,7 +182,12 @@ async fn sends_a_late_slash_answer_to_the_response_url() {
         panic!("not text")
     };
     assert_eq!(command.text, "/elevated on");
-    wait_for_calls(&fake, "socket.ack", 1).await;
+    let ack = &wait_for_calls(&fake, "socket.ack", 1).await[0];
+    assert_eq!(
+        ack.body["payload"],
+        json!({}),
+        "no answer yet: an empty ack"
+    );
     slack
         .answer(
             &command.interaction.unwrap(),
