@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::support::{
-    SIGNING_SECRET, channel, config, control, fake, loopback, next, run, wait_for_calls,
+    SIGNING_SECRET, channel, config, control, fake, loopback, next_press, next_text, run,
+    wait_for_calls,
 };
 
 /// Serves the channel's router the way the gateway would, and points the fake's Request URL at
@@ -49,9 +50,7 @@ async fn accepts_a_signed_press_once_and_refuses_its_replay() {
 
     let good = control(&fake, "/_fake/inject", click(json!({}))).await;
     assert_eq!(good["result"]["status"], 200);
-    let Inbound::Press(press) = next(&mut rx).await else {
-        panic!("not a press")
-    };
+    let press = next_press(&mut rx).await;
     assert_eq!(press.token, "g1.tok-deny");
     assert_eq!(press.message.chat_id, "C0OPS");
 
@@ -86,9 +85,7 @@ async fn answers_a_slash_command_in_the_http_response() {
     let fake = fake().await;
     let (slack, mut rx) = http_mode(&fake).await;
     let core = tokio::spawn(async move {
-        let Inbound::Text(command) = next(&mut rx).await else {
-            panic!("not text")
-        };
+        let command = next_text(&mut rx).await;
         assert_eq!(command.text, "/approve 0f3c9a1e");
         let reply = "Usage: /approve <id> allow-once|allow-always|deny";
         slack
@@ -125,9 +122,7 @@ async fn pushes_signed_message_events_and_answers_url_verification() {
     )
     .await;
     assert_eq!(sent["result"]["status"], 200);
-    let Inbound::Text(text) = next(&mut rx).await else {
-        panic!("not text")
-    };
+    let text = next_text(&mut rx).await;
     assert_eq!(text.text, "approve 0f3c9a1e deny");
     assert!(text.is_direct);
 

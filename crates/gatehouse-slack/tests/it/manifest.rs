@@ -2,12 +2,11 @@ use std::collections::BTreeSet;
 
 use gatehouse_chat::grammar::approve::{ApproveParse, parse_approve};
 use gatehouse_chat::grammar::elevated::{ElevatedParse, parse_elevated};
-use gatehouse_chat::{Channel, Inbound, Route};
-use gatehouse_slack::SlackMode;
+use gatehouse_chat::{Channel, Route};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use crate::support::{channel, config, control, fake, next, pending_card, run, wait_for_calls};
+use crate::support::{control, next_press, pending_card, socket_mode};
 
 const MANIFEST: &str = include_str!("../../../../deploy/slack-app-manifest.json");
 
@@ -43,10 +42,7 @@ fn manifest() -> Value {
 
 /// Every Web API method the adapter calls in a full approval round, as the fake saw them.
 async fn methods_called() -> BTreeSet<String> {
-    let fake = fake().await;
-    let slack = channel(config(&fake, SlackMode::Socket));
-    let (mut rx, _task) = run(&slack);
-    wait_for_calls(&fake, "apps.connections.open", 1).await;
+    let (fake, slack, mut rx, _task) = socket_mode(|_| {}).await;
     let card = slack
         .send(&Route::dm("slack", None, "U0ALICE"), &pending_card())
         .await
@@ -60,9 +56,7 @@ async fn methods_called() -> BTreeSet<String> {
         "actions": [{"type": "button", "action_id": "deny", "value": "g1.tok-deny"}]}}),
     )
     .await;
-    let Inbound::Press(press) = next(&mut rx).await else {
-        panic!("not a press")
-    };
+    let press = next_press(&mut rx).await;
     slack
         .answer(&press.interaction, "Only approvers can decide.")
         .await

@@ -1,12 +1,11 @@
 use std::time::Duration;
 
-use gatehouse_chat::{Channel, Inbound, Route};
-use gatehouse_slack::SlackMode;
+use gatehouse_chat::{Channel, Route};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use crate::support::{
-    calls_of, channel, config, control, fake, next, pending_card, run, wait_for_calls,
+    calls_of, control, next_press, next_text, pending_card, socket_mode, wait_for_calls,
 };
 
 const APPROVER: &str = "U0ALICE";
@@ -34,10 +33,7 @@ fn slash(command: &str, text: &str) -> Value {
 
 #[tokio::test]
 async fn acks_a_press_before_the_core_reads_it_and_pushes_it_as_press() {
-    let fake = fake().await;
-    let slack = channel(config(&fake, SlackMode::Socket));
-    let (mut rx, _task) = run(&slack);
-    wait_for_calls(&fake, "apps.connections.open", 1).await;
+    let (fake, slack, mut rx, _task) = socket_mode(|_| {}).await;
     let card = slack
         .send(&Route::dm("slack", None, APPROVER), &pending_card())
         .await
@@ -53,9 +49,7 @@ async fn acks_a_press_before_the_core_reads_it_and_pushes_it_as_press() {
     let ack = &wait_for_calls(&fake, "socket.ack", 1).await[0];
     assert_eq!(ack.body["envelope_id"], injected["envelope_id"]);
 
-    let Inbound::Press(press) = next(&mut rx).await else {
-        panic!("not a press")
-    };
+    let press = next_press(&mut rx).await;
     assert_eq!(press.token, "g1.tok-once");
     assert_eq!(press.sender.id, APPROVER);
     assert_eq!(press.message, card);
@@ -74,10 +68,7 @@ async fn acks_a_press_before_the_core_reads_it_and_pushes_it_as_press() {
 
 #[tokio::test]
 async fn pushes_approve_text_from_channels_dms_and_threads() {
-    let fake = fake().await;
-    let slack = channel(config(&fake, SlackMode::Socket));
-    let (mut rx, _task) = run(&slack);
-    wait_for_calls(&fake, "apps.connections.open", 1).await;
+    let (fake, _slack, mut rx, _task) = socket_mode(|_| {}).await;
 
     control(
         &fake,
@@ -85,9 +76,7 @@ async fn pushes_approve_text_from_channels_dms_and_threads() {
         message("C0OPS", "channel", "/approve 0f3c9a1e deny", None),
     )
     .await;
-    let Inbound::Text(in_channel) = next(&mut rx).await else {
-        panic!("not text")
-    };
+    let in_channel = next_text(&mut rx).await;
     assert_eq!(in_channel.text, "/approve 0f3c9a1e deny");
     assert_eq!(in_channel.message.chat_id, "C0OPS");
     assert!(!in_channel.is_direct);
@@ -99,9 +88,7 @@ async fn pushes_approve_text_from_channels_dms_and_threads() {
         message("D0ALICE", "im", "approve 0f3c9a1e allow-once", None),
     )
     .await;
-    let Inbound::Text(in_dm) = next(&mut rx).await else {
-        panic!("not text")
-    };
+    let in_dm = next_text(&mut rx).await;
     assert_eq!(in_dm.text, "approve 0f3c9a1e allow-once");
     assert!(in_dm.is_direct);
 
@@ -116,9 +103,7 @@ async fn pushes_approve_text_from_channels_dms_and_threads() {
         ),
     )
     .await;
-    let Inbound::Text(in_thread) = next(&mut rx).await else {
-        panic!("not text")
-    };
+    let in_thread = next_text(&mut rx).await;
     assert_eq!(in_thread.text, "approve 0f3c9a1e deny");
     assert_eq!(
         in_thread.message.thread_id.as_deref(),
@@ -135,10 +120,7 @@ async fn pushes_approve_text_from_channels_dms_and_threads() {
 
 #[tokio::test]
 async fn answers_a_slash_command_in_its_ack() {
-    let fake = fake().await;
-    let slack = channel(config(&fake, SlackMode::Socket));
-    let (mut rx, _task) = run(&slack);
-    wait_for_calls(&fake, "apps.connections.open", 1).await;
+    let (fake, slack, mut rx, _task) = socket_mode(|_| {}).await;
 
     let injected = control(
         &fake,
@@ -146,9 +128,7 @@ async fn answers_a_slash_command_in_its_ack() {
         slash("/approve", "0f3c9a1e allow-once"),
     )
     .await;
-    let Inbound::Text(command) = next(&mut rx).await else {
-        panic!("not text")
-    };
+    let command = next_text(&mut rx).await;
     assert_eq!(command.text, "/approve 0f3c9a1e allow-once");
     assert_eq!(command.sender.id, APPROVER);
     let interaction = command
@@ -170,17 +150,11 @@ async fn answers_a_slash_command_in_its_ack() {
 
 #[tokio::test]
 async fn sends_a_late_slash_answer_to_the_response_url() {
-    let fake = fake().await;
-    let mut config = config(&fake, SlackMode::Socket);
-    config.command_reply_wait = Duration::from_millis(50);
-    let slack = channel(config);
-    let (mut rx, _task) = run(&slack);
-    wait_for_calls(&fake, "apps.connections.open", 1).await;
+    let (fake, slack, mut rx, _task) =
+        socket_mode(|config| config.command_reply_wait = Duration::from_millis(50)).await;
 
     control(&fake, "/_fake/inject", slash("/elevated", "on")).await;
-    let Inbound::Text(command) = next(&mut rx).await else {
-        panic!("not text")
-    };
+    let command = next_text(&mut rx).await;
     assert_eq!(command.text, "/elevated on");
     let ack = &wait_for_calls(&fake, "socket.ack", 1).await[0];
     assert_eq!(
@@ -201,10 +175,7 @@ async fn sends_a_late_slash_answer_to_the_response_url() {
 
 #[tokio::test]
 async fn keeps_an_interaction_across_a_socket_reconnect() {
-    let fake = fake().await;
-    let slack = channel(config(&fake, SlackMode::Socket));
-    let (mut rx, _task) = run(&slack);
-    wait_for_calls(&fake, "apps.connections.open", 1).await;
+    let (fake, slack, mut rx, _task) = socket_mode(|_| {}).await;
     let card = slack
         .send(&Route::dm("slack", None, APPROVER), &pending_card())
         .await
@@ -226,9 +197,7 @@ async fn keeps_an_interaction_across_a_socket_reconnect() {
     .await;
     assert_eq!(injected["delivered"], false, "queued while disconnected");
 
-    let Inbound::Press(press) = next(&mut rx).await else {
-        panic!("not a press")
-    };
+    let press = next_press(&mut rx).await;
     assert_eq!(press.token, "g1.tok-deny");
     assert!(calls_of(&fake, "apps.connections.open").len() >= 2);
     let ack = &wait_for_calls(&fake, "socket.ack", 1).await[0];
@@ -237,10 +206,7 @@ async fn keeps_an_interaction_across_a_socket_reconnect() {
 
 #[tokio::test]
 async fn ignores_its_own_cards_and_stops_when_the_core_goes_away() {
-    let fake = fake().await;
-    let slack = channel(config(&fake, SlackMode::Socket));
-    let (mut rx, task) = run(&slack);
-    wait_for_calls(&fake, "apps.connections.open", 1).await;
+    let (fake, _slack, mut rx, task) = socket_mode(|_| {}).await;
     let mut own = message("C0OPS", "channel", "/approve 0f3c9a1e deny", None);
     own["payload"]["event"]["user"] = json!("U0FAKEBOT");
     own["payload"]["event"]["bot_id"] = json!("B0FAKEBOT");
@@ -251,9 +217,7 @@ async fn ignores_its_own_cards_and_stops_when_the_core_goes_away() {
         message("C0OPS", "channel", "hello", None),
     )
     .await;
-    let Inbound::Text(first) = next(&mut rx).await else {
-        panic!("not text")
-    };
+    let first = next_text(&mut rx).await;
     assert_eq!(first.text, "hello", "the bot's own message was pushed");
 
     drop(rx);

@@ -3,7 +3,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gatehouse_chat::render::{ApprovalView, Card, render_prompt};
-use gatehouse_chat::{Channel, Inbound};
+use gatehouse_chat::{ButtonPress, Channel, Inbound, InboundText};
 use gatehouse_config::Secret;
 use gatehouse_fakes::{Call, FakeHandle};
 use gatehouse_policy::ApprovalDecision;
@@ -114,4 +114,39 @@ pub(crate) async fn next(rx: &mut mpsc::Receiver<Inbound>) -> Inbound {
         .await
         .expect("no inbound event within 15 s")
         .expect("queue closed")
+}
+
+/// A fake and a channel connected to it over Socket Mode, `adjust`ed first; the task runs
+/// [`Channel::run`].
+pub(crate) async fn socket_mode(
+    adjust: impl FnOnce(&mut SlackConfig),
+) -> (
+    FakeHandle,
+    Arc<SlackChannel>,
+    mpsc::Receiver<Inbound>,
+    JoinHandle<()>,
+) {
+    let fake = fake().await;
+    let mut config = config(&fake, SlackMode::Socket);
+    adjust(&mut config);
+    let slack = channel(config);
+    let (rx, task) = run(&slack);
+    wait_for_calls(&fake, "apps.connections.open", 1).await;
+    (fake, slack, rx, task)
+}
+
+/// The next event, which must be text.
+pub(crate) async fn next_text(rx: &mut mpsc::Receiver<Inbound>) -> InboundText {
+    match next(rx).await {
+        Inbound::Text(text) => text,
+        other => panic!("expected text, got {other:?}"),
+    }
+}
+
+/// The next event, which must be a button press.
+pub(crate) async fn next_press(rx: &mut mpsc::Receiver<Inbound>) -> ButtonPress {
+    match next(rx).await {
+        Inbound::Press(press) => press,
+        other => panic!("expected a press, got {other:?}"),
+    }
 }
