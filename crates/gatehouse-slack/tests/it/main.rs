@@ -7,6 +7,8 @@
 // Shared setup: a fake, a channel pointed at it, control calls.
 mod support;
 
+// With the real chat core: planned delivery, press checks, receipts, typed and slash commands.
+mod chat_core;
 // Cards to DMs, channels and threads; updates, deletes, 429 and tier spacing.
 mod delivery;
 // Socket Mode: presses, text commands, slash commands, ephemeral answers, reconnects.
