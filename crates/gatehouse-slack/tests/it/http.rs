@@ -1,4 +1,4 @@
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use gatehouse_chat::{Channel, Inbound};
 use gatehouse_fakes::FakeHandle;
@@ -7,6 +7,7 @@ use gatehouse_slack::{SlackChannel, SlackMode};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
+use tracing_subscriber::util::SubscriberInitExt as _;
 
 use crate::support::{
     SIGNING_SECRET, channel, config, control, fake, loopback, next_press, next_text, run,
@@ -16,6 +17,14 @@ use crate::support::{
 /// Serves the channel's router the way the gateway would, and points the fake's Request URL at
 /// it; returns the core's end of the queue once the channel runs.
 async fn http_mode(fake: &FakeHandle) -> (Arc<SlackChannel>, mpsc::Receiver<Inbound>) {
+    let slack = serve(fake).await;
+    let (rx, _task) = run(&slack);
+    wait_for_calls(fake, "auth.test", 1).await;
+    (slack, rx)
+}
+
+/// Mounts a new HTTP-mode channel's router on a loopback port and points the fake at it.
+async fn serve(fake: &FakeHandle) -> Arc<SlackChannel> {
     let slack = channel(config(fake, SlackMode::Http));
     let router = slack.http_router().unwrap();
     let listener = tokio::net::TcpListener::bind(loopback()).await.unwrap();
@@ -27,9 +36,7 @@ async fn http_mode(fake: &FakeHandle) -> (Arc<SlackChannel>, mpsc::Receiver<Inbo
         json!({"request_url": url, "signing_secret": SIGNING_SECRET}),
     )
     .await;
-    let (rx, _task) = run(&slack);
-    wait_for_calls(fake, "auth.test", 1).await;
-    (slack, rx)
+    slack
 }
 
 fn click(variant: Value) -> Value {
@@ -64,20 +71,65 @@ async fn accepts_a_signed_press_once_and_refuses_its_replay() {
     assert!(rx.try_recv().is_err(), "a replay reached the core");
 }
 
+/// Log output captured from this (current-thread) test runtime.
+#[derive(Clone, Default)]
+struct LogLines(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for LogLines {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 #[tokio::test]
-async fn refuses_bad_missing_and_stale_signatures_with_401() {
+async fn refuses_bad_missing_and_stale_signatures_with_401_and_a_log_line() {
+    let logs = LogLines::default();
+    let writer = logs.clone();
+    let _guard = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .set_default();
     let fake = fake().await;
     let (_slack, mut rx) = http_mode(&fake).await;
-    for variant in [
-        json!({"signature": "bad"}),
-        json!({"signature": "missing"}),
-        json!({"timestamp_offset_secs": -600}),
-        json!({"timestamp_offset_secs": 600}),
+    for (variant, reason) in [
+        (json!({"signature": "bad"}), "signature does not match"),
+        (
+            json!({"signature": "missing"}),
+            "missing x-slack-signature header",
+        ),
+        (
+            json!({"timestamp_offset_secs": -600}),
+            "request timestamp is",
+        ),
+        (
+            json!({"timestamp_offset_secs": 600}),
+            "request timestamp is",
+        ),
     ] {
         let refused = control(&fake, "/_fake/inject", click(variant.clone())).await;
         assert_eq!(refused["result"]["status"], 401, "{variant}");
+        let logged = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+        assert!(
+            logged.contains(reason),
+            "{variant}: no log line with {reason:?} in {logged}"
+        );
     }
     assert!(rx.try_recv().is_err(), "a refused request reached the core");
+    let logged = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    assert!(!logged.contains(SIGNING_SECRET), "the secret was logged");
+}
+
+#[tokio::test]
+async fn answers_503_until_the_channel_runs() {
+    let fake = fake().await;
+    let _slack = serve(&fake).await;
+    let early = control(&fake, "/_fake/inject", click(json!({}))).await;
+    assert_eq!(early["result"]["status"], 503);
 }
 
 #[tokio::test]
