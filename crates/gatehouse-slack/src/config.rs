@@ -17,7 +17,7 @@ pub const DEFAULT_API_URL: &str = "https://slack.com/api";
 pub enum SlackMode {
     /// A WebSocket opened with the app-level token: needs no public URL, so it is the default.
     Socket,
-    /// Slack POSTs signed requests to the Request URL served by [`crate::http::router`].
+    /// Slack POSTs signed requests to the Request URL served by [`crate::SlackChannel::http_router`].
     Http,
 }
 

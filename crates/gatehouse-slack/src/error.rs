@@ -1,6 +1,6 @@
 //! The adapter's own error type: refusals of its configuration and failures to start listening.
 //! Failures of Web API calls become the chat core's [`gatehouse_chat::ChatError`] instead (see
-//! [`crate::classify`]), because the core's retry policy acts on them.
+//! `classify.rs`), because the core's retry policy acts on them.
 
 /// What can go wrong setting up the Slack channel.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
