@@ -1,4 +1,4 @@
-//! The adapter's own error type: refusals of its configuration and failures to start listening.
+//! The adapter's own error type: refusals of its configuration and of the TLS setup.
 //! Failures of Web API calls become the chat core's [`gatehouse_chat::ChatError`] instead (see
 //! `classify.rs`), because the core's retry policy acts on them.
 
@@ -17,12 +17,6 @@ pub enum SlackError {
     #[error("cannot build the slack https client: {reason}")]
     Tls {
         /// What rustls said.
-        reason: String,
-    },
-    /// `run` was asked for Socket Mode without an app token.
-    #[error("socket mode cannot start: {reason}")]
-    SocketMode {
-        /// What slack-morphism said.
         reason: String,
     },
 }
