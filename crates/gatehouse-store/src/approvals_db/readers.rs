@@ -59,6 +59,11 @@ impl Readers {
         read: impl FnOnce(&Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let mut conn = self.checkout();
+        if !conn.is_autocommit() {
+            // Only a shared connection whose writer died mid-batch is left in a transaction;
+            // what it held was never committed.
+            conn.execute_batch("ROLLBACK")?;
+        }
         let tx = conn.transaction()?;
         let value = read(&tx)?;
         tx.commit()?;
