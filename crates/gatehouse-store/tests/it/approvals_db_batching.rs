@@ -209,3 +209,31 @@ fn closing_commits_what_was_acknowledged_and_refuses_the_rest() {
         total
     );
 }
+
+#[test]
+fn reads_do_not_wait_for_a_batch_that_is_waiting_to_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_db(&dir);
+    let existing = db.insert(&new_approval("existing", 1)).unwrap();
+    let blocker = rusqlite::Connection::open(db.path()).unwrap();
+    blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
+    std::thread::scope(|scope| {
+        let (written, write_done) = mpsc::channel();
+        let db = &db;
+        scope.spawn(move || {
+            written.send(db.insert(&new_approval("queued", 2))).unwrap();
+        });
+        // Give the writer time to take the insert and wait for the lock (busy timeout 5 s); a
+        // read must not wait with it.
+        std::thread::sleep(Duration::from_millis(100));
+        let (read, read_done) = mpsc::channel();
+        scope.spawn(move || read.send(db.get("existing")).unwrap());
+        let got = read_done.recv_timeout(Duration::from_secs(3)).unwrap();
+        assert_eq!(got.unwrap(), Some(existing));
+        assert_eq!(db.get("queued").unwrap(), None, "not committed yet");
+        assert!(write_done.try_recv().is_err(), "the write is still waiting");
+        blocker.execute_batch("COMMIT").unwrap();
+        let queued = write_done.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(queued.unwrap().id, "queued");
+    });
+}
