@@ -30,11 +30,11 @@ pub struct SqliteOptions {
     /// How long a writer waits for another connection's transaction before failing.
     pub busy_timeout: Duration,
     /// Most operations committed in one transaction. A batch holds SQLite's write lock, which
-    /// other processes sharing the file wait for; `1` gives one fsync per operation.
+    /// other processes sharing the file wait for; `1` gives one fsync per operation. At least 1.
     pub max_batch: usize,
-    /// Most operations waiting for the writer; beyond it callers wait to enqueue.
+    /// Most operations waiting for the writer; beyond it callers wait to enqueue. At least 1.
     pub queue_capacity: usize,
-    /// Read-only connections for `get`, `find_by_prefix` and `list`.
+    /// Read-only connections for `get`, `find_by_prefix` and `list`. At least 1.
     pub readers: usize,
 }
 
