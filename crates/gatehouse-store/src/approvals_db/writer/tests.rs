@@ -131,7 +131,7 @@ fn a_failing_operation_is_rolled_back_alone() {
 }
 
 #[test]
-fn a_batch_that_cannot_commit_acknowledges_nothing() {
+fn a_batch_that_cannot_take_the_write_lock_acknowledges_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("approvals.sqlite");
     let conn = Connection::open(&path).unwrap();
