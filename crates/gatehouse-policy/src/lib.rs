@@ -17,6 +17,7 @@
 //! assert_ne!(verdict.decision, Decision::Allow);
 //! ```
 
+pub mod binding;
 pub mod elevated;
 pub mod exec;
 pub mod modes;
