@@ -11,7 +11,8 @@
 //! [`approvals_file::parse_str`] for text already in hand, and
 //! [`approvals_db::SqliteApprovalStore`] (behind the [`approvals_db::ApprovalStore`] trait) for
 //! approvals. Pending rows move to a terminal state only by compare-and-swap: the first answer
-//! wins, and an `allow-once` run can be taken exactly once.
+//! wins, and an `allow-once` run can be taken exactly once. [`audit::AuditLog`] appends the
+//! hash-chained audit log; [`audit::verify`] checks it.
 //!
 //! ```
 //! use gatehouse_store::approvals_file::{parse_str, HostFallback, DEFAULT_AGENT_ID};
@@ -26,6 +27,7 @@
 
 pub mod approvals_db;
 pub mod approvals_file;
+pub mod audit;
 mod durable_fs;
 mod error;
 

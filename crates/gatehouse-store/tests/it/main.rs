@@ -13,3 +13,5 @@ mod approvals_db_durability;
 mod conformance;
 // Temporary directories and sample approvals shared by the modules.
 mod support;
+// The hash-chained audit log: tamper detection, crash repair, rotation, file modes.
+mod audit;
