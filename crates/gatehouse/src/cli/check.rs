@@ -9,13 +9,10 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 use gatehouse_config::{Config, DEFAULT_AGENT_ID};
+use gatehouse_gateway::payloads::{DecisionJson, exec_policy, exec_request, with_host_env};
 use gatehouse_policy::exec::{Decision, ExecEvaluation, ExecPolicy, ExecRequest, evaluate};
-use gatehouse_store::approvals_file::{
-    ExecApprovalsFile, HostFallback, RequestedPolicy, parse_str,
-};
+use gatehouse_store::approvals_file::{ExecApprovalsFile, parse_str};
 use serde::Deserialize;
-
-use super::check_json::DecisionJson;
 
 /// Exit status of an `ask` decision.
 const EXIT_ASK: u8 = 10;
@@ -89,7 +86,7 @@ pub(crate) fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExecRequest::argv(command, cwd)
     };
-    let request = with_process_env(request, &BTreeMap::new());
+    let request = with_host_env(request, &BTreeMap::new());
     let evaluation = evaluate(&request, &sources.policy(&args.agent));
     let mut stdout = std::io::stdout().lock();
     if args.json {
@@ -102,36 +99,9 @@ pub(crate) fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
 }
 
 impl Sources {
-    /// The config's exec settings for `agent`, composed with the approvals file when given:
-    /// the stricter `security` and the more asking `ask` win, and its allowlist applies.
+    /// The config's exec settings for `agent`, composed with the approvals file when given.
     fn policy(&self, agent: &str) -> ExecPolicy {
-        let mut policy = self.config.exec_settings(agent).policy;
-        let Some(file) = &self.approvals else {
-            return policy;
-        };
-        let requested = RequestedPolicy {
-            security: policy.security,
-            ask: policy.ask,
-        };
-        let effective = file.effective_policy(agent, requested);
-        policy.security = effective.security.effective;
-        policy.ask = effective.ask.effective;
-        policy.auto_allow_skills |= effective.auto_allow_skills;
-        let fallback = HostFallback {
-            security: requested.security,
-            ask: requested.ask,
-            ..HostFallback::default()
-        };
-        policy.allowlist = file
-            .resolve_agent(agent, &fallback)
-            .allowlist
-            .into_iter()
-            .map(|entry| gatehouse_policy::exec::AllowlistEntry {
-                pattern: entry.pattern.clone(),
-                arg_pattern: entry.arg_pattern.clone(),
-            })
-            .collect();
-        policy
+        exec_policy(&self.config, self.approvals.as_ref(), agent)
     }
 }
 
@@ -143,20 +113,6 @@ fn load_approvals(path: &Path) -> anyhow::Result<ExecApprovalsFile> {
         eprintln!("gatehouse: warning: {}: {note}", path.display());
     }
     Ok(parsed.file)
-}
-
-/// `PATH` and `HOME` decide what a bare name runs and what `~` means; requests inherit them
-/// from this process unless they set their own.
-fn with_process_env(mut request: ExecRequest, overrides: &BTreeMap<String, String>) -> ExecRequest {
-    for key in ["PATH", "HOME"] {
-        if let Ok(value) = std::env::var(key) {
-            request.env.insert(key.to_owned(), value);
-        }
-    }
-    request
-        .env
-        .extend(overrides.iter().map(|(k, v)| (k.clone(), v.clone())));
-    request
 }
 
 /// Batch mode: every input line yields exactly one output line, in order; a line that is not
@@ -192,14 +148,8 @@ fn request_from_line(
 ) -> Result<(ExecRequest, Option<String>), String> {
     let parsed: RequestLine = serde_json::from_str(line).map_err(|e| e.to_string())?;
     let cwd = parsed.cwd.unwrap_or_else(|| default_cwd.to_owned());
-    let request = match (parsed.command, parsed.argv) {
-        (Some(command), None) => ExecRequest::shell(command, cwd),
-        (None, Some(argv)) if !argv.is_empty() => ExecRequest::argv(argv, cwd),
-        (None, Some(_)) => return Err("`argv` is empty".to_owned()),
-        (None, None) => return Err("set `command` or `argv`".to_owned()),
-        (Some(_), Some(_)) => return Err("set `command` or `argv`, not both".to_owned()),
-    };
-    Ok((with_process_env(request, &parsed.env), parsed.agent))
+    let request = exec_request(parsed.command, parsed.argv, cwd, &parsed.env)?;
+    Ok((request, parsed.agent))
 }
 
 fn print_human(out: &mut impl Write, evaluation: &ExecEvaluation) -> std::io::Result<()> {

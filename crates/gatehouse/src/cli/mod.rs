@@ -1,7 +1,6 @@
 //! Command-line surface: one module per subcommand.
 
 mod check;
-mod check_json;
 mod config;
 mod serve;
 mod tools;

@@ -13,6 +13,12 @@ mod config_errors;
 mod tools;
 // `gatehouse serve`: the real binary on a free port with a temporary data directory.
 mod serve;
+// Shared helpers: start the server with one token per scope, HTTP and WebSocket clients.
+mod gateway;
+// `exec.approval.*`, `exec.approvals.*`, policy check and tools over the wire; scope refusals.
+mod gateway_approvals;
+// `system.run`: policy, approval, binding re-check before spawn, bounded output, timeouts.
+mod gateway_run;
 
 use std::io::Write;
 use std::path::PathBuf;
