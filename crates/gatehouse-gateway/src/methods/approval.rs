@@ -16,6 +16,7 @@ use gatehouse_store::approvals_db::{ApprovalRecord, ApprovalRequest, ApprovalSta
 use uuid::Uuid;
 
 use crate::error::Error;
+use crate::exec::resolve::resolve_program;
 use crate::exec::{ExecServices, has_approval_route};
 use crate::methods::{Call, exec_of};
 use crate::payloads::exec_request;
@@ -40,10 +41,15 @@ pub(super) async fn request(call: Call, params: RequestParams) -> Result<Request
     let exec_req = exec_request(command, argv.clone(), params.cwd.clone(), &params.env)
         .map_err(|reason| invalid("exec.approval.request", reason))?;
     let evaluation = evaluate(&exec_req, &policy);
-    let resolved = evaluation
-        .segments
-        .first()
-        .and_then(|segment| segment.resolved_path.clone());
+    let resolved = match &argv {
+        Some(argv) => argv
+            .first()
+            .and_then(|program| resolve_program(program, &params.cwd, &params.env)),
+        None => evaluation
+            .segments
+            .first()
+            .and_then(|segment| segment.resolved_path.clone()),
+    };
     // Bind when the exact argv and its executable are known; a shell string binds in
     // `system.run`, which knows what it will spawn.
     let binding = match (&argv, &resolved) {

@@ -1,7 +1,12 @@
 //! Command-line surface: one module per subcommand.
 
+mod approvals;
 mod check;
+mod client;
 mod config;
+mod doctor;
+mod request;
+mod run;
 mod serve;
 mod tools;
 
@@ -30,6 +35,14 @@ enum Command {
     Version,
     /// Run the gateway: JSON-RPC over WebSocket and HTTP, and the Control UI.
     Serve(serve::ServeArgs),
+    /// Ask a person (through the gateway) whether a command may run; exit 0 yes, 20 no.
+    Request(request::RequestArgs),
+    /// Run a command on the gateway host through policy and approval.
+    Run(run::RunArgs),
+    /// List, inspect and answer approvals; edit allowlists.
+    Approvals(approvals::ApprovalsArgs),
+    /// Check config, secrets and effective policy; warn about risky settings.
+    Doctor(doctor::DoctorArgs),
 }
 
 /// Runs the chosen subcommand and returns the process exit status.
@@ -42,5 +55,9 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve(args) => serve::run(args),
+        Command::Request(args) => request::run(args),
+        Command::Run(args) => run::run(args),
+        Command::Approvals(args) => approvals::run(args),
+        Command::Doctor(args) => doctor::run(args),
     }
 }

@@ -19,6 +19,8 @@ mod gateway;
 mod gateway_approvals;
 // `system.run`: policy, approval, binding re-check before spawn, bounded output, timeouts.
 mod gateway_run;
+// Client commands: request, run, approvals (incl. allowlist edits), doctor.
+mod gateway_cli;
 
 use std::io::Write;
 use std::path::PathBuf;
