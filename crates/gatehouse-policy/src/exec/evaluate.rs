@@ -45,6 +45,13 @@ pub fn evaluate(request: &ExecRequest, policy: &ExecPolicy) -> ExecEvaluation {
 
 /// Whether the allowlist holds an `=command:` entry for this exact command text.
 fn has_exact_approval(request: &ExecRequest, policy: &ExecPolicy) -> bool {
+    let any_exact = policy
+        .allowlist
+        .iter()
+        .any(|entry| entry.pattern.trim_start().starts_with("=command:"));
+    if !any_exact {
+        return false;
+    }
     let text = match &request.command {
         ExecCommand::Shell(source) => source.clone(),
         ExecCommand::Argv(argv) => display_argv(argv),
