@@ -111,3 +111,20 @@ fn warns_about_basename_only_allowlist_entries() {
     assert_eq!(verdict.warnings.len(), 1);
     assert!(verdict.warnings[0].contains("bare name"));
 }
+
+#[test]
+fn denies_when_the_request_environment_injects_code() {
+    let host = Host::with_bins(&["ls"]);
+    let policy = host.policy(&["ls"]);
+    for variable in ["LD_PRELOAD", "BASH_ENV", "NODE_OPTIONS", "BASH_FUNC_ls%%"] {
+        let request = host.request("ls").with_env(variable, "/tmp/evil");
+        let verdict = gatehouse_policy::exec::evaluate(&request, &policy);
+        assert_eq!(verdict.decision, Decision::Deny, "{variable}");
+        assert_eq!(verdict.reason.rule, Rule::EnvAssignment, "{variable}");
+    }
+    let benign = host.request("ls").with_env("EDITOR", "vim");
+    assert_eq!(
+        gatehouse_policy::exec::evaluate(&benign, &policy).decision,
+        Decision::Allow
+    );
+}
