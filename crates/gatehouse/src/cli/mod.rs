@@ -1,6 +1,7 @@
 //! Command-line surface: one module per subcommand.
 
 mod approvals;
+mod audit;
 mod check;
 mod client;
 mod config;
@@ -43,6 +44,9 @@ enum Command {
     Approvals(approvals::ApprovalsArgs),
     /// Check config, secrets and effective policy; warn about risky settings.
     Doctor(doctor::DoctorArgs),
+    /// Verify or read the hash-chained audit log.
+    #[command(subcommand)]
+    Audit(audit::AuditCommand),
 }
 
 /// Runs the chosen subcommand and returns the process exit status.
@@ -59,5 +63,6 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run::run(args),
         Command::Approvals(args) => approvals::run(args),
         Command::Doctor(args) => doctor::run(args),
+        Command::Audit(command) => audit::run(command),
     }
 }
