@@ -162,6 +162,8 @@ pub fn exec_policy(config: &Config, file: Option<&ExecApprovalsFile>, agent: &st
     let effective = file.effective_policy(agent, requested);
     policy.security = effective.security.effective;
     policy.ask = effective.ask.effective;
+    // OpenClaw keeps `autoAllowSkills` in the approvals file, Gatehouse also in the config;
+    // either may switch it on, as a skill bin still has to resolve to its configured path.
     policy.auto_allow_skills |= effective.auto_allow_skills;
     let fallback = HostFallback {
         security: requested.security,

@@ -6,7 +6,7 @@
 use std::str::FromStr as _;
 use std::time::Duration;
 
-use gatehouse_approvals::{CreateApproval, IdDisclosure, run_binding};
+use gatehouse_approvals::{AllowlistWrite, CreateApproval, IdDisclosure, run_binding};
 use gatehouse_policy::ApprovalDecision;
 use gatehouse_policy::Security;
 use gatehouse_policy::binding::{Binding, BindingInput};
@@ -158,7 +158,7 @@ pub(super) async fn list(call: Call, params: ListParams) -> Result<ListResult, E
         .as_deref()
         .map(ApprovalState::from_str)
         .transpose()
-        .map_err(|reason| invalid("exec.approval.list", reason))?;
+        .map_err(|error| invalid("exec.approval.list", error.to_string()))?;
     let filter = ListFilter {
         state,
         agent_id: params.agent_id,
@@ -192,6 +192,21 @@ pub(super) async fn resolve(call: Call, params: ResolveParams) -> Result<Resolve
             IdDisclosure::Revealed,
         )
         .await?;
+    let (allowlist_added, allowlist_error) = match resolved.allowlist {
+        AllowlistWrite::NotRequested => (Vec::new(), None),
+        AllowlistWrite::Added(entries) => (
+            entries
+                .into_iter()
+                .filter(|entry| entry.added)
+                .map(|entry| entry.id)
+                .collect(),
+            None,
+        ),
+        AllowlistWrite::Failed(error) => {
+            tracing::error!(error = %error, "Allow-always decided but the allowlist write failed.");
+            (Vec::new(), Some(error.to_string()))
+        }
+    };
     let winner = resolved.outcome.winner();
     if let Some(reason) = &params.reason {
         tracing::info!(approval_id = %winner.id, token = call.caller.name(), reason, "Approval resolved with a reason.");
@@ -202,12 +217,8 @@ pub(super) async fn resolve(call: Call, params: ResolveParams) -> Result<Resolve
         state: winner.state.as_str(),
         decision: winner.decision.map(|d| d.as_str()),
         resolved_by: winner.resolved_by.clone(),
-        allowlist_added: resolved
-            .allowlist
-            .into_iter()
-            .filter(|entry| entry.added)
-            .map(|entry| entry.id)
-            .collect(),
+        allowlist_added,
+        allowlist_error,
     })
 }
 

@@ -6,6 +6,7 @@ mod check;
 mod client;
 mod config;
 mod doctor;
+mod exec_sources;
 mod request;
 mod run;
 mod serve;

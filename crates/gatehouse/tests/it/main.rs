@@ -37,8 +37,16 @@ pub(crate) struct Run {
 
 /// Runs `gatehouse` with `args`, feeding `stdin`.
 pub(crate) fn gatehouse(args: &[&str], stdin: &str) -> Run {
+    gatehouse_with_env(args, stdin, &[])
+}
+
+/// Runs `gatehouse` with `args` and extra environment variables, feeding `stdin`. The caller's
+/// `GATEHOUSE_CONFIG` is never inherited, so a developer's setting cannot change a result.
+pub(crate) fn gatehouse_with_env(args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_gatehouse"))
         .args(args)
+        .env_remove("GATEHOUSE_CONFIG")
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
