@@ -6,6 +6,7 @@
 //! at once with `no-approval-route`; an agent never holds more than `max_pending_per_agent`
 //! pending approvals.
 
+mod audit;
 mod forward;
 mod pending;
 pub(crate) mod resolve;
@@ -23,12 +24,15 @@ use gatehouse_policy::Security;
 use gatehouse_policy::exec::ExecPolicy;
 use gatehouse_store::approvals_db::{SqliteApprovalStore, SqliteOptions};
 use gatehouse_store::approvals_file::{ExecApprovalsStore, Snapshot};
+use gatehouse_store::audit::AuditKind;
+use serde_json::Value;
 use uuid::Uuid;
 
 use crate::error::Error;
 use crate::hub::EventHub;
 use crate::payloads::{ask_fallback, exec_policy};
 
+use audit::Auditor;
 pub(crate) use forward::spawn_forwarder;
 use pending::Pending;
 
@@ -41,6 +45,8 @@ pub struct ExecSetup {
     pub approvals_file: PathBuf,
     /// The SQLite approvals database.
     pub database: PathBuf,
+    /// The hash-chained audit log (JSON lines).
+    pub audit_log: PathBuf,
     /// Bounds on approvals and runs.
     pub limits: ExecLimits,
 }
@@ -87,6 +93,7 @@ struct Inner {
     manager: ApprovalManager,
     limits: ExecLimits,
     pending: Pending,
+    audit: Auditor,
     /// The manager's first subscription, which holds the restart cancellations; taken once by
     /// the forwarder.
     startup_events: Mutex<Option<EventSubscription>>,
@@ -106,6 +113,7 @@ impl ExecServices {
     /// `exec-approvals.json` exists with mode 0600, and starts the approval manager. Must run
     /// inside a tokio runtime.
     pub async fn start(setup: ExecSetup) -> Result<Self, Error> {
+        let audit = Auditor::open(&setup.audit_log)?;
         let file = ExecApprovalsStore::new(&setup.approvals_file);
         let snapshot = file.ensure().map_err(|error| Error::Store {
             reason: error.to_string(),
@@ -136,6 +144,7 @@ impl ExecServices {
                 manager,
                 pending: Pending::new(setup.limits.max_pending_per_agent),
                 limits: setup.limits,
+                audit,
                 startup_events: Mutex::new(Some(startup)),
             }),
         })
@@ -155,6 +164,17 @@ impl ExecServices {
 
     pub(crate) fn file(&self) -> &ExecApprovalsStore {
         &self.inner.file
+    }
+
+    /// Appends to the audit log (asynchronously, in order).
+    pub(crate) fn audit(
+        &self,
+        kind: AuditKind,
+        approval_id: Option<&str>,
+        run_id: Option<&str>,
+        payload: Value,
+    ) {
+        self.inner.audit.record(kind, approval_id, run_id, payload);
     }
 
     pub(crate) fn pending(&self) -> &Pending {
@@ -204,6 +224,11 @@ impl ExecServices {
     /// Whether `owner` created approval `id` (agents may only see their own).
     pub(crate) fn owns(&self, owner: &str, id: Uuid) -> bool {
         self.inner.pending.owner_of(id).as_deref() == Some(owner)
+    }
+
+    /// Whether `id` is an approval this gateway created (its run carries the approval id).
+    pub(crate) fn owns_any(&self, id: Uuid) -> bool {
+        self.inner.pending.owner_of(id).is_some()
     }
 
     pub(crate) fn take_startup_events(&self) -> Option<EventSubscription> {
