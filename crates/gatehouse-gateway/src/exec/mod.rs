@@ -66,6 +66,8 @@ pub struct ExecLimits {
     pub max_run_timeout: Duration,
     /// A run still going after this long is announced with `exec.running`.
     pub running_event_after: Duration,
+    /// Approval events buffered for the forwarder before it counts as lagging.
+    pub event_buffer: usize,
 }
 
 impl Default for ExecLimits {
@@ -77,6 +79,7 @@ impl Default for ExecLimits {
             run_timeout: Duration::from_secs(60),
             max_run_timeout: Duration::from_secs(60 * 60),
             running_event_after: Duration::from_secs(1),
+            event_buffer: 4096,
         }
     }
 }
@@ -127,6 +130,7 @@ impl ExecServices {
             })?;
         let config = ManagerConfig {
             default_timeout: setup.limits.approval_timeout,
+            event_capacity: setup.limits.event_buffer,
             ..ManagerConfig::default()
         };
         let (manager, startup) = ApprovalManager::start(
