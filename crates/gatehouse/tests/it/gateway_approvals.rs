@@ -19,6 +19,19 @@ fn ask_params(server: &Server, extra: Value) -> Value {
     params
 }
 
+/// A pending approval created by `AGENT` with `twoPhase`; its id.
+async fn two_phase(server: &Server) -> String {
+    let accepted = server
+        .ok(
+            AGENT,
+            "exec.approval.request",
+            ask_params(server, json!({"twoPhase": true})),
+        )
+        .await;
+    assert_eq!(accepted["status"], "accepted");
+    accepted["id"].as_str().unwrap().to_owned()
+}
+
 #[tokio::test]
 async fn answers_policy_check_and_tools_exactly_like_the_cli() {
     let server = Server::start("").await;
@@ -189,14 +202,7 @@ async fn waits_on_an_approval_that_expires_and_announces_the_expiry() {
 async fn lets_exactly_one_of_many_concurrent_resolvers_win() {
     let server = Server::start("").await;
     let _operator = server.ws(APPROVER).await;
-    let accepted = server
-        .ok(
-            AGENT,
-            "exec.approval.request",
-            ask_params(&server, json!({"twoPhase": true})),
-        )
-        .await;
-    let id = accepted["id"].as_str().unwrap().to_owned();
+    let id = two_phase(&server).await;
     let answers = futures_util::future::join_all((0..12).map(|i| {
         let decision = if i % 2 == 0 { "allow-once" } else { "deny" };
         let id = id.clone();
@@ -225,14 +231,7 @@ async fn lets_exactly_one_of_many_concurrent_resolvers_win() {
 async fn keeps_agents_to_their_own_approvals() {
     let server = Server::start("").await;
     let _operator = server.ws(APPROVER).await;
-    let accepted = server
-        .ok(
-            AGENT,
-            "exec.approval.request",
-            ask_params(&server, json!({"twoPhase": true})),
-        )
-        .await;
-    let id = accepted["id"].as_str().unwrap();
+    let id = two_phase(&server).await;
     assert_eq!(
         server
             .ok(AGENT, "exec.approval.get", json!({"id": id}))
@@ -370,14 +369,7 @@ async fn reads_the_approvals_file_redacted_and_refuses_stale_writes() {
 async fn cancels_pending_approvals_when_the_server_restarts() {
     let server = Server::start("").await;
     let operator = server.ws(APPROVER).await;
-    let accepted = server
-        .ok(
-            AGENT,
-            "exec.approval.request",
-            ask_params(&server, json!({"twoPhase": true})),
-        )
-        .await;
-    let id = accepted["id"].as_str().unwrap().to_owned();
+    let id = two_phase(&server).await;
     drop(operator);
     let server = server.restart().await;
     let got = server

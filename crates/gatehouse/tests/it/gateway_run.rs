@@ -24,6 +24,23 @@ async fn ask(
     (pending, id)
 }
 
+/// Answers approval `id` and returns the agent's response to its pending `system.run`.
+async fn decide(
+    operator: &mut Ws,
+    agent: &mut Ws,
+    (pending, id): (&str, &str),
+    decision: &str,
+) -> Value {
+    let resolved = operator
+        .call(
+            "exec.approval.resolve",
+            json!({"id": id, "decision": decision}),
+        )
+        .await;
+    assert_eq!(resolved["payload"]["applied"], true, "{resolved}");
+    agent.response(pending).await
+}
+
 #[tokio::test]
 async fn runs_an_allowed_argv_and_returns_its_output() {
     let server = Server::start(FULL).await;
@@ -105,13 +122,7 @@ async fn runs_once_approved_under_the_approval_id() {
     let work = server.scratch();
     script(&work, "job.sh", "echo job ran");
     let (pending, id) = ask(&server, &mut agent, &mut operator, &["sh", "job.sh"]).await;
-    operator
-        .call(
-            "exec.approval.resolve",
-            json!({"id": id, "decision": "allow-once"}),
-        )
-        .await;
-    let answer = agent.response(&pending).await;
+    let answer = decide(&mut operator, &mut agent, (&pending, &id), "allow-once").await;
     assert_eq!(answer["payload"]["stdout"], "job ran\n", "{answer}");
     assert_eq!(answer["payload"]["runId"], id.as_str());
     let finished = operator.event("exec.finished").await;
@@ -131,13 +142,7 @@ async fn denies_a_script_edited_between_approval_and_run() {
     script(&work, "job.sh", "echo harmless");
     let (pending, id) = ask(&server, &mut agent, &mut operator, &["sh", "job.sh"]).await;
     script(&work, "job.sh", "echo something else entirely");
-    operator
-        .call(
-            "exec.approval.resolve",
-            json!({"id": id, "decision": "allow-once"}),
-        )
-        .await;
-    let answer = agent.response(&pending).await;
+    let answer = decide(&mut operator, &mut agent, (&pending, &id), "allow-once").await;
     assert_eq!(answer["payload"]["status"], "denied", "{answer}");
     assert_eq!(answer["payload"]["reason"], "binding-mismatch");
     assert_eq!(
@@ -160,13 +165,7 @@ async fn denies_when_a_person_says_no() {
     let mut operator = server.ws(APPROVER).await;
     let mut agent = server.ws(AGENT).await;
     let (pending, id) = ask(&server, &mut agent, &mut operator, &["ls"]).await;
-    operator
-        .call(
-            "exec.approval.resolve",
-            json!({"id": id, "decision": "deny"}),
-        )
-        .await;
-    let answer = agent.response(&pending).await;
+    let answer = decide(&mut operator, &mut agent, (&pending, &id), "deny").await;
     assert_eq!(answer["payload"]["reason"], "user-denied", "{answer}");
 }
 
@@ -178,4 +177,18 @@ async fn denies_with_approval_timeout_when_nobody_answers() {
     params["approvalTimeoutMs"] = json!(200);
     let answer = server.ok(AGENT, "system.run", params).await;
     assert_eq!(answer["reason"], "approval-timeout", "{answer}");
+}
+
+#[tokio::test]
+async fn announces_a_long_run_with_exec_running_before_it_finishes() {
+    let server = Server::start(FULL).await;
+    let mut operator = server.ws(APPROVER).await;
+    let answer = server
+        .ok(AGENT, "system.run", run_params(&server, &["sleep", "1.5"]))
+        .await;
+    let running = operator.event("exec.running").await;
+    let finished = operator.event("exec.finished").await;
+    assert_eq!(running["payload"]["runId"], answer["runId"]);
+    assert_eq!(running["payload"]["argv"], json!(["sleep", "1.5"]));
+    assert!(running["seq"].as_u64() < finished["seq"].as_u64());
 }
