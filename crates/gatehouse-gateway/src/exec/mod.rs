@@ -22,7 +22,7 @@ use gatehouse_approvals::{
 use gatehouse_config::Config;
 use gatehouse_policy::Security;
 use gatehouse_policy::exec::ExecPolicy;
-use gatehouse_store::approvals_db::{SqliteApprovalStore, SqliteOptions};
+use gatehouse_store::approvals_db::{ApprovalRecord, SqliteApprovalStore, SqliteOptions};
 use gatehouse_store::approvals_file::{ExecApprovalsStore, Snapshot};
 use gatehouse_store::audit::AuditKind;
 use serde_json::Value;
@@ -225,6 +225,19 @@ impl ExecServices {
         Ok(created)
     }
 
+    /// Waits for the decision on an approval this request created. If the requester goes away
+    /// first (the socket closes, the HTTP client disconnects) the approval is cancelled with
+    /// reason `requester-gone`, so nobody approves a command nobody will run.
+    pub(crate) async fn await_own(&self, id: Uuid) -> Result<ApprovalRecord, Error> {
+        let mut guard = CancelOnDrop {
+            exec: Some(self.clone()),
+            id,
+        };
+        let record = self.inner.manager.await_decision(id).await;
+        guard.exec = None;
+        Ok(record?)
+    }
+
     /// Whether `owner` created approval `id` (agents may only see their own).
     pub(crate) fn owns(&self, owner: &str, id: Uuid) -> bool {
         self.inner.pending.owner_of(id).as_deref() == Some(owner)
@@ -241,6 +254,31 @@ impl ExecServices {
             .lock()
             .ok()
             .and_then(|mut slot| slot.take())
+    }
+}
+
+/// Reason recorded when the requester stopped waiting.
+pub(crate) const REASON_REQUESTER_GONE: &str = "requester-gone";
+
+/// Cancels the approval unless disarmed (by taking `exec`) before it drops.
+struct CancelOnDrop {
+    exec: Option<ExecServices>,
+    id: Uuid,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let (Some(exec), Ok(runtime)) = (self.exec.take(), tokio::runtime::Handle::try_current())
+        else {
+            return;
+        };
+        let id = self.id;
+        runtime.spawn(async move {
+            // Losing the race to a decision is fine: the store keeps the first answer.
+            if let Err(error) = exec.inner.manager.cancel(id, REASON_REQUESTER_GONE).await {
+                tracing::debug!(approval_id = %id, error = %error, "Cancel after requester left failed.");
+            }
+        });
     }
 }
 

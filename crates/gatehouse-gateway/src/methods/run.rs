@@ -253,7 +253,7 @@ async fn ask(
     };
     let route = has_approval_route(call.state.events());
     let created = exec.create(call.caller.name(), create, route).await?;
-    Ok(exec.manager().await_decision(created.id).await?)
+    exec.await_own(created.id).await
 }
 
 /// Spawns the planned argv, announcing `exec.running` if it outlasts the threshold and

@@ -168,6 +168,23 @@ async fn answers_a_blocking_request_over_websocket_when_a_person_denies() {
 }
 
 #[tokio::test]
+async fn cancels_a_blocking_request_whose_requester_went_away() {
+    let server = Server::start("").await;
+    let mut operator = server.ws(APPROVER).await;
+    let mut agent = server.ws(AGENT).await;
+    agent
+        .send("exec.approval.request", ask_params(&server, json!({})))
+        .await;
+    let requested = operator.event("exec.approval.requested").await;
+    drop(agent);
+    let cancelled = operator.event("exec.approval.cancelled").await;
+    assert_eq!(
+        cancelled["payload"],
+        json!({"id": requested["payload"]["id"], "reason": "requester-gone"})
+    );
+}
+
+#[tokio::test]
 async fn waits_on_an_approval_that_expires_and_announces_the_expiry() {
     let server = Server::start("").await;
     let mut operator = server.ws(ADMIN).await;
