@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::gateway::{ADMIN, AGENT, APPROVER, OTHER_AGENT, Server};
+use crate::gateway::{ADMIN, AGENT, APPROVER, OTHER_AGENT, Server, audit_records};
 
 fn ask_params(server: &Server, extra: Value) -> Value {
     let mut params = json!({
@@ -404,4 +404,12 @@ async fn cancels_pending_approvals_when_the_server_restarts() {
         )
         .await;
     assert_eq!(late["error"]["code"], "approval_cancelled", "{late}");
+    // The cancellation is recorded like any decision, although no client was connected to see
+    // its event at start.
+    audit_records(&server, &id, |records| {
+        records.iter().any(|record| {
+            record["kind"] == "decision" && record["payload"]["reason"] == "gateway-restart"
+        })
+    })
+    .await;
 }

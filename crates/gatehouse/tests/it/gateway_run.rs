@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::gateway::{AGENT, APPROVER, Server, Ws, script};
+use crate::gateway::{AGENT, APPROVER, Server, Ws, audit_records, script};
 
 const FULL: &str = "tools: { exec: { security: 'full', ask: 'off' } },";
 const ASKING: &str = "tools: { exec: { security: 'allowlist', ask: 'always' } },";
@@ -131,6 +131,29 @@ async fn runs_once_approved_under_the_approval_id() {
         .ok(APPROVER, "exec.approval.get", json!({"id": id}))
         .await;
     assert!(got["consumedAtMs"].is_u64(), "{got}");
+    assert_audited(&server, &id).await;
+}
+
+/// The audit log holds the approval's request, delivery, decision and execution, and verifies.
+async fn assert_audited(server: &Server, id: &str) {
+    let wanted = ["request", "delivery", "decision", "execution"];
+    audit_records(server, id, |records| {
+        wanted
+            .iter()
+            .all(|kind| records.iter().any(|record| record["kind"] == *kind))
+    })
+    .await;
+    let verified = tokio::process::Command::new(env!("CARGO_BIN_EXE_gatehouse"))
+        .args(["audit", "verify", "--data-dir"])
+        .arg(server.data())
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        verified.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verified.stdout)
+    );
 }
 
 #[tokio::test]
