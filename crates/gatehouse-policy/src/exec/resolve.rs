@@ -58,7 +58,7 @@ impl Resolver {
     /// entries stop resolving rather than guessing.
     pub(crate) fn forget_cwd(&mut self) {
         self.cwd = None;
-        self.path_dirs.retain(|(_, relative)| !relative);
+        // A relative entry may shadow any later one, so none of them can be trusted.
         if self.had_relative_path {
             self.path_dirs.clear();
         }
