@@ -8,8 +8,9 @@ use std::path::{Component, Path, PathBuf};
 /// Where names resolve: the request's `PATH`, `HOME` and working directory.
 #[derive(Debug, Clone)]
 pub(crate) struct Resolver {
-    /// `PATH` entries made absolute, each with whether it was written relative.
-    path_dirs: Vec<(PathBuf, bool)>,
+    /// `PATH` entries made absolute against the working directory.
+    path_dirs: Vec<PathBuf>,
+    /// Some entry was relative, so a `cd` changes what every later lookup finds.
     had_relative_path: bool,
     home: Option<PathBuf>,
     /// `None` after a `cd` the analyzer could not follow.
@@ -25,16 +26,16 @@ impl Resolver {
         // Paths are never folded lexically: `a/link/../b` is wherever the kernel says, so `..`
         // is left for `realpath` to resolve.
         let cwd = cwd.to_path_buf();
-        let path_dirs: Vec<(PathBuf, bool)> = env
+        let entries: Vec<PathBuf> = env
             .get("PATH")
             .map(|path| {
                 std::env::split_paths(&OsString::from(path))
                     .filter(|dir| !dir.as_os_str().is_empty())
-                    .map(|dir| (cwd.join(&dir), dir.is_relative()))
                     .collect()
             })
             .unwrap_or_default();
-        let had_relative_path = path_dirs.iter().any(|(_, relative)| *relative);
+        let had_relative_path = entries.iter().any(|dir| dir.is_relative());
+        let path_dirs = entries.iter().map(|dir| cwd.join(dir)).collect();
         let home = env
             .get("HOME")
             .filter(|home| !home.is_empty())
@@ -79,8 +80,8 @@ impl Resolver {
         }
         self.path_dirs
             .iter()
-            .find(|(dir, _)| is_executable_file(&dir.join(word)))
-            .and_then(|(dir, _)| self.real_path_in(dir, word))
+            .find(|dir| is_executable_file(&dir.join(word)))
+            .and_then(|dir| self.real_path_in(dir, word))
     }
 
     /// Resolves a script operand (`bash script.sh`): relative to the working directory, and it
