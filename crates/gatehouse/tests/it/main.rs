@@ -15,6 +15,14 @@ mod config_errors;
 mod serve;
 // `gatehouse tools`: JSON shape, removal sources, sub-agents.
 mod tools;
+// Shared helpers: start the server with one token per scope, HTTP and WebSocket clients.
+mod gateway;
+// `exec.approval.*`, `exec.approvals.*`, policy check and tools over the wire; scope refusals.
+mod gateway_approvals;
+// `system.run`: policy, approval, binding re-check before spawn, bounded output, timeouts.
+mod gateway_run;
+// Client commands: request, run, approvals (incl. allowlist edits), doctor.
+mod gateway_cli;
 
 use std::io::Write;
 use std::path::PathBuf;
