@@ -33,7 +33,6 @@ class AllowlistsView {
     }
     const file = payload && typeof payload.file === "object" && payload.file ? payload.file : {};
     this.loaded = { file, hash: str(payload && payload.hash) };
-    $("allowlist-path").textContent = str(payload && payload.path) ? visibleText(payload.path) : "";
     this.render();
     if (message) this.say(message.text, message.kind);
     else this.say("", "");
@@ -149,5 +148,5 @@ class AllowlistsView {
 }
 
 function isConflict(error) {
-  return error.code === "conflict" || error.code === "stale_hash" || error.code === "hash_mismatch";
+  return error.code === "conflict";
 }

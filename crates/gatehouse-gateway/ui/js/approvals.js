@@ -3,6 +3,7 @@
 // `exec.approval.requested/resolved/expired/cancelled` events in between.
 
 const HISTORY_LIMIT = 200;
+const LIST_LIMIT = 1000;
 const KNOWN_STATES = new Set(["pending", "allowed", "denied", "expired", "cancelled"]);
 // How long a decided card stays in the pending list showing its outcome before it moves.
 const LINGER_MS = 3000;
@@ -19,7 +20,13 @@ class ApprovalsView {
   async resync() {
     let approvals;
     try {
-      approvals = approvalsFromList(await this.gateway.request("exec.approval.list", {}));
+      // Oldest first, at most 1,000 per call: pending ones alone, then everything for history.
+      const [pending, all] = await Promise.all([
+        this.gateway.request("exec.approval.list", { state: "pending", limit: LIST_LIMIT }),
+        this.gateway.request("exec.approval.list", { limit: LIST_LIMIT }),
+      ]);
+      approvals = approvalsFromList(pending).concat(
+        approvalsFromList(all).filter((approval) => approval.state !== "pending"));
     } catch (error) {
       this.showProblem(`Could not load approvals: ${error.message}`);
       return;
@@ -34,6 +41,7 @@ class ApprovalsView {
       else this.history.unshift(approval);
     }
     this.history.sort((a, b) => (b.resolvedAtMs ?? b.createdAtMs ?? 0) - (a.resolvedAtMs ?? a.createdAtMs ?? 0));
+    this.history.length = Math.min(this.history.length, HISTORY_LIMIT);
     this.renderHistory();
     this.updateCount();
   }
@@ -127,13 +135,15 @@ class ApprovalsView {
     this.setButtons(card, false);
     result.textContent = `Sending “${DECISION_LABELS[decision]}”…`;
     try {
-      await this.gateway.request("exec.approval.resolve", { id, decision });
+      const answer = await this.gateway.request("exec.approval.resolve", { id, decision });
+      // The first answer wins; `applied: false` means someone else's answer was first.
+      const applied = answer && answer.applied !== false;
       this.finish(id, {
-        state: stateForDecision(decision),
-        decision,
-        resolvedBy: "you",
+        state: str(answer && answer.state) ?? stateForDecision(decision),
+        decision: str(answer && answer.decision) ?? decision,
+        resolvedBy: str(answer && answer.resolvedBy),
         resolvedAtMs: Date.now(),
-      });
+      }, applied ? "" : "Already resolved: ");
     } catch (error) {
       if (error.code === "disconnected" || error.code === "timeout") {
         result.textContent = `Not sent: ${error.message}. Try again once connected.`;
@@ -194,12 +204,11 @@ class ApprovalsView {
     setTimeout(() => this.removeCard(id), LINGER_MS);
   }
 
-  /** A later event about an approval already in history (our own decision, then its event). */
+  /** A later word about an approval already in history (our own answer, then its event). */
   mergeHistory(id, outcome) {
     const known = this.history.find((approval) => approval.id === id);
-    if (!known) return;
-    // The server names the decider; "you" was only our local guess.
-    if (outcome.resolvedBy) known.resolvedBy = outcome.resolvedBy;
+    if (!known || !outcome.resolvedBy || known.resolvedBy) return;
+    known.resolvedBy = outcome.resolvedBy;
     this.renderHistory();
   }
 

@@ -21,9 +21,8 @@ class CheckView {
     const cwd = $("check-cwd").value.trim();
     const agent = $("check-agent").value.trim();
     if (!command.trim()) return;
-    const params = { command };
-    if (cwd) params.cwd = cwd;
-    if (agent) params.agent = agent;
+    if (!cwd || !agent) return;
+    const params = { command, cwd, agentId: agent };
     const output = $("check-result");
     output.replaceChildren(el("p", { class: "hint" }, "Checking…"));
     let result;

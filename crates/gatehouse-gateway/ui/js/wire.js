@@ -5,12 +5,13 @@
 const str = (value) => (typeof value === "string" ? value : undefined);
 const num = (value) => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
 
-/** The decisions a person may give; allow-always only when the server offers it. */
+/**
+ * The decisions a person may give. Allow-always only when the server offers it: the
+ * `requested` event lists `allowedDecisions`; a stored record (`list`, `get`) does not, so an
+ * approval loaded after a reconnect offers allow-once and deny only.
+ */
 function offeredDecisions(raw) {
-  const offered = Array.isArray(raw.decisions) ? raw.decisions : raw.offered;
-  const allowAlways = Array.isArray(offered)
-    ? offered.includes("allow-always")
-    : raw.allowAlways === true;
+  const allowAlways = Array.isArray(raw.allowedDecisions) && raw.allowedDecisions.includes("allow-always");
   return allowAlways ? ["allow-once", "allow-always", "deny"] : ["allow-once", "deny"];
 }
 
@@ -34,7 +35,7 @@ function approvalFromWire(raw) {
     decision: str(raw.decision),
     resolvedBy: str(raw.resolvedBy),
     reason: str(raw.reason),
-    resolvedAtMs: num(raw.resolvedAtMs) ?? num(raw.ts),
+    resolvedAtMs: num(raw.resolvedAtMs),
     decisions: offeredDecisions(raw),
   };
 }
