@@ -1,3 +1,60 @@
-//! The Gatehouse approval manager.
+//! The Gatehouse approval manager: the human-in-the-loop half of an exec decision.
 //!
-//! Work in progress: lands with the approvals core (issue 4).
+//! A pending approval is created durably (a row in the [`gatehouse_store`] approvals database)
+//! before the requester is acknowledged, announced on an event stream, and settled exactly once:
+//! by a person (`allow-once`, `allow-always`, `deny`), by its timeout, for lack of an approval
+//! route, or by cancellation. The store's compare-and-swap decides every race; the manager's
+//! in-memory index only follows the winner.
+//!
+//! **Invariants.** A settled approval never changes again; the first answer wins. An allow-once
+//! run is handed out at most once. Allow-always is offered only when it can be persisted and the
+//! effective ask is not `always`; deny is always offered. Ambiguous prefixes never reveal other
+//! ids to callers not allowed to see them. A slow event subscriber is dropped, never waited for.
+//! The manager never reads the system clock directly: time comes from a [`Clock`].
+//!
+//! **Entry point.** [`ApprovalManager::start`]; then `create`, `resolve`, `await_decision` and
+//! `consume_allow_once`.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use gatehouse_approvals::{ApprovalManager, CreateApproval, IdDisclosure, ManagerConfig, SystemClock};
+//! use gatehouse_policy::ApprovalDecision;
+//! use gatehouse_store::approvals_db::{ApprovalRequest, SqliteApprovalStore, SqliteOptions};
+//! use gatehouse_store::approvals_file::ExecApprovalsStore;
+//!
+//! let store = Arc::new(SqliteApprovalStore::open("approvals.db", SqliteOptions::default())?);
+//! let file = Arc::new(ExecApprovalsStore::new("exec-approvals.json"));
+//! let (manager, _events) =
+//!     ApprovalManager::start(store, file, Arc::new(SystemClock), ManagerConfig::default()).await?;
+//! let created = manager
+//!     .create(CreateApproval {
+//!         id: None,
+//!         request: ApprovalRequest { command: "make deploy".into(), ..Default::default() },
+//!         timeout: None,
+//!         allow_always_patterns: vec!["/usr/bin/make".into()],
+//!     })
+//!     .await?;
+//! let key = created.id.to_string();
+//! manager.resolve(&key[..8], ApprovalDecision::AllowOnce, "alice", IdDisclosure::Hidden).await?;
+//! let record = manager.await_decision(created.id).await?;
+//! manager.consume_allow_once(created.id).await?; // a second call would be a replay
+//! # let _ = record; Ok(()) }
+//! ```
+
+mod clock;
+mod deadlines;
+mod error;
+mod events;
+mod index;
+mod manager;
+mod run_binding;
+
+pub use clock::{Clock, SystemClock, TokioClock};
+pub use error::ApprovalError;
+pub use events::{ApprovalEvent, EventKind, EventSubscription, Offered, SubscriptionEnded};
+pub use manager::{
+    ApprovalManager, CreateApproval, Created, IdDisclosure, ManagerConfig, REASON_NO_ROUTE,
+    REASON_RESTART, REASON_TIMEOUT, Resolved,
+};
+pub use run_binding::{binding_of, run_binding};

@@ -1,3 +1,45 @@
 //! Gatehouse configuration: the JSON5 file operators write, with OpenClaw's keys.
 //!
-//! Work in progress: the config model lands with the policy core (issue 2).
+//! **Purpose.** Turn a config file into typed data ([`Config`]) and, from it, the plain
+//! inputs the policy core evaluates. Every failure names the file, line, column and key path.
+//!
+//! **Invariants.** Unknown keys are errors in every section Gatehouse interprets (a misspelt
+//! security key must not silently loosen policy); known OpenClaw keys Gatehouse does not use
+//! load with a warning. Secrets are [`Secret`]s, whose `Debug` and `Display` print
+//! `**REDACTED**`. Loading never resolves secrets: `tokenFile`/`tokenEnv` are read only when a
+//! caller asks ([`SecretSource::resolve`]), so a missing bot token cannot break `check`.
+//! This crate never writes files and never touches the network.
+//!
+//! **Entry point.** [`load_file`] (or [`load_str`]), then [`Config::exec_settings`] and
+//! [`Config::tool_config`] for the policy core's inputs.
+//!
+//! ```
+//! use std::path::Path;
+//! let loaded = gatehouse_config::load_str(
+//!     "{ tools: { exec: { security: 'allowlist', ask: 'on-miss' } } }",
+//!     Path::new("gatehouse.json5"),
+//! )?;
+//! let exec = loaded.config.tools.exec.as_ref();
+//! assert_eq!(exec.and_then(|e| e.ask), Some(gatehouse_policy::Ask::OnMiss));
+//! # Ok::<(), gatehouse_config::ConfigError>(())
+//! ```
+
+mod convert;
+mod error;
+mod keypath;
+mod known;
+mod load;
+mod locate;
+pub mod model;
+mod safe_bins;
+mod secret;
+mod validate;
+
+pub use convert::{AgentExecSettings, DEFAULT_AGENT_ID};
+pub use error::ConfigError;
+pub use keypath::{KeyPath, Segment};
+pub use load::{ConfigWarning, LoadedConfig, load_file, load_str};
+pub use locate::Location;
+pub use model::Config;
+pub use safe_bins::SafeBinConfig;
+pub use secret::{ResolvedSecret, Secret, SecretSource};

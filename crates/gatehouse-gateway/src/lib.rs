@@ -36,10 +36,12 @@
 mod auth;
 mod connection;
 mod error;
+mod exec;
 mod http;
 mod hub;
 mod methods;
 mod metrics;
+pub mod payloads;
 mod rate;
 mod scope;
 mod server;
@@ -51,6 +53,7 @@ mod ws;
 
 pub use auth::Principal;
 pub use error::Error;
+pub use exec::{ExecLimits, ExecServices, ExecSetup};
 pub use hub::EventHub;
 pub use methods::{Call, Registry};
 pub use scope::{Access, Scope};

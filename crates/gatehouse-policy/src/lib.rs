@@ -5,10 +5,25 @@
 //! file and never reads the clock: time is passed in by the caller. It reads the filesystem only
 //! to resolve executables against `PATH` and to hash files that an approval binds. Every outcome
 //! carries the rule that produced it, and anything the crate does not understand is refused.
+//!
+//! **Entry points.** [`exec::evaluate`] decides one command; [`requirement`] composes the
+//! decision with `ask`, approvals and `askFallback`.
+//!
+//! ```
+//! use gatehouse_policy::exec::{evaluate, Decision, ExecPolicy, ExecRequest};
+//!
+//! let policy = ExecPolicy::default();
+//! let verdict = evaluate(&ExecRequest::shell("cat /etc/shadow > /tmp/x", "/"), &policy);
+//! assert_ne!(verdict.decision, Decision::Allow);
+//! ```
 
+pub mod binding;
 pub mod elevated;
+pub mod exec;
 pub mod modes;
+pub mod requirement;
 pub mod tools;
 
+pub use exec::{Decision, ExecEvaluation, ExecPolicy, ExecRequest, evaluate};
 pub use modes::{ApprovalDecision, Ask, ParseModeError, Security};
 pub use tools::{EffectiveTools, ToolPolicyInputs, check_tool_call, effective_tools};

@@ -1,4 +1,8 @@
-//! The one integration test binary of `gatehouse-policy`.
+//! Integration tests for `gatehouse-policy`, in one binary.
+
+// Helpers outside `#[test]` fns unwrap too: a panic here is a failed assertion, not a crash on
+// input (clippy.toml allows it inside test fns only).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 // Builders and the `check` renderer shared by the tool-policy tests.
 mod tool_support;
@@ -10,3 +14,11 @@ mod tool_pipeline;
 mod tool_call;
 // Properties: deny entries never widen, sub-agents never exceed their parent.
 mod tool_props;
+
+mod allows; // hand-written `allows_…` lists: what must keep working for agents
+mod decision_conformance; // the requirement-rule kinds of tests/conformance/decision-cases.jsonl
+mod decisions; // security x ask x analysis through exec::evaluate, segment reports, warnings
+mod exec_conformance; // every case of tests/conformance/exec-cases.jsonl through `exec::evaluate`
+mod never_panics; // proptest: the analyzer returns a verdict for any input
+mod refusals; // hand-written `denies_…` lists: smuggling, quoting tricks, wrappers, safe bins
+mod support; // shared helpers: temp case roots, policy builders, `check` lists

@@ -1,6 +1,9 @@
 //! Command-line surface: one module per subcommand.
 
+mod check;
+mod config;
 mod serve;
+mod tools;
 
 use std::process::ExitCode;
 
@@ -19,6 +22,10 @@ pub(crate) struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Decide whether a shell command may run without a person (exit 0 allow, 10 ask, 20 deny).
+    Check(check::CheckArgs),
+    /// Print an agent's effective tool set and why each other tool was removed.
+    Tools(tools::ToolsArgs),
     /// Print the version and exit.
     Version,
     /// Run the gateway: JSON-RPC over WebSocket and HTTP, and the Control UI.
@@ -28,6 +35,8 @@ enum Command {
 /// Runs the chosen subcommand and returns the process exit status.
 pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Command::Check(args) => check::run(args),
+        Command::Tools(args) => tools::run(args),
         Command::Version => {
             println!("gatehouse {}", env!("CARGO_PKG_VERSION"));
             Ok(ExitCode::SUCCESS)

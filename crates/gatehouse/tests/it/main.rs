@@ -1,9 +1,79 @@
-//! End-to-end tests of the `gatehouse` binary.
+//! End-to-end tests: they run the real `gatehouse` binary with temporary config files.
 
+// Helpers outside `#[test]` functions unwrap too: a panic in this binary is a failed assertion.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+// `gatehouse check`: exit codes, decision JSON shape, `--jsonl` batches, `--approvals`.
+mod check;
+// tests/conformance/exec-cases.jsonl end to end: config file, approvals file, `check --jsonl`.
+mod conformance;
+// Config errors and warnings as every subcommand reports them.
+mod config_errors;
+// `gatehouse tools`: JSON shape, removal sources, sub-agents.
+mod tools;
 // `gatehouse serve`: the real binary on a free port with a temporary data directory.
 mod serve;
-
 // The Control UI in headless Chromium, driven over the DevTools protocol like a person.
 mod browser;
 // A minimal Chrome DevTools Protocol client for `browser`.
 mod cdp;
+// Shared helpers: start the server with one token per scope, HTTP and WebSocket clients.
+mod gateway;
+// `exec.approval.*`, `exec.approvals.*`, policy check and tools over the wire; scope refusals.
+mod gateway_approvals;
+// `system.run`: policy, approval, binding re-check before spawn, bounded output, timeouts.
+mod gateway_run;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+/// What one run of the binary produced.
+pub(crate) struct Run {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+}
+
+/// Runs `gatehouse` with `args`, feeding `stdin`.
+pub(crate) fn gatehouse(args: &[&str], stdin: &str) -> Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gatehouse"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    Run {
+        code: output.status.code().unwrap(),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+/// A temporary directory holding files written by a test.
+pub(crate) struct Files(tempfile::TempDir);
+
+impl Files {
+    pub(crate) fn new() -> Self {
+        Files(tempfile::tempdir().unwrap())
+    }
+
+    /// Writes `name` and returns its path as a string for the command line.
+    pub(crate) fn write(&self, name: &str, text: &str) -> String {
+        let path = self.0.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    }
+
+    pub(crate) fn join(&self, name: &str) -> PathBuf {
+        self.0.path().join(name)
+    }
+}

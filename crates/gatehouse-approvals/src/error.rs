@@ -1,0 +1,108 @@
+//! The one error type of the approval manager.
+
+use gatehouse_policy::ApprovalDecision;
+use gatehouse_store::StoreError;
+use gatehouse_store::approvals_db::ApprovalState;
+use uuid::Uuid;
+
+/// Why an approval operation was refused. Unknown, expired, already-resolved and cancelled are
+/// distinct so surfaces can tell a person exactly what happened.
+#[derive(Debug, thiserror::Error)]
+pub enum ApprovalError {
+    /// The text is neither an approval id nor a prefix of one.
+    #[error("{key:?} is not an approval id or id prefix")]
+    InvalidKey {
+        /// The text as given.
+        key: String,
+    },
+    /// An explicit id must be a UUID, like the ids the manager mints.
+    #[error("{id:?} is not a valid approval id (expected a uuid)")]
+    InvalidId {
+        /// The refused id.
+        id: String,
+    },
+    /// No approval has this id.
+    #[error("unknown approval {id}")]
+    Unknown {
+        /// The id that was looked up.
+        id: Uuid,
+    },
+    /// No approval id starts with this prefix.
+    #[error("no approval matches that prefix")]
+    UnknownPrefix,
+    /// Several approvals match the prefix. The candidates are listed only to callers allowed
+    /// to see every approval; others learn just the count.
+    #[error("{count} approvals match that prefix; give more of the id")]
+    AmbiguousPrefix {
+        /// How many approvals match.
+        count: usize,
+        /// The matching ids, when the caller may see them.
+        candidates: Option<Vec<Uuid>>,
+    },
+    /// The approval expired before this answer (`timeout` or `no-approval-route`).
+    #[error("approval {id} expired ({reason})")]
+    Expired {
+        /// The approval.
+        id: Uuid,
+        /// Why it expired.
+        reason: String,
+    },
+    /// The approval was cancelled before this answer.
+    #[error("approval {id} was cancelled ({reason})")]
+    Cancelled {
+        /// The approval.
+        id: Uuid,
+        /// Why it was cancelled.
+        reason: String,
+    },
+    /// The approval was decided and its grace period is over.
+    #[error("approval {id} was already resolved ({decision})")]
+    AlreadyResolved {
+        /// The approval.
+        id: Uuid,
+        /// The decision that won.
+        decision: ApprovalDecision,
+    },
+    /// An approval with this id exists already (pending or not); ids are never reused.
+    #[error("approval id {id} is already in use")]
+    IdInUse {
+        /// The refused id.
+        id: Uuid,
+    },
+    /// The decision was not offered for this approval (allow-always when it cannot persist).
+    #[error("{decision} is not offered for approval {id}")]
+    DecisionNotOffered {
+        /// The approval.
+        id: Uuid,
+        /// The refused decision.
+        decision: ApprovalDecision,
+    },
+    /// The single run of this allow-once approval was already taken; this is a replay.
+    #[error("approval {id} was already used")]
+    AlreadyConsumed {
+        /// The approval.
+        id: Uuid,
+    },
+    /// The approval does not grant an allow-once run.
+    #[error("approval {id} does not grant a single run (state {state}, decision {decision:?})")]
+    NotAllowOnce {
+        /// The approval.
+        id: Uuid,
+        /// Its state.
+        state: ApprovalState,
+        /// Its decision, if any.
+        decision: Option<ApprovalDecision>,
+    },
+    /// The store failed; the operation did not happen (or, for a state change, did not win).
+    #[error("approval store: {0}")]
+    Store(#[from] StoreError),
+    /// A blocking store call could not run to completion (the runtime is shutting down).
+    #[error("approval store task failed: {0}")]
+    StoreTask(#[from] tokio::task::JoinError),
+    /// A stored row's id is not a uuid; the row was not written by this manager.
+    #[error("stored approval id {id:?} is not a uuid")]
+    CorruptId {
+        /// The stored id.
+        id: String,
+    },
+}

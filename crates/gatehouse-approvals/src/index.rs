@@ -1,0 +1,254 @@
+//! The hot in-memory index: one small entry per pending (or recently settled) approval.
+//!
+//! The full request lives in the store; an entry keeps only what the fast paths need: the state,
+//! the deadline, the offered decisions and the waiters. That keeps it far under the 2 KiB budget
+//! per pending approval (see `docs/performance.md`).
+
+use std::sync::Arc;
+
+use dashmap::DashMap;
+use gatehouse_policy::ApprovalDecision;
+use tokio::sync::Notify;
+use uuid::Uuid;
+
+use crate::error::ApprovalError;
+
+/// Where an approval stands, as far as the manager's fast paths need to know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Status {
+    /// Waiting for a decision.
+    Pending,
+    /// Decided; kept for the grace period so late answers get the winner.
+    Decided(ApprovalDecision),
+    /// Timed out or had no route; kept for the grace period.
+    Expired,
+    /// Withdrawn; kept for the grace period.
+    Cancelled,
+}
+
+/// One approval in memory.
+#[derive(Debug)]
+pub(crate) struct Entry {
+    pub(crate) status: Status,
+    /// The patterns allow-always would persist; `None` when allow-always is not offered.
+    /// Dropped when the approval settles.
+    pub(crate) allow_always: Option<Box<[String]>>,
+    /// Created on the first `await_decision`, so approvals nobody waits on cost no allocation.
+    pub(crate) waiters: Option<Arc<Notify>>,
+}
+
+/// The index itself; keyed by the id's 128 bits so prefix search compares integers.
+#[derive(Debug, Default)]
+pub(crate) struct Index {
+    entries: DashMap<Uuid, Entry>,
+}
+
+/// How a caller named an approval.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Key {
+    /// A complete id, which may also name an approval no longer in memory.
+    Full(Uuid),
+    /// A case-insensitive prefix of the hyphenated id.
+    Prefix {
+        /// The prefix as typed, lower-cased, for the store's search.
+        text: String,
+        /// The prefix's hex digits as a number, for the in-memory search.
+        value: u128,
+        /// How many hex digits the prefix has (1..=31).
+        digits: u32,
+    },
+}
+
+impl Index {
+    /// Adds an entry unless the id is already in memory; returns whether it was added.
+    pub(crate) fn insert_new(&self, id: Uuid, entry: Entry) -> bool {
+        match self.entries.entry(id) {
+            dashmap::Entry::Occupied(_) => false,
+            dashmap::Entry::Vacant(slot) => {
+                slot.insert(entry);
+                true
+            }
+        }
+    }
+
+    pub(crate) fn remove(&self, id: &Uuid) {
+        self.entries.remove(id);
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// The status of an id, if it is in memory.
+    pub(crate) fn status(&self, id: &Uuid) -> Option<Status> {
+        self.entries.get(id).map(|entry| entry.status)
+    }
+
+    pub(crate) fn get(&self, id: &Uuid) -> Option<dashmap::mapref::one::Ref<'_, Uuid, Entry>> {
+        self.entries.get(id)
+    }
+
+    pub(crate) fn get_mut(
+        &self,
+        id: &Uuid,
+    ) -> Option<dashmap::mapref::one::RefMut<'_, Uuid, Entry>> {
+        self.entries.get_mut(id)
+    }
+
+    /// Moves a pending entry to a settled status and wakes its waiters. Returns false when the
+    /// entry is gone or already settled, which leaves it untouched.
+    pub(crate) fn settle(&self, id: &Uuid, status: Status) -> bool {
+        let waiters = match self.entries.get_mut(id) {
+            Some(mut entry) if entry.status == Status::Pending => {
+                entry.status = status;
+                entry.allow_always = None;
+                entry.waiters.take()
+            }
+            _ => return false,
+        };
+        if let Some(waiters) = waiters {
+            waiters.notify_waiters();
+        }
+        true
+    }
+
+    /// Finds the one in-memory id a key names. A full id is returned as is; a prefix must match
+    /// exactly one entry. The other ids of an ambiguous prefix are listed only for callers
+    /// allowed to see them, so a prefix cannot be used to enumerate approvals.
+    pub(crate) fn find(&self, key: &Key, reveal_candidates: bool) -> Result<Uuid, ApprovalError> {
+        let (value, digits) = match *key {
+            Key::Full(id) => return Ok(id),
+            Key::Prefix { value, digits, .. } => (value, digits),
+        };
+        let shift = 128 - 4 * digits;
+        let mut matches = self
+            .entries
+            .iter()
+            .map(|entry| *entry.key())
+            .filter(|id| id.as_u128() >> shift == value);
+        let Some(first) = matches.next() else {
+            return Err(ApprovalError::UnknownPrefix);
+        };
+        let rest: Vec<Uuid> = matches.collect();
+        if rest.is_empty() {
+            return Ok(first);
+        }
+        let count = rest.len() + 1;
+        let candidates = reveal_candidates.then(|| {
+            let mut all = rest;
+            all.push(first);
+            all.sort();
+            all
+        });
+        Err(ApprovalError::AmbiguousPrefix { count, candidates })
+    }
+}
+
+impl Key {
+    /// Parses what a person typed: a complete id, or a prefix of its hyphenated form with
+    /// hyphens (if any) where the full form has them. Anything else is refused.
+    pub(crate) fn parse(text: &str) -> Result<Key, ApprovalError> {
+        let invalid = || ApprovalError::InvalidKey {
+            key: text.to_owned(),
+        };
+        if let Ok(id) = Uuid::try_parse(text) {
+            return Ok(Key::Full(id));
+        }
+        if text.is_empty() || text.len() >= 36 {
+            return Err(invalid());
+        }
+        let mut value: u128 = 0;
+        let mut digits = 0;
+        for (position, ch) in text.chars().enumerate() {
+            if matches!(position, 8 | 13 | 18 | 23) {
+                if ch == '-' {
+                    continue;
+                }
+                return Err(invalid());
+            }
+            let nibble = ch.to_digit(16).ok_or_else(invalid)?;
+            value = (value << 4) | u128::from(nibble);
+            digits += 1;
+        }
+        Ok(Key::Prefix {
+            text: text.to_ascii_lowercase(),
+            value,
+            digits,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry() -> Entry {
+        Entry {
+            status: Status::Pending,
+            allow_always: None,
+            waiters: None,
+        }
+    }
+
+    fn index_of(ids: &[&str]) -> Index {
+        let index = Index::default();
+        for id in ids {
+            assert!(index.insert_new(Uuid::parse_str(id).unwrap(), entry()));
+        }
+        index
+    }
+
+    const A: &str = "3f2a1b00-0000-4000-8000-000000000001";
+    const B: &str = "3f2a1c00-0000-4000-8000-000000000002";
+
+    #[test]
+    fn finds_a_unique_prefix_in_any_case() {
+        let index = index_of(&[A, B]);
+        let key = Key::parse("3F2A1B").unwrap();
+        assert_eq!(
+            index.find(&key, false).unwrap(),
+            Uuid::parse_str(A).unwrap()
+        );
+        let hyphenated = Key::parse("3f2a1b00-00").unwrap();
+        assert_eq!(index.find(&hyphenated, false).unwrap().to_string(), A);
+    }
+
+    #[test]
+    fn ambiguous_prefix_hides_candidates_from_unauthorized_callers() {
+        let index = index_of(&[A, B]);
+        let key = Key::parse("3f2a1").unwrap();
+        match index.find(&key, false) {
+            Err(ApprovalError::AmbiguousPrefix { count, candidates }) => {
+                assert_eq!((count, candidates), (2, None));
+            }
+            other => panic!("expected ambiguity, got {other:?}"),
+        }
+        match index.find(&key, true) {
+            Err(ApprovalError::AmbiguousPrefix { candidates, .. }) => {
+                let ids: Vec<String> = candidates.unwrap().iter().map(Uuid::to_string).collect();
+                assert_eq!(ids, vec![A, B]);
+            }
+            other => panic!("expected ambiguity, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn denies_malformed_keys() {
+        for bad in ["", "xyz", "3f2a1b00x", "3f2a-1b", &format!("{A}0")] {
+            assert!(
+                matches!(Key::parse(bad), Err(ApprovalError::InvalidKey { .. })),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn unmatched_prefix_is_unknown() {
+        let index = index_of(&[A]);
+        let key = Key::parse("ffff").unwrap();
+        assert!(matches!(
+            index.find(&key, false),
+            Err(ApprovalError::UnknownPrefix)
+        ));
+    }
+}

@@ -1,0 +1,610 @@
+//! The approval manager: creates, resolves, expires and cancels approvals, with the store as the
+//! single arbiter of every state change.
+//!
+//! Every transition is a compare-and-swap in the store; the in-memory index only follows the
+//! store's winner, and only the call whose swap applied updates memory, wakes waiters and emits
+//! the event. So two resolvers racing, or a resolver racing the timeout, produce exactly one
+//! outcome and one event.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use gatehouse_policy::ApprovalDecision;
+use gatehouse_store::StoreError;
+use gatehouse_store::approvals_db::{
+    ApprovalRecord, ApprovalRequest, ApprovalState, ApprovalStore, ConsumeOutcome, ListFilter,
+    NewApproval, Resolution, ResolveOutcome, Retention,
+};
+use gatehouse_store::approvals_file::{AddedEntry, ExecApprovalsStore, NewAllowlistEntry};
+use tokio::task::AbortHandle;
+use uuid::Uuid;
+
+use crate::clock::{Clock, millis};
+use crate::deadlines::{Deadlines, Due};
+use crate::error::ApprovalError;
+use crate::events::{EventBus, EventKind, EventSubscription, Offered};
+use crate::index::{Entry, Index, Key, Status};
+
+/// Reason recorded when a pending approval times out.
+pub const REASON_TIMEOUT: &str = "timeout";
+/// Reason recorded when nobody could be asked.
+pub const REASON_NO_ROUTE: &str = "no-approval-route";
+/// Reason recorded for approvals left pending by an earlier run of the gateway.
+pub const REASON_RESTART: &str = "gateway-restart";
+/// The `source` written on allowlist entries added by an allow-always decision.
+const ALLOW_ALWAYS_SOURCE: &str = "allow-always";
+
+/// Tunables; the defaults are the documented ones.
+#[derive(Debug, Clone)]
+pub struct ManagerConfig {
+    /// How long an approval waits when the request names no timeout (30 minutes).
+    pub default_timeout: Duration,
+    /// How long a settled approval still answers late resolvers with the winner (15 s).
+    pub grace: Duration,
+    /// How many events a subscriber may fall behind before it is dropped.
+    pub event_capacity: usize,
+    /// How long terminal approvals are kept in the store for history (30 days).
+    pub retention: Retention,
+}
+
+impl Default for ManagerConfig {
+    fn default() -> ManagerConfig {
+        ManagerConfig {
+            default_timeout: Duration::from_secs(30 * 60),
+            grace: Duration::from_secs(15),
+            event_capacity: 1024,
+            retention: Retention::default(),
+        }
+    }
+}
+
+/// Whether a caller may learn the ids of approvals other than the one it names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdDisclosure {
+    /// An ambiguous prefix reports only how many approvals matched.
+    Hidden,
+    /// An ambiguous prefix lists the matching ids (operators with the approvals scope).
+    Revealed,
+}
+
+/// A request to create an approval.
+#[derive(Debug, Clone)]
+pub struct CreateApproval {
+    /// An id chosen by the requester (a UUID); minted as UUID v4 when absent.
+    pub id: Option<String>,
+    /// What is asked, as stored and shown to approvers.
+    pub request: ApprovalRequest,
+    /// How long to wait, overriding the default.
+    pub timeout: Option<Duration>,
+    /// The allowlist patterns an allow-always decision would add. Empty means the command
+    /// cannot be persisted, so allow-always is not offered.
+    pub allow_always_patterns: Vec<String>,
+}
+
+/// The acknowledgement of a created approval; returned only once it is durably stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Created {
+    /// The approval's id.
+    pub id: Uuid,
+    /// When it was created, ms since the epoch.
+    pub created_at_ms: u64,
+    /// When it expires, ms since the epoch.
+    pub expires_at_ms: u64,
+    /// The decisions a person may give.
+    pub offered: Offered,
+}
+
+/// What a resolve did, with the winning record and, for allow-always, the allowlist write.
+#[derive(Debug)]
+pub struct Resolved {
+    /// Applied, repeated (idempotent success) or rejected (`applied: false`), with the winner.
+    pub outcome: ResolveOutcome,
+    /// The entries an applied allow-always added to the agent's allowlist; empty otherwise.
+    pub allowlist: Vec<AddedEntry>,
+}
+
+/// The approval manager; cheap to clone, all clones share one state.
+#[derive(Clone)]
+pub struct ApprovalManager {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Arc<dyn ApprovalStore>,
+    allowlists: Arc<ExecApprovalsStore>,
+    clock: Arc<dyn Clock>,
+    config: ManagerConfig,
+    index: Index,
+    deadlines: Arc<Deadlines>,
+    events: EventBus,
+    timer: std::sync::OnceLock<AbortHandle>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if let Some(timer) = self.timer.get() {
+            timer.abort();
+        }
+    }
+}
+
+impl std::fmt::Debug for ApprovalManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApprovalManager")
+            .field("in_memory", &self.inner.index.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ApprovalManager {
+    /// Starts the manager: cancels approvals left pending by an earlier run (reason
+    /// `gateway-restart`), prunes history older than the retention period and starts the
+    /// timer. The returned subscription already holds the restart cancellations, so the
+    /// caller sees them although it could not subscribe earlier. Must run inside a tokio runtime.
+    pub async fn start(
+        store: Arc<dyn ApprovalStore>,
+        allowlists: Arc<ExecApprovalsStore>,
+        clock: Arc<dyn Clock>,
+        config: ManagerConfig,
+    ) -> Result<(ApprovalManager, EventSubscription), ApprovalError> {
+        let events = EventBus::new(config.event_capacity);
+        let subscription = events.subscribe();
+        let inner = Arc::new(Inner {
+            store,
+            allowlists,
+            clock,
+            config,
+            index: Index::default(),
+            deadlines: Arc::new(Deadlines::default()),
+            events,
+            timer: std::sync::OnceLock::new(),
+        });
+        let now = inner.clock.now_ms();
+        let cutoff = inner.config.retention.cutoff(now);
+        let cancelled = inner
+            .blocking(move |store| {
+                let cancelled = store.cancel_all_pending(REASON_RESTART, now)?;
+                store.prune_terminal_before(cutoff)?;
+                Ok(cancelled)
+            })
+            .await?;
+        for record in cancelled {
+            let id = parse_id(&record.id)?;
+            inner.events.emit(
+                id,
+                EventKind::Cancelled {
+                    reason: REASON_RESTART.to_owned(),
+                },
+            );
+        }
+        let timer = tokio::spawn(run_timer(
+            Arc::downgrade(&inner),
+            Arc::clone(&inner.deadlines),
+            Arc::clone(&inner.clock),
+        ));
+        // The cell is fresh, so this set cannot fail; the handle is only used to stop the task.
+        let _ = inner.timer.set(timer.abort_handle());
+        Ok((ApprovalManager { inner }, subscription))
+    }
+
+    /// A new subscriber to approval events, starting with the next event.
+    pub fn subscribe(&self) -> EventSubscription {
+        self.inner.events.subscribe()
+    }
+
+    /// Registers a pending approval durably, then acknowledges it and announces it.
+    pub async fn create(&self, create: CreateApproval) -> Result<Created, ApprovalError> {
+        let inner = &self.inner;
+        let id = match &create.id {
+            Some(text) => {
+                Uuid::try_parse(text).map_err(|_| ApprovalError::InvalidId { id: text.clone() })?
+            }
+            None => Uuid::new_v4(),
+        };
+        let offered = Offered {
+            allow_always: allow_always_offered(&create),
+        };
+        let created_at_ms = inner.clock.now_ms();
+        let timeout = create.timeout.unwrap_or(inner.config.default_timeout);
+        let expires_at_ms = created_at_ms.saturating_add(millis(timeout));
+        let entry = Entry {
+            status: Status::Pending,
+            allow_always: offered
+                .allow_always
+                .then(|| create.allow_always_patterns.clone().into_boxed_slice()),
+            waiters: None,
+        };
+        if !inner.index.insert_new(id, entry) {
+            return Err(ApprovalError::IdInUse { id });
+        }
+        let request = Arc::new(create.request);
+        let new = NewApproval {
+            id: id.to_string(),
+            request: ApprovalRequest::clone(&request),
+            created_at_ms,
+            expires_at_ms,
+        };
+        let stored = inner.blocking(move |store| store.insert(&new)).await;
+        if let Err(error) = stored {
+            inner.index.remove(&id);
+            return Err(match error {
+                ApprovalError::Store(StoreError::DuplicateId { .. }) => {
+                    ApprovalError::IdInUse { id }
+                }
+                other => other,
+            });
+        }
+        inner.deadlines.push(expires_at_ms, id, Due::Expire);
+        inner.events.emit(
+            id,
+            EventKind::Requested {
+                request,
+                offered,
+                created_at_ms,
+                expires_at_ms,
+            },
+        );
+        Ok(Created {
+            id,
+            created_at_ms,
+            expires_at_ms,
+            offered,
+        })
+    }
+
+    /// Answers an approval named by id or unique prefix. The first answer wins; the same answer
+    /// again is an idempotent success; a different later answer reports the winner with
+    /// `applied: false`. Answers to expired or cancelled approvals are errors.
+    pub async fn resolve(
+        &self,
+        key: &str,
+        decision: ApprovalDecision,
+        resolved_by: &str,
+        disclosure: IdDisclosure,
+    ) -> Result<Resolved, ApprovalError> {
+        let inner = &self.inner;
+        let id = self.find(key, disclosure).await?;
+        let patterns = match inner.index.get(&id) {
+            Some(entry) if entry.status == Status::Pending => {
+                let offered = Offered {
+                    allow_always: entry.allow_always.is_some(),
+                };
+                if !offered.contains(decision) {
+                    return Err(ApprovalError::DecisionNotOffered { id, decision });
+                }
+                entry.allow_always.clone()
+            }
+            // In the grace period the store reports the winner.
+            Some(_) => None,
+            None => return Err(self.settled_error(id).await?),
+        };
+        let resolution = Resolution::Decided {
+            decision,
+            resolved_by: Some(resolved_by.to_owned()),
+        };
+        let outcome = self.transition(id, resolution).await?;
+        let allowlist = match (&outcome, decision, patterns) {
+            (ResolveOutcome::Applied(record), ApprovalDecision::AllowAlways, Some(patterns)) => {
+                self.persist_allow_always(record, patterns).await?
+            }
+            _ => Vec::new(),
+        };
+        match outcome.winner().state {
+            ApprovalState::Expired | ApprovalState::Cancelled if !outcome.applied() => {
+                Err(terminal_error(id, outcome.winner()))
+            }
+            _ => Ok(Resolved { outcome, allowlist }),
+        }
+    }
+
+    /// Expires a pending approval at once because no approver can be reached.
+    pub async fn expire_no_route(&self, id: Uuid) -> Result<ResolveOutcome, ApprovalError> {
+        self.transition(
+            id,
+            Resolution::Expired {
+                reason: REASON_NO_ROUTE.to_owned(),
+            },
+        )
+        .await
+    }
+
+    /// Withdraws a pending approval (the requester went away, the gateway shuts down).
+    pub async fn cancel(&self, id: Uuid, reason: &str) -> Result<ResolveOutcome, ApprovalError> {
+        self.transition(
+            id,
+            Resolution::Cancelled {
+                reason: reason.to_owned(),
+            },
+        )
+        .await
+    }
+
+    /// Waits until the approval leaves `Pending` and returns its final record.
+    pub async fn await_decision(&self, id: Uuid) -> Result<ApprovalRecord, ApprovalError> {
+        loop {
+            let waiters = match self.inner.index.get_mut(&id) {
+                Some(mut entry) if entry.status == Status::Pending => Arc::clone(
+                    entry
+                        .waiters
+                        .get_or_insert_with(|| Arc::new(tokio::sync::Notify::new())),
+                ),
+                _ => break,
+            };
+            let notified = waiters.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            // Settling takes the waiters under the entry's lock after changing the status, so a
+            // status read after `enable` cannot miss the wake-up.
+            if self.inner.index.status(&id) != Some(Status::Pending) {
+                break;
+            }
+            notified.await;
+        }
+        let record = self.record(id).await?;
+        if record.state == ApprovalState::Pending {
+            // In the store but not in this manager's memory: not ours to wait on.
+            return Err(ApprovalError::Unknown { id });
+        }
+        Ok(record)
+    }
+
+    /// Takes the single run an allow-once approval grants; a second call is a replay and fails.
+    pub async fn consume_allow_once(&self, id: Uuid) -> Result<ApprovalRecord, ApprovalError> {
+        let now = self.inner.clock.now_ms();
+        let key = id.to_string();
+        let outcome = self
+            .inner
+            .blocking(move |store| store.consume_allow_once(&key, now))
+            .await
+            .map_err(|error| not_found_as_unknown(error, id))?;
+        match outcome {
+            ConsumeOutcome::Consumed(record) => Ok(record),
+            ConsumeOutcome::AlreadyConsumed(_) => Err(ApprovalError::AlreadyConsumed { id }),
+            ConsumeOutcome::NotAllowOnce(record) => Err(ApprovalError::NotAllowOnce {
+                id,
+                state: record.state,
+                decision: record.decision,
+            }),
+        }
+    }
+
+    /// The stored record of an approval named by id or unique prefix.
+    pub async fn get(
+        &self,
+        key: &str,
+        disclosure: IdDisclosure,
+    ) -> Result<ApprovalRecord, ApprovalError> {
+        let id = self.find(key, disclosure).await?;
+        self.record(id).await
+    }
+
+    /// Stored approvals matching the filter, oldest first.
+    pub async fn list(&self, filter: ListFilter) -> Result<Vec<ApprovalRecord>, ApprovalError> {
+        self.inner.blocking(move |store| store.list(&filter)).await
+    }
+
+    /// How many approvals this manager holds in memory (pending plus those in their grace).
+    pub fn in_memory(&self) -> usize {
+        self.inner.index.len()
+    }
+
+    /// Resolves a key to one id: memory first (pending and grace), then the store for ids and
+    /// prefixes of older approvals.
+    async fn find(&self, key: &str, disclosure: IdDisclosure) -> Result<Uuid, ApprovalError> {
+        let reveal = disclosure == IdDisclosure::Revealed;
+        let key = Key::parse(key)?;
+        match self.inner.index.find(&key, reveal) {
+            Err(ApprovalError::UnknownPrefix) => {}
+            found => return found,
+        }
+        let Key::Prefix { text, .. } = key else {
+            return Err(ApprovalError::UnknownPrefix);
+        };
+        // Only a count is needed unless the caller may see the ids.
+        let limit = if reveal { 50 } else { 2 };
+        let records = self
+            .inner
+            .blocking(move |store| store.find_by_prefix(&text, limit))
+            .await?;
+        match records.as_slice() {
+            [] => Err(ApprovalError::UnknownPrefix),
+            [only] => parse_id(&only.id),
+            several => Err(ApprovalError::AmbiguousPrefix {
+                count: several.len(),
+                candidates: if reveal {
+                    Some(
+                        several
+                            .iter()
+                            .map(|r| parse_id(&r.id))
+                            .collect::<Result<_, _>>()?,
+                    )
+                } else {
+                    None
+                },
+            }),
+        }
+    }
+
+    async fn record(&self, id: Uuid) -> Result<ApprovalRecord, ApprovalError> {
+        let key = id.to_string();
+        self.inner
+            .blocking(move |store| store.get(&key))
+            .await?
+            .ok_or(ApprovalError::Unknown { id })
+    }
+
+    /// The error for answering an approval that has left memory: its grace period is over.
+    async fn settled_error(&self, id: Uuid) -> Result<ApprovalError, ApprovalError> {
+        let record = self.record(id).await?;
+        Ok(match record.state {
+            ApprovalState::Pending => ApprovalError::Unknown { id },
+            _ => terminal_error(id, &record),
+        })
+    }
+
+    /// Applies a resolution through the store's compare-and-swap; the call that wins updates
+    /// memory, wakes waiters, schedules eviction and emits the event.
+    async fn transition(
+        &self,
+        id: Uuid,
+        resolution: Resolution,
+    ) -> Result<ResolveOutcome, ApprovalError> {
+        self.inner.transition(id, resolution).await
+    }
+
+    async fn persist_allow_always(
+        &self,
+        record: &ApprovalRecord,
+        patterns: Box<[String]>,
+    ) -> Result<Vec<AddedEntry>, ApprovalError> {
+        let agent_id = record
+            .request
+            .agent_id
+            .clone()
+            .unwrap_or_else(|| gatehouse_store::approvals_file::DEFAULT_AGENT_ID.to_owned());
+        let allowlists = Arc::clone(&self.inner.allowlists);
+        let now_ms = self.inner.clock.now_ms();
+        let added = tokio::task::spawn_blocking(move || {
+            patterns
+                .iter()
+                .map(|pattern| {
+                    allowlists.add_allowlist_entry(
+                        &agent_id,
+                        NewAllowlistEntry {
+                            pattern,
+                            arg_pattern: None,
+                            source: Some(ALLOW_ALWAYS_SOURCE),
+                            now_ms,
+                        },
+                    )
+                })
+                .collect::<Result<Vec<_>, StoreError>>()
+        })
+        .await??;
+        Ok(added)
+    }
+}
+
+impl Inner {
+    /// Runs a synchronous store call off the async threads.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        call: impl FnOnce(&dyn ApprovalStore) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, ApprovalError> {
+        let store = Arc::clone(&self.store);
+        Ok(tokio::task::spawn_blocking(move || call(store.as_ref())).await??)
+    }
+
+    async fn transition(
+        &self,
+        id: Uuid,
+        resolution: Resolution,
+    ) -> Result<ResolveOutcome, ApprovalError> {
+        let now = self.clock.now_ms();
+        let key = id.to_string();
+        let stored = resolution.clone();
+        let outcome = self
+            .blocking(move |store| store.resolve(&key, &stored, now))
+            .await
+            .map_err(|error| not_found_as_unknown(error, id))?;
+        if let ResolveOutcome::Applied(_) = &outcome {
+            let (status, event) = match resolution {
+                Resolution::Decided {
+                    decision,
+                    resolved_by,
+                } => (
+                    Status::Decided(decision),
+                    EventKind::Resolved {
+                        decision,
+                        resolved_by: resolved_by.unwrap_or_default(),
+                    },
+                ),
+                Resolution::Expired { reason } => (Status::Expired, EventKind::Expired { reason }),
+                Resolution::Cancelled { reason } => {
+                    (Status::Cancelled, EventKind::Cancelled { reason })
+                }
+            };
+            self.index.settle(&id, status);
+            self.deadlines.push(
+                now.saturating_add(millis(self.config.grace)),
+                id,
+                Due::Evict,
+            );
+            self.events.emit(id, event);
+        }
+        Ok(outcome)
+    }
+
+    async fn on_due(&self, id: Uuid, due: Due) {
+        match due {
+            Due::Evict => self.index.remove(&id),
+            Due::Expire if self.index.status(&id) == Some(Status::Pending) => {
+                let timeout = Resolution::Expired {
+                    reason: REASON_TIMEOUT.to_owned(),
+                };
+                if let Err(error) = self.transition(id, timeout).await {
+                    // The approval stays pending in memory; the next start cancels it.
+                    tracing::error!(approval_id = %id, error = %error, "Approval expiry failed.");
+                }
+            }
+            Due::Expire => {}
+        }
+    }
+}
+
+/// Sleeps until the earliest deadline (or an earlier one is pushed) and handles what is due.
+/// Holds the manager only weakly, so dropping the last manager ends it.
+async fn run_timer(inner: Weak<Inner>, deadlines: Arc<Deadlines>, clock: Arc<dyn Clock>) {
+    loop {
+        let (due, next) = deadlines.take_due(clock.now_ms());
+        if !due.is_empty() {
+            let Some(manager) = inner.upgrade() else {
+                return;
+            };
+            for (id, kind) in due {
+                manager.on_due(id, kind).await;
+            }
+            continue;
+        }
+        match next {
+            Some(at_ms) => {
+                let wait = Duration::from_millis(at_ms.saturating_sub(clock.now_ms()));
+                tokio::select! {
+                    () = tokio::time::sleep(wait) => {}
+                    () = deadlines.earlier_pushed() => {}
+                }
+            }
+            None => deadlines.earlier_pushed().await,
+        }
+    }
+}
+
+/// Allow-always is offered only when it can be persisted and would change something: the
+/// effective ask is not `always` (which asks every time regardless) and patterns exist.
+fn allow_always_offered(create: &CreateApproval) -> bool {
+    create.request.ask != Some(gatehouse_policy::Ask::Always)
+        && !create.allow_always_patterns.is_empty()
+}
+
+fn terminal_error(id: Uuid, record: &ApprovalRecord) -> ApprovalError {
+    let reason = record.reason.clone().unwrap_or_default();
+    match (record.state, record.decision) {
+        (ApprovalState::Expired, _) => ApprovalError::Expired { id, reason },
+        (ApprovalState::Cancelled, _) => ApprovalError::Cancelled { id, reason },
+        (_, Some(decision)) => ApprovalError::AlreadyResolved { id, decision },
+        (_, None) => ApprovalError::Unknown { id },
+    }
+}
+
+fn not_found_as_unknown(error: ApprovalError, id: Uuid) -> ApprovalError {
+    match error {
+        ApprovalError::Store(StoreError::NotFound { .. }) => ApprovalError::Unknown { id },
+        other => other,
+    }
+}
+
+fn parse_id(text: &str) -> Result<Uuid, ApprovalError> {
+    Uuid::try_parse(text).map_err(|_| ApprovalError::CorruptId {
+        id: text.to_owned(),
+    })
+}

@@ -1,0 +1,160 @@
+//! Dotted key paths (`agents.list[1].tools.deny`) as data, so errors, warnings and the
+//! table of ignored OpenClaw keys all speak the same path language.
+
+use std::fmt;
+
+/// One step into a config document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Segment {
+    /// An object key.
+    Key(String),
+    /// An array index.
+    Index(usize),
+}
+
+/// A path from the document root to one value.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeyPath(Vec<Segment>);
+
+impl KeyPath {
+    /// The path of the document root.
+    pub fn root() -> Self {
+        Self::default()
+    }
+
+    /// This path extended by an object key.
+    pub fn key(&self, key: &str) -> Self {
+        let mut next = self.clone();
+        next.0.push(Segment::Key(key.to_owned()));
+        next
+    }
+
+    /// This path extended by an array index.
+    pub fn index(&self, index: usize) -> Self {
+        let mut next = self.clone();
+        next.0.push(Segment::Index(index));
+        next
+    }
+
+    /// The steps, root first.
+    pub fn segments(&self) -> &[Segment] {
+        &self.0
+    }
+
+    /// Whether this path matches a pattern such as `agents.list[].model` or `channels.*`:
+    /// `*` stands for any one key, `[]` for any index.
+    pub(crate) fn matches(&self, pattern: &str) -> bool {
+        let mut steps = self.0.iter();
+        for part in pattern_parts(pattern) {
+            match (part, steps.next()) {
+                (PatternPart::AnyKey, Some(Segment::Key(_))) => {}
+                (PatternPart::Key(want), Some(Segment::Key(have))) if want == have => {}
+                (PatternPart::AnyIndex, Some(Segment::Index(_))) => {}
+                _ => return false,
+            }
+        }
+        steps.next().is_none()
+    }
+
+    pub(crate) fn from_ignored(path: &serde_ignored::Path<'_>) -> Self {
+        let mut out = match path {
+            serde_ignored::Path::Root => return Self::root(),
+            serde_ignored::Path::Seq { parent, .. }
+            | serde_ignored::Path::Map { parent, .. }
+            | serde_ignored::Path::Some { parent }
+            | serde_ignored::Path::NewtypeStruct { parent }
+            | serde_ignored::Path::NewtypeVariant { parent } => Self::from_ignored(parent),
+        };
+        match path {
+            serde_ignored::Path::Seq { index, .. } => out.0.push(Segment::Index(*index)),
+            serde_ignored::Path::Map { key, .. } => out.0.push(Segment::Key(key.clone())),
+            _ => {}
+        }
+        out
+    }
+
+    pub(crate) fn from_path_to_error(path: &serde_path_to_error::Path) -> Self {
+        let mut out = Self::root();
+        for segment in path.iter() {
+            match segment {
+                serde_path_to_error::Segment::Seq { index } => out.0.push(Segment::Index(*index)),
+                serde_path_to_error::Segment::Map { key } => out.0.push(Segment::Key(key.clone())),
+                serde_path_to_error::Segment::Enum { .. }
+                | serde_path_to_error::Segment::Unknown => {}
+            }
+        }
+        out
+    }
+}
+
+enum PatternPart<'a> {
+    Key(&'a str),
+    AnyKey,
+    AnyIndex,
+}
+
+fn pattern_parts(pattern: &str) -> impl Iterator<Item = PatternPart<'_>> {
+    pattern.split('.').flat_map(|part| {
+        let (name, indexed) = match part.strip_suffix("[]") {
+            Some(name) => (name, true),
+            None => (part, false),
+        };
+        let key = match name {
+            "*" => PatternPart::AnyKey,
+            name => PatternPart::Key(name),
+        };
+        std::iter::once(key).chain(indexed.then_some(PatternPart::AnyIndex))
+    })
+}
+
+impl fmt::Display for KeyPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            return f.write_str("(root)");
+        }
+        for (i, segment) in self.0.iter().enumerate() {
+            match segment {
+                Segment::Key(key) if i == 0 => f.write_str(key)?,
+                Segment::Key(key) => write!(f, ".{key}")?,
+                Segment::Index(index) => write!(f, "[{index}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn displays_keys_and_indices() {
+        let path = KeyPath::root().key("agents").key("list").index(1).key("id");
+        assert_eq!(path.to_string(), "agents.list[1].id");
+    }
+
+    #[test]
+    fn matches_wildcards_and_indices() {
+        let path = KeyPath::root()
+            .key("agents")
+            .key("list")
+            .index(3)
+            .key("model");
+        assert!(path.matches("agents.list[].model"));
+        assert!(!path.matches("agents.list[].tools"));
+        assert!(!path.matches("agents.list"));
+        assert!(
+            KeyPath::root()
+                .key("channels")
+                .key("signal")
+                .matches("channels.*")
+        );
+        assert!(
+            !KeyPath::root()
+                .key("channels")
+                .key("signal")
+                .key("x")
+                .matches("channels.*")
+        );
+    }
+}

@@ -1,0 +1,243 @@
+//! `channels.{telegram,discord,slack}`: bot credentials and native approval clients.
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use super::de;
+use crate::secret::{self, Secret, SecretSource};
+
+/// The `channels` section. Other OpenClaw channels are accepted with a warning.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct ChannelsConfig {
+    /// Telegram bot.
+    pub telegram: Option<TelegramConfig>,
+    /// Discord bot.
+    pub discord: Option<DiscordConfig>,
+    /// Slack app.
+    pub slack: Option<SlackConfig>,
+}
+
+/// `channels.telegram`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TelegramConfig {
+    /// Start this channel (default true when configured).
+    pub enabled: Option<bool>,
+    /// Bot token, inline.
+    pub bot_token: Option<Secret>,
+    /// File holding the bot token.
+    pub token_file: Option<PathBuf>,
+    /// Environment variable holding the bot token.
+    pub token_env: Option<String>,
+    /// Bot API base URL (tests and proxies).
+    pub api_url: Option<String>,
+    /// Public URL for webhook mode; absent = long polling.
+    pub webhook_url: Option<String>,
+    /// Secret token Telegram sends with each webhook call, inline.
+    pub webhook_secret: Option<Secret>,
+    /// File holding the webhook secret.
+    pub webhook_secret_file: Option<PathBuf>,
+    /// Environment variable holding the webhook secret.
+    pub webhook_secret_env: Option<String>,
+    /// Native approval client.
+    pub exec_approvals: Option<ChannelApprovalsConfig>,
+}
+
+/// `channels.discord`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscordConfig {
+    /// Start this channel (default true when configured).
+    pub enabled: Option<bool>,
+    /// Bot token, inline (`token` is OpenClaw's spelling).
+    #[serde(alias = "token")]
+    pub bot_token: Option<Secret>,
+    /// File holding the bot token.
+    pub token_file: Option<PathBuf>,
+    /// Environment variable holding the bot token.
+    pub token_env: Option<String>,
+    /// API base URL (tests and proxies).
+    pub api_url: Option<String>,
+    /// Application id, for registering `/approve` and `/elevated` commands.
+    #[serde(default, deserialize_with = "opt_id")]
+    pub application_id: Option<String>,
+    /// Native approval client.
+    pub exec_approvals: Option<ChannelApprovalsConfig>,
+}
+
+/// `channels.slack`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SlackConfig {
+    /// Start this channel (default true when configured).
+    pub enabled: Option<bool>,
+    /// Bot token (`xoxb-…`), inline.
+    pub bot_token: Option<Secret>,
+    /// File holding the bot token.
+    pub token_file: Option<PathBuf>,
+    /// Environment variable holding the bot token.
+    pub token_env: Option<String>,
+    /// App-level token (`xapp-…`) for Socket Mode, inline.
+    pub app_token: Option<Secret>,
+    /// File holding the app-level token.
+    pub app_token_file: Option<PathBuf>,
+    /// Environment variable holding the app-level token.
+    pub app_token_env: Option<String>,
+    /// Signing secret for HTTP mode, inline.
+    pub signing_secret: Option<Secret>,
+    /// File holding the signing secret.
+    pub signing_secret_file: Option<PathBuf>,
+    /// Environment variable holding the signing secret.
+    pub signing_secret_env: Option<String>,
+    /// Web API base URL (tests and proxies).
+    pub api_url: Option<String>,
+    /// Socket Mode (default) or HTTP events.
+    pub mode: Option<SlackMode>,
+    /// Native approval client.
+    pub exec_approvals: Option<ChannelApprovalsConfig>,
+}
+
+impl TelegramConfig {
+    /// Where the bot token comes from (`botToken | tokenFile | tokenEnv`).
+    pub fn token_source(&self) -> Option<SecretSource> {
+        secret::first(
+            self.bot_token.as_ref(),
+            self.token_file.as_ref(),
+            self.token_env.as_ref(),
+        )
+    }
+
+    /// Where the webhook secret comes from (`webhookSecret | …File | …Env`).
+    pub fn webhook_secret_source(&self) -> Option<SecretSource> {
+        secret::first(
+            self.webhook_secret.as_ref(),
+            self.webhook_secret_file.as_ref(),
+            self.webhook_secret_env.as_ref(),
+        )
+    }
+}
+
+impl DiscordConfig {
+    /// Where the bot token comes from (`botToken`/`token` | `tokenFile` | `tokenEnv`).
+    pub fn token_source(&self) -> Option<SecretSource> {
+        secret::first(
+            self.bot_token.as_ref(),
+            self.token_file.as_ref(),
+            self.token_env.as_ref(),
+        )
+    }
+}
+
+impl SlackConfig {
+    /// Where the bot token comes from (`botToken | tokenFile | tokenEnv`).
+    pub fn token_source(&self) -> Option<SecretSource> {
+        secret::first(
+            self.bot_token.as_ref(),
+            self.token_file.as_ref(),
+            self.token_env.as_ref(),
+        )
+    }
+
+    /// Where the app-level token comes from (`appToken | appTokenFile | appTokenEnv`).
+    pub fn app_token_source(&self) -> Option<SecretSource> {
+        secret::first(
+            self.app_token.as_ref(),
+            self.app_token_file.as_ref(),
+            self.app_token_env.as_ref(),
+        )
+    }
+
+    /// Where the signing secret comes from (`signingSecret | …File | …Env`).
+    pub fn signing_secret_source(&self) -> Option<SecretSource> {
+        secret::first(
+            self.signing_secret.as_ref(),
+            self.signing_secret_file.as_ref(),
+            self.signing_secret_env.as_ref(),
+        )
+    }
+}
+
+/// `channels.slack.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SlackMode {
+    /// Outbound WebSocket with the app-level token; no public URL needed.
+    Socket,
+    /// Signed HTTP requests to a public URL.
+    Http,
+}
+
+/// `channels.<channel>.execApprovals`: approval cards with buttons for configured approvers.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChannelApprovalsConfig {
+    /// `true`, `false` or `"auto"` (on when at least one approver is configured).
+    pub enabled: Option<Enabled>,
+    /// Platform user ids allowed to decide.
+    #[serde(default, deserialize_with = "de::ids")]
+    pub approvers: Vec<String>,
+    /// Where cards go.
+    pub target: Option<ApprovalTarget>,
+    /// Only these agent ids; absent = all.
+    pub agent_filter: Option<Vec<String>>,
+    /// Only matching session keys; absent = all.
+    pub session_filter: Option<Vec<String>>,
+    /// Delete the cards once resolved.
+    pub cleanup_after_resolve: Option<bool>,
+}
+
+/// `execApprovals.enabled`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Enabled {
+    /// Explicitly on or off.
+    Bool(bool),
+    /// On when approvers are configured.
+    Auto,
+}
+
+impl<'de> Deserialize<'de> for Enabled {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(EnabledVisitor)
+    }
+}
+
+struct EnabledVisitor;
+
+impl serde::de::Visitor<'_> for EnabledVisitor {
+    type Value = Enabled;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("true, false or \"auto\"")
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, value: bool) -> Result<Enabled, E> {
+        Ok(Enabled::Bool(value))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<Enabled, E> {
+        match value {
+            "auto" => Ok(Enabled::Auto),
+            other => Err(E::invalid_value(serde::de::Unexpected::Str(other), &self)),
+        }
+    }
+}
+
+/// `execApprovals.target`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalTarget {
+    /// Approvers' direct messages (default).
+    Dm,
+    /// The chat the request came from.
+    Channel,
+    /// Both.
+    Both,
+}
+
+fn opt_id<'de, D>(deserializer: D) -> Result<Option<String>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    Ok(Option::<de::Id>::deserialize(deserializer)?.map(|id| id.0))
+}

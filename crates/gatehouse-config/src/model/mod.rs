@@ -1,0 +1,56 @@
+//! The config document as typed data. Field names follow OpenClaw's keys (camelCase on disk);
+//! every field is optional so a partial config means "use the defaults".
+//!
+//! Types here are plain data: no defaults applied, no policy decided. The loader checks
+//! unknown keys and cross-field rules; conversions into policy inputs live elsewhere.
+
+mod agents;
+mod approvals;
+mod channels;
+pub(crate) mod de;
+mod gateway;
+mod tools;
+
+use serde::Deserialize;
+
+pub use agents::{
+    AgentConfig, AgentDefaults, AgentsConfig, ElevatedLevel, SandboxConfig, SandboxMode,
+    SubagentsConfig,
+};
+pub use approvals::{ApprovalsConfig, ExecForwardingConfig, ForwardTarget, ForwardingMode};
+pub use channels::{
+    ApprovalTarget, ChannelApprovalsConfig, ChannelsConfig, DiscordConfig, Enabled, SlackConfig,
+    SlackMode, TelegramConfig,
+};
+pub use gateway::{GatewayAuthConfig, GatewayConfig, Scope, TokenConfig};
+pub use tools::{
+    ApplyPatchConfig, ElevatedConfig, ExecConfig, FsConfig, SafeBinProfileConfig, ScopedToolPolicy,
+    ScopedTools, SkillBinConfig, ToolPolicyConfig, ToolProfile, ToolsConfig,
+};
+
+/// The whole configuration file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct Config {
+    /// Tool policy and exec settings.
+    #[serde(default)]
+    pub tools: ToolsConfig,
+    /// Agent defaults and per-agent overrides.
+    #[serde(default)]
+    pub agents: AgentsConfig,
+    /// Server settings.
+    #[serde(default)]
+    pub gateway: GatewayConfig,
+    /// Approval forwarding.
+    #[serde(default)]
+    pub approvals: ApprovalsConfig,
+    /// Chat channels.
+    #[serde(default)]
+    pub channels: ChannelsConfig,
+}
+
+impl Config {
+    /// The `agents.list` entry with this id, if configured.
+    pub fn agent(&self, id: &str) -> Option<&AgentConfig> {
+        self.agents.list.iter().find(|agent| agent.id == id)
+    }
+}

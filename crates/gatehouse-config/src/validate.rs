@@ -1,0 +1,216 @@
+//! Rules that span several keys and so cannot be expressed by the types alone.
+
+use std::collections::BTreeSet;
+
+use crate::keypath::KeyPath;
+use crate::model::{
+    ChannelsConfig, Config, GatewayConfig, ScopedTools, SubagentsConfig, ToolPolicyConfig,
+    ToolsConfig,
+};
+use crate::secret;
+
+/// One broken rule: where, and why.
+pub(crate) struct Problem {
+    pub(crate) path: KeyPath,
+    pub(crate) message: String,
+}
+
+/// Every rule violation in document order of checking; the loader reports the first.
+pub(crate) fn problems(config: &Config) -> Vec<Problem> {
+    let mut out = Vec::new();
+    let root = KeyPath::root();
+    tools(&config.tools, &root.key("tools"), &mut out);
+    agents(config, &root.key("agents"), &mut out);
+    gateway(&config.gateway, &root.key("gateway"), &mut out);
+    channels(&config.channels, &root.key("channels"), &mut out);
+    out
+}
+
+fn allow_and_also_allow(
+    allow: Option<&Vec<String>>,
+    also_allow: Option<&Vec<String>>,
+    path: &KeyPath,
+    out: &mut Vec<Problem>,
+) {
+    let set = |list: Option<&Vec<String>>| list.is_some_and(|l| !l.is_empty());
+    if set(allow) && set(also_allow) {
+        out.push(Problem {
+            path: path.key("alsoAllow"),
+            message: "cannot set both `allow` and `alsoAllow` in the same scope (merge alsoAllow \
+                      into allow, or drop allow and use profile + alsoAllow)"
+                .to_owned(),
+        });
+    }
+}
+
+fn by_provider<'a>(
+    entries: impl Iterator<Item = (&'a String, &'a ToolPolicyConfig)>,
+    path: &KeyPath,
+    out: &mut Vec<Problem>,
+) {
+    for (key, policy) in entries {
+        let at = path.key("byProvider").key(key);
+        if key.trim().is_empty() {
+            out.push(Problem {
+                path: at.clone(),
+                message: "provider key must not be empty".to_owned(),
+            });
+        }
+        allow_and_also_allow(policy.allow.as_ref(), policy.also_allow.as_ref(), &at, out);
+    }
+}
+
+fn scoped(scope: Option<&ScopedTools>, path: &KeyPath, out: &mut Vec<Problem>) {
+    if let Some(policy) = scope.and_then(|s| s.tools.as_ref()) {
+        let at = path.key("tools");
+        allow_and_also_allow(policy.allow.as_ref(), policy.also_allow.as_ref(), &at, out);
+    }
+}
+
+fn tools(tools: &ToolsConfig, path: &KeyPath, out: &mut Vec<Problem>) {
+    allow_and_also_allow(tools.allow.as_ref(), tools.also_allow.as_ref(), path, out);
+    by_provider(tools.by_provider.iter(), path, out);
+    scoped(tools.sandbox.as_ref(), &path.key("sandbox"), out);
+    scoped(tools.subagents.as_ref(), &path.key("subagents"), out);
+}
+
+fn spawn_depth(subagents: Option<&SubagentsConfig>, path: &KeyPath, out: &mut Vec<Problem>) {
+    if let Some(depth) = subagents.and_then(|s| s.max_spawn_depth)
+        && !(1..=5).contains(&depth)
+    {
+        out.push(Problem {
+            path: path.key("subagents").key("maxSpawnDepth"),
+            message: format!("must be between 1 and 5, got {depth}"),
+        });
+    }
+}
+
+fn agents(config: &Config, path: &KeyPath, out: &mut Vec<Problem>) {
+    if let Some(defaults) = &config.agents.defaults {
+        spawn_depth(defaults.subagents.as_ref(), &path.key("defaults"), out);
+    }
+    let mut seen = BTreeSet::new();
+    for (index, agent) in config.agents.list.iter().enumerate() {
+        let at = path.key("list").index(index);
+        let id = agent.id.trim();
+        if id.is_empty() {
+            out.push(Problem {
+                path: at.key("id"),
+                message: "agent id must not be empty".to_owned(),
+            });
+        } else if !seen.insert(id.to_owned()) {
+            out.push(Problem {
+                path: at.key("id"),
+                message: format!("duplicate agent id {id:?}"),
+            });
+        }
+        spawn_depth(agent.subagents.as_ref(), &at, out);
+        if let Some(tools) = &agent.tools {
+            let at = at.key("tools");
+            if tools.subagents.is_some() {
+                out.push(Problem {
+                    path: at.key("subagents"),
+                    message: "sub-agent tool lists are global: set `tools.subagents`".to_owned(),
+                });
+            }
+            self::tools(tools, &at, out);
+        }
+    }
+}
+
+fn gateway(gateway: &GatewayConfig, path: &KeyPath, out: &mut Vec<Problem>) {
+    let Some(auth) = &gateway.auth else { return };
+    let mut names = BTreeSet::new();
+    for (index, token) in auth.tokens.iter().enumerate() {
+        let at = path.key("auth").key("tokens").index(index);
+        let source = secret::pick(
+            token.token.as_ref(),
+            token.token_file.as_ref(),
+            token.token_env.as_ref(),
+            ["token", "tokenFile", "tokenEnv"],
+        );
+        match source {
+            Ok(Some(_)) => {}
+            Ok(None) => out.push(Problem {
+                path: at.clone(),
+                message: "set one of `token`, `tokenFile` or `tokenEnv`".to_owned(),
+            }),
+            Err(message) => out.push(Problem {
+                path: at.clone(),
+                message,
+            }),
+        }
+        if !names.insert(token.name.as_str()) {
+            out.push(Problem {
+                path: at.key("name"),
+                message: format!("duplicate token name {:?}", token.name),
+            });
+        }
+        if token.scopes.is_empty() {
+            out.push(Problem {
+                path: at.key("scopes"),
+                message: "a token needs at least one scope".to_owned(),
+            });
+        }
+    }
+}
+
+fn channels(channels: &ChannelsConfig, path: &KeyPath, out: &mut Vec<Problem>) {
+    let bot = ["botToken", "tokenFile", "tokenEnv"];
+    let mut check = |at: KeyPath, result: Result<Option<secret::SecretSource>, String>| {
+        if let Err(message) = result {
+            out.push(Problem { path: at, message });
+        }
+    };
+    if let Some(t) = &channels.telegram {
+        let at = path.key("telegram");
+        let token = secret::pick(
+            t.bot_token.as_ref(),
+            t.token_file.as_ref(),
+            t.token_env.as_ref(),
+            bot,
+        );
+        check(at.clone(), token);
+        let webhook = secret::pick(
+            t.webhook_secret.as_ref(),
+            t.webhook_secret_file.as_ref(),
+            t.webhook_secret_env.as_ref(),
+            ["webhookSecret", "webhookSecretFile", "webhookSecretEnv"],
+        );
+        check(at, webhook);
+    }
+    if let Some(d) = &channels.discord {
+        let at = path.key("discord");
+        let token = secret::pick(
+            d.bot_token.as_ref(),
+            d.token_file.as_ref(),
+            d.token_env.as_ref(),
+            bot,
+        );
+        check(at, token);
+    }
+    if let Some(s) = &channels.slack {
+        let at = path.key("slack");
+        let token = secret::pick(
+            s.bot_token.as_ref(),
+            s.token_file.as_ref(),
+            s.token_env.as_ref(),
+            bot,
+        );
+        check(at.clone(), token);
+        let app = secret::pick(
+            s.app_token.as_ref(),
+            s.app_token_file.as_ref(),
+            s.app_token_env.as_ref(),
+            ["appToken", "appTokenFile", "appTokenEnv"],
+        );
+        check(at.clone(), app);
+        let signing = secret::pick(
+            s.signing_secret.as_ref(),
+            s.signing_secret_file.as_ref(),
+            s.signing_secret_env.as_ref(),
+            ["signingSecret", "signingSecretFile", "signingSecretEnv"],
+        );
+        check(at, signing);
+    }
+}

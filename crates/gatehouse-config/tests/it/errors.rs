@@ -1,0 +1,200 @@
+use std::path::Path;
+
+use gatehouse_config::{ConfigError, load_str};
+
+/// Loads `text` and returns `(kind, line, column, key, message)` of the error.
+fn check(text: &str) -> (&'static str, usize, usize, String, String) {
+    match load_str(text, Path::new("gh.json5")) {
+        Ok(_) => panic!("expected an error"),
+        Err(ConfigError::Syntax {
+            line,
+            column,
+            message,
+            ..
+        }) => ("syntax", line, column, String::new(), message),
+        Err(ConfigError::Invalid {
+            line,
+            column,
+            key,
+            message,
+            ..
+        }) => ("invalid", line, column, key, message),
+        Err(ConfigError::UnknownKey {
+            line,
+            column,
+            key,
+            hint,
+            others,
+            ..
+        }) => (
+            "unknown",
+            line,
+            column,
+            key,
+            format!("{}|{}", hint.unwrap_or_default(), others.join(";")),
+        ),
+        Err(other) => panic!("unexpected error {other}"),
+    }
+}
+
+#[test]
+fn reports_syntax_errors_with_line_and_column() {
+    let (kind, line, column, _, message) =
+        check("{\n  tools: {\n    exec: { security: 'full' \n  },\n");
+    assert_eq!(kind, "syntax");
+    assert_eq!((line, column), (5, 1));
+    assert_eq!(message, "EOF parsing object (opened at line 2 column 10)");
+}
+
+#[test]
+fn reports_trailing_garbage_as_syntax_error() {
+    let (kind, line, column, _, _) = check("{ tools: {} }\n}");
+    assert_eq!((kind, line, column), ("syntax", 2, 1));
+}
+
+#[test]
+fn reports_invalid_mode_at_the_value_with_key_path() {
+    let text = "{\n  tools: {\n    exec: {\n      security: 'ful',\n    },\n  },\n}\n";
+    let (kind, line, column, key, message) = check(text);
+    assert_eq!(kind, "invalid");
+    assert_eq!(key, "tools.exec.security");
+    assert_eq!((line, column), (4, 17));
+    assert!(
+        message.contains("unknown security value \"ful\""),
+        "{message}"
+    );
+}
+
+#[test]
+fn reports_wrong_type_inside_agent_list() {
+    let text = "{\n  agents: { list: [\n    { id: 'main' },\n    { id: 'work', tools: { deny: 'exec' } },\n  ] },\n}\n";
+    let (kind, line, column, key, message) = check(text);
+    assert_eq!(kind, "invalid");
+    assert_eq!(key, "agents.list[1].tools.deny");
+    assert_eq!((line, column), (4, 34));
+    assert_eq!(message, "wrong type: expected a list `[ … ]`");
+}
+
+#[test]
+fn reports_unknown_key_with_its_position() {
+    let text = "{\n  tools: {\n    exec: {\n      securty: 'full',\n    },\n  },\n}\n";
+    let (kind, line, column, key, _) = check(text);
+    assert_eq!(kind, "unknown");
+    assert_eq!(key, "tools.exec.securty");
+    assert_eq!((line, column), (4, 7));
+}
+
+#[test]
+fn reports_every_unknown_key_at_once() {
+    let text = "{ tool: {}, agents: { list: [ { id: 'a', tols: {} } ] } }";
+    let (kind, line, column, key, rest) = check(text);
+    assert_eq!(kind, "unknown");
+    assert_eq!((key.as_str(), line, column), ("tool", 1, 3));
+    assert_eq!(rest, "|agents.list[0].tols (line 1, column 42)");
+}
+
+#[test]
+fn refuses_openclaw_keys_whose_omission_would_change_policy() {
+    let (kind, _, _, key, rest) = check("{ tools: { exec: { mode: 'auto' } } }");
+    assert_eq!((kind, key.as_str()), ("unknown", "tools.exec.mode"));
+    assert!(rest.contains("tools.exec.security"), "{rest}");
+}
+
+#[test]
+fn refuses_allow_and_also_allow_in_one_scope() {
+    let text = "{\n  tools: {\n    byProvider: {\n      openai: { allow: ['read'], alsoAllow: ['exec'] },\n    },\n  },\n}\n";
+    let (kind, line, column, key, message) = check(text);
+    assert_eq!(kind, "invalid");
+    assert_eq!(key, "tools.byProvider.openai.alsoAllow");
+    assert_eq!((line, column), (4, 34));
+    assert!(message.contains("alsoAllow"), "{message}");
+}
+
+#[test]
+fn refuses_duplicate_agent_ids() {
+    let text = "{ agents: { list: [\n  { id: 'main' },\n  { id: 'main' },\n] } }";
+    let (kind, line, column, key, message) = check(text);
+    assert_eq!(kind, "invalid");
+    assert_eq!(key, "agents.list[1].id");
+    assert_eq!((line, column), (3, 5));
+    assert!(message.contains("duplicate agent id"), "{message}");
+}
+
+#[test]
+fn refuses_missing_agent_id() {
+    let (kind, _, _, key, message) = check("{ agents: { list: [ { default: true } ] } }");
+    assert_eq!((kind, key.as_str()), ("invalid", "agents.list[0]"));
+    assert!(message.contains("missing field `id`"), "{message}");
+}
+
+#[test]
+fn refuses_spawn_depth_out_of_range() {
+    let (kind, _, _, key, _) =
+        check("{ agents: { defaults: { subagents: { maxSpawnDepth: 9 } } } }");
+    assert_eq!(
+        (kind, key.as_str()),
+        ("invalid", "agents.defaults.subagents.maxSpawnDepth")
+    );
+}
+
+#[test]
+fn refuses_two_sources_for_one_token() {
+    let text = "{ channels: { telegram: { botToken: 'x', tokenEnv: 'TG' } } }";
+    let (kind, _, _, key, message) = check(text);
+    assert_eq!((kind, key.as_str()), ("invalid", "channels.telegram"));
+    assert_eq!(
+        message,
+        "set only one of `botToken`, `tokenFile` and `tokenEnv`"
+    );
+}
+
+#[test]
+fn refuses_gateway_token_without_source_or_scope() {
+    let (_, _, _, key, message) =
+        check("{ gateway: { auth: { tokens: [ { name: 'ci', scopes: ['agent'] } ] } } }");
+    assert_eq!(key, "gateway.auth.tokens[0]");
+    assert!(message.contains("set one of"), "{message}");
+    let (_, _, _, key, _) =
+        check("{ gateway: { auth: { tokens: [ { name: 'ci', token: 't', scopes: [] } ] } } }");
+    assert_eq!(key, "gateway.auth.tokens[0].scopes");
+    let (kind, _, _, key, _) = check(
+        "{ gateway: { auth: { tokens: [ { name: 'ci', token: 't', scopes: ['root'] } ] } } }",
+    );
+    assert_eq!(
+        (kind, key.as_str()),
+        ("invalid", "gateway.auth.tokens[0].scopes[0]")
+    );
+}
+
+#[test]
+fn error_message_names_file_line_column_and_key() {
+    let err = load_str(
+        "{ tools: { profile: 'everything' } }",
+        Path::new("/etc/gatehouse.json5"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.starts_with("/etc/gatehouse.json5:1:21: `tools.profile`: unknown variant `everything`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn never_prints_an_inline_secret_in_errors() {
+    let text = "{ gateway: { auth: { tokens: [ { name: 'a', token: 'sekrit-value', tokenEnv: 'X', scopes: ['agent'] } ] } } }";
+    let err = load_str(text, Path::new("gh.json5")).unwrap_err();
+    assert!(!format!("{err} {err:?}").contains("sekrit-value"));
+}
+
+#[test]
+fn refuses_sub_agent_lists_inside_an_agent() {
+    let text =
+        "{ agents: { list: [ { id: 'a', tools: { subagents: { tools: { deny: ['x'] } } } } ] } }";
+    let (kind, _, _, key, message) = check(text);
+    assert_eq!(
+        (kind, key.as_str()),
+        ("invalid", "agents.list[0].tools.subagents")
+    );
+    assert!(message.contains("tools.subagents"), "{message}");
+}

@@ -1,0 +1,17 @@
+//! Integration tests of `gatehouse-config`, one binary.
+
+// Helpers outside `#[test]` functions unwrap too: a panic in this binary is a failed assertion.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+// Loading: syntax, type, unknown-key and cross-field errors with file, line, column, key.
+mod errors;
+// Loading well-formed configs: values, OpenClaw keys accepted with warnings.
+mod loading;
+// Secrets: redaction, tokenFile/tokenEnv resolution and permission warnings.
+mod secrets;
+// The `safe-bin-config` cases of tests/conformance/decision-cases.jsonl.
+mod safe_bin_config;
+// Conversion into the policy core's inputs: merge order and config paths.
+mod convert;
+// The repository's config.example.json5 loads cleanly.
+mod example;

@@ -1,0 +1,150 @@
+//! Allowlist entries compiled into one glob set over resolved executable paths.
+
+use std::path::Path;
+
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+use regex::Regex;
+
+use super::policy::AllowlistEntry;
+
+/// Matching follows the filesystem: on Linux `/OPT/rg` and `/opt/rg` are different files, so an
+/// entry for one must not admit the other; on macOS and Windows the filesystem folds case.
+const CASE_INSENSITIVE: bool = cfg!(any(target_os = "macos", target_os = "windows"));
+
+/// The usable entries of an allowlist, ready to match.
+#[derive(Debug)]
+pub(crate) struct CompiledAllowlist {
+    set: GlobSet,
+    /// Per glob in `set`, the entry's optional argument pattern.
+    arg_patterns: Vec<Option<Regex>>,
+    /// Entries that were skipped, with why, for operators.
+    pub(crate) warnings: Vec<String>,
+}
+
+impl CompiledAllowlist {
+    /// Compiles the entries, expanding a leading `~` against `home`. Entries that cannot be
+    /// used are skipped with a warning, never widened.
+    pub(crate) fn new(entries: &[AllowlistEntry], home: Option<&Path>) -> Self {
+        let mut builder = GlobSetBuilder::new();
+        let mut arg_patterns = Vec::new();
+        let mut warnings = Vec::new();
+        for entry in entries {
+            let pattern = entry.pattern.trim();
+            if pattern.is_empty() || pattern.starts_with("=command:") {
+                continue;
+            }
+            let Some(expanded) = expand_home(pattern, home) else {
+                warnings.push(format!(
+                    "allowlist entry `{pattern}` ignored: `~` needs HOME, which is not set"
+                ));
+                continue;
+            };
+            if !expanded.contains('/') {
+                warnings.push(format!(
+                    "allowlist entry `{pattern}` ignored: a bare name would match any program \
+                     of that name; use its absolute path"
+                ));
+                continue;
+            }
+            let glob = match compile_glob(&expanded) {
+                Ok(glob) => glob,
+                Err(error) => {
+                    warnings.push(format!("allowlist entry `{pattern}` ignored: {error}"));
+                    continue;
+                }
+            };
+            let arg_pattern = match entry.arg_pattern.as_deref().map(str::trim) {
+                None | Some("") => None,
+                Some(raw) => match Regex::new(&format!("^(?:{raw})$")) {
+                    Ok(regex) => Some(regex),
+                    Err(error) => {
+                        warnings.push(format!(
+                            "allowlist entry `{pattern}` ignored: bad argPattern: {error}"
+                        ));
+                        continue;
+                    }
+                },
+            };
+            builder.add(glob);
+            arg_patterns.push(arg_pattern);
+        }
+        let set = builder.build().unwrap_or_else(|error| {
+            warnings.push(format!("allowlist ignored: {error}"));
+            GlobSet::empty()
+        });
+        CompiledAllowlist {
+            set,
+            arg_patterns,
+            warnings,
+        }
+    }
+
+    /// Whether some entry matches the resolved path and, if it has one, its argument pattern.
+    pub(crate) fn matches(&self, path: &Path, args: &[String]) -> bool {
+        let joined = args.join(" ");
+        self.set
+            .matches(path)
+            .into_iter()
+            .any(|index| match self.arg_patterns.get(index) {
+                Some(Some(regex)) => regex.is_match(&joined),
+                Some(None) => true,
+                None => false,
+            })
+    }
+}
+
+fn expand_home(pattern: &str, home: Option<&Path>) -> Option<String> {
+    match pattern.strip_prefix('~') {
+        None => Some(pattern.to_owned()),
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+            let home = home?.to_str()?.trim_end_matches('/');
+            Some(format!("{home}{rest}"))
+        }
+        Some(_) => Some(pattern.to_owned()),
+    }
+}
+
+fn compile_glob(pattern: &str) -> Result<Glob, globset::Error> {
+    GlobBuilder::new(pattern)
+        .case_insensitive(CASE_INSENSITIVE)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn allows(patterns: &[&str], path: &str) -> bool {
+        let entries: Vec<AllowlistEntry> =
+            patterns.iter().map(|p| AllowlistEntry::new(*p)).collect();
+        CompiledAllowlist::new(&entries, Some(Path::new("/home/u"))).matches(Path::new(path), &[])
+    }
+
+    #[test]
+    fn single_star_stays_in_one_component() {
+        assert!(allows(&["/usr/bin/*"], "/usr/bin/rg"));
+        assert!(!allows(&["/usr/*"], "/usr/bin/rg"));
+        assert!(allows(&["/usr/**"], "/usr/bin/rg"));
+    }
+
+    #[test]
+    fn expands_home_and_ignores_bare_names() {
+        assert!(allows(&["~/bin/rg"], "/home/u/bin/rg"));
+        assert!(!allows(&["rg"], "/usr/bin/rg"));
+        let compiled = CompiledAllowlist::new(&[AllowlistEntry::new("rg")], None);
+        assert_eq!(compiled.warnings.len(), 1);
+    }
+
+    #[test]
+    fn checks_argument_patterns() {
+        let entry = AllowlistEntry {
+            pattern: "/usr/bin/git".into(),
+            arg_pattern: Some("status( .*)?".into()),
+        };
+        let compiled = CompiledAllowlist::new(&[entry], None);
+        assert!(compiled.matches(Path::new("/usr/bin/git"), &["status".into()]));
+        assert!(!compiled.matches(Path::new("/usr/bin/git"), &["push".into()]));
+    }
+}

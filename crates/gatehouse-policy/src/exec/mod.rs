@@ -1,0 +1,27 @@
+//! Exec security: may this shell command run on this host without a person?
+//!
+//! The pipeline is parse → segment → unwrap → resolve → match, and every stage fails closed:
+//! what it does not understand becomes a refusal that names its [`Rule`].
+
+mod allowlist;
+mod command_text;
+mod evaluate;
+mod evaluation;
+mod inline_eval;
+mod parse;
+mod policy;
+mod request;
+mod resolve;
+mod safe_bins;
+mod segment;
+mod shells;
+mod unwrap;
+
+pub use command_text::{NodeCommandText, display_argv, node_command_text};
+pub use evaluate::evaluate;
+pub use evaluation::{Decision, ExecEvaluation, Reason, Rule, SatisfiedBy, SegmentEvaluation};
+pub use policy::{
+    AllowlistEntry, DEFAULT_SAFE_BIN_TRUSTED_DIRS, DEFAULT_SAFE_BINS, ExecPolicy, SafeBinProfile,
+    SkillBin,
+};
+pub use request::{ExecCommand, ExecRequest};

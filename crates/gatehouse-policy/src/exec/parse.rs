@@ -1,0 +1,592 @@
+//! Shell string → segments, with tree-sitter-bash and an explicit allow-list of node kinds.
+//!
+//! The walker accepts only lists, pipelines and simple commands built from literal words,
+//! quoted strings and (outside command position) parameter expansions. Every other node kind,
+//! every error or missing node and every operator other than `| && || ; &` ends analysis with a
+//! [`Reason`] naming the rule, so a construct the grammar learns tomorrow is refused until it is
+//! listed here.
+
+use std::cell::RefCell;
+
+use tree_sitter::{Node, Parser};
+
+use super::evaluation::{Reason, Rule};
+
+/// Longest command text analyzed; longer commands go to a person instead of the parser.
+pub(crate) const MAX_COMMAND_BYTES: usize = 64 * 1024;
+
+/// Deepest nesting of strings/expansions inside one word that the walker follows.
+const MAX_WORD_DEPTH: usize = 32;
+
+/// One word of a simple command after quote removal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Word {
+    /// The text bash would pass, with parameter expansions left as written (`$HOME`).
+    pub(crate) text: String,
+    /// The word contains a parameter expansion, so its real value is unknown here.
+    pub(crate) has_expansion: bool,
+    /// The word starts with an unquoted `~`, which bash expands to `HOME`.
+    pub(crate) tilde: bool,
+    /// An unquoted part holds `*`, `?` or `[`, so bash may turn it into file names.
+    pub(crate) glob: bool,
+}
+
+impl Word {
+    /// A word from a direct argv: no shell will expand it, but `~` keeps its meaning for
+    /// resolution because node hosts expand it.
+    pub(crate) fn literal(text: &str) -> Self {
+        Word {
+            text: text.to_owned(),
+            has_expansion: false,
+            tilde: text.starts_with('~'),
+            glob: false,
+        }
+    }
+}
+
+/// One simple command of a chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ParsedSegment {
+    /// Leading `NAME=value` assignments, as written.
+    pub(crate) assignments: Vec<String>,
+    /// The command words, program first.
+    pub(crate) words: Vec<Word>,
+}
+
+thread_local! {
+    /// A parser per thread: building one costs more than parsing a short command.
+    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+}
+
+/// Parses a shell string into its segments, or the reason it cannot be analyzed.
+pub(crate) fn parse_shell(source: &str) -> Result<Vec<ParsedSegment>, Reason> {
+    precheck(source)?;
+    let tree = PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            let mut parser = Parser::new();
+            parser
+                .set_language(&tree_sitter_bash::LANGUAGE.into())
+                .ok()?;
+            *slot = Some(parser);
+        }
+        slot.as_mut()?.parse(source, None)
+    });
+    let tree = tree.ok_or_else(|| Reason::new(Rule::SyntaxError, "the bash parser gave up"))?;
+    let root = tree.root_node();
+    let segments = walk_statements(root, source)?;
+    if root.has_error() {
+        return Err(Reason::new(
+            Rule::SyntaxError,
+            "the command does not parse as bash",
+        ));
+    }
+    if segments.is_empty() {
+        return Err(Reason::new(Rule::EmptyCommand, "no command to run"));
+    }
+    Ok(segments)
+}
+
+/// Refusals decided on the raw text, before the grammar sees it.
+fn precheck(source: &str) -> Result<(), Reason> {
+    if source.trim().is_empty() {
+        return Err(Reason::new(Rule::EmptyCommand, "the command is empty"));
+    }
+    if source.len() > MAX_COMMAND_BYTES {
+        return Err(Reason::new(
+            Rule::TooLong,
+            format!("the command is longer than {MAX_COMMAND_BYTES} bytes"),
+        ));
+    }
+    if source.contains('\0') {
+        return Err(Reason::new(
+            Rule::UnsupportedSyntax,
+            "the command contains a NUL byte",
+        ));
+    }
+    // A backslash-newline joins lines before bash tokenizes, even inside some quotes and in
+    // here-documents, so the text the grammar sees is not the text bash runs.
+    if source.contains("\\\n") || source.contains("\\\r\n") {
+        return Err(Reason::new(
+            Rule::LineContinuation,
+            "a backslash-newline joins lines, so the command bash runs differs from the text",
+        ));
+    }
+    Ok(())
+}
+
+/// Walks lists and pipelines iteratively (a long `a && b && …` chain nests deeply) and collects
+/// the simple commands in source order.
+fn walk_statements(root: Node<'_>, source: &str) -> Result<Vec<ParsedSegment>, Reason> {
+    let mut segments = Vec::new();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if node.is_error() || node.is_missing() {
+            return Err(syntax_error(node, source));
+        }
+        if !node.is_named() {
+            check_operator(node)?;
+            continue;
+        }
+        match node.kind() {
+            "program" | "list" | "pipeline" => {
+                let mut cursor = node.walk();
+                let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+                stack.extend(children.into_iter().rev());
+            }
+            "comment" => {}
+            "command" => segments.push(parse_command(node, source)?),
+            _ => return Err(refuse_node(node, source)),
+        }
+    }
+    Ok(segments)
+}
+
+/// The operators that separate segments; anything else between statements is refused.
+fn check_operator(node: Node<'_>) -> Result<(), Reason> {
+    match node.kind() {
+        "|" | "&&" | "||" | ";" | "&" | "\n" => Ok(()),
+        "|&" => Err(Reason::new(
+            Rule::UnsupportedOperator,
+            "`|&` also pipes stderr; use `2>&1 |` explicitly (which is itself refused)",
+        )),
+        other => Err(Reason::new(
+            Rule::UnsupportedOperator,
+            format!("operator `{other}` is not supported"),
+        )),
+    }
+}
+
+fn parse_command(node: Node<'_>, source: &str) -> Result<ParsedSegment, Reason> {
+    let mut segment = ParsedSegment {
+        assignments: Vec::new(),
+        words: Vec::new(),
+    };
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        if child.is_error() || child.is_missing() {
+            return Err(syntax_error(child, source));
+        }
+        match child.kind() {
+            "variable_assignment" => {
+                check_subtree(child, source)?;
+                segment.assignments.push(text(child, source).to_owned());
+            }
+            "command_name" => {
+                let mut inner = child.walk();
+                let mut word = None;
+                for part in child.named_children(&mut inner) {
+                    word = Some(parse_word(part, source, 0)?);
+                }
+                let word = word.ok_or_else(|| syntax_error(child, source))?;
+                check_command_position(&word)?;
+                segment.words.push(word);
+            }
+            "word"
+            | "string"
+            | "raw_string"
+            | "concatenation"
+            | "number"
+            | "simple_expansion"
+            | "expansion"
+            | "ansi_c_string"
+            | "translated_string"
+            | "command_substitution"
+            | "process_substitution"
+            | "arithmetic_expansion"
+            | "brace_expression" => {
+                segment.words.push(parse_word(child, source, 0)?);
+            }
+            "comment" => {}
+            _ if !child.is_named() => {
+                return Err(Reason::new(
+                    Rule::UnsupportedSyntax,
+                    format!("unexpected `{}` in a command", child.kind()),
+                ));
+            }
+            _ => return Err(refuse_node(child, source)),
+        }
+    }
+    if segment.words.is_empty() {
+        return Err(Reason::new(
+            Rule::EnvAssignment,
+            "a bare assignment changes the environment of later commands",
+        ));
+    }
+    Ok(segment)
+}
+
+/// A program name must be known before it runs: no expansion, no globbing.
+fn check_command_position(word: &Word) -> Result<(), Reason> {
+    if word.has_expansion {
+        return Err(Reason::new(
+            Rule::ParameterExpansion,
+            format!(
+                "`{}` in command position expands to an unknown program",
+                word.text
+            ),
+        ));
+    }
+    if word.glob {
+        return Err(Reason::new(
+            Rule::UnsupportedSyntax,
+            format!("glob `{}` in command position", word.text),
+        ));
+    }
+    Ok(())
+}
+
+/// Builds one word from a word-like node, refusing substitutions anywhere inside it.
+fn parse_word(node: Node<'_>, source: &str, depth: usize) -> Result<Word, Reason> {
+    let mut word = Word {
+        text: String::new(),
+        has_expansion: false,
+        tilde: false,
+        glob: false,
+    };
+    let mut unquoted = String::new();
+    append_word(node, source, depth, &mut word, &mut unquoted)?;
+    check_brace_expansion(&unquoted)?;
+    word.glob = unquoted.contains(['*', '?', '[']);
+    Ok(word)
+}
+
+fn append_word(
+    node: Node<'_>,
+    source: &str,
+    depth: usize,
+    word: &mut Word,
+    unquoted: &mut String,
+) -> Result<(), Reason> {
+    if depth > MAX_WORD_DEPTH {
+        return Err(Reason::new(
+            Rule::TooDeep,
+            "a word nests deeper than the analyzer follows",
+        ));
+    }
+    if node.is_error() || node.is_missing() {
+        return Err(syntax_error(node, source));
+    }
+    let raw = text(node, source);
+    match node.kind() {
+        "word" | "number" => {
+            scan_literal(raw, word)?;
+            if word.text.is_empty() && unquoted.is_empty() && raw.starts_with('~') {
+                word.tilde = true;
+            }
+            unquoted.push_str(raw);
+            word.text.push_str(&unescape_unquoted(raw));
+        }
+        "raw_string" => {
+            let inner = raw.strip_prefix('\'').and_then(|r| r.strip_suffix('\''));
+            let inner = inner.ok_or_else(|| syntax_error(node, source))?;
+            word.text.push_str(inner);
+        }
+        "string" => {
+            let mut cursor = node.walk();
+            for child in node.children(&mut cursor) {
+                match child.kind() {
+                    "\"" => {}
+                    "string_content" => {
+                        let content = text(child, source);
+                        scan_literal(content, word)?;
+                        word.text.push_str(&unescape_double_quoted(content));
+                    }
+                    "simple_expansion"
+                    | "expansion"
+                    | "command_substitution"
+                    | "arithmetic_expansion"
+                    | "process_substitution" => {
+                        append_word(child, source, depth + 1, word, unquoted)?;
+                    }
+                    _ => return Err(refuse_node(child, source)),
+                }
+            }
+        }
+        "concatenation" => {
+            let mut cursor = node.walk();
+            for child in node.children(&mut cursor) {
+                append_word(child, source, depth + 1, word, unquoted)?;
+            }
+        }
+        "simple_expansion" | "expansion" => {
+            check_subtree(node, source)?;
+            word.has_expansion = true;
+            unquoted.push_str(raw);
+            word.text.push_str(raw);
+        }
+        "ansi_c_string" => {
+            return Err(Reason::new(
+                Rule::UnsupportedSyntax,
+                format!("ANSI-C quoting `{raw}` can hide any character"),
+            ));
+        }
+        "translated_string" => {
+            return Err(Reason::new(
+                Rule::UnsupportedSyntax,
+                "locale-translated strings `$\"…\"` are not analyzed",
+            ));
+        }
+        _ => return Err(refuse_node(node, source)),
+    }
+    Ok(())
+}
+
+/// Literal text the grammar did not split further may still hide backticks or `$[…]`; a `$`
+/// marks the word as expanded (conservatively, even when escaped).
+fn scan_literal(raw: &str, word: &mut Word) -> Result<(), Reason> {
+    if raw.contains('`') {
+        return Err(Reason::new(
+            Rule::CommandSubstitution,
+            "backticks run a command",
+        ));
+    }
+    if raw.contains("$[") {
+        return Err(Reason::new(
+            Rule::Arithmetic,
+            "`$[…]` is arithmetic expansion",
+        ));
+    }
+    if raw.contains('$') {
+        word.has_expansion = true;
+    }
+    Ok(())
+}
+
+/// Refuses substitutions and unknown constructs anywhere under a node whose own text is kept
+/// verbatim (assignments, `${…}` expansions).
+fn check_subtree(node: Node<'_>, source: &str) -> Result<(), Reason> {
+    let mut stack = vec![node];
+    while let Some(current) = stack.pop() {
+        if current.is_error() || current.is_missing() {
+            return Err(syntax_error(current, source));
+        }
+        match current.kind() {
+            "command_substitution"
+            | "process_substitution"
+            | "arithmetic_expansion"
+            | "ansi_c_string"
+            | "translated_string"
+            | "array"
+            | "subshell"
+            | "heredoc_redirect"
+            | "file_redirect"
+            | "herestring_redirect" => return Err(refuse_node(current, source)),
+            _ => {}
+        }
+        if current.kind() == "word" && text(current, source).contains('`') {
+            return Err(Reason::new(
+                Rule::CommandSubstitution,
+                "backticks run a command",
+            ));
+        }
+        let mut cursor = current.walk();
+        stack.extend(current.children(&mut cursor));
+    }
+    Ok(())
+}
+
+/// `{a,b}` and `{1..3}` become several words in bash; the analyzer would see one.
+fn check_brace_expansion(unquoted: &str) -> Result<(), Reason> {
+    let Some(open) = unquoted.find('{') else {
+        return Ok(());
+    };
+    let rest = &unquoted[open + 1..];
+    let Some(close) = rest.rfind('}') else {
+        return Ok(());
+    };
+    let inner = &rest[..close];
+    if inner.contains(',') || inner.contains("..") {
+        return Err(Reason::new(
+            Rule::UnsupportedSyntax,
+            format!("brace expansion `{unquoted}` turns one word into several"),
+        ));
+    }
+    Ok(())
+}
+
+/// Maps a refused node kind to the rule that refuses it.
+fn refuse_node(node: Node<'_>, source: &str) -> Reason {
+    let snippet = snippet(node, source);
+    let kind = match node.kind() {
+        "redirected_statement" if has_heredoc(node) => "heredoc_redirect",
+        other => other,
+    };
+    let (rule, what) = match kind {
+        "redirected_statement" | "file_redirect" | "file_descriptor" => {
+            (Rule::Redirection, "redirection")
+        }
+        "heredoc_redirect"
+        | "heredoc_body"
+        | "heredoc_start"
+        | "heredoc_end"
+        | "herestring_redirect" => (Rule::Heredoc, "here-document or here-string"),
+        "command_substitution" => (Rule::CommandSubstitution, "command substitution"),
+        "process_substitution" => (Rule::ProcessSubstitution, "process substitution"),
+        "arithmetic_expansion" => (Rule::Arithmetic, "arithmetic expansion"),
+        "subshell" => (Rule::Subshell, "subshell"),
+        "compound_statement" if snippet.starts_with("((") => {
+            (Rule::Arithmetic, "arithmetic command")
+        }
+        "compound_statement" => (Rule::BraceGroup, "brace group"),
+        "function_definition" => (Rule::FunctionDefinition, "function definition"),
+        "if_statement"
+        | "for_statement"
+        | "c_style_for_statement"
+        | "while_statement"
+        | "case_statement"
+        | "test_command"
+        | "do_group"
+        | "negated_command" => (Rule::ControlFlow, "control flow"),
+        "variable_assignment"
+        | "variable_assignments"
+        | "declaration_command"
+        | "unset_command" => (Rule::EnvAssignment, "assignment to the shell environment"),
+        "ERROR" => (Rule::SyntaxError, "syntax error"),
+        _ => (Rule::UnsupportedSyntax, "unsupported syntax"),
+    };
+    if matches!(node.kind(), "ERROR") || rule != Rule::UnsupportedSyntax {
+        Reason::new(rule, format!("{what} `{snippet}`"))
+    } else {
+        Reason::new(rule, format!("{what} ({}) `{snippet}`", node.kind()))
+    }
+}
+
+fn has_heredoc(node: Node<'_>) -> bool {
+    let mut cursor = node.walk();
+    node.children(&mut cursor)
+        .any(|child| matches!(child.kind(), "heredoc_redirect" | "herestring_redirect"))
+}
+
+fn syntax_error(node: Node<'_>, source: &str) -> Reason {
+    if node.is_missing() {
+        Reason::new(
+            Rule::SyntaxError,
+            format!("missing `{}` near byte {}", node.kind(), node.start_byte()),
+        )
+    } else {
+        Reason::new(
+            Rule::SyntaxError,
+            format!("cannot parse `{}`", snippet(node, source)),
+        )
+    }
+}
+
+fn text<'s>(node: Node<'_>, source: &'s str) -> &'s str {
+    source.get(node.byte_range()).unwrap_or("")
+}
+
+/// A short excerpt for reasons: the first line, at most 60 characters.
+fn snippet(node: Node<'_>, source: &str) -> String {
+    let raw = text(node, source);
+    let line = raw.lines().next().unwrap_or("");
+    let mut short: String = line.chars().take(60).collect();
+    if short.len() < raw.len() {
+        short.push('…');
+    }
+    short
+}
+
+/// Outside quotes a backslash keeps the next character literally.
+fn unescape_unquoted(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(next) = chars.next() {
+                out.push(next);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Inside double quotes a backslash escapes only `$`, `` ` ``, `"` and `\`.
+fn unescape_double_quoted(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.peek() {
+                Some(&next) if matches!(next, '$' | '`' | '"' | '\\') => {
+                    out.push(next);
+                    chars.next();
+                }
+                _ => out.push(c),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(source: &str) -> Vec<Vec<String>> {
+        parse_shell(source)
+            .unwrap()
+            .into_iter()
+            .map(|s| s.words.into_iter().map(|w| w.text).collect())
+            .collect()
+    }
+
+    fn rule(source: &str) -> Rule {
+        parse_shell(source).unwrap_err().rule
+    }
+
+    #[test]
+    fn splits_chains_into_segments() {
+        assert_eq!(
+            words("ls -la && rm -rf / | head; echo a & b\nc"),
+            vec![
+                vec!["ls", "-la"],
+                vec!["rm", "-rf", "/"],
+                vec!["head"],
+                vec!["echo", "a"],
+                vec!["b"],
+                vec!["c"],
+            ]
+        );
+    }
+
+    #[test]
+    fn removes_quotes() {
+        assert_eq!(
+            words(r#"echo "a\"b" 'c'"d" foo\ bar "x && y""#),
+            vec![vec!["echo", "a\"b", "cd", "foo bar", "x && y"]]
+        );
+    }
+
+    #[test]
+    fn denies_constructs_with_their_rule() {
+        assert_eq!(rule("ls > x"), Rule::Redirection);
+        assert_eq!(rule("cat <<EOF\nx\nEOF"), Rule::Heredoc);
+        assert_eq!(rule("echo $(id)"), Rule::CommandSubstitution);
+        assert_eq!(rule("echo \"`id`\""), Rule::CommandSubstitution);
+        assert_eq!(rule("(ls)"), Rule::Subshell);
+        assert_eq!(rule("{ ls; }"), Rule::BraceGroup);
+        assert_eq!(rule("((x=1))"), Rule::Arithmetic);
+        assert_eq!(rule("echo a |& cat"), Rule::UnsupportedOperator);
+        assert_eq!(rule("ls |"), Rule::SyntaxError);
+        assert_eq!(rule("$X -l"), Rule::ParameterExpansion);
+        assert_eq!(rule("echo {a,b}"), Rule::UnsupportedSyntax);
+    }
+
+    #[test]
+    fn keeps_expansions_in_arguments_as_written() {
+        let segments = parse_shell("echo $HOME").unwrap();
+        assert!(segments[0].words[1].has_expansion);
+        assert_eq!(segments[0].words[1].text, "$HOME");
+    }
+
+    #[test]
+    fn survives_long_chains_without_recursion() {
+        let chain = vec!["true"; 5000].join(" && ");
+        assert_eq!(parse_shell(&chain).unwrap().len(), 5000);
+    }
+}

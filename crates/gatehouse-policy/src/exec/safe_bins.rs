@@ -1,0 +1,708 @@
+//! Safe bins: stdin-only filters that run without an allowlist entry, within a strict profile.
+//!
+//! A profile lists what is allowed; every other flag, every abbreviation that is not an
+//! unambiguous prefix of a known option, every path-like or glob operand and every `$` is
+//! refused. Only a binary whose real directory is trusted qualifies, so an agent cannot drop
+//! its own `head` into a directory on `PATH`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::evaluation::{Reason, Rule};
+use super::inline_eval::is_interpreter_like;
+use super::policy::{DEFAULT_SAFE_BIN_TRUSTED_DIRS, SafeBinProfile};
+
+/// A profile with the boolean flags the built-in tools accept, which config profiles cannot
+/// express.
+#[derive(Debug, Clone, Default)]
+struct Profile {
+    min_positional: usize,
+    max_positional: Option<usize>,
+    value_flags: Vec<String>,
+    /// `jq --arg NAME VALUE` style flags taking two values.
+    pair_flags: Vec<String>,
+    bool_flags: Vec<String>,
+    denied_flags: Vec<String>,
+    /// `head -5` is `head -n 5`.
+    numeric_shorthand: bool,
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
+}
+
+/// The boolean flags `head` and `tail` share.
+const HEAD_TAIL_FLAGS: &[&str] = &[
+    "-q",
+    "-v",
+    "-z",
+    "--quiet",
+    "--silent",
+    "--verbose",
+    "--zero-terminated",
+];
+
+/// The built-in profile of a safe bin, if Gatehouse ships one.
+fn builtin_profile(name: &str) -> Option<Profile> {
+    let profile = match name {
+        "jq" => Profile {
+            max_positional: Some(1),
+            value_flags: strings(&["--indent"]),
+            pair_flags: strings(&["--arg", "--argjson"]),
+            bool_flags: strings(&[
+                "-n",
+                "-r",
+                "-j",
+                "-a",
+                "-s",
+                "-c",
+                "-e",
+                "-S",
+                "-C",
+                "-M",
+                "-R",
+                "--null-input",
+                "--raw-input",
+                "--raw-output",
+                "--join-output",
+                "--ascii-output",
+                "--slurp",
+                "--compact-output",
+                "--exit-status",
+                "--sort-keys",
+                "--color-output",
+                "--monochrome-output",
+                "--tab",
+                "--seq",
+                "--stream",
+            ]),
+            denied_flags: strings(&[
+                "--argfile",
+                "--rawfile",
+                "--slurpfile",
+                "--from-file",
+                "--library-path",
+                "-L",
+                "-f",
+                "--args",
+                "--jsonargs",
+            ]),
+            ..Profile::default()
+        },
+        "grep" => Profile {
+            max_positional: Some(0),
+            value_flags: strings(&[
+                "--regexp",
+                "--max-count",
+                "--after-context",
+                "--before-context",
+                "--context",
+                "--binary-files",
+                "--label",
+                "-e",
+                "-m",
+                "-A",
+                "-B",
+                "-C",
+            ]),
+            bool_flags: strings(&[
+                "-i",
+                "-v",
+                "-c",
+                "-n",
+                "-o",
+                "-q",
+                "-s",
+                "-w",
+                "-x",
+                "-E",
+                "-F",
+                "-G",
+                "-P",
+                "-h",
+                "-H",
+                "-a",
+                "-b",
+                "-z",
+                "-Z",
+                "-y",
+                "--ignore-case",
+                "--no-ignore-case",
+                "--invert-match",
+                "--count",
+                "--line-number",
+                "--only-matching",
+                "--quiet",
+                "--silent",
+                "--word-regexp",
+                "--line-regexp",
+                "--extended-regexp",
+                "--fixed-strings",
+                "--basic-regexp",
+                "--perl-regexp",
+                "--no-filename",
+                "--with-filename",
+                "--text",
+                "--byte-offset",
+                "--null-data",
+                "--null",
+                "--no-messages",
+                "--line-buffered",
+            ]),
+            denied_flags: strings(&[
+                "--file",
+                "--exclude-from",
+                "--exclude",
+                "--include",
+                "--exclude-dir",
+                "--dereference-recursive",
+                "--directories",
+                "--devices",
+                "--recursive",
+                "--files-with-matches",
+                "--files-without-match",
+                "-f",
+                "-d",
+                "-D",
+                "-r",
+                "-R",
+                "-l",
+                "-L",
+            ]),
+            ..Profile::default()
+        },
+        "cut" => Profile {
+            max_positional: Some(0),
+            value_flags: strings(&[
+                "--bytes",
+                "--characters",
+                "--fields",
+                "--delimiter",
+                "--output-delimiter",
+                "-b",
+                "-c",
+                "-f",
+                "-d",
+            ]),
+            bool_flags: strings(&[
+                "-s",
+                "-n",
+                "-z",
+                "--only-delimited",
+                "--complement",
+                "--zero-terminated",
+            ]),
+            ..Profile::default()
+        },
+        "sort" => Profile {
+            max_positional: Some(0),
+            value_flags: strings(&[
+                "--key",
+                "--field-separator",
+                "--buffer-size",
+                "--parallel",
+                "--batch-size",
+                "-k",
+                "-t",
+                "-S",
+            ]),
+            bool_flags: strings(&[
+                "-b",
+                "-d",
+                "-f",
+                "-g",
+                "-h",
+                "-i",
+                "-M",
+                "-n",
+                "-R",
+                "-r",
+                "-V",
+                "-c",
+                "-C",
+                "-s",
+                "-u",
+                "-z",
+                "--ignore-leading-blanks",
+                "--dictionary-order",
+                "--ignore-case",
+                "--general-numeric-sort",
+                "--human-numeric-sort",
+                "--ignore-nonprinting",
+                "--month-sort",
+                "--numeric-sort",
+                "--random-sort",
+                "--reverse",
+                "--version-sort",
+                "--stable",
+                "--unique",
+                "--zero-terminated",
+            ]),
+            denied_flags: strings(&[
+                "--compress-program",
+                "--files0-from",
+                "--output",
+                "--random-source",
+                "--temporary-directory",
+                "-T",
+                "-o",
+            ]),
+            ..Profile::default()
+        },
+        "uniq" => Profile {
+            max_positional: Some(0),
+            value_flags: strings(&[
+                "--skip-fields",
+                "--skip-chars",
+                "--check-chars",
+                "-f",
+                "-s",
+                "-w",
+            ]),
+            bool_flags: strings(&[
+                "-c",
+                "-d",
+                "-D",
+                "-u",
+                "-i",
+                "-z",
+                "--count",
+                "--repeated",
+                "--unique",
+                "--ignore-case",
+                "--zero-terminated",
+            ]),
+            ..Profile::default()
+        },
+        "head" => Profile {
+            max_positional: Some(0),
+            value_flags: strings(&["--lines", "--bytes", "-n", "-c"]),
+            bool_flags: strings(HEAD_TAIL_FLAGS),
+            numeric_shorthand: true,
+            ..Profile::default()
+        },
+        "tail" => Profile {
+            max_positional: Some(0),
+            value_flags: strings(&["--lines", "--bytes", "-n", "-c"]),
+            bool_flags: strings(HEAD_TAIL_FLAGS),
+            denied_flags: strings(&["-f", "-F", "--follow", "--retry", "--pid"]),
+            numeric_shorthand: true,
+            ..Profile::default()
+        },
+        "tr" => Profile {
+            min_positional: 1,
+            max_positional: Some(2),
+            bool_flags: strings(&[
+                "-c",
+                "-C",
+                "-d",
+                "-s",
+                "-t",
+                "--complement",
+                "--delete",
+                "--squeeze-repeats",
+                "--truncate-set1",
+            ]),
+            ..Profile::default()
+        },
+        "wc" => Profile {
+            max_positional: Some(0),
+            bool_flags: strings(&[
+                "-c",
+                "-m",
+                "-l",
+                "-L",
+                "-w",
+                "--bytes",
+                "--chars",
+                "--lines",
+                "--max-line-length",
+                "--words",
+            ]),
+            denied_flags: strings(&["--files0-from"]),
+            ..Profile::default()
+        },
+        _ => return None,
+    };
+    Some(profile)
+}
+
+/// A config profile replaces the built-in one for that name, keeping only what it states.
+fn from_config(config: &SafeBinProfile) -> Profile {
+    let clean = |flags: &[String]| -> Vec<String> {
+        flags
+            .iter()
+            .map(|flag| flag.trim().to_owned())
+            .filter(|flag| !flag.is_empty())
+            .collect()
+    };
+    Profile {
+        min_positional: config.min_positional.unwrap_or(0),
+        max_positional: config.max_positional,
+        value_flags: clean(&config.allowed_value_flags),
+        denied_flags: clean(&config.denied_flags),
+        ..Profile::default()
+    }
+}
+
+/// The safe-bin half of an [`super::ExecPolicy`], prepared once per evaluation.
+#[derive(Debug)]
+pub(crate) struct SafeBins<'p> {
+    names: &'p [String],
+    profiles: &'p BTreeMap<String, SafeBinProfile>,
+    trusted_dirs: Vec<PathBuf>,
+}
+
+impl<'p> SafeBins<'p> {
+    pub(crate) fn new(
+        names: &'p [String],
+        profiles: &'p BTreeMap<String, SafeBinProfile>,
+        extra_trusted: &[PathBuf],
+    ) -> Self {
+        let mut trusted_dirs: Vec<PathBuf> = DEFAULT_SAFE_BIN_TRUSTED_DIRS
+            .iter()
+            .map(PathBuf::from)
+            .chain(extra_trusted.iter().cloned())
+            .collect();
+        // A trusted directory that is itself a symlink (`/bin` → `/usr/bin`) is trusted by
+        // its real location too; a symlinked *binary* is judged by where it really lives.
+        let real: Vec<PathBuf> = trusted_dirs
+            .iter()
+            .filter_map(|dir| std::fs::canonicalize(dir).ok())
+            .collect();
+        trusted_dirs.extend(real);
+        SafeBins {
+            names,
+            profiles,
+            trusted_dirs,
+        }
+    }
+
+    /// Whether `name` is configured as a safe bin at all.
+    pub(crate) fn is_listed(&self, name: &str) -> bool {
+        self.names
+            .iter()
+            .any(|listed| listed.trim().eq_ignore_ascii_case(name))
+    }
+
+    /// Checks a call of a listed safe bin: trusted location, profile, operands.
+    /// `globbed` says an argument holds an unquoted glob the shell would expand into file
+    /// names.
+    pub(crate) fn check(
+        &self,
+        name: &str,
+        resolved: &Path,
+        args: &[String],
+        globbed: bool,
+    ) -> Result<(), Reason> {
+        let refuse = |detail: String| Err(Reason::new(Rule::SafeBinRefused, detail));
+        if is_interpreter_like(name) {
+            return refuse(format!(
+                "`{name}` can run code, so it can never be a safe bin"
+            ));
+        }
+        let trusted = resolved
+            .parent()
+            .is_some_and(|dir| self.trusted_dirs.iter().any(|t| t == dir));
+        if !trusted {
+            return refuse(format!(
+                "`{}` is not in a trusted safe-bin directory (/bin, /usr/bin or safeBinTrustedDirs)",
+                resolved.display()
+            ));
+        }
+        let configured = self
+            .profiles
+            .iter()
+            .find(|(key, _)| key.trim().eq_ignore_ascii_case(name))
+            .map(|(_, profile)| from_config(profile));
+        let Some(profile) = configured.or_else(|| builtin_profile(name)) else {
+            return refuse(format!(
+                "`{name}` has no safe-bin profile; add one to safeBinProfiles"
+            ));
+        };
+        if globbed {
+            return refuse(format!(
+                "`{name}`: an unquoted glob would expand into file names"
+            ));
+        }
+        if let Some(arg) = args.iter().find(|arg| arg.contains('$')) {
+            return Err(Reason::new(
+                Rule::ParameterExpansion,
+                format!("`{arg}`: expansions are refused in safe-bin arguments"),
+            ));
+        }
+        let positionals = validate_args(&profile, args)
+            .map_err(|detail| Reason::new(Rule::SafeBinRefused, format!("`{name}`: {detail}")))?;
+        if let (true, Some(filter)) = (name == "jq", positionals.first()) {
+            check_jq_filter(filter)?;
+        }
+        Ok(())
+    }
+}
+
+/// Walks the arguments against a profile and returns the positional operands.
+fn validate_args<'a>(profile: &Profile, args: &'a [String]) -> Result<Vec<&'a str>, String> {
+    let mut positionals = Vec::new();
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        let arg = arg.as_str();
+        i += 1;
+        if arg.is_empty() || arg == "-" {
+            continue;
+        }
+        if arg == "--" {
+            for rest in &args[i..] {
+                if !rest.is_empty() && rest != "-" {
+                    check_operand(rest)?;
+                    positionals.push(rest.as_str());
+                }
+            }
+            break;
+        }
+        if let Some(long) = arg.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((name, value)) => (name, Some(value)),
+                None => (long, None),
+            };
+            let flag = canonical_long(profile, &format!("--{name}"))?;
+            i = consume_value(profile, &flag, inline, args, i)?;
+            continue;
+        }
+        if let Some(cluster) = arg.strip_prefix('-') {
+            if profile.numeric_shorthand && cluster.chars().all(|c| c.is_ascii_digit()) {
+                continue;
+            }
+            i = consume_cluster(profile, cluster, args, i)?;
+            continue;
+        }
+        check_operand(arg)?;
+        positionals.push(arg);
+    }
+    if positionals.len() < profile.min_positional {
+        return Err(format!(
+            "needs at least {} operand(s)",
+            profile.min_positional
+        ));
+    }
+    if let Some(max) = profile
+        .max_positional
+        .filter(|max| positionals.len() > *max)
+    {
+        return Err(format!(
+            "at most {max} operand(s) allowed (safe bins read stdin, not files)"
+        ));
+    }
+    Ok(positionals)
+}
+
+/// Resolves a long option the way GNU getopt does: exact, or an unambiguous prefix of one
+/// known option. Unknown and ambiguous options fail closed.
+fn canonical_long(profile: &Profile, flag: &str) -> Result<String, String> {
+    let known = profile
+        .value_flags
+        .iter()
+        .chain(&profile.pair_flags)
+        .chain(&profile.bool_flags)
+        .chain(&profile.denied_flags)
+        .filter(|known| known.starts_with("--"));
+    let mut matches: Vec<&String> = Vec::new();
+    for candidate in known {
+        if candidate == flag {
+            matches = vec![candidate];
+            break;
+        }
+        if candidate.starts_with(flag) && !matches.contains(&candidate) {
+            matches.push(candidate);
+        }
+    }
+    match matches.as_slice() {
+        [only] if profile.denied_flags.contains(only) => Err(format!("`{flag}` is refused")),
+        [only] => Ok((*only).clone()),
+        [] => Err(format!("unknown option `{flag}`")),
+        _ => Err(format!("ambiguous option `{flag}`")),
+    }
+}
+
+fn consume_value(
+    profile: &Profile,
+    flag: &str,
+    inline: Option<&str>,
+    args: &[String],
+    next: usize,
+) -> Result<usize, String> {
+    if profile.pair_flags.iter().any(|f| f == flag) {
+        if inline.is_some() {
+            return Err(format!("`{flag}` takes two separate values"));
+        }
+        for offset in 0..2 {
+            let value = args
+                .get(next + offset)
+                .ok_or(format!("`{flag}` needs two values"))?;
+            check_value(value)?;
+        }
+        return Ok(next + 2);
+    }
+    if profile.value_flags.iter().any(|f| f == flag) {
+        return match inline {
+            Some(value) => check_value(value).map(|()| next),
+            None => {
+                let value = args.get(next).ok_or(format!("`{flag}` needs a value"))?;
+                check_value(value).map(|()| next + 1)
+            }
+        };
+    }
+    match inline {
+        Some(_) => Err(format!("`{flag}` does not take a value")),
+        None => Ok(next),
+    }
+}
+
+fn consume_cluster(
+    profile: &Profile,
+    cluster: &str,
+    args: &[String],
+    next: usize,
+) -> Result<usize, String> {
+    for (offset, c) in cluster.char_indices() {
+        let flag = format!("-{c}");
+        if profile.denied_flags.contains(&flag) {
+            return Err(format!("`{flag}` is refused"));
+        }
+        if profile.value_flags.contains(&flag) {
+            let rest = &cluster[offset + c.len_utf8()..];
+            if !rest.is_empty() {
+                check_value(rest)?;
+                return Ok(next);
+            }
+            let value = args.get(next).ok_or(format!("`{flag}` needs a value"))?;
+            check_value(value)?;
+            return Ok(next + 1);
+        }
+        if !profile.bool_flags.contains(&flag) {
+            return Err(format!("unknown option `{flag}`"));
+        }
+    }
+    Ok(next)
+}
+
+/// Option values must be plain literals: no globs, nothing that looks like a path.
+fn check_value(value: &str) -> Result<(), String> {
+    if value.is_empty() {
+        return Err("empty option value".to_owned());
+    }
+    check_literal(value)
+}
+
+/// Operands of a stdin-only filter: `-` is stdin, anything path-like would be a file.
+fn check_operand(value: &str) -> Result<(), String> {
+    check_literal(value)
+}
+
+fn check_literal(value: &str) -> Result<(), String> {
+    if value == "-" {
+        return Ok(());
+    }
+    let path_like = value.starts_with('/')
+        || value.starts_with("./")
+        || value.starts_with("../")
+        || value.starts_with('~');
+    if path_like {
+        return Err(format!("`{value}` looks like a file path"));
+    }
+    Ok(())
+}
+
+/// jq filters that read the environment or files are refused; `.env` (a field) is fine.
+fn check_jq_filter(filter: &str) -> Result<(), Reason> {
+    const READERS: &[&str] = &[
+        "env",
+        "$ENV",
+        "input",
+        "inputs",
+        "input_filename",
+        "include",
+        "import",
+        "$__loc__",
+        "$__prog_args",
+        "getpath_env",
+        "debug",
+        "stderr",
+        "input_line_number",
+        "halt_error",
+    ];
+    let bytes = filter.as_bytes();
+    let mut start = None;
+    for (i, &b) in bytes.iter().chain(std::iter::once(&b' ')).enumerate() {
+        let ident = b.is_ascii_alphanumeric() || b == b'_' || b == b'$';
+        match (start, ident) {
+            (None, true) => start = Some(i),
+            (Some(s), false) => {
+                let token = &filter[s..i];
+                let is_field = s > 0 && bytes[s - 1] == b'.';
+                if !is_field && READERS.contains(&token) {
+                    return Err(Reason::new(
+                        Rule::SafeBinRefused,
+                        format!("jq filter uses `{token}`, which reads the environment or files"),
+                    ));
+                }
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(name: &str, args: &[&str]) -> bool {
+        let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        let names = vec![name.to_owned()];
+        let profiles = BTreeMap::new();
+        let bins = SafeBins::new(&names, &profiles, &[]);
+        bins.check(name, Path::new("/usr/bin/x"), &args, false)
+            .is_ok()
+    }
+
+    #[test]
+    fn allows_calls_within_profiles() {
+        assert!(ok("head", &["-n", "5"]));
+        assert!(ok("head", &["-5"]));
+        assert!(ok("head", &["-qn5"]));
+        assert!(ok("sort", &["--ke=1,1", "-rn"]));
+        assert!(ok("grep", &["-i", "-e", "needle"]));
+        assert!(ok("jq", &["-r", ".items[0].name"]));
+        assert!(ok("jq", &["--arg", "k", "v", ".name"]));
+        assert!(ok("tr", &["a-z", "A-Z"]));
+        assert!(ok("cut", &["-d", ",", "-f", "1"]));
+        assert!(ok("wc", &["-l", "-"]));
+    }
+
+    #[test]
+    fn denies_calls_outside_profiles() {
+        assert!(!ok("head", &["/etc/passwd"]));
+        assert!(!ok("grep", &["needle"]));
+        assert!(!ok("sort", &["--f=1"]));
+        assert!(!ok("sort", &["--compress-pr=sh"]));
+        assert!(!ok("tail", &["-fn", "1"]));
+        assert!(!ok("jq", &["env"]));
+        assert!(!ok("jq", &["$ENV.HOME"]));
+        assert!(!ok("jq", &["input"]));
+        assert!(!ok("tr", &["-S", "a", "b"]));
+        assert!(!ok("cut", &["-f1", "--", "../x"]));
+        assert!(!ok("awk", &["{print}"]));
+    }
+
+    #[test]
+    fn denies_untrusted_locations() {
+        let names = vec!["head".to_owned()];
+        let profiles = BTreeMap::new();
+        let bins = SafeBins::new(&names, &profiles, &[]);
+        assert!(
+            bins.check("head", Path::new("/tmp/evil/head"), &[], false)
+                .is_err()
+        );
+    }
+}

@@ -1,0 +1,429 @@
+//! One segment → what really runs, where it lives, and what (if anything) satisfies it.
+
+use std::path::{Path, PathBuf};
+
+use super::allowlist::CompiledAllowlist;
+use super::evaluation::{Reason, Rule, SatisfiedBy, SegmentEvaluation};
+use super::inline_eval::{inline_code, is_interpreter_like};
+use super::parse::{ParsedSegment, Word, parse_shell};
+use super::policy::ExecPolicy;
+use super::resolve::Resolver;
+use super::safe_bins::SafeBins;
+use super::unwrap::{Target, basename, unwrap};
+
+/// `sh -c` payloads followed before giving up; deeper nesting fails analysis.
+pub(crate) const MAX_SHELL_DEPTH: usize = 3;
+
+/// Builtins that only pass code or names to the shell itself; their effect cannot be analyzed.
+const CARRIER_BUILTINS: &[&str] = &[
+    "eval",
+    "source",
+    ".",
+    "exec",
+    "alias",
+    "unalias",
+    "trap",
+    "builtin",
+    "command",
+    "enable",
+    "hash",
+    "set",
+    "shopt",
+    "let",
+    "declare",
+    "typeset",
+    "local",
+    "readonly",
+    "fc",
+    "coproc",
+    "mapfile",
+    "readarray",
+    "read",
+    "export",
+    "unset",
+];
+
+/// Builtins with no effect outside the shell process.
+const SAFE_BUILTINS: &[&str] = &["cd", "true", "false", "pwd", ":"];
+
+/// The policy parts every segment is checked against, prepared once per request.
+pub(crate) struct Checker<'p> {
+    pub(crate) policy: &'p ExecPolicy,
+    pub(crate) allowlist: CompiledAllowlist,
+    pub(crate) safe_bins: SafeBins<'p>,
+}
+
+/// A segment's evaluation plus the facts the request-level decision needs.
+#[derive(Debug)]
+pub(crate) struct SegmentOutcome {
+    pub(crate) evaluation: SegmentEvaluation,
+    /// Inline interpreter code was found (what `strictInlineEval` acts on).
+    pub(crate) inline_eval: bool,
+    /// What allow-always would store for this segment.
+    pub(crate) persist: Option<String>,
+}
+
+impl Checker<'_> {
+    /// Evaluates a segment, appending one outcome (or several, for an unwrapped `sh -c`).
+    /// An `Err` means analysis itself failed.
+    pub(crate) fn check(
+        &self,
+        segment: &ParsedSegment,
+        resolver: &mut Resolver,
+        shell_mode: bool,
+        depth: usize,
+        out: &mut Vec<SegmentOutcome>,
+    ) -> Result<(), Reason> {
+        let words = &segment.words;
+        let argv: Vec<String> = words.iter().map(|w| w.text.clone()).collect();
+        let Some(first) = words.first() else {
+            return Err(Reason::new(Rule::EmptyCommand, "no command to run"));
+        };
+        if first.text.trim().is_empty() {
+            return Err(Reason::new(Rule::EmptyCommand, "the program name is empty"));
+        }
+        let refused = |resolved: Option<PathBuf>, reason: Reason| SegmentOutcome {
+            evaluation: SegmentEvaluation {
+                argv: argv.clone(),
+                resolved_path: resolved,
+                satisfied_by: None,
+                reason,
+            },
+            inline_eval: false,
+            persist: None,
+        };
+        if CARRIER_BUILTINS.contains(&first.text.as_str()) {
+            out.push(refused(
+                None,
+                Reason::new(
+                    Rule::ShellCarrier,
+                    format!("`{}` hands code or names to the shell itself", first.text),
+                ),
+            ));
+            return Ok(());
+        }
+        if shell_mode && SAFE_BUILTINS.contains(&first.text.as_str()) {
+            if first.text == "cd" {
+                resolver.forget_cwd();
+            }
+            out.push(SegmentOutcome {
+                evaluation: SegmentEvaluation {
+                    argv,
+                    resolved_path: None,
+                    satisfied_by: Some(SatisfiedBy::Builtin),
+                    reason: Reason::new(
+                        Rule::AllowlistSatisfied,
+                        format!("`{}` is a shell builtin with no outside effect", first.text),
+                    ),
+                },
+                inline_eval: false,
+                persist: None,
+            });
+            return Ok(());
+        }
+        if !segment.assignments.is_empty() {
+            let resolved = resolver.resolve_program(&first.text, first.tilde);
+            out.push(refused(
+                resolved,
+                Reason::new(
+                    Rule::EnvAssignment,
+                    format!(
+                        "`{}` changes the program's environment, which can change what it does",
+                        segment.assignments.join(" ")
+                    ),
+                ),
+            ));
+            return Ok(());
+        }
+        let target = unwrap(words);
+        let decisive = target_index(&target).map_or(&words[..0], |index| &words[..=index]);
+        if let Some(word) = decisive.iter().find(|w| w.has_expansion) {
+            return Err(Reason::new(
+                Rule::ParameterExpansion,
+                format!(
+                    "`{}` decides what runs and is only known at run time",
+                    word.text
+                ),
+            ));
+        }
+        if let Some(word) = decisive.iter().find(|w| w.glob) {
+            return Err(Reason::new(
+                Rule::UnsupportedSyntax,
+                format!("glob `{}` decides what runs", word.text),
+            ));
+        }
+        match target {
+            Target::Refused(reason) => {
+                let resolved = resolver.resolve_program(&first.text, first.tilde);
+                out.push(refused(resolved, reason));
+            }
+            Target::InlineShell { payload } => {
+                return self.inline_shell(&words[payload], resolver, depth, out);
+            }
+            Target::ShellScript { shell, script } => {
+                out.push(self.shell_script(words, shell, script, argv, resolver));
+            }
+            Target::Opaque { index, reason } => {
+                let word = &words[index];
+                let resolved = resolver.resolve_program(&word.text, word.tilde);
+                let args = &argv[index + 1..];
+                let satisfied = resolved
+                    .as_deref()
+                    .is_some_and(|path| self.allowlist.matches(path, args));
+                let reason = if satisfied {
+                    Reason::new(
+                        Rule::AllowlistSatisfied,
+                        format!("an allowlist entry matches `{}` itself", word.text),
+                    )
+                } else {
+                    reason
+                };
+                out.push(SegmentOutcome {
+                    evaluation: SegmentEvaluation {
+                        argv,
+                        resolved_path: resolved,
+                        satisfied_by: satisfied.then_some(SatisfiedBy::Allowlist),
+                        reason,
+                    },
+                    inline_eval: false,
+                    persist: None,
+                });
+            }
+            Target::Program { index, package_bin } => {
+                out.push(self.program(words, index, package_bin, argv, resolver));
+            }
+        }
+        Ok(())
+    }
+
+    /// `sh -c 'payload'`: the payload's segments stand in for this one.
+    fn inline_shell(
+        &self,
+        payload: &Word,
+        resolver: &Resolver,
+        depth: usize,
+        out: &mut Vec<SegmentOutcome>,
+    ) -> Result<(), Reason> {
+        if payload.has_expansion {
+            return Err(Reason::new(
+                Rule::ParameterExpansion,
+                "the outer shell expands variables inside the inline code before it runs",
+            ));
+        }
+        if depth + 1 > MAX_SHELL_DEPTH {
+            return Err(Reason::new(
+                Rule::TooDeep,
+                format!("shells nested more than {MAX_SHELL_DEPTH} deep"),
+            ));
+        }
+        let segments = parse_shell(&payload.text).map_err(|inner| {
+            Reason::new(inner.rule, format!("inside `sh -c`: {}", inner.detail))
+        })?;
+        let mut inner_resolver = resolver.clone();
+        for segment in &segments {
+            self.check(segment, &mut inner_resolver, true, depth + 1, out)?;
+        }
+        Ok(())
+    }
+
+    fn shell_script(
+        &self,
+        words: &[Word],
+        shell: usize,
+        script: usize,
+        argv: Vec<String>,
+        resolver: &Resolver,
+    ) -> SegmentOutcome {
+        let script_word = &words[script];
+        let shell_word = &words[shell];
+        let shell_path = resolver.resolve_program(&shell_word.text, shell_word.tilde);
+        let script_path = resolver.resolve_script(&script_word.text, script_word.tilde);
+        let args = &argv[script + 1..];
+        let (satisfied_by, reason) = match &script_path {
+            None => (
+                None,
+                Reason::new(
+                    Rule::Unresolved,
+                    format!(
+                        "script `{}` not found in the working directory",
+                        script_word.text
+                    ),
+                ),
+            ),
+            Some(path) if self.allowlist.matches(path, args) => (
+                Some(SatisfiedBy::Allowlist),
+                Reason::new(
+                    Rule::AllowlistSatisfied,
+                    format!("an allowlist entry matches script `{}`", path.display()),
+                ),
+            ),
+            Some(_)
+                if shell_path
+                    .as_deref()
+                    .is_some_and(|path| self.allowlist.matches(path, &argv[shell + 1..])) =>
+            {
+                (
+                    Some(SatisfiedBy::Allowlist),
+                    Reason::new(
+                        Rule::AllowlistSatisfied,
+                        format!("an allowlist entry matches `{}`", shell_word.text),
+                    ),
+                )
+            }
+            Some(path) => (
+                None,
+                Reason::new(
+                    Rule::NoAllowlistMatch,
+                    format!("no allowlist entry matches script `{}`", path.display()),
+                ),
+            ),
+        };
+        let persist = script_path.as_deref().and_then(path_string);
+        SegmentOutcome {
+            evaluation: SegmentEvaluation {
+                argv,
+                resolved_path: script_path,
+                satisfied_by,
+                reason,
+            },
+            inline_eval: false,
+            persist,
+        }
+    }
+
+    fn program(
+        &self,
+        words: &[Word],
+        index: usize,
+        package_bin: bool,
+        argv: Vec<String>,
+        resolver: &Resolver,
+    ) -> SegmentOutcome {
+        let word = &words[index];
+        let name = basename(&word.text).to_owned();
+        let args = &argv[index + 1..];
+        let resolved = if package_bin {
+            resolver.resolve_package_bin(&word.text)
+        } else {
+            resolver.resolve_program(&word.text, word.tilde)
+        };
+        let real_name = resolved
+            .as_deref()
+            .and_then(Path::file_name)
+            .and_then(|n| n.to_str());
+        let inline = inline_code(&word.text, args)
+            .or_else(|| real_name.and_then(|real| inline_code(real, args)));
+        let (satisfied_by, reason) = match (&resolved, inline) {
+            (None, _) => (
+                None,
+                Reason::new(
+                    Rule::Unresolved,
+                    if package_bin {
+                        format!("`{name}` is not installed in node_modules/.bin")
+                    } else {
+                        format!("`{}` does not resolve to an executable on PATH", word.text)
+                    },
+                ),
+            ),
+            (Some(_), Some(what)) => (
+                None,
+                Reason::new(
+                    Rule::InlineEval,
+                    format!("`{name}` runs {what}; approve the exact command instead"),
+                ),
+            ),
+            (Some(path), None) => {
+                let globbed = words[index + 1..].iter().any(|w| w.glob);
+                self.satisfy(&name, path, args, globbed)
+            }
+        };
+        let interpreter = is_interpreter_like(&name) || real_name.is_some_and(is_interpreter_like);
+        let persist = if interpreter || inline.is_some() {
+            None
+        } else {
+            resolved.as_deref().and_then(path_string)
+        };
+        SegmentOutcome {
+            evaluation: SegmentEvaluation {
+                argv,
+                resolved_path: resolved,
+                satisfied_by,
+                reason,
+            },
+            inline_eval: inline.is_some(),
+            persist,
+        }
+    }
+
+    /// Allowlist first, then safe bins, then trusted skill binaries.
+    fn satisfy(
+        &self,
+        name: &str,
+        path: &Path,
+        args: &[String],
+        globbed: bool,
+    ) -> (Option<SatisfiedBy>, Reason) {
+        if self.allowlist.matches(path, args) {
+            return (
+                Some(SatisfiedBy::Allowlist),
+                Reason::new(
+                    Rule::AllowlistSatisfied,
+                    format!("an allowlist entry matches `{}`", path.display()),
+                ),
+            );
+        }
+        let mut refusal = None;
+        if self.safe_bins.is_listed(name) {
+            match self.safe_bins.check(name, path, args, globbed) {
+                Ok(()) => {
+                    return (
+                        Some(SatisfiedBy::SafeBins),
+                        Reason::new(
+                            Rule::AllowlistSatisfied,
+                            format!("`{name}` is a safe bin called within its profile"),
+                        ),
+                    );
+                }
+                Err(reason) => refusal = Some(reason),
+            }
+        }
+        if self.policy.auto_allow_skills && self.is_trusted_skill(name, path) {
+            return (
+                Some(SatisfiedBy::Skills),
+                Reason::new(
+                    Rule::AllowlistSatisfied,
+                    format!("`{name}` is a trusted skill binary"),
+                ),
+            );
+        }
+        let reason = refusal.unwrap_or_else(|| {
+            Reason::new(
+                Rule::NoAllowlistMatch,
+                format!("no allowlist entry matches `{}`", path.display()),
+            )
+        });
+        (None, reason)
+    }
+
+    fn is_trusted_skill(&self, name: &str, path: &Path) -> bool {
+        self.policy.skill_bins.iter().any(|skill| {
+            skill.name.trim() == name
+                && (skill.resolved_path == path
+                    || std::fs::canonicalize(&skill.resolved_path).is_ok_and(|real| real == path))
+        })
+    }
+}
+
+/// The word that decides what runs, if the target has one.
+fn target_index(target: &Target) -> Option<usize> {
+    match target {
+        Target::Program { index, .. } | Target::Opaque { index, .. } => Some(*index),
+        Target::ShellScript { script, .. } => Some(*script),
+        Target::InlineShell { payload } => Some(payload.saturating_sub(1)),
+        Target::Refused(_) => None,
+    }
+}
+
+fn path_string(path: &Path) -> Option<String> {
+    path.to_str().map(str::to_owned)
+}

@@ -1,0 +1,612 @@
+//! Finds the program that really runs behind dispatch wrappers, shells and package runners.
+//!
+//! A wrapper is unwrapped only when its option grammar is known and every option it was given
+//! is harmless; otherwise the segment is refused or the wrapper itself becomes the policy target.
+
+use super::evaluation::{Reason, Rule};
+use super::parse::Word;
+use super::shells::{is_bash_compatible, is_command_flag, is_posix_shell};
+
+/// Transparent wrappers followed before giving up; deeper chains are refused.
+pub(crate) const MAX_WRAPPER_DEPTH: usize = 4;
+
+/// What a segment runs, as positions in its word list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// The word at `index` is the program; the words after it are its arguments.
+    Program {
+        /// Position of the program word.
+        index: usize,
+        /// Reached through a package runner: resolve in `node_modules/.bin` only.
+        package_bin: bool,
+    },
+    /// `sh script.sh`: the shell runs a script file, which is the policy target.
+    ShellScript { shell: usize, script: usize },
+    /// `sh -c 'payload'` by bare name, without login or positional carriers: the payload is
+    /// analyzed as a command of its own.
+    InlineShell { payload: usize },
+    /// The word at `index` is the policy target as a whole (a shell named by path, a login
+    /// shell, a multiplexer, `sudo`): an allowlist entry for it can satisfy the segment, but
+    /// allow-always never persists it.
+    Opaque { index: usize, reason: Reason },
+    /// Never satisfied.
+    Refused(Reason),
+}
+
+/// Wrappers that change who or how a program runs; never unwrapped.
+const OPAQUE_WRAPPERS: &[&str] = &[
+    "sudo",
+    "doas",
+    "su",
+    "pkexec",
+    "run0",
+    "runuser",
+    "sg",
+    "chroot",
+    "script",
+    "xcrun",
+    "arch",
+    "chrt",
+    "taskset",
+    "ionice",
+    "setsid",
+    "flock",
+    "watch",
+    "unshare",
+    "nsenter",
+    "firejail",
+    "bwrap",
+    "strace",
+    "ltrace",
+    "valgrind",
+    "systemd-run",
+    "gtimeout",
+    "parallel",
+];
+
+/// Multiplexers whose first argument names an applet.
+const MULTIPLEXERS: &[&str] = &["busybox", "toybox"];
+
+/// The last path component, which decides what a wrapper is.
+pub(crate) fn basename(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
+}
+
+/// Walks the wrappers at the front of a segment.
+pub(crate) fn unwrap(words: &[Word]) -> Target {
+    let mut index = 0;
+    let mut package_bin = false;
+    let mut depth = 0;
+    loop {
+        let Some(word) = words.get(index) else {
+            return Target::Refused(Reason::new(
+                Rule::WrapperRefused,
+                "a wrapper without a command",
+            ));
+        };
+        let name = basename(&word.text).to_ascii_lowercase();
+        let step = match name.as_str() {
+            "env" => env_options(words, index + 1),
+            "nice" => nice_options(words, index + 1),
+            "nohup" => simple_options("nohup", words, index + 1, &[]),
+            "time" => simple_options("time", words, index + 1, &["-p", "--portability"]),
+            "stdbuf" => stdbuf_options(words, index + 1),
+            "timeout" => timeout_options(words, index + 1),
+            "caffeinate" => caffeinate_options(words, index + 1),
+            "sandbox-exec" => sandbox_exec_options(words, index + 1),
+            "npx" | "bunx" => {
+                package_bin = true;
+                runner_options(words, index + 1)
+            }
+            "npm" | "pnpm" | "yarn" => match package_subcommand(&name, words.get(index + 1)) {
+                Subcommand::Exec => {
+                    package_bin = true;
+                    runner_options(words, index + 2)
+                }
+                Subcommand::Download => {
+                    return Target::Opaque {
+                        index,
+                        reason: Reason::new(
+                            Rule::WrapperRefused,
+                            format!("`{name} dlx` downloads and runs a package from the registry"),
+                        ),
+                    };
+                }
+                Subcommand::Other => Step::Stop,
+            },
+            _ if OPAQUE_WRAPPERS.contains(&name.as_str()) => {
+                return Target::Opaque {
+                    index,
+                    reason: Reason::new(
+                        Rule::WrapperRefused,
+                        format!(
+                            "`{name}` is not unwrapped; only its own allowlist entry satisfies it"
+                        ),
+                    ),
+                };
+            }
+            _ if MULTIPLEXERS.contains(&name.as_str()) => return multiplexer(words, index, &name),
+            _ if is_posix_shell(&name) => return shell(words, index),
+            _ => Step::Stop,
+        };
+        match step {
+            Step::Stop => return Target::Program { index, package_bin },
+            Step::Refused(reason) => return Target::Refused(reason),
+            Step::Next(next) if next >= words.len() => {
+                return Target::Program { index, package_bin };
+            }
+            Step::Next(next) => {
+                depth += 1;
+                if depth > MAX_WRAPPER_DEPTH {
+                    return Target::Refused(Reason::new(
+                        Rule::TooDeep,
+                        format!("more than {MAX_WRAPPER_DEPTH} nested wrappers"),
+                    ));
+                }
+                index = next;
+            }
+        }
+    }
+}
+
+/// The outcome of parsing one wrapper's options.
+enum Step {
+    /// Not a wrapper: the current word is the program.
+    Stop,
+    /// The wrapped command starts at this index (past the end: the wrapper runs alone).
+    Next(usize),
+    /// The wrapper was given an option that changes what runs or how it is found.
+    Refused(Reason),
+}
+
+fn refuse(wrapper: &str, option: &str, why: &str) -> Step {
+    Step::Refused(Reason::new(
+        Rule::WrapperRefused,
+        format!("`{wrapper} {option}` {why}"),
+    ))
+}
+
+fn env_options(words: &[Word], mut i: usize) -> Step {
+    while let Some(word) = words.get(i) {
+        let arg = word.text.as_str();
+        if arg == "--" {
+            return Step::Next(i + 1);
+        }
+        if arg.starts_with("-S") || arg.starts_with("--split-string") || arg == "--s" {
+            return refuse("env", arg, "splits a string into a new command line");
+        }
+        if arg == "-u" || arg == "--unset" {
+            match words.get(i + 1) {
+                Some(name) if is_env_name(&name.text) && name.text != "PATH" => i += 2,
+                _ => return refuse("env", arg, "needs a variable name other than PATH"),
+            }
+            continue;
+        }
+        if let Some(name) = arg
+            .strip_prefix("--unset=")
+            .or_else(|| arg.strip_prefix("-u"))
+        {
+            if !is_env_name(name) || name == "PATH" {
+                return refuse("env", arg, "needs a variable name other than PATH");
+            }
+            i += 1;
+            continue;
+        }
+        if arg.starts_with('-') {
+            return refuse("env", arg, "changes how or where the program runs");
+        }
+        if arg.contains('=') {
+            return Step::Refused(Reason::new(
+                Rule::EnvAssignment,
+                format!(
+                    "`env {arg}` sets the program's environment, which can change what it does"
+                ),
+            ));
+        }
+        return Step::Next(i);
+    }
+    Step::Next(i)
+}
+
+fn is_env_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+}
+
+fn is_integer(value: &str) -> bool {
+    let digits = value.strip_prefix(['-', '+']).unwrap_or(value);
+    !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit())
+}
+
+fn nice_options(words: &[Word], mut i: usize) -> Step {
+    while let Some(word) = words.get(i) {
+        let arg = word.text.as_str();
+        if arg == "--" {
+            return Step::Next(i + 1);
+        }
+        if arg == "-n" || arg == "--adjustment" {
+            match words.get(i + 1) {
+                Some(value) if is_integer(&value.text) => i += 2,
+                _ => return refuse("nice", arg, "needs an integer"),
+            }
+            continue;
+        }
+        let inline = arg
+            .strip_prefix("--adjustment=")
+            .or_else(|| arg.strip_prefix("-n"))
+            .or_else(|| arg.strip_prefix('-'));
+        match inline {
+            Some(value) if is_integer(value) => i += 1,
+            Some(_) => return refuse("nice", arg, "is not a known option"),
+            None => return Step::Next(i),
+        }
+    }
+    Step::Next(i)
+}
+
+/// Wrappers whose only options are the listed flags without values.
+fn simple_options(wrapper: &str, words: &[Word], mut i: usize, flags: &[&str]) -> Step {
+    while let Some(word) = words.get(i) {
+        let arg = word.text.as_str();
+        if arg == "--" {
+            return Step::Next(i + 1);
+        }
+        if flags.contains(&arg) {
+            i += 1;
+            continue;
+        }
+        if arg.starts_with('-') {
+            return refuse(wrapper, arg, "is not a known option");
+        }
+        return Step::Next(i);
+    }
+    Step::Next(i)
+}
+
+fn is_buffer_mode(value: &str) -> bool {
+    !value.is_empty() && value.chars().all(|c| c.is_ascii_alphanumeric())
+}
+
+fn stdbuf_options(words: &[Word], mut i: usize) -> Step {
+    while let Some(word) = words.get(i) {
+        let arg = word.text.as_str();
+        if arg == "--" {
+            return Step::Next(i + 1);
+        }
+        if matches!(arg, "-i" | "-o" | "-e" | "--input" | "--output" | "--error") {
+            match words.get(i + 1) {
+                Some(value) if is_buffer_mode(&value.text) => i += 2,
+                _ => return refuse("stdbuf", arg, "needs a buffer mode"),
+            }
+            continue;
+        }
+        let inline = ["--input=", "--output=", "--error=", "-i", "-o", "-e"]
+            .iter()
+            .find_map(|prefix| arg.strip_prefix(prefix));
+        match inline {
+            Some(value) if is_buffer_mode(value) => i += 1,
+            _ if arg.starts_with('-') => return refuse("stdbuf", arg, "is not a known option"),
+            _ => return Step::Next(i),
+        }
+    }
+    Step::Next(i)
+}
+
+fn is_duration(value: &str) -> bool {
+    let number = value.strip_suffix(['s', 'm', 'h', 'd']).unwrap_or(value);
+    !number.is_empty()
+        && number.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && number.chars().any(|c| c.is_ascii_digit())
+}
+
+fn is_signal(value: &str) -> bool {
+    !value.is_empty()
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '+' || c == '-')
+}
+
+fn timeout_options(words: &[Word], mut i: usize) -> Step {
+    while let Some(word) = words.get(i) {
+        let arg = word.text.as_str();
+        match arg {
+            "--" => {
+                i += 1;
+                break;
+            }
+            "--preserve-status" | "--foreground" | "-v" | "--verbose" => i += 1,
+            "-s" | "--signal" => match words.get(i + 1) {
+                Some(value) if is_signal(&value.text) => i += 2,
+                _ => return refuse("timeout", arg, "needs a signal"),
+            },
+            "-k" | "--kill-after" => match words.get(i + 1) {
+                Some(value) if is_duration(&value.text) => i += 2,
+                _ => return refuse("timeout", arg, "needs a duration"),
+            },
+            _ if arg.starts_with("--signal=") || (arg.starts_with("-s") && arg.len() > 2) => {
+                let value = arg.trim_start_matches("--signal=").trim_start_matches("-s");
+                if !is_signal(value) {
+                    return refuse("timeout", arg, "needs a signal");
+                }
+                i += 1;
+            }
+            _ if arg.starts_with("--kill-after=") || (arg.starts_with("-k") && arg.len() > 2) => {
+                let value = arg
+                    .trim_start_matches("--kill-after=")
+                    .trim_start_matches("-k");
+                if !is_duration(value) {
+                    return refuse("timeout", arg, "needs a duration");
+                }
+                i += 1;
+            }
+            _ if arg.starts_with('-') => return refuse("timeout", arg, "is not a known option"),
+            _ => break,
+        }
+    }
+    match words.get(i) {
+        Some(duration) if is_duration(&duration.text) => Step::Next(i + 1),
+        Some(other) => refuse("timeout", &other.text, "is not a duration"),
+        None => Step::Next(i),
+    }
+}
+
+fn caffeinate_options(words: &[Word], mut i: usize) -> Step {
+    while let Some(word) = words.get(i) {
+        let arg = word.text.as_str();
+        if arg == "-t" || arg == "-w" {
+            match words.get(i + 1) {
+                Some(value) if is_integer(&value.text) => i += 2,
+                _ => return refuse("caffeinate", arg, "needs a number"),
+            }
+            continue;
+        }
+        match arg.strip_prefix('-') {
+            Some(flags) if !flags.is_empty() && flags.chars().all(|c| "dimsu".contains(c)) => {
+                i += 1;
+            }
+            Some(_) => return refuse("caffeinate", arg, "is not a known option"),
+            None => return Step::Next(i),
+        }
+    }
+    Step::Next(i)
+}
+
+fn sandbox_exec_options(words: &[Word], mut i: usize) -> Step {
+    while let Some(word) = words.get(i) {
+        let arg = word.text.as_str();
+        match arg {
+            "-f" | "-n" | "-p" | "-D" => {
+                if words.get(i + 1).is_none() {
+                    return refuse("sandbox-exec", arg, "needs a value");
+                }
+                i += 2;
+            }
+            _ if arg.starts_with('-') => {
+                return refuse("sandbox-exec", arg, "is not a known option");
+            }
+            _ => return Step::Next(i),
+        }
+    }
+    Step::Next(i)
+}
+
+enum Subcommand {
+    /// Runs a locally installed package binary (`npm exec`, `pnpm exec`).
+    Exec,
+    /// Downloads a package and runs it (`pnpm dlx`, `yarn dlx`).
+    Download,
+    /// Anything else: the package manager itself is the program.
+    Other,
+}
+
+fn package_subcommand(manager: &str, word: Option<&Word>) -> Subcommand {
+    match (manager, word.map(|w| w.text.as_str())) {
+        ("npm", Some("exec" | "x")) | ("pnpm", Some("exec")) | ("yarn", Some("exec")) => {
+            Subcommand::Exec
+        }
+        ("pnpm" | "yarn", Some("dlx")) => Subcommand::Download,
+        _ => Subcommand::Other,
+    }
+}
+
+/// Package runners accept only options that do not change which package runs.
+fn runner_options(words: &[Word], mut i: usize) -> Step {
+    while let Some(word) = words.get(i) {
+        let arg = word.text.as_str();
+        match arg {
+            "--" => return Step::Next(i + 1),
+            "-y" | "--yes" | "--no" | "-q" | "--quiet" | "--silent" | "--bun" => i += 1,
+            _ if arg.starts_with('-') => {
+                return refuse("package runner", arg, "changes which package or shell runs");
+            }
+            _ => return Step::Next(i),
+        }
+    }
+    Step::Next(i)
+}
+
+fn multiplexer(words: &[Word], index: usize, name: &str) -> Target {
+    match words.get(index + 1) {
+        Some(applet) if is_posix_shell(basename(&applet.text)) => Target::Opaque {
+            index,
+            reason: Reason::new(
+                Rule::ShellPayload,
+                format!(
+                    "`{name} {}` runs a shell; only an entry for `{name}` itself satisfies it",
+                    applet.text
+                ),
+            ),
+        },
+        Some(applet) => Target::Refused(Reason::new(
+            Rule::MultiplexerApplet,
+            format!(
+                "`{name} {}`: only shell applets of a multiplexer are accepted",
+                applet.text
+            ),
+        )),
+        None => Target::Refused(Reason::new(
+            Rule::MultiplexerApplet,
+            format!("`{name}` without an applet"),
+        )),
+    }
+}
+
+/// Decides how a shell at `index` runs: inline code, a script file, or something opaque.
+fn shell(words: &[Word], index: usize) -> Target {
+    let shell_word = &words[index].text;
+    let by_path = shell_word.contains('/');
+    let mut login = false;
+    let opaque = |why: String| Target::Opaque {
+        index,
+        reason: Reason::new(Rule::ShellPayload, why),
+    };
+    let mut i = index + 1;
+    while let Some(word) = words.get(i) {
+        let arg = word.text.as_str();
+        if is_command_flag(arg) {
+            if words.get(i + 1).is_none() {
+                return Target::Refused(Reason::new(
+                    Rule::SyntaxError,
+                    format!("`{shell_word} {arg}` without a command string"),
+                ));
+            }
+            login |= arg.starts_with('-') && !arg.starts_with("--") && arg.contains('l');
+            let carriers = i + 2 < words.len();
+            let foreign = !is_bash_compatible(basename(shell_word));
+            if by_path || login || carriers || foreign {
+                let why = if carriers {
+                    "passes positional arguments into its inline code"
+                } else if login {
+                    "is a login shell, which first runs profile scripts"
+                } else if foreign {
+                    "has syntax the bash grammar does not cover"
+                } else {
+                    "is named by path"
+                };
+                return opaque(format!(
+                    "`{shell_word}` {why}; its inline code is approved only as an exact command"
+                ));
+            }
+            return Target::InlineShell { payload: i + 1 };
+        }
+        match arg {
+            "-l" | "--login" => login = true,
+            "--" => {
+                return match words.get(i + 1) {
+                    Some(_) if !login => Target::ShellScript {
+                        shell: index,
+                        script: i + 1,
+                    },
+                    _ => opaque(format!("`{shell_word}` reads commands from stdin")),
+                };
+            }
+            _ if arg.starts_with('-') || arg.starts_with('+') => {
+                return opaque(format!(
+                    "`{shell_word} {arg}`: shell options can change what runs"
+                ));
+            }
+            _ if login => {
+                return opaque(format!(
+                    "`{shell_word}` is a login shell, which first runs profile scripts"
+                ));
+            }
+            _ => {
+                return Target::ShellScript {
+                    shell: index,
+                    script: i,
+                };
+            }
+        }
+        i += 1;
+    }
+    opaque(format!("`{shell_word}` reads commands from stdin"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(argv: &[&str]) -> Target {
+        let words: Vec<Word> = argv.iter().map(|a| Word::literal(a)).collect();
+        unwrap(&words)
+    }
+
+    fn program(argv: &[&str]) -> Option<usize> {
+        match target(argv) {
+            Target::Program { index, .. } => Some(index),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn unwraps_transparent_wrappers() {
+        assert_eq!(program(&["env", "rg", "x"]), Some(1));
+        assert_eq!(program(&["nice", "-n", "5", "rg"]), Some(3));
+        assert_eq!(program(&["nice", "-10", "rg"]), Some(2));
+        assert_eq!(program(&["nohup", "rg"]), Some(1));
+        assert_eq!(program(&["stdbuf", "-o", "L", "rg"]), Some(3));
+        assert_eq!(program(&["stdbuf", "-oL", "rg"]), Some(2));
+        assert_eq!(program(&["timeout", "-s", "KILL", "5s", "rg"]), Some(4));
+        assert_eq!(program(&["time", "-p", "rg"]), Some(2));
+        assert_eq!(program(&["caffeinate", "-d", "-w", "42", "rg"]), Some(4));
+        assert_eq!(program(&["sandbox-exec", "-D", "PROFILE", "rg"]), Some(3));
+        assert_eq!(program(&["npx", "--yes", "tsc"]), Some(2));
+        assert_eq!(program(&["npm", "exec", "--", "tsc"]), Some(3));
+        assert_eq!(program(&["npm", "test"]), Some(0));
+    }
+
+    #[test]
+    fn denies_wrappers_that_change_what_runs() {
+        for argv in [
+            &["env", "-S", "sh -c x"][..],
+            &["env", "--split-string=rg -n"],
+            &["env", "FOO=bar", "rg"],
+            &["env", "-P", "/usr/bin", "rg"],
+            &["env", "--unset"],
+            &["env", "-u", "PATH", "rg"],
+            &["timeout", "--bogus", "5s", "rg"],
+            &["nice", "--bogus", "rg"],
+            &["npx", "-c", "rm -rf /"],
+            &["busybox", "sed", "-n", "1p"],
+            &["busybox"],
+            &["env", "env", "env", "env", "env", "rg"],
+        ] {
+            assert!(matches!(target(argv), Target::Refused(_)), "{argv:?}");
+        }
+    }
+
+    #[test]
+    fn keeps_opaque_wrappers_as_their_own_target() {
+        for argv in [
+            &["sudo", "rg"][..],
+            &["chrt", "rg"],
+            &["/bin/sh", "-c", "ls"],
+            &["bash", "-lc", "ls"],
+            &["sh", "-c", "$0", "touch"],
+            &["busybox", "sh", "-c", "ls"],
+            &["bash", "--rcfile", "x", "y.sh"],
+            &["bash", "-s"],
+            &["pnpm", "dlx", "cowsay"],
+            &["zsh", "-c", "ls"],
+            &["fish", "-c", "ls"],
+        ] {
+            assert!(matches!(target(argv), Target::Opaque { .. }), "{argv:?}");
+        }
+    }
+
+    #[test]
+    fn finds_inline_shell_payloads_and_scripts() {
+        assert_eq!(
+            target(&["sh", "-c", "ls"]),
+            Target::InlineShell { payload: 2 }
+        );
+        assert_eq!(
+            target(&["nice", "bash", "run.sh"]),
+            Target::ShellScript {
+                shell: 1,
+                script: 2
+            }
+        );
+    }
+}

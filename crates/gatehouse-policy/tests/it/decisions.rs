@@ -1,0 +1,113 @@
+//! `security` × `ask` × analysis → decision, on real commands through `exec::evaluate`.
+
+use gatehouse_policy::exec::{AllowlistEntry, Decision, Rule, SatisfiedBy};
+use gatehouse_policy::requirement::exact_command_pattern;
+use gatehouse_policy::{Ask, Security};
+
+use crate::support::Host;
+
+/// `(security, ask, command, decision, requires_approval)` with `ls` allowlisted.
+fn check(lines: &[(Security, Ask, &str, Decision, bool)]) {
+    let host = Host::with_bins(&["ls", "rm", "python3"]);
+    let mut failures = Vec::new();
+    for (security, ask, command, decision, requires) in lines {
+        let mut policy = host.policy(&["ls", "python3"]);
+        policy.security = *security;
+        policy.ask = *ask;
+        let verdict = host.evaluate(command, &policy);
+        if verdict.decision != *decision || verdict.requires_approval != *requires {
+            failures.push(format!(
+                "{security}/{ask} {command:?}: expected {decision}/{requires}, got {}/{} ({})",
+                verdict.decision, verdict.requires_approval, verdict.reason
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn composes_security_and_ask() {
+    use Ask::*;
+    use Decision::{Allow, Ask as Asks, Deny};
+    use Security::*;
+    check(&[
+        (Allowlist, Off, "ls", Allow, false),
+        (Allowlist, Off, "rm x", Deny, false),
+        (Allowlist, OnMiss, "rm x", Asks, true),
+        (Allowlist, OnMiss, "ls > x", Asks, true),
+        (Allowlist, Always, "ls", Asks, true),
+        (Full, Off, "rm x", Allow, false),
+        (Full, Off, "ls > x", Allow, false),
+        (Full, OnMiss, "rm x", Allow, false),
+        (Full, Always, "ls", Asks, true),
+        (Security::Deny, Off, "ls", Deny, false),
+        (Security::Deny, Always, "ls", Deny, true),
+    ]);
+}
+
+#[test]
+fn strict_inline_eval_asks_even_with_ask_off_and_full_security() {
+    let host = Host::with_bins(&["python3"]);
+    for security in [Security::Allowlist, Security::Full] {
+        let mut policy = host.policy(&["python3"]);
+        policy.security = security;
+        policy.strict_inline_eval = true;
+        let verdict = host.evaluate("python3 -c 'print(1)'", &policy);
+        assert_eq!(verdict.decision, Decision::Ask, "{security}");
+        assert!(verdict.requires_approval);
+        assert_eq!(verdict.reason.rule, Rule::InlineEval);
+        assert!(verdict.allow_always_patterns.is_empty());
+    }
+}
+
+#[test]
+fn allows_an_exact_command_approval_for_that_text_only() {
+    let host = Host::with_bins(&["rm"]);
+    let mut policy = host.policy(&[]);
+    policy.ask = Ask::OnMiss;
+    policy
+        .allowlist
+        .push(AllowlistEntry::new(exact_command_pattern("rm build.log")));
+    let approved = host.evaluate("rm build.log", &policy);
+    assert_eq!(approved.decision, Decision::Allow);
+    assert_eq!(approved.reason.rule, Rule::ExactCommandApproval);
+    let other = host.evaluate("rm -rf /", &policy);
+    assert_eq!(other.decision, Decision::Ask);
+}
+
+#[test]
+fn reports_segments_with_resolved_paths_and_what_satisfied_them() {
+    let host = Host::with_bins(&["ls", "head", "rm"]);
+    let policy = host.policy(&["ls"]);
+    let verdict = host.evaluate("cd /tmp && ls | head -n 1 && rm x", &policy);
+    let summary: Vec<(Option<SatisfiedBy>, bool)> = verdict
+        .segments
+        .iter()
+        .map(|s| (s.satisfied_by, s.resolved_path.is_some()))
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            (Some(SatisfiedBy::Builtin), false),
+            (Some(SatisfiedBy::Allowlist), true),
+            (Some(SatisfiedBy::SafeBins), true),
+            (None, true),
+        ]
+    );
+    assert_eq!(verdict.reason.rule, Rule::NoAllowlistMatch);
+    assert_eq!(
+        verdict.allow_always_patterns,
+        vec![host.bin("ls"), host.bin("head"), host.bin("rm")]
+    );
+}
+
+#[test]
+fn warns_about_basename_only_allowlist_entries() {
+    let host = Host::with_bins(&["rg"]);
+    let mut policy = host.policy(&[]);
+    policy.allowlist.push(AllowlistEntry::new("rg"));
+    let verdict = host.evaluate("rg x", &policy);
+    assert_eq!(verdict.decision, Decision::Deny);
+    assert_eq!(verdict.warnings.len(), 1);
+    assert!(verdict.warnings[0].contains("bare name"));
+}

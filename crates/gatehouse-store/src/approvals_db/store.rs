@@ -1,0 +1,61 @@
+//! The storage contract the approval manager relies on.
+
+use super::record::{
+    ApprovalRecord, ConsumeOutcome, DeliveredMessage, ListFilter, NewApproval, Resolution,
+    ResolveOutcome,
+};
+use crate::error::StoreError;
+
+/// Durable storage for approvals.
+///
+/// Synchronous on purpose: the SQLite implementation blocks briefly, and an async manager calls
+/// it from `spawn_blocking`; a server-database implementation can do the same. Every state change
+/// is a compare-and-swap inside the store, so correctness never depends on the caller holding a
+/// lock, and two gateways sharing one database still agree on the winner.
+///
+/// Times are ms since the Unix epoch, always passed in: a store never reads the clock.
+pub trait ApprovalStore: Send + Sync {
+    /// Stores a new `Pending` approval. Fails with [`StoreError::DuplicateId`] if the id exists
+    /// in any state, so an id is never reused.
+    fn insert(&self, approval: &NewApproval) -> Result<ApprovalRecord, StoreError>;
+
+    /// The approval with exactly this id.
+    fn get(&self, id: &str) -> Result<Option<ApprovalRecord>, StoreError>;
+
+    /// Approvals whose id starts with `prefix`, ignoring ASCII case; at most `limit`, oldest
+    /// first. The caller decides what several matches mean (ambiguity).
+    fn find_by_prefix(&self, prefix: &str, limit: usize)
+    -> Result<Vec<ApprovalRecord>, StoreError>;
+
+    /// Approvals matching `filter`, oldest first.
+    fn list(&self, filter: &ListFilter) -> Result<Vec<ApprovalRecord>, StoreError>;
+
+    /// Moves a `Pending` approval to the resolution's state; the first resolution wins.
+    /// Fails with [`StoreError::NotFound`] for an unknown id.
+    fn resolve(
+        &self,
+        id: &str,
+        resolution: &Resolution,
+        at_ms: u64,
+    ) -> Result<ResolveOutcome, StoreError>;
+
+    /// Takes the single run of an `allow-once` approval; succeeds exactly once per approval.
+    /// Fails with [`StoreError::NotFound`] for an unknown id.
+    fn consume_allow_once(&self, id: &str, at_ms: u64) -> Result<ConsumeOutcome, StoreError>;
+
+    /// Remembers a chat message that shows the approval. Recording the same message twice is a
+    /// no-op. Fails with [`StoreError::NotFound`] for an unknown id.
+    fn record_delivery(&self, id: &str, message: &DeliveredMessage) -> Result<(), StoreError>;
+
+    /// Cancels every `Pending` approval with `reason` (on start: `gateway-restart`) and returns
+    /// them with their delivered messages, so those messages can be updated.
+    fn cancel_all_pending(
+        &self,
+        reason: &str,
+        at_ms: u64,
+    ) -> Result<Vec<ApprovalRecord>, StoreError>;
+
+    /// Deletes terminal approvals resolved before `cutoff_ms` (see
+    /// [`super::record::Retention::cutoff`]); returns how many. Pending rows are never pruned.
+    fn prune_terminal_before(&self, cutoff_ms: u64) -> Result<usize, StoreError>;
+}

@@ -1,0 +1,373 @@
+//! Reading and writing `exec-approvals.json` on disk.
+//!
+//! Every write is a compare-and-swap on the file's bytes: it runs under the inter-process write
+//! lock, re-reads the file, and proceeds only if the bytes are the ones the change was based on
+//! (their sha256, the `baseHash`). Merging writers (allowlist additions, hit records) re-read and
+//! apply their change under the same lock, so they never lose an edit made meanwhile.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use sha2::{Digest as _, Sha256};
+
+use super::model::{AllowlistEntry, AllowlistItem, ExecApprovalsFile, SocketConfig};
+use super::parse::{LoadNote, LoadReport, parse_str};
+use super::token::{REDACTED_TOKEN, SocketToken};
+use crate::durable_fs::{self, WriteLock};
+use crate::error::StoreError;
+
+/// The socket file name OpenClaw places beside `exec-approvals.json`.
+const DEFAULT_SOCKET_NAME: &str = "exec-approvals.sock";
+
+/// Handle on one `exec-approvals.json`. Cheap; holds no open file.
+#[derive(Debug, Clone)]
+pub struct ExecApprovalsStore {
+    path: PathBuf,
+}
+
+/// The file as read, with the hash a later write must present as its `baseHash`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    /// The file read.
+    pub path: PathBuf,
+    /// False when there was no file (the model is then the empty default).
+    pub exists: bool,
+    /// The normalized model.
+    pub file: ExecApprovalsFile,
+    /// sha256 hex of the bytes read (of the empty string when the file is missing).
+    pub hash: String,
+    /// What loading changed or did not understand, and loose permissions.
+    pub report: LoadReport,
+}
+
+/// The file as a client may see it: the socket token replaced by [`REDACTED_TOKEN`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct RedactedSnapshot {
+    /// The model with the token redacted. Writing it back keeps the stored token.
+    pub file: ExecApprovalsFile,
+    /// The `baseHash` to send with a write based on this view.
+    pub hash: String,
+    /// False when there was no file.
+    pub exists: bool,
+}
+
+/// Whether an allowlist addition changed the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddedEntry {
+    /// The id of the new entry, or of the existing entry for the same rule.
+    pub id: String,
+    /// False when an entry for the same rule was already there.
+    pub added: bool,
+}
+
+/// One use of an allowlist entry, to be recorded on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AllowlistHit<'a> {
+    /// The pattern of the entry that matched.
+    pub pattern: &'a str,
+    /// Its `argPattern`, if any.
+    pub arg_pattern: Option<&'a str>,
+    /// When the command ran (ms since the Unix epoch; the caller owns the clock).
+    pub used_at_ms: u64,
+    /// The command text that ran.
+    pub command: &'a str,
+    /// The executable it resolved to.
+    pub resolved_path: Option<&'a str>,
+}
+
+/// A new allowlist entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewAllowlistEntry<'a> {
+    /// The pattern (trimmed before storing).
+    pub pattern: &'a str,
+    /// Optional argument pattern.
+    pub arg_pattern: Option<&'a str>,
+    /// `Some("allow-always")` when a person's decision adds it.
+    pub source: Option<&'a str>,
+    /// When it was added (ms since the Unix epoch), stored as `lastUsedAt` as OpenClaw does.
+    pub now_ms: u64,
+}
+
+impl ExecApprovalsStore {
+    /// A handle on the file at `path`; nothing is read yet.
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        ExecApprovalsStore { path: path.into() }
+    }
+
+    /// The file this handle reads and writes.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads the file without writing anything. A missing file reads as the empty default.
+    pub fn read(&self) -> Result<Snapshot, StoreError> {
+        let bytes = durable_fs::read_if_exists(&self.path)?;
+        let mut snapshot = self.snapshot_from(bytes.as_deref())?;
+        if let Some(mode) = durable_fs::file_mode(&self.path)?
+            && mode & 0o077 != 0
+        {
+            snapshot
+                .report
+                .notes
+                .push(LoadNote::LoosePermissions { mode });
+        }
+        Ok(snapshot)
+    }
+
+    /// Reads the file and persists what a running gateway needs: a socket path, a socket token
+    /// (generated when missing), ids on every entry, the legacy migration and 0600 permissions.
+    /// Writes only when the bytes would change or the mode is loose.
+    pub fn ensure(&self) -> Result<Snapshot, StoreError> {
+        self.update(|_| ()).map(|(snapshot, ())| snapshot)
+    }
+
+    /// Replaces the whole file with `file`, if it still has the hash `base_hash`.
+    ///
+    /// A token that is missing or is the redaction placeholder keeps the stored token, so a
+    /// client editing a redacted view cannot erase or learn it.
+    pub fn replace(
+        &self,
+        file: ExecApprovalsFile,
+        base_hash: &str,
+    ) -> Result<Snapshot, StoreError> {
+        let lock = durable_fs::lock_exclusive(&self.path)?;
+        let current_bytes = durable_fs::read_if_exists(&self.path)?;
+        let actual = hash_bytes(current_bytes.as_deref().unwrap_or_default());
+        if actual != base_hash {
+            return Err(StoreError::Conflict {
+                path: self.path.clone(),
+                expected: base_hash.to_owned(),
+                actual,
+            });
+        }
+        let current = match current_bytes.as_deref() {
+            Some(bytes) => Some(self.snapshot_from(Some(bytes))?.file),
+            None => None,
+        };
+        let mut next = file;
+        keep_stored_token(&mut next, current.as_ref());
+        self.write_locked(next, current_bytes.as_deref(), &lock)
+    }
+
+    /// Adds an allowlist entry for `agent_id` unless one for the same rule exists (pattern
+    /// compared trimmed and case-insensitively, plus `argPattern`). New entries get a UUID.
+    pub fn add_allowlist_entry(
+        &self,
+        agent_id: &str,
+        new: NewAllowlistEntry<'_>,
+    ) -> Result<AddedEntry, StoreError> {
+        let pattern = new.pattern.trim().to_owned();
+        let arg_pattern = new
+            .arg_pattern
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+            .map(str::to_owned);
+        let (_, added) = self.update(|file| {
+            let items = file
+                .agents
+                .entry(agent_id.to_owned())
+                .or_default()
+                .allowlist
+                .get_or_insert_with(Vec::new);
+            let existing = items.iter_mut().find_map(|item| match item {
+                AllowlistItem::Entry(e) if e.same_rule(&pattern, arg_pattern.as_deref()) => Some(e),
+                _ => None,
+            });
+            match existing {
+                Some(entry) => {
+                    if entry.source.is_none() {
+                        entry.source = new.source.map(str::to_owned);
+                    }
+                    AddedEntry {
+                        id: entry.id.get_or_insert_with(new_id).clone(),
+                        added: false,
+                    }
+                }
+                None => {
+                    let id = new_id();
+                    items.push(AllowlistItem::Entry(AllowlistEntry {
+                        id: Some(id.clone()),
+                        pattern: pattern.clone(),
+                        arg_pattern: arg_pattern.clone(),
+                        source: new.source.map(str::to_owned),
+                        last_used_at: Some(new.now_ms),
+                        ..AllowlistEntry::default()
+                    }));
+                    AddedEntry { id, added: true }
+                }
+            }
+        })?;
+        Ok(added)
+    }
+
+    /// Records a use of an allowlist entry (`lastUsedAt`, `lastUsedCommand`, `lastResolvedPath`).
+    ///
+    /// The agent's own entry is updated, or the `*` entry when the match came from there.
+    /// Returns false when no entry for the rule exists any more (it was removed meanwhile).
+    pub fn record_allowlist_hit(
+        &self,
+        agent_id: &str,
+        hit: AllowlistHit<'_>,
+    ) -> Result<bool, StoreError> {
+        let (_, found) = self.update(|file| {
+            for key in [agent_id, super::parse::WILDCARD_AGENT_ID] {
+                let Some(agent) = file.agents.get_mut(key) else {
+                    continue;
+                };
+                let entry = agent
+                    .allowlist
+                    .iter_mut()
+                    .flatten()
+                    .find_map(|item| match item {
+                        AllowlistItem::Entry(e) if e.same_rule(hit.pattern, hit.arg_pattern) => {
+                            Some(e)
+                        }
+                        _ => None,
+                    });
+                if let Some(entry) = entry {
+                    entry.last_used_at = Some(hit.used_at_ms);
+                    entry.last_used_command = Some(hit.command.to_owned());
+                    entry.last_resolved_path = hit.resolved_path.map(str::to_owned);
+                    return true;
+                }
+            }
+            false
+        })?;
+        Ok(found)
+    }
+
+    /// Read-modify-write under the lock: the change always applies to the latest bytes.
+    fn update<T>(
+        &self,
+        change: impl FnOnce(&mut ExecApprovalsFile) -> T,
+    ) -> Result<(Snapshot, T), StoreError> {
+        let lock = durable_fs::lock_exclusive(&self.path)?;
+        let current_bytes = durable_fs::read_if_exists(&self.path)?;
+        let mut file = self.snapshot_from(current_bytes.as_deref())?.file;
+        let result = change(&mut file);
+        let snapshot = self.write_locked(file, current_bytes.as_deref(), &lock)?;
+        Ok((snapshot, result))
+    }
+
+    fn write_locked(
+        &self,
+        mut file: ExecApprovalsFile,
+        current_bytes: Option<&[u8]>,
+        lock: &WriteLock,
+    ) -> Result<Snapshot, StoreError> {
+        self.fill_required_fields(&mut file);
+        let bytes = to_file_bytes(&file)?;
+        let mode_ok = durable_fs::file_mode(&self.path)? == Some(durable_fs::PRIVATE_FILE_MODE);
+        if current_bytes != Some(bytes.as_slice()) || !mode_ok {
+            durable_fs::replace_atomically(&self.path, &bytes, lock)?;
+        }
+        self.snapshot_from(Some(&bytes))
+    }
+
+    fn fill_required_fields(&self, file: &mut ExecApprovalsFile) {
+        let socket = file.socket.get_or_insert_with(SocketConfig::default);
+        if socket.path.as_deref().is_none_or(|p| p.trim().is_empty()) {
+            socket.path = Some(
+                self.path
+                    .with_file_name(DEFAULT_SOCKET_NAME)
+                    .to_string_lossy()
+                    .into_owned(),
+            );
+        }
+        if socket.token.as_ref().is_none_or(SocketToken::is_blank) {
+            socket.token = Some(SocketToken::generate());
+        }
+        for agent in file.agents.values_mut() {
+            for item in agent.allowlist.iter_mut().flatten() {
+                if let AllowlistItem::Entry(entry) = item {
+                    entry.id.get_or_insert_with(new_id);
+                }
+            }
+        }
+    }
+
+    fn snapshot_from(&self, bytes: Option<&[u8]>) -> Result<Snapshot, StoreError> {
+        let hash = hash_bytes(bytes.unwrap_or_default());
+        let Some(bytes) = bytes else {
+            return Ok(Snapshot {
+                path: self.path.clone(),
+                exists: false,
+                file: ExecApprovalsFile::default(),
+                hash,
+                report: LoadReport::default(),
+            });
+        };
+        let text = std::str::from_utf8(bytes).map_err(|err| StoreError::Parse {
+            path: self.path.clone(),
+            line: 1,
+            column: err.valid_up_to() + 1,
+            message: "file is not valid UTF-8".to_owned(),
+        })?;
+        let parsed = parse_str(text, &self.path)?;
+        Ok(Snapshot {
+            path: self.path.clone(),
+            exists: true,
+            file: parsed.file,
+            hash,
+            report: parsed.report,
+        })
+    }
+}
+
+impl Snapshot {
+    /// The view to send to clients: same content and hash, token replaced.
+    pub fn redacted(&self) -> RedactedSnapshot {
+        let mut file = self.file.clone();
+        if let Some(token) = file.socket.as_mut().and_then(|s| s.token.as_mut()) {
+            *token = SocketToken::new(REDACTED_TOKEN);
+        }
+        RedactedSnapshot {
+            file,
+            hash: self.hash.clone(),
+            exists: self.exists,
+        }
+    }
+}
+
+/// sha256 hex of file bytes: the `baseHash` currency.
+pub fn hash_bytes(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// Serializes the model as OpenClaw writes it: two-space JSON with `version` first and a
+/// trailing newline.
+pub fn to_file_bytes(file: &ExecApprovalsFile) -> Result<Vec<u8>, StoreError> {
+    #[derive(Serialize)]
+    struct OnDisk<'a> {
+        version: u32,
+        #[serde(flatten)]
+        file: &'a ExecApprovalsFile,
+    }
+    let mut bytes = serde_json::to_vec_pretty(&OnDisk { version: 1, file }).map_err(|source| {
+        StoreError::Encode {
+            what: "exec-approvals.json",
+            source,
+        }
+    })?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+fn keep_stored_token(next: &mut ExecApprovalsFile, current: Option<&ExecApprovalsFile>) {
+    let incoming_usable = next
+        .socket
+        .as_ref()
+        .and_then(|s| s.token.as_ref())
+        .is_some_and(|t| !t.is_blank() && !t.is_redaction_marker());
+    if incoming_usable {
+        return;
+    }
+    let stored = current
+        .and_then(|c| c.socket.as_ref())
+        .and_then(|s| s.token.clone());
+    next.socket.get_or_insert_with(SocketConfig::default).token = stored;
+}
+
+fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}

@@ -1,0 +1,181 @@
+//! Crash-safe file replacement and the inter-process lock that serializes it.
+//!
+//! A replacement writes a temporary file in the destination's directory (mode 0600), fsyncs it,
+//! renames it over the destination and fsyncs the directory. A reader therefore sees the old or
+//! the new bytes, never a mix, even if the writer is killed at any instruction. Writers hold an
+//! exclusive `flock` on a sibling `.lock` file, which the kernel releases when a process dies, so
+//! a crashed writer can never wedge the others.
+
+use std::ffi::OsString;
+use std::fs::{self, File, OpenOptions};
+use std::io::{ErrorKind, Write as _};
+use std::os::unix::fs::{
+    DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _,
+};
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{FlockOperation, flock};
+
+use crate::error::StoreError;
+
+/// Permission bits for every file this crate creates: they may hold secrets.
+pub(crate) const PRIVATE_FILE_MODE: u32 = 0o600;
+const PRIVATE_DIR_MODE: u32 = 0o700;
+
+/// Held while a process reads, merges and replaces a file; released on drop or process death.
+#[derive(Debug)]
+pub(crate) struct WriteLock {
+    _file: File,
+}
+
+/// The lock file guarding `path`: `<path>.lock`. It is never deleted, because deleting a lock
+/// file that another process is about to lock would let two writers in at once.
+pub(crate) fn lock_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().map(OsString::from).unwrap_or_default();
+    name.push(".lock");
+    path.with_file_name(name)
+}
+
+/// Blocks until this process holds the write lock for `path`.
+pub(crate) fn lock_exclusive(path: &Path) -> Result<WriteLock, StoreError> {
+    ensure_parent_dir(path)?;
+    let lock = lock_path(path);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(PRIVATE_FILE_MODE)
+        .open(&lock)
+        .map_err(|e| StoreError::io(&lock, "open lock file", e))?;
+    loop {
+        match flock(&file, FlockOperation::LockExclusive) {
+            Ok(()) => return Ok(WriteLock { _file: file }),
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(errno) => return Err(StoreError::io(&lock, "lock", errno.into())),
+        }
+    }
+}
+
+/// The file's bytes, or `None` when it does not exist.
+pub(crate) fn read_if_exists(path: &Path) -> Result<Option<Vec<u8>>, StoreError> {
+    match fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(StoreError::io(path, "read", e)),
+    }
+}
+
+/// Permission bits of an existing file, or `None` when it does not exist.
+pub(crate) fn file_mode(path: &Path) -> Result<Option<u32>, StoreError> {
+    match fs::metadata(path) {
+        Ok(meta) => Ok(Some(meta.mode() & 0o777)),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(StoreError::io(path, "stat", e)),
+    }
+}
+
+/// Replaces `path` with `bytes` atomically and durably. The caller must hold [`WriteLock`].
+pub(crate) fn replace_atomically(
+    path: &Path,
+    bytes: &[u8],
+    _lock: &WriteLock,
+) -> Result<(), StoreError> {
+    refuse_unsafe_destination(path)?;
+    let dir = ensure_parent_dir(path)?;
+    remove_stale_temp_files(path, &dir);
+    let temp = temp_path(path);
+    let result = write_temp_and_rename(&temp, path, bytes);
+    if result.is_err() {
+        // Best effort: the temp file is ours and holds nothing the destination does not.
+        let _ = fs::remove_file(&temp);
+    }
+    result?;
+    File::open(&dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| StoreError::io(&dir, "fsync directory", e))
+}
+
+fn write_temp_and_rename(temp: &Path, path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(PRIVATE_FILE_MODE)
+        .open(temp)
+        .map_err(|e| StoreError::io(temp, "create temp file", e))?;
+    file.set_permissions(fs::Permissions::from_mode(PRIVATE_FILE_MODE))
+        .map_err(|e| StoreError::io(temp, "chmod temp file", e))?;
+    file.write_all(bytes)
+        .map_err(|e| StoreError::io(temp, "write temp file", e))?;
+    file.sync_all()
+        .map_err(|e| StoreError::io(temp, "fsync temp file", e))?;
+    drop(file);
+    fs::rename(temp, path).map_err(|e| StoreError::io(path, "rename", e))
+}
+
+/// A symlink at the destination would make the rename replace the link, silently detaching the
+/// file the operator edits from the one Gatehouse reads.
+fn refuse_unsafe_destination(path: &Path) -> Result<(), StoreError> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() || !meta.is_file() => {
+            Err(StoreError::UnsafeDestination {
+                path: path.to_path_buf(),
+            })
+        }
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(StoreError::io(path, "stat", e)),
+    }
+}
+
+/// Creates the parent directory (0700) when missing and returns it.
+pub(crate) fn ensure_parent_dir(path: &Path) -> Result<PathBuf, StoreError> {
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !dir.exists() {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(PRIVATE_DIR_MODE)
+            .create(&dir)
+            .map_err(|e| StoreError::io(&dir, "create directory", e))?;
+    }
+    Ok(dir)
+}
+
+fn temp_prefix(path: &Path) -> OsString {
+    let mut prefix = OsString::from(".");
+    prefix.push(path.file_name().unwrap_or_default());
+    prefix.push(".");
+    prefix
+}
+
+fn temp_path(path: &Path) -> PathBuf {
+    let mut name = temp_prefix(path);
+    name.push(format!(
+        "{}.{}.tmp",
+        std::process::id(),
+        uuid::Uuid::new_v4()
+    ));
+    path.with_file_name(name)
+}
+
+/// Temp files left by a writer killed before its rename. Only called under the write lock, when
+/// no live writer can own one.
+fn remove_stale_temp_files(path: &Path, dir: &Path) {
+    let prefix = temp_prefix(path);
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let is_ours = name
+            .as_encoded_bytes()
+            .starts_with(prefix.as_encoded_bytes())
+            && name.as_encoded_bytes().ends_with(b".tmp");
+        if is_ours {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}

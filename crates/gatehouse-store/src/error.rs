@@ -1,0 +1,124 @@
+//! The one error type of this crate.
+//!
+//! Variants carry the path, position or approval id as data so callers can map them to exit codes
+//! or RPC errors without parsing messages.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong reading or writing Gatehouse's persistent state.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The file is not valid JSON, or a field has a shape the format does not allow.
+    #[error("{path}:{line}:{column}: {message}", path = path.display())]
+    Parse {
+        /// The file that failed to parse (`<input>` for in-memory text).
+        path: PathBuf,
+        /// One-based line of the error.
+        line: usize,
+        /// One-based column of the error.
+        column: usize,
+        /// What the parser expected, in its own words.
+        message: String,
+    },
+
+    /// The file declares a format version this build does not understand.
+    #[error("{path}: unsupported exec-approvals version {found} (expected 1)", path = path.display())]
+    UnsupportedVersion {
+        /// The file.
+        path: PathBuf,
+        /// The `version` value as written, or `missing`.
+        found: String,
+    },
+
+    /// The file changed since the caller read it; the write was not made.
+    #[error("{path}: file changed since it was read (base hash {expected}, now {actual})", path = path.display())]
+    Conflict {
+        /// The file.
+        path: PathBuf,
+        /// The `baseHash` the caller passed.
+        expected: String,
+        /// The hash of the bytes on disk now.
+        actual: String,
+    },
+
+    /// The destination is a symlink or not a regular file; writing through it could redirect
+    /// the write to a file the operator did not choose.
+    #[error("{path}: refusing to write through a symlink or non-regular file", path = path.display())]
+    UnsafeDestination {
+        /// The refused path.
+        path: PathBuf,
+    },
+
+    /// An operating-system call failed.
+    #[error("{path}: {op}: {source}", path = path.display())]
+    Io {
+        /// The file or directory involved.
+        path: PathBuf,
+        /// What was being done (`read`, `rename`, `fsync directory`, ...).
+        op: &'static str,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The approvals database reported an error.
+    #[error("approvals database: {0}")]
+    Database(#[from] rusqlite::Error),
+
+    /// The database was written by a newer Gatehouse; opening it could corrupt it.
+    #[error(
+        "approvals database schema version {found} is newer than supported version {supported}"
+    )]
+    SchemaTooNew {
+        /// `PRAGMA user_version` of the file.
+        found: i64,
+        /// The newest version this build knows.
+        supported: i64,
+    },
+
+    /// A stored row holds a value this build cannot interpret; it is refused, never guessed.
+    #[error("approval {approval_id}: corrupt column {column}: {detail}")]
+    CorruptRow {
+        /// The row's id.
+        approval_id: String,
+        /// The column that failed to decode.
+        column: &'static str,
+        /// Why it failed.
+        detail: String,
+    },
+
+    /// An approval with this id already exists.
+    #[error("approval {approval_id} already exists")]
+    DuplicateId {
+        /// The refused id.
+        approval_id: String,
+    },
+
+    /// No approval has this id.
+    #[error("approval {approval_id} not found")]
+    NotFound {
+        /// The id that was looked up.
+        approval_id: String,
+    },
+
+    /// A JSON value could not be encoded for storage.
+    #[error("cannot encode {what}: {source}")]
+    Encode {
+        /// What was being encoded.
+        what: &'static str,
+        /// The serializer's error.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+impl StoreError {
+    /// Wraps an I/O error with the path and operation it came from.
+    pub(crate) fn io(path: impl Into<PathBuf>, op: &'static str, source: std::io::Error) -> Self {
+        StoreError::Io {
+            path: path.into(),
+            op,
+            source,
+        }
+    }
+}

@@ -1,0 +1,306 @@
+use gatehouse_policy::ApprovalDecision;
+use gatehouse_store::StoreError;
+use gatehouse_store::approvals_db::{
+    ApprovalState, ApprovalStore, ConsumeOutcome, DeliveredMessage, ListFilter, Resolution,
+    ResolveOutcome, Retention,
+};
+use pretty_assertions::assert_eq;
+
+use crate::support::{new_approval, open_db};
+
+fn decided(decision: ApprovalDecision, by: &str) -> Resolution {
+    Resolution::Decided {
+        decision,
+        resolved_by: Some(by.to_owned()),
+    }
+}
+
+#[test]
+fn stores_the_whole_request_as_pending() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_db(&dir);
+    let created = db.insert(&new_approval("a1", 1_000)).unwrap();
+    assert_eq!(created.state, ApprovalState::Pending);
+    assert_eq!(created.request, new_approval("a1", 1_000).request);
+    assert_eq!(db.get("a1").unwrap(), Some(created));
+    assert_eq!(db.get("missing").unwrap(), None);
+}
+
+#[test]
+fn moves_pending_to_each_terminal_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_db(&dir);
+    let cases = [
+        (
+            decided(ApprovalDecision::AllowOnce, "alice"),
+            ApprovalState::Allowed,
+        ),
+        (
+            decided(ApprovalDecision::AllowAlways, "alice"),
+            ApprovalState::Allowed,
+        ),
+        (
+            decided(ApprovalDecision::Deny, "bob"),
+            ApprovalState::Denied,
+        ),
+        (
+            Resolution::Expired {
+                reason: "timeout".into(),
+            },
+            ApprovalState::Expired,
+        ),
+        (
+            Resolution::Cancelled {
+                reason: "requester-gone".into(),
+            },
+            ApprovalState::Cancelled,
+        ),
+    ];
+    for (i, (resolution, state)) in cases.into_iter().enumerate() {
+        let id = format!("t{i}");
+        db.insert(&new_approval(&id, 10)).unwrap();
+        let outcome = db.resolve(&id, &resolution, 20).unwrap();
+        assert!(outcome.applied(), "{id}");
+        let record = outcome.winner();
+        assert_eq!(record.state, state);
+        assert_eq!(record.decision, resolution.decision());
+        assert_eq!(record.resolved_at_ms, Some(20));
+    }
+}
+
+#[test]
+fn repeating_the_winning_answer_is_an_idempotent_success() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_db(&dir);
+    db.insert(&new_approval("r1", 10)).unwrap();
+    db.resolve("r1", &decided(ApprovalDecision::AllowOnce, "alice"), 20)
+        .unwrap();
+    let again = db
+        .resolve("r1", &decided(ApprovalDecision::AllowOnce, "carol"), 30)
+        .unwrap();
+    match again {
+        ResolveOutcome::Repeated(winner) => {
+            assert_eq!(winner.resolved_by.as_deref(), Some("alice"));
+            assert_eq!(winner.resolved_at_ms, Some(20));
+        }
+        other => panic!("expected Repeated, got {other:?}"),
+    }
+}
+
+#[test]
+fn denies_a_different_later_answer_and_reports_the_winner() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_db(&dir);
+    db.insert(&new_approval("d1", 10)).unwrap();
+    db.resolve("d1", &decided(ApprovalDecision::Deny, "bob"), 20)
+        .unwrap();
+    for late in [
+        decided(ApprovalDecision::AllowOnce, "alice"),
+        Resolution::Expired {
+            reason: "timeout".into(),
+        },
+        Resolution::Cancelled {
+            reason: "gateway-restart".into(),
+        },
+    ] {
+        let outcome = db.resolve("d1", &late, 30).unwrap();
+        assert!(!outcome.applied());
+        assert!(matches!(outcome, ResolveOutcome::Rejected { .. }));
+        assert_eq!(outcome.winner().decision, Some(ApprovalDecision::Deny));
+        assert_eq!(outcome.winner().state, ApprovalState::Denied);
+    }
+}
+
+#[test]
+fn refuses_unknown_and_duplicate_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_db(&dir);
+    db.insert(&new_approval("x", 10)).unwrap();
+    db.resolve(
+        "x",
+        &Resolution::Expired {
+            reason: "timeout".into(),
+        },
+        11,
+    )
+    .unwrap();
+    assert!(matches!(
+        db.insert(&new_approval("x", 12)),
+        Err(StoreError::DuplicateId { .. })
+    ));
+    assert!(matches!(
+        db.resolve("nope", &decided(ApprovalDecision::Deny, "bob"), 1),
+        Err(StoreError::NotFound { .. })
+    ));
+    assert!(matches!(
+        db.consume_allow_once("nope", 1),
+        Err(StoreError::NotFound { .. })
+    ));
+}
+
+#[test]
+fn allow_once_is_consumed_exactly_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_db(&dir);
+    db.insert(&new_approval("o1", 10)).unwrap();
+    assert!(matches!(
+        db.consume_allow_once("o1", 11).unwrap(),
+        ConsumeOutcome::NotAllowOnce(_)
+    ));
+    db.resolve("o1", &decided(ApprovalDecision::AllowOnce, "alice"), 20)
+        .unwrap();
+    match db.consume_allow_once("o1", 21).unwrap() {
+        ConsumeOutcome::Consumed(record) => assert_eq!(record.consumed_at_ms, Some(21)),
+        other => panic!("expected Consumed, got {other:?}"),
+    }
+    match db.consume_allow_once("o1", 22).unwrap() {
+        ConsumeOutcome::AlreadyConsumed(record) => assert_eq!(record.consumed_at_ms, Some(21)),
+        other => panic!("expected AlreadyConsumed, got {other:?}"),
+    }
+}
+
+#[test]
+fn denies_consuming_anything_but_allow_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_db(&dir);
+    for (id, resolution) in [
+        ("always", decided(ApprovalDecision::AllowAlways, "alice")),
+        ("deny", decided(ApprovalDecision::Deny, "bob")),
+        (
+            "expired",
+            Resolution::Expired {
+                reason: "timeout".into(),
+            },
+        ),
+    ] {
+        db.insert(&new_approval(id, 10)).unwrap();
+        db.resolve(id, &resolution, 20).unwrap();
+        assert!(
+            matches!(
+                db.consume_allow_once(id, 21).unwrap(),
+                ConsumeOutcome::NotAllowOnce(_)
+            ),
+            "{id}"
+        );
+    }
+}
+
+fn message(message_id: &str) -> DeliveredMessage {
+    DeliveredMessage {
+        channel: "discord".into(),
+        account_id: None,
+        chat_id: "4000".into(),
+        message_id: message_id.into(),
+        thread_id: None,
+    }
+}
+
+#[test]
+fn records_delivered_messages_once_each_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_db(&dir);
+    db.insert(&new_approval("m1", 10)).unwrap();
+    db.record_delivery("m1", &message("6001")).unwrap();
+    db.record_delivery("m1", &message("6000")).unwrap();
+    db.record_delivery("m1", &message("6001")).unwrap();
+    let record = db.get("m1").unwrap().unwrap();
+    assert_eq!(record.messages, vec![message("6001"), message("6000")]);
+    assert!(matches!(
+        db.record_delivery("nope", &message("1")),
+        Err(StoreError::NotFound { .. })
+    ));
+}
+
+#[test]
+fn finds_by_case_insensitive_prefix_treating_wildcards_literally() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_db(&dir);
+    for (i, id) in ["abc123", "abd456", "ABx789", "a_c000"].iter().enumerate() {
+        db.insert(&new_approval(id, i as u64)).unwrap();
+    }
+    let ids = |prefix: &str| -> Vec<String> {
+        db.find_by_prefix(prefix, 10)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.id)
+            .collect()
+    };
+    assert_eq!(ids("AB"), vec!["abc123", "abd456", "ABx789"]);
+    assert_eq!(ids("abc"), vec!["abc123"]);
+    assert_eq!(ids("a_"), vec!["a_c000"]);
+    assert_eq!(ids("a%"), Vec::<String>::new());
+    assert_eq!(db.find_by_prefix("a", 2).unwrap().len(), 2);
+}
+
+#[test]
+fn lists_with_state_agent_and_limit_filters() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_db(&dir);
+    for i in 0..5u64 {
+        let mut approval = new_approval(&format!("l{i}"), i);
+        approval.request.agent_id = Some(if i % 2 == 0 { "main" } else { "ops" }.to_owned());
+        db.insert(&approval).unwrap();
+    }
+    db.resolve("l0", &decided(ApprovalDecision::Deny, "bob"), 9)
+        .unwrap();
+    let ids = |filter: ListFilter| -> Vec<String> {
+        db.list(&filter)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.id)
+            .collect()
+    };
+    assert_eq!(
+        ids(ListFilter {
+            state: Some(ApprovalState::Pending),
+            ..ListFilter::default()
+        }),
+        vec!["l1", "l2", "l3", "l4"]
+    );
+    assert_eq!(
+        ids(ListFilter {
+            agent_id: Some("main".into()),
+            ..ListFilter::default()
+        }),
+        vec!["l0", "l2", "l4"]
+    );
+    assert_eq!(
+        ids(ListFilter {
+            state: Some(ApprovalState::Pending),
+            agent_id: Some("main".into()),
+            limit: 1
+        }),
+        vec!["l2"]
+    );
+}
+
+#[test]
+fn prunes_only_terminal_rows_older_than_the_retention() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_db(&dir);
+    let day = 24 * 60 * 60 * 1000;
+    let now = 100 * day;
+    for id in ["old-denied", "new-denied", "old-pending"] {
+        db.insert(&new_approval(id, day)).unwrap();
+    }
+    db.record_delivery("old-denied", &message("1")).unwrap();
+    db.resolve(
+        "old-denied",
+        &decided(ApprovalDecision::Deny, "bob"),
+        now - 31 * day,
+    )
+    .unwrap();
+    db.resolve(
+        "new-denied",
+        &decided(ApprovalDecision::Deny, "bob"),
+        now - 29 * day,
+    )
+    .unwrap();
+    let cutoff = Retention::default().cutoff(now);
+    assert_eq!(db.prune_terminal_before(cutoff).unwrap(), 1);
+    assert_eq!(db.get("old-denied").unwrap(), None);
+    assert!(db.get("new-denied").unwrap().is_some());
+    assert!(db.get("old-pending").unwrap().is_some());
+    let short = Retention { history_ms: day };
+    assert_eq!(db.prune_terminal_before(short.cutoff(now)).unwrap(), 1);
+}

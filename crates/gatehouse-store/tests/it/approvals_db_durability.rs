@@ -1,0 +1,227 @@
+use std::fs;
+use std::os::unix::fs::PermissionsExt as _;
+use std::sync::Barrier;
+
+use gatehouse_policy::ApprovalDecision;
+use gatehouse_store::StoreError;
+use gatehouse_store::approvals_db::{
+    ApprovalState, ApprovalStore, ConsumeOutcome, DeliveredMessage, Resolution, ResolveOutcome,
+    SqliteApprovalStore, SqliteOptions,
+};
+use pretty_assertions::assert_eq;
+
+use crate::support::{new_approval, open_db};
+
+const RESOLVERS: usize = 16;
+
+fn answer(n: usize) -> Resolution {
+    match n % 4 {
+        0 => Resolution::Decided {
+            decision: ApprovalDecision::AllowOnce,
+            resolved_by: Some(format!("approver-{n}")),
+        },
+        1 => Resolution::Decided {
+            decision: ApprovalDecision::Deny,
+            resolved_by: Some(format!("approver-{n}")),
+        },
+        2 => Resolution::Decided {
+            decision: ApprovalDecision::AllowAlways,
+            resolved_by: Some(format!("approver-{n}")),
+        },
+        _ => Resolution::Expired {
+            reason: "timeout".into(),
+        },
+    }
+}
+
+#[test]
+fn exactly_one_of_many_concurrent_resolvers_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    open_db(&dir).insert(&new_approval("race", 1)).unwrap();
+    // Half the threads share one connection, half open their own: both paths must hold.
+    let shared = open_db(&dir);
+    let barrier = Barrier::new(RESOLVERS);
+    let outcomes: Vec<ResolveOutcome> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..RESOLVERS)
+            .map(|n| {
+                let (barrier, shared, dir) = (&barrier, &shared, &dir);
+                scope.spawn(move || {
+                    let own;
+                    let db: &SqliteApprovalStore = if n % 2 == 0 {
+                        shared
+                    } else {
+                        own = open_db(dir);
+                        &own
+                    };
+                    barrier.wait();
+                    db.resolve("race", &answer(n), 100 + n as u64).unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let applied: Vec<&ResolveOutcome> = outcomes.iter().filter(|o| o.applied()).collect();
+    assert_eq!(applied.len(), 1, "{outcomes:#?}");
+    let winner = applied[0].winner().clone();
+    for outcome in &outcomes {
+        assert_eq!(outcome.winner(), &winner);
+    }
+    assert_eq!(shared.get("race").unwrap(), Some(winner));
+}
+
+#[test]
+fn concurrent_consumers_take_an_allow_once_exactly_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_db(&dir);
+    db.insert(&new_approval("once", 1)).unwrap();
+    db.resolve(
+        "once",
+        &Resolution::Decided {
+            decision: ApprovalDecision::AllowOnce,
+            resolved_by: None,
+        },
+        2,
+    )
+    .unwrap();
+    let barrier = Barrier::new(RESOLVERS);
+    let consumed = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..RESOLVERS)
+            .map(|n| {
+                let (barrier, dir) = (&barrier, &dir);
+                scope.spawn(move || {
+                    let db = open_db(dir);
+                    barrier.wait();
+                    db.consume_allow_once("once", 10 + n as u64).unwrap()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .filter(|o| matches!(o, ConsumeOutcome::Consumed(_)))
+            .count()
+    });
+    assert_eq!(consumed, 1);
+}
+
+#[test]
+fn restart_cancels_pending_rows_and_returns_their_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let message = DeliveredMessage {
+        channel: "telegram".into(),
+        account_id: Some("bot-1".into()),
+        chat_id: "-100123".into(),
+        message_id: "77".into(),
+        thread_id: Some("42".into()),
+    };
+    {
+        let db = open_db(&dir);
+        for id in ["p1", "p2", "done"] {
+            db.insert(&new_approval(id, 5)).unwrap();
+        }
+        db.record_delivery("p1", &message).unwrap();
+        db.resolve(
+            "done",
+            &Resolution::Decided {
+                decision: ApprovalDecision::Deny,
+                resolved_by: Some("bob".into()),
+            },
+            6,
+        )
+        .unwrap();
+    }
+    let db = open_db(&dir);
+    let cancelled = db.cancel_all_pending("gateway-restart", 50).unwrap();
+    let ids: Vec<&str> = cancelled.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids, vec!["p1", "p2"]);
+    for record in &cancelled {
+        assert_eq!(record.state, ApprovalState::Cancelled);
+        assert_eq!(record.reason.as_deref(), Some("gateway-restart"));
+        assert_eq!(record.resolved_at_ms, Some(50));
+    }
+    assert_eq!(cancelled[0].messages, vec![message]);
+    assert_eq!(
+        db.get("done").unwrap().unwrap().state,
+        ApprovalState::Denied
+    );
+    assert_eq!(
+        db.cancel_all_pending("gateway-restart", 60).unwrap(),
+        vec![]
+    );
+}
+
+fn mode(path: &std::path::Path) -> u32 {
+    fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn creates_database_files_with_mode_0600() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_db(&dir);
+    db.insert(&new_approval("m", 1)).unwrap();
+    assert_eq!(mode(db.path()), 0o600);
+    let wal = db.path().with_extension("sqlite-wal");
+    assert!(wal.exists(), "WAL journal in use");
+    assert_eq!(mode(&wal), 0o600);
+}
+
+#[test]
+fn tightens_an_existing_database_to_0600() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = open_db(&dir).path().to_path_buf();
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
+    open_db(&dir);
+    assert_eq!(mode(&path), 0o600);
+}
+
+#[test]
+fn refuses_a_database_from_a_newer_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = open_db(&dir).path().to_path_buf();
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .pragma_update(None, "user_version", 99)
+        .unwrap();
+    let err = SqliteApprovalStore::open(&path, SqliteOptions::default()).unwrap_err();
+    assert!(
+        matches!(err, StoreError::SchemaTooNew { found: 99, .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn reports_a_corrupt_row_instead_of_guessing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_db(&dir);
+    db.insert(&new_approval("c", 1)).unwrap();
+    rusqlite::Connection::open(db.path())
+        .unwrap()
+        .execute(
+            "UPDATE approvals SET argv_json = 'not json' WHERE id = 'c'",
+            [],
+        )
+        .unwrap();
+    assert!(matches!(
+        db.get("c"),
+        Err(StoreError::CorruptRow {
+            column: "argv_json",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn the_schema_rejects_inconsistent_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_db(&dir);
+    db.insert(&new_approval("k", 1)).unwrap();
+    let conn = rusqlite::Connection::open(db.path()).unwrap();
+    for bad in [
+        "UPDATE approvals SET state = 'allowed' WHERE id = 'k'",
+        "UPDATE approvals SET state = 'denied', decision = 'allow-once', resolved_at_ms = 2 WHERE id = 'k'",
+        "UPDATE approvals SET consumed_at_ms = 3 WHERE id = 'k'",
+        "UPDATE approvals SET state = 'maybe', resolved_at_ms = 2 WHERE id = 'k'",
+    ] {
+        assert!(conn.execute(bad, []).is_err(), "{bad}");
+    }
+}

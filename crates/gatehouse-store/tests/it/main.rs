@@ -1,0 +1,17 @@
+//! The one integration-test binary of `gatehouse-store`.
+
+// Helpers here are test code too; clippy.toml's test allowance only reaches `#[test]` bodies.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+// The approvals database: transitions, CAS outcomes, consumption, lookup, retention.
+mod approvals_db;
+// exec-approvals.json on disk: baseHash, 0600, migration, redaction, dedupe, merges.
+mod approvals_file_store;
+// The approvals database under concurrency and restarts; its file mode and schema guards.
+mod approvals_db_durability;
+// decision-cases.jsonl kinds `approvals-file` and `effective-policy`.
+mod conformance;
+// Temporary directories and sample approvals shared by the modules.
+mod support;
+// The hash-chained audit log: tamper detection, crash repair, rotation, file modes.
+mod audit;

@@ -1,0 +1,181 @@
+//! `gatehouse check`: may this command run without a person? One command from the arguments,
+//! or a batch of JSON requests on stdin (`--jsonl`), one decision per line, in order.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+use gatehouse_config::{Config, DEFAULT_AGENT_ID};
+use gatehouse_gateway::payloads::{DecisionJson, exec_policy, exec_request, with_host_env};
+use gatehouse_policy::exec::{Decision, ExecEvaluation, ExecPolicy, ExecRequest, evaluate};
+use gatehouse_store::approvals_file::{ExecApprovalsFile, parse_str};
+use serde::Deserialize;
+
+/// Exit status of an `ask` decision.
+const EXIT_ASK: u8 = 10;
+/// Exit status of a `deny` decision.
+const EXIT_DENY: u8 = 20;
+
+/// Flags of `gatehouse check`.
+#[derive(Debug, Args)]
+pub(crate) struct CheckArgs {
+    /// Config file (JSON5, OpenClaw keys); built-in defaults when absent.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// OpenClaw `exec-approvals.json`: host settings (stricter wins) and allowlists.
+    #[arg(long, value_name = "FILE")]
+    approvals: Option<PathBuf>,
+    /// Agent id whose settings apply.
+    #[arg(long, value_name = "ID", default_value = DEFAULT_AGENT_ID)]
+    agent: String,
+    /// Working directory the command would run in; the current one when absent.
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// Print the decision as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Read one JSON request per line on stdin and write one JSON decision per line.
+    #[arg(long, conflicts_with = "command")]
+    jsonl: bool,
+    /// One argument: a shell string. Several: an argv run without a shell.
+    #[arg(
+        value_name = "COMMAND",
+        required_unless_present = "jsonl",
+        trailing_var_arg = true
+    )]
+    command: Vec<String>,
+}
+
+/// One `--jsonl` request line.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RequestLine {
+    command: Option<String>,
+    argv: Option<Vec<String>>,
+    cwd: Option<PathBuf>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    agent: Option<String>,
+}
+
+/// Policy sources shared by every request of one invocation.
+struct Sources {
+    config: Config,
+    approvals: Option<ExecApprovalsFile>,
+}
+
+/// Runs the subcommand.
+pub(crate) fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    let sources = Sources {
+        config: super::config::load(args.config.as_deref())?,
+        approvals: args.approvals.as_deref().map(load_approvals).transpose()?,
+    };
+    let cwd = match args.cwd {
+        Some(cwd) => cwd,
+        None => std::env::current_dir().context("cannot determine the current directory")?,
+    };
+    if args.jsonl {
+        return run_batch(&sources, &args.agent, &cwd);
+    }
+    let mut command = args.command;
+    let request = if command.len() == 1 {
+        ExecRequest::shell(command.remove(0), cwd)
+    } else {
+        ExecRequest::argv(command, cwd)
+    };
+    let request = with_host_env(request, &BTreeMap::new());
+    let evaluation = evaluate(&request, &sources.policy(&args.agent));
+    let mut stdout = std::io::stdout().lock();
+    if args.json {
+        let json = serde_json::to_string(&DecisionJson::from(&evaluation))?;
+        writeln!(stdout, "{json}")?;
+    } else {
+        print_human(&mut stdout, &evaluation)?;
+    }
+    Ok(exit_code(evaluation.decision))
+}
+
+impl Sources {
+    /// The config's exec settings for `agent`, composed with the approvals file when given.
+    fn policy(&self, agent: &str) -> ExecPolicy {
+        exec_policy(&self.config, self.approvals.as_ref(), agent)
+    }
+}
+
+fn load_approvals(path: &Path) -> anyhow::Result<ExecApprovalsFile> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read approvals file {}", path.display()))?;
+    let parsed = parse_str(&text, path)?;
+    for note in &parsed.report.notes {
+        eprintln!("gatehouse: warning: {}: {note}", path.display());
+    }
+    Ok(parsed.file)
+}
+
+/// Batch mode: every input line yields exactly one output line, in order; a line that is not
+/// a valid request yields a `deny` naming the problem, so the two streams stay aligned.
+fn run_batch(
+    sources: &Sources,
+    default_agent: &str,
+    default_cwd: &Path,
+) -> anyhow::Result<ExitCode> {
+    let stdin = std::io::stdin();
+    let mut stdout = std::io::stdout().lock();
+    for line in stdin.lock().lines() {
+        let line = line.context("cannot read stdin")?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let json = match request_from_line(&line, default_cwd) {
+            Ok((request, agent)) => {
+                let agent = agent.as_deref().unwrap_or(default_agent);
+                DecisionJson::from(&evaluate(&request, &sources.policy(agent)))
+            }
+            Err(problem) => DecisionJson::invalid_request(&problem),
+        };
+        writeln!(stdout, "{}", serde_json::to_string(&json)?)?;
+        stdout.flush()?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn request_from_line(
+    line: &str,
+    default_cwd: &Path,
+) -> Result<(ExecRequest, Option<String>), String> {
+    let parsed: RequestLine = serde_json::from_str(line).map_err(|e| e.to_string())?;
+    let cwd = parsed.cwd.unwrap_or_else(|| default_cwd.to_owned());
+    let request = exec_request(parsed.command, parsed.argv, cwd, &parsed.env)?;
+    Ok((request, parsed.agent))
+}
+
+fn print_human(out: &mut impl Write, evaluation: &ExecEvaluation) -> std::io::Result<()> {
+    writeln!(out, "{}: {}", evaluation.decision, evaluation.reason)?;
+    for segment in &evaluation.segments {
+        let path = segment
+            .resolved_path
+            .as_ref()
+            .map_or_else(|| "(unresolved)".to_owned(), |p| p.display().to_string());
+        writeln!(
+            out,
+            "  {} -> {path}: {}",
+            segment.argv.join(" "),
+            segment.reason
+        )?;
+    }
+    for warning in &evaluation.warnings {
+        eprintln!("gatehouse: warning: {warning}");
+    }
+    Ok(())
+}
+
+fn exit_code(decision: Decision) -> ExitCode {
+    match decision {
+        Decision::Allow => ExitCode::SUCCESS,
+        Decision::Ask => ExitCode::from(EXIT_ASK),
+        Decision::Deny => ExitCode::from(EXIT_DENY),
+    }
+}

@@ -1,0 +1,233 @@
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+
+use crate::{Files, gatehouse};
+
+const DECISION_KEYS: [&str; 7] = [
+    "allowAlwaysPatterns",
+    "allowlistSatisfied",
+    "analysisOk",
+    "decision",
+    "reason",
+    "requiresApproval",
+    "segments",
+];
+
+/// Runs `gatehouse check --json <args>` and returns the exit code and the decision.
+fn decide(args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["check", "--json"];
+    all.extend_from_slice(args);
+    let run = gatehouse(&all, "");
+    let decision = serde_json::from_str(run.stdout.trim())
+        .unwrap_or_else(|e| panic!("{e}: {}{}", run.stdout, run.stderr));
+    (run.code, decision)
+}
+
+fn keys(value: &Value) -> Vec<String> {
+    let mut keys: Vec<String> = value.as_object().unwrap().keys().cloned().collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn denies_with_exit_20_and_the_documented_json_shape_when_security_is_deny() {
+    let files = Files::new();
+    let config = files.write("gh.json5", "{ tools: { exec: { security: 'deny' } } }");
+    let (code, decision) = decide(&["--config", &config, "--", "ls -la"]);
+    assert_eq!(code, 20);
+    assert_eq!(keys(&decision), DECISION_KEYS);
+    assert_eq!(decision["decision"], "deny");
+    assert_eq!(decision["allowlistSatisfied"], false);
+    assert!(decision["segments"].is_array());
+    assert!(decision["allowAlwaysPatterns"].is_array());
+}
+
+#[test]
+fn prints_a_readable_line_without_json() {
+    let files = Files::new();
+    let config = files.write("gh.json5", "{ tools: { exec: { security: 'deny' } } }");
+    let run = gatehouse(&["check", "--config", &config, "ls"], "");
+    assert_eq!(run.code, 20);
+    assert!(run.stdout.starts_with("deny: "), "{}", run.stdout);
+}
+
+#[test]
+fn batch_mode_answers_every_line_in_order() {
+    let input = concat!(
+        "{\"command\": \"ls\"}\n",
+        "{\"argv\": []}\n",
+        "\n",
+        "{\"command\": \"ls\", \"argv\": [\"ls\"]}\n",
+        "not json\n",
+        "{\"command\": \"ls\", \"colour\": 1}\n",
+        "{\"argv\": [\"ls\", \"-la\"], \"cwd\": \"/\", \"env\": {\"PATH\": \"/bin\"}, \"agent\": \"main\"}\n",
+    );
+    let run = gatehouse(&["check", "--jsonl"], input);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let lines: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        lines.len(),
+        6,
+        "blank lines are skipped, every other line answered"
+    );
+    for line in &lines {
+        assert_eq!(keys(line), DECISION_KEYS);
+    }
+    let reasons: Vec<&str> = lines
+        .iter()
+        .map(|l| l["reason"].as_str().unwrap())
+        .collect();
+    assert!(!reasons[0].starts_with("invalid request"), "{}", reasons[0]);
+    assert_eq!(reasons[1], "invalid request: `argv` is empty");
+    assert_eq!(
+        reasons[2],
+        "invalid request: set `command` or `argv`, not both"
+    );
+    assert!(
+        reasons[3].starts_with("invalid request: expected"),
+        "{}",
+        reasons[3]
+    );
+    assert!(
+        reasons[4].starts_with("invalid request: unknown field `colour`"),
+        "{}",
+        reasons[4]
+    );
+    assert!(!reasons[5].starts_with("invalid request"), "{}", reasons[5]);
+    for invalid in &lines[1..5] {
+        assert_eq!(invalid["decision"], "deny");
+    }
+}
+
+#[test]
+fn batch_mode_applies_each_lines_agent() {
+    let files = Files::new();
+    let config = files.write(
+        "gh.json5",
+        "{ agents: { list: [ { id: 'locked', tools: { exec: { security: 'deny' } } } ] } }",
+    );
+    let input = "{\"command\": \"ls\", \"agent\": \"locked\"}\n";
+    let run = gatehouse(&["check", "--config", &config, "--jsonl"], input);
+    let line: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    assert_eq!(line["decision"], "deny");
+}
+
+#[test]
+fn refuses_a_missing_command_as_a_usage_error() {
+    let run = gatehouse(&["check"], "");
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("COMMAND"), "{}", run.stderr);
+}
+
+#[test]
+fn reports_an_unreadable_approvals_file_as_exit_2() {
+    let files = Files::new();
+    let missing = files.join("exec-approvals.json");
+    let run = gatehouse(
+        &["check", "--approvals", missing.to_str().unwrap(), "ls"],
+        "",
+    );
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("exec-approvals.json"), "{}", run.stderr);
+}
+
+#[test]
+fn reports_a_malformed_approvals_file_with_line_and_column() {
+    let files = Files::new();
+    let approvals = files.write(
+        "exec-approvals.json",
+        "{\n  \"version\": 1,\n  \"agents\": [\n",
+    );
+    let run = gatehouse(&["check", "--approvals", &approvals, "ls"], "");
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains(&format!("{approvals}:")),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn approvals_file_security_deny_wins_over_a_permissive_config() {
+    let files = Files::new();
+    let config = files.write(
+        "gh.json5",
+        "{ tools: { exec: { security: 'full', ask: 'off' } } }",
+    );
+    let approvals = files.write(
+        "exec-approvals.json",
+        r#"{"version": 1, "defaults": {"security": "deny"}, "agents": {}}"#,
+    );
+    let (code, decision) = decide(&["--config", &config, "--approvals", &approvals, "ls"]);
+    assert_eq!(code, 20);
+    assert_eq!(decision["decision"], "deny");
+}
+
+/// A temp dir with an executable `bin/tool` and an approvals file allowlisting it for `main`.
+fn allowlisted_tool() -> (Files, String, String) {
+    use std::os::unix::fs::PermissionsExt;
+    let files = Files::new();
+    std::fs::create_dir(files.join("bin")).unwrap();
+    let tool = files.write("bin/tool", "#!/bin/sh\nexit 0\n");
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tool = std::fs::canonicalize(&tool).unwrap().display().to_string();
+    let approvals = files.write(
+        "exec-approvals.json",
+        &format!(
+            r#"{{"version": 1, "agents": {{"main": {{"allowlist": [{{"pattern": "{tool}"}}]}}}}}}"#
+        ),
+    );
+    (files, tool, approvals)
+}
+
+#[test]
+fn allows_with_exit_0_what_the_approvals_allowlist_covers() {
+    let (_files, tool, approvals) = allowlisted_tool();
+    let (code, decision) = decide(&["--approvals", &approvals, "--", &tool, "--flag"]);
+    assert_eq!(code, 0, "{decision}");
+    assert_eq!(decision["decision"], "allow");
+    let segment = &decision["segments"][0];
+    assert_eq!(segment["argv"], serde_json::json!([tool, "--flag"]));
+    assert_eq!(segment["resolvedPath"], tool.as_str());
+    assert_eq!(segment["satisfiedBy"], "allowlist");
+}
+
+#[test]
+fn asks_with_exit_10_for_an_allowlist_miss_under_on_miss() {
+    let (files, _tool, approvals) = allowlisted_tool();
+    let other = files.write("other", "#!/bin/sh\n");
+    let (code, decision) = decide(&["--approvals", &approvals, &format!("{other} -x")]);
+    assert_eq!(code, 10, "{decision}");
+    assert_eq!(decision["decision"], "ask");
+    assert_eq!(decision["requiresApproval"], true);
+}
+
+#[test]
+fn config_ask_always_still_asks_for_an_allowlisted_command() {
+    let (files, tool, approvals) = allowlisted_tool();
+    let config = files.write("gh.json5", "{ tools: { exec: { ask: 'always' } } }");
+    let (code, decision) = decide(&["--config", &config, "--approvals", &approvals, &tool]);
+    assert_eq!((code, decision["decision"].as_str()), (10, Some("ask")));
+}
+
+#[test]
+fn batch_mode_resolves_bare_names_with_the_lines_path() {
+    let (files, tool, approvals) = allowlisted_tool();
+    let bin = files.join("bin").display().to_string();
+    let input = format!(
+        "{{\"command\": \"tool\", \"env\": {{\"PATH\": \"{bin}\"}}}}\n{{\"command\": \"tool\", \"env\": {{\"PATH\": \"/nonexistent\"}}}}\n"
+    );
+    let run = gatehouse(&["check", "--approvals", &approvals, "--jsonl"], &input);
+    let lines: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["decision"], "allow", "{}", run.stdout);
+    assert_eq!(lines[0]["segments"][0]["resolvedPath"], tool.as_str());
+    assert_ne!(lines[1]["decision"], "allow", "{}", run.stdout);
+}
