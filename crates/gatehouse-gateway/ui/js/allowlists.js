@@ -24,18 +24,19 @@ class AllowlistsView {
   }
 
   async load(message) {
-    let payload;
+    const view = $("view-allowlists");
+    view.setAttribute("aria-busy", "true");
     try {
-      payload = await this.gateway.request("exec.approvals.get", {});
+      const payload = await this.gateway.request("exec.approvals.get", {});
+      const file = payload && typeof payload.file === "object" && payload.file ? payload.file : {};
+      this.loaded = { file, hash: str(payload && payload.hash) };
+      this.render();
+      this.say(message ? message.text : "", message ? message.kind : "");
     } catch (error) {
       this.say(`Could not load allowlists: ${error.message}`, "error");
-      return;
+    } finally {
+      view.setAttribute("aria-busy", "false");
     }
-    const file = payload && typeof payload.file === "object" && payload.file ? payload.file : {};
-    this.loaded = { file, hash: str(payload && payload.hash) };
-    this.render();
-    if (message) this.say(message.text, message.kind);
-    else this.say("", "");
   }
 
   say(text, kind) {

@@ -166,7 +166,8 @@ class ApprovalsView {
       current = undefined;
     }
     if (current && current.state !== "pending") {
-      this.finish(id, current, "Already resolved: ");
+      const decided = current.state === "allowed" || current.state === "denied";
+      this.finish(id, current, decided ? "Already resolved: " : "");
       return;
     }
     result.textContent = `Refused: ${error.message}`;

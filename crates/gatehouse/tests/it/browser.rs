@@ -1,79 +1,130 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "a panic in a test helper is a failed test"
-)]
+//! The Control UI as a person uses it: the real `gatehouse serve`, headless Chromium driven over
+//! the DevTools protocol, real clicks and typing, and the API to check what the page did.
 
-use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
-use tokio::process::{Child, ChildStdout, Command};
+use tokio::process::{Child, Command};
 
-use crate::cdp::Browser;
+use crate::cdp::{Browser, Page};
+use crate::gateway::{ADMIN, AGENT, Server, config};
 
 /// A phone's viewport in CSS pixels (an iPhone 12–15 class screen).
 const PHONE: (u32, u32) = (390, 844);
 
-/// `gatehouse serve` on a free loopback port, with the login URL it printed.
-struct Served {
-    _child: Child,
-    _stdout: tokio::io::Lines<BufReader<ChildStdout>>,
-    login_url: String,
-    token: String,
+/// Exec settings under which every command needs a person: the path the UI exists for.
+const ASK_ALWAYS: &str = "tools: { exec: { security: 'allowlist', ask: 'always' } },";
+
+/// The login URL `gatehouse serve` prints for `token`.
+fn login_url(base: &str, token: &str) -> String {
+    format!("{base}/#token={token}")
 }
 
-async fn serve(data_dir: &Path) -> Served {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gatehouse"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
-        .arg(data_dir)
-        .env_remove("XDG_STATE_HOME")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
-    let login_url = tokio::time::timeout(Duration::from_secs(30), async {
-        while let Some(line) = stdout.next_line().await.unwrap() {
-            if let Some(url) = line.strip_prefix("Control UI login: ") {
-                return url.to_owned();
-            }
-        }
-        panic!("gatehouse exited without printing a login URL");
-    })
-    .await
-    .expect("no login URL within 30 s");
-    let (_, token) = login_url.split_once("/#token=").unwrap();
-    Served {
-        token: token.to_owned(),
-        login_url: login_url.clone(),
-        _child: child,
-        _stdout: stdout,
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn logs_in_from_the_url_fragment_and_forgets_it_from_the_address_bar() {
-    let data_dir = tempfile::tempdir().unwrap();
-    let served = serve(data_dir.path()).await;
-    let browser = Browser::start().await;
+/// Opens the login URL in a phone-sized tab and waits until the page is connected.
+async fn logged_in<'b>(browser: &'b Browser, base: &str) -> Page<'b> {
     let page = browser.new_page(PHONE.0, PHONE.1, true).await;
-
-    page.navigate(&served.login_url).await;
+    page.navigate(&login_url(base, ADMIN)).await;
     page.wait_for(
         "document.body.dataset.connection === 'connected'",
         "the page to connect",
     )
     .await;
+    page
+}
+
+/// A command with everything a page must not render as the agent meant: an ANSI escape that
+/// clears a terminal, a right-to-left override that reverses what follows, a zero-width space,
+/// and markup.
+const HOSTILE_COMMAND: &str =
+    "printf 'ok\x1b[2J' \u{202E}txt.sh # <img src=x onerror=alert(1)>\u{200B}";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shows_a_pending_approval_live_and_allow_once_reaches_the_waiting_requester() {
+    let server = Server::start(ASK_ALWAYS).await;
+    let browser = Browser::start().await;
+    let page = logged_in(&browser, &server.base).await;
+
+    let id = "3f2b7c1e-5d4a-4e8b-9c6f-0a1b2c3d4e5f";
+    let cwd = server.scratch().display().to_string();
+    let mut agent = server.ws(AGENT).await;
+    let request = agent
+        .send(
+            "exec.approval.request",
+            json!({
+                "id": id, "command": HOSTILE_COMMAND, "cwd": cwd,
+                "agentId": "main", "sessionKey": "browser-test", "timeoutMs": 120_000,
+            }),
+        )
+        .await;
+
+    let card = format!("li.approval[data-id='{id}']");
+    page.wait_for(
+        &format!("document.querySelector(\"{card}\")"),
+        "the pending approval to appear live",
+    )
+    .await;
+    let text = |selector: &str| {
+        let expression = format!("document.querySelector(\"{card} {selector}\").textContent");
+        let page = &page;
+        async move { page.eval(&expression).await }
+    };
+    assert_eq!(
+        text("pre.command").await,
+        json!("printf 'ok\\x1b[2J' <U+202E>txt.sh # <img src=x onerror=alert(1)><U+200B>")
+    );
+    assert_eq!(
+        page.eval(&format!(
+            "[...document.querySelectorAll(\"{card} pre.command .marker\")].map(m => m.textContent)"
+        ))
+        .await,
+        json!(["\\x1b", "<U+202E>", "<U+200B>"])
+    );
+    assert_eq!(
+        page.eval("document.querySelectorAll('img').length").await,
+        json!(0)
+    );
+    assert_eq!(text(".agent").await, json!("main"));
+    assert!(text(".details").await.as_str().unwrap().contains(&cwd));
+    let countdown = text(".countdown").await;
+    assert!(
+        countdown.as_str().unwrap().starts_with("expires in "),
+        "{countdown}"
+    );
+
+    let shot = std::env::temp_dir().join("gatehouse-control-ui-phone.png");
+    page.screenshot(&shot).await;
+    eprintln!("phone screenshot: {}", shot.display());
+
+    page.click(&format!("{card} button[data-decision='allow-once']"))
+        .await;
+    let answer = tokio::time::timeout(Duration::from_secs(20), agent.response(&request))
+        .await
+        .expect("the requester got no answer within 20 s of the click");
+    let decided = &answer["payload"];
+    assert_eq!(decided["decision"], json!("allow-once"), "{answer}");
+    assert_eq!(decided["state"], json!("allowed"), "{answer}");
+    assert_eq!(decided["resolvedBy"], json!("admin"), "{answer}");
+
+    page.wait_for(
+        "document.querySelector('#history-list .outcome')?.textContent === 'allowed once by admin'",
+        "the decision to appear in history with who decided",
+    )
+    .await;
+    assert_eq!(browser.problems(), Vec::<String>::new());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_in_from_the_url_fragment_and_forgets_it_from_the_address_bar() {
+    let server = Server::start("").await;
+    let browser = Browser::start().await;
+    let page = logged_in(&browser, &server.base).await;
 
     assert_eq!(page.eval("location.hash").await, json!(""));
     assert_eq!(
         page.eval("sessionStorage.getItem('gatehouse.token')").await,
-        json!(served.token)
+        json!(ADMIN)
     );
     assert_eq!(
         page.eval("document.getElementById('scopes').textContent")
@@ -87,7 +138,186 @@ async fn logs_in_from_the_url_fragment_and_forgets_it_from_the_address_bar() {
             .await,
         json!([true, false])
     );
-    let shot = std::env::temp_dir().join("gatehouse-control-ui-phone.png");
-    page.screenshot(&shot).await;
     assert_eq!(browser.problems(), Vec::<String>::new());
+}
+
+/// The patterns of `agent`'s allowlist in the file as the server has it.
+async fn server_allowlist(server: &Server, agent: &str) -> Vec<String> {
+    let got = server.ok(ADMIN, "exec.approvals.get", json!({})).await;
+    got["file"]["agents"][agent]["allowlist"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .map(|item| item["pattern"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edits_allowlists_and_refuses_an_edit_based_on_a_file_that_changed() {
+    let server = Server::start("").await;
+    let browser = Browser::start().await;
+    let page = logged_in(&browser, &server.base).await;
+    page.click("#tab-allowlists").await;
+    let loaded = "document.getElementById('view-allowlists').getAttribute('aria-busy') === 'false'";
+    page.wait_for(loaded, "the allowlists to load").await;
+
+    page.type_into("#allowlist-agent", "main").await;
+    page.type_into("#allowlist-pattern", "/usr/bin/git").await;
+    page.click("#allowlist-form button[type='submit']").await;
+    page.wait_for(
+        "document.getElementById('allowlist-message').textContent === 'Added /usr/bin/git for main.'",
+        "the entry to be added",
+    )
+    .await;
+    assert_eq!(server_allowlist(&server, "main").await, ["/usr/bin/git"]);
+
+    // Another operator adds an entry behind the page's back.
+    let current = server.ok(ADMIN, "exec.approvals.get", json!({})).await;
+    let mut file = current["file"].clone();
+    file["agents"]["main"]["allowlist"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"pattern": "/usr/bin/ls"}));
+    server
+        .ok(
+            ADMIN,
+            "exec.approvals.set",
+            json!({"file": file, "baseHash": current["hash"]}),
+        )
+        .await;
+
+    let remove_git = "button.remove[aria-label='Remove /usr/bin/git from main']";
+    page.click(remove_git).await;
+    page.wait_for(
+        "document.getElementById('allowlist-message').textContent.startsWith('Not saved: the approvals file changed')",
+        "the conflict to be reported",
+    )
+    .await;
+    assert_eq!(
+        server_allowlist(&server, "main").await,
+        ["/usr/bin/git", "/usr/bin/ls"]
+    );
+    assert_eq!(
+        page.eval("[...document.querySelectorAll('#allowlists .pattern')].map(p => p.textContent)")
+            .await,
+        json!(["/usr/bin/git", "/usr/bin/ls"]),
+        "the page shows the current file after a conflict"
+    );
+
+    page.click(remove_git).await;
+    page.wait_for(
+        "document.getElementById('allowlist-message').textContent === 'Removed /usr/bin/git from main.'",
+        "the entry to be removed",
+    )
+    .await;
+    assert_eq!(server_allowlist(&server, "main").await, ["/usr/bin/ls"]);
+    assert_eq!(browser.problems(), Vec::<String>::new());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checks_a_command_and_shows_the_policy_answer_for_every_segment() {
+    let server = Server::start("").await;
+    let browser = Browser::start().await;
+    let page = logged_in(&browser, &server.base).await;
+    let cwd = server.scratch().display().to_string();
+    let command = "ls -la && uname -a";
+
+    page.click("#tab-check").await;
+    page.type_into("#check-command", command).await;
+    page.type_into("#check-cwd", &cwd).await;
+    page.click("#check-form button[type='submit']").await;
+    page.wait_for(
+        "document.querySelector('#check-result .verdict')",
+        "the policy answer",
+    )
+    .await;
+
+    let expected = server
+        .ok(
+            AGENT,
+            "exec.policy.check",
+            json!({"command": command, "cwd": cwd, "agentId": "main"}),
+        )
+        .await;
+    assert_eq!(
+        page.eval("document.querySelector('#check-result .verdict .badge').textContent")
+            .await,
+        expected["decision"]
+    );
+    let reasons: Vec<Value> = expected["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|segment| segment["reason"].clone())
+        .collect();
+    assert_eq!(reasons.len(), 2, "{expected}");
+    assert_eq!(
+        page.eval(
+            "[...document.querySelectorAll('#check-result .segment')].map(s => s.querySelector('dd:last-of-type').textContent)"
+        )
+        .await,
+        json!(reasons)
+    );
+    assert_eq!(browser.problems(), Vec::<String>::new());
+}
+
+/// `gatehouse serve` with the shared test config on a fixed address, so a restarted gateway
+/// comes back where the page expects it.
+async fn serve_at(dir: &tempfile::TempDir, listen: &str) -> Child {
+    let config_file = dir.path().join("gatehouse.json5");
+    std::fs::write(&config_file, config("")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gatehouse"))
+        .args(["serve", "--listen", listen, "--config"])
+        .arg(&config_file)
+        .arg("--data-dir")
+        .arg(dir.path().join("data"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    let listening = stdout.next_line();
+    let line = tokio::time::timeout(Duration::from_secs(60), listening)
+        .await
+        .expect("not listening within 60 s")
+        .unwrap()
+        .unwrap_or_default();
+    assert!(line.starts_with("Gatehouse is listening on "), "{line}");
+    tokio::spawn(async move { while let Ok(Some(_)) = stdout.next_line().await {} });
+    child
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconnects_by_itself_when_the_gateway_comes_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut first = serve_at(&dir, &listen).await;
+    let browser = Browser::start().await;
+    let page = logged_in(&browser, &format!("http://{listen}")).await;
+
+    first.kill().await.unwrap();
+    page.wait_for(
+        "document.body.dataset.connection === 'waiting' \
+         && document.getElementById('status-text').textContent.includes('Reconnecting in')",
+        "the page to report the lost connection and a retry",
+    )
+    .await;
+
+    let _second = serve_at(&dir, &listen).await;
+    page.wait_for(
+        "document.body.dataset.connection === 'connected'",
+        "the page to reconnect without a reload",
+    )
+    .await;
+    // Failed reconnection attempts are logged by Chromium as errors, so `problems` is not checked.
 }

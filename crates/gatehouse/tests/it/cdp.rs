@@ -2,12 +2,6 @@
 //! page, wait for what it shows, click at an element's box, take a screenshot. Chromium must be
 //! installed (Debian's `chromium`); a missing browser fails the test with that instruction.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "a panic in a test helper is a failed test"
-)]
-
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -319,6 +313,15 @@ impl Page<'_> {
             )
             .await;
         }
+    }
+
+    /// Replaces the text of the input `selector` finds by typing `text` into it after a click.
+    pub(crate) async fn type_into(&self, selector: &str, text: &str) {
+        self.click(selector).await;
+        let selector_json = serde_json::to_string(selector).unwrap();
+        self.eval(&format!("document.querySelector({selector_json}).select()"))
+            .await;
+        self.call("Input.insertText", json!({"text": text})).await;
     }
 
     /// Saves a PNG of the viewport to `path`.
