@@ -198,6 +198,7 @@ class ApprovalsView {
     const text = outcomeText(approval);
     card.querySelector(".result").textContent = prefix + text.charAt(0).toUpperCase() + text.slice(1) + ".";
     card.querySelector(".countdown").textContent = "";
+    this.updateCount();
     announce(`Approval ${text}`);
     this.history.unshift(approval);
     this.history.length = Math.min(this.history.length, HISTORY_LIMIT);

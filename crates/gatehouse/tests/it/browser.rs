@@ -93,6 +93,8 @@ async fn shows_a_pending_approval_live_and_allow_once_reaches_the_waiting_reques
         "{countdown}"
     );
 
+    assert_eq!(page.eval("document.title").await, json!("(1) Gatehouse"));
+
     let shot = std::env::temp_dir().join("gatehouse-control-ui-phone.png");
     page.screenshot(&shot).await;
     eprintln!("phone screenshot: {}", shot.display());
@@ -112,6 +114,11 @@ async fn shows_a_pending_approval_live_and_allow_once_reaches_the_waiting_reques
         "the decision to appear in history with who decided",
     )
     .await;
+    assert_eq!(
+        page.eval("[document.getElementById('pending-count').textContent, document.title]")
+            .await,
+        json!(["0", "Gatehouse"])
+    );
     assert_eq!(browser.problems(), Vec::<String>::new());
 }
 
