@@ -9,7 +9,7 @@ use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, Command};
 
 use crate::cdp::{Browser, Page};
-use crate::gateway::{ADMIN, AGENT, Server, config};
+use crate::gateway::{ADMIN, AGENT, APPROVER, Server, config};
 
 /// A phone's viewport in CSS pixels (an iPhone 12–15 class screen).
 const PHONE: (u32, u32) = (390, 844);
@@ -119,6 +119,91 @@ async fn shows_a_pending_approval_live_and_allow_once_reaches_the_waiting_reques
             .await,
         json!(["0", "Gatehouse"])
     );
+    assert_eq!(browser.problems(), Vec::<String>::new());
+}
+
+/// Asks for approval of `argv` without waiting for the decision; returns the approval id.
+async fn request_two_phase(server: &Server, argv: &[&str], timeout_ms: u64) -> String {
+    let accepted = server
+        .ok(
+            AGENT,
+            "exec.approval.request",
+            json!({
+                "command": argv.join(" "), "argv": argv, "cwd": server.scratch(),
+                "agentId": "main", "sessionKey": "browser-test",
+                "twoPhase": true, "timeoutMs": timeout_ms,
+            }),
+        )
+        .await;
+    accepted["id"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn follows_decisions_made_elsewhere_and_offers_exactly_the_gateways_decisions() {
+    // On an allowlist miss (not `ask: always`) an allowlist entry would help: allow-always is offered.
+    let server = Server::start("").await;
+    let browser = Browser::start().await;
+    let page = logged_in(&browser, &server.base).await;
+    let mut approver = server.ws(APPROVER).await;
+
+    let denied = request_two_phase(&server, &["ls", "-la"], 120_000).await;
+    let requested = approver.event("exec.approval.requested").await;
+    let denied_card = format!("li.approval[data-id='{denied}']");
+    page.wait_for(
+        &format!("document.querySelector(\"{denied_card}\")"),
+        "the first approval",
+    )
+    .await;
+    assert_eq!(
+        page.eval(&format!(
+            "[...document.querySelectorAll(\"{denied_card} button.decision\")].map(b => b.dataset.decision)"
+        ))
+        .await,
+        requested["payload"]["allowedDecisions"]
+    );
+
+    server
+        .ok(
+            APPROVER,
+            "exec.approval.resolve",
+            json!({"id": denied, "decision": "deny"}),
+        )
+        .await;
+    page.wait_for(
+        &format!(
+            "document.querySelector(\"{denied_card} .result\").textContent === 'Denied by approver.'"
+        ),
+        "the card to say who denied it elsewhere",
+    )
+    .await;
+
+    let expired = request_two_phase(&server, &["uname", "-a"], 1_000).await;
+    page.wait_for(
+        &format!(
+            "document.querySelector(\"li.approval[data-id='{expired}'] .result\")?.textContent === 'Expired (timeout).'"
+        ),
+        "the second approval to expire on the page",
+    )
+    .await;
+
+    let history =
+        "[...document.querySelectorAll('#history-list .outcome')].map(o => o.textContent)";
+    let expected = json!(["expired (timeout)", "denied by approver"]);
+    page.wait_for(
+        &format!("JSON.stringify({history}) === '{expected}'"),
+        "both outcomes in history",
+    )
+    .await;
+
+    // A reload rebuilds history from `exec.approval.list`, not from events.
+    page.navigate(&server.base).await;
+    page.wait_for(
+        &format!(
+            "document.body.dataset.connection === 'connected' && JSON.stringify({history}) === '{expected}'"
+        ),
+        "the same history after a reload",
+    )
+    .await;
     assert_eq!(browser.problems(), Vec::<String>::new());
 }
 
