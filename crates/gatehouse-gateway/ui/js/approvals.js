@@ -175,6 +175,8 @@ class ApprovalsView {
   }
 
   setButtons(card, enabled) {
+    // A disabled button drops focus to the page body; keep keyboard users on this card.
+    if (!enabled && card.contains(document.activeElement)) card.querySelector("h3").focus();
     for (const button of card.querySelectorAll("button.decision")) button.disabled = !enabled;
   }
 

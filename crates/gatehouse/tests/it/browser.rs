@@ -208,6 +208,49 @@ async fn follows_decisions_made_elsewhere_and_offers_exactly_the_gateways_decisi
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_an_approval_from_the_keyboard_alone() {
+    let server = Server::start(ASK_ALWAYS).await;
+    let browser = Browser::start().await;
+    let page = logged_in(&browser, &server.base).await;
+    let id = request_two_phase(&server, &["ls"], 120_000).await;
+    page.wait_for(
+        &format!("document.querySelector(\"li.approval[data-id='{id}']\")"),
+        "the approval",
+    )
+    .await;
+    let focused = "document.activeElement.id || document.activeElement.dataset.decision";
+
+    page.eval("document.getElementById('tab-pending').focus()")
+        .await;
+    page.press("ArrowRight").await;
+    assert_eq!(page.eval(focused).await, json!("tab-history"));
+    assert_eq!(
+        page.eval("document.getElementById('view-history').hidden")
+            .await,
+        json!(false)
+    );
+    page.press("Home").await;
+    assert_eq!(page.eval(focused).await, json!("tab-pending"));
+
+    page.press("Tab").await;
+    assert_eq!(page.eval(focused).await, json!("allow-once"));
+    page.press("Enter").await;
+    page.wait_for(
+        "document.activeElement.id === 'pending-heading'",
+        "focus to land on the list heading once the decided card leaves",
+    )
+    .await;
+    let approval = server
+        .ok(ADMIN, "exec.approval.get", json!({"id": id}))
+        .await;
+    assert_eq!(
+        (&approval["state"], &approval["decision"]),
+        (&json!("allowed"), &json!("allow-once"))
+    );
+    assert_eq!(browser.problems(), Vec::<String>::new());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn logs_in_from_the_url_fragment_and_forgets_it_from_the_address_bar() {
     let server = Server::start("").await;
     let browser = Browser::start().await;

@@ -324,6 +324,29 @@ impl Page<'_> {
         self.call("Input.insertText", json!({"text": text})).await;
     }
 
+    /// Presses and releases one key (`Tab`, `Enter`, `ArrowRight`, `Home`, ...) on whatever
+    /// has focus, so the browser's own default actions (focus moves, activation) happen.
+    pub(crate) async fn press(&self, key: &str) {
+        let (code, text) = match key {
+            "Tab" => (9, ""),
+            "Enter" => (13, "\r"),
+            "Home" => (36, ""),
+            "ArrowLeft" => (37, ""),
+            "ArrowRight" => (39, ""),
+            other => panic!("press: no key code for {other}"),
+        };
+        let down = json!({
+            "type": if text.is_empty() { "rawKeyDown" } else { "keyDown" },
+            "key": key, "code": key, "windowsVirtualKeyCode": code, "text": text,
+        });
+        self.call("Input.dispatchKeyEvent", down).await;
+        self.call(
+            "Input.dispatchKeyEvent",
+            json!({"type": "keyUp", "key": key, "code": key, "windowsVirtualKeyCode": code}),
+        )
+        .await;
+    }
+
     /// Saves a PNG of the viewport to `path`.
     pub(crate) async fn screenshot(&self, path: &Path) {
         let shot = self
