@@ -276,6 +276,84 @@ async fn logs_in_from_the_url_fragment_and_forgets_it_from_the_address_bar() {
     assert_eq!(browser.problems(), Vec::<String>::new());
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn asks_for_a_token_and_does_not_retry_a_refused_one() {
+    let server = Server::start("").await;
+    let browser = Browser::start().await;
+    let page = browser.new_page(PHONE.0, PHONE.1, true).await;
+    page.navigate(&server.base).await;
+    let login_shown = "!document.getElementById('login').hidden";
+    page.wait_for(login_shown, "the login form").await;
+
+    page.type_into("#login-token", "not-a-token-of-this-gateway")
+        .await;
+    page.click("#login-form button[type='submit']").await;
+    page.wait_for(
+        &format!(
+            "{login_shown} && document.getElementById('login-message').textContent.startsWith('The gateway refused the token')"
+        ),
+        "the refusal",
+    )
+    .await;
+    assert_eq!(
+        page.eval("[document.body.dataset.connection, sessionStorage.getItem('gatehouse.token')]")
+            .await,
+        json!(["refused", null]),
+        "a refused token is forgotten, not retried"
+    );
+
+    page.type_into("#login-token", APPROVER).await;
+    page.click("#login-form button[type='submit']").await;
+    page.wait_for(
+        "document.body.dataset.connection === 'connected'",
+        "the page to connect with a pasted token",
+    )
+    .await;
+    assert_eq!(
+        page.eval("[document.getElementById('scopes').textContent, document.getElementById('allowlist-form').hidden]")
+            .await,
+        json!(["operator.approvals", true]),
+        "an approver sees allowlists read-only"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn folds_a_long_command_until_asked_to_show_all_of_it() {
+    let server = Server::start(ASK_ALWAYS).await;
+    let browser = Browser::start().await;
+    let page = logged_in(&browser, &server.base).await;
+    let words: Vec<String> = (0..80).map(|n| format!("file-{n}.txt")).collect();
+    let mut argv = vec!["ls"];
+    argv.extend(words.iter().map(String::as_str));
+    let id = request_two_phase(&server, &argv, 120_000).await;
+    let card = format!("li.approval[data-id='{id}']");
+    page.wait_for(
+        &format!("document.querySelector(\"{card}\")"),
+        "the approval",
+    )
+    .await;
+    let state = format!(
+        "(() => {{ const card = document.querySelector(\"{card}\"); \
+         const toggle = card.querySelector('.command-wrap button'); \
+         return [card.querySelector('pre.command').classList.contains('folded'), \
+                 toggle.getAttribute('aria-expanded'), toggle.textContent]; }})()"
+    );
+    let length = argv.join(" ").len();
+    assert_eq!(
+        page.eval(&state).await,
+        json!([
+            true,
+            "false",
+            format!("Show full command ({length} characters, 1 line)")
+        ])
+    );
+    page.click(&format!("{card} .command-wrap button")).await;
+    assert_eq!(
+        page.eval(&state).await,
+        json!([false, "true", "Fold command"])
+    );
+}
+
 /// The patterns of `agent`'s allowlist in the file as the server has it.
 async fn server_allowlist(server: &Server, agent: &str) -> Vec<String> {
     let got = server.ok(ADMIN, "exec.approvals.get", json!({})).await;
