@@ -354,6 +354,29 @@ async fn folds_a_long_command_until_asked_to_show_all_of_it() {
     );
 }
 
+#[tokio::test]
+async fn serves_a_script_that_never_parses_html_or_reaches_other_origins() {
+    let server = Server::start("").await;
+    let script = reqwest::get(format!("{}/app.js", server.base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for banned in [
+        ".innerHTML",
+        ".outerHTML",
+        "insertAdjacentHTML",
+        "document.write",
+        "eval(",
+        "new Function",
+        "http://",
+        "https://",
+    ] {
+        assert!(!script.contains(banned), "app.js uses {banned}");
+    }
+}
+
 /// The patterns of `agent`'s allowlist in the file as the server has it.
 async fn server_allowlist(server: &Server, agent: &str) -> Vec<String> {
     let got = server.ok(ADMIN, "exec.approvals.get", json!({})).await;
