@@ -3,7 +3,9 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// A wall clock in milliseconds since the Unix epoch: stored timestamps and `expiresAtMs` use it,
-/// and timers sleep until its deadlines.
+/// and timers sleep until its deadlines. The timer re-reads the clock after every wake-up, so a
+/// wall clock that jumps forward expires approvals early (fail closed) and one that jumps back
+/// delays them by the jump.
 pub trait Clock: Send + Sync + 'static {
     /// Milliseconds since the Unix epoch.
     fn now_ms(&self) -> u64;

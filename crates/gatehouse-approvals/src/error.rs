@@ -96,9 +96,10 @@ pub enum ApprovalError {
     /// The store failed; the operation did not happen (or, for a state change, did not win).
     #[error("approval store: {0}")]
     Store(#[from] StoreError),
-    /// A blocking store call could not run to completion (the runtime is shutting down).
-    #[error("approval store task failed: {0}")]
-    StoreTask(#[from] tokio::task::JoinError),
+    /// A background task of the manager could not run to completion (the runtime is shutting
+    /// down); the operation may or may not have reached the store.
+    #[error("approval task failed: {0}")]
+    Task(#[from] tokio::task::JoinError),
     /// A stored row's id is not a uuid; the row was not written by this manager.
     #[error("stored approval id {id:?} is not a uuid")]
     CorruptId {

@@ -152,21 +152,19 @@ impl EventSubscription {
         }))
     }
 
-    /// The next event if one is already queued, without waiting.
-    pub fn try_recv(&mut self) -> Option<Result<ApprovalEvent, SubscriptionEnded>> {
-        let receiver = match self.state.as_mut() {
-            Ok(receiver) => receiver,
-            Err(ended) => return Some(Err(ended.clone())),
-        };
+    /// The next event if one is already queued (`Ok(None)` when none is), without waiting.
+    /// Once the subscription ended, every call reports why, so a drain loop terminates.
+    pub fn try_recv(&mut self) -> Result<Option<ApprovalEvent>, SubscriptionEnded> {
+        let receiver = self.state.as_mut().map_err(|ended| ended.clone())?;
         let received = match receiver.try_recv() {
             Ok(event) => Ok(event),
-            Err(broadcast::error::TryRecvError::Empty) => return None,
+            Err(broadcast::error::TryRecvError::Empty) => return Ok(None),
             Err(broadcast::error::TryRecvError::Lagged(missed)) => {
                 Err(SubscriptionEnded::Lagged { missed })
             }
             Err(broadcast::error::TryRecvError::Closed) => Err(SubscriptionEnded::Closed),
         };
-        Some(self.settle(received))
+        self.settle(received).map(Some)
     }
 
     /// Ends the subscription on the first error, so a lagging subscriber stays dropped.

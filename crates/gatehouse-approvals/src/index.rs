@@ -30,11 +30,18 @@ pub(crate) enum Status {
 #[derive(Debug)]
 pub(crate) struct Entry {
     pub(crate) status: Status,
-    /// The patterns allow-always would persist; `None` when allow-always is not offered.
-    /// Dropped when the approval settles.
-    pub(crate) allow_always: Option<Box<[String]>>,
+    /// What allow-always would persist; `None` when allow-always is not offered. Boxed so an
+    /// approval without it costs one pointer; dropped when the approval settles.
+    pub(crate) allow_always: Option<Box<AllowAlwaysPlan>>,
     /// Created on the first `await_decision`, so approvals nobody waits on cost no allocation.
     pub(crate) waiters: Option<Arc<Notify>>,
+}
+
+/// The allowlist entries an allow-always decision adds, and to whose allowlist.
+#[derive(Debug, Clone)]
+pub(crate) struct AllowAlwaysPlan {
+    pub(crate) agent_id: String,
+    pub(crate) patterns: Vec<String>,
 }
 
 /// The index itself; keyed by the id's 128 bits so prefix search compares integers.
@@ -200,6 +207,12 @@ mod tests {
 
     const A: &str = "3f2a1b00-0000-4000-8000-000000000001";
     const B: &str = "3f2a1c00-0000-4000-8000-000000000002";
+
+    #[test]
+    fn an_index_slot_stays_small() {
+        // The per-approval memory budget rests on this; see docs/performance.md.
+        assert!(std::mem::size_of::<(Uuid, Entry)>() <= 40);
+    }
 
     #[test]
     fn finds_a_unique_prefix_in_any_case() {

@@ -13,7 +13,8 @@
 //! The manager never reads the system clock directly: time comes from a [`Clock`].
 //!
 //! **Entry point.** [`ApprovalManager::start`]; then `create`, `resolve`, `await_decision` and
-//! `consume_allow_once`.
+//! `consume_allow_once`. [`run_binding`] and [`binding_of`] carry the policy core's approval
+//! binding to and from the store.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -49,12 +50,13 @@ mod events;
 mod index;
 mod manager;
 mod run_binding;
+mod state;
 
 pub use clock::{Clock, SystemClock, TokioClock};
 pub use error::ApprovalError;
 pub use events::{ApprovalEvent, EventKind, EventSubscription, Offered, SubscriptionEnded};
 pub use manager::{
-    ApprovalManager, CreateApproval, Created, IdDisclosure, ManagerConfig, REASON_NO_ROUTE,
-    REASON_RESTART, REASON_TIMEOUT, Resolved,
+    AllowlistWrite, ApprovalManager, CreateApproval, Created, IdDisclosure, ManagerConfig,
+    REASON_NO_ROUTE, REASON_RESTART, REASON_TIMEOUT, Resolved,
 };
 pub use run_binding::{binding_of, run_binding};

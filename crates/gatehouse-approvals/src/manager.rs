@@ -1,29 +1,25 @@
-//! The approval manager: creates, resolves, expires and cancels approvals, with the store as the
-//! single arbiter of every state change.
+//! The approval manager's public face: create, resolve, expire, cancel, wait, consume, look up.
 //!
-//! Every transition is a compare-and-swap in the store; the in-memory index only follows the
-//! store's winner, and only the call whose swap applied updates memory, wakes waiters and emits
-//! the event. So two resolvers racing, or a resolver racing the timeout, produce exactly one
-//! outcome and one event.
+//! The store is the single arbiter of every state change (see `state.rs`); this module checks
+//! what callers ask for, finds the approval they name and hands the change to the shared state.
 
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
 use gatehouse_policy::ApprovalDecision;
-use gatehouse_store::StoreError;
 use gatehouse_store::approvals_db::{
-    ApprovalRecord, ApprovalRequest, ApprovalState, ApprovalStore, ConsumeOutcome, ListFilter,
-    NewApproval, Resolution, ResolveOutcome, Retention,
+    ApprovalRecord, ApprovalRequest, ApprovalState, ApprovalStore, ConsumeOutcome,
+    DeliveredMessage, ListFilter, Resolution, ResolveOutcome, Retention,
 };
-use gatehouse_store::approvals_file::{AddedEntry, ExecApprovalsStore, NewAllowlistEntry};
-use tokio::task::AbortHandle;
+use gatehouse_store::approvals_file::{AddedEntry, ExecApprovalsStore};
 use uuid::Uuid;
 
 use crate::clock::{Clock, millis};
-use crate::deadlines::{Deadlines, Due};
+use crate::deadlines::Deadlines;
 use crate::error::ApprovalError;
 use crate::events::{EventBus, EventKind, EventSubscription, Offered};
-use crate::index::{Entry, Index, Key, Status};
+use crate::index::{AllowAlwaysPlan, Entry, Index, Key, Status};
+use crate::state::{Inner, not_found_as_unknown, run_timer};
 
 /// Reason recorded when a pending approval times out.
 pub const REASON_TIMEOUT: &str = "timeout";
@@ -31,8 +27,6 @@ pub const REASON_TIMEOUT: &str = "timeout";
 pub const REASON_NO_ROUTE: &str = "no-approval-route";
 /// Reason recorded for approvals left pending by an earlier run of the gateway.
 pub const REASON_RESTART: &str = "gateway-restart";
-/// The `source` written on allowlist entries added by an allow-always decision.
-const ALLOW_ALWAYS_SOURCE: &str = "allow-always";
 
 /// Tunables; the defaults are the documented ones.
 #[derive(Debug, Clone)]
@@ -76,8 +70,9 @@ pub struct CreateApproval {
     pub request: ApprovalRequest,
     /// How long to wait, overriding the default.
     pub timeout: Option<Duration>,
-    /// The allowlist patterns an allow-always decision would add. Empty means the command
-    /// cannot be persisted, so allow-always is not offered.
+    /// The allowlist patterns an allow-always decision would add to `request.agent_id`'s
+    /// allowlist. Empty (or no agent id) means the command cannot be persisted, so
+    /// allow-always is not offered.
     pub allow_always_patterns: Vec<String>,
 }
 
@@ -99,33 +94,26 @@ pub struct Created {
 pub struct Resolved {
     /// Applied, repeated (idempotent success) or rejected (`applied: false`), with the winner.
     pub outcome: ResolveOutcome,
-    /// The entries an applied allow-always added to the agent's allowlist; empty otherwise.
-    pub allowlist: Vec<AddedEntry>,
+    /// What happened to the agent's allowlist.
+    pub allowlist: AllowlistWrite,
+}
+
+/// The allowlist side of a resolve. The decision stands even when the write fails: the run is
+/// allowed once, and the person is told the command will be asked about again next time.
+#[derive(Debug)]
+pub enum AllowlistWrite {
+    /// Not an applied allow-always; the file was not touched.
+    NotRequested,
+    /// The derived patterns are in the agent's allowlist (new or already present).
+    Added(Vec<AddedEntry>),
+    /// Writing `exec-approvals.json` failed; nothing was persisted.
+    Failed(ApprovalError),
 }
 
 /// The approval manager; cheap to clone, all clones share one state.
 #[derive(Clone)]
 pub struct ApprovalManager {
     inner: Arc<Inner>,
-}
-
-struct Inner {
-    store: Arc<dyn ApprovalStore>,
-    allowlists: Arc<ExecApprovalsStore>,
-    clock: Arc<dyn Clock>,
-    config: ManagerConfig,
-    index: Index,
-    deadlines: Arc<Deadlines>,
-    events: EventBus,
-    timer: std::sync::OnceLock<AbortHandle>,
-}
-
-impl Drop for Inner {
-    fn drop(&mut self) {
-        if let Some(timer) = self.timer.get() {
-            timer.abort();
-        }
-    }
 }
 
 impl std::fmt::Debug for ApprovalManager {
@@ -201,49 +189,31 @@ impl ApprovalManager {
             }
             None => Uuid::new_v4(),
         };
+        let plan = allow_always_plan(&create);
         let offered = Offered {
-            allow_always: allow_always_offered(&create),
+            allow_always: plan.is_some(),
         };
         let created_at_ms = inner.clock.now_ms();
         let timeout = create.timeout.unwrap_or(inner.config.default_timeout);
         let expires_at_ms = created_at_ms.saturating_add(millis(timeout));
         let entry = Entry {
             status: Status::Pending,
-            allow_always: offered
-                .allow_always
-                .then(|| create.allow_always_patterns.clone().into_boxed_slice()),
+            allow_always: plan.map(Box::new),
             waiters: None,
         };
         if !inner.index.insert_new(id, entry) {
             return Err(ApprovalError::IdInUse { id });
         }
-        let request = Arc::new(create.request);
-        let new = NewApproval {
-            id: id.to_string(),
-            request: ApprovalRequest::clone(&request),
-            created_at_ms,
-            expires_at_ms,
-        };
-        let stored = inner.blocking(move |store| store.insert(&new)).await;
-        if let Err(error) = stored {
-            inner.index.remove(&id);
-            return Err(match error {
-                ApprovalError::Store(StoreError::DuplicateId { .. }) => {
-                    ApprovalError::IdInUse { id }
-                }
-                other => other,
-            });
-        }
-        inner.deadlines.push(expires_at_ms, id, Due::Expire);
-        inner.events.emit(
-            id,
-            EventKind::Requested {
-                request,
-                offered,
-                created_at_ms,
-                expires_at_ms,
-            },
-        );
+        // The rest runs as its own task, so a caller that stops waiting cannot leave an entry
+        // in memory without its row, timer or event.
+        let inner = Arc::clone(&self.inner);
+        let request = create.request;
+        tokio::spawn(async move {
+            inner
+                .register(id, request, offered, created_at_ms, expires_at_ms)
+                .await
+        })
+        .await??;
         Ok(Created {
             id,
             created_at_ms,
@@ -264,7 +234,7 @@ impl ApprovalManager {
     ) -> Result<Resolved, ApprovalError> {
         let inner = &self.inner;
         let id = self.find(key, disclosure).await?;
-        let patterns = match inner.index.get(&id) {
+        let plan = match inner.index.get(&id) {
             Some(entry) if entry.status == Status::Pending => {
                 let offered = Offered {
                     allow_always: entry.allow_always.is_some(),
@@ -282,13 +252,20 @@ impl ApprovalManager {
             decision,
             resolved_by: Some(resolved_by.to_owned()),
         };
-        let outcome = self.transition(id, resolution).await?;
-        let allowlist = match (&outcome, decision, patterns) {
-            (ResolveOutcome::Applied(record), ApprovalDecision::AllowAlways, Some(patterns)) => {
-                self.persist_allow_always(record, patterns).await?
-            }
-            _ => Vec::new(),
-        };
+        // One task for the swap and the allowlist write, so a caller that stops waiting cannot
+        // leave an applied allow-always without its patterns.
+        let inner = Arc::clone(&self.inner);
+        let (outcome, allowlist) = tokio::spawn(async move {
+            let outcome = inner.transition(id, resolution).await?;
+            let allowlist = match (&outcome, decision, plan) {
+                (ResolveOutcome::Applied(record), ApprovalDecision::AllowAlways, Some(plan)) => {
+                    inner.persist_allow_always(record, *plan).await
+                }
+                _ => AllowlistWrite::NotRequested,
+            };
+            Ok::<_, ApprovalError>((outcome, allowlist))
+        })
+        .await??;
         match outcome.winner().state {
             ApprovalState::Expired | ApprovalState::Cancelled if !outcome.applied() => {
                 Err(terminal_error(id, outcome.winner()))
@@ -378,6 +355,20 @@ impl ApprovalManager {
         self.record(id).await
     }
 
+    /// Remembers a chat message that shows the approval, so it can be edited when the approval
+    /// settles or is cancelled by a restart (`get` returns the messages with the record).
+    pub async fn record_delivery(
+        &self,
+        id: Uuid,
+        message: DeliveredMessage,
+    ) -> Result<(), ApprovalError> {
+        let key = id.to_string();
+        self.inner
+            .blocking(move |store| store.record_delivery(&key, &message))
+            .await
+            .map_err(|error| not_found_as_unknown(error, id))
+    }
+
     /// Stored approvals matching the filter, oldest first.
     pub async fn list(&self, filter: ListFilter) -> Result<Vec<ApprovalRecord>, ApprovalError> {
         self.inner.blocking(move |store| store.list(&filter)).await
@@ -444,146 +435,31 @@ impl ApprovalManager {
 
     /// Applies a resolution through the store's compare-and-swap; the call that wins updates
     /// memory, wakes waiters, schedules eviction and emits the event.
+    /// Runs as its own task, so a caller that stops waiting after the store applied the change
+    /// cannot leave memory, waiters and events behind the store.
     async fn transition(
         &self,
         id: Uuid,
         resolution: Resolution,
     ) -> Result<ResolveOutcome, ApprovalError> {
-        self.inner.transition(id, resolution).await
-    }
-
-    async fn persist_allow_always(
-        &self,
-        record: &ApprovalRecord,
-        patterns: Box<[String]>,
-    ) -> Result<Vec<AddedEntry>, ApprovalError> {
-        let agent_id = record
-            .request
-            .agent_id
-            .clone()
-            .unwrap_or_else(|| gatehouse_store::approvals_file::DEFAULT_AGENT_ID.to_owned());
-        let allowlists = Arc::clone(&self.inner.allowlists);
-        let now_ms = self.inner.clock.now_ms();
-        let added = tokio::task::spawn_blocking(move || {
-            patterns
-                .iter()
-                .map(|pattern| {
-                    allowlists.add_allowlist_entry(
-                        &agent_id,
-                        NewAllowlistEntry {
-                            pattern,
-                            arg_pattern: None,
-                            source: Some(ALLOW_ALWAYS_SOURCE),
-                            now_ms,
-                        },
-                    )
-                })
-                .collect::<Result<Vec<_>, StoreError>>()
-        })
-        .await??;
-        Ok(added)
-    }
-}
-
-impl Inner {
-    /// Runs a synchronous store call off the async threads.
-    async fn blocking<T: Send + 'static>(
-        &self,
-        call: impl FnOnce(&dyn ApprovalStore) -> Result<T, StoreError> + Send + 'static,
-    ) -> Result<T, ApprovalError> {
-        let store = Arc::clone(&self.store);
-        Ok(tokio::task::spawn_blocking(move || call(store.as_ref())).await??)
-    }
-
-    async fn transition(
-        &self,
-        id: Uuid,
-        resolution: Resolution,
-    ) -> Result<ResolveOutcome, ApprovalError> {
-        let now = self.clock.now_ms();
-        let key = id.to_string();
-        let stored = resolution.clone();
-        let outcome = self
-            .blocking(move |store| store.resolve(&key, &stored, now))
-            .await
-            .map_err(|error| not_found_as_unknown(error, id))?;
-        if let ResolveOutcome::Applied(_) = &outcome {
-            let (status, event) = match resolution {
-                Resolution::Decided {
-                    decision,
-                    resolved_by,
-                } => (
-                    Status::Decided(decision),
-                    EventKind::Resolved {
-                        decision,
-                        resolved_by: resolved_by.unwrap_or_default(),
-                    },
-                ),
-                Resolution::Expired { reason } => (Status::Expired, EventKind::Expired { reason }),
-                Resolution::Cancelled { reason } => {
-                    (Status::Cancelled, EventKind::Cancelled { reason })
-                }
-            };
-            self.index.settle(&id, status);
-            self.deadlines.push(
-                now.saturating_add(millis(self.config.grace)),
-                id,
-                Due::Evict,
-            );
-            self.events.emit(id, event);
-        }
-        Ok(outcome)
-    }
-
-    async fn on_due(&self, id: Uuid, due: Due) {
-        match due {
-            Due::Evict => self.index.remove(&id),
-            Due::Expire if self.index.status(&id) == Some(Status::Pending) => {
-                let timeout = Resolution::Expired {
-                    reason: REASON_TIMEOUT.to_owned(),
-                };
-                if let Err(error) = self.transition(id, timeout).await {
-                    // The approval stays pending in memory; the next start cancels it.
-                    tracing::error!(approval_id = %id, error = %error, "Approval expiry failed.");
-                }
-            }
-            Due::Expire => {}
-        }
-    }
-}
-
-/// Sleeps until the earliest deadline (or an earlier one is pushed) and handles what is due.
-/// Holds the manager only weakly, so dropping the last manager ends it.
-async fn run_timer(inner: Weak<Inner>, deadlines: Arc<Deadlines>, clock: Arc<dyn Clock>) {
-    loop {
-        let (due, next) = deadlines.take_due(clock.now_ms());
-        if !due.is_empty() {
-            let Some(manager) = inner.upgrade() else {
-                return;
-            };
-            for (id, kind) in due {
-                manager.on_due(id, kind).await;
-            }
-            continue;
-        }
-        match next {
-            Some(at_ms) => {
-                let wait = Duration::from_millis(at_ms.saturating_sub(clock.now_ms()));
-                tokio::select! {
-                    () = tokio::time::sleep(wait) => {}
-                    () = deadlines.earlier_pushed() => {}
-                }
-            }
-            None => deadlines.earlier_pushed().await,
-        }
+        let inner = Arc::clone(&self.inner);
+        tokio::spawn(async move { inner.transition(id, resolution).await }).await?
     }
 }
 
 /// Allow-always is offered only when it can be persisted and would change something: the
-/// effective ask is not `always` (which asks every time regardless) and patterns exist.
-fn allow_always_offered(create: &CreateApproval) -> bool {
-    create.request.ask != Some(gatehouse_policy::Ask::Always)
-        && !create.allow_always_patterns.is_empty()
+/// effective ask is not `always` (which asks every time regardless), patterns exist, and the
+/// request names the agent whose allowlist they belong in.
+fn allow_always_plan(create: &CreateApproval) -> Option<AllowAlwaysPlan> {
+    let request = &create.request;
+    if request.ask == Some(gatehouse_policy::Ask::Always) || create.allow_always_patterns.is_empty()
+    {
+        return None;
+    }
+    Some(AllowAlwaysPlan {
+        agent_id: request.agent_id.clone()?,
+        patterns: create.allow_always_patterns.clone(),
+    })
 }
 
 fn terminal_error(id: Uuid, record: &ApprovalRecord) -> ApprovalError {
@@ -593,13 +469,6 @@ fn terminal_error(id: Uuid, record: &ApprovalRecord) -> ApprovalError {
         (ApprovalState::Cancelled, _) => ApprovalError::Cancelled { id, reason },
         (_, Some(decision)) => ApprovalError::AlreadyResolved { id, decision },
         (_, None) => ApprovalError::Unknown { id },
-    }
-}
-
-fn not_found_as_unknown(error: ApprovalError, id: Uuid) -> ApprovalError {
-    match error {
-        ApprovalError::Store(StoreError::NotFound { .. }) => ApprovalError::Unknown { id },
-        other => other,
     }
 }
 

@@ -2,11 +2,11 @@
 //! syntax; every list keeps the config path it came from so a decision can name the key an
 //! operator would edit.
 
+use gatehouse_policy::Security;
 use gatehouse_policy::exec::{ExecPolicy, SkillBin};
 use gatehouse_policy::tools::{
     AgentScope, ProviderRules, SubagentConfig, ToolConfig, ToolRules, ToolScope,
 };
-use gatehouse_policy::{Ask, Security};
 
 use crate::model::{
     AgentConfig, Config, ExecConfig, ScopedTools, ToolPolicyConfig, ToolProfile, ToolsConfig,
@@ -33,19 +33,8 @@ impl Config {
     pub fn exec_settings(&self, agent_id: &str) -> AgentExecSettings {
         let global = self.tools.exec.as_ref();
         let local = self.agent_exec(agent_id);
-        let pick = |field: fn(&ExecConfig) -> Option<bool>| {
-            local.and_then(field).or_else(|| global.and_then(field))
-        };
+        let pick = |field| layered(local, global, field);
         let defaults = ExecPolicy::default();
-        let security: Option<Security> = local
-            .and_then(|l| l.security)
-            .or_else(|| global.and_then(|g| g.security));
-        let ask: Option<Ask> = local
-            .and_then(|l| l.ask)
-            .or_else(|| global.and_then(|g| g.ask));
-        let ask_fallback = local
-            .and_then(|l| l.ask_fallback)
-            .or_else(|| global.and_then(|g| g.ask_fallback));
         let skill_bins = local
             .filter(|l| !l.skill_bins.is_empty())
             .or(global)
@@ -63,8 +52,8 @@ impl Config {
         let safe = SafeBinConfig::resolve(global, local);
         AgentExecSettings {
             policy: ExecPolicy {
-                security: security.unwrap_or(defaults.security),
-                ask: ask.unwrap_or(defaults.ask),
+                security: layered(local, global, |e| e.security).unwrap_or(defaults.security),
+                ask: layered(local, global, |e| e.ask).unwrap_or(defaults.ask),
                 safe_bins: safe.safe_bins.into_iter().collect(),
                 safe_bin_trusted_dirs: safe.trusted_dirs,
                 safe_bin_profiles: safe.profiles,
@@ -73,7 +62,7 @@ impl Config {
                 skill_bins,
                 allowlist: Vec::new(),
             },
-            ask_fallback: ask_fallback.unwrap_or(Security::Deny),
+            ask_fallback: layered(local, global, |e| e.ask_fallback).unwrap_or(Security::Deny),
         }
     }
 
@@ -117,6 +106,15 @@ impl Config {
             .and_then(|agent| agent.tools.as_ref())
             .and_then(|tools| tools.exec.as_ref())
     }
+}
+
+/// The agent's value of one `tools.exec` field, else the global one.
+fn layered<T>(
+    local: Option<&ExecConfig>,
+    global: Option<&ExecConfig>,
+    field: fn(&ExecConfig) -> Option<T>,
+) -> Option<T> {
+    local.and_then(field).or_else(|| global.and_then(field))
 }
 
 fn agent_scope(index: usize, agent: &AgentConfig) -> AgentScope {

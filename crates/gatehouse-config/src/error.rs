@@ -46,8 +46,9 @@ pub enum ConfigError {
     /// Keys Gatehouse does not know. Silently ignoring a misspelt security key would loosen
     /// policy, so these are errors in every section Gatehouse interprets.
     #[error(
-        "{}:{line}:{column}: unknown key `{key}`{hint}{more}",
+        "{}:{line}:{column}: {kind} key `{key}`{hint}{more}",
         file.display(),
+        kind = if hint.is_some() { "unsupported" } else { "unknown" },
         hint = hint.as_ref().map(|h| format!(" ({h})")).unwrap_or_default(),
         more = if others.is_empty() { String::new() } else { format!("; also unknown: {}", others.join(", ")) }
     )]
@@ -60,7 +61,8 @@ pub enum ConfigError {
         column: usize,
         /// Dotted key path of the first unknown key.
         key: String,
-        /// Why an OpenClaw key is refused rather than ignored, when it is one.
+        /// Why an OpenClaw key is refused rather than ignored, when it is one (the message then
+        /// says "unsupported key").
         hint: Option<String>,
         /// Further unknown keys, each as `path (line L, column C)`.
         others: Vec<String>,

@@ -5,7 +5,7 @@ use std::fmt;
 
 /// One step into a config document.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Segment {
+pub(crate) enum Segment {
     /// An object key.
     Key(String),
     /// An array index.
@@ -14,30 +14,30 @@ pub enum Segment {
 
 /// A path from the document root to one value.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct KeyPath(Vec<Segment>);
+pub(crate) struct KeyPath(Vec<Segment>);
 
 impl KeyPath {
     /// The path of the document root.
-    pub fn root() -> Self {
+    pub(crate) fn root() -> Self {
         Self::default()
     }
 
     /// This path extended by an object key.
-    pub fn key(&self, key: &str) -> Self {
+    pub(crate) fn key(&self, key: &str) -> Self {
         let mut next = self.clone();
         next.0.push(Segment::Key(key.to_owned()));
         next
     }
 
     /// This path extended by an array index.
-    pub fn index(&self, index: usize) -> Self {
+    pub(crate) fn index(&self, index: usize) -> Self {
         let mut next = self.clone();
         next.0.push(Segment::Index(index));
         next
     }
 
     /// The steps, root first.
-    pub fn segments(&self) -> &[Segment] {
+    pub(crate) fn segments(&self) -> &[Segment] {
         &self.0
     }
 

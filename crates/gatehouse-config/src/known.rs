@@ -5,8 +5,8 @@ use crate::keypath::KeyPath;
 
 /// How a key Gatehouse does not model is treated.
 pub(crate) enum Verdict {
-    /// Known OpenClaw setting; ignored with a warning.
-    Ignored,
+    /// Known OpenClaw setting; ignored with this warning.
+    Ignored(&'static str),
     /// Known OpenClaw setting whose silent omission would change security; refused, with why.
     Refused(&'static str),
     /// Not a key Gatehouse or OpenClaw knows.
@@ -66,7 +66,6 @@ const NESTED: &[&str] = &[
     "tools.codeMode",
     "tools.swarm",
     "tools.sessions_spawn",
-    "tools.toolsBySender",
     "tools.subagents.model",
     "tools.exec.host",
     "tools.exec.node",
@@ -169,7 +168,6 @@ const NESTED: &[&str] = &[
     "agents.list[].subagents.thinking",
     "agents.list[].subagents.requireAgentId",
     "agents.list[].sandbox.*",
-    "agents.list[].tools.toolsBySender",
     "agents.list[].tools.loopDetection",
     "agents.list[].tools.message",
     "agents.list[].tools.codeMode",
@@ -280,8 +278,8 @@ const NESTED: &[&str] = &[
     "channels.*.typingReaction",
 ];
 
-/// OpenClaw keys whose absence from Gatehouse's model would silently change a security
-/// decision; these are refused with the reason.
+/// OpenClaw keys whose silent omission could loosen policy; refused with the reason. (Ignoring
+/// a key is only safe when it can only have granted something Gatehouse never grants.)
 const REFUSED: &[(&str, &str)] = &[
     (
         "tools.exec.mode",
@@ -292,31 +290,62 @@ const REFUSED: &[(&str, &str)] = &[
         "OpenClaw's shorthand is not supported; set `security` and `ask`",
     ),
     (
+        "tools.toolsBySender",
+        "per-sender tool policy is not enforced by Gatehouse; express it with deny lists",
+    ),
+    (
+        "agents.list[].tools.toolsBySender",
+        "per-sender tool policy is not enforced by Gatehouse; express it with deny lists",
+    ),
+    (
+        "approvals.toolPolicy",
+        "tool-call approval policy is not enforced by Gatehouse; use tool deny lists",
+    ),
+];
+
+/// Ignored OpenClaw keys that deserve a specific note: ignoring them is safe (they could only
+/// grant access), but the operator should know what replaces them.
+const NOTED: &[(&str, &str)] = &[
+    (
         "gateway.auth.token",
-        "Gatehouse uses named, scoped tokens: `gateway.auth.tokens[{name, token, scopes}]`",
+        "ignored: Gatehouse accepts only named, scoped `gateway.auth.tokens`",
     ),
     (
         "gateway.auth.password",
-        "Gatehouse authenticates with `gateway.auth.tokens` only",
+        "ignored: Gatehouse accepts only bearer tokens from `gateway.auth.tokens`",
     ),
     (
         "gateway.auth.mode",
-        "Gatehouse always requires a bearer token from `gateway.auth.tokens`",
+        "ignored: Gatehouse always requires a token from `gateway.auth.tokens`",
     ),
     (
         "gateway.auth.trustedProxy",
-        "Gatehouse does not trust proxy identity headers",
+        "ignored: Gatehouse never trusts proxy identity headers",
+    ),
+    (
+        "channels.*.guilds",
+        "ignored: per-guild tool policy is not part of Gatehouse's pipeline",
+    ),
+    (
+        "channels.*.groups",
+        "ignored: per-group tool policy is not part of Gatehouse's pipeline",
     ),
 ];
+
+/// The note for an ignored key without a specific one.
+const NOT_USED: &str = "OpenClaw setting not used by Gatehouse; ignored";
 
 /// Classifies a key the typed model did not consume.
 pub(crate) fn classify(path: &KeyPath) -> Verdict {
     if let Some((_, why)) = REFUSED.iter().find(|(pattern, _)| path.matches(pattern)) {
         return Verdict::Refused(why);
     }
+    if let Some((_, note)) = NOTED.iter().find(|(pattern, _)| path.matches(pattern)) {
+        return Verdict::Ignored(note);
+    }
     let top_level = path.segments().len() == 1 && TOP_LEVEL.iter().any(|key| path.matches(key));
     if top_level || NESTED.iter().any(|pattern| path.matches(pattern)) {
-        return Verdict::Ignored;
+        return Verdict::Ignored(NOT_USED);
     }
     Verdict::Unknown
 }
@@ -327,7 +356,7 @@ mod tests {
 
     fn verdict(path: KeyPath) -> &'static str {
         match classify(&path) {
-            Verdict::Ignored => "ignored",
+            Verdict::Ignored(_) => "ignored",
             Verdict::Refused(_) => "refused",
             Verdict::Unknown => "unknown",
         }
@@ -352,10 +381,13 @@ mod tests {
             verdict(root.key("tools").key("exec").key("mode")),
             "refused"
         );
-        assert_eq!(
-            verdict(root.key("gateway").key("auth").key("token")),
-            "refused"
-        );
+        assert_eq!(verdict(root.key("tools").key("toolsBySender")), "refused");
+    }
+
+    #[test]
+    fn ignores_openclaw_auth_keys_that_could_only_grant_access() {
+        let path = KeyPath::root().key("gateway").key("auth").key("token");
+        assert!(matches!(classify(&path), Verdict::Ignored(note) if note.contains("tokens")));
     }
 
     #[test]

@@ -33,13 +33,13 @@ mod locate;
 pub mod model;
 mod safe_bins;
 mod secret;
+mod secrets_list;
 mod validate;
 
 pub use convert::{AgentExecSettings, DEFAULT_AGENT_ID};
 pub use error::ConfigError;
-pub use keypath::{KeyPath, Segment};
 pub use load::{ConfigWarning, LoadedConfig, load_file, load_str};
-pub use locate::Location;
 pub use model::Config;
 pub use safe_bins::SafeBinConfig;
 pub use secret::{ResolvedSecret, Secret, SecretSource};
+pub use secrets_list::ConfiguredSecret;

@@ -108,11 +108,11 @@ fn classify_ignored(
     for path in ignored {
         let at = locate::locate(text, path);
         match known::classify(path) {
-            Verdict::Ignored => warnings.push(ConfigWarning {
+            Verdict::Ignored(note) => warnings.push(ConfigWarning {
                 key: path.to_string(),
                 line: at.line,
                 column: at.column,
-                message: "OpenClaw setting not used by Gatehouse; ignored".to_owned(),
+                message: note.to_owned(),
             }),
             Verdict::Refused(why) => unknown.push((path.clone(), at, Some(why))),
             Verdict::Unknown => unknown.push((path.clone(), at, None)),
@@ -140,30 +140,39 @@ fn syntax_error(text: &str, file: &Path, error: &json5::Error) -> ConfigError {
     use json5::ErrorCode as Code;
     let at = position(error);
     let message = message_without_position(error);
-    let at_eof = matches!(
-        error.code(),
+    let code = error.code();
+    let unclosed = matches!(
+        code,
         Some(
             Code::EofParsingArray
-                | Code::EofParsingBool
                 | Code::EofParsingComment
-                | Code::EofParsingEscapeSequence
-                | Code::EofParsingIdentifier
-                | Code::EofParsingNull
-                | Code::EofParsingNumber
                 | Code::EofParsingObject
                 | Code::EofParsingString
-                | Code::EofParsingValue
         )
     );
-    let (at, message) = if at_eof {
-        let end = Location::from(json5::Position::from_offset(text.len(), text));
-        let opened = format!(
-            "{message} (opened at line {} column {})",
-            at.line, at.column
+    let at_eof = unclosed
+        || matches!(
+            code,
+            Some(
+                Code::EofParsingBool
+                    | Code::EofParsingEscapeSequence
+                    | Code::EofParsingIdentifier
+                    | Code::EofParsingNull
+                    | Code::EofParsingNumber
+                    | Code::EofParsingValue
+            )
         );
-        (end, opened)
-    } else {
-        (at, message)
+    let end = Location::from(json5::Position::from_offset(text.len(), text));
+    let (at, message) = match (at_eof, unclosed) {
+        (true, true) => (
+            end,
+            format!(
+                "{message} (opened at line {} column {})",
+                at.line, at.column
+            ),
+        ),
+        (true, false) => (end, message),
+        (false, _) => (at, message),
     };
     ConfigError::Syntax {
         file: file.to_owned(),

@@ -14,11 +14,11 @@ const FOUND: &str = "\u{0}gatehouse-located";
 
 /// A 1-based line and column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Location {
+pub(crate) struct Location {
     /// 1-based line.
-    pub line: usize,
+    pub(crate) line: usize,
     /// 1-based column.
-    pub column: usize,
+    pub(crate) column: usize,
 }
 
 impl From<json5::Position> for Location {

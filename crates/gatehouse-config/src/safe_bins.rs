@@ -5,6 +5,7 @@
 //! - `safeBinTrustedDirs`: `/bin` and `/usr/bin` plus both scopes' dirs; PATH is never trusted.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
 use gatehouse_policy::exec::{DEFAULT_SAFE_BIN_TRUSTED_DIRS, DEFAULT_SAFE_BINS, SafeBinProfile};
@@ -70,6 +71,32 @@ impl SafeBinConfig {
             profiles,
             trusted_dirs,
         }
+    }
+
+    /// Warnings for configured trusted directories that group or others may write to: whoever
+    /// can write there can plant a `head` that then runs without approval. (`doctor` shows
+    /// these; the defaults `/bin` and `/usr/bin` are not checked.)
+    pub fn writable_trusted_dir_warnings(&self) -> Vec<String> {
+        self.trusted_dirs
+            .iter()
+            .filter(|dir| {
+                !DEFAULT_SAFE_BIN_TRUSTED_DIRS
+                    .iter()
+                    .any(|d| dir.as_os_str() == *d)
+            })
+            .filter_map(|dir| {
+                let mode = std::fs::metadata(dir).ok()?.permissions().mode();
+                let who = match (mode & 0o002 != 0, mode & 0o020 != 0) {
+                    (true, _) => "world-writable",
+                    (false, true) => "group-writable",
+                    (false, false) => return None,
+                };
+                Some(format!(
+                    "safeBinTrustedDirs includes {who} directory {}; remove it or chmod 755 it",
+                    dir.display()
+                ))
+            })
+            .collect()
     }
 
     /// Safe bins with neither a custom profile nor a built-in one (`has_builtin` answers for
@@ -154,6 +181,25 @@ mod tests {
                 "/opt/tools/bin".into()
             ]
         );
+    }
+
+    #[test]
+    fn warns_about_group_or_world_writable_trusted_dirs() {
+        let dir = std::env::temp_dir().join(format!("gh-trusted-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let global = ExecConfig {
+            safe_bin_trusted_dirs: Some(vec![dir.display().to_string()]),
+            ..ExecConfig::default()
+        };
+        let merged = SafeBinConfig::resolve(Some(&global), None);
+        let warnings = merged.writable_trusted_dir_warnings();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let after = merged.writable_trusted_dir_warnings();
+        std::fs::remove_dir(&dir).unwrap();
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].contains("world-writable"), "{warnings:?}");
+        assert!(after.is_empty());
     }
 
     #[test]

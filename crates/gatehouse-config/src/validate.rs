@@ -4,8 +4,8 @@ use std::collections::BTreeSet;
 
 use crate::keypath::KeyPath;
 use crate::model::{
-    ChannelsConfig, Config, GatewayConfig, ScopedTools, SubagentsConfig, ToolPolicyConfig,
-    ToolsConfig,
+    ChannelApprovalsConfig, ChannelsConfig, Config, Enabled, GatewayConfig, ScopedTools,
+    SubagentsConfig, ToolPolicyConfig, ToolsConfig,
 };
 use crate::secret;
 
@@ -155,7 +155,48 @@ fn gateway(gateway: &GatewayConfig, path: &KeyPath, out: &mut Vec<Problem>) {
     }
 }
 
+/// OpenClaw requires approvers when approval cards are switched on explicitly; without any, a
+/// card would have nobody to decide it.
+fn approvers(approvals: Option<&ChannelApprovalsConfig>, path: &KeyPath, out: &mut Vec<Problem>) {
+    if let Some(approvals) = approvals
+        && approvals.enabled == Some(Enabled::Bool(true))
+        && approvals.approvers.is_empty()
+    {
+        out.push(Problem {
+            path: path.key("execApprovals").key("enabled"),
+            message: "`enabled: true` needs at least one entry in `approvers` (or use \"auto\")"
+                .to_owned(),
+        });
+    }
+}
+
 fn channels(channels: &ChannelsConfig, path: &KeyPath, out: &mut Vec<Problem>) {
+    let clients = [
+        (
+            "telegram",
+            channels
+                .telegram
+                .as_ref()
+                .and_then(|c| c.exec_approvals.as_ref()),
+        ),
+        (
+            "discord",
+            channels
+                .discord
+                .as_ref()
+                .and_then(|c| c.exec_approvals.as_ref()),
+        ),
+        (
+            "slack",
+            channels
+                .slack
+                .as_ref()
+                .and_then(|c| c.exec_approvals.as_ref()),
+        ),
+    ];
+    for (name, approvals) in clients {
+        self::approvers(approvals, &path.key(name), out);
+    }
     let bot = ["botToken", "tokenFile", "tokenEnv"];
     let mut check = |at: KeyPath, result: Result<Option<secret::SecretSource>, String>| {
         if let Err(message) = result {

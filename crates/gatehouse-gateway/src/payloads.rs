@@ -11,11 +11,14 @@ use std::num::NonZeroU32;
 use std::path::PathBuf;
 
 use gatehouse_config::Config;
+use gatehouse_policy::Security;
 use gatehouse_policy::exec::{
     Decision, ExecEvaluation, ExecPolicy, ExecRequest, SegmentEvaluation,
 };
 use gatehouse_policy::tools::{EffectiveTools, SpawnContext, ToolPolicyInputs, effective_tools};
-use gatehouse_store::approvals_file::{ExecApprovalsFile, HostFallback, RequestedPolicy};
+use gatehouse_store::approvals_file::{
+    ExecApprovalsFile, HostFallback, RequestedPolicy, SettingSource,
+};
 use serde::Serialize;
 
 /// One exec decision (issue 2's shape): `check --json`, each `--jsonl` line, `exec.policy.check`.
@@ -159,6 +162,8 @@ pub fn exec_policy(config: &Config, file: Option<&ExecApprovalsFile>, agent: &st
     let effective = file.effective_policy(agent, requested);
     policy.security = effective.security.effective;
     policy.ask = effective.ask.effective;
+    // OpenClaw keeps `autoAllowSkills` in the approvals file, Gatehouse also in the config;
+    // either may switch it on, as a skill bin still has to resolve to its configured path.
     policy.auto_allow_skills |= effective.auto_allow_skills;
     let fallback = HostFallback {
         security: requested.security,
@@ -175,6 +180,18 @@ pub fn exec_policy(config: &Config, file: Option<&ExecApprovalsFile>, agent: &st
         })
         .collect();
     policy
+}
+
+/// The `askFallback` that applies to `agent`: the file may only make the config's stricter.
+pub fn ask_fallback(config: &Config, file: &ExecApprovalsFile, agent: &str) -> Security {
+    let configured = config.exec_settings(agent).ask_fallback;
+    let resolved = file
+        .resolve_agent(agent, &HostFallback::default())
+        .ask_fallback;
+    match resolved.source {
+        SettingSource::Fallback => configured,
+        _ => configured.min_security(resolved.value),
+    }
 }
 
 /// A request from its wire fields: exactly one of `command` (a shell string) and a non-empty

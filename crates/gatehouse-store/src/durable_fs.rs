@@ -38,16 +38,8 @@ pub(crate) fn lock_path(path: &Path) -> PathBuf {
 
 /// Blocks until this process holds the write lock for `path`.
 pub(crate) fn lock_exclusive(path: &Path) -> Result<WriteLock, StoreError> {
-    ensure_parent_dir(path)?;
     let lock = lock_path(path);
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(PRIVATE_FILE_MODE)
-        .open(&lock)
-        .map_err(|e| StoreError::io(&lock, "open lock file", e))?;
+    let file = open_private(&lock)?;
     loop {
         match flock(&file, FlockOperation::LockExclusive) {
             Ok(()) => return Ok(WriteLock { _file: file }),
@@ -55,6 +47,23 @@ pub(crate) fn lock_exclusive(path: &Path) -> Result<WriteLock, StoreError> {
             Err(errno) => return Err(StoreError::io(&lock, "lock", errno.into())),
         }
     }
+}
+
+/// Opens a file this crate owns for reading and writing, creating it (and its directory) when
+/// missing, and forces mode 0600 so it is private from its first byte and after any chmod.
+pub(crate) fn open_private(path: &Path) -> Result<File, StoreError> {
+    ensure_parent_dir(path)?;
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(PRIVATE_FILE_MODE)
+        .open(path)
+        .map_err(|e| StoreError::io(path, "open", e))?;
+    file.set_permissions(fs::Permissions::from_mode(PRIVATE_FILE_MODE))
+        .map_err(|e| StoreError::io(path, "chmod 600", e))?;
+    Ok(file)
 }
 
 /// The file's bytes, or `None` when it does not exist.
@@ -177,5 +186,35 @@ fn remove_stale_temp_files(path: &Path, dir: &Path) {
         if is_ours {
             let _ = fs::remove_file(entry.path());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_with_mode_0600_and_clears_stale_temp_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        let stale = dir.path().join(".state.json.1.dead.tmp");
+        fs::write(&stale, b"half").unwrap();
+        let lock = lock_exclusive(&path).unwrap();
+        replace_atomically(&path, b"new", &lock).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"new");
+        assert_eq!(file_mode(&path).unwrap(), Some(PRIVATE_FILE_MODE));
+        assert!(!stale.exists());
+        assert_eq!(
+            file_mode(&lock_path(&path)).unwrap(),
+            Some(PRIVATE_FILE_MODE)
+        );
+    }
+
+    #[test]
+    fn names_the_lock_beside_the_file() {
+        assert_eq!(
+            lock_path(Path::new("/s/exec-approvals.json")),
+            Path::new("/s/exec-approvals.json.lock")
+        );
     }
 }

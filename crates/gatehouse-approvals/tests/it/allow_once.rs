@@ -1,15 +1,15 @@
 //! Allow-once grants exactly one run, even under concurrent replays.
 
-use gatehouse_approvals::{ApprovalError, IdDisclosure};
+use gatehouse_approvals::ApprovalError;
 use gatehouse_policy::ApprovalDecision;
 use gatehouse_store::approvals_db::ApprovalState;
 
-use crate::support::{persistable, start};
+use crate::support::start;
 
 #[tokio::test]
 async fn grants_exactly_one_run_and_refuses_the_replay() {
     let h = start().await;
-    let id = h.manager.create(persistable("make once")).await.unwrap().id;
+    let id = h.create("make once").await;
     assert!(matches!(
         h.manager.consume_allow_once(id).await,
         Err(ApprovalError::NotAllowOnce {
@@ -17,15 +17,7 @@ async fn grants_exactly_one_run_and_refuses_the_replay() {
             ..
         })
     ));
-    h.manager
-        .resolve(
-            &id.to_string(),
-            ApprovalDecision::AllowOnce,
-            "alice",
-            IdDisclosure::Hidden,
-        )
-        .await
-        .unwrap();
+    h.decide(id, ApprovalDecision::AllowOnce).await;
     let consumed = h.manager.consume_allow_once(id).await.unwrap();
     assert!(consumed.consumed_at_ms.is_some());
     assert!(matches!(
@@ -37,16 +29,8 @@ async fn grants_exactly_one_run_and_refuses_the_replay() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_replays_get_one_run() {
     let h = start().await;
-    let id = h.manager.create(persistable("make race")).await.unwrap().id;
-    h.manager
-        .resolve(
-            &id.to_string(),
-            ApprovalDecision::AllowOnce,
-            "alice",
-            IdDisclosure::Hidden,
-        )
-        .await
-        .unwrap();
+    let id = h.create("make race").await;
+    h.decide(id, ApprovalDecision::AllowOnce).await;
     let attempts: Vec<_> = (0..16)
         .map(|_| {
             let manager = h.manager.clone();
@@ -67,21 +51,8 @@ async fn concurrent_replays_get_one_run() {
 #[tokio::test]
 async fn allow_always_grants_no_replayable_single_run() {
     let h = start().await;
-    let id = h
-        .manager
-        .create(persistable("make always"))
-        .await
-        .unwrap()
-        .id;
-    h.manager
-        .resolve(
-            &id.to_string(),
-            ApprovalDecision::AllowAlways,
-            "alice",
-            IdDisclosure::Hidden,
-        )
-        .await
-        .unwrap();
+    let id = h.create("make always").await;
+    h.decide(id, ApprovalDecision::AllowAlways).await;
     assert!(matches!(
         h.manager.consume_allow_once(id).await,
         Err(ApprovalError::NotAllowOnce { .. })

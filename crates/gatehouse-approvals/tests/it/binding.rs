@@ -284,3 +284,19 @@ fn stored_binding_still_detects_mismatch() {
         denied(BindingField::Script)
     );
 }
+
+#[test]
+fn the_store_form_round_trips_and_refuses_a_tampered_hash() {
+    use gatehouse_approvals::{binding_of, run_binding};
+    let dir = workdir();
+    let request = Request::in_dir(dir.path(), &["sh", "deploy.sh"]);
+    let binding = request.bind().unwrap();
+    let mut stored = run_binding(&binding);
+    assert_eq!(binding_of(&stored).unwrap(), binding);
+
+    stored.hash = "0".repeat(64);
+    assert!(matches!(
+        binding_of(&stored),
+        Err(BindingError::Malformed { .. })
+    ));
+}

@@ -7,12 +7,12 @@ use gatehouse_policy::ApprovalDecision;
 use gatehouse_store::approvals_db::{ApprovalState, ResolveOutcome};
 use tokio::time::advance;
 
-use crate::support::{kind_name, next_event, persistable, start, start_with, with_timeout};
+use crate::support::{drain_kinds, next_event, start, start_with, with_timeout};
 
 #[tokio::test(start_paused = true)]
 async fn expires_after_the_default_thirty_minutes() {
     let mut h = start().await;
-    let id = h.manager.create(persistable("make slow")).await.unwrap().id;
+    let id = h.create("make slow").await;
     next_event(&mut h.events);
 
     advance(Duration::from_secs(29 * 60 + 59)).await;
@@ -84,45 +84,21 @@ async fn answers_after_expiry_are_refused_as_expired() {
         .id;
     h.manager.await_decision(id).await.unwrap();
     let key = id.to_string();
-    let in_grace = h
-        .manager
-        .resolve(
-            &key,
-            ApprovalDecision::AllowOnce,
-            "alice",
-            IdDisclosure::Hidden,
-        )
-        .await;
+    let in_grace = h.answer(&key, ApprovalDecision::AllowOnce).await;
     assert!(
         matches!(in_grace, Err(ApprovalError::Expired { ref reason, .. }) if reason == "timeout")
     );
     advance(Duration::from_secs(60)).await;
-    let after_grace = h
-        .manager
-        .resolve(
-            &key,
-            ApprovalDecision::AllowOnce,
-            "alice",
-            IdDisclosure::Hidden,
-        )
-        .await;
+    let after_grace = h.answer(&key, ApprovalDecision::AllowOnce).await;
     assert!(matches!(after_grace, Err(ApprovalError::Expired { .. })));
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_resolved_approval_answers_with_the_winner_for_the_grace_period() {
     let h = start_with(ManagerConfig::default()).await;
-    let id = h
-        .manager
-        .create(persistable("make graceful"))
-        .await
-        .unwrap()
-        .id;
+    let id = h.create("make graceful").await;
     let key = id.to_string();
-    h.manager
-        .resolve(&key, ApprovalDecision::Deny, "alice", IdDisclosure::Hidden)
-        .await
-        .unwrap();
+    h.answer(&key, ApprovalDecision::Deny).await.unwrap();
 
     advance(Duration::from_secs(14)).await;
     let late = h
@@ -174,23 +150,12 @@ async fn a_decision_just_before_the_deadline_beats_the_timeout() {
         .unwrap()
         .id;
     advance(Duration::from_millis(9_999)).await;
-    h.manager
-        .resolve(
-            &id.to_string(),
-            ApprovalDecision::AllowOnce,
-            "alice",
-            IdDisclosure::Hidden,
-        )
-        .await
-        .unwrap();
+    h.decide(id, ApprovalDecision::AllowOnce).await;
     advance(Duration::from_secs(60)).await;
     let record = h.manager.await_decision(id).await.unwrap();
     assert_eq!(record.state, ApprovalState::Allowed);
-    let kinds: Vec<&str> = std::iter::from_fn(|| h.events.try_recv())
-        .map(|event| kind_name(&event.unwrap()))
-        .collect();
     assert_eq!(
-        kinds,
+        drain_kinds(&mut h.events),
         vec!["requested", "resolved"],
         "no expiry event after the decision"
     );

@@ -1,6 +1,6 @@
 //! Every state transition of an approval, through the manager and the real store.
 
-use gatehouse_approvals::{ApprovalError, CreateApproval, EventKind, IdDisclosure};
+use gatehouse_approvals::{AllowlistWrite, ApprovalError, CreateApproval, EventKind, IdDisclosure};
 use gatehouse_policy::{ApprovalDecision, Ask};
 use gatehouse_store::approvals_db::{ApprovalState, ListFilter, ResolveOutcome};
 use uuid::Uuid;
@@ -46,17 +46,8 @@ async fn creates_a_durable_pending_approval_and_announces_it() {
 #[tokio::test]
 async fn pending_to_allowed_by_allow_once() {
     let mut h = start().await;
-    let id = h.manager.create(persistable("make a")).await.unwrap().id;
-    let resolved = h
-        .manager
-        .resolve(
-            &id.to_string(),
-            ApprovalDecision::AllowOnce,
-            "alice",
-            IdDisclosure::Hidden,
-        )
-        .await
-        .unwrap();
+    let id = h.create("make a").await;
+    let resolved = h.decide(id, ApprovalDecision::AllowOnce).await;
     assert!(resolved.outcome.applied());
     let record = h.manager.await_decision(id).await.unwrap();
     assert_eq!(
@@ -75,7 +66,7 @@ async fn pending_to_allowed_by_allow_once() {
 #[tokio::test]
 async fn pending_to_denied() {
     let h = start().await;
-    let id = h.manager.create(persistable("make b")).await.unwrap().id;
+    let id = h.create("make b").await;
     h.manager
         .resolve(
             &id.to_string(),
@@ -99,29 +90,21 @@ async fn pending_to_denied() {
 #[tokio::test]
 async fn pending_to_cancelled_and_answers_after_it_fail() {
     let mut h = start().await;
-    let id = h.manager.create(persistable("make c")).await.unwrap().id;
+    let id = h.create("make c").await;
     let outcome = h.manager.cancel(id, "requester-gone").await.unwrap();
     assert!(outcome.applied());
     assert_eq!(
         h.manager.await_decision(id).await.unwrap().state,
         ApprovalState::Cancelled
     );
-    let late = h
-        .manager
-        .resolve(
-            &id.to_string(),
-            ApprovalDecision::AllowOnce,
-            "alice",
-            IdDisclosure::Hidden,
-        )
-        .await;
+    let late = h.answer(&id.to_string(), ApprovalDecision::AllowOnce).await;
     assert!(
         matches!(late, Err(ApprovalError::Cancelled { reason, .. }) if reason == "requester-gone")
     );
     next_event(&mut h.events);
     assert_eq!(kind_name(&next_event(&mut h.events)), "cancelled");
     assert!(
-        h.events.try_recv().is_none(),
+        h.events.try_recv().unwrap().is_none(),
         "a refused answer emits nothing"
     );
 }
@@ -129,7 +112,7 @@ async fn pending_to_cancelled_and_answers_after_it_fail() {
 #[tokio::test]
 async fn pending_to_expired_without_an_approval_route() {
     let mut h = start().await;
-    let id = h.manager.create(persistable("make d")).await.unwrap().id;
+    let id = h.create("make d").await;
     assert!(h.manager.expire_no_route(id).await.unwrap().applied());
     let record = h.manager.await_decision(id).await.unwrap();
     assert_eq!(
@@ -146,13 +129,7 @@ async fn pending_to_expired_without_an_approval_route() {
 #[tokio::test]
 async fn repeating_the_winning_answer_is_an_idempotent_success() {
     let h = start().await;
-    let key = h
-        .manager
-        .create(persistable("make e"))
-        .await
-        .unwrap()
-        .id
-        .to_string();
+    let key = h.create("make e").await.to_string();
     let decide = |decision| {
         h.manager
             .resolve(&key, decision, "carol", IdDisclosure::Hidden)
@@ -171,25 +148,16 @@ async fn repeating_the_winning_answer_is_an_idempotent_success() {
 #[tokio::test]
 async fn allow_always_adds_the_patterns_to_the_agents_allowlist() {
     let h = start().await;
-    let key = h
-        .manager
-        .create(persistable("make f"))
-        .await
-        .unwrap()
-        .id
-        .to_string();
-    let resolved = h
-        .manager
-        .resolve(
-            &key,
-            ApprovalDecision::AllowAlways,
-            "alice",
-            IdDisclosure::Hidden,
-        )
-        .await
-        .unwrap();
-    assert_eq!(resolved.allowlist.len(), 1);
-    assert!(resolved.allowlist[0].added);
+    let key = h.create("make f").await.to_string();
+    let resolved = h.answer(&key, ApprovalDecision::AllowAlways).await.unwrap();
+    let AllowlistWrite::Added(added) = resolved.allowlist else {
+        panic!(
+            "expected the patterns to be added, got {:?}",
+            resolved.allowlist
+        );
+    };
+    assert_eq!(added.len(), 1);
+    assert!(added[0].added);
     let file = std::fs::read_to_string(h.dir.path().join("exec-approvals.json")).unwrap();
     let json: serde_json::Value = serde_json::from_str(&file).unwrap();
     let entry = &json["agents"]["main"]["allowlist"][0];
@@ -198,7 +166,7 @@ async fn allow_always_adds_the_patterns_to_the_agents_allowlist() {
 }
 
 #[tokio::test]
-async fn allow_always_is_not_offered_when_ask_is_always_or_nothing_can_persist() {
+async fn allow_always_is_not_offered_when_ask_is_always_or_it_cannot_persist() {
     let h = start().await;
     let mut always = persistable("make g");
     always.request.ask = Some(Ask::Always);
@@ -206,7 +174,9 @@ async fn allow_always_is_not_offered_when_ask_is_always_or_nothing_can_persist()
         allow_always_patterns: Vec::new(),
         ..persistable("make h")
     };
-    for create in [always, no_patterns] {
+    let mut no_agent = persistable("make agentless");
+    no_agent.request.agent_id = None;
+    for create in [always, no_patterns, no_agent] {
         let created = h.manager.create(create).await.unwrap();
         assert!(!created.offered.allow_always);
         let refused = h
@@ -271,8 +241,8 @@ async fn refuses_an_explicit_id_already_in_use() {
 #[tokio::test]
 async fn lists_pending_approvals_from_the_store() {
     let h = start().await;
-    let first = h.manager.create(persistable("make k")).await.unwrap().id;
-    let second = h.manager.create(persistable("make l")).await.unwrap().id;
+    let first = h.create("make k").await;
+    let second = h.create("make l").await;
     h.manager.cancel(first, "test").await.unwrap();
     let pending = h
         .manager
@@ -284,4 +254,60 @@ async fn lists_pending_approvals_from_the_store() {
         .unwrap();
     let ids: Vec<String> = pending.into_iter().map(|r| r.id).collect();
     assert_eq!(ids, vec![second.to_string()]);
+}
+
+#[tokio::test]
+async fn the_row_is_durable_when_create_returns() {
+    use gatehouse_store::approvals_db::{ApprovalStore, SqliteApprovalStore, SqliteOptions};
+    let h = start().await;
+    let id = h.create("make durable").await;
+    // A second connection, as another process would open it, already sees the row.
+    let other = SqliteApprovalStore::open(
+        h.dir.path().join("approvals.sqlite"),
+        SqliteOptions::default(),
+    )
+    .unwrap();
+    let row = other.get(&id.to_string()).unwrap().unwrap();
+    assert_eq!(row.state, ApprovalState::Pending);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiters_are_woken_by_the_decision() {
+    let h = start().await;
+    let id = h.create("make wait").await;
+    let waiters: Vec<_> = (0..4)
+        .map(|_| {
+            let manager = h.manager.clone();
+            tokio::spawn(async move { manager.await_decision(id).await })
+        })
+        .collect();
+    tokio::task::yield_now().await;
+    h.decide(id, ApprovalDecision::Deny).await;
+    for waiter in waiters {
+        let record = waiter.await.unwrap().unwrap();
+        assert_eq!(record.decision, Some(ApprovalDecision::Deny));
+    }
+}
+
+#[tokio::test]
+async fn waiting_on_an_unknown_id_fails_at_once() {
+    let h = start().await;
+    let id = Uuid::new_v4();
+    assert!(matches!(
+        h.manager.await_decision(id).await,
+        Err(ApprovalError::Unknown { .. })
+    ));
+}
+
+#[tokio::test]
+async fn a_failed_allowlist_write_leaves_the_decision_standing() {
+    let h = start().await;
+    // A directory where the file should be: every write fails.
+    std::fs::create_dir(h.dir.path().join("exec-approvals.json")).unwrap();
+    let id = h.create("make stubborn").await;
+    let resolved = h.decide(id, ApprovalDecision::AllowAlways).await;
+    assert!(resolved.outcome.applied());
+    assert!(matches!(resolved.allowlist, AllowlistWrite::Failed(_)));
+    let record = h.manager.await_decision(id).await.unwrap();
+    assert_eq!(record.decision, Some(ApprovalDecision::AllowAlways));
 }

@@ -3,6 +3,8 @@
 // Helpers here are test code too; clippy.toml's test allowance only reaches `#[test]` bodies.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+// Callers that stop waiting leave nothing half-done.
+mod abandoned;
 // Allow-once: one run, replays refused.
 mod allow_once;
 // The approval binding over real files, symlinks and scripts.

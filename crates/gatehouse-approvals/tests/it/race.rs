@@ -13,12 +13,7 @@ const RESOLVERS: usize = 32;
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn exactly_one_of_many_concurrent_resolvers_wins() {
     let mut h = start().await;
-    let id = h
-        .manager
-        .create(persistable("make contested"))
-        .await
-        .unwrap()
-        .id;
+    let id = h.create("make contested").await;
     next_event(&mut h.events);
 
     let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(RESOLVERS));
@@ -73,7 +68,10 @@ async fn exactly_one_of_many_concurrent_resolvers_wins() {
     assert!(
         matches!(event.kind, EventKind::Resolved { decision, .. } if Some(decision) == winning_decision)
     );
-    assert!(h.events.try_recv().is_none(), "one resolution, one event");
+    assert!(
+        h.events.try_recv().unwrap().is_none(),
+        "one resolution, one event"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -2,25 +2,26 @@
 
 use gatehouse_approvals::{ApprovalError, EventKind, IdDisclosure, ManagerConfig};
 use gatehouse_policy::ApprovalDecision;
-use gatehouse_store::approvals_db::ApprovalState;
+use gatehouse_store::approvals_db::{ApprovalState, DeliveredMessage};
 
-use crate::support::{next_event, open, persistable, start};
+use crate::support::{next_event, open, start};
 
 #[tokio::test]
 async fn cancels_pending_approvals_of_an_earlier_run_with_events() {
     let h = start().await;
-    let pending = h
-        .manager
-        .create(persistable("make pending"))
+    let pending = h.create("make pending").await;
+    let message = DeliveredMessage {
+        channel: "telegram".to_owned(),
+        account_id: None,
+        chat_id: "-100123".to_owned(),
+        message_id: "77".to_owned(),
+        thread_id: Some("42".to_owned()),
+    };
+    h.manager
+        .record_delivery(pending, message.clone())
         .await
-        .unwrap()
-        .id;
-    let decided = h
-        .manager
-        .create(persistable("make decided"))
-        .await
-        .unwrap()
-        .id;
+        .unwrap();
+    let decided = h.create("make decided").await;
     h.manager
         .resolve(
             &decided.to_string(),
@@ -41,7 +42,7 @@ async fn cancels_pending_approvals_of_an_earlier_run_with_events() {
         matches!(event.kind, EventKind::Cancelled { ref reason } if reason == "gateway-restart")
     );
     assert!(
-        events.try_recv().is_none(),
+        events.try_recv().unwrap().is_none(),
         "only the pending approval is cancelled"
     );
 
@@ -49,6 +50,11 @@ async fn cancels_pending_approvals_of_an_earlier_run_with_events() {
     assert_eq!(
         (record.state, record.reason.as_deref()),
         (ApprovalState::Cancelled, Some("gateway-restart"))
+    );
+    assert_eq!(
+        record.messages,
+        vec![message],
+        "the chat message can be updated"
     );
     assert!(matches!(
         manager

@@ -5,18 +5,42 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gatehouse_approvals::{
-    ApprovalEvent, ApprovalManager, Clock, CreateApproval, EventKind, EventSubscription,
-    ManagerConfig, TokioClock,
+    ApprovalError, ApprovalEvent, ApprovalManager, Clock, CreateApproval, EventKind,
+    EventSubscription, IdDisclosure, ManagerConfig, Resolved, TokioClock,
 };
-use gatehouse_policy::{Ask, Security};
+use gatehouse_policy::{ApprovalDecision, Ask, Security};
 use gatehouse_store::approvals_db::{ApprovalRequest, SqliteApprovalStore, SqliteOptions};
 use gatehouse_store::approvals_file::ExecApprovalsStore;
+use uuid::Uuid;
 
 /// A running manager with its state directory and the first event subscription.
 pub(crate) struct Harness {
     pub(crate) dir: tempfile::TempDir,
     pub(crate) manager: ApprovalManager,
     pub(crate) events: EventSubscription,
+}
+
+impl Harness {
+    /// Creates a persistable approval and returns its id.
+    pub(crate) async fn create(&self, command: &str) -> Uuid {
+        self.manager.create(persistable(command)).await.unwrap().id
+    }
+
+    /// Answers by full id as `alice`, expecting success.
+    pub(crate) async fn decide(&self, id: Uuid, decision: ApprovalDecision) -> Resolved {
+        self.answer(&id.to_string(), decision).await.unwrap()
+    }
+
+    /// Answers by id or prefix as `alice`, as an unprivileged surface would.
+    pub(crate) async fn answer(
+        &self,
+        key: &str,
+        decision: ApprovalDecision,
+    ) -> Result<Resolved, ApprovalError> {
+        self.manager
+            .resolve(key, decision, "alice", IdDisclosure::Hidden)
+            .await
+    }
 }
 
 pub(crate) async fn start() -> Harness {
@@ -82,8 +106,15 @@ pub(crate) fn with_timeout(command: &str, timeout: Duration) -> CreateApproval {
 pub(crate) fn next_event(events: &mut EventSubscription) -> ApprovalEvent {
     events
         .try_recv()
-        .expect("an event is queued")
         .expect("the subscription is alive")
+        .expect("an event is queued")
+}
+
+/// Every event already queued, as variant names.
+pub(crate) fn drain_kinds(events: &mut EventSubscription) -> Vec<&'static str> {
+    std::iter::from_fn(|| events.try_recv().unwrap())
+        .map(|event| kind_name(&event))
+        .collect()
 }
 
 /// The variant name of an event, for compact comparisons.

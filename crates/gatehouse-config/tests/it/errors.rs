@@ -47,6 +47,13 @@ fn reports_syntax_errors_with_line_and_column() {
 }
 
 #[test]
+fn reports_an_empty_file_as_a_syntax_error() {
+    let (kind, line, column, _, message) = check("// nothing here\n");
+    assert_eq!((kind, line, column), ("syntax", 2, 1));
+    assert_eq!(message, "EOF parsing value");
+}
+
+#[test]
 fn reports_trailing_garbage_as_syntax_error() {
     let (kind, line, column, _, _) = check("{ tools: {} }\n}");
     assert_eq!((kind, line, column), ("syntax", 2, 1));
@@ -95,9 +102,17 @@ fn reports_every_unknown_key_at_once() {
 
 #[test]
 fn refuses_openclaw_keys_whose_omission_would_change_policy() {
-    let (kind, _, _, key, rest) = check("{ tools: { exec: { mode: 'auto' } } }");
+    let text = "{ tools: { exec: { mode: 'auto' } } }";
+    let (kind, _, _, key, rest) = check(text);
     assert_eq!((kind, key.as_str()), ("unknown", "tools.exec.mode"));
     assert!(rest.contains("tools.exec.security"), "{rest}");
+    let message = load_str(text, Path::new("gh.json5"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.starts_with("gh.json5:1:20: unsupported key `tools.exec.mode` (OpenClaw"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -197,4 +212,17 @@ fn refuses_sub_agent_lists_inside_an_agent() {
         ("invalid", "agents.list[0].tools.subagents")
     );
     assert!(message.contains("tools.subagents"), "{message}");
+}
+
+#[test]
+fn refuses_approval_cards_switched_on_without_approvers() {
+    let text = "{ channels: { slack: { execApprovals: { enabled: true } } } }";
+    let (kind, line, column, key, _) = check(text);
+    assert_eq!(
+        (kind, key.as_str()),
+        ("invalid", "channels.slack.execApprovals.enabled")
+    );
+    assert_eq!((line, column), (1, 41));
+    let auto = "{ channels: { slack: { execApprovals: { enabled: 'auto' } } } }";
+    assert!(load_str(auto, Path::new("gh.json5")).is_ok());
 }

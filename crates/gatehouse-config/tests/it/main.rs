@@ -15,3 +15,5 @@ mod safe_bin_config;
 mod convert;
 // The repository's config.example.json5 loads cleanly.
 mod example;
+// Property: loading any text returns a config or an error, never a panic.
+mod never_panics;

@@ -75,3 +75,32 @@ fn fails_clearly_when_token_env_is_unset() {
         format!("`channels.telegram.tokenEnv`: environment variable {var} is not set")
     );
 }
+
+#[test]
+fn lists_every_configured_secret_by_the_key_that_holds_it() {
+    let text = r#"{
+      gateway: { auth: { tokens: [
+        { name: 'a', tokenEnv: 'A', scopes: ['agent'] },
+        { name: 'b', tokenFile: '/run/b', scopes: ['agent'] },
+      ] } },
+      channels: {
+        telegram: { botToken: 'inline', webhookSecretEnv: 'W' },
+        slack: { tokenEnv: 'S', signingSecretFile: '/run/sig' },
+      },
+    }"#;
+    let config = load_str(text, Path::new("gh.json5")).unwrap().config;
+    let keys: Vec<String> = config.secrets().into_iter().map(|s| s.key).collect();
+    assert_eq!(
+        keys,
+        [
+            "gateway.auth.tokens[0].tokenEnv",
+            "gateway.auth.tokens[1].tokenFile",
+            "channels.telegram.botToken",
+            "channels.telegram.webhookSecretEnv",
+            "channels.slack.tokenEnv",
+            "channels.slack.signingSecretFile",
+        ]
+    );
+    let inline = &config.secrets()[2];
+    assert_eq!(inline.source, SecretSource::Inline(Secret::new("inline")));
+}

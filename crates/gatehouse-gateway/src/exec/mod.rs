@@ -8,6 +8,7 @@
 
 mod forward;
 mod pending;
+pub(crate) mod resolve;
 pub(crate) mod runner;
 
 use std::path::PathBuf;
@@ -21,12 +22,12 @@ use gatehouse_config::Config;
 use gatehouse_policy::Security;
 use gatehouse_policy::exec::ExecPolicy;
 use gatehouse_store::approvals_db::{SqliteApprovalStore, SqliteOptions};
-use gatehouse_store::approvals_file::{ExecApprovalsStore, HostFallback, SettingSource, Snapshot};
+use gatehouse_store::approvals_file::{ExecApprovalsStore, Snapshot};
 use uuid::Uuid;
 
 use crate::error::Error;
 use crate::hub::EventHub;
-use crate::payloads::exec_policy;
+use crate::payloads::{ask_fallback, exec_policy};
 
 pub(crate) use forward::spawn_forwarder;
 use pending::Pending;
@@ -171,16 +172,7 @@ impl ExecServices {
     pub(crate) fn policy(&self, agent: &str) -> Result<(ExecPolicy, Security), Error> {
         let snapshot = self.snapshot()?;
         let policy = exec_policy(&self.inner.config, Some(&snapshot.file), agent);
-        let configured = self.inner.config.exec_settings(agent).ask_fallback;
-        let resolved = snapshot
-            .file
-            .resolve_agent(agent, &HostFallback::default())
-            .ask_fallback;
-        // The file may only make the fallback stricter, never looser than the config.
-        let ask_fallback = match resolved.source {
-            SettingSource::Fallback => configured,
-            _ => configured.min_security(resolved.value),
-        };
+        let ask_fallback = ask_fallback(&self.inner.config, &snapshot.file, agent);
         Ok((policy, ask_fallback))
     }
 

@@ -6,7 +6,7 @@
 use std::str::FromStr as _;
 use std::time::Duration;
 
-use gatehouse_approvals::{CreateApproval, IdDisclosure, run_binding};
+use gatehouse_approvals::{AllowlistWrite, CreateApproval, IdDisclosure, run_binding};
 use gatehouse_policy::ApprovalDecision;
 use gatehouse_policy::Security;
 use gatehouse_policy::binding::{Binding, BindingInput};
@@ -16,6 +16,7 @@ use gatehouse_store::approvals_db::{ApprovalRecord, ApprovalRequest, ApprovalSta
 use uuid::Uuid;
 
 use crate::error::Error;
+use crate::exec::resolve::resolve_program;
 use crate::exec::{ExecServices, has_approval_route};
 use crate::methods::{Call, exec_of};
 use crate::payloads::exec_request;
@@ -40,10 +41,15 @@ pub(super) async fn request(call: Call, params: RequestParams) -> Result<Request
     let exec_req = exec_request(command, argv.clone(), params.cwd.clone(), &params.env)
         .map_err(|reason| invalid("exec.approval.request", reason))?;
     let evaluation = evaluate(&exec_req, &policy);
-    let resolved = evaluation
-        .segments
-        .first()
-        .and_then(|segment| segment.resolved_path.clone());
+    let resolved = match &argv {
+        Some(argv) => argv
+            .first()
+            .and_then(|program| resolve_program(program, &params.cwd, &params.env)),
+        None => evaluation
+            .segments
+            .first()
+            .and_then(|segment| segment.resolved_path.clone()),
+    };
     // Bind when the exact argv and its executable are known; a shell string binds in
     // `system.run`, which knows what it will spawn.
     let binding = match (&argv, &resolved) {
@@ -152,7 +158,7 @@ pub(super) async fn list(call: Call, params: ListParams) -> Result<ListResult, E
         .as_deref()
         .map(ApprovalState::from_str)
         .transpose()
-        .map_err(|reason| invalid("exec.approval.list", reason))?;
+        .map_err(|error| invalid("exec.approval.list", error.to_string()))?;
     let filter = ListFilter {
         state,
         agent_id: params.agent_id,
@@ -186,6 +192,21 @@ pub(super) async fn resolve(call: Call, params: ResolveParams) -> Result<Resolve
             IdDisclosure::Revealed,
         )
         .await?;
+    let (allowlist_added, allowlist_error) = match resolved.allowlist {
+        AllowlistWrite::NotRequested => (Vec::new(), None),
+        AllowlistWrite::Added(entries) => (
+            entries
+                .into_iter()
+                .filter(|entry| entry.added)
+                .map(|entry| entry.id)
+                .collect(),
+            None,
+        ),
+        AllowlistWrite::Failed(error) => {
+            tracing::error!(error = %error, "Allow-always decided but the allowlist write failed.");
+            (Vec::new(), Some(error.to_string()))
+        }
+    };
     let winner = resolved.outcome.winner();
     if let Some(reason) = &params.reason {
         tracing::info!(approval_id = %winner.id, token = call.caller.name(), reason, "Approval resolved with a reason.");
@@ -196,12 +217,8 @@ pub(super) async fn resolve(call: Call, params: ResolveParams) -> Result<Resolve
         state: winner.state.as_str(),
         decision: winner.decision.map(|d| d.as_str()),
         resolved_by: winner.resolved_by.clone(),
-        allowlist_added: resolved
-            .allowlist
-            .into_iter()
-            .filter(|entry| entry.added)
-            .map(|entry| entry.id)
-            .collect(),
+        allowlist_added,
+        allowlist_error,
     })
 }
 

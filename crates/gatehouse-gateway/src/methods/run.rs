@@ -19,6 +19,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use crate::error::Error;
+use crate::exec::resolve::resolve_program;
 use crate::exec::runner::{self, Finished, Spawn};
 use crate::exec::{ExecServices, has_approval_route};
 use crate::methods::{Call, exec_of};
@@ -77,10 +78,9 @@ pub(super) async fn run(call: Call, params: RunParams) -> Result<RunResult, Erro
             argv: vec!["sh".to_owned(), "-c".to_owned(), text.clone()],
             executable: PathBuf::from(SHELL),
         }),
-        ExecCommand::Argv(argv) => evaluation
-            .segments
+        ExecCommand::Argv(argv) => argv
             .first()
-            .and_then(|segment| segment.resolved_path.clone())
+            .and_then(|program| resolve_program(program, &params.cwd, &params.env))
             .map(|executable| Plan {
                 argv: argv.clone(),
                 executable,

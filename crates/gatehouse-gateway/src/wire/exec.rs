@@ -195,7 +195,12 @@ pub(crate) struct ResolveResult {
     pub(crate) state: &'static str,
     pub(crate) decision: Option<&'static str>,
     pub(crate) resolved_by: Option<String>,
+    /// Ids of allowlist entries an applied allow-always added.
     pub(crate) allowlist_added: Vec<String>,
+    /// Set when allow-always was decided but persisting its patterns failed: the decision
+    /// stands for this run, the next run asks again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) allowlist_error: Option<String>,
 }
 
 /// One stored approval, as `get` and `list` return it.

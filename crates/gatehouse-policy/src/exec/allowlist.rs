@@ -1,6 +1,8 @@
 //! Allowlist entries compiled into one glob set over resolved executable paths.
 
-use std::path::Path;
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use regex::Regex;
@@ -10,6 +12,36 @@ use super::policy::AllowlistEntry;
 /// Matching follows the filesystem: on Linux `/OPT/rg` and `/opt/rg` are different files, so an
 /// entry for one must not admit the other; on macOS and Windows the filesystem folds case.
 const CASE_INSENSITIVE: bool = cfg!(any(target_os = "macos", target_os = "windows"));
+
+/// The last allowlist compiled on this thread, with the inputs it was compiled from.
+type Memo = (Vec<AllowlistEntry>, Option<PathBuf>, Rc<CompiledAllowlist>);
+
+thread_local! {
+    /// Compiling globs costs far more than evaluating a command, and a host evaluates many
+    /// commands against the same allowlist, so the last compilation is reused while its inputs
+    /// are equal. The result depends only on those inputs, so reuse cannot change a verdict.
+    static LAST: RefCell<Option<Memo>> = const { RefCell::new(None) };
+}
+
+/// The compiled form of `entries`, reused from the previous call when nothing changed.
+pub(crate) fn compile(entries: &[AllowlistEntry], home: Option<&Path>) -> Rc<CompiledAllowlist> {
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if let Some((cached_entries, cached_home, compiled)) = last.as_ref()
+            && cached_entries.as_slice() == entries
+            && cached_home.as_deref() == home
+        {
+            return Rc::clone(compiled);
+        }
+        let compiled = Rc::new(CompiledAllowlist::new(entries, home));
+        *last = Some((
+            entries.to_vec(),
+            home.map(Path::to_path_buf),
+            Rc::clone(&compiled),
+        ));
+        compiled
+    })
+}
 
 /// The usable entries of an allowlist, ready to match.
 #[derive(Debug)]

@@ -5,8 +5,10 @@
 //! refused. Only a binary whose real directory is trusted qualifies, so an agent cannot drop
 //! its own `head` into a directory on `PATH`.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use super::evaluation::{Reason, Rule};
 use super::inline_eval::is_interpreter_like;
@@ -15,20 +17,20 @@ use super::policy::{DEFAULT_SAFE_BIN_TRUSTED_DIRS, SafeBinProfile};
 /// A profile with the boolean flags the built-in tools accept, which config profiles cannot
 /// express.
 #[derive(Debug, Clone, Default)]
-struct Profile {
+struct Profile<'a> {
     min_positional: usize,
     max_positional: Option<usize>,
-    value_flags: Vec<String>,
+    value_flags: Vec<&'a str>,
     /// `jq --arg NAME VALUE` style flags taking two values.
-    pair_flags: Vec<String>,
-    bool_flags: Vec<String>,
-    denied_flags: Vec<String>,
+    pair_flags: Vec<&'a str>,
+    bool_flags: Vec<&'a str>,
+    denied_flags: Vec<&'a str>,
     /// `head -5` is `head -n 5`.
     numeric_shorthand: bool,
 }
 
-fn strings(items: &[&str]) -> Vec<String> {
-    items.iter().map(|s| (*s).to_owned()).collect()
+fn strings(items: &[&'static str]) -> Vec<&'static str> {
+    items.to_vec()
 }
 
 /// The boolean flags `head` and `tail` share.
@@ -43,7 +45,7 @@ const HEAD_TAIL_FLAGS: &[&str] = &[
 ];
 
 /// The built-in profile of a safe bin, if Gatehouse ships one.
-fn builtin_profile(name: &str) -> Option<Profile> {
+fn builtin_profile(name: &str) -> Option<Profile<'static>> {
     let profile = match name {
         "jq" => Profile {
             max_positional: Some(1),
@@ -328,14 +330,14 @@ fn builtin_profile(name: &str) -> Option<Profile> {
 }
 
 /// A config profile replaces the built-in one for that name, keeping only what it states.
-fn from_config(config: &SafeBinProfile) -> Profile {
-    let clean = |flags: &[String]| -> Vec<String> {
+fn from_config(config: &SafeBinProfile) -> Profile<'_> {
+    fn clean(flags: &[String]) -> Vec<&str> {
         flags
             .iter()
-            .map(|flag| flag.trim().to_owned())
+            .map(|flag| flag.trim())
             .filter(|flag| !flag.is_empty())
             .collect()
-    };
+    }
     Profile {
         min_positional: config.min_positional.unwrap_or(0),
         max_positional: config.max_positional,
@@ -350,7 +352,43 @@ fn from_config(config: &SafeBinProfile) -> Profile {
 pub(crate) struct SafeBins<'p> {
     names: &'p [String],
     profiles: &'p BTreeMap<String, SafeBinProfile>,
-    trusted_dirs: Vec<PathBuf>,
+    trusted_dirs: Rc<Vec<PathBuf>>,
+}
+
+/// A configured trusted-directory list and the full list derived from it.
+type TrustedMemo = (Vec<PathBuf>, Rc<Vec<PathBuf>>);
+
+thread_local! {
+    /// The last trusted-directory list with its real paths, reused while the configured list is
+    /// unchanged (resolving it costs several system calls per evaluation).
+    static TRUSTED: RefCell<Option<TrustedMemo>> = const { RefCell::new(None) };
+}
+
+/// The trusted directories: defaults plus configured ones, each also by its real location, since
+/// a trusted directory that is itself a symlink (`/bin` → `/usr/bin`) is trusted there too. A
+/// symlinked *binary* is still judged by where it really lives.
+fn trusted_dirs(extra: &[PathBuf]) -> Rc<Vec<PathBuf>> {
+    TRUSTED.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        if let Some((key, dirs)) = cell.as_ref()
+            && key.as_slice() == extra
+        {
+            return Rc::clone(dirs);
+        }
+        let mut dirs: Vec<PathBuf> = DEFAULT_SAFE_BIN_TRUSTED_DIRS
+            .iter()
+            .map(PathBuf::from)
+            .chain(extra.iter().cloned())
+            .collect();
+        let real: Vec<PathBuf> = dirs
+            .iter()
+            .filter_map(|dir| std::fs::canonicalize(dir).ok())
+            .collect();
+        dirs.extend(real);
+        let dirs = Rc::new(dirs);
+        *cell = Some((extra.to_vec(), Rc::clone(&dirs)));
+        dirs
+    })
 }
 
 impl<'p> SafeBins<'p> {
@@ -359,18 +397,7 @@ impl<'p> SafeBins<'p> {
         profiles: &'p BTreeMap<String, SafeBinProfile>,
         extra_trusted: &[PathBuf],
     ) -> Self {
-        let mut trusted_dirs: Vec<PathBuf> = DEFAULT_SAFE_BIN_TRUSTED_DIRS
-            .iter()
-            .map(PathBuf::from)
-            .chain(extra_trusted.iter().cloned())
-            .collect();
-        // A trusted directory that is itself a symlink (`/bin` → `/usr/bin`) is trusted by
-        // its real location too; a symlinked *binary* is judged by where it really lives.
-        let real: Vec<PathBuf> = trusted_dirs
-            .iter()
-            .filter_map(|dir| std::fs::canonicalize(dir).ok())
-            .collect();
-        trusted_dirs.extend(real);
+        let trusted_dirs = trusted_dirs(extra_trusted);
         SafeBins {
             names,
             profiles,
@@ -505,8 +532,8 @@ fn canonical_long(profile: &Profile, flag: &str) -> Result<String, String> {
         .chain(&profile.bool_flags)
         .chain(&profile.denied_flags)
         .filter(|known| known.starts_with("--"));
-    let mut matches: Vec<&String> = Vec::new();
-    for candidate in known {
+    let mut matches: Vec<&str> = Vec::new();
+    for &candidate in known {
         if candidate == flag {
             matches = vec![candidate];
             break;
@@ -517,7 +544,7 @@ fn canonical_long(profile: &Profile, flag: &str) -> Result<String, String> {
     }
     match matches.as_slice() {
         [only] if profile.denied_flags.contains(only) => Err(format!("`{flag}` is refused")),
-        [only] => Ok((*only).clone()),
+        [only] => Ok((*only).to_owned()),
         [] => Err(format!("unknown option `{flag}`")),
         _ => Err(format!("ambiguous option `{flag}`")),
     }
@@ -530,7 +557,7 @@ fn consume_value(
     args: &[String],
     next: usize,
 ) -> Result<usize, String> {
-    if profile.pair_flags.iter().any(|f| f == flag) {
+    if profile.pair_flags.contains(&flag) {
         if inline.is_some() {
             return Err(format!("`{flag}` takes two separate values"));
         }
@@ -542,7 +569,7 @@ fn consume_value(
         }
         return Ok(next + 2);
     }
-    if profile.value_flags.iter().any(|f| f == flag) {
+    if profile.value_flags.contains(&flag) {
         return match inline {
             Some(value) => check_value(value).map(|()| next),
             None => {
@@ -565,6 +592,7 @@ fn consume_cluster(
 ) -> Result<usize, String> {
     for (offset, c) in cluster.char_indices() {
         let flag = format!("-{c}");
+        let flag = flag.as_str();
         if profile.denied_flags.contains(&flag) {
             return Err(format!("`{flag}` is refused"));
         }

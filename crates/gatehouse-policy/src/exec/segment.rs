@@ -1,6 +1,7 @@
 //! One segment → what really runs, where it lives, and what (if anything) satisfies it.
 
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use super::allowlist::CompiledAllowlist;
 use super::evaluation::{Reason, Rule, SatisfiedBy, SegmentEvaluation};
@@ -49,7 +50,7 @@ const SAFE_BUILTINS: &[&str] = &["cd", "true", "false", "pwd", ":"];
 /// The policy parts every segment is checked against, prepared once per request.
 pub(crate) struct Checker<'p> {
     pub(crate) policy: &'p ExecPolicy,
-    pub(crate) allowlist: CompiledAllowlist,
+    pub(crate) allowlist: Rc<CompiledAllowlist>,
     pub(crate) safe_bins: SafeBins<'p>,
 }
 
@@ -189,7 +190,26 @@ impl Checker<'_> {
                     persist: None,
                 });
             }
+            Target::Program { index, .. }
+                if CARRIER_BUILTINS.contains(&words[index].text.as_str()) =>
+            {
+                // `time eval …`: `time` is a shell keyword, so what follows it is still run by
+                // the shell, builtins included.
+                out.push(refused(
+                    None,
+                    Reason::new(
+                        Rule::ShellCarrier,
+                        format!(
+                            "`{}` hands code or names to the shell itself",
+                            words[index].text
+                        ),
+                    ),
+                ));
+            }
             Target::Program { index, package_bin } => {
+                if words[index].text == "cd" {
+                    resolver.forget_cwd();
+                }
                 out.push(self.program(words, index, package_bin, argv, resolver));
             }
         }

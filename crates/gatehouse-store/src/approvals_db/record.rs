@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use gatehouse_policy::{ApprovalDecision, Ask, Security};
+use gatehouse_policy::{ApprovalDecision, Ask, ParseModeError, Security};
 
 /// Where the turn that triggered the request came from, so replies reach the same conversation.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -110,7 +110,7 @@ impl fmt::Display for ApprovalState {
 }
 
 impl FromStr for ApprovalState {
-    type Err = String;
+    type Err = ParseModeError;
 
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         match value {
@@ -119,7 +119,11 @@ impl FromStr for ApprovalState {
             "denied" => Ok(ApprovalState::Denied),
             "expired" => Ok(ApprovalState::Expired),
             "cancelled" => Ok(ApprovalState::Cancelled),
-            other => Err(format!("unknown approval state {other:?}")),
+            other => Err(ParseModeError {
+                kind: "state",
+                value: other.to_owned(),
+                expected: "pending, allowed, denied, expired, cancelled",
+            }),
         }
     }
 }

@@ -5,8 +5,6 @@
 //! an immediate transaction, so concurrent resolvers (threads, or processes sharing the file)
 //! get exactly one winner.
 
-use std::fs::OpenOptions;
-use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -19,7 +17,7 @@ use super::record::{
 };
 use super::schema;
 use super::store::ApprovalStore;
-use crate::durable_fs::{PRIVATE_FILE_MODE, ensure_parent_dir};
+use crate::durable_fs::open_private;
 use crate::error::StoreError;
 
 /// Options for [`SqliteApprovalStore::open`].
@@ -54,21 +52,10 @@ impl SqliteApprovalStore {
     /// Opens (creating when missing, mode 0600) and migrates the database at `path`.
     pub fn open(path: impl Into<PathBuf>, options: SqliteOptions) -> Result<Self, StoreError> {
         let path = path.into();
-        ensure_parent_dir(&path)?;
         // Create the file ourselves so it is 0600 from its first byte; SQLite gives the -wal and
         // -shm files the database file's mode.
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(PRIVATE_FILE_MODE)
-            .open(&path)
-            .map_err(|e| StoreError::io(&path, "create database", e))?;
-        file.set_permissions(std::fs::Permissions::from_mode(PRIVATE_FILE_MODE))
-            .map_err(|e| StoreError::io(&path, "chmod database", e))?;
-        drop(file);
-        let mut conn = Connection::open(&path)?;
+        drop(open_private(&path)?);
+        let conn = Connection::open(&path)?;
         conn.busy_timeout(options.busy_timeout)?;
         let mode: String =
             conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))?;
@@ -80,6 +67,16 @@ impl SqliteApprovalStore {
             ));
         }
         conn.pragma_update(None, "synchronous", "FULL")?;
+        Self::finish_open(conn, path)
+    }
+
+    /// A private database that lives and dies with this value: the real store, without a file,
+    /// for tests of the crates above and for `--ephemeral` runs.
+    pub fn open_in_memory() -> Result<Self, StoreError> {
+        Self::finish_open(Connection::open_in_memory()?, PathBuf::from(":memory:"))
+    }
+
+    fn finish_open(mut conn: Connection, path: PathBuf) -> Result<Self, StoreError> {
         conn.pragma_update(None, "foreign_keys", true)?;
         schema::migrate(&mut conn)?;
         Ok(SqliteApprovalStore {
@@ -88,7 +85,7 @@ impl SqliteApprovalStore {
         })
     }
 
-    /// The database file.
+    /// The database file (`:memory:` for [`SqliteApprovalStore::open_in_memory`]).
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -481,7 +478,10 @@ impl RawRow {
         };
         let messages = messages(conn, &id)?;
         Ok(ApprovalRecord {
-            state: self.state.parse().map_err(|e| corrupt("state", e))?,
+            state: self
+                .state
+                .parse()
+                .map_err(|e| corrupt("state", format!("{e}")))?,
             decision: self
                 .decision
                 .map(|d| d.parse().map_err(|e| corrupt("decision", format!("{e}"))))

@@ -22,8 +22,9 @@ pub struct ExecApprovalsFile {
     /// Host-wide settings for agents that do not set their own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub defaults: Option<PolicySettings>,
-    /// Per-agent settings and allowlists; the key `*` applies to every agent.
-    #[serde(default)]
+    /// Per-agent settings and allowlists; the key `*` applies to every agent. `null` reads as
+    /// empty, as in OpenClaw.
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub agents: BTreeMap<String, AgentEntry>,
     /// Top-level fields this version does not know, preserved on rewrite.
     #[serde(flatten)]
@@ -75,12 +76,18 @@ pub struct PolicySettings {
 /// `agents.<id>`: an agent's own settings plus its allowlist.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct AgentEntry {
-    /// The allowlist, in file order. Absent and empty are kept distinct on rewrite.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub allowlist: Option<Vec<AllowlistItem>>,
     /// `security`, `ask`, `askFallback`, `autoAllowSkills` and unknown fields.
     #[serde(flatten)]
     pub settings: PolicySettings,
+    /// The allowlist, in file order. Absent and empty are kept distinct on rewrite.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowlist: Option<Vec<AllowlistItem>>,
+}
+
+fn null_as_empty<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<BTreeMap<String, AgentEntry>, D::Error> {
+    Ok(Option::deserialize(deserializer)?.unwrap_or_default())
 }
 
 /// One allowlist element as written: a usable entry, or something kept only to be written back.

@@ -13,19 +13,8 @@ use super::verify::Problem;
 /// Everything that stops the audit log from being written or checked.
 #[derive(Debug, thiserror::Error)]
 pub enum AuditError {
-    /// An operating-system call failed.
-    #[error("{path}: {op}: {source}", path = path.display())]
-    Io {
-        /// The file or directory involved.
-        path: PathBuf,
-        /// What was being done (`open`, `append`, `fsync`, ...).
-        op: &'static str,
-        /// The underlying error.
-        #[source]
-        source: std::io::Error,
-    },
-
-    /// A shared file helper of this crate failed (lock file, atomic head replacement).
+    /// A file operation failed (`StoreError::Io` carries the path and operation), or a shared
+    /// file helper of this crate refused (for example a symlink where a file belongs).
     #[error(transparent)]
     Store(#[from] StoreError),
 
@@ -76,10 +65,6 @@ pub enum AuditError {
 impl AuditError {
     /// Wraps an I/O error with the path and operation it came from.
     pub(crate) fn io(path: impl Into<PathBuf>, op: &'static str, source: std::io::Error) -> Self {
-        AuditError::Io {
-            path: path.into(),
-            op,
-            source,
-        }
+        AuditError::Store(StoreError::io(path, op, source))
     }
 }

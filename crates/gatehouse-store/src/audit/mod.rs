@@ -33,5 +33,6 @@ pub use error::AuditError;
 pub use record::{AuditEvent, AuditKind, AuditRecord, GENESIS_PREV};
 pub use verify::{Problem, ProblemKind, VerifyReport, verify};
 pub use writer::{
-    AuditLog, AuditOptions, DEFAULT_ROTATE_AT_BYTES, OpenReport, SyncPolicy, TornTail,
+    AuditLog, AuditOptions, DEFAULT_ROTATE_AT_BYTES, LOG_FILE_NAME, OpenReport, SyncPolicy,
+    TornTail,
 };

@@ -169,7 +169,7 @@ pub fn verify(path: &Path) -> Result<VerifyReport, AuditError> {
     let head_path = head::head_path(path);
     let head = head::read(&head_path)?;
     let segments = segments::list(path)?;
-    let active = durable_fs::read_if_exists(path)?;
+    let mut active = durable_fs::read_if_exists(path)?;
     if active.is_none() && segments.is_empty() && head == HeadState::Missing {
         return Err(AuditError::io(
             path,
@@ -178,15 +178,7 @@ pub fn verify(path: &Path) -> Result<VerifyReport, AuditError> {
         ));
     }
     let mut files: Vec<PathBuf> = segments.into_iter().map(|s| s.path).collect();
-    let mut contents = Vec::with_capacity(files.len() + 1);
-    for file in &files {
-        contents
-            .push(durable_fs::read_if_exists(file)?.ok_or_else(|| {
-                AuditError::io(file, "read", std::io::ErrorKind::NotFound.into())
-            })?);
-    }
     files.push(path.to_path_buf());
-    contents.push(active.unwrap_or_default());
 
     let mut anchor = match &head {
         HeadState::Anchored(tip) => Some(Anchor::new(tip.clone())),
@@ -200,12 +192,29 @@ pub fn verify(path: &Path) -> Result<VerifyReport, AuditError> {
         problem: None,
     };
     let mut tip = ChainTip::genesis();
-    if let Some(anchor) = anchor.as_mut() {
-        // A head written before the first record anchors the genesis tip.
-        anchor.observe(&tip);
+    // A head written before the first record anchors the genesis tip.
+    if let Some(anchor) = anchor.as_mut()
+        && !anchor.observe(&tip)
+    {
+        report.problem = Some(Problem {
+            file: head_path,
+            line: None,
+            seq: Some(0),
+            kind: ProblemKind::AnchorMismatch,
+        });
+        return Ok(report);
     }
-    for (file, data) in files.iter().zip(&contents) {
-        let walk = chain::walk(file, data, tip, anchor.as_mut());
+    let mut rotated_seq = 0;
+    for file in &files {
+        // Rotated files are read one at a time, so memory stays bounded by the rotation size.
+        let data = if file == path {
+            rotated_seq = tip.seq;
+            active.take().unwrap_or_default()
+        } else {
+            durable_fs::read_if_exists(file)?
+                .ok_or_else(|| AuditError::io(file, "read", std::io::ErrorKind::NotFound.into()))?
+        };
+        let walk = chain::walk(file, &data, tip, anchor.as_mut());
         report.records += walk.records;
         tip = walk.tip;
         if walk.problem.is_some() {
@@ -224,18 +233,22 @@ pub fn verify(path: &Path) -> Result<VerifyReport, AuditError> {
         })
     );
     if (report.problem.is_none() || torn)
-        && let Some(problem) = head_problem(&head_path, &head, anchor.as_ref(), tip.seq)
+        && let Some(problem) =
+            head_problem(&head_path, &head, anchor.as_ref(), rotated_seq, tip.seq)
     {
         report.problem = Some(problem);
     }
     Ok(report)
 }
 
-/// Problems only the head file reveals, once the chain itself has passed.
+/// Problems only the head file reveals, once the chain itself has passed. `rotated_seq` is the
+/// last seq in rotated files: the writer syncs (moving the head) before it rotates, so a head
+/// older than that is an old copy put back.
 pub(crate) fn head_problem(
     head_path: &Path,
     head: &HeadState,
     anchor: Option<&Anchor>,
+    rotated_seq: u64,
     last_seq: u64,
 ) -> Option<Problem> {
     let kind = match (head, anchor) {
@@ -243,6 +256,11 @@ pub(crate) fn head_problem(
             detail: detail.clone(),
         },
         (HeadState::Missing, _) if last_seq > 0 => ProblemKind::HeadMissing,
+        (HeadState::Anchored(_), Some(anchor)) if anchor.seq() < rotated_seq => {
+            ProblemKind::HeadBehind {
+                anchored_seq: anchor.seq(),
+            }
+        }
         (HeadState::Anchored(_), Some(anchor)) if !anchor.reached() => ProblemKind::TailMissing {
             last_seq,
             anchored_seq: anchor.seq(),

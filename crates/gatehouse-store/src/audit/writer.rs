@@ -23,6 +23,10 @@ use super::record::{AuditEvent, AuditRecord, ChainTip, decode_line, encode_line,
 use super::segments::{self, Segment};
 use super::verify::{Problem, ProblemKind, head_problem};
 
+/// The log's file name inside the data directory, shared by `gatehouse serve` and
+/// `gatehouse audit` so both find the same file.
+pub const LOG_FILE_NAME: &str = "audit.jsonl";
+
 /// Default size at which the active file is rotated: large enough to hold a busy day, small
 /// enough that opening (which re-checks the active file) stays quick.
 pub const DEFAULT_ROTATE_AT_BYTES: u64 = 64 * 1024 * 1024;
@@ -129,60 +133,7 @@ impl AuditLog {
         let mut data = Vec::new();
         file.read_to_end(&mut data)
             .map_err(|e| AuditError::io(&path, "read", e))?;
-
-        let broken = |problem: Problem| AuditError::BrokenChain {
-            path: path.clone(),
-            problem: Box::new(problem),
-        };
-        let mut anchor = match &head {
-            HeadState::Anchored(tip) if tip.seq < start.seq => {
-                return Err(broken(Problem {
-                    file: head_path.clone(),
-                    line: None,
-                    seq: None,
-                    kind: ProblemKind::HeadBehind {
-                        anchored_seq: tip.seq,
-                    },
-                }));
-            }
-            HeadState::Anchored(tip) => Some(Anchor::new(tip.clone())),
-            HeadState::Missing | HeadState::Malformed(_) => None,
-        };
-        if let Some(anchor) = anchor.as_mut()
-            && !anchor.observe(&start)
-        {
-            return Err(broken(Problem {
-                file: head_path.clone(),
-                line: None,
-                seq: Some(start.seq),
-                kind: ProblemKind::AnchorMismatch,
-            }));
-        }
-        if head == HeadState::Missing && !data.is_empty() {
-            return Err(broken(Problem {
-                file: head_path.clone(),
-                line: None,
-                seq: None,
-                kind: ProblemKind::HeadMissing,
-            }));
-        }
-        let walk = chain::walk(&path, &data, start, anchor.as_mut());
-        let torn_tail = match walk.problem {
-            None => None,
-            Some(Problem {
-                line: Some(line),
-                kind: ProblemKind::TornLine { .. },
-                ..
-            }) => Some(TornTail {
-                line,
-                offset: walk.good_len,
-                dropped: data.split_off(usize::try_from(walk.good_len).unwrap_or(data.len())),
-            }),
-            Some(problem) => return Err(broken(problem)),
-        };
-        if let Some(problem) = head_problem(&head_path, &head, anchor.as_ref(), walk.tip.seq) {
-            return Err(broken(problem));
-        }
+        let (walk, torn_tail) = check_existing(&path, &head_path, &head, start, data)?;
         if torn_tail.is_some() {
             file.set_len(walk.good_len)
                 .and_then(|()| file.sync_all())
@@ -340,6 +291,63 @@ impl Drop for Writer {
             let _ = self.sync();
         }
     }
+}
+
+/// Checks the active file's contents against the chain and the head, as `verify` would, and
+/// splits off a torn last line. Anything but a torn line past the anchor is refused.
+fn check_existing(
+    path: &Path,
+    head_path: &Path,
+    head: &HeadState,
+    start: ChainTip,
+    mut data: Vec<u8>,
+) -> Result<(chain::FileWalk, Option<TornTail>), AuditError> {
+    let broken = |problem: Problem| AuditError::BrokenChain {
+        path: path.to_path_buf(),
+        problem: Box::new(problem),
+    };
+    let mut anchor = match head {
+        HeadState::Anchored(tip) => Some(Anchor::new(tip.clone())),
+        HeadState::Missing | HeadState::Malformed(_) => None,
+    };
+    if let Some(anchor) = anchor.as_mut()
+        && !anchor.observe(&start)
+    {
+        return Err(broken(Problem {
+            file: head_path.to_path_buf(),
+            line: None,
+            seq: Some(start.seq),
+            kind: ProblemKind::AnchorMismatch,
+        }));
+    }
+    if *head == HeadState::Missing && !data.is_empty() {
+        return Err(broken(Problem {
+            file: head_path.to_path_buf(),
+            line: None,
+            seq: None,
+            kind: ProblemKind::HeadMissing,
+        }));
+    }
+    let rotated_seq = start.seq;
+    let walk = chain::walk(path, &data, start, anchor.as_mut());
+    let torn_tail = match walk.problem {
+        None => None,
+        Some(Problem {
+            line: Some(line),
+            kind: ProblemKind::TornLine { .. },
+            ..
+        }) => Some(TornTail {
+            line,
+            offset: walk.good_len,
+            dropped: data.split_off(usize::try_from(walk.good_len).unwrap_or(data.len())),
+        }),
+        Some(problem) => return Err(broken(problem)),
+    };
+    if let Some(problem) = head_problem(head_path, head, anchor.as_ref(), rotated_seq, walk.tip.seq)
+    {
+        return Err(broken(problem));
+    }
+    Ok((walk, torn_tail))
 }
 
 /// Opens for appending, creating with mode 0600, never through a symlink.

@@ -225,3 +225,24 @@ fn the_schema_rejects_inconsistent_rows() {
         assert!(conn.execute(bad, []).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn an_in_memory_store_behaves_like_the_file_store() {
+    let db = SqliteApprovalStore::open_in_memory().unwrap();
+    db.insert(&new_approval("mem", 1)).unwrap();
+    let outcome = db
+        .resolve(
+            "mem",
+            &Resolution::Expired {
+                reason: "no-approval-route".into(),
+            },
+            2,
+        )
+        .unwrap();
+    assert!(outcome.applied());
+    assert_eq!(
+        outcome.winner().reason.as_deref(),
+        Some("no-approval-route")
+    );
+    assert!(!std::path::Path::new(":memory:").exists());
+}

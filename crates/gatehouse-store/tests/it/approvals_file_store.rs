@@ -398,3 +398,10 @@ fn reports_parse_errors_with_the_file_position() {
     }
     assert!(err.to_string().contains("exec-approvals.json:3:"), "{err}");
 }
+
+#[test]
+fn reads_null_agents_as_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_with(&dir, &json!({"version": 1, "agents": null}));
+    assert!(store.read().unwrap().file.agents.is_empty());
+}

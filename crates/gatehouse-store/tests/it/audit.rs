@@ -7,6 +7,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use gatehouse_store::StoreError;
 use gatehouse_store::audit::{
     AuditError, AuditEvent, AuditKind, AuditLog, AuditOptions, ProblemKind, SyncPolicy,
     VerifyReport, verify,
@@ -81,8 +82,47 @@ fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
+/// Edits a line the way a careful forger would: the record's own `hash` is recomputed.
+fn recompute_with_edit(line: &mut Vec<u8>, from: &str, to: &str) {
+    let text = String::from_utf8(line.clone()).unwrap();
+    let (body, _) = text.rsplit_once(r#","hash":""#).unwrap();
+    let body = body.replace(from, to);
+    let hash = sha256_hex(format!("{body}}}").as_bytes());
+    *line = format!("{body},\"hash\":\"{hash}\"}}\n").into_bytes();
+}
+
 fn mode(path: &Path) -> u32 {
     fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+type Verdict = (Option<u64>, Option<u64>, ProblemKind);
+
+/// The first problem `(line, seq, kind)` after `edit` rewrites the lines of a closed log of five
+/// records.
+fn check(edit: impl FnOnce(&mut Vec<Vec<u8>>)) -> Verdict {
+    let log = Log::with_records(5);
+    log.rewrite(edit);
+    log.problem()
+}
+
+/// Like [`check`], and asserts that the writer refuses to open the edited log for that reason.
+fn check_refused(edit: impl FnOnce(&mut Vec<Vec<u8>>)) -> Verdict {
+    let log = Log::with_records(5);
+    log.rewrite(edit);
+    let verdict = log.problem();
+    assert_eq!(broken_kind(log.open()), verdict.2);
+    verdict
+}
+
+fn tail_missing(last_seq: u64, anchored_seq: u64) -> ProblemKind {
+    ProblemKind::TailMissing {
+        last_seq,
+        anchored_seq,
+    }
+}
+
+fn seq_mismatch(expected: u64, found: u64) -> ProblemKind {
+    ProblemKind::SeqMismatch { expected, found }
 }
 
 fn broken_kind(result: Result<AuditLog, AuditError>) -> ProblemKind {
@@ -119,63 +159,42 @@ fn writes_one_json_object_per_line_with_seq_prev_and_hash() {
 
 #[test]
 fn denies_a_one_byte_edit_in_the_middle_at_the_edited_line() {
-    let log = Log::with_records(5);
-    log.rewrite(|lines| {
+    let edit = |lines: &mut Vec<Vec<u8>>| {
         let at = lines[2].windows(6).position(|w| w == b"echo 3").unwrap();
         lines[2][at + 5] = b'7';
-    });
-    assert_eq!(log.problem(), (Some(3), None, ProblemKind::ContentEdited));
+    };
+    assert_eq!(check(edit), (Some(3), None, ProblemKind::ContentEdited));
 }
 
 #[test]
 fn denies_an_edit_with_a_recomputed_record_hash_at_the_next_line() {
-    let log = Log::with_records(5);
-    log.rewrite(|lines| {
-        let text = String::from_utf8(lines[2].clone()).unwrap();
-        let (body, _) = text.rsplit_once(r#","hash":""#).unwrap();
-        let body = body.replace("echo 3", "echo 7");
-        let hash = sha256_hex(format!("{body}}}").as_bytes());
-        lines[2] = format!("{body},\"hash\":\"{hash}\"}}\n").into_bytes();
-    });
-    assert_eq!(log.problem(), (Some(4), Some(4), ProblemKind::PrevMismatch));
+    let edit = |lines: &mut Vec<Vec<u8>>| recompute_with_edit(&mut lines[2], "echo 3", "echo 7");
+    assert_eq!(check(edit), (Some(4), Some(4), ProblemKind::PrevMismatch));
+}
+
+#[test]
+fn denies_a_rewritten_last_record_through_the_head_anchor() {
+    let edit = |lines: &mut Vec<Vec<u8>>| recompute_with_edit(&mut lines[4], "echo 5", "echo 0");
+    assert_eq!(check(edit), (Some(5), Some(5), ProblemKind::AnchorMismatch));
 }
 
 #[test]
 fn denies_a_deleted_middle_line_naming_the_missing_seq() {
-    let log = Log::with_records(5);
-    log.rewrite(|lines| {
-        lines.remove(2);
-    });
-    let expected = ProblemKind::SeqMismatch {
-        expected: 3,
-        found: 4,
-    };
-    assert_eq!(log.problem(), (Some(3), Some(4), expected));
+    let edit = |lines: &mut Vec<Vec<u8>>| drop(lines.remove(2));
+    assert_eq!(check(edit), (Some(3), Some(4), seq_mismatch(3, 4)));
 }
 
 #[test]
 fn denies_a_deleted_last_line_through_the_head_anchor() {
-    let log = Log::with_records(5);
-    log.rewrite(|lines| {
-        lines.pop();
-    });
-    let expected = ProblemKind::TailMissing {
-        last_seq: 4,
-        anchored_seq: 5,
-    };
-    assert_eq!(log.problem(), (None, None, expected.clone()));
-    assert_eq!(broken_kind(log.open()), expected);
+    let edit = |lines: &mut Vec<Vec<u8>>| drop(lines.pop());
+    assert_eq!(check_refused(edit), (None, None, tail_missing(4, 5)));
 }
 
 #[test]
 fn denies_a_deleted_log_when_its_head_remains() {
     let log = Log::with_records(3);
     fs::remove_file(&log.path).unwrap();
-    let expected = ProblemKind::TailMissing {
-        last_seq: 0,
-        anchored_seq: 3,
-    };
-    assert_eq!(log.problem(), (None, None, expected));
+    assert_eq!(log.problem(), (None, None, tail_missing(0, 3)));
 }
 
 #[test]
@@ -188,28 +207,17 @@ fn denies_a_deleted_head_when_the_log_has_records() {
 
 #[test]
 fn denies_swapped_lines() {
-    let log = Log::with_records(5);
-    log.rewrite(|lines| lines.swap(1, 3));
-    let expected = ProblemKind::SeqMismatch {
-        expected: 2,
-        found: 4,
-    };
-    assert_eq!(log.problem(), (Some(2), Some(4), expected));
+    let edit = |lines: &mut Vec<Vec<u8>>| lines.swap(1, 3);
+    assert_eq!(check(edit), (Some(2), Some(4), seq_mismatch(2, 4)));
 }
 
 #[test]
 fn denies_a_log_cut_inside_a_synced_record_as_a_removed_tail() {
-    let log = Log::with_records(5);
-    log.rewrite(|lines| {
+    let edit = |lines: &mut Vec<Vec<u8>>| {
         let last = lines.last_mut().unwrap();
         last.truncate(last.len() / 2);
-    });
-    let expected = ProblemKind::TailMissing {
-        last_seq: 4,
-        anchored_seq: 5,
     };
-    assert_eq!(log.problem(), (None, None, expected.clone()));
-    assert_eq!(broken_kind(log.open()), expected);
+    assert_eq!(check_refused(edit), (None, None, tail_missing(4, 5)));
 }
 
 #[test]
@@ -239,12 +247,8 @@ fn reports_then_repairs_a_torn_line_left_by_a_crash() {
 
 #[test]
 fn refuses_to_open_an_edited_log() {
-    let log = Log::with_records(4);
-    log.rewrite(|lines| lines.swap(0, 1));
-    assert!(matches!(
-        broken_kind(log.open()),
-        ProblemKind::SeqMismatch { .. }
-    ));
+    let edit = |lines: &mut Vec<Vec<u8>>| lines.swap(0, 1);
+    assert_eq!(check_refused(edit), (Some(1), Some(2), seq_mismatch(1, 2)));
 }
 
 #[test]
@@ -332,7 +336,13 @@ fn refuses_to_open_a_log_through_a_symlink() {
     let link = log.path.with_file_name("link.jsonl");
     std::os::unix::fs::symlink(&log.path, &link).unwrap();
     let result = AuditLog::open(&link, AuditOptions::default());
-    assert!(matches!(result, Err(AuditError::Store(_))), "{result:?}");
+    assert!(
+        matches!(
+            result,
+            Err(AuditError::Store(StoreError::UnsafeDestination { .. }))
+        ),
+        "{result:?}"
+    );
 }
 
 fn rotating() -> AuditOptions {
@@ -372,6 +382,20 @@ fn continues_the_chain_across_rotation_after_reopening() {
 }
 
 #[test]
+fn denies_a_head_older_than_the_rotated_files() {
+    let log = Log::with_records_and(20, rotating());
+    let oldest = log.verify().files[0].clone();
+    let first_line = fs::read(&oldest).unwrap();
+    let first_line = first_line.split(|&b| b == b'\n').next().unwrap();
+    let stale = format!(r#"{{"seq":1,"lineHash":"{}"}}"#, sha256_hex(first_line));
+    fs::write(log.head(), stale).unwrap();
+    let expected = ProblemKind::HeadBehind { anchored_seq: 1 };
+    assert_eq!(log.problem(), (None, None, expected.clone()));
+    let result = AuditLog::open(&log.path, rotating()).map(|(log, _)| log);
+    assert_eq!(broken_kind(result), expected);
+}
+
+#[test]
 fn denies_a_deleted_rotated_file() {
     let log = Log::with_records_and(20, rotating());
     let files = log.verify().files;
@@ -386,22 +410,18 @@ fn denies_a_deleted_rotated_file() {
 
 #[test]
 fn denies_a_chain_whose_oldest_records_were_removed() {
-    let log = Log::with_records(4);
-    log.rewrite(|lines| {
-        lines.remove(0);
-    });
-    let expected = ProblemKind::SeqMismatch {
-        expected: 1,
-        found: 2,
-    };
-    assert_eq!(log.problem(), (Some(1), Some(2), expected));
+    let edit = |lines: &mut Vec<Vec<u8>>| drop(lines.remove(0));
+    assert_eq!(check(edit), (Some(1), Some(2), seq_mismatch(1, 2)));
 }
 
 #[test]
 fn fails_without_a_verdict_when_there_is_no_log() {
     let dir = tempfile::tempdir().unwrap();
     let result = verify(&dir.path().join("audit.jsonl"));
-    assert!(matches!(result, Err(AuditError::Io { .. })), "{result:?}");
+    assert!(
+        matches!(result, Err(AuditError::Store(StoreError::Io { .. }))),
+        "{result:?}"
+    );
 }
 
 #[test]
@@ -417,4 +437,105 @@ fn names_the_problem_in_words_a_person_can_act_on() {
         ),
         "{text}"
     );
+}
+
+#[test]
+fn accepts_the_example_in_the_docs() {
+    let docs =
+        fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/audit.md")).unwrap();
+    let blocks: Vec<&str> = docs
+        .split("```json\n")
+        .skip(1)
+        .map(|block| block.split("```").next().unwrap())
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    fs::write(&path, blocks[0]).unwrap();
+    fs::write(path.with_file_name("audit.jsonl.head"), blocks[1]).unwrap();
+    let report = verify(&path).unwrap();
+    assert_eq!((report.problem, report.records), (None, 2));
+    assert_eq!(report.anchored_seq, Some(2));
+}
+
+#[test]
+fn anchors_batched_records_when_the_writer_is_dropped() {
+    let options = AuditOptions {
+        sync: SyncPolicy::Batched {
+            max_unsynced: NonZeroU32::new(100).unwrap(),
+        },
+        rotate_at_bytes: None,
+    };
+    let log = Log::with_records(1);
+    let (writer, _) = AuditLog::open(&log.path, options).unwrap();
+    writer.append(2, event(2)).unwrap();
+    assert_eq!(log.verify().anchored_seq, Some(1));
+    drop(writer);
+    assert_eq!(log.verify().anchored_seq, Some(2));
+}
+
+#[test]
+fn lets_a_second_writer_in_only_after_the_first_closes() {
+    let log = Log::with_records(1);
+    let (first, _) = AuditLog::open(&log.path, AuditOptions::default()).unwrap();
+    let (opened_tx, opened_rx) = std::sync::mpsc::channel();
+    let path = log.path.clone();
+    let second = std::thread::spawn(move || {
+        let (second, report) = AuditLog::open(&path, AuditOptions::default()).unwrap();
+        opened_tx.send(report.last_seq).unwrap();
+        second.append(3, event(3)).unwrap()
+    });
+    // Blocked on the lock: the first writer may still append without forking the chain.
+    let waited = opened_rx.recv_timeout(std::time::Duration::from_millis(200));
+    assert!(
+        waited.is_err(),
+        "second writer opened while the first held the log"
+    );
+    assert_eq!(first.append(2, event(2)).unwrap(), 2);
+    drop(first);
+    assert_eq!(opened_rx.recv().unwrap(), 2);
+    assert_eq!(second.join().unwrap(), 3);
+    let report = log.verify();
+    assert_eq!((report.problem, report.records), (None, 3));
+}
+
+#[test]
+fn stops_appending_after_a_failed_rotation_until_reopened() {
+    let log = Log::with_records(0);
+    let (writer, _) = AuditLog::open(&log.path, rotating()).unwrap();
+    // Directories where the rotated file would go make the rename fail, even for root.
+    for last in 1..=50 {
+        fs::create_dir(log.path.with_file_name(format!("audit.jsonl.1-{last}"))).unwrap();
+    }
+    let mut written = 0;
+    let mut failure = None;
+    for i in 1..=50 {
+        match writer.append(i, event(i)) {
+            Ok(seq) => written = seq,
+            Err(error) => {
+                failure = Some(error);
+                break;
+            }
+        }
+    }
+    let failed = failure.expect("rotation failed within 50 records");
+    let rotate_failed = matches!(
+        failed,
+        AuditError::Store(StoreError::Io { op: "rotate", .. })
+    );
+    assert!(rotate_failed, "{failed:?}");
+    assert!(matches!(
+        writer.append(99, event(99)),
+        Err(AuditError::WriterStopped { .. })
+    ));
+    drop(writer);
+
+    for last in 1..=50 {
+        fs::remove_dir(log.path.with_file_name(format!("audit.jsonl.1-{last}"))).unwrap();
+    }
+    let (writer, report) = AuditLog::open(&log.path, rotating()).unwrap();
+    assert_eq!(report.last_seq, written);
+    writer.append(100, event(100)).unwrap();
+    drop(writer);
+    let report = log.verify();
+    assert_eq!((report.problem, report.records), (None, written + 1));
 }

@@ -9,8 +9,12 @@ mod approvals_db;
 mod approvals_file_store;
 // The approvals database under concurrency and restarts; its file mode and schema guards.
 mod approvals_db_durability;
+// Other processes: concurrent writers, and writers killed with SIGKILL mid-write.
+mod child_processes;
 // decision-cases.jsonl kinds `approvals-file` and `effective-policy`.
 mod conformance;
+// Agent resolution and composition beyond the conformance cases (invalid values, precedence).
+mod resolution;
 // Temporary directories and sample approvals shared by the modules.
 mod support;
 // The hash-chained audit log: tamper detection, crash repair, rotation, file modes.

@@ -8,11 +8,12 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
-use gatehouse_config::{Config, DEFAULT_AGENT_ID};
-use gatehouse_gateway::payloads::{DecisionJson, exec_policy, exec_request, with_host_env};
-use gatehouse_policy::exec::{Decision, ExecEvaluation, ExecPolicy, ExecRequest, evaluate};
-use gatehouse_store::approvals_file::{ExecApprovalsFile, parse_str};
+use gatehouse_config::DEFAULT_AGENT_ID;
+use gatehouse_gateway::payloads::{DecisionJson, exec_request, with_host_env};
+use gatehouse_policy::exec::{Decision, ExecEvaluation, ExecRequest, evaluate};
 use serde::Deserialize;
+
+use super::exec_sources::Sources;
 
 /// Exit status of an `ask` decision.
 const EXIT_ASK: u8 = 10;
@@ -23,7 +24,7 @@ const EXIT_DENY: u8 = 20;
 #[derive(Debug, Args)]
 pub(crate) struct CheckArgs {
     /// Config file (JSON5, OpenClaw keys); built-in defaults when absent.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", env = "GATEHOUSE_CONFIG")]
     config: Option<PathBuf>,
     /// OpenClaw `exec-approvals.json`: host settings (stricter wins) and allowlists.
     #[arg(long, value_name = "FILE")]
@@ -37,7 +38,8 @@ pub(crate) struct CheckArgs {
     /// Print the decision as JSON.
     #[arg(long)]
     json: bool,
-    /// Read one JSON request per line on stdin and write one JSON decision per line.
+    /// Read one JSON request per line on stdin and write one JSON decision per line, in order
+    /// (an invalid line gets a `deny` naming the problem); exits 0 once every line is answered.
     #[arg(long, conflicts_with = "command")]
     jsonl: bool,
     /// One argument: a shell string. Several: an argv run without a shell.
@@ -61,18 +63,9 @@ struct RequestLine {
     agent: Option<String>,
 }
 
-/// Policy sources shared by every request of one invocation.
-struct Sources {
-    config: Config,
-    approvals: Option<ExecApprovalsFile>,
-}
-
 /// Runs the subcommand.
 pub(crate) fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
-    let sources = Sources {
-        config: super::config::load(args.config.as_deref())?,
-        approvals: args.approvals.as_deref().map(load_approvals).transpose()?,
-    };
+    let sources = Sources::load(args.config.as_deref(), args.approvals.as_deref())?;
     let cwd = match args.cwd {
         Some(cwd) => cwd,
         None => std::env::current_dir().context("cannot determine the current directory")?,
@@ -88,6 +81,9 @@ pub(crate) fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     };
     let request = with_host_env(request, &BTreeMap::new());
     let evaluation = evaluate(&request, &sources.policy(&args.agent));
+    for warning in &evaluation.warnings {
+        eprintln!("gatehouse: warning: {warning}");
+    }
     let mut stdout = std::io::stdout().lock();
     if args.json {
         let json = serde_json::to_string(&DecisionJson::from(&evaluation))?;
@@ -96,23 +92,6 @@ pub(crate) fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         print_human(&mut stdout, &evaluation)?;
     }
     Ok(exit_code(evaluation.decision))
-}
-
-impl Sources {
-    /// The config's exec settings for `agent`, composed with the approvals file when given.
-    fn policy(&self, agent: &str) -> ExecPolicy {
-        exec_policy(&self.config, self.approvals.as_ref(), agent)
-    }
-}
-
-fn load_approvals(path: &Path) -> anyhow::Result<ExecApprovalsFile> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read approvals file {}", path.display()))?;
-    let parsed = parse_str(&text, path)?;
-    for note in &parsed.report.notes {
-        eprintln!("gatehouse: warning: {}: {note}", path.display());
-    }
-    Ok(parsed.file)
 }
 
 /// Batch mode: every input line yields exactly one output line, in order; a line that is not
@@ -165,9 +144,6 @@ fn print_human(out: &mut impl Write, evaluation: &ExecEvaluation) -> std::io::Re
             segment.argv.join(" "),
             segment.reason
         )?;
-    }
-    for warning in &evaluation.warnings {
-        eprintln!("gatehouse: warning: {warning}");
     }
     Ok(())
 }

@@ -25,12 +25,13 @@ use rand::RngCore as _;
 
 /// Where the embedded default listens: loopback only, so a fresh install is not reachable from
 /// the network.
-const DEFAULT_LISTEN: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 18790);
+pub(crate) const DEFAULT_LISTEN: SocketAddr =
+    SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 18790);
 
 /// The admin token's file name inside the data directory.
-const ADMIN_TOKEN_FILE: &str = "admin.token";
+pub(crate) const ADMIN_TOKEN_FILE: &str = "admin.token";
 /// `exec-approvals.json` inside the data directory.
-const APPROVALS_FILE: &str = "exec-approvals.json";
+pub(crate) const APPROVALS_FILE: &str = "exec-approvals.json";
 /// The approvals database inside the data directory.
 const DATABASE_FILE: &str = "approvals.db";
 
@@ -112,7 +113,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
 
 /// The tokens of `gateway.auth.tokens`, secrets resolved; a token file others can read is
 /// reported, as the config loader does for every secret.
-fn configured_tokens(config: &Config) -> anyhow::Result<Vec<TokenSpec>> {
+pub(crate) fn configured_tokens(config: &Config) -> anyhow::Result<Vec<TokenSpec>> {
     let Some(auth) = &config.gateway.auth else {
         return Ok(Vec::new());
     };
@@ -208,7 +209,7 @@ fn browsable(addr: SocketAddr) -> SocketAddr {
     }
 }
 
-fn default_data_dir() -> anyhow::Result<PathBuf> {
+pub(crate) fn default_data_dir() -> anyhow::Result<PathBuf> {
     let absolute = |var: &str| {
         std::env::var_os(var)
             .map(PathBuf::from)

@@ -17,7 +17,7 @@ use gatehouse_policy::tools::{
 #[derive(Debug, Args)]
 pub(crate) struct ToolsArgs {
     /// Config file (JSON5, OpenClaw keys); built-in defaults when absent.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", env = "GATEHOUSE_CONFIG")]
     config: Option<PathBuf>,
     /// Agent id whose settings apply.
     #[arg(long, value_name = "ID", default_value = DEFAULT_AGENT_ID)]

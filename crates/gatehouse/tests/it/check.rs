@@ -167,20 +167,28 @@ fn approvals_file_security_deny_wins_over_a_permissive_config() {
     assert_eq!(decision["decision"], "deny");
 }
 
+/// Writes an executable at `name` and returns its canonical path.
+fn executable(files: &Files, name: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = files.write(name, "#!/bin/sh\nexit 0\n");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::canonicalize(&path).unwrap().display().to_string()
+}
+
+/// Writes an approvals file allowlisting `pattern` for the `main` agent.
+fn approvals_allowing(files: &Files, pattern: &str) -> String {
+    files.write(
+        "exec-approvals.json",
+        &format!(r#"{{"version": 1, "agents": {{"main": {{"allowlist": [{{"pattern": "{pattern}"}}]}}}}}}"#),
+    )
+}
+
 /// A temp dir with an executable `bin/tool` and an approvals file allowlisting it for `main`.
 fn allowlisted_tool() -> (Files, String, String) {
-    use std::os::unix::fs::PermissionsExt;
     let files = Files::new();
     std::fs::create_dir(files.join("bin")).unwrap();
-    let tool = files.write("bin/tool", "#!/bin/sh\nexit 0\n");
-    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let tool = std::fs::canonicalize(&tool).unwrap().display().to_string();
-    let approvals = files.write(
-        "exec-approvals.json",
-        &format!(
-            r#"{{"version": 1, "agents": {{"main": {{"allowlist": [{{"pattern": "{tool}"}}]}}}}}}"#
-        ),
-    );
+    let tool = executable(&files, "bin/tool");
+    let approvals = approvals_allowing(&files, &tool);
     (files, tool, approvals)
 }
 
@@ -230,4 +238,29 @@ fn batch_mode_resolves_bare_names_with_the_lines_path() {
     assert_eq!(lines[0]["decision"], "allow", "{}", run.stdout);
     assert_eq!(lines[0]["segments"][0]["resolvedPath"], tool.as_str());
     assert_ne!(lines[1]["decision"], "allow", "{}", run.stdout);
+}
+
+#[test]
+fn several_arguments_are_an_argv_and_one_is_a_shell_string() {
+    let (_, argv) = decide(&["--", "ls", "|", "head"]);
+    assert_eq!(argv["segments"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        argv["segments"][0]["argv"],
+        serde_json::json!(["ls", "|", "head"])
+    );
+    let (_, shell) = decide(&["--", "ls | head"]);
+    assert_eq!(shell["segments"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn cwd_decides_what_a_relative_program_resolves_to() {
+    let files = Files::new();
+    let script = executable(&files, "run.sh");
+    let approvals = approvals_allowing(&files, &script);
+    let dir = files.join("").display().to_string();
+    let (code, decision) = decide(&["--approvals", &approvals, "--cwd", &dir, "./run.sh"]);
+    let resolved = decision["segments"][0]["resolvedPath"].as_str();
+    assert_eq!((code, resolved), (0, Some(script.as_str())));
+    let (code, _) = decide(&["--approvals", &approvals, "--cwd", "/", "./run.sh"]);
+    assert_ne!(code, 0);
 }

@@ -1,4 +1,4 @@
-use crate::{Files, gatehouse};
+use crate::{Files, gatehouse, gatehouse_with_env};
 
 #[test]
 fn unknown_key_exits_2_naming_file_line_column_and_key() {
@@ -80,4 +80,14 @@ fn ignored_openclaw_sections_are_warnings_on_stderr_only() {
         run.stderr
     );
     assert!(serde_json::from_str::<serde_json::Value>(run.stdout.trim()).is_ok());
+}
+
+#[test]
+fn reads_the_config_named_by_gatehouse_config() {
+    let files = Files::new();
+    let config = files.write("gh.json5", "{ tools: { exec: { security: 'deny' } } }");
+    let run = gatehouse_with_env(&["check", "ls"], "", &[("GATEHOUSE_CONFIG", &config)]);
+    assert_eq!(run.code, 20, "{}{}", run.stdout, run.stderr);
+    let run = gatehouse(&["check", "--config", "/dev/null/nope", "ls"], "");
+    assert_eq!(run.code, 2);
 }

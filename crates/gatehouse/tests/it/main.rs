@@ -23,6 +23,10 @@ mod gateway;
 mod gateway_approvals;
 // `system.run`: policy, approval, binding re-check before spawn, bounded output, timeouts.
 mod gateway_run;
+// Client commands: request, run, approvals (incl. allowlist edits), doctor.
+mod gateway_cli;
+// `gatehouse audit verify|tail`: exit codes and output on intact and tampered logs.
+mod audit;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -37,8 +41,16 @@ pub(crate) struct Run {
 
 /// Runs `gatehouse` with `args`, feeding `stdin`.
 pub(crate) fn gatehouse(args: &[&str], stdin: &str) -> Run {
+    gatehouse_with_env(args, stdin, &[])
+}
+
+/// Runs `gatehouse` with `args` and extra environment variables, feeding `stdin`. The caller's
+/// `GATEHOUSE_CONFIG` is never inherited, so a developer's setting cannot change a result.
+pub(crate) fn gatehouse_with_env(args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_gatehouse"))
         .args(args)
+        .env_remove("GATEHOUSE_CONFIG")
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

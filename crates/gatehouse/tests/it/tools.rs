@@ -116,3 +116,45 @@ fn refuses_a_malformed_plugin_tool_flag() {
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("PLUGIN:NAME"), "{}", run.stderr);
 }
+
+#[test]
+fn provider_and_model_select_the_by_provider_entry() {
+    let files = Files::new();
+    let config = files.write(
+        "gh.json5",
+        "{ tools: { byProvider: { 'openai/gpt-5': { profile: 'minimal' } } } }",
+    );
+    let out = tools(&[
+        "--config",
+        &config,
+        "--provider",
+        "openai",
+        "--model",
+        "gpt-5",
+    ]);
+    assert_eq!(out["allowed"], serde_json::json!(["session_status"]));
+    let read = entry(&out, "read");
+    assert_eq!(read["removedBy"]["step"], "providerProfile");
+    assert_eq!(
+        read["removedBy"]["configPath"],
+        "tools.byProvider.openai/gpt-5.profile"
+    );
+    let other_model = tools(&[
+        "--config",
+        &config,
+        "--provider",
+        "openai",
+        "--model",
+        "gpt-4o",
+    ]);
+    assert_eq!(entry(&other_model, "read")["allowed"], true);
+}
+
+#[test]
+fn sandboxed_sessions_lose_the_sandbox_deny_list() {
+    let out = tools(&["--sandboxed"]);
+    let browser = entry(&out, "browser");
+    assert_eq!(browser["allowed"], false);
+    assert_eq!(browser["removedBy"]["step"], "sandbox");
+    assert_eq!(entry(&tools(&[]), "browser")["allowed"], true);
+}

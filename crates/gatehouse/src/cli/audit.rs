@@ -1,0 +1,206 @@
+//! `gatehouse audit verify|tail`: check the hash-chained audit log, or show its last records.
+//!
+//! Exit status: 0 when the chain is intact, 1 when `verify` found a problem, 2 when no verdict
+//! could be reached (bad flags, missing or unreadable files).
+
+use std::fmt::Write as _;
+use std::io::{self, Write as _};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use gatehouse_store::StoreError;
+use gatehouse_store::audit::{self, AuditError, LOG_FILE_NAME, Problem, ProblemKind, VerifyReport};
+use serde_json::json;
+
+/// Exit status when the log fails verification.
+const EXIT_INVALID: u8 = 1;
+
+/// Subcommands of `gatehouse audit`.
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum AuditCommand {
+    /// Check every record's hash, the chain between records and the head anchor
+    /// (exit 0 intact, 1 tampered or damaged, 2 error).
+    Verify {
+        #[command(flatten)]
+        log: LogLocation,
+        /// Print the verdict as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the last records of the active log file, unchecked (run `verify` for that).
+    Tail {
+        #[command(flatten)]
+        log: LogLocation,
+        /// How many records.
+        #[arg(short = 'n', long = "lines", default_value_t = 10)]
+        lines: usize,
+    },
+}
+
+/// Which log to read: an explicit file, or `audit.jsonl` in the data directory.
+#[derive(Debug, clap::Args)]
+pub(crate) struct LogLocation {
+    /// The audit log file.
+    #[arg(long, value_name = "PATH", conflicts_with = "data_dir")]
+    file: Option<PathBuf>,
+    /// State directory [default: $XDG_STATE_HOME/gatehouse or ~/.local/state/gatehouse].
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+}
+
+impl LogLocation {
+    fn path(self) -> anyhow::Result<PathBuf> {
+        if let Some(file) = self.file {
+            return Ok(file);
+        }
+        let dir = match self.data_dir {
+            Some(dir) => dir,
+            None => super::serve::default_data_dir()?,
+        };
+        Ok(dir.join(LOG_FILE_NAME))
+    }
+}
+
+/// Runs an `audit` subcommand.
+pub(crate) fn run(command: AuditCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        AuditCommand::Verify { log, json } => verify(log.path()?, json),
+        AuditCommand::Tail { log, lines } => tail(log.path()?, lines),
+    }
+}
+
+fn verify(path: PathBuf, as_json: bool) -> anyhow::Result<ExitCode> {
+    let report = match audit::verify(&path) {
+        Ok(report) => report,
+        Err(AuditError::Store(StoreError::Io { source, .. }))
+            if source.kind() == io::ErrorKind::NotFound =>
+        {
+            anyhow::bail!("no audit log at {}", path.display())
+        }
+        Err(error) => return Err(error).context("cannot verify the audit log"),
+    };
+    let text = if as_json {
+        json_verdict(&report).to_string()
+    } else {
+        human_verdict(&report)
+    };
+    println!("{text}");
+    Ok(if report.is_valid() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_INVALID)
+    })
+}
+
+fn human_verdict(report: &VerifyReport) -> String {
+    let mut out = String::new();
+    match &report.problem {
+        None => {
+            let _ = write!(out, "audit log intact: {} records", report.records);
+            if report.records > 0 {
+                let _ = write!(out, " (seq 1 to {})", report.last_seq);
+            }
+            match report.anchored_seq {
+                Some(seq) if seq < report.last_seq => {
+                    let _ = write!(
+                        out,
+                        "; head anchors seq {seq}, later records are not yet synced"
+                    );
+                }
+                Some(seq) => {
+                    let _ = write!(out, "; head anchors seq {seq}");
+                }
+                None => {}
+            }
+        }
+        Some(problem) => {
+            let _ = write!(
+                out,
+                "audit log INVALID: {problem}\nrecords verified before the problem: {}",
+                report.records
+            );
+        }
+    }
+    for file in &report.files {
+        let _ = write!(out, "\n  checked {}", file.display());
+    }
+    out
+}
+
+fn json_verdict(report: &VerifyReport) -> serde_json::Value {
+    json!({
+        "valid": report.is_valid(),
+        "files": report.files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+        "records": report.records,
+        "lastSeq": report.last_seq,
+        "anchoredSeq": report.anchored_seq,
+        "problem": report.problem.as_ref().map(json_problem),
+    })
+}
+
+fn json_problem(problem: &Problem) -> serde_json::Value {
+    json!({
+        "file": problem.file.display().to_string(),
+        "line": problem.line,
+        "seq": problem.seq,
+        "kind": kind_code(&problem.kind),
+        "message": problem.kind.to_string(),
+    })
+}
+
+/// Stable codes for scripts; the message beside them is for people and may change.
+fn kind_code(kind: &ProblemKind) -> &'static str {
+    match kind {
+        ProblemKind::TornLine { .. } => "torn-line",
+        ProblemKind::Malformed { .. } => "malformed",
+        ProblemKind::ContentEdited => "content-edited",
+        ProblemKind::SeqMismatch { .. } => "seq-mismatch",
+        ProblemKind::PrevMismatch => "prev-mismatch",
+        ProblemKind::AnchorMismatch => "anchor-mismatch",
+        ProblemKind::TailMissing { .. } => "tail-missing",
+        ProblemKind::HeadMissing => "head-missing",
+        ProblemKind::HeadMalformed { .. } => "head-malformed",
+        ProblemKind::HeadBehind { .. } => "head-behind",
+    }
+}
+
+fn tail(path: PathBuf, count: usize) -> anyhow::Result<ExitCode> {
+    let data = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let lines: Vec<&[u8]> = data
+        .split_inclusive(|&b| b == b'\n')
+        .filter(|line| line.ends_with(b"\n"))
+        .collect();
+    let mut stdout = io::stdout().lock();
+    for line in &lines[lines.len().saturating_sub(count)..] {
+        writeln!(stdout, "{}", terminal_safe(line)).context("cannot write to stdout")?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The line with control characters and bidi overrides shown as escapes: the writer never
+/// produces them raw, so any that are present were put there to mislead a terminal reader.
+fn terminal_safe(line: &[u8]) -> String {
+    let text = String::from_utf8_lossy(line.strip_suffix(b"\n").unwrap_or(line));
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        let bidi = matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        if c.is_control() || bidi {
+            let _ = write!(out, "\\u{{{:04x}}}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shows_control_characters_and_bidi_overrides_as_escapes() {
+        let shown = terminal_safe("echo \u{1b}[31mhi\u{202e}txt.exe\n".as_bytes());
+        assert_eq!(shown, "echo \\u{001b}[31mhi\\u{202e}txt.exe");
+    }
+}
