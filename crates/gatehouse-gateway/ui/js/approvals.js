@@ -13,11 +13,31 @@ class ApprovalsView {
     this.gateway = gateway;
     this.pending = new Map(); // id -> { approval, card, deadline, done }
     this.history = [];
+    // Events that arrive while the lists are being fetched wait here and are applied after
+    // them, so an approval requested or decided meanwhile is neither lost nor resurrected.
+    this.queued = null;
+    this.generation = 0;
     this.ticker = setInterval(() => this.tick(), 1000);
   }
 
   /** Rebuilds both lists from the server after a (re)connect. */
   async resync() {
+    // Only the latest resync applies its lists and replays the queue: an older one may still
+    // be waiting on a socket that has since closed.
+    const generation = ++this.generation;
+    this.queued = this.queued || [];
+    try {
+      await this.reload(generation);
+    } finally {
+      if (generation === this.generation) {
+        const queued = this.queued;
+        this.queued = null;
+        for (const [name, payload] of queued) this.onEvent(name, payload);
+      }
+    }
+  }
+
+  async reload(generation) {
     let approvals;
     try {
       // Oldest first, at most 1,000 per call: pending ones alone, then everything for history.
@@ -28,9 +48,10 @@ class ApprovalsView {
       approvals = approvalsFromList(pending).concat(
         approvalsFromList(all).filter((approval) => approval.state !== "pending"));
     } catch (error) {
-      this.showProblem(`Could not load approvals: ${error.message}`);
+      if (generation === this.generation) this.showProblem(`Could not load approvals: ${error.message}`);
       return;
     }
+    if (generation !== this.generation) return;
     this.showProblem("");
     for (const entry of this.pending.values()) entry.card.remove();
     this.pending.clear();
@@ -48,6 +69,10 @@ class ApprovalsView {
 
   /** Applies one live event. */
   onEvent(name, payload) {
+    if (this.queued) {
+      this.queued.push([name, payload]);
+      return;
+    }
     const id = str(payload.id);
     if (!id) return;
     switch (name) {
@@ -68,7 +93,7 @@ class ApprovalsView {
           state: stateForDecision(str(payload.decision)),
           decision: str(payload.decision),
           resolvedBy: str(payload.resolvedBy),
-          resolvedAtMs: num(payload.ts) ?? Date.now(),
+          resolvedAtMs: Date.now(),
         });
         break;
       case "exec.approval.expired":
