@@ -121,6 +121,15 @@ function startSession(token, selectTab) {
     sessionStorage.removeItem(TOKEN_KEY);
     location.reload();
   });
+  // A phone suspends background tabs and drops their sockets: when the page is back in view or
+  // the network returns, retry at once instead of waiting out the backoff.
+  const retryNow = () => {
+    if (document.body.dataset.connection === "waiting") gateway.start();
+  };
+  document.addEventListener("visibilitychange", () => {
+    if (!document.hidden) retryNow();
+  });
+  window.addEventListener("online", retryNow);
   selectTab(document.querySelector("[role=tab]"), false);
   gateway.start();
 }
