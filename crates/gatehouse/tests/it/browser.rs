@@ -450,6 +450,42 @@ async fn edits_allowlists_and_refuses_an_edit_based_on_a_file_that_changed() {
     )
     .await;
     assert_eq!(server_allowlist(&server, "main").await, ["/usr/bin/ls"]);
+
+    // Last-used data, as the gateway records it when an entry lets a command run.
+    let current = server.ok(ADMIN, "exec.approvals.get", json!({})).await;
+    let mut file = current["file"].clone();
+    file["agents"]["main"]["allowlist"][0] = json!({
+        "pattern": "/usr/bin/ls", "lastUsedAt": 1_767_225_600_000_u64,
+        "lastUsedCommand": "ls -la\u{1b}[2J", "lastResolvedPath": "/usr/bin/ls",
+    });
+    server
+        .ok(
+            ADMIN,
+            "exec.approvals.set",
+            json!({"file": file, "baseHash": current["hash"]}),
+        )
+        .await;
+    page.click("#allowlist-reload").await;
+    page.wait_for(
+        "document.querySelector('#allowlists .entry .details')?.textContent.includes('Last command')",
+        "the last-used data",
+    )
+    .await;
+    let shown = page
+        .eval("[...document.querySelectorAll('#allowlists .entry dt, #allowlists .entry dd')].map(e => e.textContent)")
+        .await;
+    let shown: Vec<String> = serde_json::from_value(shown).unwrap();
+    assert_eq!(shown[0], "Last used");
+    assert_ne!(shown[1], "never");
+    assert_eq!(
+        shown[2..],
+        [
+            "Last command",
+            "ls -la\\x1b[2J",
+            "Last resolved path",
+            "/usr/bin/ls"
+        ]
+    );
     assert_eq!(browser.problems(), Vec::<String>::new());
 }
 
