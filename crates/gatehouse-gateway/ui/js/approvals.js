@@ -145,7 +145,13 @@ class ApprovalsView {
           ["Requested", approval.createdAtMs && formatTime(approval.createdAtMs)],
         ]),
         el("div", { class: "decisions", role: "group", "aria-label": "Decision" }, ...buttons),
+        approval.decisions.includes("allow-always")
+          ? el("p", { class: "hint", id: `${headingId}-always` },
+            "Allow always also adds the command's programs to this agent's allowlist, so they run without asking next time.")
+          : null,
         result));
+    const always = buttons.find((button) => button.dataset.decision === "allow-always");
+    if (always) always.setAttribute("aria-describedby", `${headingId}-always`);
     for (const button of buttons) {
       button.addEventListener("click", () => this.decide(approval.id, button.dataset.decision));
     }
