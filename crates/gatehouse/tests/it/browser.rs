@@ -391,6 +391,20 @@ async fn server_allowlist(server: &Server, agent: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Changes `exec-approvals.json` through the API, as another operator would.
+async fn edit_approvals_file(server: &Server, change: impl FnOnce(&mut Value)) {
+    let current = server.ok(ADMIN, "exec.approvals.get", json!({})).await;
+    let mut file = current["file"].clone();
+    change(&mut file);
+    server
+        .ok(
+            ADMIN,
+            "exec.approvals.set",
+            json!({"file": file, "baseHash": current["hash"]}),
+        )
+        .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn edits_allowlists_and_refuses_an_edit_based_on_a_file_that_changed() {
     let server = Server::start("").await;
@@ -411,19 +425,13 @@ async fn edits_allowlists_and_refuses_an_edit_based_on_a_file_that_changed() {
     assert_eq!(server_allowlist(&server, "main").await, ["/usr/bin/git"]);
 
     // Another operator adds an entry behind the page's back.
-    let current = server.ok(ADMIN, "exec.approvals.get", json!({})).await;
-    let mut file = current["file"].clone();
-    file["agents"]["main"]["allowlist"]
-        .as_array_mut()
-        .unwrap()
-        .push(json!({"pattern": "/usr/bin/ls"}));
-    server
-        .ok(
-            ADMIN,
-            "exec.approvals.set",
-            json!({"file": file, "baseHash": current["hash"]}),
-        )
-        .await;
+    edit_approvals_file(&server, |file| {
+        file["agents"]["main"]["allowlist"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"pattern": "/usr/bin/ls"}));
+    })
+    .await;
 
     let remove_git = "button.remove[aria-label='Remove /usr/bin/git from main']";
     page.click(remove_git).await;
@@ -452,19 +460,13 @@ async fn edits_allowlists_and_refuses_an_edit_based_on_a_file_that_changed() {
     assert_eq!(server_allowlist(&server, "main").await, ["/usr/bin/ls"]);
 
     // Last-used data, as the gateway records it when an entry lets a command run.
-    let current = server.ok(ADMIN, "exec.approvals.get", json!({})).await;
-    let mut file = current["file"].clone();
-    file["agents"]["main"]["allowlist"][0] = json!({
-        "pattern": "/usr/bin/ls", "lastUsedAt": 1_767_225_600_000_u64,
-        "lastUsedCommand": "ls -la\u{1b}[2J", "lastResolvedPath": "/usr/bin/ls",
-    });
-    server
-        .ok(
-            ADMIN,
-            "exec.approvals.set",
-            json!({"file": file, "baseHash": current["hash"]}),
-        )
-        .await;
+    edit_approvals_file(&server, |file| {
+        file["agents"]["main"]["allowlist"][0] = json!({
+            "pattern": "/usr/bin/ls", "lastUsedAt": 1_767_225_600_000_u64,
+            "lastUsedCommand": "ls -la\u{1b}[2J", "lastResolvedPath": "/usr/bin/ls",
+        });
+    })
+    .await;
     page.click("#allowlist-reload").await;
     page.wait_for(
         "document.querySelector('#allowlists .entry .details')?.textContent.includes('Last command')",
