@@ -3,6 +3,9 @@
 
 use gatehouse_approvals::{EventKind, SubscriptionEnded};
 
+use gatehouse_store::audit::AuditKind;
+use serde_json::json;
+
 use crate::exec::ExecServices;
 use crate::hub::EventHub;
 use crate::scope::{Access, Scope};
@@ -22,7 +25,16 @@ pub(crate) fn spawn_forwarder(exec: &ExecServices, hub: EventHub) {
                         exec.pending().settled(event.id);
                     }
                     let (name, payload) = approval_event(event.id, &event.kind);
-                    hub.publish(name, &payload, Access::Scope(Scope::Approvals));
+                    let id = event.id.to_string();
+                    let audience = Access::Scope(Scope::Approvals);
+                    if matches!(event.kind, EventKind::Requested { .. }) {
+                        exec.audit(AuditKind::Request, Some(&id), None, payload.clone());
+                        let delivered = json!({"surface": "websocket", "reached": hub.has_subscriber(audience)});
+                        exec.audit(AuditKind::Delivery, Some(&id), None, delivered);
+                    } else {
+                        exec.audit(AuditKind::Decision, Some(&id), None, payload.clone());
+                    }
+                    hub.publish(name, &payload, audience);
                 }
                 Err(SubscriptionEnded::Closed) => break,
                 Err(ended) => {

@@ -6,6 +6,7 @@
 //! at once with `no-approval-route`; an agent never holds more than `max_pending_per_agent`
 //! pending approvals.
 
+mod audit;
 mod forward;
 mod pending;
 pub(crate) mod resolve;
@@ -21,14 +22,17 @@ use gatehouse_approvals::{
 use gatehouse_config::Config;
 use gatehouse_policy::Security;
 use gatehouse_policy::exec::ExecPolicy;
-use gatehouse_store::approvals_db::{SqliteApprovalStore, SqliteOptions};
+use gatehouse_store::approvals_db::{ApprovalRecord, SqliteApprovalStore, SqliteOptions};
 use gatehouse_store::approvals_file::{ExecApprovalsStore, Snapshot};
+use gatehouse_store::audit::AuditKind;
+use serde_json::Value;
 use uuid::Uuid;
 
 use crate::error::Error;
 use crate::hub::EventHub;
 use crate::payloads::{ask_fallback, exec_policy};
 
+use audit::Auditor;
 pub(crate) use forward::spawn_forwarder;
 use pending::Pending;
 
@@ -41,6 +45,8 @@ pub struct ExecSetup {
     pub approvals_file: PathBuf,
     /// The SQLite approvals database.
     pub database: PathBuf,
+    /// The hash-chained audit log (JSON lines).
+    pub audit_log: PathBuf,
     /// Bounds on approvals and runs.
     pub limits: ExecLimits,
 }
@@ -60,6 +66,8 @@ pub struct ExecLimits {
     pub max_run_timeout: Duration,
     /// A run still going after this long is announced with `exec.running`.
     pub running_event_after: Duration,
+    /// Approval events buffered for the forwarder before it counts as lagging.
+    pub event_buffer: usize,
 }
 
 impl Default for ExecLimits {
@@ -71,6 +79,7 @@ impl Default for ExecLimits {
             run_timeout: Duration::from_secs(60),
             max_run_timeout: Duration::from_secs(60 * 60),
             running_event_after: Duration::from_secs(1),
+            event_buffer: 4096,
         }
     }
 }
@@ -87,6 +96,7 @@ struct Inner {
     manager: ApprovalManager,
     limits: ExecLimits,
     pending: Pending,
+    audit: Auditor,
     /// The manager's first subscription, which holds the restart cancellations; taken once by
     /// the forwarder.
     startup_events: Mutex<Option<EventSubscription>>,
@@ -106,6 +116,7 @@ impl ExecServices {
     /// `exec-approvals.json` exists with mode 0600, and starts the approval manager. Must run
     /// inside a tokio runtime.
     pub async fn start(setup: ExecSetup) -> Result<Self, Error> {
+        let audit = Auditor::open(&setup.audit_log)?;
         let file = ExecApprovalsStore::new(&setup.approvals_file);
         let snapshot = file.ensure().map_err(|error| Error::Store {
             reason: error.to_string(),
@@ -119,6 +130,7 @@ impl ExecServices {
             })?;
         let config = ManagerConfig {
             default_timeout: setup.limits.approval_timeout,
+            event_capacity: setup.limits.event_buffer,
             ..ManagerConfig::default()
         };
         let (manager, startup) = ApprovalManager::start(
@@ -136,6 +148,7 @@ impl ExecServices {
                 manager,
                 pending: Pending::new(setup.limits.max_pending_per_agent),
                 limits: setup.limits,
+                audit,
                 startup_events: Mutex::new(Some(startup)),
             }),
         })
@@ -155,6 +168,17 @@ impl ExecServices {
 
     pub(crate) fn file(&self) -> &ExecApprovalsStore {
         &self.inner.file
+    }
+
+    /// Appends to the audit log (asynchronously, in order).
+    pub(crate) fn audit(
+        &self,
+        kind: AuditKind,
+        approval_id: Option<&str>,
+        run_id: Option<&str>,
+        payload: Value,
+    ) {
+        self.inner.audit.record(kind, approval_id, run_id, payload);
     }
 
     pub(crate) fn pending(&self) -> &Pending {
@@ -201,9 +225,27 @@ impl ExecServices {
         Ok(created)
     }
 
+    /// Waits for the decision on an approval this request created. If the requester goes away
+    /// first (the socket closes, the HTTP client disconnects) the approval is cancelled with
+    /// reason `requester-gone`, so nobody approves a command nobody will run.
+    pub(crate) async fn await_own(&self, id: Uuid) -> Result<ApprovalRecord, Error> {
+        let mut guard = CancelOnDrop {
+            exec: Some(self.clone()),
+            id,
+        };
+        let record = self.inner.manager.await_decision(id).await;
+        guard.exec = None;
+        Ok(record?)
+    }
+
     /// Whether `owner` created approval `id` (agents may only see their own).
     pub(crate) fn owns(&self, owner: &str, id: Uuid) -> bool {
         self.inner.pending.owner_of(id).as_deref() == Some(owner)
+    }
+
+    /// Whether `id` is an approval this gateway created (its run carries the approval id).
+    pub(crate) fn owns_any(&self, id: Uuid) -> bool {
+        self.inner.pending.owner_of(id).is_some()
     }
 
     pub(crate) fn take_startup_events(&self) -> Option<EventSubscription> {
@@ -212,6 +254,31 @@ impl ExecServices {
             .lock()
             .ok()
             .and_then(|mut slot| slot.take())
+    }
+}
+
+/// Reason recorded when the requester stopped waiting.
+pub(crate) const REASON_REQUESTER_GONE: &str = "requester-gone";
+
+/// Cancels the approval unless disarmed (by taking `exec`) before it drops.
+struct CancelOnDrop {
+    exec: Option<ExecServices>,
+    id: Uuid,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let (Some(exec), Ok(runtime)) = (self.exec.take(), tokio::runtime::Handle::try_current())
+        else {
+            return;
+        };
+        let id = self.id;
+        runtime.spawn(async move {
+            // Losing the race to a decision is fine: the store keeps the first answer.
+            if let Err(error) = exec.inner.manager.cancel(id, REASON_REQUESTER_GONE).await {
+                tracing::debug!(approval_id = %id, error = %error, "Cancel after requester left failed.");
+            }
+        });
     }
 }
 

@@ -95,7 +95,7 @@ pub(super) async fn request(call: Call, params: RequestParams) -> Result<Request
             expires_at_ms: created.expires_at_ms,
         }));
     }
-    let record = exec.manager().await_decision(created.id).await?;
+    let record = exec.await_own(created.id).await?;
     let mut result = DecisionResult::from_record(&record);
     result.fallback = fallback(&record, ask_fallback, &policy, &evaluation);
     Ok(RequestAnswer::Decided(result))

@@ -15,6 +15,7 @@ use gatehouse_policy::binding::{Binding, BindingInput};
 use gatehouse_policy::exec::{Decision, ExecCommand, evaluate};
 use gatehouse_policy::requirement::{ApprovalOutcome, DeniedReason, resolve_approval};
 use gatehouse_store::approvals_db::{ApprovalRecord, ApprovalRequest, ApprovalState};
+use gatehouse_store::audit::AuditKind;
 use serde_json::json;
 use uuid::Uuid;
 
@@ -73,6 +74,15 @@ pub(super) async fn run(call: Call, params: RunParams) -> Result<RunResult, Erro
         reason,
     })?;
     let evaluation = evaluate(&request, &policy);
+    exec.audit(
+        AuditKind::Request,
+        None,
+        None,
+        json!({"method": "system.run", "token": call.caller.name(), "agentId": params.agent_id,
+               "sessionKey": params.session_key, "command": params.command, "argv": params.argv,
+               "cwd": params.cwd, "envKeys": params.env.keys().collect::<Vec<_>>(),
+               "policy": {"decision": evaluation.decision.as_str(), "reason": evaluation.reason.to_string()}}),
+    );
     let plan = match &request.command {
         ExecCommand::Shell(text) => Some(Plan {
             argv: vec!["sh".to_owned(), "-c".to_owned(), text.clone()],
@@ -243,7 +253,7 @@ async fn ask(
     };
     let route = has_approval_route(call.state.events());
     let created = exec.create(call.caller.name(), create, route).await?;
-    Ok(exec.manager().await_decision(created.id).await?)
+    exec.await_own(created.id).await
 }
 
 /// Spawns the planned argv, announcing `exec.running` if it outlasts the threshold and
@@ -268,6 +278,13 @@ async fn execute(
         timeout,
         max_output_bytes: limits.max_output_bytes,
     };
+    exec.audit(
+        AuditKind::Execution,
+        None,
+        Some(&run_id.to_string()),
+        json!({"status": "started", "token": call.caller.name(), "agentId": params.agent_id,
+               "argv": plan.argv, "cwd": params.cwd, "executable": plan.executable}),
+    );
     let running = match runner::start(&spawn) {
         Ok(running) => running,
         Err(error) => {
@@ -325,9 +342,23 @@ fn publish_finished(call: &Call, run_id: Uuid, finished: &Finished) {
         "stdoutTruncated": finished.stdout.truncated,
         "stderrTruncated": finished.stderr.truncated,
     });
+    audit(call, run_id, "finished", &payload);
     call.state
         .events()
         .publish("exec.finished", &payload, Access::Scope(Scope::Approvals));
+}
+
+/// An execution record; approval-backed runs also carry their approval id.
+fn audit(call: &Call, run_id: Uuid, status: &str, payload: &serde_json::Value) {
+    if let Some(exec) = call.state.exec() {
+        let run = run_id.to_string();
+        exec.audit(
+            AuditKind::Execution,
+            exec.owns_any(run_id).then_some(run.as_str()),
+            Some(&run),
+            json!({"status": status, "event": payload}),
+        );
+    }
 }
 
 /// Announces `exec.denied` and builds the answer.
@@ -337,6 +368,7 @@ fn denied(call: &Call, run_id: Uuid, denial: Denial, detail: String) -> RunResul
         "reason": denial.as_str(),
         "detail": detail,
     });
+    audit(call, run_id, "denied", &payload);
     call.state
         .events()
         .publish("exec.denied", &payload, Access::Scope(Scope::Approvals));

@@ -358,3 +358,59 @@ pub(crate) enum RequestAnswer {
     /// The final outcome.
     Decided(DecisionResult),
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use gatehouse_policy::ApprovalDecision;
+
+    use super::*;
+
+    #[test]
+    fn encodes_approval_events_exactly_as_the_protocol_says() {
+        let id = Uuid::nil();
+        let resolved = EventKind::Resolved {
+            decision: ApprovalDecision::AllowAlways,
+            resolved_by: "alice".into(),
+        };
+        assert_eq!(
+            approval_event(id, &resolved),
+            (
+                "exec.approval.resolved",
+                json!({"id": id.to_string(), "decision": "allow-always", "resolvedBy": "alice"})
+            )
+        );
+        let requested = EventKind::Requested {
+            request: Arc::new(ApprovalRequest {
+                command: "ls".into(),
+                env_keys: vec!["TOKEN".into()],
+                ..ApprovalRequest::default()
+            }),
+            offered: Offered {
+                allow_always: false,
+            },
+            created_at_ms: 1,
+            expires_at_ms: 2,
+        };
+        let (name, payload) = approval_event(id, &requested);
+        assert_eq!(name, "exec.approval.requested");
+        assert_eq!(payload["allowedDecisions"], json!(["allow-once", "deny"]));
+        assert_eq!(payload["request"]["envKeys"], json!(["TOKEN"]));
+        assert_eq!(payload["request"]["bound"], false);
+    }
+
+    #[test]
+    fn answers_a_two_phase_request_with_the_accepted_shape() {
+        let answer = RequestAnswer::Accepted(Accepted {
+            status: "accepted",
+            id: "x".into(),
+            created_at_ms: 1,
+            expires_at_ms: 2,
+        });
+        assert_eq!(
+            serde_json::to_value(answer).unwrap(),
+            json!({"status": "accepted", "id": "x", "createdAtMs": 1, "expiresAtMs": 2})
+        );
+    }
+}

@@ -39,8 +39,8 @@ pub struct ExecPolicy {
 }
 
 impl Default for ExecPolicy {
-    /// OpenClaw's defaults for an unconfigured host: allowlist security, ask on a miss, the
-    /// default safe bins, nothing allowlisted.
+    /// A cautious starting point for tests and embedders: allowlist security, ask on a miss,
+    /// the default safe bins, nothing allowlisted. Config loading sets every field itself.
     fn default() -> Self {
         ExecPolicy {
             security: Security::Allowlist,

@@ -167,3 +167,22 @@ fn trusts_skill_binaries_only_at_their_installed_path() {
     let moved = host.evaluate("gog calendar --today", &policy);
     assert_eq!(moved.decision, Decision::Deny);
 }
+
+#[test]
+fn denies_path_entries_that_climb_out_of_a_symlink() {
+    // `link/../bin` is `x/bin` for the kernel (link → x/y), not `bin` as text folding says.
+    let host = Host::with_bins(&["rg"]);
+    crate::support::write_executable(&host.root.join("x/bin/rg"));
+    std::fs::create_dir_all(host.root.join("x/y")).unwrap();
+    std::os::unix::fs::symlink(host.root.join("x/y"), host.root.join("link")).unwrap();
+    let policy = host.policy(&["rg"]);
+    let request = host
+        .request("rg needle")
+        .with_env("PATH", host.root.join("link/../bin").display().to_string());
+    let verdict = gatehouse_policy::exec::evaluate(&request, &policy);
+    assert_eq!(verdict.decision, Decision::Deny, "{}", verdict.reason);
+    assert_eq!(
+        verdict.segments[0].resolved_path,
+        Some(host.root.join("x/bin/rg"))
+    );
+}

@@ -3,6 +3,8 @@
 //! Address and token come from `--url`/`--token` or `GATEHOUSE_URL`/`GATEHOUSE_TOKEN`. The token
 //! is sent only in the `Authorization` header, never printed.
 
+use std::path::PathBuf;
+
 use anyhow::{Context as _, bail};
 use serde_json::{Value, json};
 
@@ -56,6 +58,54 @@ impl ServerArgs {
     }
 }
 
+/// What `request` and `run` send: a command for an agent, from a cwd, with a time limit.
+#[derive(Debug, clap::Args)]
+pub(crate) struct CommandArgs {
+    #[command(flatten)]
+    pub(crate) server: ServerArgs,
+    /// Seconds: how long `request` waits for a decision, or how long `run` lets the command
+    /// run [default: the server's].
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<u64>,
+    /// Print the server's answer as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Agent id the command is for.
+    #[arg(long, default_value = "main")]
+    agent: String,
+    /// Session key shown to approvers.
+    #[arg(long, default_value = "cli")]
+    session: String,
+    /// Working directory (on the gateway host) [default: the current one].
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// One argument: a shell string. Several: an argv run without a shell.
+    #[arg(value_name = "COMMAND", required = true, last = true)]
+    command: Vec<String>,
+}
+
+impl CommandArgs {
+    /// The request params: `command` (and `argv` for several words), cwd, agent, session and
+    /// `timeoutMs`.
+    pub(crate) fn params(&self) -> anyhow::Result<Value> {
+        let cwd = match &self.cwd {
+            Some(cwd) => cwd.clone(),
+            None => std::env::current_dir().context("cannot determine the current directory")?,
+        };
+        let mut params = match self.command.as_slice() {
+            [single] => json!({"command": single}),
+            argv => json!({"command": shell_join(argv), "argv": argv}),
+        };
+        params["cwd"] = json!(cwd);
+        params["agentId"] = json!(self.agent);
+        params["sessionKey"] = json!(self.session);
+        if let Some(seconds) = self.timeout {
+            params["timeoutMs"] = json!(seconds.saturating_mul(1000));
+        }
+        Ok(params)
+    }
+}
+
 /// One argv as a shell would read it back, for display and for the approval's command text.
 pub(crate) fn shell_join(argv: &[String]) -> String {
     argv.iter()
@@ -72,15 +122,6 @@ pub(crate) fn shell_join(argv: &[String]) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// The `command`/`argv` params for what was typed after `--`: one word is a shell string,
-/// several are an argv run without a shell.
-pub(crate) fn command_params(command: &[String]) -> Value {
-    match command {
-        [single] => json!({"command": single}),
-        argv => json!({"command": shell_join(argv), "argv": argv}),
-    }
 }
 
 #[cfg(test)]

@@ -38,9 +38,9 @@ enum Command {
     /// Run the gateway: JSON-RPC over WebSocket and HTTP, and the Control UI.
     Serve(serve::ServeArgs),
     /// Ask a person (through the gateway) whether a command may run; exit 0 yes, 20 no.
-    Request(request::RequestArgs),
+    Request(client::CommandArgs),
     /// Run a command on the gateway host through policy and approval.
-    Run(run::RunArgs),
+    Run(client::CommandArgs),
     /// List, inspect and answer approvals; edit allowlists.
     Approvals(approvals::ApprovalsArgs),
     /// Check config, secrets and effective policy; warn about risky settings.

@@ -100,6 +100,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         config,
         approvals_file: data_dir.join(APPROVALS_FILE),
         database: data_dir.join(DATABASE_FILE),
+        audit_log: data_dir.join(gatehouse_store::audit::LOG_FILE_NAME),
         limits: ExecLimits::default(),
     };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;

@@ -232,3 +232,27 @@ pub(crate) fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     path
 }
+
+/// The audit records of approval `id`, once `complete` holds for them (the log is written
+/// asynchronously); fails after 5 s.
+pub(crate) async fn audit_records(
+    server: &Server,
+    id: &str,
+    complete: impl Fn(&[Value]) -> bool,
+) -> Vec<Value> {
+    let log = server.data().join("audit.jsonl");
+    let mut records = Vec::new();
+    for _ in 0..50 {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        records = text
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(line).unwrap())
+            .filter(|record| record["approvalId"] == id)
+            .collect();
+        if complete(&records) {
+            return records;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("audit records for {id} incomplete: {records:?}");
+}

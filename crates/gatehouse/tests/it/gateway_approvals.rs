@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::gateway::{ADMIN, AGENT, APPROVER, OTHER_AGENT, Server};
+use crate::gateway::{ADMIN, AGENT, APPROVER, OTHER_AGENT, Server, audit_records};
 
 fn ask_params(server: &Server, extra: Value) -> Value {
     let mut params = json!({
@@ -17,6 +17,19 @@ fn ask_params(server: &Server, extra: Value) -> Value {
         params.extend(extra.clone());
     }
     params
+}
+
+/// A pending approval created by `AGENT` with `twoPhase`; its id.
+async fn two_phase(server: &Server) -> String {
+    let accepted = server
+        .ok(
+            AGENT,
+            "exec.approval.request",
+            ask_params(server, json!({"twoPhase": true})),
+        )
+        .await;
+    assert_eq!(accepted["status"], "accepted");
+    accepted["id"].as_str().unwrap().to_owned()
 }
 
 #[tokio::test]
@@ -155,6 +168,23 @@ async fn answers_a_blocking_request_over_websocket_when_a_person_denies() {
 }
 
 #[tokio::test]
+async fn cancels_a_blocking_request_whose_requester_went_away() {
+    let server = Server::start("").await;
+    let mut operator = server.ws(APPROVER).await;
+    let mut agent = server.ws(AGENT).await;
+    agent
+        .send("exec.approval.request", ask_params(&server, json!({})))
+        .await;
+    let requested = operator.event("exec.approval.requested").await;
+    drop(agent);
+    let cancelled = operator.event("exec.approval.cancelled").await;
+    assert_eq!(
+        cancelled["payload"],
+        json!({"id": requested["payload"]["id"], "reason": "requester-gone"})
+    );
+}
+
+#[tokio::test]
 async fn waits_on_an_approval_that_expires_and_announces_the_expiry() {
     let server = Server::start("").await;
     let mut operator = server.ws(ADMIN).await;
@@ -189,14 +219,7 @@ async fn waits_on_an_approval_that_expires_and_announces_the_expiry() {
 async fn lets_exactly_one_of_many_concurrent_resolvers_win() {
     let server = Server::start("").await;
     let _operator = server.ws(APPROVER).await;
-    let accepted = server
-        .ok(
-            AGENT,
-            "exec.approval.request",
-            ask_params(&server, json!({"twoPhase": true})),
-        )
-        .await;
-    let id = accepted["id"].as_str().unwrap().to_owned();
+    let id = two_phase(&server).await;
     let answers = futures_util::future::join_all((0..12).map(|i| {
         let decision = if i % 2 == 0 { "allow-once" } else { "deny" };
         let id = id.clone();
@@ -225,14 +248,7 @@ async fn lets_exactly_one_of_many_concurrent_resolvers_win() {
 async fn keeps_agents_to_their_own_approvals() {
     let server = Server::start("").await;
     let _operator = server.ws(APPROVER).await;
-    let accepted = server
-        .ok(
-            AGENT,
-            "exec.approval.request",
-            ask_params(&server, json!({"twoPhase": true})),
-        )
-        .await;
-    let id = accepted["id"].as_str().unwrap();
+    let id = two_phase(&server).await;
     assert_eq!(
         server
             .ok(AGENT, "exec.approval.get", json!({"id": id}))
@@ -370,14 +386,7 @@ async fn reads_the_approvals_file_redacted_and_refuses_stale_writes() {
 async fn cancels_pending_approvals_when_the_server_restarts() {
     let server = Server::start("").await;
     let operator = server.ws(APPROVER).await;
-    let accepted = server
-        .ok(
-            AGENT,
-            "exec.approval.request",
-            ask_params(&server, json!({"twoPhase": true})),
-        )
-        .await;
-    let id = accepted["id"].as_str().unwrap().to_owned();
+    let id = two_phase(&server).await;
     drop(operator);
     let server = server.restart().await;
     let got = server
@@ -395,4 +404,12 @@ async fn cancels_pending_approvals_when_the_server_restarts() {
         )
         .await;
     assert_eq!(late["error"]["code"], "approval_cancelled", "{late}");
+    // The cancellation is recorded like any decision, although no client was connected to see
+    // its event at start.
+    audit_records(&server, &id, |records| {
+        records.iter().any(|record| {
+            record["kind"] == "decision" && record["payload"]["reason"] == "gateway-restart"
+        })
+    })
+    .await;
 }

@@ -117,6 +117,17 @@ async fn allowlist_add_list_and_remove_edit_the_servers_file() {
     assert_eq!(listed["allowlist"], json!([]));
 }
 
+async fn doctor(data_dir: &std::path::Path, config: &std::path::Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gatehouse"))
+        .args(["doctor", "--data-dir"])
+        .arg(data_dir)
+        .arg("--config")
+        .arg(config)
+        .output()
+        .await
+        .unwrap()
+}
+
 #[tokio::test]
 async fn doctor_reports_config_errors_with_line_and_column() {
     let dir = tempfile::tempdir().unwrap();
@@ -126,14 +137,7 @@ async fn doctor_reports_config_errors_with_line_and_column() {
         "{\n  tools: { exec: { security: 'sometimes' } },\n}\n",
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_gatehouse"))
-        .args(["doctor", "--data-dir"])
-        .arg(dir.path())
-        .arg("--config")
-        .arg(&path)
-        .output()
-        .await
-        .unwrap();
+    let out = doctor(dir.path(), &path).await;
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains(":2:"), "{stderr}");
@@ -161,14 +165,7 @@ async fn doctor_warns_about_full_fallback_loose_secrets_and_open_listen() {
             );
     let path = dir.path().join("gatehouse.json5");
     std::fs::write(&path, text).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_gatehouse"))
-        .args(["doctor", "--data-dir"])
-        .arg(dir.path())
-        .arg("--config")
-        .arg(&path)
-        .output()
-        .await
-        .unwrap();
+    let out = doctor(dir.path(), &path).await;
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(

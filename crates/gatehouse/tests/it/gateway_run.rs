@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::gateway::{AGENT, APPROVER, Server, Ws, script};
+use crate::gateway::{AGENT, APPROVER, Server, Ws, audit_records, script};
 
 const FULL: &str = "tools: { exec: { security: 'full', ask: 'off' } },";
 const ASKING: &str = "tools: { exec: { security: 'allowlist', ask: 'always' } },";
@@ -22,6 +22,23 @@ async fn ask(
     let requested = operator.event("exec.approval.requested").await;
     let id = requested["payload"]["id"].as_str().unwrap().to_owned();
     (pending, id)
+}
+
+/// Answers approval `id` and returns the agent's response to its pending `system.run`.
+async fn decide(
+    operator: &mut Ws,
+    agent: &mut Ws,
+    (pending, id): (&str, &str),
+    decision: &str,
+) -> Value {
+    let resolved = operator
+        .call(
+            "exec.approval.resolve",
+            json!({"id": id, "decision": decision}),
+        )
+        .await;
+    assert_eq!(resolved["payload"]["applied"], true, "{resolved}");
+    agent.response(pending).await
 }
 
 #[tokio::test]
@@ -105,13 +122,7 @@ async fn runs_once_approved_under_the_approval_id() {
     let work = server.scratch();
     script(&work, "job.sh", "echo job ran");
     let (pending, id) = ask(&server, &mut agent, &mut operator, &["sh", "job.sh"]).await;
-    operator
-        .call(
-            "exec.approval.resolve",
-            json!({"id": id, "decision": "allow-once"}),
-        )
-        .await;
-    let answer = agent.response(&pending).await;
+    let answer = decide(&mut operator, &mut agent, (&pending, &id), "allow-once").await;
     assert_eq!(answer["payload"]["stdout"], "job ran\n", "{answer}");
     assert_eq!(answer["payload"]["runId"], id.as_str());
     let finished = operator.event("exec.finished").await;
@@ -120,6 +131,29 @@ async fn runs_once_approved_under_the_approval_id() {
         .ok(APPROVER, "exec.approval.get", json!({"id": id}))
         .await;
     assert!(got["consumedAtMs"].is_u64(), "{got}");
+    assert_audited(&server, &id).await;
+}
+
+/// The audit log holds the approval's request, delivery, decision and execution, and verifies.
+async fn assert_audited(server: &Server, id: &str) {
+    let wanted = ["request", "delivery", "decision", "execution"];
+    audit_records(server, id, |records| {
+        wanted
+            .iter()
+            .all(|kind| records.iter().any(|record| record["kind"] == *kind))
+    })
+    .await;
+    let verified = tokio::process::Command::new(env!("CARGO_BIN_EXE_gatehouse"))
+        .args(["audit", "verify", "--data-dir"])
+        .arg(server.data())
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        verified.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verified.stdout)
+    );
 }
 
 #[tokio::test]
@@ -131,13 +165,7 @@ async fn denies_a_script_edited_between_approval_and_run() {
     script(&work, "job.sh", "echo harmless");
     let (pending, id) = ask(&server, &mut agent, &mut operator, &["sh", "job.sh"]).await;
     script(&work, "job.sh", "echo something else entirely");
-    operator
-        .call(
-            "exec.approval.resolve",
-            json!({"id": id, "decision": "allow-once"}),
-        )
-        .await;
-    let answer = agent.response(&pending).await;
+    let answer = decide(&mut operator, &mut agent, (&pending, &id), "allow-once").await;
     assert_eq!(answer["payload"]["status"], "denied", "{answer}");
     assert_eq!(answer["payload"]["reason"], "binding-mismatch");
     assert_eq!(
@@ -160,13 +188,7 @@ async fn denies_when_a_person_says_no() {
     let mut operator = server.ws(APPROVER).await;
     let mut agent = server.ws(AGENT).await;
     let (pending, id) = ask(&server, &mut agent, &mut operator, &["ls"]).await;
-    operator
-        .call(
-            "exec.approval.resolve",
-            json!({"id": id, "decision": "deny"}),
-        )
-        .await;
-    let answer = agent.response(&pending).await;
+    let answer = decide(&mut operator, &mut agent, (&pending, &id), "deny").await;
     assert_eq!(answer["payload"]["reason"], "user-denied", "{answer}");
 }
 
@@ -178,4 +200,18 @@ async fn denies_with_approval_timeout_when_nobody_answers() {
     params["approvalTimeoutMs"] = json!(200);
     let answer = server.ok(AGENT, "system.run", params).await;
     assert_eq!(answer["reason"], "approval-timeout", "{answer}");
+}
+
+#[tokio::test]
+async fn announces_a_long_run_with_exec_running_before_it_finishes() {
+    let server = Server::start(FULL).await;
+    let mut operator = server.ws(APPROVER).await;
+    let answer = server
+        .ok(AGENT, "system.run", run_params(&server, &["sleep", "1.5"]))
+        .await;
+    let running = operator.event("exec.running").await;
+    let finished = operator.event("exec.finished").await;
+    assert_eq!(running["payload"]["runId"], answer["runId"]);
+    assert_eq!(running["payload"]["argv"], json!(["sleep", "1.5"]));
+    assert!(running["seq"].as_u64() < finished["seq"].as_u64());
 }
