@@ -139,7 +139,7 @@ async fn request_two_phase(server: &Server, argv: &[&str], timeout_ms: u64) -> S
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn follows_decisions_made_elsewhere_and_offers_exactly_the_gateways_decisions() {
+async fn follows_decisions_expiry_and_withdrawal_live_and_after_a_reload() {
     // On an allowlist miss (not `ask: always`) an allowlist entry would help: allow-always is offered.
     let server = Server::start("").await;
     let browser = Browser::start().await;
@@ -186,12 +186,43 @@ async fn follows_decisions_made_elsewhere_and_offers_exactly_the_gateways_decisi
     )
     .await;
 
+    // A requester that hangs up withdraws its approval.
+    let mut quitter = server.ws(AGENT).await;
+    quitter
+        .send(
+            "exec.approval.request",
+            json!({
+                "id": "5b0e2c44-1f7a-4c3e-8d2b-6a9f0e1d2c3b", "command": "whoami",
+                "argv": ["whoami"], "cwd": server.scratch(),
+                "agentId": "main", "sessionKey": "browser-test",
+            }),
+        )
+        .await;
+    let cancelled_card = "li.approval[data-id='5b0e2c44-1f7a-4c3e-8d2b-6a9f0e1d2c3b']";
+    page.wait_for(
+        &format!("document.querySelector(\"{cancelled_card}\")"),
+        "the third approval",
+    )
+    .await;
+    drop(quitter);
+    page.wait_for(
+        &format!(
+            "document.querySelector(\"{cancelled_card} .result\")?.textContent === 'Cancelled (requester-gone).'"
+        ),
+        "the third approval to be withdrawn on the page",
+    )
+    .await;
+
     let history =
         "[...document.querySelectorAll('#history-list .outcome')].map(o => o.textContent)";
-    let expected = json!(["expired (timeout)", "denied by approver"]);
+    let expected = json!([
+        "cancelled (requester-gone)",
+        "expired (timeout)",
+        "denied by approver"
+    ]);
     page.wait_for(
         &format!("JSON.stringify({history}) === '{expected}'"),
-        "both outcomes in history",
+        "every outcome in history, newest first",
     )
     .await;
 
