@@ -7,7 +7,19 @@ use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 
 const INDEX_HTML: &str = include_str!("../ui/index.html");
-const APP_JS: &str = include_str!("../ui/app.js");
+/// The script is several files (one job each) joined into one strict-mode function scope, so
+/// the page needs no module loader, no build step and no route per file.
+const APP_JS: &str = concat!(
+    "(() => {\n\"use strict\";\n",
+    include_str!("../ui/js/dom.js"),
+    include_str!("../ui/js/wire.js"),
+    include_str!("../ui/js/connection.js"),
+    include_str!("../ui/js/approvals.js"),
+    include_str!("../ui/js/allowlists.js"),
+    include_str!("../ui/js/check.js"),
+    include_str!("../ui/js/main.js"),
+    "})();\n",
+);
 const APP_CSS: &str = include_str!("../ui/app.css");
 
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; \

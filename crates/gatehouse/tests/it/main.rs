@@ -15,6 +15,10 @@ mod config_errors;
 mod serve;
 // `gatehouse tools`: JSON shape, removal sources, sub-agents.
 mod tools;
+// The Control UI in headless Chromium, driven over the DevTools protocol like a person.
+mod browser;
+// A minimal Chrome DevTools Protocol client for `browser`.
+mod cdp;
 // Shared helpers: start the server with one token per scope, HTTP and WebSocket clients.
 mod gateway;
 // `exec.approval.*`, `exec.approvals.*`, policy check and tools over the wire; scope refusals.

@@ -1,0 +1,77 @@
+// Reading the gateway's payloads (docs/protocol.md) into the shapes the views use, in one
+// place, so a protocol change touches this file only. Anything missing or of the wrong type
+// becomes `undefined`, and views show "unknown" rather than guessing.
+
+const str = (value) => (typeof value === "string" ? value : undefined);
+const num = (value) => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
+
+/**
+ * The decisions a person may give. Allow-always only when the server offers it: the
+ * `requested` event lists `allowedDecisions`; a stored record (`list`, `get`) does not, so an
+ * approval loaded after a reconnect offers allow-once and deny only.
+ */
+function offeredDecisions(raw) {
+  const allowAlways = Array.isArray(raw.allowedDecisions) && raw.allowedDecisions.includes("allow-always");
+  return allowAlways ? ["allow-once", "allow-always", "deny"] : ["allow-once", "deny"];
+}
+
+/** An approval from an `exec.approval.*` event, `get` or `list` payload. */
+function approvalFromWire(raw) {
+  const request = raw.request && typeof raw.request === "object" ? raw.request : raw;
+  return {
+    id: str(raw.id),
+    command: str(request.command) ?? "",
+    argv: Array.isArray(request.argv) ? request.argv.map(String) : [],
+    cwd: str(request.cwd),
+    host: str(request.host),
+    agentId: str(request.agentId),
+    sessionKey: str(request.sessionKey),
+    resolvedPath: str(request.resolvedPath),
+    security: str(request.security),
+    ask: str(request.ask),
+    createdAtMs: num(raw.createdAtMs),
+    expiresAtMs: num(raw.expiresAtMs),
+    state: str(raw.state) ?? "pending",
+    decision: str(raw.decision),
+    resolvedBy: str(raw.resolvedBy),
+    reason: str(raw.reason),
+    resolvedAtMs: num(raw.resolvedAtMs),
+    decisions: offeredDecisions(raw),
+  };
+}
+
+/** The approvals of an `exec.approval.list` payload. */
+function approvalsFromList(payload) {
+  const items = Array.isArray(payload) ? payload : payload && payload.approvals;
+  return Array.isArray(items) ? items.filter((item) => item && typeof item === "object").map(approvalFromWire) : [];
+}
+
+/** The terminal state an event or decision implies. */
+function stateForDecision(decision) {
+  return decision === "deny" ? "denied" : "allowed";
+}
+
+const DECISION_LABELS = {
+  "allow-once": "Allow once",
+  "allow-always": "Allow always",
+  deny: "Deny",
+};
+
+/** Words for how an approval ended, e.g. "allowed once by admin". */
+function outcomeText(approval) {
+  const by = approval.resolvedBy ? ` by ${visibleText(approval.resolvedBy)}` : "";
+  switch (approval.state) {
+    case "allowed":
+      return approval.decision === "allow-always" ? `allowed always${by}` : `allowed once${by}`;
+    case "denied":
+      return `denied${by}`;
+    case "expired":
+      return `expired${approval.reason ? ` (${visibleText(approval.reason)})` : ""}`;
+    case "cancelled":
+      return `cancelled${approval.reason ? ` (${visibleText(approval.reason)})` : ""}`;
+    case "pending":
+      return "pending";
+    default:
+      return `unknown state ${visibleText(approval.state)}`;
+  }
+}

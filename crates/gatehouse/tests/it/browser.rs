@@ -1,0 +1,628 @@
+//! The Control UI as a person uses it: the real `gatehouse serve`, headless Chromium driven over
+//! the DevTools protocol, real clicks and typing, and the API to check what the page did.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt as _, BufReader};
+use tokio::process::{Child, Command};
+
+use crate::cdp::{Browser, Page};
+use crate::gateway::{ADMIN, AGENT, APPROVER, Server, config};
+
+/// A phone's viewport in CSS pixels (an iPhone 12–15 class screen).
+const PHONE: (u32, u32) = (390, 844);
+
+/// Exec settings under which every command needs a person: the path the UI exists for.
+const ASK_ALWAYS: &str = "tools: { exec: { security: 'allowlist', ask: 'always' } },";
+
+/// The login URL `gatehouse serve` prints for `token`.
+fn login_url(base: &str, token: &str) -> String {
+    format!("{base}/#token={token}")
+}
+
+/// Opens the login URL in a phone-sized tab and waits until the page is connected.
+async fn logged_in<'b>(browser: &'b Browser, base: &str) -> Page<'b> {
+    let page = browser.new_page(PHONE.0, PHONE.1, true).await;
+    page.navigate(&login_url(base, ADMIN)).await;
+    page.wait_for(
+        "document.body.dataset.connection === 'connected'",
+        "the page to connect",
+    )
+    .await;
+    page
+}
+
+/// A command with everything a page must not render as the agent meant: an ANSI escape that
+/// clears a terminal, a right-to-left override that reverses what follows, a zero-width space,
+/// and markup.
+const HOSTILE_COMMAND: &str =
+    "printf 'ok\x1b[2J' \u{202E}txt.sh # <img src=x onerror=alert(1)>\u{200B}";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shows_a_pending_approval_live_and_allow_once_reaches_the_waiting_requester() {
+    let server = Server::start(ASK_ALWAYS).await;
+    let browser = Browser::start().await;
+    let page = logged_in(&browser, &server.base).await;
+
+    let id = "3f2b7c1e-5d4a-4e8b-9c6f-0a1b2c3d4e5f";
+    let cwd = server.scratch().display().to_string();
+    let mut agent = server.ws(AGENT).await;
+    let request = agent
+        .send(
+            "exec.approval.request",
+            json!({
+                "id": id, "command": HOSTILE_COMMAND, "cwd": cwd,
+                "agentId": "main", "sessionKey": "browser-test", "timeoutMs": 120_000,
+            }),
+        )
+        .await;
+
+    let card = format!("li.approval[data-id='{id}']");
+    page.wait_for(
+        &format!("document.querySelector(\"{card}\")"),
+        "the pending approval to appear live",
+    )
+    .await;
+    let text = |selector: &str| {
+        let expression = format!("document.querySelector(\"{card} {selector}\").textContent");
+        let page = &page;
+        async move { page.eval(&expression).await }
+    };
+    assert_eq!(
+        text("pre.command").await,
+        json!("printf 'ok\\x1b[2J' <U+202E>txt.sh # <img src=x onerror=alert(1)><U+200B>")
+    );
+    assert_eq!(
+        page.eval(&format!(
+            "[...document.querySelectorAll(\"{card} pre.command .marker\")].map(m => m.textContent)"
+        ))
+        .await,
+        json!(["\\x1b", "<U+202E>", "<U+200B>"])
+    );
+    assert_eq!(
+        page.eval("document.querySelectorAll('img').length").await,
+        json!(0)
+    );
+    assert_eq!(text(".agent").await, json!("main"));
+    assert!(text(".details").await.as_str().unwrap().contains(&cwd));
+    let countdown = text(".countdown").await;
+    assert!(
+        countdown.as_str().unwrap().starts_with("expires in "),
+        "{countdown}"
+    );
+
+    assert_eq!(page.eval("document.title").await, json!("(1) Gatehouse"));
+
+    let shot = std::env::temp_dir().join("gatehouse-control-ui-phone.png");
+    page.screenshot(&shot).await;
+    eprintln!("phone screenshot: {}", shot.display());
+
+    page.click(&format!("{card} button[data-decision='allow-once']"))
+        .await;
+    let answer = tokio::time::timeout(Duration::from_secs(20), agent.response(&request))
+        .await
+        .expect("the requester got no answer within 20 s of the click");
+    let decided = &answer["payload"];
+    assert_eq!(decided["decision"], json!("allow-once"), "{answer}");
+    assert_eq!(decided["state"], json!("allowed"), "{answer}");
+    assert_eq!(decided["resolvedBy"], json!("admin"), "{answer}");
+
+    page.wait_for(
+        "document.querySelector('#history-list .outcome')?.textContent === 'allowed once by admin'",
+        "the decision to appear in history with who decided",
+    )
+    .await;
+    assert_eq!(
+        page.eval("[document.getElementById('pending-count').textContent, document.title]")
+            .await,
+        json!(["0", "Gatehouse"])
+    );
+    assert_eq!(browser.problems(), Vec::<String>::new());
+}
+
+/// Asks for approval of `argv` without waiting for the decision; returns the approval id.
+async fn request_two_phase(server: &Server, argv: &[&str], timeout_ms: u64) -> String {
+    let accepted = server
+        .ok(
+            AGENT,
+            "exec.approval.request",
+            json!({
+                "command": argv.join(" "), "argv": argv, "cwd": server.scratch(),
+                "agentId": "main", "sessionKey": "browser-test",
+                "twoPhase": true, "timeoutMs": timeout_ms,
+            }),
+        )
+        .await;
+    accepted["id"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn follows_decisions_expiry_and_withdrawal_live_and_after_a_reload() {
+    // On an allowlist miss (not `ask: always`) an allowlist entry would help: allow-always is offered.
+    let server = Server::start("").await;
+    let browser = Browser::start().await;
+    let page = logged_in(&browser, &server.base).await;
+    let mut approver = server.ws(APPROVER).await;
+
+    let denied = request_two_phase(&server, &["ls", "-la"], 120_000).await;
+    let requested = approver.event("exec.approval.requested").await;
+    let denied_card = format!("li.approval[data-id='{denied}']");
+    page.wait_for(
+        &format!("document.querySelector(\"{denied_card}\")"),
+        "the first approval",
+    )
+    .await;
+    assert_eq!(
+        page.eval(&format!(
+            "[...document.querySelectorAll(\"{denied_card} button.decision\")].map(b => b.dataset.decision)"
+        ))
+        .await,
+        requested["payload"]["allowedDecisions"]
+    );
+
+    server
+        .ok(
+            APPROVER,
+            "exec.approval.resolve",
+            json!({"id": denied, "decision": "deny"}),
+        )
+        .await;
+    page.wait_for(
+        &format!(
+            "document.querySelector(\"{denied_card} .result\").textContent === 'Denied by approver.'"
+        ),
+        "the card to say who denied it elsewhere",
+    )
+    .await;
+
+    let expired = request_two_phase(&server, &["uname", "-a"], 1_000).await;
+    page.wait_for(
+        &format!(
+            "document.querySelector(\"li.approval[data-id='{expired}'] .result\")?.textContent === 'Expired (timeout).'"
+        ),
+        "the second approval to expire on the page",
+    )
+    .await;
+
+    // A requester that hangs up withdraws its approval.
+    let mut quitter = server.ws(AGENT).await;
+    quitter
+        .send(
+            "exec.approval.request",
+            json!({
+                "id": "5b0e2c44-1f7a-4c3e-8d2b-6a9f0e1d2c3b", "command": "whoami",
+                "argv": ["whoami"], "cwd": server.scratch(),
+                "agentId": "main", "sessionKey": "browser-test",
+            }),
+        )
+        .await;
+    let cancelled_card = "li.approval[data-id='5b0e2c44-1f7a-4c3e-8d2b-6a9f0e1d2c3b']";
+    page.wait_for(
+        &format!("document.querySelector(\"{cancelled_card}\")"),
+        "the third approval",
+    )
+    .await;
+    drop(quitter);
+    page.wait_for(
+        &format!(
+            "document.querySelector(\"{cancelled_card} .result\")?.textContent === 'Cancelled (requester-gone).'"
+        ),
+        "the third approval to be withdrawn on the page",
+    )
+    .await;
+
+    let history =
+        "[...document.querySelectorAll('#history-list .outcome')].map(o => o.textContent)";
+    let expected = json!([
+        "cancelled (requester-gone)",
+        "expired (timeout)",
+        "denied by approver"
+    ]);
+    page.wait_for(
+        &format!("JSON.stringify({history}) === '{expected}'"),
+        "every outcome in history, newest first",
+    )
+    .await;
+
+    // A reload rebuilds history from `exec.approval.list`, not from events.
+    page.navigate(&server.base).await;
+    page.wait_for(
+        &format!(
+            "document.body.dataset.connection === 'connected' && JSON.stringify({history}) === '{expected}'"
+        ),
+        "the same history after a reload",
+    )
+    .await;
+    assert_eq!(browser.problems(), Vec::<String>::new());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_an_approval_from_the_keyboard_alone() {
+    let server = Server::start(ASK_ALWAYS).await;
+    let browser = Browser::start().await;
+    let page = logged_in(&browser, &server.base).await;
+    let id = request_two_phase(&server, &["ls"], 120_000).await;
+    page.wait_for(
+        &format!("document.querySelector(\"li.approval[data-id='{id}']\")"),
+        "the approval",
+    )
+    .await;
+    let focused = "document.activeElement.id || document.activeElement.dataset.decision";
+
+    page.eval("document.getElementById('tab-pending').focus()")
+        .await;
+    page.press("ArrowRight").await;
+    assert_eq!(page.eval(focused).await, json!("tab-history"));
+    assert_eq!(
+        page.eval("document.getElementById('view-history').hidden")
+            .await,
+        json!(false)
+    );
+    page.press("Home").await;
+    assert_eq!(page.eval(focused).await, json!("tab-pending"));
+
+    page.press("Tab").await;
+    assert_eq!(page.eval(focused).await, json!("allow-once"));
+    page.press("Enter").await;
+    page.wait_for(
+        "document.activeElement.id === 'pending-heading'",
+        "focus to land on the list heading once the decided card leaves",
+    )
+    .await;
+    let approval = server
+        .ok(ADMIN, "exec.approval.get", json!({"id": id}))
+        .await;
+    assert_eq!(
+        (&approval["state"], &approval["decision"]),
+        (&json!("allowed"), &json!("allow-once"))
+    );
+    assert_eq!(browser.problems(), Vec::<String>::new());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_in_from_the_url_fragment_and_forgets_it_from_the_address_bar() {
+    let server = Server::start("").await;
+    let browser = Browser::start().await;
+    let page = logged_in(&browser, &server.base).await;
+
+    assert_eq!(page.eval("location.hash").await, json!(""));
+    assert_eq!(
+        page.eval("sessionStorage.getItem('gatehouse.token')").await,
+        json!(ADMIN)
+    );
+    assert_eq!(
+        page.eval("document.getElementById('scopes').textContent")
+            .await,
+        json!("operator.admin")
+    );
+
+    page.click("#tab-history").await;
+    assert_eq!(
+        page.eval("[document.getElementById('view-pending').hidden, document.getElementById('view-history').hidden]")
+            .await,
+        json!([true, false])
+    );
+    assert_eq!(browser.problems(), Vec::<String>::new());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn asks_for_a_token_and_does_not_retry_a_refused_one() {
+    let server = Server::start("").await;
+    let browser = Browser::start().await;
+    let page = browser.new_page(PHONE.0, PHONE.1, true).await;
+    page.navigate(&server.base).await;
+    let login_shown = "!document.getElementById('login').hidden";
+    page.wait_for(login_shown, "the login form").await;
+
+    page.type_into("#login-token", "not-a-token-of-this-gateway")
+        .await;
+    page.click("#login-form button[type='submit']").await;
+    page.wait_for(
+        &format!(
+            "{login_shown} && document.getElementById('login-message').textContent.startsWith('The gateway refused the token')"
+        ),
+        "the refusal",
+    )
+    .await;
+    assert_eq!(
+        page.eval("[document.body.dataset.connection, sessionStorage.getItem('gatehouse.token')]")
+            .await,
+        json!(["refused", null]),
+        "a refused token is forgotten, not retried"
+    );
+
+    page.type_into("#login-token", APPROVER).await;
+    page.click("#login-form button[type='submit']").await;
+    page.wait_for(
+        "document.body.dataset.connection === 'connected'",
+        "the page to connect with a pasted token",
+    )
+    .await;
+    assert_eq!(
+        page.eval("[document.getElementById('scopes').textContent, document.getElementById('allowlist-form').hidden]")
+            .await,
+        json!(["operator.approvals", true]),
+        "an approver sees allowlists read-only"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn folds_a_long_command_until_asked_to_show_all_of_it() {
+    let server = Server::start(ASK_ALWAYS).await;
+    let browser = Browser::start().await;
+    let page = logged_in(&browser, &server.base).await;
+    let words: Vec<String> = (0..80).map(|n| format!("file-{n}.txt")).collect();
+    let mut argv = vec!["ls"];
+    argv.extend(words.iter().map(String::as_str));
+    let id = request_two_phase(&server, &argv, 120_000).await;
+    let card = format!("li.approval[data-id='{id}']");
+    page.wait_for(
+        &format!("document.querySelector(\"{card}\")"),
+        "the approval",
+    )
+    .await;
+    let state = format!(
+        "(() => {{ const card = document.querySelector(\"{card}\"); \
+         const toggle = card.querySelector('.command-wrap button'); \
+         return [card.querySelector('pre.command').classList.contains('folded'), \
+                 toggle.getAttribute('aria-expanded'), toggle.textContent]; }})()"
+    );
+    let length = argv.join(" ").len();
+    assert_eq!(
+        page.eval(&state).await,
+        json!([
+            true,
+            "false",
+            format!("Show full command ({length} characters, 1 line)")
+        ])
+    );
+    page.click(&format!("{card} .command-wrap button")).await;
+    assert_eq!(
+        page.eval(&state).await,
+        json!([false, "true", "Fold command"])
+    );
+}
+
+#[tokio::test]
+async fn serves_a_script_that_never_parses_html_or_reaches_other_origins() {
+    let server = Server::start("").await;
+    let script = reqwest::get(format!("{}/app.js", server.base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for banned in [
+        ".innerHTML",
+        ".outerHTML",
+        "insertAdjacentHTML",
+        "document.write",
+        "eval(",
+        "new Function",
+        "http://",
+        "https://",
+    ] {
+        assert!(!script.contains(banned), "app.js uses {banned}");
+    }
+}
+
+/// The patterns of `agent`'s allowlist in the file as the server has it.
+async fn server_allowlist(server: &Server, agent: &str) -> Vec<String> {
+    let got = server.ok(ADMIN, "exec.approvals.get", json!({})).await;
+    got["file"]["agents"][agent]["allowlist"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .map(|item| item["pattern"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Changes `exec-approvals.json` through the API, as another operator would.
+async fn edit_approvals_file(server: &Server, change: impl FnOnce(&mut Value)) {
+    let current = server.ok(ADMIN, "exec.approvals.get", json!({})).await;
+    let mut file = current["file"].clone();
+    change(&mut file);
+    server
+        .ok(
+            ADMIN,
+            "exec.approvals.set",
+            json!({"file": file, "baseHash": current["hash"]}),
+        )
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edits_allowlists_and_refuses_an_edit_based_on_a_file_that_changed() {
+    let server = Server::start("").await;
+    let browser = Browser::start().await;
+    let page = logged_in(&browser, &server.base).await;
+    page.click("#tab-allowlists").await;
+    let loaded = "document.getElementById('view-allowlists').getAttribute('aria-busy') === 'false'";
+    page.wait_for(loaded, "the allowlists to load").await;
+
+    page.type_into("#allowlist-agent", "main").await;
+    page.type_into("#allowlist-pattern", "/usr/bin/git").await;
+    page.click("#allowlist-form button[type='submit']").await;
+    page.wait_for(
+        "document.getElementById('allowlist-message').textContent === 'Added /usr/bin/git for main.'",
+        "the entry to be added",
+    )
+    .await;
+    assert_eq!(server_allowlist(&server, "main").await, ["/usr/bin/git"]);
+
+    // Another operator adds an entry behind the page's back.
+    edit_approvals_file(&server, |file| {
+        file["agents"]["main"]["allowlist"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"pattern": "/usr/bin/ls"}));
+    })
+    .await;
+
+    let remove_git = "button.remove[aria-label='Remove /usr/bin/git from main']";
+    page.click(remove_git).await;
+    page.wait_for(
+        "document.getElementById('allowlist-message').textContent.startsWith('Not saved: the approvals file changed')",
+        "the conflict to be reported",
+    )
+    .await;
+    assert_eq!(
+        server_allowlist(&server, "main").await,
+        ["/usr/bin/git", "/usr/bin/ls"]
+    );
+    assert_eq!(
+        page.eval("[...document.querySelectorAll('#allowlists .pattern')].map(p => p.textContent)")
+            .await,
+        json!(["/usr/bin/git", "/usr/bin/ls"]),
+        "the page shows the current file after a conflict"
+    );
+
+    page.click(remove_git).await;
+    page.wait_for(
+        "document.getElementById('allowlist-message').textContent === 'Removed /usr/bin/git from main.'",
+        "the entry to be removed",
+    )
+    .await;
+    assert_eq!(server_allowlist(&server, "main").await, ["/usr/bin/ls"]);
+
+    // Last-used data, as the gateway records it when an entry lets a command run.
+    edit_approvals_file(&server, |file| {
+        file["agents"]["main"]["allowlist"][0] = json!({
+            "pattern": "/usr/bin/ls", "lastUsedAt": 1_767_225_600_000_u64,
+            "lastUsedCommand": "ls -la\u{1b}[2J", "lastResolvedPath": "/usr/bin/ls",
+        });
+    })
+    .await;
+    page.click("#allowlist-reload").await;
+    page.wait_for(
+        "document.querySelector('#allowlists .entry .details')?.textContent.includes('Last command')",
+        "the last-used data",
+    )
+    .await;
+    let shown = page
+        .eval("[...document.querySelectorAll('#allowlists .entry dt, #allowlists .entry dd')].map(e => e.textContent)")
+        .await;
+    let shown: Vec<String> = serde_json::from_value(shown).unwrap();
+    assert_eq!(shown[0], "Last used");
+    assert_ne!(shown[1], "never");
+    assert_eq!(
+        shown[2..],
+        [
+            "Last command",
+            "ls -la\\x1b[2J",
+            "Last resolved path",
+            "/usr/bin/ls"
+        ]
+    );
+    assert_eq!(browser.problems(), Vec::<String>::new());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checks_a_command_and_shows_the_policy_answer_for_every_segment() {
+    let server = Server::start("").await;
+    let browser = Browser::start().await;
+    let page = logged_in(&browser, &server.base).await;
+    let cwd = server.scratch().display().to_string();
+    let command = "ls -la && uname -a";
+
+    page.click("#tab-check").await;
+    page.type_into("#check-command", command).await;
+    page.type_into("#check-cwd", &cwd).await;
+    page.click("#check-form button[type='submit']").await;
+    page.wait_for(
+        "document.querySelector('#check-result .verdict')",
+        "the policy answer",
+    )
+    .await;
+
+    let expected = server
+        .ok(
+            AGENT,
+            "exec.policy.check",
+            json!({"command": command, "cwd": cwd, "agentId": "main"}),
+        )
+        .await;
+    assert_eq!(
+        page.eval("document.querySelector('#check-result .verdict .badge').textContent")
+            .await,
+        expected["decision"]
+    );
+    let reasons: Vec<Value> = expected["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|segment| segment["reason"].clone())
+        .collect();
+    assert_eq!(reasons.len(), 2, "{expected}");
+    assert_eq!(
+        page.eval(
+            "[...document.querySelectorAll('#check-result .segment')].map(s => s.querySelector('dd:last-of-type').textContent)"
+        )
+        .await,
+        json!(reasons)
+    );
+    assert_eq!(browser.problems(), Vec::<String>::new());
+}
+
+/// `gatehouse serve` with the shared test config on a fixed address, so a restarted gateway
+/// comes back where the page expects it.
+async fn serve_at(dir: &tempfile::TempDir, listen: &str) -> Child {
+    let config_file = dir.path().join("gatehouse.json5");
+    std::fs::write(&config_file, config("")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gatehouse"))
+        .args(["serve", "--listen", listen, "--config"])
+        .arg(&config_file)
+        .arg("--data-dir")
+        .arg(dir.path().join("data"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    let listening = stdout.next_line();
+    let line = tokio::time::timeout(Duration::from_secs(60), listening)
+        .await
+        .expect("not listening within 60 s")
+        .unwrap()
+        .unwrap_or_default();
+    assert!(line.starts_with("Gatehouse is listening on "), "{line}");
+    tokio::spawn(async move { while let Ok(Some(_)) = stdout.next_line().await {} });
+    child
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconnects_by_itself_when_the_gateway_comes_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut first = serve_at(&dir, &listen).await;
+    let browser = Browser::start().await;
+    let page = logged_in(&browser, &format!("http://{listen}")).await;
+
+    first.kill().await.unwrap();
+    page.wait_for(
+        "document.body.dataset.connection === 'waiting' \
+         && document.getElementById('status-text').textContent.includes('Reconnecting in')",
+        "the page to report the lost connection and a retry",
+    )
+    .await;
+
+    let _second = serve_at(&dir, &listen).await;
+    page.wait_for(
+        "document.body.dataset.connection === 'connected'",
+        "the page to reconnect without a reload",
+    )
+    .await;
+    // Failed reconnection attempts are logged by Chromium as errors, so `problems` is not checked.
+}
