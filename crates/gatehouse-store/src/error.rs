@@ -101,6 +101,14 @@ pub enum StoreError {
         approval_id: String,
     },
 
+    /// The approvals database's writer thread was closed or has died; the write was not
+    /// acknowledged, and if it was queued when the writer died its outcome is unknown.
+    #[error("{path}: approvals database writer has stopped", path = path.display())]
+    WriterStopped {
+        /// The database file.
+        path: PathBuf,
+    },
+
     /// A JSON value could not be encoded for storage.
     #[error("cannot encode {what}: {source}")]
     Encode {

@@ -1,12 +1,18 @@
 //! The durable approvals database: every approval is a row, and every state change is a
 //! compare-and-swap in the store.
 //!
-//! [`ApprovalStore`] is the contract; [`SqliteApprovalStore`] the default implementation.
+//! [`ApprovalStore`] is the contract; [`SqliteApprovalStore`] the default implementation, which
+//! commits concurrent writes in batches on one writer thread (one fsync per batch, each
+//! operation in its own savepoint) and reads on connections of its own.
 
+mod readers;
 mod record;
+mod rows;
 mod schema;
 mod sqlite;
 mod store;
+mod write_ops;
+mod writer;
 
 pub use record::{
     ApprovalRecord, ApprovalRequest, ApprovalState, ConsumeOutcome, DeliveredMessage, ListFilter,

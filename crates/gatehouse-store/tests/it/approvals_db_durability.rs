@@ -38,7 +38,8 @@ fn answer(n: usize) -> Resolution {
 fn exactly_one_of_many_concurrent_resolvers_wins() {
     let dir = tempfile::tempdir().unwrap();
     open_db(&dir).insert(&new_approval("race", 1)).unwrap();
-    // Half the threads share one connection, half open their own: both paths must hold.
+    // Half the threads share one store (one writer, batching them), half open their own
+    // (separate writers contending for SQLite's lock): both paths must hold.
     let shared = open_db(&dir);
     let barrier = Barrier::new(RESOLVERS);
     let outcomes: Vec<ResolveOutcome> = std::thread::scope(|scope| {

@@ -9,6 +9,8 @@ mod approvals_db;
 mod approvals_file_store;
 // The approvals database under concurrency and restarts; its file mode and schema guards.
 mod approvals_db_durability;
+// Group commit: outcomes of operations batched together, read-your-writes, closing the writer.
+mod approvals_db_batching;
 // Other processes: concurrent writers, and writers killed with SIGKILL mid-write.
 mod child_processes;
 // decision-cases.jsonl kinds `approvals-file` and `effective-policy`.

@@ -1,0 +1,264 @@
+//! [`SlackChannel`]: the chat core's [`Channel`] on the Slack Web API, plus the HTTP router for
+//! HTTP mode.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use async_trait::async_trait;
+use axum::Router;
+use gatehouse_chat::render::Card;
+use gatehouse_chat::{
+    Channel, ChatError, Destination, Inbound, InteractionRef, MessageLocator, Route,
+};
+use slack_morphism::prelude::*;
+use tokio::sync::mpsc;
+use url::Url;
+
+use crate::classify::{CHANNEL, classify};
+use crate::config::{SlackConfig, SlackMode};
+use crate::encode::encode_card;
+use crate::error::SlackError;
+use crate::handle::Handle;
+use crate::intake::Intake;
+use crate::ratelimit::Throttle;
+use crate::signature::RequestVerifier;
+use crate::{http, socket};
+
+/// A connected Slack workspace. Build it with [`SlackChannel::new`], mount
+/// [`SlackChannel::http_router`] in HTTP mode, and let the core call [`Channel::run`].
+pub struct SlackChannel {
+    config: SlackConfig,
+    client: Arc<SlackHyperClient>,
+    bot_token: SlackApiToken,
+    throttle: Throttle,
+    intake: Arc<Intake>,
+    /// DM conversation ids by user id: `conversations.open` is tier 3, and a DM id never changes.
+    dms: Mutex<HashMap<String, String>>,
+}
+
+impl SlackChannel {
+    /// Validates `config` and builds the Web API client. Nothing is sent until a call is made.
+    pub fn new(config: SlackConfig) -> Result<Self, SlackError> {
+        config.validate()?;
+        // slack-morphism's own connector is https-only; this one also speaks http:// so a local
+        // fake (or an operator's proxy) can stand in for slack.com.
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_native_roots()
+            .map_err(|error| SlackError::Tls {
+                reason: error.to_string(),
+            })?
+            .https_or_http()
+            .enable_http1()
+            .build();
+        let connector =
+            SlackClientHyperConnector::with_connector(https).with_slack_api_url(&config.api_base());
+        let bot_token = SlackApiToken::new(config.bot_token.expose().into());
+        Ok(Self {
+            client: Arc::new(SlackClient::new(connector)),
+            bot_token,
+            throttle: Throttle::new(config.rate_table.clone()),
+            intake: Arc::new(Intake::new(
+                config.account_id.clone(),
+                config.command_reply_wait,
+            )),
+            dms: Mutex::new(HashMap::new()),
+            config,
+        })
+    }
+
+    /// The HTTP-mode endpoint ([`http::EVENTS_PATH`]) for the gateway to mount; it accepts
+    /// events once [`Channel::run`] is running.
+    pub fn http_router(&self) -> Result<Router, SlackError> {
+        let secret = self
+            .config
+            .signing_secret
+            .clone()
+            .ok_or(SlackError::InvalidConfig {
+                field: "signingSecret",
+                reason: "HTTP mode needs the app's signing secret".to_owned(),
+            })?;
+        Ok(http::router(
+            Arc::clone(&self.intake),
+            RequestVerifier::new(secret),
+        ))
+    }
+
+    fn session(&self) -> SlackClientSession<'_, SlackClientHyperHttpsConnector> {
+        self.client.open_session(&self.bot_token)
+    }
+
+    async fn dm_channel(&self, user: &str) -> Result<String, ChatError> {
+        let known = self
+            .dms
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(user)
+            .cloned();
+        if let Some(id) = known {
+            return Ok(id);
+        }
+        self.throttle.wait("conversations.open", user).await;
+        let request = SlackApiConversationsOpenRequest::new().with_users(vec![user.into()]);
+        let opened = self
+            .session()
+            .conversations_open(&request)
+            .await
+            .map_err(|error| classify(&error))?;
+        let id = opened.channel.id.0;
+        self.dms
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(user.to_owned(), id.clone());
+        Ok(id)
+    }
+
+    /// Checks the bot token and learns the bot's user id, so its own messages are ignored.
+    async fn identify(&self) -> Result<(), ChatError> {
+        let me = self
+            .session()
+            .auth_test()
+            .await
+            .map_err(|error| classify(&error))?;
+        self.intake.set_bot_user_id(me.user_id.0);
+        Ok(())
+    }
+
+    async fn answer_command(
+        &self,
+        key: &str,
+        response_url: &str,
+        text: &str,
+    ) -> Result<(), ChatError> {
+        let Err(text) = self.intake.replies.fulfil(key, text) else {
+            return Ok(());
+        };
+        let url = Url::parse(response_url).map_err(|error| ChatError::Permanent {
+            channel: CHANNEL.to_owned(),
+            reason: format!("slash command response_url is not a URL: {error}"),
+        })?;
+        let request =
+            SlackApiPostWebhookMessageRequest::new(SlackMessageContent::new().with_text(text));
+        self.client
+            .respond_to_event(&SlackResponseUrl(url), &request)
+            .await
+            .map_err(|error| classify(&error))?;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Channel for SlackChannel {
+    fn name(&self) -> &str {
+        CHANNEL
+    }
+
+    async fn send(&self, route: &Route, card: &Card) -> Result<MessageLocator, ChatError> {
+        let conversation = match &route.destination {
+            Destination::Dm(user) => self.dm_channel(user).await?,
+            Destination::Chat(id) => id.clone(),
+        };
+        self.throttle.wait("chat.postMessage", &conversation).await;
+        let mut request =
+            SlackApiChatPostMessageRequest::new(conversation.into(), encode_card(card));
+        if let Some(thread) = &route.thread_id {
+            request = request.with_thread_ts(thread.clone().into());
+        }
+        let posted = self
+            .session()
+            .chat_post_message(&request)
+            .await
+            .map_err(|error| classify(&error))?;
+        Ok(MessageLocator {
+            channel: CHANNEL.to_owned(),
+            account_id: self.config.account_id.clone(),
+            chat_id: posted.channel.0,
+            message_id: posted.ts.0,
+            thread_id: route.thread_id.clone(),
+        })
+    }
+
+    async fn update(&self, message: &MessageLocator, card: &Card) -> Result<(), ChatError> {
+        self.throttle.wait("chat.update", &message.chat_id).await;
+        let request = SlackApiChatUpdateRequest::new(
+            message.chat_id.clone().into(),
+            encode_card(card),
+            message.message_id.clone().into(),
+        );
+        self.session()
+            .chat_update(&request)
+            .await
+            .map_err(|error| classify(&error))?;
+        Ok(())
+    }
+
+    async fn delete(&self, message: &MessageLocator) -> Result<(), ChatError> {
+        self.throttle.wait("chat.delete", &message.chat_id).await;
+        let request = SlackApiChatDeleteRequest::new(
+            message.chat_id.clone().into(),
+            message.message_id.clone().into(),
+        );
+        self.session()
+            .chat_delete(&request)
+            .await
+            .map_err(|error| classify(&error))?;
+        Ok(())
+    }
+
+    async fn answer(&self, interaction: &InteractionRef, text: &str) -> Result<(), ChatError> {
+        match Handle::decode(&interaction.handle) {
+            Some(Handle::Command { key, response_url }) => {
+                self.answer_command(&key, &response_url, text).await
+            }
+            Some(Handle::Press {
+                channel,
+                user,
+                thread_ts,
+            }) => {
+                self.throttle.wait("chat.postEphemeral", &channel).await;
+                let content = SlackMessageContent::new().with_text(text.to_owned());
+                let mut request =
+                    SlackApiChatPostEphemeralRequest::new(channel.into(), user.into(), content);
+                if let Some(thread) = thread_ts {
+                    request = request.with_thread_ts(thread.into());
+                }
+                self.session()
+                    .chat_post_ephemeral(&request)
+                    .await
+                    .map_err(|error| classify(&error))?;
+                Ok(())
+            }
+            None => Err(ChatError::Permanent {
+                channel: CHANNEL.to_owned(),
+                reason: "interaction handle was not issued by the slack adapter".to_owned(),
+            }),
+        }
+    }
+
+    async fn run(&self, inbound: mpsc::Sender<Inbound>) -> Result<(), ChatError> {
+        self.identify().await?;
+        self.intake.attach(Some(inbound.clone()));
+        let outcome = match (self.config.mode, &self.config.app_token) {
+            (SlackMode::Socket, Some(app_token)) => {
+                let app_token = SlackApiToken::new(app_token.expose().into());
+                socket::listen(
+                    Arc::clone(&self.client),
+                    &app_token,
+                    Arc::clone(&self.intake),
+                    self.config.socket_connections,
+                    &inbound,
+                )
+                .await
+            }
+            (SlackMode::Socket, None) => Err(ChatError::Permanent {
+                channel: CHANNEL.to_owned(),
+                reason: "socket mode needs channels.slack.appToken".to_owned(),
+            }),
+            (SlackMode::Http, _) => {
+                inbound.closed().await;
+                Ok(())
+            }
+        };
+        self.intake.attach(None);
+        outcome
+    }
+}

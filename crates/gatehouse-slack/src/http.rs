@@ -1,0 +1,110 @@
+//! HTTP mode: one Request URL for events, interactivity and slash commands, mounted by the
+//! gateway. Every request is signature-checked first (401 and a log line otherwise); the body
+//! kind is then told apart the way Slack sends them: JSON for events, `payload=` for
+//! interactions, form fields with `command` for slash commands.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Json, Response};
+use axum::routing::post;
+use serde_json::json;
+use slack_morphism::prelude::*;
+
+use crate::intake::Intake;
+use crate::signature::RequestVerifier;
+
+/// The path the manifest's Request URLs point at.
+pub const EVENTS_PATH: &str = "/slack/events";
+
+struct HttpState {
+    intake: Arc<Intake>,
+    verifier: RequestVerifier,
+}
+
+/// The router for [`EVENTS_PATH`].
+pub(crate) fn router(intake: Arc<Intake>, verifier: RequestVerifier) -> Router {
+    Router::new()
+        .route(EVENTS_PATH, post(receive))
+        .with_state(Arc::new(HttpState { intake, verifier }))
+}
+
+async fn receive(State(state): State<Arc<HttpState>>, headers: HeaderMap, body: Bytes) -> Response {
+    if let Err(refusal) = state.verifier.verify(&headers, &body, now_secs()) {
+        tracing::warn!(channel = "slack", reason = %refusal, "Refused an unauthenticated Slack request.");
+        return StatusCode::UNAUTHORIZED.into_response();
+    }
+    if !state.intake.is_attached() {
+        // Slack retries events and shows the user an error for interactions: better than
+        // accepting something nobody will act on.
+        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+    }
+    if body.first() == Some(&b'{') {
+        return event(&state, &body);
+    }
+    let form: HashMap<String, String> = match serde_urlencoded::from_bytes(&body) {
+        Ok(form) => form,
+        Err(error) => return malformed("form body", &error),
+    };
+    if let Some(payload) = form.get("payload") {
+        return match serde_json::from_str::<SlackInteractionEvent>(payload) {
+            Ok(interaction) => {
+                state.intake.interaction(&interaction);
+                StatusCode::OK.into_response()
+            }
+            Err(error) => malformed("interaction payload", &error),
+        };
+    }
+    if form.contains_key("command") {
+        return match serde_urlencoded::from_bytes::<SlackCommandEvent>(&body) {
+            Ok(command) => command_response(Arc::clone(&state.intake).command(&command).await),
+            Err(error) => malformed("slash command", &error),
+        };
+    }
+    malformed("request", &"neither an event, an interaction nor a command")
+}
+
+fn event(state: &HttpState, body: &[u8]) -> Response {
+    match serde_json::from_slice::<SlackPushEvent>(body) {
+        Ok(SlackPushEvent::UrlVerification(check)) => {
+            Json(json!({ "challenge": check.challenge })).into_response()
+        }
+        Ok(SlackPushEvent::EventCallback(callback)) => {
+            state.intake.event(&callback);
+            StatusCode::OK.into_response()
+        }
+        Ok(SlackPushEvent::AppRateLimited(_)) => {
+            tracing::warn!(
+                channel = "slack",
+                "Slack is dropping events: the app is rate limited."
+            );
+            StatusCode::OK.into_response()
+        }
+        Err(error) => malformed("event", &error),
+    }
+}
+
+/// The answer travels in the response body (ephemeral); without one Slack shows nothing.
+fn command_response(answer: Option<String>) -> Response {
+    match answer {
+        Some(text) => Json(json!({ "response_type": "ephemeral", "text": text })).into_response(),
+        None => StatusCode::OK.into_response(),
+    }
+}
+
+fn malformed(what: &str, error: &dyn std::fmt::Display) -> Response {
+    tracing::warn!(channel = "slack", error = %error, "Signed Slack {what} could not be read.");
+    StatusCode::BAD_REQUEST.into_response()
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default()
+}

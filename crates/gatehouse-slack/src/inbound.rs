@@ -1,0 +1,215 @@
+//! Slack events as the chat core's [`Inbound`]: pure translation, shared by Socket Mode and HTTP
+//! mode. Nothing here parses commands or checks approvers; the core does, for every channel.
+
+use gatehouse_chat::{ButtonPress, Inbound, InboundText, InteractionRef, MessageLocator};
+use gatehouse_policy::elevated::SenderIdentity;
+use slack_morphism::prelude::*;
+
+use crate::classify::CHANNEL;
+use crate::handle::Handle;
+
+/// Slack's `channel_type` for a direct message.
+const DIRECT_MESSAGE: &str = "im";
+
+/// A button press on a message. `None` for presses without a user, outside a message, or
+/// without a value (another app's buttons); the core verifies the token itself.
+pub(crate) fn press(
+    event: &SlackInteractionBlockActionsEvent,
+    account_id: Option<&str>,
+) -> Option<Inbound> {
+    let user = event.user.as_ref()?;
+    let SlackInteractionActionContainer::Message(container) = &event.container else {
+        return None;
+    };
+    let channel = container
+        .channel_id
+        .clone()
+        .or_else(|| event.channel.as_ref().map(|c| c.id.clone()))?;
+    let token = event
+        .actions
+        .as_ref()?
+        .iter()
+        .find_map(|action| action.value.clone())?;
+    let thread_ts = event
+        .message
+        .as_ref()
+        .and_then(|m| m.origin.thread_ts.as_ref())
+        .filter(|thread| **thread != container.message_ts)
+        .map(|thread| thread.0.clone());
+    let handle = Handle::Press {
+        channel: channel.0.clone(),
+        user: user.id.0.clone(),
+        thread_ts: thread_ts.clone(),
+    };
+    Some(Inbound::Press(ButtonPress {
+        sender: SenderIdentity {
+            channel: CHANNEL.to_owned(),
+            id: user.id.0.clone(),
+            username: user.username.clone(),
+            name: user.name.clone(),
+            ..SenderIdentity::default()
+        },
+        token,
+        message: locator(account_id, &channel.0, &container.message_ts.0, thread_ts),
+        interaction: InteractionRef {
+            channel: CHANNEL.to_owned(),
+            handle: handle.encode(),
+        },
+    }))
+}
+
+/// A message someone typed where the bot can read it. Edits, joins, bot posts (our own cards
+/// included) and empty messages are not commands, so they are dropped here.
+pub(crate) fn message(
+    event: &SlackMessageEvent,
+    bot_user_id: Option<&str>,
+    account_id: Option<&str>,
+) -> Option<Inbound> {
+    if event.subtype.is_some() || event.sender.bot_id.is_some() {
+        return None;
+    }
+    let user = event.sender.user.as_ref()?;
+    if Some(user.0.as_str()) == bot_user_id {
+        return None;
+    }
+    let channel = event.origin.channel.as_ref()?;
+    let text = event.content.as_ref()?.text.as_deref()?;
+    let text = strip_bot_mention(text, bot_user_id);
+    if text.is_empty() {
+        return None;
+    }
+    let ts = &event.origin.ts.0;
+    let thread = event.origin.thread_ts.as_ref().map(|t| t.0.clone());
+    // A message in a card's thread answers that card, as a Telegram reply would.
+    let reply_to = thread
+        .as_ref()
+        .filter(|parent| *parent != ts)
+        .map(|parent| locator(account_id, &channel.0, parent, None));
+    let is_direct = event
+        .origin
+        .channel_type
+        .as_ref()
+        .is_some_and(|kind| kind.0 == DIRECT_MESSAGE);
+    Some(Inbound::Text(InboundText {
+        sender: SenderIdentity {
+            channel: CHANNEL.to_owned(),
+            id: user.0.clone(),
+            username: event.sender.username.clone(),
+            ..SenderIdentity::default()
+        },
+        message: locator(account_id, &channel.0, ts, thread),
+        text: text.to_owned(),
+        reply_to,
+        is_direct,
+        interaction: None,
+    }))
+}
+
+/// A slash command, joined back into one line (`/approve 0f3c9a1e deny`) so it meets the same
+/// grammar as typed text. It has no message, so the locator carries the `trigger_id`.
+pub(crate) fn command(event: &SlackCommandEvent, account_id: Option<&str>) -> Inbound {
+    let args = event.text.as_deref().unwrap_or_default().trim();
+    let text = if args.is_empty() {
+        event.command.0.clone()
+    } else {
+        format!("{} {args}", event.command.0)
+    };
+    let handle = Handle::Command {
+        key: event.trigger_id.0.clone(),
+        response_url: event.response_url.0.to_string(),
+    };
+    Inbound::Text(InboundText {
+        sender: SenderIdentity {
+            channel: CHANNEL.to_owned(),
+            id: event.user_id.0.clone(),
+            ..SenderIdentity::default()
+        },
+        message: locator(account_id, &event.channel_id.0, &event.trigger_id.0, None),
+        text,
+        reply_to: None,
+        is_direct: event.channel_id.0.starts_with('D'),
+        interaction: Some(InteractionRef {
+            channel: CHANNEL.to_owned(),
+            handle: handle.encode(),
+        }),
+    })
+}
+
+/// `<@U0BOT> approve …` in a channel reads as `approve …`; a mention of anyone else stays, so the
+/// grammar sees it and does not mistake it for ours.
+fn strip_bot_mention<'a>(text: &'a str, bot_user_id: Option<&str>) -> &'a str {
+    let text = text.trim();
+    let Some(bot) = bot_user_id else {
+        return text;
+    };
+    let mention = format!("<@{bot}>");
+    text.strip_prefix(&mention)
+        .map(|rest| rest.trim_start_matches(':').trim())
+        .unwrap_or(text)
+}
+
+fn locator(
+    account_id: Option<&str>,
+    chat_id: &str,
+    message_id: &str,
+    thread_id: Option<String>,
+) -> MessageLocator {
+    MessageLocator {
+        channel: CHANNEL.to_owned(),
+        account_id: account_id.map(str::to_owned),
+        chat_id: chat_id.to_owned(),
+        message_id: message_id.to_owned(),
+        thread_id,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn message_event(value: serde_json::Value) -> SlackMessageEvent {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn strips_only_our_own_mention() {
+        assert_eq!(
+            strip_bot_mention("<@UBOT> approve a deny", Some("UBOT")),
+            "approve a deny"
+        );
+        assert_eq!(
+            strip_bot_mention("<@UBOT>: approve a deny", Some("UBOT")),
+            "approve a deny"
+        );
+        assert_eq!(
+            strip_bot_mention("<@UX> approve a deny", Some("UBOT")),
+            "<@UX> approve a deny"
+        );
+    }
+
+    #[test]
+    fn denies_bot_posts_and_edits_as_commands() {
+        let bot = message_event(json!({"type": "message", "channel": "C1", "ts": "1.1",
+            "user": "UBOT", "bot_id": "B1", "text": "/approve a deny"}));
+        assert_eq!(message(&bot, Some("UBOT"), None), None);
+        let edit = message_event(json!({"type": "message", "subtype": "message_changed",
+            "channel": "C1", "ts": "1.2", "user": "U1", "text": "approve a deny"}));
+        assert_eq!(message(&edit, Some("UBOT"), None), None);
+    }
+
+    #[test]
+    fn treats_a_thread_message_as_a_reply_to_its_parent() {
+        let event = message_event(
+            json!({"type": "message", "channel": "C1", "channel_type": "channel",
+            "ts": "2.0", "thread_ts": "1.0", "user": "U1", "text": "deny"}),
+        );
+        let Some(Inbound::Text(text)) = message(&event, Some("UBOT"), None) else {
+            panic!("no text")
+        };
+        assert_eq!(text.reply_to.unwrap().message_id, "1.0");
+        assert_eq!(text.message.thread_id.as_deref(), Some("1.0"));
+        assert!(!text.is_direct);
+    }
+}

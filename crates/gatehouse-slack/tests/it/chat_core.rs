@@ -1,0 +1,233 @@
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use gatehouse_chat::Channel;
+use gatehouse_chat::TurnSource;
+use gatehouse_chat::commands::{
+    PressRefusal, TextAction, TextContext, check_press, interpret_text,
+};
+use gatehouse_chat::config::{
+    ChatApprovalSettings, ChatApprovals, NativeClientSettings, NativeTarget,
+};
+use gatehouse_chat::delivery::{Deliverer, RetryPolicy};
+use gatehouse_chat::dispatch::Dispatcher;
+use gatehouse_chat::plan::{RequestMeta, plan_delivery};
+use gatehouse_chat::render::{ResolveOutcome, render_receipt};
+use gatehouse_chat::token::{MemoryTokenStore, TokenClaim, TokenRegistry};
+use gatehouse_fakes::FakeHandle;
+use gatehouse_policy::ApprovalDecision;
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use crate::support::{calls_of, control, next_press, next_text, socket_mode, view};
+
+const THREAD: &str = "1795243000.000100";
+
+fn approvals() -> ChatApprovals {
+    ChatApprovalSettings {
+        native: vec![NativeClientSettings {
+            channel: "slack".into(),
+            approvers: vec!["U0ALICE".into()],
+            target: NativeTarget::Both,
+            ..NativeClientSettings::default()
+        }],
+        ..ChatApprovalSettings::default()
+    }
+    .validate()
+    .unwrap()
+}
+
+/// The token on the button for `decision` in the card posted to `chat`.
+fn token_in(fake: &FakeHandle, chat: &str, decision: &str) -> String {
+    let post = calls_of(fake, "chat.postMessage")
+        .into_iter()
+        .find(|call| {
+            call.body["channel"]
+                .as_str()
+                .is_some_and(|c| c.starts_with(chat))
+        })
+        .unwrap();
+    let actions = post.body["blocks"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    actions["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|button| button["action_id"] == decision)
+        .map(|button| button["value"].as_str().unwrap().to_owned())
+        .unwrap()
+}
+
+fn press(user: &str, chat: &str, ts: &str, token: &str) -> Value {
+    json!({"type": "interactive", "payload": {"type": "block_actions", "user": {"id": user},
+        "container": {"type": "message", "message_ts": ts, "channel_id": chat},
+        "actions": [{"type": "button", "action_id": "allow-once", "value": token}]}})
+}
+
+#[tokio::test]
+async fn decides_a_card_delivered_to_a_dm_and_the_origin_thread() {
+    let (fake, slack, mut rx, _task) = socket_mode(|_| {}).await;
+    let channel: Arc<dyn Channel> = slack.clone();
+    let dispatcher = Dispatcher {
+        channels: HashMap::from([("slack".to_owned(), channel)]),
+        deliverer: Deliverer::new(RetryPolicy::default()),
+        tokens: TokenRegistry::new(MemoryTokenStore::default()),
+        max_command_chars: 1200,
+    };
+    let approvals = approvals();
+    let origin = TurnSource {
+        channel: "slack".into(),
+        account_id: None,
+        to: "C0OPS".into(),
+        thread_id: Some(THREAD.into()),
+        dm_user_id: None,
+    };
+    let meta = RequestMeta {
+        agent_id: Some("main"),
+        session_key: None,
+        turn_source: Some(&origin),
+    };
+    let plan = plan_delivery(meta, &approvals);
+    let now = view(true).expires_at_ms - 60_000;
+    let outcome = dispatcher.deliver(&plan, &view(true), now).await;
+    assert!(outcome.failed.is_empty(), "{:?}", outcome.failed);
+    let dm = outcome
+        .delivered
+        .iter()
+        .find(|d| d.locator.chat_id.starts_with('D'))
+        .unwrap();
+    let thread = outcome
+        .delivered
+        .iter()
+        .find(|d| d.locator.chat_id == "C0OPS")
+        .unwrap();
+    assert_eq!(thread.locator.thread_id.as_deref(), Some(THREAD));
+    let thread_post = calls_of(&fake, "chat.postMessage")
+        .into_iter()
+        .find(|call| call.body["channel"] == "C0OPS")
+        .unwrap();
+    assert_eq!(thread_post.body["thread_ts"], THREAD);
+
+    // A non-approver's press is refused privately; the card keeps its buttons.
+    let once_in_dm = token_in(&fake, "D", "allow-once");
+    control(
+        &fake,
+        "/_fake/inject",
+        press(
+            "U0BOB",
+            &dm.locator.chat_id,
+            &dm.locator.message_id,
+            &once_in_dm,
+        ),
+    )
+    .await;
+    let bob = next_press(&mut rx).await;
+    let refusal = check_press(&bob, &dispatcher.tokens, &approvals, now).unwrap_err();
+    assert_eq!(refusal, PressRefusal::NotApprover);
+    slack
+        .answer(&bob.interaction, refusal.text())
+        .await
+        .unwrap();
+    assert_eq!(
+        calls_of(&fake, "chat.postEphemeral")[0].body["user"],
+        "U0BOB"
+    );
+
+    // The DM's token pressed on the thread's card is not valid there.
+    control(
+        &fake,
+        "/_fake/inject",
+        press("U0ALICE", "C0OPS", &thread.locator.message_id, &once_in_dm),
+    )
+    .await;
+    let misplaced = next_press(&mut rx).await;
+    assert!(matches!(
+        check_press(&misplaced, &dispatcher.tokens, &approvals, now),
+        Err(PressRefusal::Token(_))
+    ));
+
+    // The approver's press in the DM resolves; every copy becomes a receipt.
+    control(
+        &fake,
+        "/_fake/inject",
+        press(
+            "U0ALICE",
+            &dm.locator.chat_id,
+            &dm.locator.message_id,
+            &once_in_dm,
+        ),
+    )
+    .await;
+    let alice = next_press(&mut rx).await;
+    assert_eq!(
+        check_press(&alice, &dispatcher.tokens, &approvals, now),
+        Ok(TokenClaim {
+            approval_id: view(true).id,
+            decision: ApprovalDecision::AllowOnce
+        })
+    );
+    let receipt = render_receipt(
+        &view(true),
+        &ResolveOutcome {
+            decision: ApprovalDecision::AllowOnce,
+            decided_by: "alice".into(),
+        },
+        1200,
+    );
+    let copies: Vec<_> = outcome
+        .delivered
+        .iter()
+        .map(|d| d.locator.clone())
+        .collect();
+    assert!(
+        dispatcher
+            .finish(&copies, &receipt, |_| false)
+            .await
+            .is_empty()
+    );
+    let updates = calls_of(&fake, "chat.update");
+    assert_eq!(updates.len(), copies.len());
+    for update in updates {
+        let blocks = update.body["blocks"].as_array().unwrap();
+        assert!(blocks.iter().all(|block| block["type"] != "actions"));
+    }
+}
+
+#[tokio::test]
+async fn turns_typed_and_slash_approve_into_the_same_decision() {
+    let (fake, _slack, mut rx, _task) = socket_mode(|_| {}).await;
+    let approvals = approvals();
+    control(
+        &fake,
+        "/_fake/inject",
+        json!({"type": "events_api", "payload": {"event": {
+        "type": "message", "channel": "C0OPS", "channel_type": "channel", "user": "U0ALICE",
+        "text": "approve 0f3c9a1e deny"}}}),
+    )
+    .await;
+    control(&fake, "/_fake/inject", json!({"type": "slash_commands", "payload": {
+        "command": "/approve", "text": "0f3c9a1e deny", "user_id": "U0ALICE", "channel_id": "C0OPS"}}))
+    .await;
+    let expected = TextAction::Resolve {
+        target: "0f3c9a1e".into(),
+        decision: ApprovalDecision::Deny,
+    };
+    for _ in 0..2 {
+        let text = next_text(&mut rx).await;
+        let ctx = TextContext {
+            sender: &text.sender,
+            bot_username: None,
+            replied_to_approval: None,
+        };
+        assert_eq!(
+            interpret_text(&text.text, ctx, &approvals),
+            expected,
+            "{}",
+            text.text
+        );
+    }
+}

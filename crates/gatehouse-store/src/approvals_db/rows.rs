@@ -1,0 +1,254 @@
+//! Rows as stored and as returned: the column list, decoding (a row that does not decode is
+//! reported as corrupt, never guessed at) and the queries that read whole records.
+//!
+//! Shared by the read connections and the writer, which reads back what it wrote inside its
+//! transaction. Statements go through the connection's prepared-statement cache: the same few
+//! statements run thousands of times a second under load.
+
+use rusqlite::{Connection, OptionalExtension as _, Row};
+
+use super::record::{
+    ApprovalRecord, ApprovalRequest, ApprovalState, DeliveredMessage, ListFilter, RunBinding,
+    TurnSource,
+};
+use crate::error::StoreError;
+
+/// Every column of `approvals`, in [`RawRow::read`]'s order.
+pub(super) const COLUMNS: &str = "id, command, argv_json, cwd, env_keys_json, host, agent_id, session_key, \
+     resolved_path, security, ask, has_turn_source, turn_channel, turn_to, turn_account_id, \
+     turn_thread_id, binding_hash, binding_json, state, decision, resolved_by, reason, \
+     created_at_ms, expires_at_ms, resolved_at_ms, consumed_at_ms";
+
+/// Times are u64 in the API and INTEGER (i64) in SQLite; saturating is exact for any real time.
+pub(super) fn sql_ms(ms: u64) -> i64 {
+    i64::try_from(ms).unwrap_or(i64::MAX)
+}
+
+fn limit_param(limit: usize) -> i64 {
+    i64::try_from(limit).unwrap_or(i64::MAX)
+}
+
+/// Makes `%`, `_` and `\` in a user-supplied prefix literal for `LIKE ... ESCAPE '\'`.
+fn escape_like(prefix: &str) -> String {
+    let mut out = String::with_capacity(prefix.len());
+    for c in prefix.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+pub(super) fn encode(values: &[String], what: &'static str) -> Result<String, StoreError> {
+    serde_json::to_string(values).map_err(|source| StoreError::Encode { what, source })
+}
+
+pub(super) fn fetch(conn: &Connection, id: &str) -> Result<Option<ApprovalRecord>, StoreError> {
+    let raw = conn
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM approvals WHERE id = ?1"))?
+        .query_row([id], RawRow::read)
+        .optional()?;
+    raw.map(|raw| raw.into_record(conn)).transpose()
+}
+
+pub(super) fn fetch_required(conn: &Connection, id: &str) -> Result<ApprovalRecord, StoreError> {
+    fetch(conn, id)?.ok_or_else(|| StoreError::NotFound {
+        approval_id: id.to_owned(),
+    })
+}
+
+/// Approvals whose id starts with `prefix`, ignoring ASCII case, oldest first.
+pub(super) fn find_by_prefix(
+    conn: &Connection,
+    prefix: &str,
+    limit: usize,
+) -> Result<Vec<ApprovalRecord>, StoreError> {
+    let pattern = format!("{}%", escape_like(prefix));
+    query_many(
+        conn,
+        &format!(
+            "SELECT {COLUMNS} FROM approvals WHERE id LIKE ?1 ESCAPE '\\' \
+             ORDER BY created_at_ms, id LIMIT ?2"
+        ),
+        rusqlite::params![pattern, limit_param(limit)],
+    )
+}
+
+/// Approvals matching `filter`, oldest first.
+pub(super) fn list(
+    conn: &Connection,
+    filter: &ListFilter,
+) -> Result<Vec<ApprovalRecord>, StoreError> {
+    query_many(
+        conn,
+        &format!(
+            "SELECT {COLUMNS} FROM approvals \
+             WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR agent_id = ?2) \
+             ORDER BY created_at_ms, id LIMIT ?3"
+        ),
+        rusqlite::params![
+            filter.state.map(ApprovalState::as_str),
+            filter.agent_id,
+            limit_param(filter.limit)
+        ],
+    )
+}
+
+fn query_many(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> Result<Vec<ApprovalRecord>, StoreError> {
+    let raws: Vec<RawRow> = {
+        let mut stmt = conn.prepare_cached(sql)?;
+        stmt.query_map(params, RawRow::read)?
+            .collect::<Result<_, _>>()?
+    };
+    raws.into_iter().map(|raw| raw.into_record(conn)).collect()
+}
+
+fn messages(conn: &Connection, id: &str) -> Result<Vec<DeliveredMessage>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT channel, account_id, chat_id, message_id, thread_id FROM approval_messages \
+         WHERE approval_id = ?1 ORDER BY seq",
+    )?;
+    let rows = stmt.query_map([id], |row| {
+        Ok(DeliveredMessage {
+            channel: row.get(0)?,
+            account_id: row.get(1)?,
+            chat_id: row.get(2)?,
+            message_id: row.get(3)?,
+            thread_id: row.get(4)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// A row as stored: text columns not yet interpreted. Interpretation can fail, and a row that
+/// fails is reported as corrupt rather than guessed at.
+struct RawRow {
+    id: String,
+    command: String,
+    argv_json: String,
+    cwd: Option<String>,
+    env_keys_json: String,
+    host: Option<String>,
+    agent_id: Option<String>,
+    session_key: Option<String>,
+    resolved_path: Option<String>,
+    security: Option<String>,
+    ask: Option<String>,
+    has_turn_source: bool,
+    turn_source: TurnSource,
+    binding_hash: Option<String>,
+    binding_json: Option<String>,
+    state: String,
+    decision: Option<String>,
+    resolved_by: Option<String>,
+    reason: Option<String>,
+    created_at_ms: i64,
+    expires_at_ms: i64,
+    resolved_at_ms: Option<i64>,
+    consumed_at_ms: Option<i64>,
+}
+
+impl RawRow {
+    fn read(row: &Row<'_>) -> rusqlite::Result<RawRow> {
+        Ok(RawRow {
+            id: row.get(0)?,
+            command: row.get(1)?,
+            argv_json: row.get(2)?,
+            cwd: row.get(3)?,
+            env_keys_json: row.get(4)?,
+            host: row.get(5)?,
+            agent_id: row.get(6)?,
+            session_key: row.get(7)?,
+            resolved_path: row.get(8)?,
+            security: row.get(9)?,
+            ask: row.get(10)?,
+            has_turn_source: row.get(11)?,
+            turn_source: TurnSource {
+                channel: row.get(12)?,
+                to: row.get(13)?,
+                account_id: row.get(14)?,
+                thread_id: row.get(15)?,
+            },
+            binding_hash: row.get(16)?,
+            binding_json: row.get(17)?,
+            state: row.get(18)?,
+            decision: row.get(19)?,
+            resolved_by: row.get(20)?,
+            reason: row.get(21)?,
+            created_at_ms: row.get(22)?,
+            expires_at_ms: row.get(23)?,
+            resolved_at_ms: row.get(24)?,
+            consumed_at_ms: row.get(25)?,
+        })
+    }
+
+    fn into_record(self, conn: &Connection) -> Result<ApprovalRecord, StoreError> {
+        let id = self.id;
+        let corrupt = |column: &'static str, detail: String| StoreError::CorruptRow {
+            approval_id: id.clone(),
+            column,
+            detail,
+        };
+        let time = |column: &'static str, ms: i64| {
+            u64::try_from(ms).map_err(|_| corrupt(column, format!("negative time {ms}")))
+        };
+        let decode_list = |column: &'static str, text: &str| {
+            serde_json::from_str::<Vec<String>>(text).map_err(|e| corrupt(column, e.to_string()))
+        };
+        let request = ApprovalRequest {
+            command: self.command,
+            argv: decode_list("argv_json", &self.argv_json)?,
+            cwd: self.cwd,
+            env_keys: decode_list("env_keys_json", &self.env_keys_json)?,
+            host: self.host,
+            agent_id: self.agent_id,
+            session_key: self.session_key,
+            resolved_path: self.resolved_path,
+            security: self
+                .security
+                .map(|s| s.parse().map_err(|e| corrupt("security", format!("{e}"))))
+                .transpose()?,
+            ask: self
+                .ask
+                .map(|s| s.parse().map_err(|e| corrupt("ask", format!("{e}"))))
+                .transpose()?,
+            turn_source: self.has_turn_source.then_some(self.turn_source),
+            binding: match (self.binding_hash, self.binding_json) {
+                (Some(hash), Some(json)) => Some(RunBinding { hash, json }),
+                (None, None) => None,
+                _ => return Err(corrupt("binding_json", "hash without json".to_owned())),
+            },
+        };
+        let messages = messages(conn, &id)?;
+        Ok(ApprovalRecord {
+            state: self
+                .state
+                .parse()
+                .map_err(|e| corrupt("state", format!("{e}")))?,
+            decision: self
+                .decision
+                .map(|d| d.parse().map_err(|e| corrupt("decision", format!("{e}"))))
+                .transpose()?,
+            request,
+            resolved_by: self.resolved_by,
+            reason: self.reason,
+            created_at_ms: time("created_at_ms", self.created_at_ms)?,
+            expires_at_ms: time("expires_at_ms", self.expires_at_ms)?,
+            resolved_at_ms: self
+                .resolved_at_ms
+                .map(|ms| time("resolved_at_ms", ms))
+                .transpose()?,
+            consumed_at_ms: self
+                .consumed_at_ms
+                .map(|ms| time("consumed_at_ms", ms))
+                .transpose()?,
+            messages,
+            id,
+        })
+    }
+}

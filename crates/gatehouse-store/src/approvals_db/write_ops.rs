@@ -1,0 +1,170 @@
+//! The store's write operations, each run inside the writer's batch transaction.
+//!
+//! Each function sees the database as the operations before it in the same batch left it, so
+//! compare-and-swap outcomes are exactly those of one transaction per operation: the first
+//! answer in queue order wins. A function that fails leaves its changes to the writer, which
+//! rolls them back to the savepoint taken before it.
+
+use rusqlite::{Connection, params};
+
+use super::record::{
+    ApprovalRecord, ConsumeOutcome, DeliveredMessage, NewApproval, Resolution, ResolveOutcome,
+};
+use super::rows::{COLUMNS, encode, fetch, fetch_required, sql_ms};
+use crate::error::StoreError;
+
+/// Stores a new pending approval; an id that exists in any state is refused.
+pub(super) fn insert(
+    conn: &Connection,
+    approval: &NewApproval,
+) -> Result<ApprovalRecord, StoreError> {
+    if fetch(conn, &approval.id)?.is_some() {
+        return Err(StoreError::DuplicateId {
+            approval_id: approval.id.clone(),
+        });
+    }
+    let r = &approval.request;
+    let turn = r.turn_source.clone().unwrap_or_default();
+    conn.prepare_cached(&format!(
+        "INSERT INTO approvals ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, \
+         ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, 'pending', NULL, NULL, \
+         NULL, ?19, ?20, NULL, NULL)"
+    ))?
+    .execute(params![
+        approval.id,
+        r.command,
+        encode(&r.argv, "argv")?,
+        r.cwd,
+        encode(&r.env_keys, "env keys")?,
+        r.host,
+        r.agent_id,
+        r.session_key,
+        r.resolved_path,
+        r.security.map(|s| s.as_str()),
+        r.ask.map(|a| a.as_str()),
+        r.turn_source.is_some(),
+        turn.channel,
+        turn.to,
+        turn.account_id,
+        turn.thread_id,
+        r.binding.as_ref().map(|b| &b.hash),
+        r.binding.as_ref().map(|b| &b.json),
+        sql_ms(approval.created_at_ms),
+        sql_ms(approval.expires_at_ms),
+    ])?;
+    fetch_required(conn, &approval.id)
+}
+
+/// Moves a pending approval to the resolution's state, or reports the earlier winner.
+pub(super) fn resolve(
+    conn: &Connection,
+    id: &str,
+    resolution: &Resolution,
+    at_ms: u64,
+) -> Result<ResolveOutcome, StoreError> {
+    let (resolved_by, reason) = match resolution {
+        Resolution::Decided { resolved_by, .. } => (resolved_by.as_deref(), None),
+        Resolution::Expired { reason } | Resolution::Cancelled { reason } => {
+            (None, Some(reason.as_str()))
+        }
+    };
+    let changed = conn
+        .prepare_cached(
+            "UPDATE approvals SET state = ?2, decision = ?3, resolved_by = ?4, reason = ?5, \
+             resolved_at_ms = ?6 WHERE id = ?1 AND state = 'pending'",
+        )?
+        .execute(params![
+            id,
+            resolution.target_state().as_str(),
+            resolution.decision().map(|d| d.as_str()),
+            resolved_by,
+            reason,
+            sql_ms(at_ms),
+        ])?;
+    let record = fetch_required(conn, id)?;
+    Ok(if changed == 1 {
+        ResolveOutcome::Applied(record)
+    } else if resolution.matches(&record) {
+        ResolveOutcome::Repeated(record)
+    } else {
+        ResolveOutcome::Rejected { winner: record }
+    })
+}
+
+/// Takes the single run of an allowed `allow-once` approval.
+pub(super) fn consume_allow_once(
+    conn: &Connection,
+    id: &str,
+    at_ms: u64,
+) -> Result<ConsumeOutcome, StoreError> {
+    let changed = conn
+        .prepare_cached(
+            "UPDATE approvals SET consumed_at_ms = ?2 WHERE id = ?1 AND state = 'allowed' \
+             AND decision = 'allow-once' AND consumed_at_ms IS NULL",
+        )?
+        .execute(params![id, sql_ms(at_ms)])?;
+    let record = fetch_required(conn, id)?;
+    Ok(if changed == 1 {
+        ConsumeOutcome::Consumed(record)
+    } else if record.consumed_at_ms.is_some() {
+        ConsumeOutcome::AlreadyConsumed(record)
+    } else {
+        ConsumeOutcome::NotAllowOnce(record)
+    })
+}
+
+/// Remembers a chat message showing the approval; the same message twice is a no-op.
+pub(super) fn record_delivery(
+    conn: &Connection,
+    id: &str,
+    message: &DeliveredMessage,
+) -> Result<(), StoreError> {
+    if fetch(conn, id)?.is_none() {
+        return Err(StoreError::NotFound {
+            approval_id: id.to_owned(),
+        });
+    }
+    conn.prepare_cached(
+        "INSERT OR IGNORE INTO approval_messages \
+         (approval_id, channel, account_id, chat_id, message_id, thread_id) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![
+        id,
+        message.channel,
+        message.account_id,
+        message.chat_id,
+        message.message_id,
+        message.thread_id
+    ])?;
+    Ok(())
+}
+
+/// Cancels every pending approval and returns them, oldest first.
+pub(super) fn cancel_all_pending(
+    conn: &Connection,
+    reason: &str,
+    at_ms: u64,
+) -> Result<Vec<ApprovalRecord>, StoreError> {
+    let ids: Vec<String> = conn
+        .prepare("SELECT id FROM approvals WHERE state = 'pending' ORDER BY created_at_ms, id")?
+        .query_map([], |row| row.get(0))?
+        .collect::<Result<_, _>>()?;
+    conn.execute(
+        "UPDATE approvals SET state = 'cancelled', reason = ?1, resolved_at_ms = ?2 \
+         WHERE state = 'pending'",
+        params![reason, sql_ms(at_ms)],
+    )?;
+    ids.iter().map(|id| fetch_required(conn, id)).collect()
+}
+
+/// Deletes terminal approvals resolved before `cutoff_ms`; pending rows are never pruned.
+pub(super) fn prune_terminal_before(
+    conn: &Connection,
+    cutoff_ms: u64,
+) -> Result<usize, StoreError> {
+    Ok(conn.execute(
+        "DELETE FROM approvals WHERE state <> 'pending' AND resolved_at_ms < ?1",
+        params![sql_ms(cutoff_ms)],
+    )?)
+}

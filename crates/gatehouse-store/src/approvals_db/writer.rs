@@ -1,0 +1,231 @@
+//! Group commit: one thread owns the write connection and commits every queued operation in one
+//! transaction, so one fsync covers the whole batch.
+//!
+//! Callers block on a reply of their own, sent only after `COMMIT` returned: nothing is
+//! acknowledged before it is durable. Each operation runs inside a savepoint, so one that fails
+//! is rolled back alone and its neighbours commit. Operations run in queue order, so the first
+//! answer queued is the first answer applied, exactly as with one transaction per operation.
+//!
+//! The queue is bounded (a full queue makes callers wait, which is the backpressure) and so is a
+//! batch (a batch holds the write lock that other processes sharing the file wait for). A writer
+//! that is closed or has died answers every caller with [`StoreError::WriterStopped`], never with
+//! silence: the channels report a vanished peer instead of blocking on it.
+
+use std::path::PathBuf;
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+use rusqlite::Connection;
+
+use crate::error::StoreError;
+
+/// How much the writer takes on at once.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct BatchLimits {
+    /// Most operations in one transaction.
+    pub(super) max_batch: usize,
+    /// Most operations waiting for the writer; callers beyond it wait to enqueue.
+    pub(super) queue_capacity: usize,
+}
+
+/// The handle callers submit through; dropping it drains the queue and stops the thread.
+#[derive(Debug)]
+pub(super) struct BatchWriter {
+    queue: Mutex<Option<SyncSender<Box<dyn Job>>>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    path: PathBuf,
+}
+
+impl BatchWriter {
+    /// Starts the writer thread on `conn`, which it locks for the length of each batch.
+    pub(super) fn start(
+        conn: Arc<Mutex<Connection>>,
+        path: PathBuf,
+        limits: BatchLimits,
+    ) -> Result<Self, StoreError> {
+        let (queue, jobs) = mpsc::sync_channel(limits.queue_capacity.max(1));
+        let max_batch = limits.max_batch.max(1);
+        let thread = std::thread::Builder::new()
+            .name("approvals-writer".to_owned())
+            .spawn(move || write_batches(&conn, &jobs, max_batch))
+            .map_err(|e| StoreError::io(&path, "start approvals writer", e))?;
+        Ok(BatchWriter {
+            queue: Mutex::new(Some(queue)),
+            thread: Mutex::new(Some(thread)),
+            path,
+        })
+    }
+
+    /// Runs `op` in the next batch and returns its result once the batch is committed.
+    pub(super) fn submit<T: Send + 'static>(
+        &self,
+        op: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let queue = lock(&self.queue).clone().ok_or_else(|| self.stopped())?;
+        let (job, answer) = queued(op);
+        queue.send(job).map_err(|_| self.stopped())?;
+        // Our clone must not keep the writer alive past a close.
+        drop(queue);
+        answer.recv().map_err(|_| self.stopped())?
+    }
+
+    /// Refuses new operations, lets the writer commit everything already queued, and waits
+    /// for its thread to end. Later submissions fail with [`StoreError::WriterStopped`].
+    pub(super) fn close(&self) {
+        drop(lock(&self.queue).take());
+        let thread = lock(&self.thread).take();
+        if let Some(thread) = thread {
+            // A writer that panicked has already failed its callers (their replies dropped);
+            // there is nothing left to report here.
+            let _ = thread.join();
+        }
+    }
+
+    fn stopped(&self) -> StoreError {
+        StoreError::WriterStopped {
+            path: self.path.clone(),
+        }
+    }
+}
+
+impl Drop for BatchWriter {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// A queued operation with its result type erased, so one queue carries every kind.
+trait Job: Send {
+    /// Runs the operation on the open transaction; `false` when it failed, so its changes
+    /// must be rolled back to the savepoint.
+    fn run(&mut self, conn: &Connection) -> bool;
+
+    /// Answers the caller: its own error if it failed, the batch's error if the batch did not
+    /// commit, its result otherwise.
+    fn reply(self: Box<Self>, batch: Result<(), &rusqlite::Error>);
+}
+
+/// `op` as a job, and where its answer will arrive.
+fn queued<T: Send + 'static>(
+    op: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+) -> (Box<dyn Job>, Receiver<Result<T, StoreError>>) {
+    let (reply, answer) = mpsc::sync_channel(1);
+    let job = Queued {
+        op: Some(op),
+        result: None,
+        reply,
+    };
+    (Box::new(job), answer)
+}
+
+struct Queued<T, F> {
+    op: Option<F>,
+    result: Option<Result<T, StoreError>>,
+    reply: SyncSender<Result<T, StoreError>>,
+}
+
+impl<T, F> Job for Queued<T, F>
+where
+    T: Send,
+    F: FnOnce(&Connection) -> Result<T, StoreError> + Send,
+{
+    fn run(&mut self, conn: &Connection) -> bool {
+        let Some(op) = self.op.take() else {
+            return true;
+        };
+        let result = op(conn);
+        let succeeded = result.is_ok();
+        self.result = Some(result);
+        succeeded
+    }
+
+    fn reply(self: Box<Self>, batch: Result<(), &rusqlite::Error>) {
+        let answer = match (self.result, batch) {
+            (Some(Err(own)), _) => Err(own),
+            (_, Err(batch)) => Err(StoreError::Database(replicate(batch))),
+            (Some(Ok(value)), Ok(())) => Ok(value),
+            // Not run although the batch committed: the writer's loop rules this out, and the
+            // caller still gets an answer rather than a wait.
+            (None, Ok(())) => Err(StoreError::Database(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_INTERNAL),
+                Some("operation was not run".to_owned()),
+            ))),
+        };
+        // The caller blocks on this reply until it arrives, so it is still there to receive it.
+        let _ = self.reply.send(answer);
+    }
+}
+
+/// The writer thread: takes what is queued (at least one operation, at most `max_batch`),
+/// commits it as one transaction, answers, and repeats until every submitter is gone.
+fn write_batches(conn: &Mutex<Connection>, jobs: &Receiver<Box<dyn Job>>, max_batch: usize) {
+    let mut batch: Vec<Box<dyn Job>> = Vec::with_capacity(max_batch);
+    while let Ok(first) = jobs.recv() {
+        batch.push(first);
+        batch.extend(jobs.try_iter().take(max_batch - 1));
+        let conn = lock(conn);
+        let committed = commit_batch(&conn, &mut batch);
+        for job in batch.drain(..) {
+            job.reply(committed.as_ref().map(|_| ()));
+        }
+    }
+}
+
+/// One `BEGIN IMMEDIATE … COMMIT` around every job, each in a savepoint of its own.
+fn commit_batch(conn: &Connection, batch: &mut [Box<dyn Job>]) -> Result<(), rusqlite::Error> {
+    // A transaction left open by an earlier failure would make every later BEGIN fail.
+    if !conn.is_autocommit() {
+        conn.execute_batch("ROLLBACK")?;
+    }
+    conn.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
+    let result = batch
+        .iter_mut()
+        .try_for_each(|job| run_isolated(conn, job.as_mut()))
+        .and_then(|()| conn.prepare_cached("COMMIT")?.execute([]).map(drop));
+    if result.is_err() && !conn.is_autocommit() {
+        // The batch error is what callers need; a failed rollback is retried before the next
+        // batch begins.
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+    result
+}
+
+fn run_isolated(conn: &Connection, job: &mut dyn Job) -> Result<(), rusqlite::Error> {
+    conn.prepare_cached("SAVEPOINT op")?.execute([])?;
+    if !job.run(conn) {
+        if conn.is_autocommit() {
+            // Some errors (disk full, I/O) make SQLite roll back the whole transaction: the
+            // operations before this one are gone too, so the batch as a whole has failed.
+            return Err(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ABORT),
+                Some("an operation's error rolled back the whole batch".to_owned()),
+            ));
+        }
+        conn.prepare_cached("ROLLBACK TO op")?.execute([])?;
+    }
+    conn.prepare_cached("RELEASE op")?.execute([]).map(drop)
+}
+
+/// The batch error, once per caller: `rusqlite::Error` is not `Clone`, but its SQLite code and
+/// message are what a caller can act on.
+fn replicate(error: &rusqlite::Error) -> rusqlite::Error {
+    match error {
+        rusqlite::Error::SqliteFailure(code, message) => {
+            rusqlite::Error::SqliteFailure(*code, message.clone())
+        }
+        other => rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR),
+            Some(other.to_string()),
+        ),
+    }
+}
+
+/// A panic while a guard was held cannot leave a transaction open on the connection (the next
+/// batch rolls back first), and a queue handle has no invariant to break, so poison is ignored.
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
+}
+
+#[cfg(test)]
+mod tests;
