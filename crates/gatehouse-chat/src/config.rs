@@ -1,9 +1,10 @@
 //! The chat-approval settings as plain data (`approvals.exec` and each
 //! `channels.<channel>.execApprovals`), and their validated form.
 //!
-//! `gatehouse-config` reads the file and fills the `*Settings` structs; [`ChatApprovalSettings::validate`]
-//! compiles filters, parses targets and approvers, and refuses what cannot work, so the planner
-//! only ever sees configuration that means something.
+//! The gateway maps `gatehouse-config`'s model into the `*Settings` structs (this crate knows no
+//! config syntax); [`ChatApprovalSettings::validate`] compiles filters, parses targets and
+//! approvers, and refuses what cannot work, so the planner only ever sees configuration that
+//! means something.
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -81,13 +81,61 @@ pub enum CardState {
     Notice,
 }
 
+/// What a metadata line is about, so an adapter can render one natively (Discord shows
+/// [`FieldKind::Expires`] as a relative timestamp) without matching on label text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldKind {
+    /// The request's working directory.
+    WorkingDirectory,
+    /// The requesting agent.
+    Agent,
+    /// The host the command would run on.
+    Host,
+    /// The executable the command resolved to.
+    ResolvedPath,
+    /// Names of environment variables the request overrides.
+    EnvOverrides,
+    /// The short and the full approval id.
+    Id,
+    /// When the approval expires; [`Card::expires_at_ms`] holds the instant.
+    Expires,
+}
+
+impl FieldKind {
+    /// The label people read; one place, so every channel words a field the same.
+    pub fn label(self) -> &'static str {
+        match self {
+            FieldKind::WorkingDirectory => "Working directory",
+            FieldKind::Agent => "Agent",
+            FieldKind::Host => "Host",
+            FieldKind::ResolvedPath => "Resolved path",
+            FieldKind::EnvOverrides => "Env overrides",
+            FieldKind::Id => "ID",
+            FieldKind::Expires => "Expires",
+        }
+    }
+}
+
 /// One labelled line of metadata.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Field {
-    /// The label, e.g. "Working directory".
+    /// What the line is about; adapters branch on this, never on the label.
+    pub kind: FieldKind,
+    /// The label shown, always `kind.label()`.
     pub label: &'static str,
     /// The sanitized value.
     pub value: String,
+}
+
+impl Field {
+    /// A line whose label follows from its kind, so the two cannot disagree.
+    fn new(kind: FieldKind, value: String) -> Self {
+        Self {
+            kind,
+            label: kind.label(),
+            value,
+        }
+    }
 }
 
 /// The sanitized command, ready to be placed in a code block.
@@ -226,10 +274,10 @@ pub fn render_prompt(view: &ApprovalView, now_ms: u64, max_command_chars: usize)
         .map(ApprovalDecision::as_str)
         .collect();
     let mut fields = metadata_fields(view);
-    fields.push(Field {
-        label: "Expires",
-        value: expiry_phrase(view.expires_at_ms, now_ms),
-    });
+    fields.push(Field::new(
+        FieldKind::Expires,
+        expiry_phrase(view.expires_at_ms, now_ms),
+    ));
     Card {
         state: CardState::Pending,
         title: "Exec approval needed".to_owned(),
@@ -338,35 +386,34 @@ fn command_block(command: &str, max_chars: usize) -> CommandBlock {
 
 fn metadata_fields(view: &ApprovalView) -> Vec<Field> {
     let optional = [
-        ("Working directory", &view.cwd),
-        ("Agent", &view.agent_id),
-        ("Host", &view.host),
-        ("Resolved path", &view.resolved_path),
+        (FieldKind::WorkingDirectory, &view.cwd),
+        (FieldKind::Agent, &view.agent_id),
+        (FieldKind::Host, &view.host),
+        (FieldKind::ResolvedPath, &view.resolved_path),
     ];
     let mut fields: Vec<Field> = optional
         .into_iter()
-        .filter_map(|(label, value)| {
-            value.as_deref().map(|value| Field {
-                label,
-                value: one_line(value, MAX_FIELD_CHARS),
-            })
+        .filter_map(|(kind, value)| {
+            value
+                .as_deref()
+                .map(|value| Field::new(kind, one_line(value, MAX_FIELD_CHARS)))
         })
         .collect();
     if !view.env_keys.is_empty() {
         let keys: Vec<String> = view.env_keys.iter().map(|key| one_line(key, 64)).collect();
-        fields.push(Field {
-            label: "Env overrides",
-            value: one_line(&keys.join(", "), MAX_FIELD_CHARS),
-        });
+        fields.push(Field::new(
+            FieldKind::EnvOverrides,
+            one_line(&keys.join(", "), MAX_FIELD_CHARS),
+        ));
     }
-    fields.push(Field {
-        label: "ID",
-        value: format!(
+    fields.push(Field::new(
+        FieldKind::Id,
+        format!(
             "{} ({})",
             one_line(&view.short_id(), SHORT_ID_LEN),
             one_line(&view.id, 128)
         ),
-    });
+    ));
     fields
 }
 

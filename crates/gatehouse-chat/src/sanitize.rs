@@ -38,13 +38,19 @@ pub fn make_visible_bounded(text: &str, max_chars: usize) -> (String, usize) {
 /// newlines shown as `\n`, at most `max_chars` characters with an ellipsis.
 pub fn one_line(text: &str, max_chars: usize) -> String {
     let flattened = make_visible(text).replace('\n', "\\n").replace('\t', "\\t");
-    if flattened.chars().count() <= max_chars {
-        return flattened;
+    clip(&flattened, max_chars)
+}
+
+/// Cuts already-safe text to a platform's length limit, counted in characters, ending a cut
+/// with an ellipsis; every adapter clips titles and replies the same way, so it lives here.
+pub fn clip(text: &str, max_chars: usize) -> String {
+    if text.chars().count() <= max_chars {
+        return text.to_owned();
     }
-    let mut cut: String = flattened
-        .chars()
-        .take(max_chars.saturating_sub(1))
-        .collect();
+    let Some(kept) = max_chars.checked_sub(1) else {
+        return String::new();
+    };
+    let mut cut: String = text.chars().take(kept).collect();
     cut.push('…');
     cut
 }
@@ -124,6 +130,16 @@ fn invisible_name(c: char) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clips_to_the_limit_in_characters_with_an_ellipsis() {
+        assert_eq!(clip("short", 200), "short");
+        let cut = clip(&"é".repeat(250), 200);
+        assert_eq!(cut.chars().count(), 200);
+        assert!(cut.ends_with('…'));
+        assert_eq!(clip("abc", 1), "…");
+        assert_eq!(clip("abc", 0), "");
+    }
 
     #[test]
     fn fence_outgrows_backtick_runs() {

@@ -1,6 +1,6 @@
 //! What the adapter needs to connect: the bot token, where the API is, the application and the
-//! guilds to register commands in. A plain struct: the config crate maps `channels.discord` into
-//! it.
+//! guilds to register commands in. A plain struct: the `gatehouse` binary maps `gatehouse-config`'s
+//! `channels.discord` into it.
 
 use std::time::Duration;
 

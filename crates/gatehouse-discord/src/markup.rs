@@ -5,7 +5,8 @@
 //!
 //! Every text is clipped to Discord's limits here, so an oversized card fails nowhere.
 
-use gatehouse_chat::render::{ButtonStyle, Card, CardState, CommandBlock};
+use gatehouse_chat::render::{ButtonStyle, Card, CardState, CommandBlock, FieldKind};
+use gatehouse_chat::sanitize::clip;
 use gatehouse_policy::ApprovalDecision;
 use serenity::all::{
     ButtonStyle as DiscordButtonStyle, CreateActionRow, CreateAllowedMentions, CreateButton,
@@ -70,9 +71,9 @@ fn embed(card: &Card) -> Option<CreateEmbed> {
         embed = embed.description(description(command));
     }
     for field in &card.fields {
-        let value = match (field.label, card.expires_at_ms) {
+        let value = match (field.kind, card.expires_at_ms) {
             // Discord renders the relative time in each reader's clock and locale.
-            ("Expires", Some(at_ms)) => format!("<t:{}:R>", at_ms / 1000),
+            (FieldKind::Expires, Some(at_ms)) => format!("<t:{}:R>", at_ms / 1000),
             _ if field.value.trim().is_empty() => "-".to_owned(),
             _ => clip(&field.value, FIELD_VALUE_MAX),
         };
@@ -119,15 +120,6 @@ fn components(card: &Card) -> Vec<CreateActionRow> {
         })
         .collect();
     vec![CreateActionRow::Buttons(buttons)]
-}
-
-fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    let mut clipped: String = text.chars().take(max - 1).collect();
-    clipped.push('…');
-    clipped
 }
 
 #[cfg(test)]

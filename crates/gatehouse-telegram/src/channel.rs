@@ -11,6 +11,8 @@ use gatehouse_chat::channel::{Channel, Inbound, InteractionRef};
 use gatehouse_chat::commands::PressRefusal;
 use gatehouse_chat::render::Card;
 use gatehouse_chat::route::{Destination, MessageLocator, Route};
+use gatehouse_chat::sanitize::clip;
+use gatehouse_config::Secret;
 use teloxide::prelude::*;
 use teloxide::types::{
     AllowedUpdate, CallbackQueryId, LinkPreviewOptions, MessageId, ParseMode, Recipient, ThreadId,
@@ -19,7 +21,7 @@ use teloxide::{ApiError, RequestError};
 use tokio::sync::mpsc;
 
 use crate::classify::{CHANNEL, classify, timed_out};
-use crate::config::{Secret, TelegramConfig, UpdateMode};
+use crate::config::{TelegramConfig, UpdateMode};
 use crate::error::TelegramError;
 use crate::inbound::locator_of;
 use crate::markup::{card_html, keyboard};
@@ -187,7 +189,7 @@ impl Channel for TelegramChannel {
         let request = self
             .bot
             .answer_callback_query(CallbackQueryId(interaction.handle.clone()))
-            .text(bounded(text, MAX_ANSWER_CHARS))
+            .text(clip(text, MAX_ANSWER_CHARS))
             .show_alert(is_refusal(text));
         self.checked(request).await.map(|_| ())
     }
@@ -214,15 +216,6 @@ fn is_refusal(text: &str) -> bool {
 }
 
 /// Cuts `text` to `max` characters, marking the cut.
-fn bounded(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    let mut cut: String = text.chars().take(max - 1).collect();
-    cut.push('…');
-    cut
-}
-
 /// Cards can quote URLs from a command; Telegram must not fetch them for a preview.
 fn no_preview() -> LinkPreviewOptions {
     LinkPreviewOptions {
@@ -275,15 +268,6 @@ fn message_id(value: &str) -> Result<MessageId, ChatError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn bounds_answers_to_telegrams_limit() {
-        assert_eq!(bounded("short", 200), "short");
-        let long = "x".repeat(250);
-        let cut = bounded(&long, 200);
-        assert_eq!(cut.chars().count(), 200);
-        assert!(cut.ends_with('…'));
-    }
 
     #[test]
     fn shows_refusals_as_alerts_and_confirmations_as_toasts() {

@@ -8,9 +8,8 @@
 use std::time::Duration;
 
 use gatehouse_chat::ChatError;
+use gatehouse_config::Secret;
 use teloxide::{ApiError, RequestError};
-
-use crate::config::Secret;
 
 /// The channel name used in routes, locators and errors.
 pub(crate) const CHANNEL: &str = "telegram";

@@ -12,7 +12,7 @@ use teloxide::types::Update;
 use tokio::sync::mpsc;
 
 use crate::channel::{ALLOWED_UPDATES, TelegramChannel};
-use crate::classify::timed_out;
+use crate::classify::{CHANNEL, timed_out};
 use crate::inbound::translate;
 
 /// Polls until `inbound` is closed. Transient failures and rate limits are waited out with the
@@ -95,7 +95,7 @@ async fn confirm(channel: &TelegramChannel, offset: i32) {
     }
     let request = channel.bot.get_updates().offset(offset).timeout(0).limit(1);
     if let Err(error) = channel.checked(request).await {
-        tracing::info!(channel = "telegram", error = %error, "Could not confirm the last updates; they will be seen again.");
+        tracing::info!(channel = CHANNEL, error = %error, "Could not confirm the last updates; they will be seen again.");
     }
 }
 
@@ -107,7 +107,7 @@ async fn wait_out(error: &ChatError, delay: Duration, inbound: &mpsc::Sender<Inb
         ChatError::Transient { .. } => delay,
         _ => return false,
     };
-    tracing::info!(channel = "telegram", error = %error, delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX), "Polling failed; retrying.");
+    tracing::info!(channel = CHANNEL, error = %error, delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX), "Polling failed; retrying.");
     tokio::select! {
         () = inbound.closed() => false,
         () = tokio::time::sleep(delay) => true,
@@ -119,6 +119,6 @@ fn finish(error: ChatError, inbound: &mpsc::Sender<Inbound>) -> Result<(), ChatE
     if inbound.is_closed() {
         return Ok(());
     }
-    tracing::warn!(channel = "telegram", error = %error, "Polling stopped for good.");
+    tracing::warn!(channel = CHANNEL, error = %error, "Polling stopped for good.");
     Err(error)
 }

@@ -1,7 +1,7 @@
 //! Webhook mode: an HTTP endpoint Telegram POSTs updates to, guarded by the secret token.
 //!
 //! teloxide's own webhook listener compares the secret with `==`; this endpoint compares in
-//! constant time (`subtle`), so response timing reveals nothing about the secret.
+//! constant time (`Secret::matches`), so response timing reveals nothing about the secret.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -14,7 +14,7 @@ use axum::routing::post;
 use gatehouse_chat::ChatError;
 use gatehouse_chat::channel::Inbound;
 use gatehouse_chat::delivery::RetryPolicy;
-use subtle::ConstantTimeEq;
+use gatehouse_config::Secret;
 use teloxide::prelude::*;
 use teloxide::types::Update;
 use tokio::net::TcpListener;
@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 
 use crate::channel::{ALLOWED_UPDATES, TelegramChannel};
 use crate::classify::CHANNEL;
-use crate::config::{Secret, WebhookConfig};
+use crate::config::WebhookConfig;
 use crate::inbound::translate;
 
 /// The header Telegram carries the webhook secret in.
@@ -87,13 +87,13 @@ async fn receive(
     headers: HeaderMap,
     body: Bytes,
 ) -> StatusCode {
+    // `Secret::matches` compares in constant time; only a length mismatch returns early, and
+    // the length of a secret of up to 256 allowed characters is no help in guessing it. A
+    // header that is not visible ASCII cannot be the secret and is refused like a wrong one.
     let presented = headers
         .get(SECRET_HEADER)
-        .map(|value| value.as_bytes())
-        .unwrap_or_default();
-    // Constant time over the bytes; only a length mismatch returns early, and the length of
-    // a secret of up to 256 allowed characters is no help in guessing it.
-    if !bool::from(presented.ct_eq(endpoint.secret.expose().as_bytes())) {
+        .and_then(|value| value.to_str().ok());
+    if !presented.is_some_and(|presented| endpoint.secret.matches(presented)) {
         tracing::warn!(
             target: "security",
             channel = CHANNEL,

@@ -1,6 +1,6 @@
 use gatehouse_chat::render::{
-    ApprovalView, ButtonStyle, CardState, ResolveOutcome, render_cancelled, render_expired,
-    render_fallback, render_origin_notice, render_prompt, render_receipt,
+    ApprovalView, ButtonStyle, CardState, FieldKind, ResolveOutcome, render_cancelled,
+    render_expired, render_fallback, render_origin_notice, render_prompt, render_receipt,
 };
 use gatehouse_chat::sanitize::{fence_for, make_visible, one_line};
 use gatehouse_policy::ApprovalDecision;
@@ -144,6 +144,31 @@ fn prompt_shows_every_field() {
          Reply /approve 0f3c9a1e allow-once|allow-always|deny"
     );
     assert_eq!(card.expires_at_ms, Some(NOW + 300_000));
+}
+
+#[test]
+fn fields_carry_a_kind_whose_label_they_show() {
+    let card = render_prompt(&view("git status"), NOW, 1200);
+    let kinds: Vec<FieldKind> = card.fields.iter().map(|field| field.kind).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            FieldKind::WorkingDirectory,
+            FieldKind::Agent,
+            FieldKind::Host,
+            FieldKind::ResolvedPath,
+            FieldKind::EnvOverrides,
+            FieldKind::Id,
+            FieldKind::Expires,
+        ]
+    );
+    assert!(
+        card.fields
+            .iter()
+            .all(|field| field.label == field.kind.label())
+    );
+    let closed = render_expired(&view("git status"), 1200);
+    assert!(closed.fields.iter().all(|f| f.kind != FieldKind::Expires));
 }
 
 #[test]

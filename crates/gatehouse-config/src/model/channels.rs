@@ -62,6 +62,13 @@ pub struct DiscordConfig {
     /// Application id, for registering `/approve` and `/elevated` commands.
     #[serde(default, deserialize_with = "opt_id")]
     pub application_id: Option<String>,
+    /// Guilds to register `/approve` and `/elevated` in; guild commands appear at once, global
+    /// ones take up to an hour. Snowflakes, written as strings or numbers.
+    #[serde(default, deserialize_with = "de::ids")]
+    pub guild_ids: Vec<String>,
+    /// Ask for the privileged MESSAGE_CONTENT intent, so text `/approve` typed in guild channels
+    /// without a mention is read; off unless the Developer Portal switch is on too.
+    pub message_content_intent: Option<bool>,
     /// Native approval client.
     pub exec_approvals: Option<ChannelApprovalsConfig>,
 }

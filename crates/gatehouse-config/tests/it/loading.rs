@@ -29,7 +29,8 @@ fn loads_json5_with_comments_and_openclaw_keys() {
         list: [{ id: 'main', default: true, tools: { alsoAllow: ['browser'] } }],
       },
       approvals: { exec: { enabled: true, mode: 'both', targets: [{ channel: 'telegram', to: '-100', threadId: 42 }] } },
-      channels: { discord: { token: 'abc', applicationId: 1234, execApprovals: { enabled: 'auto', approvers: [99] } } },
+      channels: { discord: { token: 'abc', applicationId: 1234, guildIds: ['55', 66],
+        messageContentIntent: true, execApprovals: { enabled: 'auto', approvers: [99] } } },
       gateway: { listen: '127.0.0.1:18789', auth: { tokens: [{ name: 'ops', tokenEnv: 'GH_OPS', scopes: ['operator.admin'] }] } },
     }"#;
     let config = load_str(text, Path::new("gh.json5")).unwrap().config;
@@ -67,6 +68,8 @@ fn loads_json5_with_comments_and_openclaw_keys() {
     assert_eq!(forwarding.targets[0].thread_id.as_deref(), Some("42"));
     let discord = config.channels.discord.as_ref().unwrap();
     assert_eq!(discord.application_id.as_deref(), Some("1234"));
+    assert_eq!(discord.guild_ids, vec!["55".to_owned(), "66".to_owned()]);
+    assert_eq!(discord.message_content_intent, Some(true));
     let approvals = discord.exec_approvals.as_ref().unwrap();
     assert_eq!(
         (approvals.enabled, approvals.approvers.clone()),

@@ -131,6 +131,14 @@ fn free_port() -> SocketAddr {
     probe.local_addr().unwrap()
 }
 
+/// A raw webhook update: a private message from the approver, posted as Telegram would.
+fn dm_update(update_id: i64, first_name: &str, text: &str) -> Value {
+    json!({"update_id": update_id, "message": {"message_id": update_id, "date": 0,
+        "chat": {"id": APPROVER, "type": "private", "first_name": first_name},
+        "from": {"id": APPROVER, "is_bot": false, "first_name": first_name},
+        "text": text}})
+}
+
 async fn webhook_channel(fake: &FakeHandle) -> (Arc<TelegramChannel>, String) {
     let listen = free_port();
     let url = format!("http://{listen}/telegram/updates");
@@ -181,10 +189,7 @@ async fn refuses_webhook_requests_without_the_right_secret() {
     fake.wait_for_calls("setWebhook", 1, Duration::from_secs(15))
         .await
         .unwrap();
-    let update = json!({"update_id": 9, "message": {"message_id": 1, "date": 0,
-        "chat": {"id": APPROVER, "type": "private", "first_name": "Mallory"},
-        "from": {"id": APPROVER, "is_bot": false, "first_name": "Mallory"},
-        "text": "/approve 0f3c9a1e allow-always"}});
+    let update = dm_update(9, "Mallory", "/approve 0f3c9a1e allow-always");
     let http = reqwest::Client::new();
     let post = |secret: Option<&str>, body: String| {
         let mut request = http.post(&url).body(body);
@@ -200,6 +205,17 @@ async fn refuses_webhook_requests_without_the_right_secret() {
         post(Some(&SECRET[..SECRET.len() - 1]), update.to_string()).await,
         401
     );
+    let not_ascii = http
+        .post(&url)
+        .header(
+            SECRET_HEADER,
+            reqwest::header::HeaderValue::from_bytes(b"s3cret-token_4\xff").unwrap(),
+        )
+        .body(update.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(not_ascii.status().as_u16(), 401);
     assert_eq!(post(Some(SECRET), "not json".into()).await, 400);
     running.expect_nothing(Duration::from_millis(300)).await;
 
@@ -224,10 +240,7 @@ async fn reports_a_repeated_webhook_delivery_once() {
     fake.wait_for_calls("setWebhook", 1, Duration::from_secs(15))
         .await
         .unwrap();
-    let update = json!({"update_id": 77, "message": {"message_id": 5, "date": 0,
-        "chat": {"id": APPROVER, "type": "private", "first_name": "Alice"},
-        "from": {"id": APPROVER, "is_bot": false, "first_name": "Alice"},
-        "text": "/approve 0f3c9a1e deny"}});
+    let update = dm_update(77, "Alice", "/approve 0f3c9a1e deny");
     let http = reqwest::Client::new();
     for _ in 0..2 {
         let status = http
