@@ -251,7 +251,7 @@ async fn ask(
         timeout: params.approval_timeout_ms.map(Duration::from_millis),
         allow_always_patterns: summary.allow_always_patterns.clone(),
     };
-    let route = has_approval_route(call.state.events());
+    let route = has_approval_route(&call.state, &create.request);
     let created = exec.create(call.caller.name(), create, route).await?;
     exec.await_own(created.id).await
 }

@@ -17,9 +17,10 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use gatehouse_config::Config;
 use gatehouse_config::model::{Scope as ConfigScope, TokenConfig};
+use gatehouse_gateway::RetryPolicy;
 use gatehouse_gateway::{
-    ExecLimits, ExecServices, ExecSetup, GatewaySettings, GatewayState, Limits, Scope, Secret,
-    TokenSpec,
+    ChatSetup, ExecLimits, ExecServices, ExecSetup, GatewaySettings, GatewayState, Limits, Scope,
+    Secret, TokenSpec,
 };
 use rand::RngCore as _;
 
@@ -105,8 +106,15 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async {
+        let restart_cutoff_ms = super::channels::now_ms();
+        let channels = super::channels::connect_all(&setup.config).await?;
         let exec = ExecServices::start(setup).await?;
         let state = GatewayState::with_exec(&settings, exec)?;
+        state.start_chat(ChatSetup {
+            channels,
+            retry: RetryPolicy::default(),
+            restart_cutoff_ms,
+        })?;
         serve(settings.listen, state, admin_token.as_ref(), &data_dir).await
     })?;
     Ok(ExitCode::SUCCESS)
