@@ -6,18 +6,16 @@ use std::sync::Arc;
 
 use gatehouse_approvals::{ApprovalError, IdDisclosure};
 use gatehouse_chat::channel::{ButtonPress, Channel, Inbound, InboundText};
-use gatehouse_chat::commands::{
-    ElevatedContext, ElevatedStep, TextAction, TextContext, check_press, elevated_step,
-    interpret_text,
-};
+use gatehouse_chat::commands::{TextAction, TextContext, check_press, interpret_text};
 use gatehouse_chat::render::{Card, CardState, ResolveOutcome, SHORT_ID_LEN};
 use gatehouse_chat::replies::{ApproveOutcome, approve_outcome_text};
 use gatehouse_chat::route::{Destination, Route};
 use gatehouse_policy::ApprovalDecision;
-use gatehouse_policy::elevated::{ElevatedGates, SenderIdentity};
+use gatehouse_policy::elevated::SenderIdentity;
 use gatehouse_store::approvals_db::ResolveOutcome as StoreOutcome;
 use tokio::sync::mpsc;
 
+use super::elevated::directive;
 use super::{ChatRuntime, now_ms};
 
 /// Handles inbound chat events until every adapter has stopped.
@@ -77,16 +75,23 @@ async fn on_text(runtime: &ChatRuntime, text: InboundText) {
             resolve(runtime, &target, decision, &text.sender).await
         }
         TextAction::Elevated(request) => {
-            // Sessions are not bound to chat routes on this gateway yet, so every directive
-            // gets the core's "no session bound" answer and changes nothing.
-            let gates = ElevatedGates::default();
-            let ctx = ElevatedContext {
-                gates: &gates,
-                agent: None,
-                session: None,
-            };
-            match elevated_step(request, &text.sender, ctx) {
-                ElevatedStep::Reply(reply) | ElevatedStep::Store { reply, .. } => reply,
+            let session = runtime.sessions.bound_to(
+                &channel_name,
+                &text.message.chat_id,
+                text.message.thread_id.as_deref(),
+            );
+            match directive(
+                &runtime.exec,
+                &runtime.sessions,
+                request,
+                &text.sender,
+                session.as_deref(),
+            ) {
+                Ok(reply) => reply,
+                Err(error) => {
+                    tracing::error!(error = %error, "Cannot store an elevated level.");
+                    "The level could not be stored; nothing changed.".to_owned()
+                }
             }
         }
     };

@@ -14,12 +14,16 @@
 //!
 //! [`ApprovalManager::resolve`]: gatehouse_approvals::ApprovalManager::resolve
 
+mod elevated;
 mod inbound;
+pub(crate) mod methods;
 mod outbound;
+mod sessions;
 mod settings;
 mod view;
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -39,6 +43,8 @@ use crate::exec::ExecServices;
 use crate::state::GatewayState;
 use crate::wire::chat::{ChatFailure, ChatStatus};
 
+pub(crate) use elevated::apply_session_level;
+use sessions::Sessions;
 pub(crate) use settings::chat_approvals;
 
 /// One connected chat adapter, as the binary hands it to the gateway.
@@ -58,6 +64,8 @@ pub struct ChatSetup {
     /// Approvals cancelled with `gateway-restart` at or after this time (Unix ms) get their
     /// delivered cards edited at start-up: pass a time taken before the exec services started.
     pub restart_cutoff_ms: u64,
+    /// The JSON file holding session bindings and `/elevated` levels (created 0600 on first use).
+    pub sessions_file: PathBuf,
 }
 
 /// The running chat side: dispatcher, validated settings and the inbound queue's consumer.
@@ -69,6 +77,7 @@ pub(crate) struct ChatRuntime {
     /// Which approval each delivered message shows, by (channel, chat, message), so a reply to a
     /// card names its approval.
     cards: Mutex<HashMap<(String, String, String), String>>,
+    sessions: Sessions,
 }
 
 impl std::fmt::Debug for ChatRuntime {
@@ -153,6 +162,7 @@ impl GatewayState {
             bot_usernames,
             exec: exec.clone(),
             cards: Mutex::new(HashMap::new()),
+            sessions: Sessions::open(&setup.sessions_file)?,
         });
         self.set_chat(Arc::clone(&runtime))?;
         let events = exec.manager().subscribe();

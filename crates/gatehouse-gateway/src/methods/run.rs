@@ -63,6 +63,13 @@ struct Plan {
 pub(super) async fn run(call: Call, params: RunParams) -> Result<RunResult, Error> {
     let exec = exec_of(&call)?;
     let (policy, ask_fallback) = exec.policy(&params.agent_id)?;
+    let policy = crate::chat::apply_session_level(
+        &call.state,
+        &exec,
+        &params.agent_id,
+        &params.session_key,
+        policy,
+    );
     let request = exec_request(
         params.command.clone(),
         params.argv.clone(),

@@ -33,6 +33,8 @@ pub(crate) const DEFAULT_LISTEN: SocketAddr =
 pub(crate) const ADMIN_TOKEN_FILE: &str = "admin.token";
 /// `exec-approvals.json` inside the data directory.
 pub(crate) const APPROVALS_FILE: &str = "exec-approvals.json";
+/// Session bindings and `/elevated` levels inside the data directory.
+const SESSIONS_FILE: &str = "sessions.json";
 /// The approvals database inside the data directory.
 const DATABASE_FILE: &str = "approvals.db";
 
@@ -114,6 +116,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             channels,
             retry: RetryPolicy::default(),
             restart_cutoff_ms,
+            sessions_file: data_dir.join(SESSIONS_FILE),
         })?;
         serve(settings.listen, state, admin_token.as_ref(), &data_dir).await
     })?;

@@ -381,3 +381,113 @@ async fn survives_429_and_a_flapping_api_without_losing_or_duplicating_a_prompt(
     assert_eq!(t.settled(&id).await["decision"], "deny");
     assert_eq!(t.settled(&second).await["decision"], "allow-once");
 }
+
+/// The text of every reply the bot sent to `chat` after the first `skip` messages.
+fn replies_to(fake: &FakeHandle, chat: i64) -> Vec<String> {
+    fake.calls()
+        .into_iter()
+        .filter(|call| call.method == "sendMessage" && call.body["chat_id"] == json!(chat))
+        .map(|call| call.body["text"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// Waits until the bot sent `count` messages to `chat`; their texts.
+async fn wait_replies(fake: &FakeHandle, chat: i64, count: usize) -> Vec<String> {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let replies = replies_to(fake, chat);
+        if replies.len() >= count {
+            return replies;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{replies:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn sets_queries_and_refuses_elevated_and_applies_it_to_the_next_system_run() {
+    let t = Telegram::start(
+        &format!("approvers: [{APPROVER}]"),
+        "tools: { elevated: { enabled: true, allowFrom: { telegram: ['4242', 'username:bob'] } } },",
+    )
+    .await;
+    t.say(APPROVER, "/elevated full").await;
+    let first = wait_replies(&t.fake, APPROVER, 1).await;
+    assert!(first[0].contains("No agent session is bound"), "{first:?}");
+
+    let bind = json!({"sessionKey": "s1", "channel": "telegram", "to": APPROVER.to_string()});
+    assert_eq!(
+        t.server.ok(AGENT, "session.bind", bind).await["bound"],
+        true
+    );
+    // Someone not in allowFrom is refused; a `username:` entry admits its user.
+    let in_bound_chat = |from: i64, username: &str, text: &str| {
+        json!({"message": {
+            "from": {"id": from, "is_bot": false, "first_name": "Someone", "username": username},
+            "chat": {"id": APPROVER, "type": "private"},
+            "text": text,
+        }})
+    };
+    t.inject(in_bound_chat(STRANGER, "mallory", "/elevated full"))
+        .await;
+    let refused = wait_replies(&t.fake, APPROVER, 2).await;
+    assert!(
+        refused[1].contains("Not authorized to change elevated mode"),
+        "{refused:?}"
+    );
+    t.inject(in_bound_chat(555, "bob", "/elev yes")).await;
+    let set = wait_replies(&t.fake, APPROVER, 3).await;
+    assert!(set[2].contains("Elevated mode is now on"), "{set:?}");
+    t.say(APPROVER, "/elevated").await;
+    let replies = wait_replies(&t.fake, APPROVER, 4).await;
+    assert!(
+        replies[3].contains("Elevated mode is on (set for this session)"),
+        "{replies:?}"
+    );
+
+    t.say(APPROVER, "/elevated full").await;
+    wait_replies(&t.fake, APPROVER, 5).await;
+    let run = json!({"argv": ["echo", "elevated"], "cwd": t.server.scratch(), "agentId": "main", "sessionKey": "s1"});
+    let answer = t.server.ok(AGENT, "system.run", run.clone()).await;
+    assert_eq!(answer["status"], "finished", "{answer}");
+    assert_eq!(answer["stdout"], "elevated\n");
+
+    t.say(APPROVER, "/elevated off").await;
+    wait_replies(&t.fake, APPROVER, 6).await;
+    let answer = t.server.ok(AGENT, "system.run", run).await;
+    assert_eq!(answer["status"], "denied", "{answer}");
+
+    // Agent hosts that own the chat use the RPC, with the same gates.
+    let directive = |id: &str, text: &str| json!({"text": text, "sessionKey": "s1", "sender": {"channel": "telegram", "id": id}});
+    let reply = t
+        .server
+        .ok(
+            AGENT,
+            "elevated.directive",
+            directive("777", "/elevated full"),
+        )
+        .await;
+    assert_eq!(reply["handled"], true);
+    let stored = std::fs::read_to_string(t.server.data().join("sessions.json")).unwrap();
+    assert!(stored.contains("\"off\""), "{stored}");
+    let reply = t
+        .server
+        .ok(
+            AGENT,
+            "elevated.directive",
+            directive("4242", "/elevated ask"),
+        )
+        .await;
+    assert!(
+        reply["reply"]
+            .as_str()
+            .unwrap()
+            .starts_with("Elevated mode is now ask"),
+        "{reply}"
+    );
+    let not_a_directive = t
+        .server
+        .ok(AGENT, "elevated.directive", directive("4242", "hello"))
+        .await;
+    assert_eq!(not_a_directive, json!({"handled": false}));
+}
