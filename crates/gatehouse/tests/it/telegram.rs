@@ -456,6 +456,13 @@ async fn sets_queries_and_refuses_elevated_and_applies_it_to_the_next_system_run
     wait_replies(&t.fake, APPROVER, 6).await;
     let answer = t.server.ok(AGENT, "system.run", run).await;
     assert_eq!(answer["status"], "denied", "{answer}");
+    let check = json!({"argv": ["echo", "x"], "cwd": t.server.scratch(), "agentId": "main"});
+    let without_session = t.server.ok(AGENT, "exec.policy.check", check.clone()).await;
+    let mut with_session = check;
+    with_session["sessionKey"] = json!("s1");
+    let with_session = t.server.ok(AGENT, "exec.policy.check", with_session).await;
+    assert_ne!(without_session, with_session);
+    assert_eq!(with_session["decision"], "deny", "{with_session}");
 
     // Agent hosts that own the chat use the RPC, with the same gates.
     let directive = |id: &str, text: &str| json!({"text": text, "sessionKey": "s1", "sender": {"channel": "telegram", "id": id}});
