@@ -255,6 +255,23 @@ async fn keeps_the_forum_topic_for_channel_cards() {
     let sent = t.calls("sendMessage", 1).await;
     assert_eq!(sent[0].body["chat_id"], json!(FORUM));
     assert_eq!(sent[0].body["message_thread_id"], json!(42));
+    // The request's turnSource bound its session to the topic: `/elevated` there reaches the
+    // gates (closed here) instead of "no session bound".
+    t.inject(json!({"message": {
+        "from": {"id": APPROVER, "is_bot": false, "first_name": "Alice", "username": "alice"},
+        "chat": {"id": FORUM, "type": "supergroup", "is_forum": true},
+        "message_thread_id": 42,
+        "is_topic_message": true,
+        "text": "/elevated full",
+    }}))
+    .await;
+    let replies = wait_replies(&t.fake, FORUM, 2).await;
+    assert!(
+        replies[1].contains("Not authorized to change elevated mode"),
+        "{replies:?}"
+    );
+    let sent = t.calls("sendMessage", 2).await;
+    assert_eq!(sent[1].body["message_thread_id"], json!(42));
 }
 
 #[tokio::test]
