@@ -515,3 +515,49 @@ async fn sets_queries_and_refuses_elevated_and_applies_it_to_the_next_system_run
         .await;
     assert_eq!(not_a_directive, json!({"handled": false}));
 }
+
+#[tokio::test]
+async fn forwards_text_prompts_in_both_modes_through_agent_and_session_filters() {
+    let t = Telegram::start(
+        "enabled: false",
+        "approvals: { exec: { enabled: true, mode: 'both', agentFilter: ['main'],
+           sessionFilter: ['re:^s[0-9]$'], targets: [{ channel: 'telegram', to: '-500' }] } },",
+    )
+    .await;
+    let turn = json!({"turnSource": {"channel": "telegram", "to": "-600"}});
+    let id = t.request(turn.clone()).await;
+    let sent = t.calls("sendMessage", 2).await;
+    let mut chats: Vec<Value> = sent
+        .iter()
+        .map(|call| call.body["chat_id"].clone())
+        .collect();
+    chats.sort_by_key(|chat| chat.as_i64());
+    assert_eq!(chats, [json!(-600), json!(-500)]);
+    for call in &sent {
+        let text = call.body["text"].as_str().unwrap();
+        assert!(text.contains(&format!("/approve {}", &id[..8])), "{text}");
+        assert!(buttons(call).is_empty(), "text prompts carry no buttons");
+    }
+    // Filtered out by agent, then by session: no chat route and no operator, so each request
+    // expires at once with no-approval-route.
+    for extra in [
+        json!({"agentId": "ops", "turnSource": turn["turnSource"]}),
+        json!({"sessionKey": "s10", "turnSource": turn["turnSource"]}),
+    ] {
+        let filtered = t.request(extra).await;
+        let record = t.settled(&filtered).await;
+        assert_eq!(
+            (record["state"].clone(), record["reason"].clone()),
+            (json!("expired"), json!("no-approval-route"))
+        );
+    }
+    assert_eq!(
+        t.fake
+            .calls()
+            .iter()
+            .filter(|c| c.method == "sendMessage")
+            .count(),
+        2
+    );
+    assert_eq!(t.approval(&id).await["state"], "pending");
+}
