@@ -509,6 +509,15 @@ async fn sets_queries_and_refuses_elevated_and_applies_it_to_the_next_system_run
             .starts_with("Elevated mode is now ask"),
         "{reply}"
     );
+    let outcomes = elevated_audit(&t.server, 2).await;
+    assert!(
+        outcomes.contains(&(json!("refused"), json!("777"))),
+        "{outcomes:?}"
+    );
+    assert!(
+        outcomes.contains(&(json!("set"), json!("555"))),
+        "{outcomes:?}"
+    );
     let not_a_directive = t
         .server
         .ok(AGENT, "elevated.directive", directive("4242", "hello"))
@@ -560,4 +569,28 @@ async fn forwards_text_prompts_in_both_modes_through_agent_and_session_filters()
         2
     );
     assert_eq!(t.approval(&id).await["state"], "pending");
+}
+
+/// `(outcome, senderId)` of the elevated records in the audit log, once there are `at_least`.
+async fn elevated_audit(server: &Server, at_least: usize) -> Vec<(Value, Value)> {
+    let log = server.data().join("audit.jsonl");
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let outcomes: Vec<(Value, Value)> = std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(line).unwrap())
+            .filter(|record| record["payload"]["type"] == "elevated")
+            .map(|record| {
+                (
+                    record["payload"]["outcome"].clone(),
+                    record["payload"]["senderId"].clone(),
+                )
+            })
+            .collect();
+        if outcomes.len() >= at_least || tokio::time::Instant::now() >= deadline {
+            return outcomes;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
