@@ -22,6 +22,10 @@ use super::{ChatRuntime, now_ms};
 /// The reason the manager records for approvals cancelled at start-up.
 const REASON_RESTART: &str = "gateway-restart";
 
+/// How long tokens outlive their approval's expiry, so a late press is still answered with the
+/// recorded result rather than "not valid here".
+const TOKEN_KEEP_MS: u64 = 24 * 60 * 60 * 1000;
+
 /// Handles approval events until the manager goes away.
 pub(super) async fn run(runtime: Arc<ChatRuntime>, mut events: EventSubscription, cutoff_ms: u64) {
     finish_restart_cancellations(&runtime, cutoff_ms).await;
@@ -81,6 +85,7 @@ async fn handle(runtime: &ChatRuntime, event: ApprovalEvent) {
         }
         EventKind::Resolved { .. } | EventKind::Expired { .. } | EventKind::Cancelled { .. } => {
             finish_if_settled(runtime, event.id).await;
+            runtime.dispatcher.tokens.purge(now_ms(), TOKEN_KEEP_MS);
         }
     }
 }
