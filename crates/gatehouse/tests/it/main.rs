@@ -3,8 +3,6 @@
 // Helpers outside `#[test]` functions unwrap too: a panic in this binary is a failed assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-// `gatehouse audit verify|tail`: exit codes and output on intact and tampered logs.
-mod audit;
 // `gatehouse check`: exit codes, decision JSON shape, `--jsonl` batches, `--approvals`.
 mod check;
 // tests/conformance/exec-cases.jsonl end to end: config file, approvals file, `check --jsonl`.
@@ -27,6 +25,10 @@ mod gateway_approvals;
 mod gateway_run;
 // Client commands: request, run, approvals (incl. allowlist edits), doctor.
 mod gateway_cli;
+// Telegram approvals end to end against the in-process Telegram fake: cards, buttons, /approve.
+mod telegram;
+// `gatehouse audit verify|tail`: exit codes and output on intact and tampered logs.
+mod audit;
 
 use std::io::Write;
 use std::path::PathBuf;
