@@ -1,7 +1,7 @@
 //! `gatehouse check`: may this command run without a person? One command from the arguments,
 //! or a batch of JSON requests on stdin (`--jsonl`), one decision per line, in order.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -10,7 +10,7 @@ use anyhow::Context;
 use clap::Args;
 use gatehouse_config::DEFAULT_AGENT_ID;
 use gatehouse_gateway::payloads::{DecisionJson, exec_request, with_host_env};
-use gatehouse_policy::exec::{Decision, ExecEvaluation, ExecRequest, evaluate};
+use gatehouse_policy::exec::{Decision, ExecEvaluation, ExecPolicy, ExecRequest, evaluate};
 use serde::Deserialize;
 
 use super::exec_sources::Sources;
@@ -96,6 +96,7 @@ pub(crate) fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
 
 /// Batch mode: every input line yields exactly one output line, in order; a line that is not
 /// a valid request yields a `deny` naming the problem, so the two streams stay aligned.
+/// The sources do not change during a batch, so each agent's policy is composed once.
 fn run_batch(
     sources: &Sources,
     default_agent: &str,
@@ -103,6 +104,7 @@ fn run_batch(
 ) -> anyhow::Result<ExitCode> {
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout().lock();
+    let mut policies: HashMap<String, ExecPolicy> = HashMap::new();
     for line in stdin.lock().lines() {
         let line = line.context("cannot read stdin")?;
         if line.trim().is_empty() {
@@ -111,7 +113,10 @@ fn run_batch(
         let json = match request_from_line(&line, default_cwd) {
             Ok((request, agent)) => {
                 let agent = agent.as_deref().unwrap_or(default_agent);
-                DecisionJson::from(&evaluate(&request, &sources.policy(agent)))
+                let policy = policies
+                    .entry(agent.to_owned())
+                    .or_insert_with(|| sources.policy(agent));
+                DecisionJson::from(&evaluate(&request, policy))
             }
             Err(problem) => DecisionJson::invalid_request(&problem),
         };
