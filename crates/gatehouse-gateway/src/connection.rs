@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use crate::auth::Principal;
 use crate::error::Error;
+use crate::hub::Subscription;
 use crate::methods::{CONNECT, Call};
 use crate::metrics::Transport;
 use crate::scope::Scope;
@@ -47,17 +48,19 @@ where
     St: Stream<Item = Inbound> + Unpin,
 {
     let _open = state.track_connection();
-    if let Some(principal) = handshake(&state, &mut sink, &mut stream).await {
-        serve(&state, principal, &mut sink, &mut stream).await;
+    if let Some((principal, subscription)) = handshake(&state, &mut sink, &mut stream).await {
+        serve(&state, principal, subscription, &mut sink, &mut stream).await;
     }
 }
 
 /// Reads the first frame, which must be a valid `connect`; anything else is refused and closed.
+/// The client is subscribed to events before it hears `connect` succeed, so an approval
+/// requested right after the handshake already counts it as a surface and reaches it.
 async fn handshake<Si, St>(
     state: &GatewayState,
     sink: &mut Si,
     stream: &mut St,
-) -> Option<Arc<Principal>>
+) -> Option<(Arc<Principal>, Subscription)>
 where
     Si: Sink<Outbound> + Unpin,
     St: Stream<Item = Inbound> + Unpin,
@@ -110,8 +113,9 @@ where
     }
     match connect(state, frame.params) {
         Ok((principal, result)) => {
+            let subscription = state.events().subscribe(Arc::clone(&principal));
             let sent = answer(state, sink, (Some(frame.id), CONNECT, Ok(result))).await;
-            sent.then_some(principal)
+            sent.then_some((principal, subscription))
         }
         Err(error) => {
             refuse(state, sink, (Some(frame.id), CONNECT), error).await;
@@ -154,13 +158,13 @@ fn connect(state: &GatewayState, params: Value) -> Result<(Arc<Principal>, Value
 async fn serve<Si, St>(
     state: &GatewayState,
     principal: Arc<Principal>,
+    mut subscription: Subscription,
     sink: &mut Si,
     stream: &mut St,
 ) where
     Si: Sink<Outbound> + Unpin,
     St: Stream<Item = Inbound> + Unpin,
 {
-    let mut subscription = state.events().subscribe(Arc::clone(&principal));
     let mut in_flight: FuturesUnordered<BoxFuture<'static, Answer>> = FuturesUnordered::new();
     let shutdown = state.shutdown_signal();
     tokio::pin!(shutdown);

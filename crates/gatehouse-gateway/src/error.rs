@@ -4,6 +4,7 @@
 //! the message is for people and may improve.
 
 use axum::http::StatusCode;
+use gatehouse_approvals::ApprovalError;
 
 /// A failure answered to a client, or raised while building the gateway.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -91,6 +92,82 @@ pub enum Error {
         /// What is wrong with them.
         reason: String,
     },
+    /// No approval has this id or prefix, or the caller may not see it.
+    #[error("{reason}")]
+    NotFound {
+        /// Which lookup failed.
+        reason: String,
+    },
+    /// Several approvals match the prefix; ids are listed only for operators.
+    #[error("{count} approvals match that prefix; give more of the id{}", candidates_note(.candidates))]
+    AmbiguousPrefix {
+        /// How many matched.
+        count: usize,
+        /// The matching ids, for callers allowed to see them.
+        candidates: Option<Vec<String>>,
+    },
+    /// The approval expired before this answer.
+    #[error("approval {id} expired ({reason})")]
+    ApprovalExpired {
+        /// The approval.
+        id: String,
+        /// `timeout` or `no-approval-route`.
+        reason: String,
+    },
+    /// The approval was cancelled before this answer.
+    #[error("approval {id} was cancelled ({reason})")]
+    ApprovalCancelled {
+        /// The approval.
+        id: String,
+        /// Why, e.g. `gateway-restart`.
+        reason: String,
+    },
+    /// The approval was decided and its grace period is over.
+    #[error("approval {id} was already resolved ({decision})")]
+    AlreadyResolved {
+        /// The approval.
+        id: String,
+        /// The winning decision.
+        decision: &'static str,
+    },
+    /// An explicit approval id is already taken.
+    #[error("approval id {id} is already in use")]
+    IdInUse {
+        /// The refused id.
+        id: String,
+    },
+    /// The decision is not offered for this approval (allow-always when it cannot persist).
+    #[error("{decision} is not offered for approval {id}")]
+    DecisionNotOffered {
+        /// The approval.
+        id: String,
+        /// The refused decision.
+        decision: &'static str,
+    },
+    /// The agent already has as many pending approvals as allowed.
+    #[error("agent `{agent_id}` already has {limit} pending approvals; wait for one to settle")]
+    PendingLimit {
+        /// The agent.
+        agent_id: String,
+        /// The cap.
+        limit: usize,
+    },
+    /// `exec.approvals.set` was based on a file that changed meanwhile.
+    #[error(
+        "exec-approvals.json changed since it was read (baseHash {expected}, now {actual}); read it again"
+    )]
+    Conflict {
+        /// The `baseHash` sent.
+        expected: String,
+        /// The hash of the file now.
+        actual: String,
+    },
+    /// The approvals database or file failed; nothing was changed.
+    #[error("store error: {reason}")]
+    Store {
+        /// What failed, without secrets.
+        reason: String,
+    },
     /// A bug or an unexpected condition inside the gateway.
     #[error("internal error: {reason}")]
     Internal {
@@ -117,6 +194,16 @@ impl Error {
             Self::SlowConsumer { .. } => "slow_consumer",
             Self::ShuttingDown => "shutting_down",
             Self::InvalidSettings { .. } => "invalid_settings",
+            Self::NotFound { .. } => "not_found",
+            Self::AmbiguousPrefix { .. } => "ambiguous_prefix",
+            Self::ApprovalExpired { .. } => "approval_expired",
+            Self::ApprovalCancelled { .. } => "approval_cancelled",
+            Self::AlreadyResolved { .. } => "already_resolved",
+            Self::IdInUse { .. } => "id_in_use",
+            Self::DecisionNotOffered { .. } => "decision_not_offered",
+            Self::PendingLimit { .. } => "pending_limit",
+            Self::Conflict { .. } => "conflict",
+            Self::Store { .. } => "store",
             Self::Internal { .. } => "internal",
         }
     }
@@ -135,7 +222,16 @@ impl Error {
             Self::FrameTooLarge { .. } | Self::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::SlowConsumer { .. } | Self::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
-            Self::InvalidSettings { .. } | Self::Internal { .. } => {
+            Self::NotFound { .. } => StatusCode::NOT_FOUND,
+            Self::AmbiguousPrefix { .. }
+            | Self::ApprovalExpired { .. }
+            | Self::ApprovalCancelled { .. }
+            | Self::AlreadyResolved { .. }
+            | Self::IdInUse { .. }
+            | Self::DecisionNotOffered { .. }
+            | Self::Conflict { .. } => StatusCode::CONFLICT,
+            Self::PendingLimit { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::InvalidSettings { .. } | Self::Internal { .. } | Self::Store { .. } => {
                 StatusCode::INTERNAL_SERVER_ERROR
             }
         }
@@ -148,6 +244,59 @@ impl Error {
             Self::ShuttingDown => 1001,
             Self::Internal { .. } | Self::InvalidSettings { .. } => 1011,
             _ => 1008,
+        }
+    }
+}
+
+fn candidates_note(candidates: &Option<Vec<String>>) -> String {
+    match candidates {
+        Some(ids) => format!(": {}", ids.join(", ")),
+        None => String::new(),
+    }
+}
+
+impl From<ApprovalError> for Error {
+    fn from(error: ApprovalError) -> Self {
+        match error {
+            ApprovalError::InvalidKey { .. } | ApprovalError::InvalidId { .. } => {
+                Error::InvalidRequest {
+                    reason: error.to_string(),
+                }
+            }
+            ApprovalError::Unknown { .. } | ApprovalError::UnknownPrefix => Error::NotFound {
+                reason: error.to_string(),
+            },
+            ApprovalError::AmbiguousPrefix { count, candidates } => Error::AmbiguousPrefix {
+                count,
+                candidates: candidates.map(|ids| ids.iter().map(ToString::to_string).collect()),
+            },
+            ApprovalError::Expired { id, reason } => Error::ApprovalExpired {
+                id: id.to_string(),
+                reason,
+            },
+            ApprovalError::Cancelled { id, reason } => Error::ApprovalCancelled {
+                id: id.to_string(),
+                reason,
+            },
+            ApprovalError::AlreadyResolved { id, decision } => Error::AlreadyResolved {
+                id: id.to_string(),
+                decision: decision.as_str(),
+            },
+            ApprovalError::IdInUse { id } => Error::IdInUse { id: id.to_string() },
+            ApprovalError::DecisionNotOffered { id, decision } => Error::DecisionNotOffered {
+                id: id.to_string(),
+                decision: decision.as_str(),
+            },
+            ApprovalError::Store(_) | ApprovalError::Task(_) | ApprovalError::CorruptId { .. } => {
+                Error::Store {
+                    reason: error.to_string(),
+                }
+            }
+            ApprovalError::AlreadyConsumed { .. } | ApprovalError::NotAllowOnce { .. } => {
+                Error::Internal {
+                    reason: error.to_string(),
+                }
+            }
         }
     }
 }
@@ -182,6 +331,37 @@ mod tests {
             Error::SlowConsumer { capacity: 1 },
             Error::ShuttingDown,
             Error::InvalidSettings { reason: "x".into() },
+            Error::NotFound { reason: "x".into() },
+            Error::AmbiguousPrefix {
+                count: 2,
+                candidates: None,
+            },
+            Error::ApprovalExpired {
+                id: "x".into(),
+                reason: "x".into(),
+            },
+            Error::ApprovalCancelled {
+                id: "x".into(),
+                reason: "x".into(),
+            },
+            Error::AlreadyResolved {
+                id: "x".into(),
+                decision: "deny",
+            },
+            Error::IdInUse { id: "x".into() },
+            Error::DecisionNotOffered {
+                id: "x".into(),
+                decision: "allow-always",
+            },
+            Error::PendingLimit {
+                agent_id: "a".into(),
+                limit: 1,
+            },
+            Error::Conflict {
+                expected: "a".into(),
+                actual: "b".into(),
+            },
+            Error::Store { reason: "x".into() },
             Error::Internal { reason: "x".into() },
         ];
         let mut codes: Vec<_> = all.iter().map(Error::code).collect();

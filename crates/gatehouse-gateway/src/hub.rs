@@ -107,6 +107,17 @@ impl EventHub {
     }
 
     /// Registers a connection; events published from now on reach it.
+    /// Whether a connected client would receive an event for `audience`; tells the approval
+    /// flow whether anyone can be asked at all.
+    pub(crate) fn has_subscriber(&self, audience: Access) -> bool {
+        self.shared.inner.lock().is_ok_and(|inner| {
+            inner
+                .subscribers
+                .values()
+                .any(|subscriber| subscriber.principal.allows(audience))
+        })
+    }
+
     pub(crate) fn subscribe(&self, principal: Arc<Principal>) -> Subscription {
         let (queue, events) = mpsc::channel(self.shared.capacity);
         let (dropped_tx, dropped) = oneshot::channel();

@@ -5,13 +5,17 @@
 //! - Nothing runs before authentication: a WebSocket's first request must be `connect`, an HTTP
 //!   request must carry `Authorization: Bearer`; tokens are compared in constant time.
 //! - Every method declares its required scope where it is registered, and every refusal has a
-//!   stable code ([`Error::code`]); the wire shapes live only in `wire.rs`.
+//!   stable code ([`Error::code`]); the wire shapes live only in `wire/` and [`payloads`].
 //! - Publishing an event never waits for a client: a connection whose queue overflows is closed
 //!   with `slow_consumer`, and `seq` increases by one per event across the whole gateway.
 //! - Secrets are never logged; [`Secret`]'s `Debug` is redacted.
+//! - An approval is durable before anyone hears of it; with no approval surface connected it is
+//!   expired at once (`no-approval-route`); `system.run` spawns exactly the bound argv, never
+//!   adding a shell, after re-checking the binding.
 //!
-//! **Entry points.** Build a [`GatewayState`] from [`GatewaySettings`] (the config crate maps its
-//! file into them), then [`serve`] it, or mount [`router`] yourself.
+//! **Entry points.** Build a [`GatewayState`] from [`GatewaySettings`] (the binary maps the config
+//! file into them): [`GatewayState::with_exec`] with [`ExecServices::start`] for the full server,
+//! [`GatewayState::new`] for the bare protocol; then [`serve`] it, or mount [`router`] yourself.
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
@@ -36,10 +40,12 @@
 mod auth;
 mod connection;
 mod error;
+mod exec;
 mod http;
 mod hub;
 mod methods;
 mod metrics;
+pub mod payloads;
 mod rate;
 mod scope;
 mod server;
@@ -51,6 +57,7 @@ mod ws;
 
 pub use auth::Principal;
 pub use error::Error;
+pub use exec::{ExecLimits, ExecServices, ExecSetup};
 pub use hub::EventHub;
 pub use methods::{Call, Registry};
 pub use scope::{Access, Scope};

@@ -7,6 +7,7 @@ use tokio::sync::watch;
 
 use crate::auth::{Authenticator, Principal};
 use crate::error::Error;
+use crate::exec::{ExecServices, spawn_forwarder};
 use crate::hub::EventHub;
 use crate::methods::Registry;
 use crate::metrics::Metrics;
@@ -30,6 +31,7 @@ struct Inner {
     started: Instant,
     shutdown: watch::Sender<bool>,
     connections: watch::Sender<usize>,
+    exec: Option<ExecServices>,
 }
 
 impl GatewayState {
@@ -40,6 +42,22 @@ impl GatewayState {
 
     /// Builds the gateway with a caller-assembled method registry.
     pub fn with_registry(settings: &GatewaySettings, registry: Registry) -> Result<Self, Error> {
+        Self::build(settings, registry, None)
+    }
+
+    /// Builds the gateway with every method, approvals and execution included, and starts
+    /// re-publishing approval events on its hub. Must run inside a tokio runtime.
+    pub fn with_exec(settings: &GatewaySettings, exec: ExecServices) -> Result<Self, Error> {
+        let state = Self::build(settings, Registry::with_exec(), Some(exec.clone()))?;
+        spawn_forwarder(&exec, state.events().clone());
+        Ok(state)
+    }
+
+    fn build(
+        settings: &GatewaySettings,
+        registry: Registry,
+        exec: Option<ExecServices>,
+    ) -> Result<Self, Error> {
         settings.limits.validate()?;
         let metrics = Arc::new(Metrics::default());
         let inner = Inner {
@@ -52,6 +70,7 @@ impl GatewayState {
             started: Instant::now(),
             shutdown: watch::Sender::new(false),
             connections: watch::Sender::new(0),
+            exec,
         };
         Ok(Self {
             inner: Arc::new(inner),
@@ -61,6 +80,11 @@ impl GatewayState {
     /// The hub that approval and execution events are published on.
     pub fn events(&self) -> &EventHub {
         &self.inner.hub
+    }
+
+    /// The exec services, when the gateway was built [`with_exec`](Self::with_exec).
+    pub(crate) fn exec(&self) -> Option<&ExecServices> {
+        self.inner.exec.as_ref()
     }
 
     /// Starts a graceful shutdown: connections stop reading, finish in-flight requests and close

@@ -241,6 +241,16 @@ fn bench_exec(c: &mut Criterion) {
             black_box(parser.parse(black_box(source), None))
         })
     });
+    let short = &requests[requests
+        .iter()
+        .position(|r| r.command == gatehouse_policy::exec::ExecCommand::Shell("git status".into()))
+        .unwrap()];
+    group.bench_function("evaluate `git status`", |b| {
+        b.iter(|| black_box(evaluate(black_box(short), &policy)))
+    });
+    group.bench_function("baseline: tree-sitter parse `git status`", |b| {
+        b.iter(|| black_box(parser.parse(black_box("git status"), None)))
+    });
     group.finish();
 }
 

@@ -5,7 +5,11 @@
 //! `registry.register("exec.approval.get", Access::Scope(Scope::Approvals), approvals::get);`
 //! with `async fn get(call: Call, params: GetParams) -> Result<GetResult, Error>`.
 
+mod approval;
+mod approvals_file;
 mod gateway;
+mod policy;
+mod run;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -18,6 +22,7 @@ use serde_json::Value;
 
 use crate::auth::Principal;
 use crate::error::Error;
+use crate::exec::ExecServices;
 use crate::scope::{Access, Scope};
 use crate::state::GatewayState;
 
@@ -52,6 +57,14 @@ impl fmt::Debug for Registry {
     }
 }
 
+/// The exec services of the gateway the call arrived at; present whenever exec methods are
+/// registered, since [`GatewayState::with_exec`] registers them.
+pub(crate) fn exec_of(call: &Call) -> Result<ExecServices, Error> {
+    call.state.exec().cloned().ok_or_else(|| Error::Internal {
+        reason: "exec methods called on a gateway started without exec services".into(),
+    })
+}
+
 /// The method name `connect` is the WebSocket handshake, never a registered method.
 pub(crate) const CONNECT: &str = "connect";
 
@@ -66,6 +79,35 @@ impl Registry {
                 Access::Scope(Scope::Admin),
                 gateway::tokens,
             );
+        registry
+    }
+
+    /// The standard methods plus `exec.*`, `tools.effective` and `system.run`, which need the
+    /// gateway's [`ExecServices`](crate::ExecServices).
+    pub fn with_exec() -> Self {
+        let mut registry = Self::standard();
+        let agent = Access::Scope(Scope::Agent);
+        let approvals = Access::Scope(Scope::Approvals);
+        registry
+            .register("exec.policy.check", agent, policy::check)
+            .register("tools.effective", agent, policy::effective)
+            .register("exec.approval.request", agent, approval::request)
+            // Agents may wait on and read only their own approvals; the handlers check that.
+            .register(
+                "exec.approval.waitDecision",
+                Access::AnyScope,
+                approval::wait_decision,
+            )
+            .register("exec.approval.get", Access::AnyScope, approval::get)
+            .register("exec.approval.list", approvals, approval::list)
+            .register("exec.approval.resolve", approvals, approval::resolve)
+            .register("exec.approvals.get", approvals, approvals_file::get)
+            .register(
+                "exec.approvals.set",
+                Access::Scope(Scope::Admin),
+                approvals_file::set,
+            )
+            .register("system.run", agent, run::run);
         registry
     }
 

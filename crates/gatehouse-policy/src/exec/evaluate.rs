@@ -2,6 +2,7 @@
 
 use super::allowlist;
 use super::command_text::display_argv;
+use super::environment;
 use super::evaluation::{Decision, ExecEvaluation, Reason, Rule};
 use super::parse::{ParsedSegment, Word, parse_shell};
 use super::policy::ExecPolicy;
@@ -35,6 +36,9 @@ pub fn evaluate(request: &ExecRequest, policy: &ExecPolicy) -> ExecEvaluation {
             checker.check(segment, &mut resolver, shell_mode, 0, &mut outcomes)
         })
     });
+    if let Some(variable) = environment::code_injecting_variable(&request.env) {
+        environment::refuse_all(&mut outcomes, variable);
+    }
     let warnings = checker.allowlist.warnings.clone();
     let durable = has_exact_approval(request, policy);
     match analysis {
@@ -45,6 +49,13 @@ pub fn evaluate(request: &ExecRequest, policy: &ExecPolicy) -> ExecEvaluation {
 
 /// Whether the allowlist holds an `=command:` entry for this exact command text.
 fn has_exact_approval(request: &ExecRequest, policy: &ExecPolicy) -> bool {
+    let any_exact = policy
+        .allowlist
+        .iter()
+        .any(|entry| entry.pattern.trim_start().starts_with("=command:"));
+    if !any_exact {
+        return false;
+    }
     let text = match &request.command {
         ExecCommand::Shell(source) => source.clone(),
         ExecCommand::Argv(argv) => display_argv(argv),

@@ -5,6 +5,7 @@
 
 mod allowlist;
 mod command_text;
+mod environment;
 mod evaluate;
 mod evaluation;
 mod inline_eval;

@@ -173,11 +173,13 @@ fn parse_command(node: Node<'_>, source: &str) -> Result<ParsedSegment, Reason> 
                 segment.assignments.push(text(child, source).to_owned());
             }
             "command_name" => {
-                let mut inner = child.walk();
-                let mut word = None;
-                for part in child.named_children(&mut inner) {
-                    word = Some(parse_word(part, source, 0)?);
-                }
+                let word = match child.named_child_count() {
+                    1 => child
+                        .named_child(0)
+                        .map(|part| parse_word(part, source, 0))
+                        .transpose()?,
+                    _ => None,
+                };
                 let word = word.ok_or_else(|| syntax_error(child, source))?;
                 check_command_position(&word)?;
                 segment.words.push(word);

@@ -39,8 +39,8 @@ pub struct ExecPolicy {
 }
 
 impl Default for ExecPolicy {
-    /// OpenClaw's defaults for an unconfigured host: allowlist security, ask on a miss, the
-    /// default safe bins, nothing allowlisted.
+    /// A cautious starting point for tests and embedders: allowlist security, ask on a miss,
+    /// the default safe bins, nothing allowlisted. Config loading sets every field itself.
     fn default() -> Self {
         ExecPolicy {
             security: Security::Allowlist,
@@ -87,8 +87,9 @@ pub struct SkillBin {
     pub resolved_path: PathBuf,
 }
 
-/// How a safe bin may be called (`tools.exec.safeBinProfiles.<name>`). Flags not listed here
-/// or in the built-in profile are refused, so a profile is a list of what is allowed.
+/// How a safe bin may be called (`tools.exec.safeBinProfiles.<name>`). A configured profile
+/// replaces the built-in one of that name, and every flag it does not list is refused: a profile
+/// is a list of what is allowed, never of what is forbidden alone.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SafeBinProfile {
     /// Fewest positional (non-flag) arguments.

@@ -1,5 +1,6 @@
 //! Program name → absolute, symlink-resolved path, the way `execve` via `PATH` would find it.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
@@ -7,36 +8,44 @@ use std::path::{Component, Path, PathBuf};
 /// Where names resolve: the request's `PATH`, `HOME` and working directory.
 #[derive(Debug, Clone)]
 pub(crate) struct Resolver {
-    /// `PATH` entries made absolute, each with whether it was written relative.
-    path_dirs: Vec<(PathBuf, bool)>,
+    /// `PATH` entries made absolute against the working directory.
+    path_dirs: Vec<PathBuf>,
+    /// Some entry was relative, so a `cd` changes what every later lookup finds.
     had_relative_path: bool,
     home: Option<PathBuf>,
     /// `None` after a `cd` the analyzer could not follow.
     cwd: Option<PathBuf>,
+    /// Real paths of `PATH` directories already resolved during this evaluation; most chains
+    /// run several programs from the same directory. Never shared across evaluations, so a
+    /// re-pointed symlink is always seen.
+    real_dirs: RefCell<Vec<(PathBuf, PathBuf)>>,
 }
 
 impl Resolver {
     pub(crate) fn new(cwd: &Path, env: &BTreeMap<String, String>) -> Self {
-        let cwd = normalize(cwd);
-        let path_dirs: Vec<(PathBuf, bool)> = env
+        // Paths are never folded lexically: `a/link/../b` is wherever the kernel says, so `..`
+        // is left for `realpath` to resolve.
+        let cwd = cwd.to_path_buf();
+        let entries: Vec<PathBuf> = env
             .get("PATH")
             .map(|path| {
                 std::env::split_paths(&OsString::from(path))
                     .filter(|dir| !dir.as_os_str().is_empty())
-                    .map(|dir| (normalize(&cwd.join(&dir)), dir.is_relative()))
                     .collect()
             })
             .unwrap_or_default();
-        let had_relative_path = path_dirs.iter().any(|(_, relative)| *relative);
+        let had_relative_path = entries.iter().any(|dir| dir.is_relative());
+        let path_dirs = entries.iter().map(|dir| cwd.join(dir)).collect();
         let home = env
             .get("HOME")
             .filter(|home| !home.is_empty())
-            .map(|home| normalize(&cwd.join(home)));
+            .map(|home| cwd.join(home));
         Resolver {
             path_dirs,
             had_relative_path,
             home,
             cwd: Some(cwd),
+            real_dirs: RefCell::new(Vec::new()),
         }
     }
 
@@ -50,7 +59,7 @@ impl Resolver {
     /// entries stop resolving rather than guessing.
     pub(crate) fn forget_cwd(&mut self) {
         self.cwd = None;
-        self.path_dirs.retain(|(_, relative)| !relative);
+        // A relative entry may shadow any later one, so none of them can be trusted.
         if self.had_relative_path {
             self.path_dirs.clear();
         }
@@ -64,16 +73,15 @@ impl Resolver {
         }
         if tilde && word.starts_with('~') {
             let expanded = self.expand_tilde(word)?;
-            return Some(canonical_or_lexical(&expanded));
+            return real_or_candidate(&expanded);
         }
         if word.contains('/') {
-            return Some(canonical_or_lexical(&self.relative_to_cwd(word)?));
+            return real_or_candidate(&self.relative_to_cwd(word)?);
         }
         self.path_dirs
             .iter()
-            .map(|(dir, _)| dir.join(word))
-            .find(|candidate| is_executable_file(candidate))
-            .map(|found| canonical_or_lexical(&found))
+            .find(|dir| is_executable_file(&dir.join(word)))
+            .and_then(|dir| self.real_path_in(dir, word))
     }
 
     /// Resolves a script operand (`bash script.sh`): relative to the working directory, and it
@@ -97,9 +105,41 @@ impl Resolver {
         }
         let local = self.cwd.as_ref()?.join("node_modules/.bin").join(word);
         if is_executable_file(&local) {
-            return Some(canonical_or_lexical(&local));
+            return real_or_candidate(&local);
         }
         self.resolve_program(word, false)
+    }
+
+    /// The real path of `dir/name` for a `PATH` hit. When the file itself is not a symlink its
+    /// real path is the real path of its directory plus its name, so the directory's
+    /// resolution is reused.
+    fn real_path_in(&self, dir: &Path, name: &str) -> Option<PathBuf> {
+        let found = dir.join(name);
+        let is_link = std::fs::symlink_metadata(&found)
+            .map(|meta| meta.file_type().is_symlink())
+            .unwrap_or(true);
+        if is_link {
+            return real_or_candidate(&found);
+        }
+        let cached = self
+            .real_dirs
+            .borrow()
+            .iter()
+            .find(|(known, _)| known == dir)
+            .map(|(_, real)| real.clone());
+        let real_dir = match cached {
+            Some(real) => real,
+            None => match std::fs::canonicalize(dir) {
+                Ok(real) => {
+                    self.real_dirs
+                        .borrow_mut()
+                        .push((dir.to_path_buf(), real.clone()));
+                    real
+                }
+                Err(_) => return real_or_candidate(&found),
+            },
+        };
+        Some(real_dir.join(name))
     }
 
     /// Absolute words need no working directory; relative ones need a known one.
@@ -115,32 +155,35 @@ impl Resolver {
         let home = self.home.as_ref()?;
         match word.strip_prefix('~') {
             Some("") => Some(home.clone()),
-            Some(rest) => rest
-                .strip_prefix('/')
-                .map(|rest| normalize(&home.join(rest))),
+            Some(rest) => rest.strip_prefix('/').map(|rest| home.join(rest)),
             None => None,
         }
     }
 }
 
-/// The real path when the file exists, otherwise the path with `.` and `..` folded, so an
-/// allowlist entry for a not-yet-created script still matches its intended location.
-fn canonical_or_lexical(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| normalize(path))
-}
-
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
+/// The real path when the file exists. Otherwise the real path of its nearest existing
+/// ancestor followed by the missing components, so an allowlist entry for a not-yet-created
+/// script still matches its intended location; a missing part that is `..` cannot be placed
+/// without the kernel and resolves to nothing.
+fn real_or_candidate(path: &Path) -> Option<PathBuf> {
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return Some(real);
+    }
+    let parts: Vec<Component<'_>> = path.components().collect();
+    for keep in (1..parts.len()).rev() {
+        let prefix: PathBuf = parts[..keep].iter().collect();
+        if let Ok(mut real) = std::fs::canonicalize(&prefix) {
+            for part in &parts[keep..] {
+                match part {
+                    Component::Normal(name) => real.push(name),
+                    Component::CurDir => {}
+                    _ => return None,
+                }
             }
-            other => out.push(other),
+            return Some(real);
         }
     }
-    out
+    None
 }
 
 #[cfg(unix)]

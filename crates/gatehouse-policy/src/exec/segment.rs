@@ -190,7 +190,26 @@ impl Checker<'_> {
                     persist: None,
                 });
             }
+            Target::Program { index, .. }
+                if CARRIER_BUILTINS.contains(&words[index].text.as_str()) =>
+            {
+                // `time eval …`: `time` is a shell keyword, so what follows it is still run by
+                // the shell, builtins included.
+                out.push(refused(
+                    None,
+                    Reason::new(
+                        Rule::ShellCarrier,
+                        format!(
+                            "`{}` hands code or names to the shell itself",
+                            words[index].text
+                        ),
+                    ),
+                ));
+            }
             Target::Program { index, package_bin } => {
+                if words[index].text == "cd" {
+                    resolver.forget_cwd();
+                }
                 out.push(self.program(words, index, package_bin, argv, resolver));
             }
         }

@@ -84,6 +84,11 @@ pub(crate) fn unwrap(words: &[Word]) -> Target {
                 "a wrapper without a command",
             ));
         };
+        if package_bin {
+            // A package runner runs the named package binary itself; nothing after it is a
+            // wrapper we could unwrap.
+            return Target::Program { index, package_bin };
+        }
         let name = basename(&word.text).to_ascii_lowercase();
         let step = match name.as_str() {
             "env" => env_options(words, index + 1),
@@ -554,6 +559,7 @@ mod tests {
         assert_eq!(program(&["npx", "--yes", "tsc"]), Some(2));
         assert_eq!(program(&["npm", "exec", "--", "tsc"]), Some(3));
         assert_eq!(program(&["npm", "test"]), Some(0));
+        assert_eq!(program(&["npx", "env", "rg"]), Some(1));
     }
 
     #[test]

@@ -111,3 +111,78 @@ fn warns_about_basename_only_allowlist_entries() {
     assert_eq!(verdict.warnings.len(), 1);
     assert!(verdict.warnings[0].contains("bare name"));
 }
+
+#[test]
+fn denies_when_the_request_environment_injects_code() {
+    let host = Host::with_bins(&["ls"]);
+    let policy = host.policy(&["ls"]);
+    for variable in ["LD_PRELOAD", "BASH_ENV", "NODE_OPTIONS", "BASH_FUNC_ls%%"] {
+        let request = host.request("ls").with_env(variable, "/tmp/evil");
+        let verdict = gatehouse_policy::exec::evaluate(&request, &policy);
+        assert_eq!(verdict.decision, Decision::Deny, "{variable}");
+        assert_eq!(verdict.reason.rule, Rule::EnvAssignment, "{variable}");
+    }
+    let benign = host.request("ls").with_env("EDITOR", "vim");
+    assert_eq!(
+        gatehouse_policy::exec::evaluate(&benign, &policy).decision,
+        Decision::Allow
+    );
+}
+
+#[test]
+fn resolves_package_runner_binaries_in_local_node_modules_only() {
+    let host = Host::with_bins(&["npx", "pnpm", "tsc"]);
+    let local = host.root.join("work/node_modules/.bin/tsc");
+    crate::support::write_executable(&local);
+    let mut policy = host.policy(&[]);
+    policy
+        .allowlist
+        .push(AllowlistEntry::new(local.display().to_string()));
+    policy.allowlist.push(AllowlistEntry::new(host.bin("tsc")));
+    let verdict = host.evaluate("npx --yes tsc --noEmit", &policy);
+    assert_eq!(verdict.decision, Decision::Allow, "{}", verdict.reason);
+    assert_eq!(
+        verdict.allow_always_patterns,
+        vec![local.display().to_string()]
+    );
+    // Not installed locally: npx would download a package, whatever PATH holds.
+    let missing = host.evaluate("npx cowsay hi", &policy);
+    assert_eq!(missing.reason.rule, Rule::Unresolved);
+    let dlx = host.evaluate("pnpm dlx tsc", &policy);
+    assert_eq!(dlx.reason.rule, Rule::WrapperRefused);
+}
+
+#[test]
+fn trusts_skill_binaries_only_at_their_installed_path() {
+    let host = Host::with_bins(&["gog"]);
+    let mut policy = host.policy(&[]);
+    policy.auto_allow_skills = true;
+    policy.skill_bins.push(gatehouse_policy::exec::SkillBin {
+        name: "gog".into(),
+        resolved_path: host.root.join("bin/gog"),
+    });
+    let verdict = host.evaluate("gog calendar --today", &policy);
+    assert_eq!(verdict.segments[0].satisfied_by, Some(SatisfiedBy::Skills));
+    policy.skill_bins[0].resolved_path = host.root.join("elsewhere/gog");
+    let moved = host.evaluate("gog calendar --today", &policy);
+    assert_eq!(moved.decision, Decision::Deny);
+}
+
+#[test]
+fn denies_path_entries_that_climb_out_of_a_symlink() {
+    // `link/../bin` is `x/bin` for the kernel (link → x/y), not `bin` as text folding says.
+    let host = Host::with_bins(&["rg"]);
+    crate::support::write_executable(&host.root.join("x/bin/rg"));
+    std::fs::create_dir_all(host.root.join("x/y")).unwrap();
+    std::os::unix::fs::symlink(host.root.join("x/y"), host.root.join("link")).unwrap();
+    let policy = host.policy(&["rg"]);
+    let request = host
+        .request("rg needle")
+        .with_env("PATH", host.root.join("link/../bin").display().to_string());
+    let verdict = gatehouse_policy::exec::evaluate(&request, &policy);
+    assert_eq!(verdict.decision, Decision::Deny, "{}", verdict.reason);
+    assert_eq!(
+        verdict.segments[0].resolved_path,
+        Some(host.root.join("x/bin/rg"))
+    );
+}

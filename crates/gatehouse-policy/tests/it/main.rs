@@ -4,14 +4,6 @@
 // input (clippy.toml allows it inside test fns only).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod allows; // hand-written `allows_…` lists: what must keep working for agents
-mod decision_conformance; // the requirement-rule kinds of tests/conformance/decision-cases.jsonl
-mod decisions; // security x ask x analysis through exec::evaluate, segment reports, warnings
-mod exec_conformance; // every case of tests/conformance/exec-cases.jsonl through `exec::evaluate`
-mod never_panics;
-mod refusals; // hand-written `denies_…` lists: smuggling, quoting tricks, wrappers, safe bins
-mod support; // shared helpers: temp case roots, policy builders, `check` lists // proptest: the analyzer returns a verdict for any input
-
 // Builders and the `check` renderer shared by the tool-policy tests.
 mod tool_support;
 // One test per tool-policy rule, each through the public entry point.
@@ -22,3 +14,11 @@ mod tool_pipeline;
 mod tool_call;
 // Properties: deny entries never widen, sub-agents never exceed their parent.
 mod tool_props;
+
+mod allows; // hand-written `allows_…` lists: what must keep working for agents
+mod decision_conformance; // the requirement-rule kinds of tests/conformance/decision-cases.jsonl
+mod decisions; // security x ask x analysis through exec::evaluate, segment reports, warnings
+mod exec_conformance; // every case of tests/conformance/exec-cases.jsonl through `exec::evaluate`
+mod never_panics; // proptest: the analyzer returns a verdict for any input
+mod refusals; // hand-written `denies_…` lists: smuggling, quoting tricks, wrappers, safe bins
+mod support; // shared helpers: temp case roots, policy builders, `check` lists

@@ -125,6 +125,8 @@ fn denies_shell_carriers() {
         ("trap 'rm -rf /' EXIT", Refused(ShellCarrier)),
         ("builtin eval id", Refused(ShellCarrier)),
         ("command rm -rf /", Refused(ShellCarrier)),
+        ("time eval 'rm -rf /'", Refused(ShellCarrier)),
+        ("nice -n 5 source ./x", Refused(ShellCarrier)),
         ("export PATH=/tmp/evil", Unanalyzable(EnvAssignment)),
         ("PATH=/tmp/evil; ls", Unanalyzable(EnvAssignment)),
     ]);

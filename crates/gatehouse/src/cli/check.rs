@@ -9,10 +9,10 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 use gatehouse_config::DEFAULT_AGENT_ID;
+use gatehouse_gateway::payloads::{DecisionJson, exec_request, with_host_env};
 use gatehouse_policy::exec::{Decision, ExecEvaluation, ExecRequest, evaluate};
 use serde::Deserialize;
 
-use super::check_json::DecisionJson;
 use super::exec_sources::Sources;
 
 /// Exit status of an `ask` decision.
@@ -79,7 +79,7 @@ pub(crate) fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExecRequest::argv(command, cwd)
     };
-    let request = with_process_env(request, &BTreeMap::new());
+    let request = with_host_env(request, &BTreeMap::new());
     let evaluation = evaluate(&request, &sources.policy(&args.agent));
     for warning in &evaluation.warnings {
         eprintln!("gatehouse: warning: {warning}");
@@ -92,20 +92,6 @@ pub(crate) fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         print_human(&mut stdout, &evaluation)?;
     }
     Ok(exit_code(evaluation.decision))
-}
-
-/// `PATH` and `HOME` decide what a bare name runs and what `~` means; requests inherit them
-/// from this process unless they set their own.
-fn with_process_env(mut request: ExecRequest, overrides: &BTreeMap<String, String>) -> ExecRequest {
-    for key in ["PATH", "HOME"] {
-        if let Ok(value) = std::env::var(key) {
-            request.env.insert(key.to_owned(), value);
-        }
-    }
-    request
-        .env
-        .extend(overrides.iter().map(|(k, v)| (k.clone(), v.clone())));
-    request
 }
 
 /// Batch mode: every input line yields exactly one output line, in order; a line that is not
@@ -141,14 +127,8 @@ fn request_from_line(
 ) -> Result<(ExecRequest, Option<String>), String> {
     let parsed: RequestLine = serde_json::from_str(line).map_err(|e| e.to_string())?;
     let cwd = parsed.cwd.unwrap_or_else(|| default_cwd.to_owned());
-    let request = match (parsed.command, parsed.argv) {
-        (Some(command), None) => ExecRequest::shell(command, cwd),
-        (None, Some(argv)) if !argv.is_empty() => ExecRequest::argv(argv, cwd),
-        (None, Some(_)) => return Err("`argv` is empty".to_owned()),
-        (None, None) => return Err("set `command` or `argv`".to_owned()),
-        (Some(_), Some(_)) => return Err("set `command` or `argv`, not both".to_owned()),
-    };
-    Ok((with_process_env(request, &parsed.env), parsed.agent))
+    let request = exec_request(parsed.command, parsed.argv, cwd, &parsed.env)?;
+    Ok((request, parsed.agent))
 }
 
 fn print_human(out: &mut impl Write, evaluation: &ExecEvaluation) -> std::io::Result<()> {

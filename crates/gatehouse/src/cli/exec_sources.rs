@@ -5,10 +5,9 @@ use std::path::Path;
 
 use anyhow::Context;
 use gatehouse_config::Config;
-use gatehouse_policy::exec::{AllowlistEntry, ExecPolicy};
-use gatehouse_store::approvals_file::{
-    ExecApprovalsFile, HostFallback, RequestedPolicy, parse_str,
-};
+use gatehouse_gateway::payloads::exec_policy;
+use gatehouse_policy::exec::ExecPolicy;
+use gatehouse_store::approvals_file::{ExecApprovalsFile, parse_str};
 
 /// Policy sources shared by every request of one invocation.
 pub(crate) struct Sources {
@@ -25,38 +24,10 @@ impl Sources {
         })
     }
 
-    /// The config's exec settings for `agent`, composed with the approvals file when given:
-    /// the stricter `security` and the more asking `ask` win, and its allowlist applies.
+    /// The config's exec settings for `agent`, composed with the approvals file when given;
+    /// the same composition the gateway applies, so `check` and `exec.policy.check` agree.
     pub(crate) fn policy(&self, agent: &str) -> ExecPolicy {
-        let mut policy = self.config.exec_settings(agent).policy;
-        let Some(file) = &self.approvals else {
-            return policy;
-        };
-        let requested = RequestedPolicy {
-            security: policy.security,
-            ask: policy.ask,
-        };
-        let effective = file.effective_policy(agent, requested);
-        policy.security = effective.security.effective;
-        policy.ask = effective.ask.effective;
-        // OpenClaw keeps `autoAllowSkills` in the approvals file, Gatehouse also in the config;
-        // either may switch it on, as a skill bin still has to resolve to its configured path.
-        policy.auto_allow_skills |= effective.auto_allow_skills;
-        let fallback = HostFallback {
-            security: requested.security,
-            ask: requested.ask,
-            ..HostFallback::default()
-        };
-        policy.allowlist = file
-            .resolve_agent(agent, &fallback)
-            .allowlist
-            .into_iter()
-            .map(|entry| AllowlistEntry {
-                pattern: entry.pattern.clone(),
-                arg_pattern: entry.arg_pattern.clone(),
-            })
-            .collect();
-        policy
+        exec_policy(&self.config, self.approvals.as_ref(), agent)
     }
 }
 

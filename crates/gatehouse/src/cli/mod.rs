@@ -1,10 +1,14 @@
 //! Command-line surface: one module per subcommand.
 
+mod approvals;
 mod audit;
 mod check;
-mod check_json;
+mod client;
 mod config;
+mod doctor;
 mod exec_sources;
+mod request;
+mod run;
 mod serve;
 mod tools;
 
@@ -33,6 +37,14 @@ enum Command {
     Version,
     /// Run the gateway: JSON-RPC over WebSocket and HTTP, and the Control UI.
     Serve(serve::ServeArgs),
+    /// Ask a person (through the gateway) whether a command may run; exit 0 yes, 20 no.
+    Request(client::CommandArgs),
+    /// Run a command on the gateway host through policy and approval.
+    Run(client::CommandArgs),
+    /// List, inspect and answer approvals; edit allowlists.
+    Approvals(approvals::ApprovalsArgs),
+    /// Check config, secrets and effective policy; warn about risky settings.
+    Doctor(doctor::DoctorArgs),
     /// Verify or read the hash-chained audit log.
     #[command(subcommand)]
     Audit(audit::AuditCommand),
@@ -48,6 +60,10 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve(args) => serve::run(args),
+        Command::Request(args) => request::run(args),
+        Command::Run(args) => run::run(args),
+        Command::Approvals(args) => approvals::run(args),
+        Command::Doctor(args) => doctor::run(args),
         Command::Audit(command) => audit::run(command),
     }
 }

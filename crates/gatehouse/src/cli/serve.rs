@@ -1,9 +1,9 @@
 //! `gatehouse serve`: run the gateway.
 //!
-//! Without `--config` the gateway runs on an embedded default: loopback on port 18790, state in
-//! the data directory, and one `operator.admin` token generated on first start into a 0600 file
-//! and reused afterwards. The login URL carrying that token goes to stdout for the operator, never
-//! to the logs.
+//! The data directory holds `exec-approvals.json` and the approvals database. Tokens come from
+//! `gateway.auth.tokens` in the config; with no config, or a config without tokens, one
+//! `operator.admin` token is generated on first start into a 0600 file and reused afterwards.
+//! The login URL carrying that token goes to stdout for the operator, never to the logs.
 
 use std::fs::{self, DirBuilder, OpenOptions};
 use std::io::{ErrorKind, Write as _};
@@ -15,20 +15,30 @@ use std::process::ExitCode;
 use anyhow::{Context as _, bail};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use gatehouse_gateway::{GatewaySettings, GatewayState, Limits, Scope, Secret, TokenSpec};
+use gatehouse_config::Config;
+use gatehouse_config::model::{Scope as ConfigScope, TokenConfig};
+use gatehouse_gateway::{
+    ExecLimits, ExecServices, ExecSetup, GatewaySettings, GatewayState, Limits, Scope, Secret,
+    TokenSpec,
+};
 use rand::RngCore as _;
 
 /// Where the embedded default listens: loopback only, so a fresh install is not reachable from
 /// the network.
-const DEFAULT_LISTEN: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 18790);
+pub(crate) const DEFAULT_LISTEN: SocketAddr =
+    SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 18790);
 
 /// The admin token's file name inside the data directory.
-const ADMIN_TOKEN_FILE: &str = "admin.token";
+pub(crate) const ADMIN_TOKEN_FILE: &str = "admin.token";
+/// `exec-approvals.json` inside the data directory.
+pub(crate) const APPROVALS_FILE: &str = "exec-approvals.json";
+/// The approvals database inside the data directory.
+const DATABASE_FILE: &str = "approvals.db";
 
 /// Flags of `gatehouse serve`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ServeArgs {
-    /// JSON5 config file (not supported yet: arrives with the config loader).
+    /// JSON5 config file (OpenClaw keys); the embedded default when absent.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Address to listen on [default: 127.0.0.1:18790].
@@ -51,13 +61,7 @@ enum LogFormat {
 
 /// Runs the gateway until SIGTERM or ctrl-c, then shuts down gracefully.
 pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    if let Some(path) = &args.config {
-        bail!(
-            "--config {}: config files are not supported yet; run without --config for the \
-             embedded default (--listen and --data-dir still apply)",
-            path.display()
-        );
-    }
+    let config = super::config::load(args.config.as_deref())?;
     init_logging(args.log_format);
     let data_dir = match args.data_dir {
         Some(dir) => dir,
@@ -68,26 +72,87 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .mode(0o700)
         .create(&data_dir)
         .with_context(|| format!("cannot create data directory {}", data_dir.display()))?;
-    let admin_token = load_or_create_admin_token(&data_dir.join(ADMIN_TOKEN_FILE))?;
-    let settings = GatewaySettings {
-        listen: args.listen.unwrap_or(DEFAULT_LISTEN),
-        tokens: vec![TokenSpec {
+    let mut tokens = configured_tokens(&config)?;
+    let admin_token = if tokens.is_empty() {
+        let token = load_or_create_admin_token(&data_dir.join(ADMIN_TOKEN_FILE))?;
+        tokens.push(TokenSpec {
             name: "admin".into(),
-            secret: admin_token.clone(),
+            secret: token.clone(),
             scopes: vec![Scope::Admin],
-        }],
+        });
+        Some(token)
+    } else {
+        None
+    };
+    let listen = match (args.listen, config.gateway.listen.as_deref()) {
+        (Some(listen), _) => listen,
+        (None, Some(text)) => text.parse().with_context(|| {
+            format!("`gateway.listen`: {text:?} is not an address like 127.0.0.1:18790")
+        })?,
+        (None, None) => DEFAULT_LISTEN,
+    };
+    let settings = GatewaySettings {
+        listen,
+        tokens,
         limits: Limits::default(),
     };
-    let state = GatewayState::new(&settings)?;
+    let setup = ExecSetup {
+        config,
+        approvals_file: data_dir.join(APPROVALS_FILE),
+        database: data_dir.join(DATABASE_FILE),
+        audit_log: data_dir.join(gatehouse_store::audit::LOG_FILE_NAME),
+        limits: ExecLimits::default(),
+    };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    runtime.block_on(serve(settings.listen, state, &admin_token, &data_dir))?;
+    runtime.block_on(async {
+        let exec = ExecServices::start(setup).await?;
+        let state = GatewayState::with_exec(&settings, exec)?;
+        serve(settings.listen, state, admin_token.as_ref(), &data_dir).await
+    })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The tokens of `gateway.auth.tokens`, secrets resolved; a token file others can read is
+/// reported, as the config loader does for every secret.
+pub(crate) fn configured_tokens(config: &Config) -> anyhow::Result<Vec<TokenSpec>> {
+    let Some(auth) = &config.gateway.auth else {
+        return Ok(Vec::new());
+    };
+    auth.tokens
+        .iter()
+        .enumerate()
+        .map(|(index, token)| token_spec(index, token))
+        .collect()
+}
+
+fn token_spec(index: usize, token: &TokenConfig) -> anyhow::Result<TokenSpec> {
+    let key = format!("gateway.auth.tokens[{index}]");
+    let Some(source) = token.source() else {
+        bail!("`{key}`: set one of token, tokenFile, tokenEnv");
+    };
+    let resolved = source.resolve(&key)?;
+    if let Some(warning) = &resolved.warning {
+        eprintln!("gatehouse: warning: {warning}");
+    }
+    Ok(TokenSpec {
+        name: token.name.clone(),
+        secret: Secret::new(resolved.secret.expose()),
+        scopes: token
+            .scopes
+            .iter()
+            .map(|scope| match scope {
+                ConfigScope::OperatorAdmin => Scope::Admin,
+                ConfigScope::OperatorApprovals => Scope::Approvals,
+                ConfigScope::Agent => Scope::Agent,
+            })
+            .collect(),
+    })
 }
 
 async fn serve(
     listen: SocketAddr,
     state: GatewayState,
-    admin_token: &Secret,
+    admin_token: Option<&Secret>,
     data_dir: &Path,
 ) -> anyhow::Result<()> {
     let shutdown = shutdown_signal()?;
@@ -100,12 +165,14 @@ async fn serve(
     tracing::info!(%addr, data_dir = %data_dir.display(), "Gatehouse listening.");
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "Gatehouse is listening on http://{addr}")?;
-    writeln!(
-        stdout,
-        "Control UI login: http://{}/#token={}",
-        browsable(addr),
-        admin_token.expose()
-    )?;
+    if let Some(admin_token) = admin_token {
+        writeln!(
+            stdout,
+            "Control UI login: http://{}/#token={}",
+            browsable(addr),
+            admin_token.expose()
+        )?;
+    }
     stdout.flush()?;
     drop(stdout);
     gatehouse_gateway::serve(listener, state, shutdown)
@@ -143,7 +210,7 @@ fn browsable(addr: SocketAddr) -> SocketAddr {
     }
 }
 
-pub(super) fn default_data_dir() -> anyhow::Result<PathBuf> {
+pub(crate) fn default_data_dir() -> anyhow::Result<PathBuf> {
     let absolute = |var: &str| {
         std::env::var_os(var)
             .map(PathBuf::from)

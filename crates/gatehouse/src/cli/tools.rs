@@ -2,18 +2,16 @@
 //! labelled pipeline step (and config key) removed it.
 
 use std::io::Write;
-use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::bail;
 use clap::Args;
 use gatehouse_config::DEFAULT_AGENT_ID;
+use gatehouse_gateway::payloads::{ToolsJson, effective_tools_at_depth};
 use gatehouse_policy::tools::{
-    EffectiveTools, PluginTool, Sandboxing, Sender, SessionContext, SpawnContext, ToolPolicyInputs,
-    effective_tools,
+    EffectiveTools, PluginTool, Sandboxing, Sender, SessionContext, ToolPolicyInputs,
 };
-use serde::Serialize;
 
 /// Flags of `gatehouse tools`.
 #[derive(Debug, Args)]
@@ -47,30 +45,6 @@ pub(crate) struct ToolsArgs {
     json: bool,
 }
 
-/// The JSON of `gatehouse tools --json` (issue 3's shape).
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ToolsJson {
-    allowed: Vec<String>,
-    tools: Vec<ToolJson>,
-    warnings: Vec<String>,
-}
-
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ToolJson {
-    name: String,
-    allowed: bool,
-    removed_by: Option<RemovalJson>,
-}
-
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct RemovalJson {
-    step: &'static str,
-    config_path: String,
-}
-
 /// Runs the subcommand.
 pub(crate) fn run(args: ToolsArgs) -> anyhow::Result<ExitCode> {
     let config = super::config::load(args.config.as_deref())?;
@@ -98,22 +72,14 @@ pub(crate) fn run(args: ToolsArgs) -> anyhow::Result<ExitCode> {
         },
         plugin_tools,
     };
-    // A sub-agent never gets more than its parent, so evaluate each ancestor in turn and hand
-    // its allowed set down.
-    let mut effective = effective_tools(&inputs);
-    for depth in 1..=args.spawn_depth {
-        let Some(depth) = NonZeroU32::new(depth) else {
-            continue;
-        };
-        inputs.session.spawn = Some(SpawnContext {
-            depth,
-            parent_allowed: effective.allowed.clone(),
-        });
-        effective = effective_tools(&inputs);
-    }
+    let effective = effective_tools_at_depth(&mut inputs, args.spawn_depth);
     let mut stdout = std::io::stdout().lock();
     if args.json {
-        writeln!(stdout, "{}", serde_json::to_string(&to_json(&effective))?)?;
+        writeln!(
+            stdout,
+            "{}",
+            serde_json::to_string(&ToolsJson::from(&effective))?
+        )?;
     } else {
         print_human(&mut stdout, &effective)?;
     }
@@ -127,25 +93,6 @@ fn parse_plugin_tool(spec: &str) -> anyhow::Result<PluginTool> {
             name: name.to_owned(),
         }),
         _ => bail!("--plugin-tool expects PLUGIN:NAME, got {spec:?}"),
-    }
-}
-
-fn to_json(effective: &EffectiveTools) -> ToolsJson {
-    ToolsJson {
-        allowed: effective.allowed.iter().cloned().collect(),
-        tools: effective
-            .tools
-            .iter()
-            .map(|tool| ToolJson {
-                name: tool.name.clone(),
-                allowed: tool.allowed,
-                removed_by: tool.removed_by.as_ref().map(|removal| RemovalJson {
-                    step: removal.step.label(),
-                    config_path: removal.config_path.clone(),
-                }),
-            })
-            .collect(),
-        warnings: effective.warnings.clone(),
     }
 }
 

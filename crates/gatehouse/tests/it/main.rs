@@ -3,18 +3,26 @@
 // Helpers outside `#[test]` functions unwrap too: a panic in this binary is a failed assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-// `gatehouse audit verify|tail`: exit codes and output on intact and tampered logs.
-mod audit;
 // `gatehouse check`: exit codes, decision JSON shape, `--jsonl` batches, `--approvals`.
 mod check;
 // tests/conformance/exec-cases.jsonl end to end: config file, approvals file, `check --jsonl`.
 mod conformance;
 // Config errors and warnings as every subcommand reports them.
 mod config_errors;
-// `gatehouse serve`: the real binary on a free port with a temporary data directory.
-mod serve;
 // `gatehouse tools`: JSON shape, removal sources, sub-agents.
 mod tools;
+// `gatehouse serve`: the real binary on a free port with a temporary data directory.
+mod serve;
+// Shared helpers: start the server with one token per scope, HTTP and WebSocket clients.
+mod gateway;
+// `exec.approval.*`, `exec.approvals.*`, policy check and tools over the wire; scope refusals.
+mod gateway_approvals;
+// `system.run`: policy, approval, binding re-check before spawn, bounded output, timeouts.
+mod gateway_run;
+// Client commands: request, run, approvals (incl. allowlist edits), doctor.
+mod gateway_cli;
+// `gatehouse audit verify|tail`: exit codes and output on intact and tampered logs.
+mod audit;
 
 use std::io::Write;
 use std::path::PathBuf;

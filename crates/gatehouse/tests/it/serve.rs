@@ -165,18 +165,3 @@ async fn refuses_to_start_with_a_token_file_others_can_read() {
     );
     assert!(output.stdout.is_empty());
 }
-
-#[tokio::test]
-async fn refuses_config_files_until_the_config_loader_lands() {
-    let data_dir = tempfile::tempdir().unwrap();
-    let output = gatehouse(data_dir.path(), &["--config", "gatehouse.json5"])
-        .output()
-        .await
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains("config files are not supported yet"),
-        "{stderr}"
-    );
-}

@@ -3,6 +3,8 @@
 //! Every struct a client sees is declared here and filled by hand from internal types, so a change
 //! elsewhere cannot silently change the protocol. Field names are camelCase; see `docs/protocol.md`.
 
+pub(crate) mod exec;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -1,0 +1,65 @@
+//! Feeds the hash-chained audit log from the request path without making requests wait on its
+//! fsyncs: records go through a channel to one writer thread, in the order they were sent.
+
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use gatehouse_store::audit::{AuditEvent, AuditKind, AuditLog, AuditOptions};
+use serde_json::Value;
+
+use crate::error::Error;
+
+/// The sending side; cheap to share.
+#[derive(Debug)]
+pub(crate) struct Auditor {
+    sender: mpsc::Sender<(u64, AuditEvent)>,
+}
+
+impl Auditor {
+    /// Opens (verifying and repairing a torn tail) the log at `path` and starts its writer.
+    pub(crate) fn open(path: &Path) -> Result<Self, Error> {
+        let (log, report) =
+            AuditLog::open(path, AuditOptions::default()).map_err(|error| Error::Store {
+                reason: format!("audit log {}: {error}", path.display()),
+            })?;
+        if let Some(torn) = &report.torn_tail {
+            tracing::warn!(line = torn.line, path = %path.display(), "Removed a torn audit record left by a crash.");
+        }
+        let (sender, receiver) = mpsc::channel::<(u64, AuditEvent)>();
+        std::thread::Builder::new()
+            .name("gatehouse-audit".into())
+            .spawn(move || {
+                for (at_ms, event) in receiver {
+                    if let Err(error) = log.append(at_ms, event) {
+                        tracing::error!(error = %error, "Audit record not written.");
+                    }
+                }
+            })
+            .map_err(|error| Error::Internal {
+                reason: format!("cannot start the audit writer: {error}"),
+            })?;
+        Ok(Self { sender })
+    }
+
+    /// Queues one record, stamped now.
+    pub(crate) fn record(
+        &self,
+        kind: AuditKind,
+        approval_id: Option<&str>,
+        run_id: Option<&str>,
+        payload: Value,
+    ) {
+        let mut event = AuditEvent::new(kind, payload);
+        event.approval_id = approval_id.map(str::to_owned);
+        event.run_id = run_id.map(str::to_owned);
+        let at_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |elapsed| {
+                u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
+            });
+        if self.sender.send((at_ms, event)).is_err() {
+            tracing::error!("Audit writer stopped; record not written.");
+        }
+    }
+}

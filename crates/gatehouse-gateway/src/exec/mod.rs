@@ -1,0 +1,288 @@
+//! The exec half of the gateway: config, `exec-approvals.json`, the approval manager and the
+//! runner, behind one handle the `exec.*` and `system.run` methods share.
+//!
+//! **Invariants.** Every approval is created through the manager, so it is durable before the
+//! requester hears of it; a request nobody can answer (no approval surface connected) is expired
+//! at once with `no-approval-route`; an agent never holds more than `max_pending_per_agent`
+//! pending approvals.
+
+mod audit;
+mod forward;
+mod pending;
+pub(crate) mod resolve;
+pub(crate) mod runner;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use gatehouse_approvals::{
+    ApprovalManager, CreateApproval, Created, EventSubscription, ManagerConfig, SystemClock,
+};
+use gatehouse_config::Config;
+use gatehouse_policy::Security;
+use gatehouse_policy::exec::ExecPolicy;
+use gatehouse_store::approvals_db::{ApprovalRecord, SqliteApprovalStore, SqliteOptions};
+use gatehouse_store::approvals_file::{ExecApprovalsStore, Snapshot};
+use gatehouse_store::audit::AuditKind;
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::error::Error;
+use crate::hub::EventHub;
+use crate::payloads::{ask_fallback, exec_policy};
+
+use audit::Auditor;
+pub(crate) use forward::spawn_forwarder;
+use pending::Pending;
+
+/// Where the exec state lives and how it is bounded; the binary fills it from config.
+#[derive(Debug, Clone)]
+pub struct ExecSetup {
+    /// The loaded config (policy, agents, tools).
+    pub config: Config,
+    /// `exec-approvals.json`: host settings and allowlists.
+    pub approvals_file: PathBuf,
+    /// The SQLite approvals database.
+    pub database: PathBuf,
+    /// The hash-chained audit log (JSON lines).
+    pub audit_log: PathBuf,
+    /// Bounds on approvals and runs.
+    pub limits: ExecLimits,
+}
+
+/// Bounds on approvals and runs; the defaults are the documented ones.
+#[derive(Debug, Clone)]
+pub struct ExecLimits {
+    /// Pending approvals one agent may hold at once.
+    pub max_pending_per_agent: usize,
+    /// Approval timeout when a request names none.
+    pub approval_timeout: Duration,
+    /// Bytes kept of each of stdout and stderr; the rest is read and dropped.
+    pub max_output_bytes: usize,
+    /// Run timeout when `system.run` names none.
+    pub run_timeout: Duration,
+    /// The longest run timeout a request may ask for.
+    pub max_run_timeout: Duration,
+    /// A run still going after this long is announced with `exec.running`.
+    pub running_event_after: Duration,
+    /// Approval events buffered for the forwarder before it counts as lagging.
+    pub event_buffer: usize,
+}
+
+impl Default for ExecLimits {
+    fn default() -> Self {
+        Self {
+            max_pending_per_agent: 64,
+            approval_timeout: Duration::from_secs(30 * 60),
+            max_output_bytes: 64 * 1024,
+            run_timeout: Duration::from_secs(60),
+            max_run_timeout: Duration::from_secs(60 * 60),
+            running_event_after: Duration::from_secs(1),
+            event_buffer: 4096,
+        }
+    }
+}
+
+/// A cheap handle on the exec state; clones share it.
+#[derive(Clone)]
+pub struct ExecServices {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: Config,
+    file: ExecApprovalsStore,
+    manager: ApprovalManager,
+    limits: ExecLimits,
+    pending: Pending,
+    audit: Auditor,
+    /// The manager's first subscription, which holds the restart cancellations; taken once by
+    /// the forwarder.
+    startup_events: Mutex<Option<EventSubscription>>,
+}
+
+impl std::fmt::Debug for ExecServices {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecServices")
+            .field("approvals_file", &self.inner.file.path())
+            .field("manager", &self.inner.manager)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ExecServices {
+    /// Opens the database (cancelling approvals an earlier run left pending), makes sure
+    /// `exec-approvals.json` exists with mode 0600, and starts the approval manager. Must run
+    /// inside a tokio runtime.
+    pub async fn start(setup: ExecSetup) -> Result<Self, Error> {
+        let audit = Auditor::open(&setup.audit_log)?;
+        let file = ExecApprovalsStore::new(&setup.approvals_file);
+        let snapshot = file.ensure().map_err(|error| Error::Store {
+            reason: error.to_string(),
+        })?;
+        for note in &snapshot.report.notes {
+            tracing::warn!(path = %snapshot.path.display(), %note, "Approvals file note.");
+        }
+        let database = SqliteApprovalStore::open(&setup.database, SqliteOptions::default())
+            .map_err(|error| Error::Store {
+                reason: error.to_string(),
+            })?;
+        let config = ManagerConfig {
+            default_timeout: setup.limits.approval_timeout,
+            event_capacity: setup.limits.event_buffer,
+            ..ManagerConfig::default()
+        };
+        let (manager, startup) = ApprovalManager::start(
+            Arc::new(database),
+            Arc::new(file.clone()),
+            Arc::new(SystemClock),
+            config,
+        )
+        .await
+        .map_err(Error::from)?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                config: setup.config,
+                file,
+                manager,
+                pending: Pending::new(setup.limits.max_pending_per_agent),
+                limits: setup.limits,
+                audit,
+                startup_events: Mutex::new(Some(startup)),
+            }),
+        })
+    }
+
+    pub(crate) fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    pub(crate) fn manager(&self) -> &ApprovalManager {
+        &self.inner.manager
+    }
+
+    pub(crate) fn limits(&self) -> &ExecLimits {
+        &self.inner.limits
+    }
+
+    pub(crate) fn file(&self) -> &ExecApprovalsStore {
+        &self.inner.file
+    }
+
+    /// Appends to the audit log (asynchronously, in order).
+    pub(crate) fn audit(
+        &self,
+        kind: AuditKind,
+        approval_id: Option<&str>,
+        run_id: Option<&str>,
+        payload: Value,
+    ) {
+        self.inner.audit.record(kind, approval_id, run_id, payload);
+    }
+
+    pub(crate) fn pending(&self) -> &Pending {
+        &self.inner.pending
+    }
+
+    /// The approvals file as it is now; read per request so edits apply at once.
+    pub(crate) fn snapshot(&self) -> Result<Snapshot, Error> {
+        self.inner.file.read().map_err(|error| Error::Store {
+            reason: error.to_string(),
+        })
+    }
+
+    /// The policy that applies to `agent` right now, and its `askFallback`.
+    pub(crate) fn policy(&self, agent: &str) -> Result<(ExecPolicy, Security), Error> {
+        let snapshot = self.snapshot()?;
+        let policy = exec_policy(&self.inner.config, Some(&snapshot.file), agent);
+        let ask_fallback = ask_fallback(&self.inner.config, &snapshot.file, agent);
+        Ok((policy, ask_fallback))
+    }
+
+    /// Creates an approval on behalf of `owner` (a token name), counting it against the agent's
+    /// pending cap; expires it at once when `has_route` is false.
+    pub(crate) async fn create(
+        &self,
+        owner: &str,
+        create: CreateApproval,
+        has_route: bool,
+    ) -> Result<Created, Error> {
+        let agent = create.request.agent_id.clone().unwrap_or_default();
+        let slot = self.inner.pending.reserve(&agent, owner)?;
+        let created = match self.inner.manager.create(create).await {
+            Ok(created) => created,
+            Err(error) => {
+                slot.release();
+                return Err(error.into());
+            }
+        };
+        slot.commit(created.id);
+        if !has_route {
+            tracing::info!(approval_id = %created.id, "No approval surface connected; expiring.");
+            self.inner.manager.expire_no_route(created.id).await?;
+        }
+        Ok(created)
+    }
+
+    /// Waits for the decision on an approval this request created. If the requester goes away
+    /// first (the socket closes, the HTTP client disconnects) the approval is cancelled with
+    /// reason `requester-gone`, so nobody approves a command nobody will run.
+    pub(crate) async fn await_own(&self, id: Uuid) -> Result<ApprovalRecord, Error> {
+        let mut guard = CancelOnDrop {
+            exec: Some(self.clone()),
+            id,
+        };
+        let record = self.inner.manager.await_decision(id).await;
+        guard.exec = None;
+        Ok(record?)
+    }
+
+    /// Whether `owner` created approval `id` (agents may only see their own).
+    pub(crate) fn owns(&self, owner: &str, id: Uuid) -> bool {
+        self.inner.pending.owner_of(id).as_deref() == Some(owner)
+    }
+
+    /// Whether `id` is an approval this gateway created (its run carries the approval id).
+    pub(crate) fn owns_any(&self, id: Uuid) -> bool {
+        self.inner.pending.owner_of(id).is_some()
+    }
+
+    pub(crate) fn take_startup_events(&self) -> Option<EventSubscription> {
+        self.inner
+            .startup_events
+            .lock()
+            .ok()
+            .and_then(|mut slot| slot.take())
+    }
+}
+
+/// Reason recorded when the requester stopped waiting.
+pub(crate) const REASON_REQUESTER_GONE: &str = "requester-gone";
+
+/// Cancels the approval unless disarmed (by taking `exec`) before it drops.
+struct CancelOnDrop {
+    exec: Option<ExecServices>,
+    id: Uuid,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let (Some(exec), Ok(runtime)) = (self.exec.take(), tokio::runtime::Handle::try_current())
+        else {
+            return;
+        };
+        let id = self.id;
+        runtime.spawn(async move {
+            // Losing the race to a decision is fine: the store keeps the first answer.
+            if let Err(error) = exec.inner.manager.cancel(id, REASON_REQUESTER_GONE).await {
+                tracing::debug!(approval_id = %id, error = %error, "Cancel after requester left failed.");
+            }
+        });
+    }
+}
+
+/// Whether anyone can answer an approval now: a WebSocket client allowed to resolve approvals.
+pub(crate) fn has_approval_route(hub: &EventHub) -> bool {
+    hub.has_subscriber(crate::scope::Access::Scope(crate::scope::Scope::Approvals))
+}

@@ -1,0 +1,196 @@
+//! Who asked for which approval, and how many each agent has pending.
+//!
+//! The cap is reserved before the approval is created, so concurrent requests cannot overshoot
+//! it. Ownership outlives the decision for [`OWNERSHIP_KEPT`], long enough for the requester to
+//! read the outcome, and is then forgotten so memory stays bounded.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use uuid::Uuid;
+
+use crate::error::Error;
+
+/// How long an agent may still read a settled approval it created.
+const OWNERSHIP_KEPT: Duration = Duration::from_secs(15 * 60);
+
+/// The pending cap and the owner index.
+#[derive(Debug)]
+pub(crate) struct Pending {
+    limit: usize,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    per_agent: HashMap<String, usize>,
+    approvals: HashMap<Uuid, Owned>,
+}
+
+#[derive(Debug)]
+struct Owned {
+    owner: String,
+    agent: String,
+    /// When it settled; `None` while pending.
+    settled: Option<Instant>,
+}
+
+/// A reserved place under an agent's cap; released unless committed to an approval id.
+pub(crate) struct Slot<'a> {
+    pending: &'a Pending,
+    agent: String,
+    owner: String,
+    committed: bool,
+}
+
+impl Pending {
+    pub(crate) fn new(limit: usize) -> Self {
+        Self {
+            limit,
+            state: Mutex::default(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Takes one place under `agent`'s cap or refuses with `pending_limit`.
+    pub(crate) fn reserve(&self, agent: &str, owner: &str) -> Result<Slot<'_>, Error> {
+        let mut state = self.lock();
+        let count = state.per_agent.entry(agent.to_owned()).or_default();
+        if *count >= self.limit {
+            return Err(Error::PendingLimit {
+                agent_id: agent.to_owned(),
+                limit: self.limit,
+            });
+        }
+        *count += 1;
+        Ok(Slot {
+            pending: self,
+            agent: agent.to_owned(),
+            owner: owner.to_owned(),
+            committed: false,
+        })
+    }
+
+    /// Frees the agent's place once approval `id` is settled; keeps its owner for a while.
+    pub(crate) fn settled(&self, id: Uuid) {
+        let mut state = self.lock();
+        let now = Instant::now();
+        state
+            .approvals
+            .retain(|_, owned| owned.settled.is_none_or(|at| now - at < OWNERSHIP_KEPT));
+        let Some(owned) = state.approvals.get_mut(&id) else {
+            // The event outran `commit`: leave a mark so `commit` frees the place itself.
+            state.approvals.insert(
+                id,
+                Owned {
+                    owner: String::new(),
+                    agent: String::new(),
+                    settled: Some(now),
+                },
+            );
+            return;
+        };
+        if owned.settled.is_some() {
+            return;
+        }
+        owned.settled = Some(now);
+        let agent = owned.agent.clone();
+        decrement(&mut state, &agent);
+    }
+
+    /// The token name that created approval `id`, while it is remembered.
+    pub(crate) fn owner_of(&self, id: Uuid) -> Option<String> {
+        self.lock()
+            .approvals
+            .get(&id)
+            .map(|owned| owned.owner.clone())
+    }
+}
+
+fn decrement(state: &mut State, agent: &str) {
+    if let Some(count) = state.per_agent.get_mut(agent) {
+        *count = count.saturating_sub(1);
+        if *count == 0 {
+            state.per_agent.remove(agent);
+        }
+    }
+}
+
+impl Slot<'_> {
+    /// Binds the place to the created approval; it is freed when the approval settles.
+    pub(crate) fn commit(mut self, id: Uuid) {
+        self.committed = true;
+        let mut state = self.pending.lock();
+        let agent = std::mem::take(&mut self.agent);
+        let owned = Owned {
+            owner: std::mem::take(&mut self.owner),
+            agent: agent.clone(),
+            settled: None,
+        };
+        match state.approvals.get_mut(&id) {
+            Some(early) if early.settled.is_some() => {
+                early.owner = owned.owner;
+                early.agent = owned.agent;
+                decrement(&mut state, &agent);
+            }
+            _ => {
+                state.approvals.insert(id, owned);
+            }
+        }
+    }
+
+    /// Gives the place back (creation failed).
+    pub(crate) fn release(self) {}
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        if !self.committed {
+            decrement(&mut self.pending.lock(), &self.agent);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_beyond_the_cap_and_frees_a_place_when_an_approval_settles() {
+        let pending = Pending::new(2);
+        let first = Uuid::new_v4();
+        pending.reserve("a", "t").unwrap().commit(first);
+        pending.reserve("a", "t").unwrap().commit(Uuid::new_v4());
+        let error = pending.reserve("a", "t").err().unwrap();
+        assert_eq!(error.code(), "pending_limit");
+        pending.reserve("b", "t").unwrap().commit(Uuid::new_v4());
+        pending.settled(first);
+        pending.settled(first);
+        pending.reserve("a", "t").unwrap().commit(Uuid::new_v4());
+        assert!(pending.reserve("a", "t").is_err());
+        assert_eq!(pending.owner_of(first).as_deref(), Some("t"));
+    }
+
+    #[test]
+    fn frees_the_place_when_the_settle_outruns_the_commit() {
+        let pending = Pending::new(1);
+        let id = Uuid::new_v4();
+        let slot = pending.reserve("a", "t").unwrap();
+        pending.settled(id);
+        slot.commit(id);
+        assert_eq!(pending.owner_of(id).as_deref(), Some("t"));
+        assert!(pending.reserve("a", "t").is_ok());
+    }
+
+    #[test]
+    fn gives_back_a_place_that_was_never_committed() {
+        let pending = Pending::new(1);
+        pending.reserve("a", "t").unwrap().release();
+        drop(pending.reserve("a", "t").unwrap());
+        assert!(pending.reserve("a", "t").is_ok());
+    }
+}

@@ -1,0 +1,248 @@
+//! `exec.approval.*`: ask a person, wait for the answer, answer, and look approvals up.
+//!
+//! Operators (`operator.approvals`) see every approval and may use id prefixes; an `agent` token
+//! sees only the approvals it created, by full id, and learns nothing about others.
+
+use std::str::FromStr as _;
+use std::time::Duration;
+
+use gatehouse_approvals::{AllowlistWrite, CreateApproval, IdDisclosure, run_binding};
+use gatehouse_policy::ApprovalDecision;
+use gatehouse_policy::Security;
+use gatehouse_policy::binding::{Binding, BindingInput};
+use gatehouse_policy::exec::{ExecEvaluation, ExecPolicy, evaluate};
+use gatehouse_policy::requirement::{ApprovalOutcome, resolve_approval};
+use gatehouse_store::approvals_db::{ApprovalRecord, ApprovalRequest, ApprovalState, ListFilter};
+use uuid::Uuid;
+
+use crate::error::Error;
+use crate::exec::resolve::resolve_program;
+use crate::exec::{ExecServices, has_approval_route};
+use crate::methods::{Call, exec_of};
+use crate::payloads::exec_request;
+use crate::scope::{Access, Scope};
+use crate::wire::exec::{
+    Accepted, ApprovalJson, DecisionResult, FallbackJson, IdParams, ListParams, ListResult,
+    RequestAnswer, RequestParams, ResolveParams, ResolveResult, TurnSourceJson,
+};
+
+/// The most approvals one `exec.approval.list` returns.
+const MAX_LIST: usize = 1_000;
+
+/// `exec.approval.request`: creates a pending approval and answers when it is decided, or at
+/// once with `twoPhase`. `agent` scope.
+pub(super) async fn request(call: Call, params: RequestParams) -> Result<RequestAnswer, Error> {
+    let exec = exec_of(&call)?;
+    let (policy, ask_fallback) = exec.policy(&params.agent_id)?;
+    let (command, argv) = match params.argv {
+        Some(argv) => (None, Some(argv)),
+        None => (Some(params.command.clone()), None),
+    };
+    let exec_req = exec_request(command, argv.clone(), params.cwd.clone(), &params.env)
+        .map_err(|reason| invalid("exec.approval.request", reason))?;
+    let evaluation = evaluate(&exec_req, &policy);
+    let resolved = match &argv {
+        Some(argv) => argv
+            .first()
+            .and_then(|program| resolve_program(program, &params.cwd, &params.env)),
+        None => evaluation
+            .segments
+            .first()
+            .and_then(|segment| segment.resolved_path.clone()),
+    };
+    // Bind when the exact argv and its executable are known; a shell string binds in
+    // `system.run`, which knows what it will spawn.
+    let binding = match (&argv, &resolved) {
+        (Some(argv), Some(executable)) => Binding::compute(&BindingInput {
+            cwd: &params.cwd,
+            argv,
+            env: &params.env,
+            agent_id: &params.agent_id,
+            session_key: &params.session_key,
+            resolved_executable: executable,
+        })
+        .ok()
+        .map(|binding| run_binding(&binding)),
+        _ => None,
+    };
+    let request = ApprovalRequest {
+        command: params.command,
+        argv: argv.unwrap_or_default(),
+        cwd: Some(params.cwd.display().to_string()),
+        env_keys: params.env.keys().cloned().collect(),
+        host: params.host,
+        agent_id: Some(params.agent_id),
+        session_key: Some(params.session_key),
+        resolved_path: resolved.map(|path| path.display().to_string()),
+        security: Some(policy.security),
+        ask: Some(policy.ask),
+        turn_source: params.turn_source.as_ref().map(TurnSourceJson::to_store),
+        binding,
+    };
+    let create = CreateApproval {
+        id: params.id,
+        request,
+        timeout: params.timeout_ms.map(Duration::from_millis),
+        allow_always_patterns: evaluation.allow_always_patterns.clone(),
+    };
+    let route = has_approval_route(call.state.events());
+    let created = exec.create(call.caller.name(), create, route).await?;
+    if params.two_phase {
+        return Ok(RequestAnswer::Accepted(Accepted {
+            status: "accepted",
+            id: created.id.to_string(),
+            created_at_ms: created.created_at_ms,
+            expires_at_ms: created.expires_at_ms,
+        }));
+    }
+    let record = exec.await_own(created.id).await?;
+    let mut result = DecisionResult::from_record(&record);
+    result.fallback = fallback(&record, ask_fallback, &policy, &evaluation);
+    Ok(RequestAnswer::Decided(result))
+}
+
+/// What `askFallback` makes of an approval nobody answered; `None` when a person answered.
+fn fallback(
+    record: &ApprovalRecord,
+    ask_fallback: Security,
+    policy: &ExecPolicy,
+    evaluation: &ExecEvaluation,
+) -> Option<FallbackJson> {
+    if record.state != ApprovalState::Expired {
+        return None;
+    }
+    let result = resolve_approval(
+        ApprovalOutcome::TimedOut,
+        ask_fallback,
+        policy.security,
+        evaluation.analysis_ok,
+        evaluation.allowlist_satisfied,
+    );
+    Some(FallbackJson {
+        ask_fallback: ask_fallback.as_str(),
+        approved: result.approved,
+        denied_reason: result.denied_reason.map(|reason| reason.as_str()),
+    })
+}
+
+/// `exec.approval.waitDecision`: waits until the approval is settled and answers its outcome;
+/// answers at once when it already is.
+pub(super) async fn wait_decision(call: Call, params: IdParams) -> Result<DecisionResult, Error> {
+    let exec = exec_of(&call)?;
+    let id = visible_id(&call, &exec, &params.id, "exec.approval.waitDecision")?;
+    let record = exec.manager().await_decision(id).await?;
+    Ok(DecisionResult::from_record(&record))
+}
+
+/// `exec.approval.get`: one approval by id (operators: or unique prefix).
+pub(super) async fn get(call: Call, params: IdParams) -> Result<ApprovalJson, Error> {
+    let exec = exec_of(&call)?;
+    let record = if is_operator(&call) {
+        exec.manager()
+            .get(&params.id, IdDisclosure::Revealed)
+            .await?
+    } else {
+        let id = visible_id(&call, &exec, &params.id, "exec.approval.get")?;
+        exec.manager()
+            .get(&id.to_string(), IdDisclosure::Hidden)
+            .await?
+    };
+    Ok(ApprovalJson::from(&record))
+}
+
+/// `exec.approval.list`: stored approvals, oldest first. `operator.approvals` scope.
+pub(super) async fn list(call: Call, params: ListParams) -> Result<ListResult, Error> {
+    let exec = exec_of(&call)?;
+    let state = params
+        .state
+        .as_deref()
+        .map(ApprovalState::from_str)
+        .transpose()
+        .map_err(|error| invalid("exec.approval.list", error.to_string()))?;
+    let filter = ListFilter {
+        state,
+        agent_id: params.agent_id,
+        limit: params.limit.unwrap_or(100).min(MAX_LIST),
+    };
+    let records = exec.manager().list(filter).await?;
+    Ok(ListResult {
+        approvals: records.iter().map(ApprovalJson::from).collect(),
+    })
+}
+
+/// `exec.approval.resolve`: answers an approval by id or unique prefix. The first answer wins;
+/// the same answer again succeeds; a different later one reports `applied: false` and the winner.
+pub(super) async fn resolve(call: Call, params: ResolveParams) -> Result<ResolveResult, Error> {
+    let exec = exec_of(&call)?;
+    let decision = ApprovalDecision::from_str(&params.decision).map_err(|_| {
+        invalid(
+            "exec.approval.resolve",
+            format!(
+                "unknown decision {:?}; expected allow-once, allow-always or deny",
+                params.decision
+            ),
+        )
+    })?;
+    let resolved = exec
+        .manager()
+        .resolve(
+            &params.id,
+            decision,
+            call.caller.name(),
+            IdDisclosure::Revealed,
+        )
+        .await?;
+    let (allowlist_added, allowlist_error) = match resolved.allowlist {
+        AllowlistWrite::NotRequested => (Vec::new(), None),
+        AllowlistWrite::Added(entries) => (
+            entries
+                .into_iter()
+                .filter(|entry| entry.added)
+                .map(|entry| entry.id)
+                .collect(),
+            None,
+        ),
+        AllowlistWrite::Failed(error) => {
+            tracing::error!(error = %error, "Allow-always decided but the allowlist write failed.");
+            (Vec::new(), Some(error.to_string()))
+        }
+    };
+    let winner = resolved.outcome.winner();
+    if let Some(reason) = &params.reason {
+        tracing::info!(approval_id = %winner.id, token = call.caller.name(), reason, "Approval resolved with a reason.");
+    }
+    Ok(ResolveResult {
+        id: winner.id.clone(),
+        applied: resolved.outcome.applied(),
+        state: winner.state.as_str(),
+        decision: winner.decision.map(|d| d.as_str()),
+        resolved_by: winner.resolved_by.clone(),
+        allowlist_added,
+        allowlist_error,
+    })
+}
+
+fn is_operator(call: &Call) -> bool {
+    call.caller.allows(Access::Scope(Scope::Approvals))
+}
+
+/// The approval id a caller may use: operators any full id; agents only full ids of approvals
+/// they created, every other id reading as unknown so nothing leaks.
+fn visible_id(call: &Call, exec: &ExecServices, key: &str, method: &str) -> Result<Uuid, Error> {
+    let id = Uuid::try_parse(key)
+        .map_err(|_| invalid(method, format!("{key:?} is not a full approval id")))?;
+    if is_operator(call) || exec.owns(call.caller.name(), id) {
+        Ok(id)
+    } else {
+        Err(Error::NotFound {
+            reason: format!("unknown approval {id}"),
+        })
+    }
+}
+
+fn invalid(method: &str, reason: impl Into<String>) -> Error {
+    Error::InvalidParams {
+        method: method.to_owned(),
+        reason: reason.into(),
+    }
+}

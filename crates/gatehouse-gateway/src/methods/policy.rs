@@ -1,0 +1,50 @@
+//! `exec.policy.check` and `tools.effective`: the same answers as `gatehouse check --json` and
+//! `gatehouse tools --json`, from the server's config and approvals file.
+
+use gatehouse_policy::exec::evaluate;
+use gatehouse_policy::tools::{Sandboxing, Sender, SessionContext, ToolPolicyInputs};
+
+use crate::error::Error;
+use crate::methods::{Call, exec_of};
+use crate::payloads::{DecisionJson, ToolsJson, effective_tools_at_depth, exec_request};
+use crate::wire::exec::{CheckParams, ToolsParams};
+
+/// `exec.policy.check`: may this command run without a person? `agent` scope.
+pub(super) async fn check(call: Call, params: CheckParams) -> Result<DecisionJson, Error> {
+    let exec = exec_of(&call)?;
+    let request =
+        exec_request(params.command, params.argv, params.cwd, &params.env).map_err(|reason| {
+            Error::InvalidParams {
+                method: "exec.policy.check".into(),
+                reason,
+            }
+        })?;
+    let (policy, _) = exec.policy(&params.agent_id)?;
+    Ok(DecisionJson::from(&evaluate(&request, &policy)))
+}
+
+/// `tools.effective`: the agent's tool set and why each other tool was removed. `agent` scope.
+pub(super) async fn effective(call: Call, params: ToolsParams) -> Result<ToolsJson, Error> {
+    let exec = exec_of(&call)?;
+    let mut inputs = ToolPolicyInputs {
+        config: exec.config().tool_config(&params.agent_id),
+        session: SessionContext {
+            sender: if params.owner {
+                Sender::Owner
+            } else {
+                Sender::NonOwner
+            },
+            provider: params.provider,
+            model: params.model,
+            sandbox: if params.sandboxed {
+                Sandboxing::On
+            } else {
+                Sandboxing::Off
+            },
+            spawn: None,
+        },
+        plugin_tools: Vec::new(),
+    };
+    let effective = effective_tools_at_depth(&mut inputs, params.spawn_depth);
+    Ok(ToolsJson::from(&effective))
+}

@@ -1,0 +1,416 @@
+//! Params, results and event payloads of `exec.*`, `tools.effective` and `system.run`.
+//!
+//! Stored records and manager events are converted here by hand, field by field, so the store's
+//! or the manager's types can change without changing the protocol.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use gatehouse_approvals::{EventKind, Offered};
+use gatehouse_store::approvals_db::{ApprovalRecord, ApprovalRequest, TurnSource};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+/// `exec.policy.check` params: like a `gatehouse check --jsonl` line, with the agent required.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct CheckParams {
+    pub(crate) command: Option<String>,
+    pub(crate) argv: Option<Vec<String>>,
+    pub(crate) cwd: PathBuf,
+    #[serde(default)]
+    pub(crate) env: BTreeMap<String, String>,
+    pub(crate) agent_id: String,
+}
+
+/// `tools.effective` params: the flags of `gatehouse tools`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct ToolsParams {
+    pub(crate) agent_id: String,
+    pub(crate) provider: Option<String>,
+    pub(crate) model: Option<String>,
+    #[serde(default)]
+    pub(crate) owner: bool,
+    #[serde(default)]
+    pub(crate) sandboxed: bool,
+    #[serde(default)]
+    pub(crate) spawn_depth: u32,
+}
+
+/// `turnSource`: where the agent's turn came from.
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct TurnSourceJson {
+    channel: Option<String>,
+    to: Option<String>,
+    account_id: Option<String>,
+    thread_id: Option<String>,
+}
+
+impl TurnSourceJson {
+    pub(crate) fn to_store(&self) -> TurnSource {
+        TurnSource {
+            channel: self.channel.clone(),
+            to: self.to.clone(),
+            account_id: self.account_id.clone(),
+            thread_id: self.thread_id.clone(),
+        }
+    }
+}
+
+/// `exec.approval.request` params.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct RequestParams {
+    pub(crate) id: Option<String>,
+    pub(crate) command: String,
+    pub(crate) argv: Option<Vec<String>>,
+    pub(crate) cwd: PathBuf,
+    #[serde(default)]
+    pub(crate) env: BTreeMap<String, String>,
+    pub(crate) host: Option<String>,
+    pub(crate) agent_id: String,
+    pub(crate) session_key: String,
+    pub(crate) timeout_ms: Option<u64>,
+    #[serde(default)]
+    pub(crate) two_phase: bool,
+    pub(crate) turn_source: Option<TurnSourceJson>,
+}
+
+/// `system.run` params: exactly one of `command` (a shell string) and `argv`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct RunParams {
+    pub(crate) command: Option<String>,
+    pub(crate) argv: Option<Vec<String>>,
+    pub(crate) cwd: PathBuf,
+    #[serde(default)]
+    pub(crate) env: BTreeMap<String, String>,
+    pub(crate) agent_id: String,
+    pub(crate) session_key: String,
+    pub(crate) timeout_ms: Option<u64>,
+    pub(crate) approval_timeout_ms: Option<u64>,
+    pub(crate) turn_source: Option<TurnSourceJson>,
+}
+
+/// Params naming one approval by full id (`waitDecision`, `get`) or id or prefix (`get`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct IdParams {
+    pub(crate) id: String,
+}
+
+/// `exec.approval.resolve` params: `id` may be a unique prefix.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ResolveParams {
+    pub(crate) id: String,
+    pub(crate) decision: String,
+    pub(crate) reason: Option<String>,
+}
+
+/// `exec.approval.list` params.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct ListParams {
+    pub(crate) state: Option<String>,
+    pub(crate) agent_id: Option<String>,
+    pub(crate) limit: Option<usize>,
+}
+
+/// `exec.approvals.set` params.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct SetFileParams {
+    pub(crate) file: Value,
+    pub(crate) base_hash: String,
+}
+
+/// `exec.approvals.get` / `.set` result: the file with its token redacted, and its hash.
+#[derive(Debug, Serialize)]
+pub(crate) struct FileResult {
+    pub(crate) file: Value,
+    pub(crate) hash: String,
+    pub(crate) exists: bool,
+}
+
+/// A two-phase `exec.approval.request` acknowledgement.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Accepted {
+    pub(crate) status: &'static str,
+    pub(crate) id: String,
+    pub(crate) created_at_ms: u64,
+    pub(crate) expires_at_ms: u64,
+}
+
+/// What an approval came to: the blocking `exec.approval.request`, `waitDecision`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct DecisionResult {
+    pub(crate) id: String,
+    pub(crate) state: &'static str,
+    pub(crate) decision: Option<&'static str>,
+    pub(crate) resolved_by: Option<String>,
+    pub(crate) reason: Option<String>,
+    pub(crate) created_at_ms: u64,
+    pub(crate) expires_at_ms: u64,
+    /// For an approval nobody answered: what `askFallback` made of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) fallback: Option<FallbackJson>,
+}
+
+/// The `askFallback` outcome of an unanswered approval.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct FallbackJson {
+    pub(crate) ask_fallback: &'static str,
+    pub(crate) approved: bool,
+    pub(crate) denied_reason: Option<&'static str>,
+}
+
+impl DecisionResult {
+    pub(crate) fn from_record(record: &ApprovalRecord) -> Self {
+        Self {
+            id: record.id.clone(),
+            state: record.state.as_str(),
+            decision: record.decision.map(|d| d.as_str()),
+            resolved_by: record.resolved_by.clone(),
+            reason: record.reason.clone(),
+            created_at_ms: record.created_at_ms,
+            expires_at_ms: record.expires_at_ms,
+            fallback: None,
+        }
+    }
+}
+
+/// `exec.approval.resolve` result: whether this answer won, and the winner.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ResolveResult {
+    pub(crate) id: String,
+    pub(crate) applied: bool,
+    pub(crate) state: &'static str,
+    pub(crate) decision: Option<&'static str>,
+    pub(crate) resolved_by: Option<String>,
+    /// Ids of allowlist entries an applied allow-always added.
+    pub(crate) allowlist_added: Vec<String>,
+    /// Set when allow-always was decided but persisting its patterns failed: the decision
+    /// stands for this run, the next run asks again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) allowlist_error: Option<String>,
+}
+
+/// One stored approval, as `get` and `list` return it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ApprovalJson {
+    id: String,
+    state: &'static str,
+    decision: Option<&'static str>,
+    resolved_by: Option<String>,
+    reason: Option<String>,
+    created_at_ms: u64,
+    expires_at_ms: u64,
+    resolved_at_ms: Option<u64>,
+    consumed_at_ms: Option<u64>,
+    request: RequestJson,
+}
+
+impl From<&ApprovalRecord> for ApprovalJson {
+    fn from(record: &ApprovalRecord) -> Self {
+        Self {
+            id: record.id.clone(),
+            state: record.state.as_str(),
+            decision: record.decision.map(|d| d.as_str()),
+            resolved_by: record.resolved_by.clone(),
+            reason: record.reason.clone(),
+            created_at_ms: record.created_at_ms,
+            expires_at_ms: record.expires_at_ms,
+            resolved_at_ms: record.resolved_at_ms,
+            consumed_at_ms: record.consumed_at_ms,
+            request: RequestJson::from(&record.request),
+        }
+    }
+}
+
+/// `exec.approval.list` result.
+#[derive(Debug, Serialize)]
+pub(crate) struct ListResult {
+    pub(crate) approvals: Vec<ApprovalJson>,
+}
+
+/// What was asked, as approvers see it; env values and the binding are never sent.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RequestJson {
+    command: String,
+    argv: Vec<String>,
+    cwd: Option<String>,
+    env_keys: Vec<String>,
+    host: Option<String>,
+    agent_id: Option<String>,
+    session_key: Option<String>,
+    resolved_path: Option<String>,
+    security: Option<&'static str>,
+    ask: Option<&'static str>,
+    turn_source: Option<TurnSourceJson>,
+    bound: bool,
+}
+
+impl From<&ApprovalRequest> for RequestJson {
+    fn from(request: &ApprovalRequest) -> Self {
+        Self {
+            command: request.command.clone(),
+            argv: request.argv.clone(),
+            cwd: request.cwd.clone(),
+            env_keys: request.env_keys.clone(),
+            host: request.host.clone(),
+            agent_id: request.agent_id.clone(),
+            session_key: request.session_key.clone(),
+            resolved_path: request.resolved_path.clone(),
+            security: request.security.map(|s| s.as_str()),
+            ask: request.ask.map(|a| a.as_str()),
+            turn_source: request.turn_source.as_ref().map(|t| TurnSourceJson {
+                channel: t.channel.clone(),
+                to: t.to.clone(),
+                account_id: t.account_id.clone(),
+                thread_id: t.thread_id.clone(),
+            }),
+            bound: request.binding.is_some(),
+        }
+    }
+}
+
+/// `system.run` result.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct RunResult {
+    pub(crate) run_id: String,
+    /// `finished` or `denied`.
+    pub(crate) status: &'static str,
+    /// For `denied`: `user-denied`, `approval-timeout`, `no-approval-route`, `binding-mismatch`,
+    /// `policy`.
+    pub(crate) reason: Option<&'static str>,
+    pub(crate) detail: Option<String>,
+    pub(crate) exit_code: Option<i32>,
+    pub(crate) signal: Option<i32>,
+    pub(crate) timed_out: bool,
+    pub(crate) duration_ms: u64,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+    pub(crate) stdout_truncated: bool,
+    pub(crate) stderr_truncated: bool,
+}
+
+/// The event name and payload of one approval event.
+pub(crate) fn approval_event(id: Uuid, kind: &EventKind) -> (&'static str, Value) {
+    let id = id.to_string();
+    match kind {
+        EventKind::Requested {
+            request,
+            offered,
+            created_at_ms,
+            expires_at_ms,
+        } => (
+            "exec.approval.requested",
+            json!({
+                "id": id,
+                "request": RequestJson::from(request.as_ref()),
+                "allowedDecisions": offered_names(*offered),
+                "createdAtMs": created_at_ms,
+                "expiresAtMs": expires_at_ms,
+            }),
+        ),
+        EventKind::Resolved {
+            decision,
+            resolved_by,
+        } => (
+            "exec.approval.resolved",
+            json!({"id": id, "decision": decision.as_str(), "resolvedBy": resolved_by}),
+        ),
+        EventKind::Expired { reason } => {
+            ("exec.approval.expired", json!({"id": id, "reason": reason}))
+        }
+        EventKind::Cancelled { reason } => (
+            "exec.approval.cancelled",
+            json!({"id": id, "reason": reason}),
+        ),
+    }
+}
+
+fn offered_names(offered: Offered) -> Vec<&'static str> {
+    offered
+        .decisions()
+        .into_iter()
+        .map(|d| d.as_str())
+        .collect()
+}
+
+/// `exec.approval.request` answer: at once for `twoPhase`, else once decided.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub(crate) enum RequestAnswer {
+    /// `{status:"accepted", id, createdAtMs, expiresAtMs}`.
+    Accepted(Accepted),
+    /// The final outcome.
+    Decided(DecisionResult),
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use gatehouse_policy::ApprovalDecision;
+
+    use super::*;
+
+    #[test]
+    fn encodes_approval_events_exactly_as_the_protocol_says() {
+        let id = Uuid::nil();
+        let resolved = EventKind::Resolved {
+            decision: ApprovalDecision::AllowAlways,
+            resolved_by: "alice".into(),
+        };
+        assert_eq!(
+            approval_event(id, &resolved),
+            (
+                "exec.approval.resolved",
+                json!({"id": id.to_string(), "decision": "allow-always", "resolvedBy": "alice"})
+            )
+        );
+        let requested = EventKind::Requested {
+            request: Arc::new(ApprovalRequest {
+                command: "ls".into(),
+                env_keys: vec!["TOKEN".into()],
+                ..ApprovalRequest::default()
+            }),
+            offered: Offered {
+                allow_always: false,
+            },
+            created_at_ms: 1,
+            expires_at_ms: 2,
+        };
+        let (name, payload) = approval_event(id, &requested);
+        assert_eq!(name, "exec.approval.requested");
+        assert_eq!(payload["allowedDecisions"], json!(["allow-once", "deny"]));
+        assert_eq!(payload["request"]["envKeys"], json!(["TOKEN"]));
+        assert_eq!(payload["request"]["bound"], false);
+    }
+
+    #[test]
+    fn answers_a_two_phase_request_with_the_accepted_shape() {
+        let answer = RequestAnswer::Accepted(Accepted {
+            status: "accepted",
+            id: "x".into(),
+            created_at_ms: 1,
+            expires_at_ms: 2,
+        });
+        assert_eq!(
+            serde_json::to_value(answer).unwrap(),
+            json!({"status": "accepted", "id": "x", "createdAtMs": 1, "expiresAtMs": 2})
+        );
+    }
+}

@@ -1,0 +1,182 @@
+//! `gatehouse approvals …`: list, inspect and answer approvals, and edit per-agent allowlists in
+//! the server's `exec-approvals.json` (read with its hash, written back with `baseHash`, so a
+//! concurrent edit is reported instead of lost).
+
+use std::process::ExitCode;
+
+use anyhow::bail;
+use clap::Subcommand;
+use serde_json::{Value, json};
+
+use super::client::ServerArgs;
+
+/// Flags of `gatehouse approvals`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ApprovalsArgs {
+    #[command(flatten)]
+    server: ServerArgs,
+    /// Print the server's answers as JSON.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: ApprovalsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum ApprovalsCommand {
+    /// List approvals, oldest first.
+    List {
+        /// Only this state: pending, allowed, denied, expired, cancelled.
+        #[arg(long)]
+        state: Option<String>,
+        /// Only this agent.
+        #[arg(long)]
+        agent: Option<String>,
+    },
+    /// Show one approval by id or unique prefix.
+    Get {
+        /// Approval id or prefix.
+        id: String,
+    },
+    /// Answer an approval: allow-once, allow-always or deny.
+    Resolve {
+        /// Approval id or unique prefix.
+        id: String,
+        /// allow-once, allow-always or deny.
+        decision: String,
+        /// Why, for the log.
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Per-agent allowlists in exec-approvals.json.
+    #[command(subcommand)]
+    Allowlist(AllowlistCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum AllowlistCommand {
+    /// Show an agent's allowlist with last-used data.
+    List {
+        /// Agent id.
+        #[arg(long, default_value = "main")]
+        agent: String,
+    },
+    /// Add a pattern (a resolved-path glob) to an agent's allowlist.
+    Add {
+        /// Agent id.
+        #[arg(long, default_value = "main")]
+        agent: String,
+        /// The pattern, e.g. /usr/bin/git.
+        pattern: String,
+    },
+    /// Remove an entry by id or pattern.
+    Remove {
+        /// Agent id.
+        #[arg(long, default_value = "main")]
+        agent: String,
+        /// Entry id or exact pattern.
+        entry: String,
+    },
+}
+
+/// Runs the subcommand.
+pub(crate) fn run(args: ApprovalsArgs) -> anyhow::Result<ExitCode> {
+    let server = &args.server;
+    let answer = match args.command {
+        ApprovalsCommand::List { state, agent } => {
+            let answer = server.call(
+                "exec.approval.list",
+                json!({"state": state, "agentId": agent}),
+            )?;
+            if !args.json {
+                for approval in answer["approvals"].as_array().into_iter().flatten() {
+                    println!("{}", approval_line(approval));
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            answer
+        }
+        ApprovalsCommand::Get { id } => server.call("exec.approval.get", json!({"id": id}))?,
+        ApprovalsCommand::Resolve {
+            id,
+            decision,
+            reason,
+        } => {
+            let answer = server.call(
+                "exec.approval.resolve",
+                json!({"id": id, "decision": decision, "reason": reason}),
+            )?;
+            if !args.json {
+                let winner = answer["decision"].as_str().unwrap_or("?");
+                if answer["applied"] == true {
+                    println!("{}: {winner}", answer["id"].as_str().unwrap_or("?"));
+                } else {
+                    println!(
+                        "{}: already answered {winner} by {}",
+                        answer["id"].as_str().unwrap_or("?"),
+                        answer["resolvedBy"].as_str().unwrap_or("someone")
+                    );
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            answer
+        }
+        ApprovalsCommand::Allowlist(command) => allowlist(server, command)?,
+    };
+    println!("{}", serde_json::to_string_pretty(&answer)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn approval_line(approval: &Value) -> String {
+    let text = |key: &str| approval[key].as_str().unwrap_or("-").to_owned();
+    format!(
+        "{}  {:<9} {:<12} {:<10} {}",
+        text("id"),
+        text("state"),
+        approval["decision"].as_str().unwrap_or("-"),
+        approval["request"]["agentId"].as_str().unwrap_or("-"),
+        approval["request"]["command"].as_str().unwrap_or("")
+    )
+}
+
+/// Reads the file, changes one agent's allowlist, and writes it back based on the hash read.
+fn allowlist(server: &ServerArgs, command: AllowlistCommand) -> anyhow::Result<Value> {
+    let read = server.call("exec.approvals.get", json!({}))?;
+    let agent = match &command {
+        AllowlistCommand::List { agent }
+        | AllowlistCommand::Add { agent, .. }
+        | AllowlistCommand::Remove { agent, .. } => agent.clone(),
+    };
+    let current = read
+        .pointer(&format!("/file/agents/{agent}/allowlist"))
+        .cloned()
+        .unwrap_or_else(|| json!([]));
+    let mut entries = current.as_array().cloned().unwrap_or_default();
+    match command {
+        AllowlistCommand::List { .. } => return Ok(json!({"agent": agent, "allowlist": current})),
+        AllowlistCommand::Add { pattern, .. } => entries.push(json!({"pattern": pattern})),
+        AllowlistCommand::Remove { entry, .. } => {
+            let before = entries.len();
+            entries
+                .retain(|item| item["id"] != entry.as_str() && item["pattern"] != entry.as_str());
+            if entries.len() == before {
+                bail!("agent `{agent}` has no allowlist entry with id or pattern {entry:?}");
+            }
+        }
+    }
+    let mut file = read["file"].clone();
+    if file["agents"].is_null() {
+        file["agents"] = json!({});
+    }
+    if file["agents"][&agent].is_null() {
+        file["agents"][&agent] = json!({});
+    }
+    file["agents"][&agent]["allowlist"] = Value::Array(entries);
+    let written = server.call(
+        "exec.approvals.set",
+        json!({"file": file, "baseHash": read["hash"]}),
+    )?;
+    Ok(
+        json!({"agent": agent, "allowlist": written.pointer(&format!("/file/agents/{agent}/allowlist"))}),
+    )
+}

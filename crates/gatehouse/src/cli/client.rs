@@ -1,0 +1,139 @@
+//! The client side of the CLI: one JSON-RPC call over `POST /rpc` per command.
+//!
+//! Address and token come from `--url`/`--token` or `GATEHOUSE_URL`/`GATEHOUSE_TOKEN`. The token
+//! is sent only in the `Authorization` header, never printed.
+
+use std::path::PathBuf;
+
+use anyhow::{Context as _, bail};
+use serde_json::{Value, json};
+
+/// Where the server is and who we are; shared by every client subcommand.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ServerArgs {
+    /// Gateway base URL.
+    #[arg(long, env = "GATEHOUSE_URL", default_value = "http://127.0.0.1:18790")]
+    url: String,
+    /// Bearer token.
+    #[arg(long, env = "GATEHOUSE_TOKEN", hide_env_values = true)]
+    token: String,
+}
+
+impl ServerArgs {
+    /// Calls `method` and returns its payload; a refusal becomes an error naming its code.
+    pub(crate) fn call(&self, method: &str, params: Value) -> anyhow::Result<Value> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("cannot start the async runtime")?;
+        runtime.block_on(self.call_async(method, params))
+    }
+
+    async fn call_async(&self, method: &str, params: Value) -> anyhow::Result<Value> {
+        let url = format!("{}/rpc", self.url.trim_end_matches('/'));
+        let response = reqwest::Client::new()
+            .post(&url)
+            .bearer_auth(&self.token)
+            .json(&json!({"method": method, "params": params}))
+            .send()
+            .await
+            .with_context(|| format!("cannot reach the gateway at {}", self.url))?;
+        let body: Value = response
+            .json()
+            .await
+            .with_context(|| format!("{method}: the gateway's answer is not JSON"))?;
+        match body.get("ok").and_then(Value::as_bool) {
+            Some(true) => Ok(body.get("payload").cloned().unwrap_or(Value::Null)),
+            Some(false) => {
+                let text = |key: &str| {
+                    body.pointer(&format!("/error/{key}"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("unknown")
+                        .to_owned()
+                };
+                bail!("{method}: {} ({})", text("message"), text("code"))
+            }
+            None => bail!("{method}: the gateway's answer has no `ok` field"),
+        }
+    }
+}
+
+/// What `request` and `run` send: a command for an agent, from a cwd, with a time limit.
+#[derive(Debug, clap::Args)]
+pub(crate) struct CommandArgs {
+    #[command(flatten)]
+    pub(crate) server: ServerArgs,
+    /// Seconds: how long `request` waits for a decision, or how long `run` lets the command
+    /// run [default: the server's].
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<u64>,
+    /// Print the server's answer as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Agent id the command is for.
+    #[arg(long, default_value = "main")]
+    agent: String,
+    /// Session key shown to approvers.
+    #[arg(long, default_value = "cli")]
+    session: String,
+    /// Working directory (on the gateway host) [default: the current one].
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// One argument: a shell string. Several: an argv run without a shell.
+    #[arg(value_name = "COMMAND", required = true, last = true)]
+    command: Vec<String>,
+}
+
+impl CommandArgs {
+    /// The request params: `command` (and `argv` for several words), cwd, agent, session and
+    /// `timeoutMs`.
+    pub(crate) fn params(&self) -> anyhow::Result<Value> {
+        let cwd = match &self.cwd {
+            Some(cwd) => cwd.clone(),
+            None => std::env::current_dir().context("cannot determine the current directory")?,
+        };
+        let mut params = match self.command.as_slice() {
+            [single] => json!({"command": single}),
+            argv => json!({"command": shell_join(argv), "argv": argv}),
+        };
+        params["cwd"] = json!(cwd);
+        params["agentId"] = json!(self.agent);
+        params["sessionKey"] = json!(self.session);
+        if let Some(seconds) = self.timeout {
+            params["timeoutMs"] = json!(seconds.saturating_mul(1000));
+        }
+        Ok(params)
+    }
+}
+
+/// One argv as a shell would read it back, for display and for the approval's command text.
+pub(crate) fn shell_join(argv: &[String]) -> String {
+    argv.iter()
+        .map(|arg| {
+            let plain = !arg.is_empty()
+                && arg
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+            if plain {
+                arg.clone()
+            } else {
+                format!("'{}'", arg.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_only_words_a_shell_would_change() {
+        let argv: Vec<String> = ["ls", "-la", "my file", "it's", ""]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(shell_join(&argv), r"ls -la 'my file' 'it'\''s' ''");
+    }
+}

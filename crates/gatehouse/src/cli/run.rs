@@ -1,0 +1,42 @@
+//! `gatehouse run -- CMD…`: run a command on the gateway host through policy and approval, and
+//! relay its output and exit status.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use super::client::CommandArgs;
+use super::request::EXIT_DENIED;
+
+/// Runs the subcommand: the exit status is the command's, or 20 when it was denied.
+pub(crate) fn run(args: CommandArgs) -> anyhow::Result<ExitCode> {
+    let mut params = args.params()?;
+    if params.get("argv").is_some() {
+        // `system.run` takes exactly one of the two; an argv must not go through a shell.
+        params.as_object_mut().map(|p| p.remove("command"));
+    }
+    let answer = args.server.call("system.run", params)?;
+    if args.json {
+        println!("{answer}");
+    } else {
+        std::io::stdout().write_all(answer["stdout"].as_str().unwrap_or_default().as_bytes())?;
+        std::io::stderr().write_all(answer["stderr"].as_str().unwrap_or_default().as_bytes())?;
+        for (stream, key) in [("stdout", "stdoutTruncated"), ("stderr", "stderrTruncated")] {
+            if answer[key] == true {
+                eprintln!("gatehouse: {stream} was truncated by the gateway");
+            }
+        }
+    }
+    if answer["status"] == "denied" {
+        eprintln!(
+            "gatehouse: denied ({}): {}",
+            answer["reason"].as_str().unwrap_or("unknown"),
+            answer["detail"].as_str().unwrap_or_default()
+        );
+        return Ok(ExitCode::from(EXIT_DENIED));
+    }
+    if answer["timedOut"] == true {
+        eprintln!("gatehouse: the command timed out and was killed");
+    }
+    let code = answer["exitCode"].as_i64().unwrap_or(1);
+    Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+}

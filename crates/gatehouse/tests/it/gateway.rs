@@ -1,0 +1,258 @@
+//! Shared helpers for the end-to-end gateway tests: start the real `gatehouse serve` with a
+//! config holding one token per scope, and talk to it over `POST /rpc` and `/ws`.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use futures_util::{SinkExt as _, StreamExt as _};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt as _, BufReader};
+use tokio::net::TcpStream;
+use tokio::process::{Child, Command};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+/// `operator.admin`.
+pub(crate) const ADMIN: &str = "admin-token-0123456789abcdef";
+/// `operator.approvals`.
+pub(crate) const APPROVER: &str = "approver-token-0123456789abc";
+/// `agent`.
+pub(crate) const AGENT: &str = "agent-token-0123456789abcdef";
+/// A second `agent` token, to show agents cannot see each other's approvals.
+pub(crate) const OTHER_AGENT: &str = "other-agent-token-0123456789";
+
+/// The config every test server starts with, plus `extra` top-level keys (JSON5).
+pub(crate) fn config(extra: &str) -> String {
+    format!(
+        "{{
+  gateway: {{ auth: {{ tokens: [
+    {{ name: 'admin', token: '{ADMIN}', scopes: ['operator.admin'] }},
+    {{ name: 'approver', token: '{APPROVER}', scopes: ['operator.approvals'] }},
+    {{ name: 'agent', token: '{AGENT}', scopes: ['agent'] }},
+    {{ name: 'other-agent', token: '{OTHER_AGENT}', scopes: ['agent'] }},
+  ] }} }},
+  {extra}
+}}"
+    )
+}
+
+/// A running server with its own data directory.
+pub(crate) struct Server {
+    child: Child,
+    pub(crate) base: String,
+    pub(crate) dir: tempfile::TempDir,
+    http: reqwest::Client,
+}
+
+impl Server {
+    /// Starts a server on a free loopback port with `config(extra)`.
+    pub(crate) async fn start(extra: &str) -> Server {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("gatehouse.json5"), config(extra)).unwrap();
+        Self::start_in(dir).await
+    }
+
+    async fn start_in(dir: tempfile::TempDir) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_gatehouse"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+            .arg(dir.path().join("gatehouse.json5"))
+            .arg("--data-dir")
+            .arg(dir.path().join("data"))
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+        let base = tokio::time::timeout(Duration::from_secs(60), async {
+            while let Some(line) = stdout.next_line().await.unwrap() {
+                if let Some(url) = line.strip_prefix("Gatehouse is listening on ") {
+                    return url.to_owned();
+                }
+            }
+            panic!("gatehouse exited without listening");
+        })
+        .await
+        .expect("not listening within 60 s");
+        // Keep draining stdout so the server never blocks on a full pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = stdout.next_line().await {} });
+        Server {
+            child,
+            base,
+            dir,
+            http: reqwest::Client::new(),
+        }
+    }
+
+    /// Stops the server with SIGKILL-free shutdown (SIGTERM) and starts it again on the same
+    /// data directory.
+    pub(crate) async fn restart(mut self) -> Server {
+        let pid = self.child.id().unwrap();
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("kill -TERM {pid}"))
+            .status()
+            .unwrap();
+        tokio::time::timeout(Duration::from_secs(20), self.child.wait())
+            .await
+            .expect("no exit within 20 s of SIGTERM")
+            .unwrap();
+        let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap());
+        Self::start_in(dir).await
+    }
+
+    /// The data directory.
+    pub(crate) fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    /// A scratch directory for scripts and cwd's.
+    pub(crate) fn scratch(&self) -> PathBuf {
+        let path = self.dir.path().join("work");
+        std::fs::create_dir_all(&path).unwrap();
+        path.canonicalize().unwrap()
+    }
+
+    /// `POST /rpc` as `token`; the whole answer `{ok, payload | error}`.
+    pub(crate) async fn rpc(&self, token: &str, method: &str, params: Value) -> Value {
+        self.http
+            .post(format!("{}/rpc", self.base))
+            .bearer_auth(token)
+            .json(&json!({"method": method, "params": params}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
+    /// `POST /rpc` that must succeed; its payload.
+    pub(crate) async fn ok(&self, token: &str, method: &str, params: Value) -> Value {
+        let answer = self.rpc(token, method, params).await;
+        assert_eq!(answer["ok"], true, "{method}: {answer}");
+        answer["payload"].clone()
+    }
+
+    /// `POST /rpc` that must fail; its error code.
+    pub(crate) async fn error_code(&self, token: &str, method: &str, params: Value) -> String {
+        let answer = self.rpc(token, method, params).await;
+        assert_eq!(answer["ok"], false, "{method}: {answer}");
+        answer["error"]["code"].as_str().unwrap().to_owned()
+    }
+
+    /// A connected WebSocket client.
+    pub(crate) async fn ws(&self, token: &str) -> Ws {
+        let url = format!("{}/ws", self.base.replacen("http", "ws", 1));
+        let (stream, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+        let mut ws = Ws {
+            stream,
+            next_id: 0,
+            backlog: Vec::new(),
+        };
+        let answer = ws
+            .call(
+                "connect",
+                json!({"token": token, "client": {"name": "it", "version": "0"}}),
+            )
+            .await;
+        assert_eq!(answer["ok"], true, "{answer}");
+        ws
+    }
+}
+
+/// One WebSocket connection; frames that are not the awaited one are kept for later.
+pub(crate) struct Ws {
+    stream: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    next_id: u64,
+    backlog: Vec<Value>,
+}
+
+impl Ws {
+    /// Sends a request and returns its id without waiting.
+    pub(crate) async fn send(&mut self, method: &str, params: Value) -> String {
+        self.next_id += 1;
+        let id = self.next_id.to_string();
+        let frame = json!({"type": "req", "id": id, "method": method, "params": params});
+        self.stream
+            .send(Message::text(frame.to_string()))
+            .await
+            .unwrap();
+        id
+    }
+
+    /// Sends a request and waits for its response frame.
+    pub(crate) async fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send(method, params).await;
+        self.response(&id).await
+    }
+
+    /// The response to request `id`.
+    pub(crate) async fn response(&mut self, id: &str) -> Value {
+        self.wait_for(|frame| frame["type"] == "res" && frame["id"] == id)
+            .await
+    }
+
+    /// The next event named `name`.
+    pub(crate) async fn event(&mut self, name: &str) -> Value {
+        self.wait_for(|frame| frame["type"] == "event" && frame["event"] == name)
+            .await
+    }
+
+    async fn wait_for(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
+        if let Some(index) = self.backlog.iter().position(&wanted) {
+            return self.backlog.remove(index);
+        }
+        tokio::time::timeout(Duration::from_secs(30), async {
+            loop {
+                let message = self.stream.next().await.unwrap().unwrap();
+                let Message::Text(text) = message else {
+                    continue;
+                };
+                let frame: Value = serde_json::from_str(&text).unwrap();
+                if wanted(&frame) {
+                    return frame;
+                }
+                self.backlog.push(frame);
+            }
+        })
+        .await
+        .expect("frame not received within 30 s")
+    }
+}
+
+/// Writes an executable script and returns its path.
+pub(crate) fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// The audit records of approval `id`, once `complete` holds for them (the log is written
+/// asynchronously); fails after 5 s.
+pub(crate) async fn audit_records(
+    server: &Server,
+    id: &str,
+    complete: impl Fn(&[Value]) -> bool,
+) -> Vec<Value> {
+    let log = server.data().join("audit.jsonl");
+    let mut records = Vec::new();
+    for _ in 0..50 {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        records = text
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(line).unwrap())
+            .filter(|record| record["approvalId"] == id)
+            .collect();
+        if complete(&records) {
+            return records;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("audit records for {id} incomplete: {records:?}");
+}

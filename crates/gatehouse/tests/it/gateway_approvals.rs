@@ -1,0 +1,415 @@
+//! `exec.approval.*`, `exec.approvals.*`, `exec.policy.check` and `tools.effective` against the
+//! real binary, over HTTP and WebSocket.
+
+use serde_json::{Value, json};
+
+use crate::gateway::{ADMIN, AGENT, APPROVER, OTHER_AGENT, Server, audit_records};
+
+fn ask_params(server: &Server, extra: Value) -> Value {
+    let mut params = json!({
+        "command": "make deploy",
+        "argv": ["make", "deploy"],
+        "cwd": server.scratch(),
+        "agentId": "main",
+        "sessionKey": "s1",
+    });
+    if let (Some(params), Some(extra)) = (params.as_object_mut(), extra.as_object()) {
+        params.extend(extra.clone());
+    }
+    params
+}
+
+/// A pending approval created by `AGENT` with `twoPhase`; its id.
+async fn two_phase(server: &Server) -> String {
+    let accepted = server
+        .ok(
+            AGENT,
+            "exec.approval.request",
+            ask_params(server, json!({"twoPhase": true})),
+        )
+        .await;
+    assert_eq!(accepted["status"], "accepted");
+    accepted["id"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn answers_policy_check_and_tools_exactly_like_the_cli() {
+    let server = Server::start("").await;
+    let cwd = server.scratch();
+    let remote = server
+        .ok(
+            AGENT,
+            "exec.policy.check",
+            json!({"command": "ls | wc -l", "cwd": cwd, "agentId": "main"}),
+        )
+        .await;
+    let config = server.dir.path().join("gatehouse.json5");
+    let approvals = server.data().join("exec-approvals.json");
+    let local = crate::gatehouse(
+        &[
+            "check",
+            "--json",
+            "--config",
+            config.to_str().unwrap(),
+            "--approvals",
+            approvals.to_str().unwrap(),
+            "--cwd",
+            cwd.to_str().unwrap(),
+            "ls | wc -l",
+        ],
+        "",
+    );
+    let local: Value = serde_json::from_str(&local.stdout).unwrap();
+    assert_eq!(remote, local);
+    let remote = server
+        .ok(AGENT, "tools.effective", json!({"agentId": "main"}))
+        .await;
+    let local = crate::gatehouse(
+        &["tools", "--json", "--config", config.to_str().unwrap()],
+        "",
+    );
+    assert_eq!(
+        remote,
+        serde_json::from_str::<Value>(&local.stdout).unwrap()
+    );
+}
+
+#[tokio::test]
+async fn expires_at_once_with_no_approval_route_and_applies_ask_fallback() {
+    let server = Server::start("").await;
+    let answer = server
+        .ok(
+            AGENT,
+            "exec.approval.request",
+            ask_params(&server, json!({})),
+        )
+        .await;
+    assert_eq!(answer["state"], "expired");
+    assert_eq!(answer["reason"], "no-approval-route");
+    assert_eq!(answer["decision"], Value::Null);
+    assert_eq!(
+        answer["fallback"],
+        json!({"askFallback": "deny", "approved": false, "deniedReason": "approval-timeout"})
+    );
+    let id = answer["id"].as_str().unwrap();
+    let waited = server
+        .ok(AGENT, "exec.approval.waitDecision", json!({"id": id}))
+        .await;
+    assert_eq!(waited["state"], "expired");
+}
+
+#[tokio::test]
+async fn runs_the_two_phase_flow_with_prefix_resolve_and_wait_after_resolve() {
+    let server = Server::start("").await;
+    let mut operator = server.ws(APPROVER).await;
+    let accepted = server
+        .ok(
+            AGENT,
+            "exec.approval.request",
+            ask_params(&server, json!({"twoPhase": true})),
+        )
+        .await;
+    assert_eq!(accepted["status"], "accepted");
+    let id = accepted["id"].as_str().unwrap().to_owned();
+    assert!(accepted["expiresAtMs"].as_u64() > accepted["createdAtMs"].as_u64());
+    let requested = operator.event("exec.approval.requested").await;
+    assert_eq!(requested["payload"]["id"], id.as_str());
+    assert_eq!(requested["payload"]["request"]["command"], "make deploy");
+    assert_eq!(requested["payload"]["request"]["agentId"], "main");
+    let resolved = operator
+        .call(
+            "exec.approval.resolve",
+            json!({"id": &id[..8], "decision": "allow-once"}),
+        )
+        .await;
+    assert_eq!(resolved["payload"]["applied"], true, "{resolved}");
+    assert_eq!(resolved["payload"]["id"], id.as_str());
+    let event = operator.event("exec.approval.resolved").await;
+    assert_eq!(
+        event["payload"],
+        json!({"id": id, "decision": "allow-once", "resolvedBy": "approver"})
+    );
+    assert!(event["seq"].as_u64().unwrap() > requested["seq"].as_u64().unwrap());
+    let waited = server
+        .ok(AGENT, "exec.approval.waitDecision", json!({"id": id}))
+        .await;
+    assert_eq!(waited["decision"], "allow-once");
+    assert_eq!(waited["resolvedBy"], "approver");
+    let got = server
+        .ok(APPROVER, "exec.approval.get", json!({"id": id}))
+        .await;
+    assert_eq!(got["state"], "allowed");
+    let listed = server
+        .ok(APPROVER, "exec.approval.list", json!({"state": "allowed"}))
+        .await;
+    assert_eq!(listed["approvals"][0]["id"], id.as_str());
+}
+
+#[tokio::test]
+async fn answers_a_blocking_request_over_websocket_when_a_person_denies() {
+    let server = Server::start("").await;
+    let mut operator = server.ws(APPROVER).await;
+    let mut agent = server.ws(AGENT).await;
+    let pending = agent
+        .send("exec.approval.request", ask_params(&server, json!({})))
+        .await;
+    let requested = operator.event("exec.approval.requested").await;
+    let id = requested["payload"]["id"].as_str().unwrap();
+    operator
+        .call(
+            "exec.approval.resolve",
+            json!({"id": id, "decision": "deny"}),
+        )
+        .await;
+    let answer = agent.response(&pending).await;
+    assert_eq!(answer["payload"]["state"], "denied");
+    assert_eq!(answer["payload"]["decision"], "deny");
+    assert!(answer["payload"].get("fallback").is_none());
+}
+
+#[tokio::test]
+async fn cancels_a_blocking_request_whose_requester_went_away() {
+    let server = Server::start("").await;
+    let mut operator = server.ws(APPROVER).await;
+    let mut agent = server.ws(AGENT).await;
+    agent
+        .send("exec.approval.request", ask_params(&server, json!({})))
+        .await;
+    let requested = operator.event("exec.approval.requested").await;
+    drop(agent);
+    let cancelled = operator.event("exec.approval.cancelled").await;
+    assert_eq!(
+        cancelled["payload"],
+        json!({"id": requested["payload"]["id"], "reason": "requester-gone"})
+    );
+}
+
+#[tokio::test]
+async fn waits_on_an_approval_that_expires_and_announces_the_expiry() {
+    let server = Server::start("").await;
+    let mut operator = server.ws(ADMIN).await;
+    let accepted = server
+        .ok(
+            AGENT,
+            "exec.approval.request",
+            ask_params(&server, json!({"twoPhase": true, "timeoutMs": 300})),
+        )
+        .await;
+    let id = accepted["id"].as_str().unwrap();
+    let waited = server
+        .ok(AGENT, "exec.approval.waitDecision", json!({"id": id}))
+        .await;
+    assert_eq!(
+        (waited["state"].clone(), waited["reason"].clone()),
+        (json!("expired"), json!("timeout"))
+    );
+    let expired = operator.event("exec.approval.expired").await;
+    assert_eq!(expired["payload"], json!({"id": id, "reason": "timeout"}));
+    let late = server
+        .rpc(
+            APPROVER,
+            "exec.approval.resolve",
+            json!({"id": id, "decision": "allow-once"}),
+        )
+        .await;
+    assert_eq!(late["error"]["code"], "approval_expired", "{late}");
+}
+
+#[tokio::test]
+async fn lets_exactly_one_of_many_concurrent_resolvers_win() {
+    let server = Server::start("").await;
+    let _operator = server.ws(APPROVER).await;
+    let id = two_phase(&server).await;
+    let answers = futures_util::future::join_all((0..12).map(|i| {
+        let decision = if i % 2 == 0 { "allow-once" } else { "deny" };
+        let id = id.clone();
+        let server = &server;
+        async move {
+            server
+                .ok(
+                    APPROVER,
+                    "exec.approval.resolve",
+                    json!({"id": id, "decision": decision}),
+                )
+                .await
+        }
+    }))
+    .await;
+    let applied = answers.iter().filter(|a| a["applied"] == true).count();
+    assert_eq!(applied, 1, "{answers:?}");
+    let winner = answers[0]["decision"].clone();
+    assert!(
+        answers.iter().all(|a| a["decision"] == winner),
+        "{answers:?}"
+    );
+}
+
+#[tokio::test]
+async fn keeps_agents_to_their_own_approvals() {
+    let server = Server::start("").await;
+    let _operator = server.ws(APPROVER).await;
+    let id = two_phase(&server).await;
+    assert_eq!(
+        server
+            .ok(AGENT, "exec.approval.get", json!({"id": id}))
+            .await["state"],
+        "pending"
+    );
+    for method in ["exec.approval.get", "exec.approval.waitDecision"] {
+        assert_eq!(
+            server
+                .error_code(OTHER_AGENT, method, json!({"id": id}))
+                .await,
+            "not_found"
+        );
+    }
+    // Agents name approvals by full id only: a prefix would let them probe for others.
+    assert_eq!(
+        server
+            .error_code(AGENT, "exec.approval.get", json!({"id": &id[..8]}))
+            .await,
+        "invalid_params"
+    );
+}
+
+#[tokio::test]
+async fn refuses_every_method_outside_the_callers_scope() {
+    let server = Server::start("").await;
+    let cwd = server.scratch();
+    let id = "00000000-0000-4000-8000-000000000000";
+    let refused: &[(&str, &str, Value)] = &[
+        (AGENT, "exec.approval.list", json!({})),
+        (
+            AGENT,
+            "exec.approval.resolve",
+            json!({"id": id, "decision": "deny"}),
+        ),
+        (AGENT, "exec.approvals.get", json!({})),
+        (
+            AGENT,
+            "exec.approvals.set",
+            json!({"file": {}, "baseHash": ""}),
+        ),
+        (
+            APPROVER,
+            "exec.approvals.set",
+            json!({"file": {}, "baseHash": ""}),
+        ),
+        (
+            APPROVER,
+            "exec.policy.check",
+            json!({"command": "ls", "cwd": cwd, "agentId": "main"}),
+        ),
+        (APPROVER, "tools.effective", json!({"agentId": "main"})),
+        (APPROVER, "exec.approval.request", json!({})),
+        (APPROVER, "system.run", json!({})),
+        (AGENT, "gateway.tokens", json!({})),
+    ];
+    for (token, method, params) in refused {
+        assert_eq!(
+            server.error_code(token, method, params.clone()).await,
+            "forbidden",
+            "{method}"
+        );
+    }
+    assert_eq!(
+        server
+            .error_code("not-a-token-at-all", "exec.approval.list", json!({}))
+            .await,
+        "unauthorized"
+    );
+}
+
+#[tokio::test]
+async fn caps_pending_approvals_per_agent_with_a_clear_error() {
+    let server = Server::start("").await;
+    let _operator = server.ws(APPROVER).await;
+    for _ in 0..64 {
+        server
+            .ok(
+                AGENT,
+                "exec.approval.request",
+                ask_params(&server, json!({"twoPhase": true})),
+            )
+            .await;
+    }
+    let answer = server
+        .rpc(
+            AGENT,
+            "exec.approval.request",
+            ask_params(&server, json!({"twoPhase": true})),
+        )
+        .await;
+    assert_eq!(answer["error"]["code"], "pending_limit");
+    assert_eq!(
+        answer["error"]["message"],
+        "agent `main` already has 64 pending approvals; wait for one to settle"
+    );
+    let other = ask_params(&server, json!({"twoPhase": true, "agentId": "ops"}));
+    server.ok(AGENT, "exec.approval.request", other).await;
+}
+
+#[tokio::test]
+async fn reads_the_approvals_file_redacted_and_refuses_stale_writes() {
+    let server = Server::start("").await;
+    let read = server.ok(APPROVER, "exec.approvals.get", json!({})).await;
+    assert_eq!(read["file"]["socket"]["token"], "__GATEHOUSE_REDACTED__");
+    let on_disk = std::fs::read_to_string(server.data().join("exec-approvals.json")).unwrap();
+    assert!(!on_disk.contains("__GATEHOUSE_REDACTED__"));
+    let mut file = read["file"].clone();
+    file["agents"] = json!({"main": {"allowlist": [{"pattern": "/usr/bin/make"}]}});
+    let written = server
+        .ok(
+            ADMIN,
+            "exec.approvals.set",
+            json!({"file": file, "baseHash": read["hash"]}),
+        )
+        .await;
+    assert_ne!(written["hash"], read["hash"]);
+    assert_eq!(
+        written["file"]["agents"]["main"]["allowlist"][0]["pattern"],
+        "/usr/bin/make"
+    );
+    assert_eq!(
+        server
+            .error_code(
+                ADMIN,
+                "exec.approvals.set",
+                json!({"file": file, "baseHash": read["hash"]})
+            )
+            .await,
+        "conflict"
+    );
+}
+
+#[tokio::test]
+async fn cancels_pending_approvals_when_the_server_restarts() {
+    let server = Server::start("").await;
+    let operator = server.ws(APPROVER).await;
+    let id = two_phase(&server).await;
+    drop(operator);
+    let server = server.restart().await;
+    let got = server
+        .ok(APPROVER, "exec.approval.get", json!({"id": id}))
+        .await;
+    assert_eq!(
+        (got["state"].clone(), got["reason"].clone()),
+        (json!("cancelled"), json!("gateway-restart"))
+    );
+    let late = server
+        .rpc(
+            APPROVER,
+            "exec.approval.resolve",
+            json!({"id": id, "decision": "deny"}),
+        )
+        .await;
+    assert_eq!(late["error"]["code"], "approval_cancelled", "{late}");
+    // The cancellation is recorded like any decision, although no client was connected to see
+    // its event at start.
+    audit_records(&server, &id, |records| {
+        records.iter().any(|record| {
+            record["kind"] == "decision" && record["payload"]["reason"] == "gateway-restart"
+        })
+    })
+    .await;
+}

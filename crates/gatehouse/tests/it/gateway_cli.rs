@@ -1,0 +1,182 @@
+//! The client commands (`request`, `run`, `approvals`, `doctor`) against a real server, with
+//! address and token from `GATEHOUSE_URL`/`GATEHOUSE_TOKEN`.
+
+use std::process::Output;
+
+use serde_json::{Value, json};
+use tokio::process::Command;
+
+use crate::gateway::{ADMIN, AGENT, APPROVER, Server, config};
+
+fn client(server: &Server, token: &str, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gatehouse"));
+    command
+        .args(args)
+        .current_dir(server.scratch())
+        .env("GATEHOUSE_URL", &server.base)
+        .env("GATEHOUSE_TOKEN", token)
+        .kill_on_drop(true);
+    command
+}
+
+async fn output(server: &Server, token: &str, args: &[&str]) -> Output {
+    client(server, token, args).output().await.unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[tokio::test]
+async fn request_exits_20_when_nobody_can_be_asked() {
+    let server = Server::start("").await;
+    let out = output(&server, AGENT, &["request", "--", "make", "deploy"]).await;
+    assert_eq!(out.status.code(), Some(20));
+    assert!(
+        stdout(&out).contains("no-approval-route"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[tokio::test]
+async fn request_exits_0_when_a_person_allows_and_approvals_cli_sees_it() {
+    let server = Server::start("").await;
+    let mut operator = server.ws(APPROVER).await;
+    let waiting = client(&server, AGENT, &["request", "--json", "--", "make deploy"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let requested = operator.event("exec.approval.requested").await;
+    let id = requested["payload"]["id"].as_str().unwrap().to_owned();
+    let listed = output(
+        &server,
+        APPROVER,
+        &["approvals", "list", "--state", "pending"],
+    )
+    .await;
+    assert!(stdout(&listed).contains(&id), "{}", stdout(&listed));
+    let resolved = output(
+        &server,
+        APPROVER,
+        &["approvals", "resolve", &id[..8], "allow-once"],
+    )
+    .await;
+    assert_eq!(stdout(&resolved), format!("{id}: allow-once\n"));
+    let out = waiting.wait_with_output().await.unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let answer: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(answer["decision"], "allow-once");
+    let got = output(&server, APPROVER, &["approvals", "--json", "get", &id]).await;
+    let got: Value = serde_json::from_str(&stdout(&got)).unwrap();
+    assert_eq!(got["resolvedBy"], "approver");
+}
+
+#[tokio::test]
+async fn run_relays_output_and_exit_status() {
+    let server = Server::start("tools: { exec: { security: 'full', ask: 'off' } },").await;
+    let out = output(
+        &server,
+        AGENT,
+        &["run", "--", "sh", "-c", "echo out; exit 3"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(stdout(&out), "out\n");
+    let denied = output(&server, APPROVER, &["run", "--", "ls"]).await;
+    assert_eq!(denied.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&denied.stderr).contains("forbidden"));
+}
+
+#[tokio::test]
+async fn allowlist_add_list_and_remove_edit_the_servers_file() {
+    let server = Server::start("").await;
+    let check = json!({"argv": ["git", "status"], "cwd": server.scratch(), "agentId": "main"});
+    let asked = server.ok(AGENT, "exec.policy.check", check.clone()).await;
+    assert_eq!(asked["decision"], "ask");
+    let git = asked["segments"][0]["resolvedPath"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let added = output(&server, ADMIN, &["approvals", "allowlist", "add", &git]).await;
+    assert!(
+        added.status.success(),
+        "{}",
+        String::from_utf8_lossy(&added.stderr)
+    );
+    let listed = output(&server, APPROVER, &["approvals", "allowlist", "list"]).await;
+    let listed: Value = serde_json::from_str(&stdout(&listed)).unwrap();
+    assert_eq!(listed["allowlist"][0]["pattern"], git.as_str());
+    // The server now allows git without asking.
+    let allowed = server.ok(AGENT, "exec.policy.check", check).await;
+    assert_eq!(allowed["decision"], "allow", "{allowed}");
+    let removed = output(&server, ADMIN, &["approvals", "allowlist", "remove", &git]).await;
+    assert!(removed.status.success());
+    let listed = output(&server, APPROVER, &["approvals", "allowlist", "list"]).await;
+    let listed: Value = serde_json::from_str(&stdout(&listed)).unwrap();
+    assert_eq!(listed["allowlist"], json!([]));
+}
+
+async fn doctor(data_dir: &std::path::Path, config: &std::path::Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gatehouse"))
+        .args(["doctor", "--data-dir"])
+        .arg(data_dir)
+        .arg("--config")
+        .arg(config)
+        .output()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn doctor_reports_config_errors_with_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.json5");
+    std::fs::write(
+        &path,
+        "{\n  tools: { exec: { security: 'sometimes' } },\n}\n",
+    )
+    .unwrap();
+    let out = doctor(dir.path(), &path).await;
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(":2:"), "{stderr}");
+}
+
+#[tokio::test]
+async fn doctor_warns_about_full_fallback_loose_secrets_and_open_listen() {
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("agent.token");
+    std::fs::write(&token_file, "agent-secret-from-a-file-0123").unwrap();
+    std::fs::set_permissions(
+        &token_file,
+        std::os::unix::fs::PermissionsExt::from_mode(0o644),
+    )
+    .unwrap();
+    let text =
+        config("tools: { exec: { askFallback: 'full' } },\n  agents: { list: [{ id: 'ops' }] },")
+            .replace("gateway: {", "gateway: { listen: '0.0.0.0:18790', \n  ")
+            .replace(
+                "{ name: 'agent', token: 'agent-token-0123456789abcdef', scopes: ['agent'] }",
+                &format!(
+                    "{{ name: 'agent', tokenFile: '{}', scopes: ['agent'] }}",
+                    token_file.display()
+                ),
+            );
+    let path = dir.path().join("gatehouse.json5");
+    std::fs::write(&path, text).unwrap();
+    let out = doctor(dir.path(), &path).await;
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("agent main: security allowlist, ask on-miss, askFallback full"),
+        "{text}"
+    );
+    assert!(text.contains("agent ops:"), "{text}");
+    assert!(text.contains("askFallback is full"), "{text}");
+    assert!(
+        text.contains("agent.token holds a secret and is readable"),
+        "{text}"
+    );
+    assert!(text.contains("without TLS"), "{text}");
+}

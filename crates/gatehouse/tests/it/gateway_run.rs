@@ -1,0 +1,217 @@
+//! `system.run` against the real binary: policy, approval, binding re-check, bounded output.
+
+use serde_json::{Value, json};
+
+use crate::gateway::{AGENT, APPROVER, Server, Ws, audit_records, script};
+
+const FULL: &str = "tools: { exec: { security: 'full', ask: 'off' } },";
+const ASKING: &str = "tools: { exec: { security: 'allowlist', ask: 'always' } },";
+
+fn run_params(server: &Server, argv: &[&str]) -> Value {
+    json!({"argv": argv, "cwd": server.scratch(), "agentId": "main", "sessionKey": "s1"})
+}
+
+/// Starts `system.run` on the agent's socket and returns the approval the operator sees.
+async fn ask(
+    server: &Server,
+    agent: &mut Ws,
+    operator: &mut Ws,
+    argv: &[&str],
+) -> (String, String) {
+    let pending = agent.send("system.run", run_params(server, argv)).await;
+    let requested = operator.event("exec.approval.requested").await;
+    let id = requested["payload"]["id"].as_str().unwrap().to_owned();
+    (pending, id)
+}
+
+/// Answers approval `id` and returns the agent's response to its pending `system.run`.
+async fn decide(
+    operator: &mut Ws,
+    agent: &mut Ws,
+    (pending, id): (&str, &str),
+    decision: &str,
+) -> Value {
+    let resolved = operator
+        .call(
+            "exec.approval.resolve",
+            json!({"id": id, "decision": decision}),
+        )
+        .await;
+    assert_eq!(resolved["payload"]["applied"], true, "{resolved}");
+    agent.response(pending).await
+}
+
+#[tokio::test]
+async fn runs_an_allowed_argv_and_returns_its_output() {
+    let server = Server::start(FULL).await;
+    let mut operator = server.ws(APPROVER).await;
+    let answer = server
+        .ok(
+            AGENT,
+            "system.run",
+            run_params(&server, &["echo", "hello", "$HOME"]),
+        )
+        .await;
+    assert_eq!(answer["status"], "finished");
+    assert_eq!(answer["exitCode"], 0);
+    // No shell: `$HOME` is passed through literally.
+    assert_eq!(answer["stdout"], "hello $HOME\n");
+    let finished = operator.event("exec.finished").await;
+    assert_eq!(finished["payload"]["runId"], answer["runId"]);
+}
+
+#[tokio::test]
+async fn bounds_output_and_says_it_was_truncated() {
+    let server = Server::start(FULL).await;
+    let answer = server
+        .ok(
+            AGENT,
+            "system.run",
+            json!({"command": "head -c 200000 /dev/zero | tr '\\0' x; echo done >&2",
+                   "cwd": server.scratch(), "agentId": "main", "sessionKey": "s1"}),
+        )
+        .await;
+    assert_eq!(answer["stdout"].as_str().unwrap().len(), 64 * 1024);
+    assert_eq!(answer["stdoutTruncated"], true);
+    assert_eq!(
+        (answer["stderr"].clone(), answer["stderrTruncated"].clone()),
+        (json!("done\n"), json!(false))
+    );
+}
+
+#[tokio::test]
+async fn kills_a_run_at_its_timeout() {
+    let server = Server::start(FULL).await;
+    let mut params = run_params(&server, &["sleep", "30"]);
+    params["timeoutMs"] = json!(300);
+    let answer = server.ok(AGENT, "system.run", params).await;
+    assert_eq!(answer["timedOut"], true);
+    assert_eq!(answer["signal"], 9);
+}
+
+#[tokio::test]
+async fn denies_by_policy_with_an_event() {
+    let server = Server::start("tools: { exec: { security: 'deny' } },").await;
+    let mut operator = server.ws(APPROVER).await;
+    let answer = server
+        .ok(AGENT, "system.run", run_params(&server, &["ls"]))
+        .await;
+    assert_eq!(
+        (answer["status"].clone(), answer["reason"].clone()),
+        (json!("denied"), json!("policy"))
+    );
+    let denied = operator.event("exec.denied").await;
+    assert_eq!(denied["payload"]["reason"], "policy");
+    assert_eq!(denied["payload"]["runId"], answer["runId"]);
+}
+
+#[tokio::test]
+async fn denies_with_no_approval_route_when_nobody_can_be_asked() {
+    let server = Server::start(ASKING).await;
+    let answer = server
+        .ok(AGENT, "system.run", run_params(&server, &["ls"]))
+        .await;
+    assert_eq!(answer["reason"], "no-approval-route");
+}
+
+#[tokio::test]
+async fn runs_once_approved_under_the_approval_id() {
+    let server = Server::start(ASKING).await;
+    let mut operator = server.ws(APPROVER).await;
+    let mut agent = server.ws(AGENT).await;
+    let work = server.scratch();
+    script(&work, "job.sh", "echo job ran");
+    let (pending, id) = ask(&server, &mut agent, &mut operator, &["sh", "job.sh"]).await;
+    let answer = decide(&mut operator, &mut agent, (&pending, &id), "allow-once").await;
+    assert_eq!(answer["payload"]["stdout"], "job ran\n", "{answer}");
+    assert_eq!(answer["payload"]["runId"], id.as_str());
+    let finished = operator.event("exec.finished").await;
+    assert_eq!(finished["payload"]["runId"], id.as_str());
+    let got = server
+        .ok(APPROVER, "exec.approval.get", json!({"id": id}))
+        .await;
+    assert!(got["consumedAtMs"].is_u64(), "{got}");
+    assert_audited(&server, &id).await;
+}
+
+/// The audit log holds the approval's request, delivery, decision and execution, and verifies.
+async fn assert_audited(server: &Server, id: &str) {
+    let wanted = ["request", "delivery", "decision", "execution"];
+    audit_records(server, id, |records| {
+        wanted
+            .iter()
+            .all(|kind| records.iter().any(|record| record["kind"] == *kind))
+    })
+    .await;
+    let verified = tokio::process::Command::new(env!("CARGO_BIN_EXE_gatehouse"))
+        .args(["audit", "verify", "--data-dir"])
+        .arg(server.data())
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        verified.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verified.stdout)
+    );
+}
+
+#[tokio::test]
+async fn denies_a_script_edited_between_approval_and_run() {
+    let server = Server::start(ASKING).await;
+    let mut operator = server.ws(APPROVER).await;
+    let mut agent = server.ws(AGENT).await;
+    let work = server.scratch();
+    script(&work, "job.sh", "echo harmless");
+    let (pending, id) = ask(&server, &mut agent, &mut operator, &["sh", "job.sh"]).await;
+    script(&work, "job.sh", "echo something else entirely");
+    let answer = decide(&mut operator, &mut agent, (&pending, &id), "allow-once").await;
+    assert_eq!(answer["payload"]["status"], "denied", "{answer}");
+    assert_eq!(answer["payload"]["reason"], "binding-mismatch");
+    assert_eq!(
+        answer["payload"]["detail"],
+        "approval binding mismatch: script"
+    );
+    let denied = operator.event("exec.denied").await;
+    assert_eq!(
+        (
+            denied["payload"]["runId"].clone(),
+            denied["payload"]["reason"].clone()
+        ),
+        (json!(id), json!("binding-mismatch"))
+    );
+}
+
+#[tokio::test]
+async fn denies_when_a_person_says_no() {
+    let server = Server::start(ASKING).await;
+    let mut operator = server.ws(APPROVER).await;
+    let mut agent = server.ws(AGENT).await;
+    let (pending, id) = ask(&server, &mut agent, &mut operator, &["ls"]).await;
+    let answer = decide(&mut operator, &mut agent, (&pending, &id), "deny").await;
+    assert_eq!(answer["payload"]["reason"], "user-denied", "{answer}");
+}
+
+#[tokio::test]
+async fn denies_with_approval_timeout_when_nobody_answers() {
+    let server = Server::start(ASKING).await;
+    let _operator = server.ws(APPROVER).await;
+    let mut params = run_params(&server, &["ls"]);
+    params["approvalTimeoutMs"] = json!(200);
+    let answer = server.ok(AGENT, "system.run", params).await;
+    assert_eq!(answer["reason"], "approval-timeout", "{answer}");
+}
+
+#[tokio::test]
+async fn announces_a_long_run_with_exec_running_before_it_finishes() {
+    let server = Server::start(FULL).await;
+    let mut operator = server.ws(APPROVER).await;
+    let answer = server
+        .ok(AGENT, "system.run", run_params(&server, &["sleep", "1.5"]))
+        .await;
+    let running = operator.event("exec.running").await;
+    let finished = operator.event("exec.finished").await;
+    assert_eq!(running["payload"]["runId"], answer["runId"]);
+    assert_eq!(running["payload"]["argv"], json!(["sleep", "1.5"]));
+    assert!(running["seq"].as_u64() < finished["seq"].as_u64());
+}
