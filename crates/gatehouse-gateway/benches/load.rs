@@ -5,7 +5,9 @@
 //! (SQLite, WAL, `synchronous=FULL`) and the audit log on, plus a baseline measured in the same
 //! run: `gateway.status` round trips at the same concurrency, so the figures read as ratios too.
 //!
-//! Run: `cargo bench -p gatehouse-gateway --bench load` (env `LOAD_REQUESTERS`, `LOAD_ROUNDS`).
+//! Run: `cargo bench -p gatehouse-gateway --bench load`. Env: `LOAD_REQUESTERS` (1,000),
+//! `LOAD_ROUNDS` (3 requests per requester), `LOAD_DIR` (where the database and logs go, e.g.
+//! `/dev/shm` to see the gateway without the disk's fsync cost).
 
 #![allow(
     clippy::unwrap_used,
@@ -45,7 +47,10 @@ fn main() {
 }
 
 async fn run(requesters: usize, rounds: usize) {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = match std::env::var_os("LOAD_DIR") {
+        Some(base) => tempfile::tempdir_in(base).unwrap(),
+        None => tempfile::tempdir().unwrap(),
+    };
     let settings = GatewaySettings {
         listen: ([127, 0, 0, 1], 0).into(),
         tokens: vec![
@@ -193,7 +198,9 @@ async fn drive(
 
 /// The operator: resolves every approval as soon as it is announced.
 async fn operate(url: String) {
-    let (socket, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+    let (socket, _) = tokio_tungstenite::connect_async_with_config(url, None, true)
+        .await
+        .unwrap();
     let (mut sink, mut stream) = socket.split();
     let connect = json!({"type": "req", "id": "c", "method": "connect",
         "params": {"token": ADMIN, "client": {"name": "bench", "version": "0"}}});

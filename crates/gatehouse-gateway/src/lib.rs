@@ -38,6 +38,7 @@
 //! ```
 
 mod auth;
+mod chat;
 mod connection;
 mod error;
 mod exec;
@@ -56,8 +57,10 @@ mod wire;
 mod ws;
 
 pub use auth::Principal;
+pub use chat::{ChatSetup, ConnectedChannel};
 pub use error::Error;
 pub use exec::{ExecLimits, ExecServices, ExecSetup};
+pub use gatehouse_chat::delivery::RetryPolicy;
 pub use hub::EventHub;
 pub use methods::{Call, Registry};
 pub use scope::{Access, Scope};

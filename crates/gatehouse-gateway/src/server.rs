@@ -5,6 +5,7 @@ use std::future::Future;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
+use axum::serve::ListenerExt as _;
 use tokio::net::TcpListener;
 
 use crate::state::GatewayState;
@@ -39,6 +40,13 @@ where
     F: Future<Output = ()> + Send + 'static,
 {
     let on_shutdown = state.clone();
+    // Frames are small and interactive; with Nagle's algorithm a small event written behind an
+    // unacknowledged one waits for the peer's delayed ACK (up to 40 ms).
+    let listener = listener.tap_io(|stream| {
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::warn!(error = %error, "Cannot set TCP_NODELAY; serving anyway.");
+        }
+    });
     axum::serve(listener, router(state.clone()))
         .with_graceful_shutdown(async move {
             shutdown.await;

@@ -1,11 +1,12 @@
 //! The shared state behind every route and connection.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
 use crate::auth::{Authenticator, Principal};
+use crate::chat::ChatRuntime;
 use crate::error::Error;
 use crate::exec::{ExecServices, spawn_forwarder};
 use crate::hub::EventHub;
@@ -32,6 +33,7 @@ struct Inner {
     shutdown: watch::Sender<bool>,
     connections: watch::Sender<usize>,
     exec: Option<ExecServices>,
+    chat: OnceLock<Arc<ChatRuntime>>,
 }
 
 impl GatewayState {
@@ -71,6 +73,7 @@ impl GatewayState {
             shutdown: watch::Sender::new(false),
             connections: watch::Sender::new(0),
             exec,
+            chat: OnceLock::new(),
         };
         Ok(Self {
             inner: Arc::new(inner),
@@ -85,6 +88,20 @@ impl GatewayState {
     /// The exec services, when the gateway was built [`with_exec`](Self::with_exec).
     pub(crate) fn exec(&self) -> Option<&ExecServices> {
         self.inner.exec.as_ref()
+    }
+
+    /// The chat runtime, once [`start_chat`](Self::start_chat) ran.
+    pub(crate) fn chat(&self) -> Option<&Arc<ChatRuntime>> {
+        self.inner.chat.get()
+    }
+
+    pub(crate) fn set_chat(&self, chat: Arc<ChatRuntime>) -> Result<(), Error> {
+        self.inner
+            .chat
+            .set(chat)
+            .map_err(|_| Error::InvalidSettings {
+                reason: "chat approvals were already started".into(),
+            })
     }
 
     /// Starts a graceful shutdown: connections stop reading, finish in-flight requests and close

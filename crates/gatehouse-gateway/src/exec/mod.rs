@@ -22,7 +22,9 @@ use gatehouse_approvals::{
 use gatehouse_config::Config;
 use gatehouse_policy::Security;
 use gatehouse_policy::exec::ExecPolicy;
-use gatehouse_store::approvals_db::{ApprovalRecord, SqliteApprovalStore, SqliteOptions};
+use gatehouse_store::approvals_db::{
+    ApprovalRecord, ApprovalRequest, SqliteApprovalStore, SqliteOptions,
+};
 use gatehouse_store::approvals_file::{ExecApprovalsStore, Snapshot};
 use gatehouse_store::audit::AuditKind;
 use serde_json::Value;
@@ -282,7 +284,10 @@ impl Drop for CancelOnDrop {
     }
 }
 
-/// Whether anyone can answer an approval now: a WebSocket client allowed to resolve approvals.
-pub(crate) fn has_approval_route(hub: &EventHub) -> bool {
+/// Whether anyone can answer an approval now: a WebSocket client allowed to resolve approvals,
+/// or a chat route the request would be delivered to.
+pub(crate) fn has_approval_route(state: &crate::GatewayState, request: &ApprovalRequest) -> bool {
+    let hub: &EventHub = state.events();
     hub.has_subscriber(crate::scope::Access::Scope(crate::scope::Scope::Approvals))
+        || state.chat().is_some_and(|chat| chat.has_route(request))
 }

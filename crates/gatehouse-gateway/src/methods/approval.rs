@@ -85,7 +85,7 @@ pub(super) async fn request(call: Call, params: RequestParams) -> Result<Request
         timeout: params.timeout_ms.map(Duration::from_millis),
         allow_always_patterns: evaluation.allow_always_patterns.clone(),
     };
-    let route = has_approval_route(call.state.events());
+    let route = has_approval_route(&call.state, &create.request);
     let created = exec.create(call.caller.name(), create, route).await?;
     if params.two_phase {
         return Ok(RequestAnswer::Accepted(Accepted {

@@ -12,6 +12,7 @@ pub(super) async fn status(call: Call, _: NoParams) -> Result<StatusResult, Erro
         uptime_ms: u64::try_from(call.state.uptime().as_millis()).unwrap_or(u64::MAX),
         connections: call.state.open_connections(),
         caller: caller_info(&call.caller),
+        chat: call.state.chat().map(|chat| chat.status()),
     })
 }
 

@@ -107,7 +107,13 @@ impl Registry {
                 Access::Scope(Scope::Admin),
                 approvals_file::set,
             )
-            .register("system.run", agent, run::run);
+            .register("system.run", agent, run::run)
+            .register("session.bind", agent, crate::chat::methods::bind)
+            .register(
+                "elevated.directive",
+                agent,
+                crate::chat::methods::elevated_directive,
+            );
         registry
     }
 

@@ -19,7 +19,16 @@ pub(super) async fn check(call: Call, params: CheckParams) -> Result<DecisionJso
                 reason,
             }
         })?;
-    let (policy, _) = exec.policy(&params.agent_id)?;
+    let (mut policy, _) = exec.policy(&params.agent_id)?;
+    if let Some(session_key) = &params.session_key {
+        policy = crate::chat::apply_session_level(
+            &call.state,
+            &exec,
+            &params.agent_id,
+            session_key,
+            policy,
+        );
+    }
     Ok(DecisionJson::from(&evaluate(&request, &policy)))
 }
 

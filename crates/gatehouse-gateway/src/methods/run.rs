@@ -63,6 +63,13 @@ struct Plan {
 pub(super) async fn run(call: Call, params: RunParams) -> Result<RunResult, Error> {
     let exec = exec_of(&call)?;
     let (policy, ask_fallback) = exec.policy(&params.agent_id)?;
+    let policy = crate::chat::apply_session_level(
+        &call.state,
+        &exec,
+        &params.agent_id,
+        &params.session_key,
+        policy,
+    );
     let request = exec_request(
         params.command.clone(),
         params.argv.clone(),
@@ -251,7 +258,7 @@ async fn ask(
         timeout: params.approval_timeout_ms.map(Duration::from_millis),
         allow_always_patterns: summary.allow_always_patterns.clone(),
     };
-    let route = has_approval_route(call.state.events());
+    let route = has_approval_route(&call.state, &create.request);
     let created = exec.create(call.caller.name(), create, route).await?;
     exec.await_own(created.id).await
 }

@@ -22,6 +22,9 @@ pub(crate) struct CheckParams {
     #[serde(default)]
     pub(crate) env: BTreeMap<String, String>,
     pub(crate) agent_id: String,
+    /// The session whose `/elevated` level applies; without it the configured policy alone.
+    #[serde(default)]
+    pub(crate) session_key: Option<String>,
 }
 
 /// `tools.effective` params: the flags of `gatehouse tools`.

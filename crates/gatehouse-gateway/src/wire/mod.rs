@@ -3,6 +3,7 @@
 //! Every struct a client sees is declared here and filled by hand from internal types, so a change
 //! elsewhere cannot silently change the protocol. Field names are camelCase; see `docs/protocol.md`.
 
+pub(crate) mod chat;
 pub(crate) mod exec;
 
 use serde::{Deserialize, Serialize};
@@ -209,6 +210,9 @@ pub(crate) struct StatusResult {
     pub(crate) uptime_ms: u64,
     pub(crate) connections: usize,
     pub(crate) caller: CallerInfo,
+    /// Chat approvals, when any chat channel was started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) chat: Option<chat::ChatStatus>,
 }
 
 /// The token a request was authenticated as.

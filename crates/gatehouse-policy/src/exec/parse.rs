@@ -8,12 +8,16 @@
 
 use std::cell::RefCell;
 
-use tree_sitter::{Node, Parser};
+use tree_sitter::{Node, ParseOptions, ParseState, Parser, Point};
 
 use super::evaluation::{Reason, Rule};
 
 /// Longest command text analyzed; longer commands go to a person instead of the parser.
 pub(crate) const MAX_COMMAND_BYTES: usize = 64 * 1024;
+
+/// Parser progress callbacks (tree-sitter makes one per 100 operations) before a parse is
+/// cancelled; an ordinary command of the maximum length stays well below it (see the tests).
+const MAX_PARSE_CALLBACKS: usize = 20_000;
 
 /// Deepest nesting of strings/expansions inside one word that the walker follows.
 const MAX_WORD_DEPTH: usize = 32;
@@ -70,9 +74,26 @@ pub(crate) fn parse_shell(source: &str) -> Result<Vec<ParsedSegment>, Reason> {
                 .ok()?;
             *slot = Some(parser);
         }
-        slot.as_mut()?.parse(source, None)
+        let parser = slot.as_mut()?;
+        // Error recovery on hostile input can make the parser do far more work than the text
+        // is long. Progress callbacks are counted (not timed: this crate never reads the clock)
+        // and the parse is cancelled past a bound no real command approaches.
+        let mut callbacks = 0usize;
+        let mut budget = |_: &ParseState| {
+            callbacks += 1;
+            callbacks > MAX_PARSE_CALLBACKS
+        };
+        let options = ParseOptions::new().progress_callback(&mut budget);
+        let bytes = source.as_bytes();
+        let mut input = |offset: usize, _: Point| bytes.get(offset..).unwrap_or_default();
+        parser.parse_with_options(&mut input, None, Some(options))
     });
-    let tree = tree.ok_or_else(|| Reason::new(Rule::SyntaxError, "the bash parser gave up"))?;
+    let tree = tree.ok_or_else(|| {
+        Reason::new(
+            Rule::TooLong,
+            "the command needs more parsing work than the analyzer allows",
+        )
+    })?;
     let root = tree.root_node();
     let segments = walk_statements(root, source)?;
     if root.has_error() {
@@ -584,6 +605,15 @@ mod tests {
         let segments = parse_shell("echo $HOME").unwrap();
         assert!(segments[0].words[1].has_expansion);
         assert_eq!(segments[0].words[1].text, "$HOME");
+    }
+
+    #[test]
+    fn parses_a_maximal_ordinary_command_within_the_work_bound() {
+        let mut command = String::from("echo");
+        while command.len() + 8 < MAX_COMMAND_BYTES {
+            command.push_str(" 'a b' c");
+        }
+        assert_eq!(parse_shell(&command).unwrap().len(), 1);
     }
 
     #[test]

@@ -19,6 +19,6 @@ mod allows; // hand-written `allows_…` lists: what must keep working for agent
 mod decision_conformance; // the requirement-rule kinds of tests/conformance/decision-cases.jsonl
 mod decisions; // security x ask x analysis through exec::evaluate, segment reports, warnings
 mod exec_conformance; // every case of tests/conformance/exec-cases.jsonl through `exec::evaluate`
-mod never_panics; // proptest: the analyzer returns a verdict for any input
+mod never_panics; // proptest: the analyzer returns a verdict for any input, never panics
 mod refusals; // hand-written `denies_…` lists: smuggling, quoting tricks, wrappers, safe bins
-mod support; // shared helpers: temp case roots, policy builders, `check` lists
+mod support; // shared helpers: a temp host with executables, policy builders, `check` lists

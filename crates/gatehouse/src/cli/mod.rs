@@ -2,6 +2,7 @@
 
 mod approvals;
 mod audit;
+mod channels;
 mod check;
 mod client;
 mod config;

@@ -17,9 +17,10 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use gatehouse_config::Config;
 use gatehouse_config::model::{Scope as ConfigScope, TokenConfig};
+use gatehouse_gateway::RetryPolicy;
 use gatehouse_gateway::{
-    ExecLimits, ExecServices, ExecSetup, GatewaySettings, GatewayState, Limits, Scope, Secret,
-    TokenSpec,
+    ChatSetup, ExecLimits, ExecServices, ExecSetup, GatewaySettings, GatewayState, Limits, Scope,
+    Secret, TokenSpec,
 };
 use rand::RngCore as _;
 
@@ -32,6 +33,8 @@ pub(crate) const DEFAULT_LISTEN: SocketAddr =
 pub(crate) const ADMIN_TOKEN_FILE: &str = "admin.token";
 /// `exec-approvals.json` inside the data directory.
 pub(crate) const APPROVALS_FILE: &str = "exec-approvals.json";
+/// Session bindings and `/elevated` levels inside the data directory.
+const SESSIONS_FILE: &str = "sessions.json";
 /// The approvals database inside the data directory.
 const DATABASE_FILE: &str = "approvals.db";
 
@@ -105,8 +108,16 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async {
+        let restart_cutoff_ms = super::channels::now_ms();
+        let channels = super::channels::connect_all(&setup.config).await?;
         let exec = ExecServices::start(setup).await?;
         let state = GatewayState::with_exec(&settings, exec)?;
+        state.start_chat(ChatSetup {
+            channels,
+            retry: RetryPolicy::default(),
+            restart_cutoff_ms,
+            sessions_file: data_dir.join(SESSIONS_FILE),
+        })?;
         serve(settings.listen, state, admin_token.as_ref(), &data_dir).await
     })?;
     Ok(ExitCode::SUCCESS)

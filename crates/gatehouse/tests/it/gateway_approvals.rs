@@ -413,3 +413,57 @@ async fn cancels_pending_approvals_when_the_server_restarts() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn takes_explicit_ids_refuses_reuse_and_lists_candidates_of_an_ambiguous_prefix() {
+    let server = Server::start("").await;
+    let _operator = server.ws(APPROVER).await;
+    let ids = [
+        "aaaaaaaa-0000-4000-8000-000000000001",
+        "aaaaaaaa-0000-4000-8000-000000000002",
+    ];
+    for id in ids {
+        let params = ask_params(&server, json!({"twoPhase": true, "id": id}));
+        let accepted = server.ok(AGENT, "exec.approval.request", params).await;
+        assert_eq!(accepted["id"], id);
+    }
+    let again = ask_params(&server, json!({"twoPhase": true, "id": ids[0]}));
+    assert_eq!(
+        server
+            .error_code(AGENT, "exec.approval.request", again)
+            .await,
+        "id_in_use"
+    );
+    let ambiguous = server
+        .rpc(
+            APPROVER,
+            "exec.approval.resolve",
+            json!({"id": "AAAAAAAA", "decision": "deny"}),
+        )
+        .await;
+    assert_eq!(
+        ambiguous["error"]["code"], "ambiguous_prefix",
+        "{ambiguous}"
+    );
+    let message = ambiguous["error"]["message"].as_str().unwrap();
+    assert!(ids.iter().all(|id| message.contains(id)), "{message}");
+    let resolved = server
+        .ok(
+            APPROVER,
+            "exec.approval.resolve",
+            json!({"id": ids[1], "decision": "deny"}),
+        )
+        .await;
+    assert_eq!(resolved["applied"], true);
+    let repeated = server
+        .ok(
+            APPROVER,
+            "exec.approval.resolve",
+            json!({"id": ids[1], "decision": "deny"}),
+        )
+        .await;
+    assert_eq!(
+        (repeated["applied"].clone(), repeated["decision"].clone()),
+        (json!(false), json!("deny"))
+    );
+}

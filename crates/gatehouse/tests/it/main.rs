@@ -21,6 +21,8 @@ mod gateway_approvals;
 mod gateway_run;
 // Client commands: request, run, approvals (incl. allowlist edits), doctor.
 mod gateway_cli;
+// Telegram approvals end to end against the in-process Telegram fake: cards, buttons, /approve.
+mod telegram;
 // `gatehouse audit verify|tail`: exit codes and output on intact and tampered logs.
 mod audit;
 

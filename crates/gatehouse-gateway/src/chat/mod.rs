@@ -1,0 +1,211 @@
+//! The gateway side of chat approvals: the approval manager's events become chat cards, and chat
+//! button presses and `/approve` messages become decisions through the same manager.
+//!
+//! The binary connects the adapters (Telegram today; Discord and Slack the same way) and hands
+//! them over as [`ConnectedChannel`]s, so this crate never depends on an adapter crate.
+//!
+//! **Invariants.** Every decision goes through [`ApprovalManager::resolve`] as the presser, after
+//! the chat core's approver and token checks; every delivered message's locator is stored with
+//! the approval before anything else is done with it, so resolve, expiry, cancellation and a
+//! restart can edit every copy. Button tokens live in memory on purpose: the manager cancels
+//! every pending approval when the gateway starts (`gateway-restart`), so no token from an
+//! earlier process could decide anything; a press on such a card is answered "not valid here"
+//! and the card itself is edited into its cancellation notice at start-up.
+//!
+//! [`ApprovalManager::resolve`]: gatehouse_approvals::ApprovalManager::resolve
+
+mod elevated;
+mod inbound;
+pub(crate) mod methods;
+mod outbound;
+mod sessions;
+mod settings;
+mod view;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use gatehouse_chat::config::ChatApprovals;
+use gatehouse_chat::delivery::{Deliverer, RetryPolicy, TargetFailure};
+use gatehouse_chat::dispatch::{Channels, Dispatcher};
+use gatehouse_chat::plan::plan_delivery;
+use gatehouse_chat::render::DEFAULT_MAX_COMMAND_CHARS;
+use gatehouse_chat::route::MessageLocator;
+use gatehouse_chat::token::{MemoryTokenStore, TokenRegistry};
+use gatehouse_chat::{Channel, Inbound};
+use gatehouse_store::approvals_db::ApprovalRequest;
+use tokio::sync::mpsc;
+
+use crate::error::Error;
+use crate::exec::ExecServices;
+use crate::state::GatewayState;
+use crate::wire::chat::{ChatFailure, ChatStatus};
+
+pub(crate) use elevated::apply_session_level;
+use sessions::Sessions;
+pub(crate) use settings::chat_approvals;
+
+/// One connected chat adapter, as the binary hands it to the gateway.
+pub struct ConnectedChannel {
+    /// The adapter.
+    pub channel: Arc<dyn Channel>,
+    /// The bot's own handle, so `/approve@thisbot` is accepted and another bot's is refused.
+    pub bot_username: Option<String>,
+}
+
+/// Everything the chat runtime starts from.
+pub struct ChatSetup {
+    /// The connected adapters; an empty list still validates the chat config.
+    pub channels: Vec<ConnectedChannel>,
+    /// Retries and backoff for every platform call.
+    pub retry: RetryPolicy,
+    /// Approvals cancelled with `gateway-restart` at or after this time (Unix ms) get their
+    /// delivered cards edited at start-up: pass a time taken before the exec services started.
+    pub restart_cutoff_ms: u64,
+    /// The JSON file holding session bindings and `/elevated` levels (created 0600 on first use).
+    pub sessions_file: PathBuf,
+}
+
+/// The running chat side: dispatcher, validated settings and the inbound queue's consumer.
+pub(crate) struct ChatRuntime {
+    dispatcher: Dispatcher<MemoryTokenStore>,
+    approvals: ChatApprovals,
+    bot_usernames: HashMap<String, String>,
+    exec: ExecServices,
+    /// Which approval each delivered message shows, by (channel, chat, message), so a reply to a
+    /// card names its approval.
+    cards: Mutex<HashMap<(String, String, String), String>>,
+    sessions: Sessions,
+}
+
+impl std::fmt::Debug for ChatRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut names: Vec<&String> = self.dispatcher.channels.keys().collect();
+        names.sort_unstable();
+        f.debug_struct("ChatRuntime")
+            .field("channels", &names)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ChatRuntime {
+    /// Whether a chat surface would receive a prompt for `request`: counted as an approval route,
+    /// so such a request is not expired at once with `no-approval-route`.
+    pub(crate) fn has_route(&self, request: &ApprovalRequest) -> bool {
+        let origin = view::turn_source(request);
+        let plan = plan_delivery(
+            view::request_meta(request, origin.as_ref()),
+            &self.approvals,
+        );
+        plan.messages.iter().any(|message| {
+            self.dispatcher
+                .channels
+                .contains_key(&message.route.channel)
+        })
+    }
+
+    /// Remembers that `message` shows approval `approval_id`.
+    fn remember_card(&self, message: &MessageLocator, approval_id: &str) {
+        let mut cards = self.cards.lock().unwrap_or_else(PoisonError::into_inner);
+        cards.insert(card_key(message), approval_id.to_owned());
+    }
+
+    /// The approval a delivered message shows, if this process delivered it.
+    fn card_approval(&self, message: &MessageLocator) -> Option<String> {
+        let cards = self.cards.lock().unwrap_or_else(PoisonError::into_inner);
+        cards.get(&card_key(message)).cloned()
+    }
+
+    /// Connected channels and the last delivery failure of every chat target, for
+    /// `gateway.status` (and so the Control UI and `gatehouse doctor`).
+    pub(crate) fn status(&self) -> ChatStatus {
+        let mut channels: Vec<String> = self.dispatcher.channels.keys().cloned().collect();
+        channels.sort_unstable();
+        let failures: Vec<TargetFailure> = self.dispatcher.deliverer.failures();
+        ChatStatus {
+            channels,
+            failures: failures.iter().map(ChatFailure::from).collect(),
+        }
+    }
+}
+
+impl GatewayState {
+    /// Starts chat approvals on a gateway built with exec services: validates the chat config,
+    /// subscribes to approval events, edits the cards of approvals the restart cancelled, and
+    /// runs every adapter until shutdown. Must run inside a tokio runtime; call it once.
+    pub fn start_chat(&self, setup: ChatSetup) -> Result<(), Error> {
+        let Some(exec) = self.exec().cloned() else {
+            return Err(Error::InvalidSettings {
+                reason: "chat approvals need a gateway started with exec services".into(),
+            });
+        };
+        let approvals = chat_approvals(exec.config())?;
+        let mut channels = Channels::new();
+        let mut bot_usernames = HashMap::new();
+        for connected in &setup.channels {
+            let name = connected.channel.name().to_owned();
+            if let Some(username) = &connected.bot_username {
+                bot_usernames.insert(name.clone(), username.clone());
+            }
+            channels.insert(name, Arc::clone(&connected.channel));
+        }
+        let runtime = Arc::new(ChatRuntime {
+            dispatcher: Dispatcher {
+                channels,
+                deliverer: Deliverer::new(setup.retry),
+                tokens: TokenRegistry::in_memory(),
+                max_command_chars: DEFAULT_MAX_COMMAND_CHARS,
+            },
+            approvals,
+            bot_usernames,
+            exec: exec.clone(),
+            cards: Mutex::new(HashMap::new()),
+            sessions: Sessions::open(&setup.sessions_file)?,
+        });
+        self.set_chat(Arc::clone(&runtime))?;
+        let events = exec.manager().subscribe();
+        let shutdown = self.shutdown_signal();
+        tokio::spawn(outbound::run(
+            Arc::clone(&runtime),
+            events,
+            setup.restart_cutoff_ms,
+        ));
+        let (sender, receiver) = mpsc::channel::<Inbound>(256);
+        for connected in setup.channels {
+            let sender = sender.clone();
+            let channel = connected.channel;
+            tokio::spawn(async move {
+                if let Err(error) = channel.run(sender).await {
+                    tracing::error!(channel = %channel.name(), error = %error, "Chat channel stopped.");
+                }
+            });
+        }
+        drop(sender);
+        tokio::spawn(async move {
+            tokio::select! {
+                () = inbound::run(runtime, receiver) => {}
+                () = shutdown => {}
+            }
+        });
+        Ok(())
+    }
+}
+
+/// Milliseconds since the Unix epoch, for card expiry text and token checks.
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| {
+            u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
+        })
+}
+
+fn card_key(message: &MessageLocator) -> (String, String, String) {
+    (
+        message.channel.clone(),
+        message.chat_id.clone(),
+        message.message_id.clone(),
+    )
+}

@@ -1,0 +1,175 @@
+//! Approval events to chat messages: deliver the planned prompts when an approval is requested,
+//! store where each one landed, and edit (or delete) every copy when the approval settles,
+//! including the approvals a restart cancelled.
+
+use std::sync::Arc;
+
+use gatehouse_approvals::{
+    ApprovalEvent, EventKind, EventSubscription, IdDisclosure, SubscriptionEnded,
+};
+use gatehouse_chat::plan::plan_delivery;
+use gatehouse_chat::render::{
+    Card, ResolveOutcome, render_cancelled, render_expired, render_receipt,
+};
+use gatehouse_store::approvals_db::{ApprovalRecord, ApprovalState, ListFilter};
+use uuid::Uuid;
+
+use super::view::{approval_view, locator, request_meta, stored, turn_source};
+use super::{ChatRuntime, now_ms};
+
+/// The reason the manager records for approvals cancelled at start-up.
+const REASON_RESTART: &str = "gateway-restart";
+
+/// Handles approval events until the manager goes away.
+pub(super) async fn run(runtime: Arc<ChatRuntime>, mut events: EventSubscription, cutoff_ms: u64) {
+    finish_restart_cancellations(&runtime, cutoff_ms).await;
+    loop {
+        match events.recv().await {
+            Ok(event) => {
+                let runtime = Arc::clone(&runtime);
+                // One task per event, so a slow platform delays no other approval.
+                tokio::spawn(async move { handle(&runtime, event).await });
+            }
+            Err(SubscriptionEnded::Closed) => break,
+            Err(ended) => {
+                tracing::error!(error = %ended, "Chat lost approval events; resubscribing.");
+                events = runtime.exec.manager().subscribe();
+            }
+        }
+    }
+}
+
+async fn handle(runtime: &ChatRuntime, event: ApprovalEvent) {
+    match &event.kind {
+        EventKind::Requested {
+            request,
+            offered,
+            expires_at_ms,
+            ..
+        } => {
+            let id = event.id.to_string();
+            let view = approval_view(&id, request, *expires_at_ms, offered.allow_always);
+            let origin = turn_source(request);
+            let plan = plan_delivery(request_meta(request, origin.as_ref()), &runtime.approvals);
+            if plan.messages.is_empty() {
+                return;
+            }
+            let outcome = runtime.dispatcher.deliver(&plan, &view, now_ms()).await;
+            for (route, error) in &outcome.failed {
+                tracing::warn!(approval_id = %id, route = %route, error = %error, "Chat delivery failed.");
+            }
+            for delivered in &outcome.delivered {
+                runtime.remember_card(&delivered.locator, &id);
+                let message = stored(&delivered.locator);
+                if let Err(error) = runtime
+                    .exec
+                    .manager()
+                    .record_delivery(event.id, message)
+                    .await
+                {
+                    tracing::error!(approval_id = %id, error = %error, "Cannot record a delivered chat message.");
+                }
+            }
+            // A decision that arrived while the prompts were on their way found no copies to
+            // edit; edit them now.
+            if !outcome.delivered.is_empty() {
+                finish_if_settled(runtime, event.id).await;
+            }
+        }
+        EventKind::Resolved { .. } | EventKind::Expired { .. } | EventKind::Cancelled { .. } => {
+            finish_if_settled(runtime, event.id).await;
+        }
+    }
+}
+
+/// Edits every stored copy of a settled approval into its final card.
+async fn finish_if_settled(runtime: &ChatRuntime, id: Uuid) {
+    let record = match runtime
+        .exec
+        .manager()
+        .get(&id.to_string(), IdDisclosure::Hidden)
+        .await
+    {
+        Ok(record) => record,
+        Err(error) => {
+            tracing::error!(approval_id = %id, error = %error, "Cannot read an approval to update its cards.");
+            return;
+        }
+    };
+    finish(runtime, &record).await;
+}
+
+async fn finish(runtime: &ChatRuntime, record: &ApprovalRecord) {
+    if record.messages.is_empty() {
+        return;
+    }
+    let Some((card, resolved)) = final_card(runtime, record) else {
+        return;
+    };
+    let copies: Vec<_> = record.messages.iter().map(locator).collect();
+    let cleanup = |channel: &str| {
+        resolved
+            && runtime
+                .approvals
+                .native_client(channel)
+                .is_some_and(|client| client.cleanup_after_resolve())
+    };
+    for (copy, error) in runtime.dispatcher.finish(&copies, &card, cleanup).await {
+        tracing::warn!(
+            approval_id = %record.id,
+            channel = %copy.channel,
+            chat_id = %copy.chat_id,
+            error = %error,
+            "Cannot update a delivered chat card."
+        );
+    }
+}
+
+/// The card a settled approval's copies become, and whether it was decided by a person; `None`
+/// while it is still pending.
+fn final_card(runtime: &ChatRuntime, record: &ApprovalRecord) -> Option<(Card, bool)> {
+    let view = approval_view(&record.id, &record.request, record.expires_at_ms, false);
+    let max = runtime.dispatcher.max_command_chars;
+    match record.state {
+        ApprovalState::Pending => None,
+        ApprovalState::Allowed | ApprovalState::Denied => {
+            let decision = record.decision?;
+            let outcome = ResolveOutcome {
+                decision,
+                decided_by: record
+                    .resolved_by
+                    .clone()
+                    .unwrap_or_else(|| "an approver".into()),
+            };
+            Some((render_receipt(&view, &outcome, max), true))
+        }
+        ApprovalState::Expired => Some((render_expired(&view, max), false)),
+        ApprovalState::Cancelled => {
+            let reason = record.reason.as_deref().unwrap_or("withdrawn");
+            Some((render_cancelled(&view, reason, max), false))
+        }
+    }
+}
+
+/// Edits the cards of approvals this start cancelled with `gateway-restart`, from the messages
+/// the database kept for them.
+async fn finish_restart_cancellations(runtime: &ChatRuntime, cutoff_ms: u64) {
+    let filter = ListFilter {
+        state: Some(ApprovalState::Cancelled),
+        agent_id: None,
+        limit: 10_000,
+    };
+    let records = match runtime.exec.manager().list(filter).await {
+        Ok(records) => records,
+        Err(error) => {
+            tracing::error!(error = %error, "Cannot list approvals cancelled by the restart.");
+            return;
+        }
+    };
+    for record in records.iter().filter(|record| {
+        record.reason.as_deref() == Some(REASON_RESTART)
+            && record.resolved_at_ms.is_some_and(|at| at >= cutoff_ms)
+    }) {
+        finish(runtime, record).await;
+    }
+}

@@ -1,0 +1,211 @@
+//! Sessions tied to chat routes and their `/elevated` level, kept in one small JSON file in the
+//! data directory (mode 0600, replaced atomically), so a level survives a restart.
+
+use std::collections::BTreeMap;
+use std::fs::{self, OpenOptions};
+use std::io::Write as _;
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+
+use gatehouse_policy::elevated::ElevatedLevel;
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+
+/// A chat conversation a session is bound to, as `session.bind` names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct BoundRoute {
+    pub(crate) channel: String,
+    pub(crate) to: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) account_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) thread_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SessionEntry {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    route: Option<BoundRoute>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    elevated: Option<String>,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct SessionsFile {
+    #[serde(default)]
+    sessions: BTreeMap<String, SessionEntry>,
+}
+
+/// The durable session table.
+#[derive(Debug)]
+pub(crate) struct Sessions {
+    path: PathBuf,
+    table: Mutex<SessionsFile>,
+}
+
+impl Sessions {
+    /// Loads the file (an absent file is an empty table); an unreadable or malformed one stops
+    /// the start, since silently dropping stored levels would change decisions.
+    pub(crate) fn open(path: &Path) -> Result<Sessions, Error> {
+        let table = match fs::read_to_string(path) {
+            Ok(text) => serde_json::from_str(&text).map_err(|error| Error::Store {
+                reason: format!("sessions file {}: {error}", path.display()),
+            })?,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => SessionsFile::default(),
+            Err(error) => {
+                return Err(Error::Store {
+                    reason: format!("cannot read sessions file {}: {error}", path.display()),
+                });
+            }
+        };
+        Ok(Sessions {
+            path: path.to_owned(),
+            table: Mutex::new(table),
+        })
+    }
+
+    /// Binds `session_key` to `route`; a route is bound to one session, so an earlier binding of
+    /// the same route is removed.
+    pub(crate) fn bind(&self, session_key: &str, route: BoundRoute) -> Result<(), Error> {
+        self.update(|table| {
+            for entry in table.sessions.values_mut() {
+                if entry.route.as_ref() == Some(&route) {
+                    entry.route = None;
+                }
+            }
+            table
+                .sessions
+                .entry(session_key.to_owned())
+                .or_default()
+                .route = Some(route);
+        })
+    }
+
+    /// The session bound to a chat conversation (a thread first, then the whole chat).
+    pub(crate) fn bound_to(
+        &self,
+        channel: &str,
+        chat_id: &str,
+        thread_id: Option<&str>,
+    ) -> Option<String> {
+        let table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+        let find = |thread: Option<&str>| {
+            table.sessions.iter().find_map(|(key, entry)| {
+                let route = entry.route.as_ref()?;
+                (route.channel == channel
+                    && route.to == chat_id
+                    && route.thread_id.as_deref() == thread)
+                    .then(|| key.clone())
+            })
+        };
+        thread_id
+            .and_then(|thread| find(Some(thread)))
+            .or_else(|| find(None))
+    }
+
+    /// The stored level of a session; a value this build cannot read counts as unset.
+    pub(crate) fn level(&self, session_key: &str) -> Option<ElevatedLevel> {
+        let table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+        let text = table.sessions.get(session_key)?.elevated.as_deref()?;
+        text.parse().ok()
+    }
+
+    /// Stores a session's level durably before returning.
+    pub(crate) fn set_level(&self, session_key: &str, level: ElevatedLevel) -> Result<(), Error> {
+        self.update(|table| {
+            table
+                .sessions
+                .entry(session_key.to_owned())
+                .or_default()
+                .elevated = Some(level.as_str().to_owned());
+        })
+    }
+
+    fn update(&self, change: impl FnOnce(&mut SessionsFile)) -> Result<(), Error> {
+        let mut table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+        change(&mut table);
+        let text = serde_json::to_string_pretty(&*table).map_err(|error| Error::Internal {
+            reason: format!("cannot encode sessions: {error}"),
+        })?;
+        write_atomically(&self.path, text.as_bytes()).map_err(|error| Error::Store {
+            reason: format!(
+                "cannot write sessions file {}: {error}",
+                self.path.display()
+            ),
+        })
+    }
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let temporary = path.with_extension("json.tmp");
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&temporary)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    fs::rename(&temporary, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    use super::*;
+
+    fn route(to: &str, thread: Option<&str>) -> BoundRoute {
+        BoundRoute {
+            channel: "telegram".into(),
+            to: to.into(),
+            account_id: None,
+            thread_id: thread.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn keeps_levels_and_bindings_across_a_reopen_in_a_0600_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sessions.json");
+        let sessions = Sessions::open(&path).unwrap();
+        sessions.bind("s1", route("-100", Some("7"))).unwrap();
+        sessions.set_level("s1", ElevatedLevel::Full).unwrap();
+        let reopened = Sessions::open(&path).unwrap();
+        assert_eq!(reopened.level("s1"), Some(ElevatedLevel::Full));
+        assert_eq!(
+            reopened.bound_to("telegram", "-100", Some("7")).as_deref(),
+            Some("s1")
+        );
+        assert_eq!(reopened.bound_to("telegram", "-100", None), None);
+        assert_eq!(
+            fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+    }
+
+    #[test]
+    fn binds_a_route_to_one_session_and_falls_back_from_thread_to_chat() {
+        let dir = tempfile::tempdir().unwrap();
+        let sessions = Sessions::open(&dir.path().join("sessions.json")).unwrap();
+        sessions.bind("s1", route("42", None)).unwrap();
+        sessions.bind("s2", route("42", None)).unwrap();
+        assert_eq!(
+            sessions.bound_to("telegram", "42", Some("9")).as_deref(),
+            Some("s2")
+        );
+        assert_eq!(sessions.bound_to("discord", "42", None), None);
+    }
+
+    #[test]
+    fn denies_starting_on_a_malformed_sessions_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sessions.json");
+        fs::write(&path, "{ not json").unwrap();
+        assert_eq!(Sessions::open(&path).unwrap_err().code(), "store");
+    }
+}

@@ -1,0 +1,176 @@
+//! `approvals.exec` and `channels.<channel>.execApprovals` from the config file, converted into
+//! the chat core's plain settings and validated, so the planner never sees a raw config value.
+
+use gatehouse_chat::config::{
+    ChatApprovalSettings, ChatApprovals, ForwardMode, ForwardTarget, ForwardingSettings,
+    NativeClientSettings, NativeEnabled, NativeTarget,
+};
+use gatehouse_config::Config;
+use gatehouse_config::model::{
+    ApprovalTarget, ChannelApprovalsConfig, Enabled, ExecForwardingConfig, ForwardingMode,
+};
+
+use crate::error::Error;
+
+/// The validated chat-approval settings of `config`; an unusable block is a settings error naming
+/// what to fix.
+pub(crate) fn chat_approvals(config: &Config) -> Result<ChatApprovals, Error> {
+    chat_settings(config)
+        .validate()
+        .map_err(|error| Error::InvalidSettings {
+            reason: error.to_string(),
+        })
+}
+
+fn chat_settings(config: &Config) -> ChatApprovalSettings {
+    let channels = &config.channels;
+    let native = [
+        (
+            "telegram",
+            channels
+                .telegram
+                .as_ref()
+                .and_then(|c| c.exec_approvals.as_ref()),
+        ),
+        (
+            "discord",
+            channels
+                .discord
+                .as_ref()
+                .and_then(|c| c.exec_approvals.as_ref()),
+        ),
+        (
+            "slack",
+            channels
+                .slack
+                .as_ref()
+                .and_then(|c| c.exec_approvals.as_ref()),
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(channel, block)| block.map(|block| native_client(channel, block)))
+    .collect();
+    ChatApprovalSettings {
+        forwarding: config
+            .approvals
+            .exec
+            .as_ref()
+            .map(forwarding)
+            .unwrap_or_default(),
+        native,
+    }
+}
+
+fn forwarding(exec: &ExecForwardingConfig) -> ForwardingSettings {
+    ForwardingSettings {
+        enabled: exec.enabled.unwrap_or(false),
+        mode: match exec.mode {
+            None | Some(ForwardingMode::Session) => ForwardMode::Session,
+            Some(ForwardingMode::Targets) => ForwardMode::Targets,
+            Some(ForwardingMode::Both) => ForwardMode::Both,
+        },
+        agent_filter: exec.agent_filter.clone(),
+        session_filter: exec.session_filter.clone(),
+        targets: exec
+            .targets
+            .iter()
+            .map(|target| ForwardTarget {
+                channel: target.channel.clone(),
+                to: target.to.clone(),
+                account_id: target.account_id.clone(),
+                thread_id: target.thread_id.clone(),
+            })
+            .collect(),
+    }
+}
+
+fn native_client(channel: &str, block: &ChannelApprovalsConfig) -> NativeClientSettings {
+    NativeClientSettings {
+        channel: channel.to_owned(),
+        account_id: None,
+        enabled: match block.enabled {
+            Some(Enabled::Bool(true)) => NativeEnabled::On,
+            Some(Enabled::Bool(false)) => NativeEnabled::Off,
+            None | Some(Enabled::Auto) => NativeEnabled::Auto,
+        },
+        approvers: block.approvers.clone(),
+        target: match block.target {
+            None | Some(ApprovalTarget::Dm) => NativeTarget::Dm,
+            Some(ApprovalTarget::Channel) => NativeTarget::Channel,
+            Some(ApprovalTarget::Both) => NativeTarget::Both,
+        },
+        agent_filter: block.agent_filter.clone(),
+        session_filter: block.session_filter.clone(),
+        cleanup_after_resolve: block.cleanup_after_resolve.unwrap_or(false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use gatehouse_chat::plan::{MessageKind, RequestMeta, plan_delivery};
+    use gatehouse_chat::route::{Route, TurnSource};
+
+    use super::*;
+
+    fn approvals(text: &str) -> Result<ChatApprovals, Error> {
+        let loaded = gatehouse_config::load_str(text, std::path::Path::new("test.json5")).unwrap();
+        chat_approvals(&loaded.config)
+    }
+
+    #[test]
+    fn plans_approver_dm_cards_from_channels_telegram_exec_approvals() {
+        let approvals = approvals(
+            "{ channels: { telegram: { botToken: '1:x', execApprovals: { approvers: [4242] } } } }",
+        )
+        .unwrap();
+        let plan = plan_delivery(RequestMeta::default(), &approvals);
+        assert_eq!(plan.messages.len(), 1);
+        assert_eq!(plan.messages[0].route, Route::dm("telegram", None, "4242"));
+        assert_eq!(plan.messages[0].kind, MessageKind::Card);
+    }
+
+    #[test]
+    fn plans_forwarded_text_prompts_to_targets_and_the_session() {
+        let approvals = approvals(
+            "{ approvals: { exec: { enabled: true, mode: 'both', agentFilter: ['main'],
+               targets: [{ channel: 'telegram', to: '-100', threadId: 7 }] } } }",
+        )
+        .unwrap();
+        let origin = TurnSource {
+            channel: "telegram".into(),
+            account_id: None,
+            to: "-200".into(),
+            thread_id: None,
+            dm_user_id: None,
+        };
+        let meta = RequestMeta {
+            agent_id: Some("main"),
+            session_key: None,
+            turn_source: Some(&origin),
+        };
+        let plan = plan_delivery(meta, &approvals);
+        let routes: Vec<String> = plan.messages.iter().map(|m| m.route.to_string()).collect();
+        assert_eq!(routes, ["telegram:chat:-200", "telegram:chat:-100#7"]);
+        let other = RequestMeta {
+            agent_id: Some("ops"),
+            ..meta
+        };
+        assert!(plan_delivery(other, &approvals).messages.is_empty());
+    }
+
+    #[test]
+    fn plans_nothing_for_a_client_switched_off_but_keeps_its_approvers() {
+        let approvals = approvals(
+            "{ channels: { telegram: { botToken: '1:x',
+               execApprovals: { enabled: false, approvers: [4242] } } } }",
+        )
+        .unwrap();
+        assert!(
+            plan_delivery(RequestMeta::default(), &approvals)
+                .messages
+                .is_empty()
+        );
+        assert!(approvals.is_approver("telegram", "4242"));
+        assert!(!approvals.is_approver("telegram", "777"));
+    }
+}

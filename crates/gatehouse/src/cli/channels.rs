@@ -1,0 +1,66 @@
+//! Connecting the chat adapters configured under `channels.*` and handing them to the gateway.
+//!
+//! The gateway never depends on an adapter crate: each adapter is built here and passed on as an
+//! `Arc<dyn Channel>`. Discord and Slack plug in the same way: one `connect_<channel>` function
+//! returning a [`ConnectedChannel`], one line in [`connect_all`].
+
+use std::sync::Arc;
+
+use anyhow::{Context as _, bail};
+use gatehouse_config::Config;
+use gatehouse_config::model::TelegramConfig as TelegramSection;
+use gatehouse_gateway::ConnectedChannel;
+use gatehouse_telegram::{Secret, TelegramChannel, TelegramConfig};
+
+/// Connects every enabled channel; a channel that is configured but cannot connect (wrong token,
+/// unreachable API) stops the start with the reason, rather than running without approvers.
+pub(crate) async fn connect_all(config: &Config) -> anyhow::Result<Vec<ConnectedChannel>> {
+    let mut connected = Vec::new();
+    if let Some(telegram) = &config.channels.telegram
+        && telegram.enabled != Some(false)
+    {
+        connected.push(connect_telegram(telegram).await?);
+    }
+    Ok(connected)
+}
+
+async fn connect_telegram(section: &TelegramSection) -> anyhow::Result<ConnectedChannel> {
+    let Some(source) = section.token_source() else {
+        bail!("`channels.telegram`: set one of botToken, tokenFile, tokenEnv (or enabled: false)");
+    };
+    if section.webhook_url.is_some() {
+        bail!(
+            "`channels.telegram.webhookUrl`: webhook mode is not served by `gatehouse serve` yet; \
+             remove it to use long polling, which needs no public address"
+        );
+    }
+    let resolved = source.resolve("channels.telegram.botToken")?;
+    if let Some(warning) = &resolved.warning {
+        eprintln!("gatehouse: warning: {warning}");
+    }
+    let mut config = TelegramConfig::new(Secret::new(resolved.secret.expose()))?;
+    if let Some(api_url) = &section.api_url {
+        config.api_url = api_url
+            .parse()
+            .with_context(|| format!("`channels.telegram.apiUrl`: {api_url:?} is not a URL"))?;
+    }
+    let channel = TelegramChannel::connect(config)
+        .await
+        .context("cannot connect to Telegram (`channels.telegram`)")?;
+    tracing::info!(bot = %channel.bot_username(), "Telegram connected.");
+    let bot_username = Some(channel.bot_username().to_owned());
+    Ok(ConnectedChannel {
+        channel: Arc::new(channel),
+        bot_username,
+    })
+}
+
+/// Milliseconds since the Unix epoch: taken before the approval manager starts, so the chat
+/// runtime edits exactly the cards of approvals this start cancelled.
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| {
+            u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
+        })
+}

@@ -1,0 +1,500 @@
+//! Telegram approvals end to end: the real `gatehouse serve` against the Telegram fake, started
+//! in this test process.
+
+use std::time::Duration;
+
+use gatehouse_fakes::{Call, FakeHandle};
+use serde_json::{Value, json};
+
+use crate::gateway::{AGENT, APPROVER as APPROVER_TOKEN, Server};
+
+/// The configured approver's Telegram user id (and so their private chat's id).
+const APPROVER: i64 = 4242;
+/// Someone in the chat who is not an approver.
+const STRANGER: i64 = 777;
+/// A forum supergroup a request can come from.
+const FORUM: i64 = -1_001_234_567_890;
+/// How long to wait for the gateway to call the fake.
+const WAIT: Duration = Duration::from_secs(20);
+
+/// The fake and a gateway whose `channels.telegram` points at it, with `extra` config keys.
+struct Telegram {
+    fake: FakeHandle,
+    server: Server,
+}
+
+impl Telegram {
+    async fn start(exec_approvals: &str, extra: &str) -> Telegram {
+        let fake = gatehouse_fakes::telegram::spawn("127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
+        let server = Server::start(&telegram_config(&fake, exec_approvals, extra)).await;
+        Telegram { fake, server }
+    }
+
+    /// A pending approval for `make deploy`, created with `twoPhase` and `extra` params; its id.
+    async fn request(&self, extra: Value) -> String {
+        let mut params = json!({
+            "command": "make deploy",
+            "argv": ["make", "deploy"],
+            "cwd": self.server.scratch(),
+            "agentId": "main",
+            "sessionKey": "s1",
+            "twoPhase": true,
+        });
+        if let (Some(params), Some(extra)) = (params.as_object_mut(), extra.as_object()) {
+            params.extend(extra.clone());
+        }
+        let accepted = self.server.ok(AGENT, "exec.approval.request", params).await;
+        assert_eq!(accepted["status"], "accepted", "{accepted}");
+        accepted["id"].as_str().unwrap().to_owned()
+    }
+
+    /// The stored approval.
+    async fn approval(&self, id: &str) -> Value {
+        self.server
+            .ok(APPROVER_TOKEN, "exec.approval.get", json!({"id": id}))
+            .await
+    }
+
+    /// Waits for the approval to leave `pending`; its record.
+    async fn settled(&self, id: &str) -> Value {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let record = self.approval(id).await;
+            if record["state"] != "pending" {
+                return record;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "still pending: {record}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// The first `count` calls of `method`.
+    async fn calls(&self, method: &str, count: usize) -> Vec<Call> {
+        self.fake.wait_for_calls(method, count, WAIT).await.unwrap()
+    }
+
+    /// Presses the button carrying `data` on message `message_id` of `chat`, as `from`.
+    async fn press(&self, from: i64, chat: i64, message_id: i64, data: &str) {
+        self.inject(json!({"callback_query": {
+            "from": {"id": from, "is_bot": false, "first_name": "Alice", "username": "alice"},
+            "data": data,
+            "message": {"message_id": message_id, "chat": {"id": chat}},
+        }}))
+        .await;
+    }
+
+    /// Sends `text` to the bot in `from`'s private chat.
+    async fn say(&self, from: i64, text: &str) {
+        self.inject(json!({"message": {
+            "from": {"id": from, "is_bot": false, "first_name": "Alice", "username": "alice"},
+            "chat": {"id": from, "type": "private"},
+            "text": text,
+        }}))
+        .await;
+    }
+
+    async fn inject(&self, update: Value) {
+        self.fake.control("/_fake/inject", &update).await.unwrap();
+    }
+}
+
+fn telegram_config(fake: &FakeHandle, exec_approvals: &str, extra: &str) -> String {
+    format!(
+        "channels: {{ telegram: {{ botToken: '123:TEST-token', apiUrl: '{}',
+           execApprovals: {{ {exec_approvals} }} }} }},
+         {extra}",
+        fake.base_url
+    )
+}
+
+/// The callback data of each button of a sent card, by button text.
+fn buttons(call: &Call) -> Vec<(String, String)> {
+    call.body["reply_markup"]["inline_keyboard"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|row| row.as_array().cloned().unwrap_or_default())
+        .map(|button| {
+            (
+                button["text"].as_str().unwrap_or_default().to_owned(),
+                button["callback_data"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn button<'a>(buttons: &'a [(String, String)], label: &str) -> &'a str {
+    &buttons
+        .iter()
+        .find(|(text, _)| text.contains(label))
+        .unwrap_or_else(|| panic!("no {label:?} button in {buttons:?}"))
+        .1
+}
+
+fn answers(fake: &FakeHandle) -> Vec<String> {
+    fake.calls()
+        .into_iter()
+        .filter(|call| call.method == "answerCallbackQuery")
+        .map(|call| call.body["text"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn delivers_a_card_to_the_approver_dm_and_resolves_by_button() {
+    let t = Telegram::start(&format!("approvers: [{APPROVER}]"), "").await;
+    let id = t.request(json!({})).await;
+    let sent = t.calls("sendMessage", 1).await;
+    assert_eq!(sent[0].body["chat_id"], json!(APPROVER));
+    let text = sent[0].body["text"].as_str().unwrap();
+    assert!(text.contains("make deploy"), "{text}");
+    assert!(text.contains(&id[..8]), "{text}");
+    let buttons = buttons(&sent[0]);
+    assert_eq!(
+        buttons.len(),
+        2,
+        "allow-always is not offered here: {buttons:?}"
+    );
+
+    t.press(STRANGER, APPROVER, 1, button(&buttons, "Allow once"))
+        .await;
+    t.calls("answerCallbackQuery", 1).await;
+    assert_eq!(answers(&t.fake), ["Only approvers can decide."]);
+    assert_eq!(t.approval(&id).await["state"], "pending");
+
+    t.press(APPROVER, APPROVER, 1, button(&buttons, "Allow once"))
+        .await;
+    let record = t.settled(&id).await;
+    assert_eq!(record["state"], "allowed");
+    assert_eq!(record["decision"], "allow-once");
+    assert_eq!(record["resolvedBy"], "telegram:@alice");
+    let edits = t.calls("editMessageText", 1).await;
+    assert_eq!(edits[0].body["chat_id"], json!(APPROVER));
+    assert_eq!(edits[0].body["message_id"], json!(1));
+    let receipt = edits[0].body["text"].as_str().unwrap();
+    assert!(receipt.contains("by telegram:@alice"), "{receipt}");
+    assert!(
+        edits[0].body["reply_markup"]["inline_keyboard"]
+            .as_array()
+            .is_none_or(Vec::is_empty)
+    );
+}
+
+#[tokio::test]
+async fn refuses_forged_misplaced_and_replayed_callback_data() {
+    let t = Telegram::start(&format!("approvers: [{APPROVER}]"), "").await;
+    let id = t.request(json!({})).await;
+    let sent = t.calls("sendMessage", 1).await;
+    let buttons = buttons(&sent[0]);
+    let forged = "g1.AAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAAAA";
+    t.press(APPROVER, APPROVER, 1, forged).await;
+    t.calls("answerCallbackQuery", 1).await;
+    // The right token on a message it was not delivered in.
+    t.say(APPROVER, "hello").await;
+    t.press(APPROVER, APPROVER, 2, button(&buttons, "Deny"))
+        .await;
+    t.calls("answerCallbackQuery", 2).await;
+    assert_eq!(t.approval(&id).await["state"], "pending");
+    t.press(APPROVER, APPROVER, 1, button(&buttons, "Allow once"))
+        .await;
+    t.settled(&id).await;
+    // Replaying the other decision after the fact changes nothing.
+    t.press(APPROVER, APPROVER, 1, button(&buttons, "Deny"))
+        .await;
+    t.calls("answerCallbackQuery", 4).await;
+    let answers = answers(&t.fake);
+    assert_eq!(answers[0], "This button is not valid here.");
+    assert_eq!(answers[1], "This button is not valid here.");
+    assert!(answers[2].starts_with("Allowed once"), "{answers:?}");
+    assert!(answers[3].contains("was already decided"), "{answers:?}");
+    assert_eq!(t.approval(&id).await["decision"], "allow-once");
+}
+
+#[tokio::test]
+async fn approves_by_slash_command_with_full_id_and_prefix_and_refuses_non_approvers() {
+    let t = Telegram::start(&format!("approvers: [{APPROVER}]"), "").await;
+    let first = t.request(json!({})).await;
+    let second = t.request(json!({})).await;
+    t.calls("sendMessage", 2).await;
+    t.say(STRANGER, &format!("/approve {first} allow-once"))
+        .await;
+    t.say(APPROVER, &format!("/approve {first} deny")).await;
+    t.say(
+        APPROVER,
+        &format!("/approve@gatehouse_fake_bot Allow-Once {}", &second[..8]),
+    )
+    .await;
+    assert_eq!(t.settled(&first).await["decision"], "deny");
+    assert_eq!(t.settled(&second).await["decision"], "allow-once");
+    let replies: Vec<String> = t
+        .calls("sendMessage", 5)
+        .await
+        .iter()
+        .skip(2)
+        .map(|call| call.body["text"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(
+        replies.iter().any(|text| text.contains("not an approver")),
+        "{replies:?}"
+    );
+}
+
+#[tokio::test]
+async fn keeps_the_forum_topic_for_channel_cards() {
+    let t = Telegram::start(&format!("approvers: [{APPROVER}], target: 'channel'"), "").await;
+    let turn =
+        json!({"turnSource": {"channel": "telegram", "to": FORUM.to_string(), "threadId": "42"}});
+    t.request(turn).await;
+    let sent = t.calls("sendMessage", 1).await;
+    assert_eq!(sent[0].body["chat_id"], json!(FORUM));
+    assert_eq!(sent[0].body["message_thread_id"], json!(42));
+}
+
+#[tokio::test]
+async fn posts_the_route_notice_and_the_fallback_when_no_dm_arrives() {
+    let t = Telegram::start(&format!("approvers: [{APPROVER}]"), "").await;
+    let turn = json!({"turnSource": {"channel": "telegram", "to": FORUM.to_string()}});
+    t.request(turn.clone()).await;
+    let sent = t.calls("sendMessage", 2).await;
+    let to_forum: Vec<&Call> = sent
+        .iter()
+        .filter(|c| c.body["chat_id"] == json!(FORUM))
+        .collect();
+    assert_eq!(to_forum.len(), 1);
+    assert!(
+        to_forum[0].body["text"]
+            .as_str()
+            .unwrap()
+            .contains("approvers' DMs"),
+        "{}",
+        to_forum[0].body
+    );
+    // An approver who never opened a chat with the bot: Telegram refuses the DM.
+    t.fake
+        .control("/_fake/config", &json!({"never_started": [APPROVER]}))
+        .await
+        .unwrap();
+    let id = t.request(turn).await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let fallback = loop {
+        let found = t.fake.calls().into_iter().find(|call| {
+            call.method == "sendMessage"
+                && call.body["chat_id"] == json!(FORUM)
+                && call.body["text"]
+                    .as_str()
+                    .is_some_and(|text| text.contains(&format!("/approve {}", &id[..8])))
+        });
+        if let Some(found) = found {
+            break found;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no fallback: {:?}",
+            t.fake.calls()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(fallback.body["chat_id"], json!(FORUM));
+    let status = t
+        .server
+        .ok(APPROVER_TOKEN, "gateway.status", json!({}))
+        .await;
+    assert_eq!(status["chat"]["channels"], json!(["telegram"]));
+    assert_eq!(status["chat"]["failures"][0]["channel"], "telegram");
+    assert_eq!(status["chat"]["failures"][0]["operation"], "send");
+}
+
+#[tokio::test]
+async fn edits_every_card_on_expiry_and_after_a_restart() {
+    let t = Telegram::start(&format!("approvers: [{APPROVER}]"), "").await;
+    let expiring = t.request(json!({"timeoutMs": 1500})).await;
+    t.calls("sendMessage", 1).await;
+    assert_eq!(t.settled(&expiring).await["state"], "expired");
+    let edits = t.calls("editMessageText", 1).await;
+    assert!(
+        edits[0].body["text"].as_str().unwrap().contains("Expired"),
+        "{}",
+        edits[0].body
+    );
+
+    let pending = t.request(json!({})).await;
+    t.calls("sendMessage", 2).await;
+    let Telegram { fake, server } = t;
+    let server = server.restart().await;
+    let edits = fake
+        .wait_for_calls("editMessageText", 2, WAIT)
+        .await
+        .unwrap();
+    assert_eq!(edits[1].body["message_id"], json!(2));
+    let text = edits[1].body["text"].as_str().unwrap();
+    assert!(text.contains("Cancelled: gateway-restart"), "{text}");
+    let record = server
+        .ok(APPROVER_TOKEN, "exec.approval.get", json!({"id": pending}))
+        .await;
+    assert_eq!(record["state"], "cancelled");
+}
+
+#[tokio::test]
+async fn survives_429_and_a_flapping_api_without_losing_or_duplicating_a_prompt() {
+    let t = Telegram::start(&format!("approvers: [{APPROVER}]"), "").await;
+    t.fake
+        .control(
+            "/_fake/faults",
+            &json!({"method": "sendMessage", "count": 1, "status": 429, "retry_after": 1}),
+        )
+        .await
+        .unwrap();
+    let id = t.request(json!({})).await;
+    t.calls("sendMessage", 2).await;
+    t.fake
+        .control(
+            "/_fake/faults",
+            &json!({"method": "sendMessage", "count": 2, "status": 502}),
+        )
+        .await
+        .unwrap();
+    let second = t.request(json!({})).await;
+    t.calls("sendMessage", 5).await;
+    // Quiet for longer than the retry backoff: nothing more is sent.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let sent: Vec<Call> = t
+        .fake
+        .calls()
+        .into_iter()
+        .filter(|call| call.method == "sendMessage")
+        .collect();
+    assert_eq!(sent.len(), 5, "{sent:?}");
+    // Each approval has exactly one card: messages 1 and 2 of the approver's chat.
+    let buttons_first = buttons(&sent[1]);
+    let buttons_second = buttons(&sent[4]);
+    t.press(APPROVER, APPROVER, 1, button(&buttons_first, "Deny"))
+        .await;
+    t.press(APPROVER, APPROVER, 2, button(&buttons_second, "Allow once"))
+        .await;
+    assert_eq!(t.settled(&id).await["decision"], "deny");
+    assert_eq!(t.settled(&second).await["decision"], "allow-once");
+}
+
+/// The text of every reply the bot sent to `chat` after the first `skip` messages.
+fn replies_to(fake: &FakeHandle, chat: i64) -> Vec<String> {
+    fake.calls()
+        .into_iter()
+        .filter(|call| call.method == "sendMessage" && call.body["chat_id"] == json!(chat))
+        .map(|call| call.body["text"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// Waits until the bot sent `count` messages to `chat`; their texts.
+async fn wait_replies(fake: &FakeHandle, chat: i64, count: usize) -> Vec<String> {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let replies = replies_to(fake, chat);
+        if replies.len() >= count {
+            return replies;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{replies:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn sets_queries_and_refuses_elevated_and_applies_it_to_the_next_system_run() {
+    let t = Telegram::start(
+        &format!("approvers: [{APPROVER}]"),
+        "tools: { elevated: { enabled: true, allowFrom: { telegram: ['4242', 'username:bob'] } } },",
+    )
+    .await;
+    t.say(APPROVER, "/elevated full").await;
+    let first = wait_replies(&t.fake, APPROVER, 1).await;
+    assert!(first[0].contains("No agent session is bound"), "{first:?}");
+
+    let bind = json!({"sessionKey": "s1", "channel": "telegram", "to": APPROVER.to_string()});
+    assert_eq!(
+        t.server.ok(AGENT, "session.bind", bind).await["bound"],
+        true
+    );
+    // Someone not in allowFrom is refused; a `username:` entry admits its user.
+    let in_bound_chat = |from: i64, username: &str, text: &str| {
+        json!({"message": {
+            "from": {"id": from, "is_bot": false, "first_name": "Someone", "username": username},
+            "chat": {"id": APPROVER, "type": "private"},
+            "text": text,
+        }})
+    };
+    t.inject(in_bound_chat(STRANGER, "mallory", "/elevated full"))
+        .await;
+    let refused = wait_replies(&t.fake, APPROVER, 2).await;
+    assert!(
+        refused[1].contains("Not authorized to change elevated mode"),
+        "{refused:?}"
+    );
+    t.inject(in_bound_chat(555, "bob", "/elev yes")).await;
+    let set = wait_replies(&t.fake, APPROVER, 3).await;
+    assert!(set[2].contains("Elevated mode is now on"), "{set:?}");
+    t.say(APPROVER, "/elevated").await;
+    let replies = wait_replies(&t.fake, APPROVER, 4).await;
+    assert!(
+        replies[3].contains("Elevated mode is on (set for this session)"),
+        "{replies:?}"
+    );
+
+    t.say(APPROVER, "/elevated full").await;
+    wait_replies(&t.fake, APPROVER, 5).await;
+    let run = json!({"argv": ["echo", "elevated"], "cwd": t.server.scratch(), "agentId": "main", "sessionKey": "s1"});
+    let answer = t.server.ok(AGENT, "system.run", run.clone()).await;
+    assert_eq!(answer["status"], "finished", "{answer}");
+    assert_eq!(answer["stdout"], "elevated\n");
+
+    t.say(APPROVER, "/elevated off").await;
+    wait_replies(&t.fake, APPROVER, 6).await;
+    let answer = t.server.ok(AGENT, "system.run", run).await;
+    assert_eq!(answer["status"], "denied", "{answer}");
+    let check = json!({"argv": ["echo", "x"], "cwd": t.server.scratch(), "agentId": "main"});
+    let without_session = t.server.ok(AGENT, "exec.policy.check", check.clone()).await;
+    let mut with_session = check;
+    with_session["sessionKey"] = json!("s1");
+    let with_session = t.server.ok(AGENT, "exec.policy.check", with_session).await;
+    assert_ne!(without_session, with_session);
+    assert_eq!(with_session["decision"], "deny", "{with_session}");
+
+    // Agent hosts that own the chat use the RPC, with the same gates.
+    let directive = |id: &str, text: &str| json!({"text": text, "sessionKey": "s1", "sender": {"channel": "telegram", "id": id}});
+    let reply = t
+        .server
+        .ok(
+            AGENT,
+            "elevated.directive",
+            directive("777", "/elevated full"),
+        )
+        .await;
+    assert_eq!(reply["handled"], true);
+    let stored = std::fs::read_to_string(t.server.data().join("sessions.json")).unwrap();
+    assert!(stored.contains("\"off\""), "{stored}");
+    let reply = t
+        .server
+        .ok(
+            AGENT,
+            "elevated.directive",
+            directive("4242", "/elevated ask"),
+        )
+        .await;
+    assert!(
+        reply["reply"]
+            .as_str()
+            .unwrap()
+            .starts_with("Elevated mode is now ask"),
+        "{reply}"
+    );
+    let not_a_directive = t
+        .server
+        .ok(AGENT, "elevated.directive", directive("4242", "hello"))
+        .await;
+    assert_eq!(not_a_directive, json!({"handled": false}));
+}
