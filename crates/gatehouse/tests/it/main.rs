@@ -29,6 +29,8 @@ mod audit;
 mod chat_support;
 // Discord approvals: the real binary against the Discord fake (cards, presses, commands, resume).
 mod discord;
+// Slack approvals in Socket Mode and HTTP mode: the real binary against the Slack fake.
+mod slack;
 
 use std::io::Write;
 use std::path::PathBuf;
