@@ -172,29 +172,7 @@ fn approvers(approvals: Option<&ChannelApprovalsConfig>, path: &KeyPath, out: &m
 }
 
 fn channels(channels: &ChannelsConfig, path: &KeyPath, out: &mut Vec<Problem>) {
-    let clients = [
-        (
-            "telegram",
-            channels
-                .telegram
-                .as_ref()
-                .and_then(|c| c.exec_approvals.as_ref()),
-        ),
-        (
-            "discord",
-            channels
-                .discord
-                .as_ref()
-                .and_then(|c| c.exec_approvals.as_ref()),
-        ),
-        (
-            "slack",
-            channels
-                .slack
-                .as_ref()
-                .and_then(|c| c.exec_approvals.as_ref()),
-        ),
-    ];
+    let clients = channels.exec_approvals();
     for (name, approvals) in clients {
         self::approvers(approvals, &path.key(name), out);
     }

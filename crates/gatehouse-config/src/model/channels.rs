@@ -105,6 +105,31 @@ pub struct SlackConfig {
     pub exec_approvals: Option<ChannelApprovalsConfig>,
 }
 
+impl ChannelsConfig {
+    /// Each channel's `execApprovals` block by channel name, in a fixed order, so validation and
+    /// the gateway walk the same list.
+    pub fn exec_approvals(&self) -> [(&'static str, Option<&ChannelApprovalsConfig>); 3] {
+        [
+            (
+                "telegram",
+                self.telegram
+                    .as_ref()
+                    .and_then(|c| c.exec_approvals.as_ref()),
+            ),
+            (
+                "discord",
+                self.discord
+                    .as_ref()
+                    .and_then(|c| c.exec_approvals.as_ref()),
+            ),
+            (
+                "slack",
+                self.slack.as_ref().and_then(|c| c.exec_approvals.as_ref()),
+            ),
+        ]
+    }
+}
+
 impl TelegramConfig {
     /// Where the bot token comes from (`botToken | tokenFile | tokenEnv`).
     pub fn token_source(&self) -> Option<SecretSource> {

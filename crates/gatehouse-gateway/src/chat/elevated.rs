@@ -12,10 +12,12 @@ use gatehouse_config::model::{ElevatedConfig, ElevatedLevel as ConfigLevel};
 use gatehouse_policy::Security;
 use gatehouse_policy::elevated::{
     AgentElevatedGates, AllowFromEntry, ElevatedExec, ElevatedGates, ElevatedLevel, LevelChoices,
-    LevelSource, SenderIdentity, ToolVerdict, elevated_exec, resolve_level,
+    LevelSource, SenderIdentity, ToolVerdict, authorize_sender, elevated_exec, resolve_level,
 };
 use gatehouse_policy::exec::ExecPolicy;
 use gatehouse_policy::tools::{Sandboxing, Sender, SessionContext, ToolPolicyInputs};
+use gatehouse_store::audit::AuditKind;
+use serde_json::{Value, json};
 
 use crate::error::Error;
 use crate::exec::ExecServices;
@@ -98,16 +100,50 @@ pub(super) fn directive(
         agent: agent.as_ref(),
         session,
     };
+    let refusal = session_key
+        .and_then(|_| authorize_sender(&gates, agent.as_ref(), sender).err())
+        .map(|denial| denial.to_string());
     match elevated_step(request, sender, ctx) {
-        ElevatedStep::Reply(reply) => Ok(reply),
+        ElevatedStep::Reply(reply) => {
+            if let (Some(reason), Some(key)) = (refusal, session_key) {
+                audit(
+                    exec,
+                    key,
+                    sender,
+                    json!({"outcome": "refused", "reason": reason}),
+                );
+            }
+            Ok(reply)
+        }
         ElevatedStep::Store { level, reply } => {
             if let Some(key) = session_key {
                 sessions.set_level(key, level)?;
                 tracing::info!(session_key = %key, level = %level.as_str(), sender_id = %sender.id, channel = %sender.channel, "Elevated level set.");
+                audit(
+                    exec,
+                    key,
+                    sender,
+                    json!({"outcome": "set", "level": level.as_str()}),
+                );
             }
             Ok(reply)
         }
     }
+}
+
+/// Records an elevated change or refusal in the hash-chained audit log, beside the tracing
+/// security event the chat core logs.
+fn audit(exec: &ExecServices, session_key: &str, sender: &SenderIdentity, outcome: Value) {
+    let mut payload = json!({
+        "type": "elevated",
+        "sessionKey": session_key,
+        "channel": sender.channel,
+        "senderId": sender.id,
+    });
+    if let (Some(payload), Some(outcome)) = (payload.as_object_mut(), outcome.as_object()) {
+        payload.extend(outcome.clone());
+    }
+    exec.audit(AuditKind::Decision, None, None, payload);
 }
 
 /// The exec policy for one request after the session's elevated level: unchanged when no level

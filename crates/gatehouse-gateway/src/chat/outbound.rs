@@ -11,14 +11,20 @@ use gatehouse_chat::plan::plan_delivery;
 use gatehouse_chat::render::{
     Card, ResolveOutcome, render_cancelled, render_expired, render_receipt,
 };
+use gatehouse_chat::route::TurnSource;
 use gatehouse_store::approvals_db::{ApprovalRecord, ApprovalState, ListFilter};
 use uuid::Uuid;
 
+use super::sessions::BoundRoute;
 use super::view::{approval_view, locator, request_meta, stored, turn_source};
 use super::{ChatRuntime, now_ms};
 
 /// The reason the manager records for approvals cancelled at start-up.
 const REASON_RESTART: &str = "gateway-restart";
+
+/// How long tokens outlive their approval's expiry, so a late press is still answered with the
+/// recorded result rather than "not valid here".
+const TOKEN_KEEP_MS: u64 = 24 * 60 * 60 * 1000;
 
 /// Handles approval events until the manager goes away.
 pub(super) async fn run(runtime: Arc<ChatRuntime>, mut events: EventSubscription, cutoff_ms: u64) {
@@ -50,6 +56,7 @@ async fn handle(runtime: &ChatRuntime, event: ApprovalEvent) {
             let id = event.id.to_string();
             let view = approval_view(&id, request, *expires_at_ms, offered.allow_always);
             let origin = turn_source(request);
+            bind_origin(runtime, request.session_key.as_deref(), origin.as_ref());
             let plan = plan_delivery(request_meta(request, origin.as_ref()), &runtime.approvals);
             if plan.messages.is_empty() {
                 return;
@@ -78,7 +85,25 @@ async fn handle(runtime: &ChatRuntime, event: ApprovalEvent) {
         }
         EventKind::Resolved { .. } | EventKind::Expired { .. } | EventKind::Cancelled { .. } => {
             finish_if_settled(runtime, event.id).await;
+            runtime.dispatcher.tokens.purge(now_ms(), TOKEN_KEEP_MS);
         }
+    }
+}
+
+/// Ties the request's session to the conversation it came from, so `/elevated` typed there acts
+/// on it.
+fn bind_origin(runtime: &ChatRuntime, session_key: Option<&str>, origin: Option<&TurnSource>) {
+    let (Some(session_key), Some(origin)) = (session_key, origin) else {
+        return;
+    };
+    let route = BoundRoute {
+        channel: origin.channel.clone(),
+        to: origin.to.clone(),
+        account_id: origin.account_id.clone(),
+        thread_id: origin.thread_id.clone(),
+    };
+    if let Err(error) = runtime.sessions.bind(session_key, route) {
+        tracing::error!(session_key = %session_key, error = %error, "Cannot bind a session to its chat.");
     }
 }
 

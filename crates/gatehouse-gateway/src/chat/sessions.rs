@@ -71,6 +71,9 @@ impl Sessions {
     /// Binds `session_key` to `route`; a route is bound to one session, so an earlier binding of
     /// the same route is removed.
     pub(crate) fn bind(&self, session_key: &str, route: BoundRoute) -> Result<(), Error> {
+        if self.is_bound(session_key, &route) {
+            return Ok(());
+        }
         self.update(|table| {
             for entry in table.sessions.values_mut() {
                 if entry.route.as_ref() == Some(&route) {
@@ -83,6 +86,14 @@ impl Sessions {
                 .or_default()
                 .route = Some(route);
         })
+    }
+
+    fn is_bound(&self, session_key: &str, route: &BoundRoute) -> bool {
+        let table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+        table
+            .sessions
+            .get(session_key)
+            .is_some_and(|entry| entry.route.as_ref() == Some(route))
     }
 
     /// The session bound to a chat conversation (a thread first, then the whole chat).

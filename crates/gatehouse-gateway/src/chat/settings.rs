@@ -23,33 +23,12 @@ pub(crate) fn chat_approvals(config: &Config) -> Result<ChatApprovals, Error> {
 }
 
 fn chat_settings(config: &Config) -> ChatApprovalSettings {
-    let channels = &config.channels;
-    let native = [
-        (
-            "telegram",
-            channels
-                .telegram
-                .as_ref()
-                .and_then(|c| c.exec_approvals.as_ref()),
-        ),
-        (
-            "discord",
-            channels
-                .discord
-                .as_ref()
-                .and_then(|c| c.exec_approvals.as_ref()),
-        ),
-        (
-            "slack",
-            channels
-                .slack
-                .as_ref()
-                .and_then(|c| c.exec_approvals.as_ref()),
-        ),
-    ]
-    .into_iter()
-    .filter_map(|(channel, block)| block.map(|block| native_client(channel, block)))
-    .collect();
+    let native = config
+        .channels
+        .exec_approvals()
+        .into_iter()
+        .filter_map(|(channel, block)| block.map(|block| native_client(channel, block)))
+        .collect();
     ChatApprovalSettings {
         forwarding: config
             .approvals

@@ -255,6 +255,23 @@ async fn keeps_the_forum_topic_for_channel_cards() {
     let sent = t.calls("sendMessage", 1).await;
     assert_eq!(sent[0].body["chat_id"], json!(FORUM));
     assert_eq!(sent[0].body["message_thread_id"], json!(42));
+    // The request's turnSource bound its session to the topic: `/elevated` there reaches the
+    // gates (closed here) instead of "no session bound".
+    t.inject(json!({"message": {
+        "from": {"id": APPROVER, "is_bot": false, "first_name": "Alice", "username": "alice"},
+        "chat": {"id": FORUM, "type": "supergroup", "is_forum": true},
+        "message_thread_id": 42,
+        "is_topic_message": true,
+        "text": "/elevated full",
+    }}))
+    .await;
+    let replies = wait_replies(&t.fake, FORUM, 2).await;
+    assert!(
+        replies[1].contains("Not authorized to change elevated mode"),
+        "{replies:?}"
+    );
+    let sent = t.calls("sendMessage", 2).await;
+    assert_eq!(sent[1].body["message_thread_id"], json!(42));
 }
 
 #[tokio::test]
@@ -492,9 +509,88 @@ async fn sets_queries_and_refuses_elevated_and_applies_it_to_the_next_system_run
             .starts_with("Elevated mode is now ask"),
         "{reply}"
     );
+    let outcomes = elevated_audit(&t.server, 2).await;
+    assert!(
+        outcomes.contains(&(json!("refused"), json!("777"))),
+        "{outcomes:?}"
+    );
+    assert!(
+        outcomes.contains(&(json!("set"), json!("555"))),
+        "{outcomes:?}"
+    );
     let not_a_directive = t
         .server
         .ok(AGENT, "elevated.directive", directive("4242", "hello"))
         .await;
     assert_eq!(not_a_directive, json!({"handled": false}));
+}
+
+#[tokio::test]
+async fn forwards_text_prompts_in_both_modes_through_agent_and_session_filters() {
+    let t = Telegram::start(
+        "enabled: false",
+        "approvals: { exec: { enabled: true, mode: 'both', agentFilter: ['main'],
+           sessionFilter: ['re:^s[0-9]$'], targets: [{ channel: 'telegram', to: '-500' }] } },",
+    )
+    .await;
+    let turn = json!({"turnSource": {"channel": "telegram", "to": "-600"}});
+    let id = t.request(turn.clone()).await;
+    let sent = t.calls("sendMessage", 2).await;
+    let mut chats: Vec<Value> = sent
+        .iter()
+        .map(|call| call.body["chat_id"].clone())
+        .collect();
+    chats.sort_by_key(|chat| chat.as_i64());
+    assert_eq!(chats, [json!(-600), json!(-500)]);
+    for call in &sent {
+        let text = call.body["text"].as_str().unwrap();
+        assert!(text.contains(&format!("/approve {}", &id[..8])), "{text}");
+        assert!(buttons(call).is_empty(), "text prompts carry no buttons");
+    }
+    // Filtered out by agent, then by session: no chat route and no operator, so each request
+    // expires at once with no-approval-route.
+    for extra in [
+        json!({"agentId": "ops", "turnSource": turn["turnSource"]}),
+        json!({"sessionKey": "s10", "turnSource": turn["turnSource"]}),
+    ] {
+        let filtered = t.request(extra).await;
+        let record = t.settled(&filtered).await;
+        assert_eq!(
+            (record["state"].clone(), record["reason"].clone()),
+            (json!("expired"), json!("no-approval-route"))
+        );
+    }
+    assert_eq!(
+        t.fake
+            .calls()
+            .iter()
+            .filter(|c| c.method == "sendMessage")
+            .count(),
+        2
+    );
+    assert_eq!(t.approval(&id).await["state"], "pending");
+}
+
+/// `(outcome, senderId)` of the elevated records in the audit log, once there are `at_least`.
+async fn elevated_audit(server: &Server, at_least: usize) -> Vec<(Value, Value)> {
+    let log = server.data().join("audit.jsonl");
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let outcomes: Vec<(Value, Value)> = std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(line).unwrap())
+            .filter(|record| record["payload"]["type"] == "elevated")
+            .map(|record| {
+                (
+                    record["payload"]["outcome"].clone(),
+                    record["payload"]["senderId"].clone(),
+                )
+            })
+            .collect();
+        if outcomes.len() >= at_least || tokio::time::Instant::now() >= deadline {
+            return outcomes;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
