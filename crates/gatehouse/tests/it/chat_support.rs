@@ -50,3 +50,66 @@ pub(crate) async fn settled(server: &Server, id: &str) -> Value {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// Polls `probe` until it returns `Some`, for at most [`WAIT`]; `what` names it on timeout.
+pub(crate) async fn eventually<T>(what: &str, mut probe: impl AsyncFnMut() -> Option<T>) -> T {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        if let Some(found) = probe().await {
+            return found;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Arms a 429 on `method` with `retry_after_secs`, creates an approval and checks that the
+/// card was sent exactly twice: once refused, once after waiting `Retry-After` out.
+pub(crate) async fn assert_waits_out_a_429(
+    fake: &gatehouse_fakes::FakeHandle,
+    server: &Server,
+    method: &str,
+    retry_after_secs: f64,
+) {
+    fake.control(
+        "/_fake/faults",
+        &json!({"method": method, "retry_after": retry_after_secs}),
+    )
+    .await
+    .unwrap();
+    request(server, json!({})).await;
+    let attempts = fake.wait_for_calls(method, 2, WAIT).await.unwrap();
+    let waited = attempts[1].at_ms - attempts[0].at_ms;
+    assert!(
+        waited as f64 >= retry_after_secs * 1000.0,
+        "retried after {waited} ms"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let sent = fake.calls().iter().filter(|c| c.method == method).count();
+    assert_eq!(sent, 2, "one 429, one delivery");
+}
+
+/// One card a bot posted, as a test presses it: where it is and its buttons, each as
+/// (label or action id, token).
+pub(crate) struct Card {
+    /// The chat (channel, conversation) it is in.
+    pub(crate) chat: String,
+    /// The platform's message id (`ts` on Slack).
+    pub(crate) message: String,
+    pub(crate) buttons: Vec<(String, String)>,
+}
+
+impl Card {
+    /// The token of the button whose name contains `name`.
+    pub(crate) fn button(&self, name: &str) -> &str {
+        &self
+            .buttons
+            .iter()
+            .find(|(text, _)| text.contains(name))
+            .unwrap_or_else(|| panic!("no {name:?} button in {:?}", self.buttons))
+            .1
+    }
+}

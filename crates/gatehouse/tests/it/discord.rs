@@ -5,7 +5,9 @@ use gatehouse_fakes::discord::{APP_ID, GUILD_ID};
 use gatehouse_fakes::{Call, FakeHandle};
 use serde_json::{Value, json};
 
-use crate::chat_support::{WAIT, approval, request, settled};
+use crate::chat_support::{
+    Card, WAIT, approval, assert_waits_out_a_429, eventually, request, settled,
+};
 use crate::gateway::Server;
 
 /// The configured approvers.
@@ -22,24 +24,6 @@ const FIRST_FAKE_ID: u64 = 1_200_000_000_000_000_000;
 struct Discord {
     fake: FakeHandle,
     server: Server,
-}
-
-/// One card the bot posted: where, and its buttons' `custom_id`s by label.
-struct Card {
-    channel: String,
-    message: String,
-    buttons: Vec<(String, String)>,
-}
-
-impl Card {
-    fn button(&self, label: &str) -> &str {
-        &self
-            .buttons
-            .iter()
-            .find(|(text, _)| text == label)
-            .unwrap_or_else(|| panic!("no {label:?} button in {:?}", self.buttons))
-            .1
-    }
 }
 
 impl Discord {
@@ -69,7 +53,7 @@ impl Discord {
     async fn press(&self, user: u64, card: &Card, custom_id: &str) -> Value {
         self.inject(
             "INTERACTION_CREATE",
-            json!({"type": 3, "channel_id": card.channel, "user": {"id": user.to_string()},
+            json!({"type": 3, "channel_id": card.chat, "user": {"id": user.to_string()},
                 "message": {"id": card.message}, "data": {"custom_id": custom_id}}),
         )
         .await
@@ -113,7 +97,7 @@ impl Discord {
                     .collect();
                 if !buttons.is_empty() {
                     cards.push(Card {
-                        channel: channel.to_owned(),
+                        chat: channel.to_owned(),
                         message: id.to_string(),
                         buttons,
                     });
@@ -166,19 +150,10 @@ fn ephemeral_replies(fake: &FakeHandle) -> Vec<String> {
 
 /// Waits until `count` ephemeral replies were sent; all of them.
 async fn wait_for_replies(fake: &FakeHandle, count: usize) -> Vec<String> {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        let replies = ephemeral_replies(fake);
-        if replies.len() >= count {
-            return replies;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{count} replies expected, got {replies:?}; calls: {:#?}",
-            fake.calls()
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    eventually(&format!("{count} ephemeral replies"), async || {
+        Some(ephemeral_replies(fake)).filter(|replies| replies.len() >= count)
+    })
+    .await
 }
 
 /// The channel id a call to `/channels/{id}/…` addressed.
@@ -374,26 +349,5 @@ async fn resumes_after_a_gateway_drop_without_losing_a_press() {
 #[tokio::test]
 async fn waits_out_a_429_and_delivers_once() {
     let d = Discord::start(&format!("approvers: ['{APPROVER}']")).await;
-    d.fake
-        .control(
-            "/_fake/faults",
-            &json!({"method": "createMessage", "retry_after": 0.6}),
-        )
-        .await
-        .unwrap();
-    request(&d.server, json!({})).await;
-    let attempts = d.calls("createMessage", 2).await;
-    assert!(
-        attempts[1].at_ms - attempts[0].at_ms >= 600,
-        "retried after {} ms",
-        attempts[1].at_ms - attempts[0].at_ms
-    );
-    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    let sent = d
-        .fake
-        .calls()
-        .iter()
-        .filter(|c| c.method == "createMessage")
-        .count();
-    assert_eq!(sent, 2, "one 429, one delivery");
+    assert_waits_out_a_429(&d.fake, &d.server, "createMessage", 0.6).await;
 }

@@ -4,7 +4,9 @@
 use gatehouse_fakes::{Call, FakeHandle};
 use serde_json::{Value, json};
 
-use crate::chat_support::{WAIT, approval, request, settled};
+use crate::chat_support::{
+    Card, WAIT, approval, assert_waits_out_a_429, eventually, request, settled,
+};
 use crate::gateway::Server;
 
 /// The configured approver.
@@ -21,24 +23,6 @@ const SIGNING_SECRET: &str = "fake-signing-secret";
 struct Slack {
     fake: FakeHandle,
     server: Server,
-}
-
-/// One card the bot posted: where, and its buttons' values by action id.
-struct Card {
-    channel: String,
-    ts: String,
-    buttons: Vec<(String, String)>,
-}
-
-impl Card {
-    fn button(&self, action: &str) -> &str {
-        &self
-            .buttons
-            .iter()
-            .find(|(id, _)| id.contains(action))
-            .unwrap_or_else(|| panic!("no {action:?} button in {:?}", self.buttons))
-            .1
-    }
 }
 
 impl Slack {
@@ -84,7 +68,7 @@ impl Slack {
     async fn press(&self, user: &str, card: &Card, value: &str, extra: Value) -> Value {
         let mut body = json!({"type": "interactive", "payload": {"type": "block_actions",
             "user": {"id": user},
-            "container": {"type": "message", "message_ts": card.ts, "channel_id": card.channel},
+            "container": {"type": "message", "message_ts": card.message, "channel_id": card.chat},
             "actions": [{"type": "button", "action_id": "press", "value": value}]}});
         if let (Some(body), Some(extra)) = (body.as_object_mut(), extra.as_object()) {
             body.extend(extra.clone());
@@ -160,8 +144,8 @@ fn card(channel: &str, message: &Value) -> Option<Card> {
         })
         .collect();
     (!buttons.is_empty()).then(|| Card {
-        channel: channel.to_owned(),
-        ts: message["ts"].as_str().unwrap_or_default().to_owned(),
+        chat: channel.to_owned(),
+        message: message["ts"].as_str().unwrap_or_default().to_owned(),
         buttons,
     })
 }
@@ -173,19 +157,10 @@ fn from_thread() -> Value {
 
 /// Waits until `user` got `count` ephemeral messages.
 async fn wait_for_ephemerals(slack: &Slack, user: &str, count: usize) -> Vec<String> {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        let texts = slack.ephemerals(user);
-        if texts.len() >= count {
-            return texts;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{count} ephemerals for {user} expected: {:#?}",
-            slack.fake.calls()
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    eventually(&format!("{count} ephemerals for {user}"), async || {
+        Some(slack.ephemerals(user)).filter(|texts| texts.len() >= count)
+    })
+    .await
 }
 
 async fn delivers_to_dm_channel_and_thread_and_resolves_by_button(http: bool) {
@@ -368,35 +343,25 @@ async fn socket_mode_reconnects_without_losing_a_press() {
         .control("/_fake/disconnect", &json!({"reconnect_delay_ms": 500}))
         .await
         .unwrap();
-    s.press(APPROVER, &card, card.button("allow-once"), json!({}))
+    let queued = s
+        .press(APPROVER, &card, card.button("allow-once"), json!({}))
         .await;
+    assert_eq!(
+        queued["delivered"], false,
+        "pressed while disconnected: {queued}"
+    );
     assert_eq!(settled(&s.server, &id).await["decision"], "allow-once");
-    assert!(s.fake.calls().iter().any(|c| c.method == "socket.ack"));
+    let reconnects = s
+        .fake
+        .calls()
+        .iter()
+        .filter(|c| c.method == "apps.connections.open")
+        .count();
+    assert!(reconnects >= 2, "{reconnects} connections opened");
 }
 
 #[tokio::test]
 async fn waits_out_a_429_and_delivers_once() {
     let s = Slack::start(&format!("approvers: ['{APPROVER}']"), false).await;
-    s.fake
-        .control(
-            "/_fake/faults",
-            &json!({"method": "chat.postMessage", "retry_after": 1}),
-        )
-        .await
-        .unwrap();
-    request(&s.server, json!({})).await;
-    let attempts = s.calls("chat.postMessage", 2).await;
-    assert!(
-        attempts[1].at_ms - attempts[0].at_ms >= 1000,
-        "retried after {} ms",
-        attempts[1].at_ms - attempts[0].at_ms
-    );
-    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    let sent = s
-        .fake
-        .calls()
-        .iter()
-        .filter(|c| c.method == "chat.postMessage")
-        .count();
-    assert_eq!(sent, 2, "one 429, one delivery");
+    assert_waits_out_a_429(&s.fake, &s.server, "chat.postMessage", 1.0).await;
 }
