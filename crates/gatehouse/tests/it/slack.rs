@@ -365,3 +365,26 @@ async fn waits_out_a_429_and_delivers_once() {
     let s = Slack::start(&format!("approvers: ['{APPROVER}']"), false).await;
     assert_waits_out_a_429(&s.fake, &s.server, "chat.postMessage", 1.0).await;
 }
+
+#[tokio::test]
+async fn deletes_every_copy_after_resolve_with_cleanup() {
+    let s = Slack::start(
+        &format!("approvers: ['{APPROVER}'], target: 'both', cleanupAfterResolve: true"),
+        false,
+    )
+    .await;
+    let id = request(&s.server, from_thread()).await;
+    s.calls("chat.postMessage", 2).await;
+    let card = s.cards(ORIGIN, 1).await.remove(0);
+    s.press(APPROVER, &card, card.button("deny"), json!({}))
+        .await;
+    assert_eq!(settled(&s.server, &id).await["decision"], "deny");
+    let deleted = s.calls("chat.delete", 2).await;
+    assert!(
+        deleted
+            .iter()
+            .any(|c| c.body["channel"] == ORIGIN && c.body["ts"] == card.message.as_str()),
+        "{deleted:?}"
+    );
+    assert!(s.fake.calls().iter().all(|c| c.method != "chat.update"));
+}
