@@ -3,9 +3,10 @@
 use std::collections::BTreeSet;
 
 use crate::keypath::KeyPath;
+use crate::model::snowflake;
 use crate::model::{
-    ChannelApprovalsConfig, ChannelsConfig, Config, Enabled, GatewayConfig, ScopedTools,
-    SubagentsConfig, ToolPolicyConfig, ToolsConfig,
+    ChannelApprovalsConfig, ChannelsConfig, Config, DiscordConfig, Enabled, GatewayConfig,
+    ScopedTools, SubagentsConfig, ToolPolicyConfig, ToolsConfig,
 };
 use crate::secret;
 
@@ -231,5 +232,32 @@ fn channels(channels: &ChannelsConfig, path: &KeyPath, out: &mut Vec<Problem>) {
             ["signingSecret", "signingSecretFile", "signingSecretEnv"],
         );
         check(at, signing);
+    }
+    if let Some(d) = &channels.discord {
+        discord_ids(d, &path.key("discord"), out);
+    }
+}
+
+/// `applicationId` and `guildIds` must be snowflakes: a typo would otherwise surface only as a
+/// refused command registration after start.
+fn discord_ids(discord: &DiscordConfig, path: &KeyPath, out: &mut Vec<Problem>) {
+    if let Some(id) = &discord.application_id
+        && snowflake(id).is_none()
+    {
+        out.push(Problem {
+            path: path.key("applicationId"),
+            message: format!(
+                "{id:?} is not a Discord id (the application's numeric id, from the Developer \
+                 Portal's General Information page)"
+            ),
+        });
+    }
+    for (index, id) in discord.guild_ids.iter().enumerate() {
+        if snowflake(id).is_none() {
+            out.push(Problem {
+                path: path.key("guildIds").index(index),
+                message: format!("{id:?} is not a Discord guild id"),
+            });
+        }
     }
 }

@@ -64,6 +64,6 @@ pub use gatehouse_chat::delivery::RetryPolicy;
 pub use hub::EventHub;
 pub use methods::{Call, Registry};
 pub use scope::{Access, Scope};
-pub use server::{router, serve};
+pub use server::{router, serve, serve_with_routes};
 pub use settings::{GatewaySettings, Limits, RateLimit, Secret, TokenSpec};
 pub use state::GatewayState;

@@ -39,6 +39,21 @@ pub async fn serve<F>(
 where
     F: Future<Output = ()> + Send + 'static,
 {
+    serve_with_routes(listener, state, Router::new(), shutdown).await
+}
+
+/// [`serve`], with `extra` routes beside the gateway's own: endpoints a chat adapter serves on
+/// the gateway's listener (Slack's signed Request URL in HTTP mode), built by the binary so this
+/// crate never depends on an adapter. A path the gateway already serves panics at start.
+pub async fn serve_with_routes<F>(
+    listener: TcpListener,
+    state: GatewayState,
+    extra: Router,
+    shutdown: F,
+) -> std::io::Result<()>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
     let on_shutdown = state.clone();
     // Frames are small and interactive; with Nagle's algorithm a small event written behind an
     // unacknowledged one waits for the peer's delayed ACK (up to 40 ms).
@@ -47,7 +62,7 @@ where
             tracing::warn!(error = %error, "Cannot set TCP_NODELAY; serving anyway.");
         }
     });
-    axum::serve(listener, router(state.clone()))
+    axum::serve(listener, router(state.clone()).merge(extra))
         .with_graceful_shutdown(async move {
             shutdown.await;
             tracing::info!("Shutting down: no new connections; finishing in-flight requests.");

@@ -59,15 +59,15 @@ pub struct DiscordConfig {
     pub token_env: Option<String>,
     /// API base URL (tests and proxies).
     pub api_url: Option<String>,
-    /// Application id, for registering `/approve` and `/elevated` commands.
+    /// Application id, for registering `/approve` and `/elevated` commands. A string or a
+    /// number; checked to be a snowflake (see [`DiscordConfig::application_snowflake`]).
     #[serde(default, deserialize_with = "opt_id")]
     pub application_id: Option<String>,
-    /// Guilds to register `/approve` and `/elevated` in; guild commands appear at once, global
-    /// ones take up to an hour. Snowflakes, written as strings or numbers.
+    /// Guilds to register `/approve` and `/elevated` in (guild commands appear at once).
     #[serde(default, deserialize_with = "de::ids")]
     pub guild_ids: Vec<String>,
-    /// Ask for the privileged MESSAGE_CONTENT intent, so text `/approve` typed in guild channels
-    /// without a mention is read; off unless the Developer Portal switch is on too.
+    /// Ask for the privileged MESSAGE_CONTENT intent, so text `/approve` in guild channels is
+    /// read without mentioning the bot (it must also be enabled in the Developer Portal).
     pub message_content_intent: Option<bool>,
     /// Native approval client.
     pub exec_approvals: Option<ChannelApprovalsConfig>,
@@ -159,6 +159,28 @@ impl DiscordConfig {
             self.token_env.as_ref(),
         )
     }
+
+    /// `applicationId` as Discord's number; `None` when unset or not a snowflake (the loader
+    /// refuses the latter, so a loaded config only lacks it when unset).
+    pub fn application_snowflake(&self) -> Option<u64> {
+        self.application_id.as_deref().and_then(snowflake)
+    }
+
+    /// `guildIds` as Discord's numbers; entries that are not snowflakes are refused at load.
+    pub fn guild_snowflakes(&self) -> Vec<u64> {
+        self.guild_ids
+            .iter()
+            .filter_map(|id| snowflake(id))
+            .collect()
+    }
+}
+
+/// A Discord id: a positive 64-bit integer, written as digits.
+pub(crate) fn snowflake(id: &str) -> Option<u64> {
+    if id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    id.parse::<u64>().ok().filter(|&id| id != 0)
 }
 
 impl SlackConfig {

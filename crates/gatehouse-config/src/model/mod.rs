@@ -18,6 +18,7 @@ pub use agents::{
     SubagentsConfig,
 };
 pub use approvals::{ApprovalsConfig, ExecForwardingConfig, ForwardTarget, ForwardingMode};
+pub(crate) use channels::snowflake;
 pub use channels::{
     ApprovalTarget, ChannelApprovalsConfig, ChannelsConfig, DiscordConfig, Enabled, SlackConfig,
     SlackMode, TelegramConfig,

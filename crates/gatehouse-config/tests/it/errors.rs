@@ -226,3 +226,31 @@ fn refuses_approval_cards_switched_on_without_approvers() {
     let auto = "{ channels: { slack: { execApprovals: { enabled: 'auto' } } } }";
     assert!(load_str(auto, Path::new("gh.json5")).is_ok());
 }
+
+#[test]
+fn denies_a_discord_application_id_that_is_not_a_snowflake() {
+    let text = "{ channels: { discord: { token: 'x', applicationId: 'my-app' } } }";
+    let (kind, _, _, key, message) = check(text);
+    assert_eq!(
+        (kind, key.as_str()),
+        ("invalid", "channels.discord.applicationId")
+    );
+    assert!(
+        message.contains("\"my-app\" is not a Discord id"),
+        "{message}"
+    );
+}
+
+#[test]
+fn denies_a_discord_guild_id_that_is_not_a_snowflake() {
+    let text = "{ channels: { discord: { token: 'x', guildIds: ['42', '0'] } } }";
+    let (kind, _, _, key, message) = check(text);
+    assert_eq!(
+        (kind, key.as_str()),
+        ("invalid", "channels.discord.guildIds[1]")
+    );
+    assert!(
+        message.contains("\"0\" is not a Discord guild id"),
+        "{message}"
+    );
+}

@@ -1,6 +1,6 @@
 use std::path::Path;
 
-use gatehouse_config::model::{Enabled, ForwardingMode, Scope, ToolProfile};
+use gatehouse_config::model::{Enabled, ForwardingMode, Scope, SlackMode, ToolProfile};
 use gatehouse_config::{ConfigError, load_file, load_str};
 use gatehouse_policy::{Ask, Security};
 use pretty_assertions::assert_eq;
@@ -116,4 +116,33 @@ fn loads_a_file_from_disk() {
     std::fs::write(&file, "{ tools: { exec: { ask: 'always' } } }").unwrap();
     let loaded = load_file(&file).unwrap();
     assert_eq!(loaded.config.tools.exec.unwrap().ask, Some(Ask::Always));
+}
+
+#[test]
+fn loads_discord_ids_as_strings_or_numbers_and_the_content_intent() {
+    let text = "{ channels: { discord: { tokenEnv: 'DISCORD_TOKEN',
+        applicationId: '1100000000000000001', guildIds: [1234, '1100000000000000002'],
+        messageContentIntent: true } } }";
+    let config = load_str(text, Path::new("gh.json5")).unwrap().config;
+    let discord = config.channels.discord.as_ref().unwrap();
+    assert_eq!(
+        discord.application_snowflake(),
+        Some(1_100_000_000_000_000_001)
+    );
+    assert_eq!(
+        discord.guild_snowflakes(),
+        vec![1234, 1_100_000_000_000_000_002]
+    );
+    assert_eq!(discord.message_content_intent, Some(true));
+}
+
+#[test]
+fn loads_slack_http_mode_with_its_signing_secret() {
+    let text = "{ channels: { slack: { botToken: 'xoxb-1', mode: 'http',
+        signingSecretEnv: 'SLACK_SIGNING_SECRET', apiUrl: 'http://127.0.0.1:9/api' } } }";
+    let config = load_str(text, Path::new("gh.json5")).unwrap().config;
+    let slack = config.channels.slack.as_ref().unwrap();
+    assert_eq!(slack.mode, Some(SlackMode::Http));
+    assert!(slack.signing_secret_source().is_some());
+    assert!(slack.app_token_source().is_none());
 }

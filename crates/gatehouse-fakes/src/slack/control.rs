@@ -197,3 +197,10 @@ pub(super) async fn config(State(slack): State<Arc<Slack>>) -> Json<Value> {
         "signing_secret_set": state.http.signing_secret.is_some(),
         "team_id": TEAM_ID, "app_id": APP_ID, "bot_user_id": super::BOT_USER_ID}))
 }
+
+/// `GET /_fake/messages`: every message the fake stores, by conversation, with the DM of each user.
+pub(super) async fn messages(State(slack): State<Arc<Slack>>) -> Json<Value> {
+    let mut answer = slack.lock().conversations.history();
+    answer["ok"] = json!(true);
+    Json(answer)
+}

@@ -110,7 +110,23 @@ impl Conversations {
         }
     }
 
-    /// A stored message.
+    /// Every stored message by conversation, oldest first, and the DM id of each user, for
+    /// `GET /_fake/messages`: tests learn a posted message's `ts` from here.
+    pub(crate) fn history(&self) -> Value {
+        let channels: serde_json::Map<String, Value> = self
+            .channels
+            .iter()
+            .map(|(id, channel)| {
+                (
+                    id.clone(),
+                    json!(channel.messages.values().collect::<Vec<_>>()),
+                )
+            })
+            .collect();
+        json!({"channels": channels, "dms": self.dms})
+    }
+
+    /// A stored message, by conversation and `ts`.
     pub(crate) fn get(&self, channel: &str, ts: &str) -> Option<&Value> {
         self.channels.get(channel)?.messages.get(ts)
     }

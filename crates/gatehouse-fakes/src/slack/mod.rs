@@ -60,6 +60,7 @@ fn router(slack: Arc<Slack>) -> Router {
         .route("/_fake/inject", post(control::inject))
         .route("/_fake/disconnect", post(control::disconnect))
         .route("/_fake/envelopes", get(control::envelopes))
+        .route("/_fake/messages", get(control::messages))
         .route(
             "/_fake/config",
             get(control::config).post(control::configure),

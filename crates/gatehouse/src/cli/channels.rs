@@ -7,21 +7,51 @@
 use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
+use axum::Router;
 use gatehouse_config::Config;
 use gatehouse_config::model::TelegramConfig as TelegramSection;
 use gatehouse_gateway::ConnectedChannel;
 use gatehouse_telegram::{Secret, TelegramChannel, TelegramConfig};
 
+mod discord;
+mod slack;
+
+/// The connected channels, and the HTTP routes some of them need served by the gateway.
+pub(crate) struct Connected {
+    /// Every enabled adapter, for the chat runtime.
+    pub(crate) channels: Vec<ConnectedChannel>,
+    /// Routes merged into the gateway's router (Slack's signed Request URL in HTTP mode).
+    pub(crate) routes: Router,
+}
+
 /// Connects every enabled channel; a channel that is configured but cannot connect (wrong token,
 /// unreachable API) stops the start with the reason, rather than running without approvers.
-pub(crate) async fn connect_all(config: &Config) -> anyhow::Result<Vec<ConnectedChannel>> {
+pub(crate) async fn connect_all(config: &Config) -> anyhow::Result<Connected> {
     let mut connected = Vec::new();
+    let mut routes = Router::new();
     if let Some(telegram) = &config.channels.telegram
         && telegram.enabled != Some(false)
     {
         connected.push(connect_telegram(telegram).await?);
     }
-    Ok(connected)
+    if let Some(section) = &config.channels.discord
+        && section.enabled != Some(false)
+    {
+        connected.push(discord::connect(section).await?);
+    }
+    if let Some(section) = &config.channels.slack
+        && section.enabled != Some(false)
+    {
+        let slack = slack::connect(section)?;
+        connected.push(slack.connected);
+        if let Some(slack_routes) = slack.routes {
+            routes = routes.merge(slack_routes);
+        }
+    }
+    Ok(Connected {
+        channels: connected,
+        routes,
+    })
 }
 
 async fn connect_telegram(section: &TelegramSection) -> anyhow::Result<ConnectedChannel> {

@@ -109,16 +109,23 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async {
         let restart_cutoff_ms = super::channels::now_ms();
-        let channels = super::channels::connect_all(&setup.config).await?;
+        let connected = super::channels::connect_all(&setup.config).await?;
         let exec = ExecServices::start(setup).await?;
         let state = GatewayState::with_exec(&settings, exec)?;
         state.start_chat(ChatSetup {
-            channels,
+            channels: connected.channels,
             retry: RetryPolicy::default(),
             restart_cutoff_ms,
             sessions_file: data_dir.join(SESSIONS_FILE),
         })?;
-        serve(settings.listen, state, admin_token.as_ref(), &data_dir).await
+        serve(
+            settings.listen,
+            state,
+            connected.routes,
+            admin_token.as_ref(),
+            &data_dir,
+        )
+        .await
     })?;
     Ok(ExitCode::SUCCESS)
 }
@@ -163,6 +170,7 @@ fn token_spec(index: usize, token: &TokenConfig) -> anyhow::Result<TokenSpec> {
 async fn serve(
     listen: SocketAddr,
     state: GatewayState,
+    channel_routes: axum::Router,
     admin_token: Option<&Secret>,
     data_dir: &Path,
 ) -> anyhow::Result<()> {
@@ -186,7 +194,7 @@ async fn serve(
     }
     stdout.flush()?;
     drop(stdout);
-    gatehouse_gateway::serve(listener, state, shutdown)
+    gatehouse_gateway::serve_with_routes(listener, state, channel_routes, shutdown)
         .await
         .context("the server failed")?;
     tracing::info!("Gatehouse stopped.");

@@ -29,6 +29,12 @@ mod gateway_cli;
 mod telegram;
 // `gatehouse audit verify|tail`: exit codes and output on intact and tampered logs.
 mod audit;
+// Helpers every chat-channel test shares: create an approval, wait for it to settle.
+mod chat_support;
+// Discord approvals: the real binary against the Discord fake (cards, presses, commands, resume).
+mod discord;
+// Slack approvals in Socket Mode and HTTP mode: the real binary against the Slack fake.
+mod slack;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -1,0 +1,88 @@
+//! `channels.discord` → a connected [`DiscordChannel`]: the token resolved, the ids checked, the
+//! token tried against Discord (`GET /users/@me`) before the gateway starts.
+
+use std::sync::Arc;
+
+use anyhow::{Context as _, bail};
+use gatehouse_config::model::DiscordConfig as DiscordSection;
+use gatehouse_discord::{DiscordChannel, DiscordConfig, Secret};
+use gatehouse_gateway::ConnectedChannel;
+
+/// Connects the bot `section` describes; a wrong token or an unreachable API stops the start.
+pub(crate) async fn connect(section: &DiscordSection) -> anyhow::Result<ConnectedChannel> {
+    let config = adapter_config(section)?;
+    let channel = DiscordChannel::connect(config)
+        .await
+        .context("cannot connect to Discord (`channels.discord`)")?;
+    tracing::info!("Discord connected.");
+    Ok(ConnectedChannel {
+        channel: Arc::new(channel),
+        // Discord addresses a bot by mention (`<@id>`), which the adapter strips itself.
+        bot_username: None,
+    })
+}
+
+/// The adapter's settings from the config section; every missing or unusable key is named.
+fn adapter_config(section: &DiscordSection) -> anyhow::Result<DiscordConfig> {
+    let Some(source) = section.token_source() else {
+        bail!("`channels.discord`: set one of botToken, tokenFile, tokenEnv (or enabled: false)");
+    };
+    let Some(application_id) = section.application_snowflake() else {
+        bail!(
+            "`channels.discord.applicationId`: set the application's id (Developer Portal > \
+             General Information > Application ID); it names the bot's interaction webhooks"
+        );
+    };
+    let resolved = source.resolve("channels.discord.botToken")?;
+    if let Some(warning) = &resolved.warning {
+        eprintln!("gatehouse: warning: {warning}");
+    }
+    let mut config = DiscordConfig::new(Secret::new(resolved.secret.expose()), application_id);
+    config.api_url = section.api_url.clone();
+    config.guild_ids = section.guild_snowflakes();
+    config.message_content_intent = section.message_content_intent.unwrap_or(false);
+    config
+        .validate()
+        .context("`channels.discord` is not usable")?;
+    Ok(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn section(extra: &str) -> DiscordSection {
+        let text = format!("{{ channels: {{ discord: {{ {extra} }} }} }}");
+        let loaded = gatehouse_config::load_str(&text, std::path::Path::new("t.json5")).unwrap();
+        loaded.config.channels.discord.unwrap()
+    }
+
+    #[test]
+    fn maps_every_discord_key_into_the_adapter_config() {
+        let config = adapter_config(&section(
+            "botToken: 'MTEw.tok', applicationId: 77, guildIds: ['5', 6],
+             apiUrl: 'http://127.0.0.1:9', messageContentIntent: true",
+        ))
+        .unwrap();
+        assert_eq!(config.bot_token.expose(), "MTEw.tok");
+        assert_eq!(config.application_id, 77);
+        assert_eq!(config.guild_ids, vec![5, 6]);
+        assert_eq!(config.api_url.as_deref(), Some("http://127.0.0.1:9"));
+        assert!(config.message_content_intent);
+    }
+
+    #[test]
+    fn denies_a_bot_without_an_application_id() {
+        let error = adapter_config(&section("botToken: 'MTEw.tok'")).unwrap_err();
+        assert!(error.to_string().contains("applicationId"), "{error}");
+    }
+
+    #[test]
+    fn denies_an_api_url_with_a_path() {
+        let error = adapter_config(&section(
+            "botToken: 'MTEw.tok', applicationId: 77, apiUrl: 'http://127.0.0.1:9/api/v10'",
+        ))
+        .unwrap_err();
+        assert!(format!("{error:#}").contains("apiUrl"), "{error:#}");
+    }
+}

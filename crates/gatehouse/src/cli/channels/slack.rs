@@ -1,0 +1,140 @@
+//! `channels.slack` → a [`SlackChannel`], plus its signed Request URL router in HTTP mode. The
+//! token is checked with `auth.test` when the chat runtime starts the channel.
+
+use std::sync::Arc;
+
+use anyhow::{Context as _, bail};
+use axum::Router;
+use gatehouse_config::model::{SlackConfig as SlackSection, SlackMode as ModeKey};
+use gatehouse_config::{Secret, SecretSource};
+use gatehouse_gateway::ConnectedChannel;
+use gatehouse_slack::{SlackChannel, SlackConfig, SlackMode};
+
+/// A Slack channel and, in HTTP mode, the routes the gateway must serve for it.
+pub(crate) struct ConnectedSlack {
+    /// The adapter, for the chat runtime.
+    pub(crate) connected: ConnectedChannel,
+    /// `POST /slack/events` in HTTP mode; `None` in Socket Mode (no public URL needed).
+    pub(crate) routes: Option<Router>,
+}
+
+/// Builds the app `section` describes.
+pub(crate) fn connect(section: &SlackSection) -> anyhow::Result<ConnectedSlack> {
+    let config = adapter_config(section)?;
+    let mode = config.mode;
+    let channel = SlackChannel::new(config).context("`channels.slack` is not usable")?;
+    let routes = match mode {
+        SlackMode::Http => Some(
+            channel
+                .http_router()
+                .context("`channels.slack` is not usable")?,
+        ),
+        SlackMode::Socket => None,
+    };
+    Ok(ConnectedSlack {
+        connected: ConnectedChannel {
+            channel: Arc::new(channel),
+            // Slack addresses a bot by mention (`<@U…>`), not by an `@name` suffix.
+            bot_username: None,
+        },
+        routes,
+    })
+}
+
+/// The adapter's settings from the config section; every missing or unusable key is named.
+fn adapter_config(section: &SlackSection) -> anyhow::Result<SlackConfig> {
+    let Some(bot) = section.token_source() else {
+        bail!("`channels.slack`: set one of botToken, tokenFile, tokenEnv (or enabled: false)");
+    };
+    let bot = resolve(&bot, "channels.slack.botToken")?;
+    let app = section
+        .app_token_source()
+        .map(|source| resolve(&source, "channels.slack.appToken"))
+        .transpose()?;
+    let signing = section
+        .signing_secret_source()
+        .map(|source| resolve(&source, "channels.slack.signingSecret"))
+        .transpose()?;
+    let mode = match section.mode {
+        None | Some(ModeKey::Socket) => SlackMode::Socket,
+        Some(ModeKey::Http) => SlackMode::Http,
+    };
+    if mode == SlackMode::Socket && app.is_none() {
+        bail!(
+            "`channels.slack`: Socket Mode (the default) needs an app-level token: set one of \
+             appToken, appTokenFile, appTokenEnv, or `mode: \"http\"` with a signing secret"
+        );
+    }
+    // `new` fills Slack's published defaults; the tokens are then set to exactly what the
+    // operator configured (HTTP mode may have no app token).
+    let mut config = SlackConfig::new(bot, app.clone().unwrap_or_else(|| Secret::new("")))
+        .context("`channels.slack` is not usable")?;
+    config.app_token = app;
+    config.signing_secret = signing;
+    config.mode = mode;
+    if let Some(api_url) = &section.api_url {
+        config.api_url = api_url
+            .parse()
+            .with_context(|| format!("`channels.slack.apiUrl`: {api_url:?} is not a URL"))?;
+    }
+    config
+        .validate()
+        .context("`channels.slack` is not usable")?;
+    Ok(config)
+}
+
+fn resolve(source: &SecretSource, key: &str) -> anyhow::Result<Secret> {
+    let resolved = source.resolve(key)?;
+    if let Some(warning) = &resolved.warning {
+        eprintln!("gatehouse: warning: {warning}");
+    }
+    Ok(resolved.secret)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn section(extra: &str) -> SlackSection {
+        let text = format!("{{ channels: {{ slack: {{ botToken: 'xoxb-1', {extra} }} }} }}");
+        let loaded = gatehouse_config::load_str(&text, std::path::Path::new("t.json5")).unwrap();
+        loaded.config.channels.slack.unwrap()
+    }
+
+    #[test]
+    fn maps_socket_mode_with_the_app_token() {
+        let config = adapter_config(&section(
+            "appToken: 'xapp-1', apiUrl: 'http://127.0.0.1:9/api'",
+        ))
+        .unwrap();
+        assert_eq!(config.mode, SlackMode::Socket);
+        assert_eq!(
+            config.app_token.map(|t| t.expose().to_owned()).as_deref(),
+            Some("xapp-1")
+        );
+        assert_eq!(config.api_url.as_str(), "http://127.0.0.1:9/api");
+    }
+
+    #[test]
+    fn maps_http_mode_with_the_signing_secret_and_serves_its_route() {
+        let section = section("mode: 'http', signingSecret: 'shh'");
+        let config = adapter_config(&section).unwrap();
+        assert_eq!(
+            (config.mode, config.app_token.is_none()),
+            (SlackMode::Http, true)
+        );
+        assert!(connect(&section).unwrap().routes.is_some());
+    }
+
+    #[test]
+    fn denies_socket_mode_without_an_app_token() {
+        let error = adapter_config(&section("")).unwrap_err();
+        assert!(error.to_string().contains("app-level token"), "{error}");
+    }
+
+    #[test]
+    fn denies_http_mode_without_a_signing_secret() {
+        let error = adapter_config(&section("mode: 'http'")).unwrap_err();
+        assert!(format!("{error:#}").contains("signingSecret"), "{error:#}");
+    }
+}
