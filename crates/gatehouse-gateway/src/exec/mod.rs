@@ -227,17 +227,46 @@ impl ExecServices {
         Ok(created)
     }
 
-    /// Waits for the decision on an approval this request created. If the requester goes away
-    /// first (the socket closes, the HTTP client disconnects) the approval is cancelled with
-    /// reason `requester-gone`, so nobody approves a command nobody will run.
-    pub(crate) async fn await_own(&self, id: Uuid) -> Result<ApprovalRecord, Error> {
-        let mut guard = CancelOnDrop {
-            exec: Some(self.clone()),
-            id,
-        };
-        let record = self.inner.manager.await_decision(id).await;
-        guard.exec = None;
-        Ok(record?)
+    /// Creates an approval for `owner` and waits for its decision. If the requester goes away
+    /// (the socket closes, the HTTP client disconnects) at any moment — even while the approval
+    /// is still being created — it is cancelled with reason `requester-gone`, so nobody approves
+    /// a command nobody will run. The work runs in its own task for that reason: dropping the
+    /// caller's future only closes the answer channel, which the task watches.
+    pub(crate) async fn create_and_await(
+        &self,
+        owner: &str,
+        create: CreateApproval,
+        has_route: bool,
+    ) -> Result<ApprovalRecord, Error> {
+        let (mut answer, answered) = tokio::sync::oneshot::channel();
+        let exec = self.clone();
+        let owner = owner.to_owned();
+        tokio::spawn(async move {
+            let id = match exec.create(&owner, create, has_route).await {
+                Ok(created) => created.id,
+                Err(error) => {
+                    let _ = answer.send(Err(error));
+                    return;
+                }
+            };
+            let decided = tokio::select! {
+                record = exec.inner.manager.await_decision(id) => Some(record),
+                () = answer.closed() => None,
+            };
+            match decided {
+                // The requester may leave right after the decision; nothing is left to undo.
+                Some(record) => drop(answer.send(record.map_err(Error::from))),
+                None => {
+                    // Losing the race to a decision is fine: the store keeps the first answer.
+                    if let Err(error) = exec.inner.manager.cancel(id, REASON_REQUESTER_GONE).await {
+                        tracing::debug!(approval_id = %id, error = %error, "Cancel after requester left failed.");
+                    }
+                }
+            }
+        });
+        answered.await.map_err(|_| Error::Internal {
+            reason: "the approval task ended without an answer".to_owned(),
+        })?
     }
 
     /// Whether `owner` created approval `id` (agents may only see their own).
@@ -261,28 +290,6 @@ impl ExecServices {
 
 /// Reason recorded when the requester stopped waiting.
 pub(crate) const REASON_REQUESTER_GONE: &str = "requester-gone";
-
-/// Cancels the approval unless disarmed (by taking `exec`) before it drops.
-struct CancelOnDrop {
-    exec: Option<ExecServices>,
-    id: Uuid,
-}
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        let (Some(exec), Ok(runtime)) = (self.exec.take(), tokio::runtime::Handle::try_current())
-        else {
-            return;
-        };
-        let id = self.id;
-        runtime.spawn(async move {
-            // Losing the race to a decision is fine: the store keeps the first answer.
-            if let Err(error) = exec.inner.manager.cancel(id, REASON_REQUESTER_GONE).await {
-                tracing::debug!(approval_id = %id, error = %error, "Cancel after requester left failed.");
-            }
-        });
-    }
-}
 
 /// Whether anyone can answer an approval now: a WebSocket client allowed to resolve approvals,
 /// or a chat route the request would be delivered to.

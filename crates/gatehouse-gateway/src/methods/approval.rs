@@ -86,8 +86,8 @@ pub(super) async fn request(call: Call, params: RequestParams) -> Result<Request
         allow_always_patterns: evaluation.allow_always_patterns.clone(),
     };
     let route = has_approval_route(&call.state, &create.request);
-    let created = exec.create(call.caller.name(), create, route).await?;
     if params.two_phase {
+        let created = exec.create(call.caller.name(), create, route).await?;
         return Ok(RequestAnswer::Accepted(Accepted {
             status: "accepted",
             id: created.id.to_string(),
@@ -95,7 +95,9 @@ pub(super) async fn request(call: Call, params: RequestParams) -> Result<Request
             expires_at_ms: created.expires_at_ms,
         }));
     }
-    let record = exec.await_own(created.id).await?;
+    let record = exec
+        .create_and_await(call.caller.name(), create, route)
+        .await?;
     let mut result = DecisionResult::from_record(&record);
     result.fallback = fallback(&record, ask_fallback, &policy, &evaluation);
     Ok(RequestAnswer::Decided(result))

@@ -259,8 +259,8 @@ async fn ask(
         allow_always_patterns: summary.allow_always_patterns.clone(),
     };
     let route = has_approval_route(&call.state, &create.request);
-    let created = exec.create(call.caller.name(), create, route).await?;
-    exec.await_own(created.id).await
+    exec.create_and_await(call.caller.name(), create, route)
+        .await
 }
 
 /// Spawns the planned argv, announcing `exec.running` if it outlasts the threshold and
