@@ -146,6 +146,12 @@ impl Server {
 
     /// A connected WebSocket client.
     pub(crate) async fn ws(&self, token: &str) -> Ws {
+        self.ws_with(token, json!({})).await.0
+    }
+
+    /// A WebSocket client connected with `extra` connect params (`since`, `instance`), and the
+    /// connect answer's payload.
+    pub(crate) async fn ws_with(&self, token: &str, extra: Value) -> (Ws, Value) {
         let url = format!("{}/ws", self.base.replacen("http", "ws", 1));
         let (stream, _) = tokio_tungstenite::connect_async(url).await.unwrap();
         let mut ws = Ws {
@@ -153,14 +159,13 @@ impl Server {
             next_id: 0,
             backlog: Vec::new(),
         };
-        let answer = ws
-            .call(
-                "connect",
-                json!({"token": token, "client": {"name": "it", "version": "0"}}),
-            )
-            .await;
+        let mut params = json!({"token": token, "client": {"name": "it", "version": "0"}});
+        if let (Some(params), Some(extra)) = (params.as_object_mut(), extra.as_object()) {
+            params.extend(extra.clone());
+        }
+        let answer = ws.call("connect", params).await;
         assert_eq!(answer["ok"], true, "{answer}");
-        ws
+        (ws, answer["payload"].clone())
     }
 }
 

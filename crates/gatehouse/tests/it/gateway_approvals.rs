@@ -385,10 +385,25 @@ async fn reads_the_approvals_file_redacted_and_refuses_stale_writes() {
 #[tokio::test]
 async fn cancels_pending_approvals_when_the_server_restarts() {
     let server = Server::start("").await;
-    let operator = server.ws(APPROVER).await;
+    let (operator, before) = server.ws_with(APPROVER, json!({})).await;
     let id = two_phase(&server).await;
     drop(operator);
     let server = server.restart().await;
+    // An operator reconnecting with the last seq and instance it knew is given the cancellation
+    // published at start, before it could connect.
+    let (mut operator, after) = server
+        .ws_with(
+            APPROVER,
+            json!({"since": 1, "instance": before["server"]["instance"]}),
+        )
+        .await;
+    assert_ne!(after["server"]["instance"], before["server"]["instance"]);
+    assert_eq!(after["events"]["complete"], true, "{after}");
+    let cancelled = operator.event("exec.approval.cancelled").await;
+    assert_eq!(
+        (&cancelled["payload"]["id"], &cancelled["payload"]["reason"]),
+        (&json!(id), &json!("gateway-restart"))
+    );
     let got = server
         .ok(APPROVER, "exec.approval.get", json!({"id": id}))
         .await;
@@ -404,8 +419,7 @@ async fn cancels_pending_approvals_when_the_server_restarts() {
         )
         .await;
     assert_eq!(late["error"]["code"], "approval_cancelled", "{late}");
-    // The cancellation is recorded like any decision, although no client was connected to see
-    // its event at start.
+    // The cancellation is recorded like any decision.
     audit_records(&server, &id, |records| {
         records.iter().any(|record| {
             record["kind"] == "decision" && record["payload"]["reason"] == "gateway-restart"
