@@ -139,10 +139,45 @@ async fn runs_the_two_phase_flow_with_prefix_resolve_and_wait_after_resolve() {
         .ok(APPROVER, "exec.approval.get", json!({"id": id}))
         .await;
     assert_eq!(got["state"], "allowed");
+    assert_eq!(got["allowedDecisions"], json!([]));
     let listed = server
         .ok(APPROVER, "exec.approval.list", json!({"state": "allowed"}))
         .await;
     assert_eq!(listed["approvals"][0]["id"], id.as_str());
+}
+
+#[tokio::test]
+async fn lists_pending_approvals_with_the_decisions_their_event_offered() {
+    let server = Server::start("").await;
+    let mut operator = server.ws(APPROVER).await;
+    // An allowlist miss on a resolvable program: an allowlist entry would help.
+    let extra = json!({"command": "ls -la", "argv": ["ls", "-la"], "twoPhase": true});
+    server
+        .ok(AGENT, "exec.approval.request", ask_params(&server, extra))
+        .await;
+    let requested = operator.event("exec.approval.requested").await;
+    assert_eq!(
+        requested["payload"]["allowedDecisions"],
+        json!(["allow-once", "allow-always", "deny"])
+    );
+    let listed = server
+        .ok(APPROVER, "exec.approval.list", json!({"state": "pending"}))
+        .await;
+    assert_eq!(
+        listed["approvals"][0]["allowedDecisions"],
+        requested["payload"]["allowedDecisions"]
+    );
+    let got = server
+        .ok(
+            APPROVER,
+            "exec.approval.get",
+            json!({"id": requested["payload"]["id"]}),
+        )
+        .await;
+    assert_eq!(
+        got["allowedDecisions"],
+        requested["payload"]["allowedDecisions"]
+    );
 }
 
 #[tokio::test]
