@@ -38,6 +38,7 @@
 //! ```
 
 mod auth;
+mod configured_limits;
 mod connection;
 mod error;
 mod exec;
@@ -56,6 +57,7 @@ mod wire;
 mod ws;
 
 pub use auth::Principal;
+pub use configured_limits::configured_limits;
 pub use error::Error;
 pub use exec::{ExecLimits, ExecServices, ExecSetup};
 pub use hub::EventHub;

@@ -24,9 +24,14 @@ pub(crate) const OTHER_AGENT: &str = "other-agent-token-0123456789";
 
 /// The config every test server starts with, plus `extra` top-level keys (JSON5).
 pub(crate) fn config(extra: &str) -> String {
+    config_with_gateway("", extra)
+}
+
+/// [`config`] with `gateway_extra` keys inside `gateway` (JSON5, e.g. `limits: {…},`).
+pub(crate) fn config_with_gateway(gateway_extra: &str, extra: &str) -> String {
     format!(
         "{{
-  gateway: {{ auth: {{ tokens: [
+  gateway: {{ {gateway_extra} auth: {{ tokens: [
     {{ name: 'admin', token: '{ADMIN}', scopes: ['operator.admin'] }},
     {{ name: 'approver', token: '{APPROVER}', scopes: ['operator.approvals'] }},
     {{ name: 'agent', token: '{AGENT}', scopes: ['agent'] }},
@@ -48,8 +53,13 @@ pub(crate) struct Server {
 impl Server {
     /// Starts a server on a free loopback port with `config(extra)`.
     pub(crate) async fn start(extra: &str) -> Server {
+        Self::start_with_config(&config(extra)).await
+    }
+
+    /// Starts a server on a free loopback port with the whole config `text`.
+    pub(crate) async fn start_with_config(text: &str) -> Server {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("gatehouse.json5"), config(extra)).unwrap();
+        std::fs::write(dir.path().join("gatehouse.json5"), text).unwrap();
         Self::start_in(dir).await
     }
 

@@ -3,7 +3,9 @@
 
 use serde_json::{Value, json};
 
-use crate::gateway::{ADMIN, AGENT, APPROVER, OTHER_AGENT, Server, audit_records};
+use crate::gateway::{
+    ADMIN, AGENT, APPROVER, OTHER_AGENT, Server, audit_records, config_with_gateway,
+};
 
 fn ask_params(server: &Server, extra: Value) -> Value {
     let mut params = json!({
@@ -515,4 +517,20 @@ async fn takes_explicit_ids_refuses_reuse_and_lists_candidates_of_an_ambiguous_p
         (repeated["applied"].clone(), repeated["decision"].clone()),
         (json!(false), json!("deny"))
     );
+}
+
+#[tokio::test]
+async fn applies_the_pending_cap_configured_in_gateway_limits() {
+    let config = config_with_gateway("limits: { maxPendingPerAgent: 1 },", "");
+    let server = Server::start_with_config(&config).await;
+    let _operator = server.ws(APPROVER).await;
+    two_phase(&server).await;
+    let refused = server
+        .rpc(
+            AGENT,
+            "exec.approval.request",
+            ask_params(&server, json!({"twoPhase": true})),
+        )
+        .await;
+    assert_eq!(refused["error"]["code"], "pending_limit", "{refused}");
 }
