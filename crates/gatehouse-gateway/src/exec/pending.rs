@@ -5,7 +5,7 @@
 //! read the outcome, and is then forgotten so memory stays bounded. The decisions offered are
 //! kept beside the owner, so `get` and `list` can tell operators which ones they may give.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -33,6 +33,8 @@ pub(crate) struct Pending {
 struct State {
     per_agent: HashMap<String, usize>,
     approvals: HashMap<Uuid, Owned>,
+    /// Settled approvals, oldest first, so forgetting them never scans the whole index.
+    settled_order: VecDeque<(Instant, Uuid)>,
 }
 
 #[derive(Debug)]
@@ -87,9 +89,7 @@ impl Pending {
     pub(crate) fn settled(&self, id: Uuid) {
         let mut state = self.lock();
         let now = Instant::now();
-        state
-            .approvals
-            .retain(|_, owned| owned.settled.is_none_or(|at| now - at < OWNERSHIP_KEPT));
+        forget_expired(&mut state, now);
         let Some(owned) = state.approvals.get_mut(&id) else {
             // The event outran `commit`: leave a mark so `commit` frees the place itself.
             state.approvals.insert(
@@ -101,6 +101,7 @@ impl Pending {
                     settled: Some(now),
                 },
             );
+            state.settled_order.push_back((now, id));
             return;
         };
         if owned.settled.is_some() {
@@ -108,6 +109,7 @@ impl Pending {
         }
         owned.settled = Some(now);
         let agent = owned.agent.clone();
+        state.settled_order.push_back((now, id));
         decrement(&mut state, &agent);
     }
 
@@ -122,6 +124,24 @@ impl Pending {
             .approvals
             .get(&id)
             .map(|owned| owned.owner.clone())
+    }
+}
+
+/// Drops owners settled longer than [`OWNERSHIP_KEPT`] ago, in settle order: the work per call
+/// is the number forgotten, not the size of the index.
+fn forget_expired(state: &mut State, now: Instant) {
+    while let Some(&(at, id)) = state.settled_order.front() {
+        if now - at < OWNERSHIP_KEPT {
+            break;
+        }
+        state.settled_order.pop_front();
+        if state
+            .approvals
+            .get(&id)
+            .is_some_and(|owned| owned.settled == Some(at))
+        {
+            state.approvals.remove(&id);
+        }
     }
 }
 
@@ -230,5 +250,21 @@ mod tests {
         pending.reserve("a", "t").unwrap().commit(id, offered);
         assert_eq!(pending.offered(id), Some(offered));
         assert_eq!(pending.offered(Uuid::new_v4()), None);
+    }
+
+    #[test]
+    fn forgets_owners_settled_longer_ago_than_the_ownership_window() {
+        let pending = Pending::new(4);
+        let (old, recent) = (Uuid::new_v4(), Uuid::new_v4());
+        pending.reserve("a", "t").unwrap().commit(old, ONCE_OR_DENY);
+        pending.settled(old);
+        let later = Instant::now() + OWNERSHIP_KEPT;
+        pending
+            .reserve("a", "t")
+            .unwrap()
+            .commit(recent, ONCE_OR_DENY);
+        forget_expired(&mut pending.lock(), later);
+        assert_eq!(pending.owner_of(old), None);
+        assert_eq!(pending.owner_of(recent).as_deref(), Some("t"));
     }
 }
