@@ -6,7 +6,7 @@ use crate::keypath::KeyPath;
 use crate::model::snowflake;
 use crate::model::{
     ChannelApprovalsConfig, ChannelsConfig, Config, DiscordConfig, Enabled, GatewayConfig,
-    ScopedTools, SubagentsConfig, ToolPolicyConfig, ToolsConfig,
+    GatewayLimitsConfig, ScopedTools, SubagentsConfig, ToolPolicyConfig, ToolsConfig,
 };
 use crate::secret;
 
@@ -120,6 +120,9 @@ fn agents(config: &Config, path: &KeyPath, out: &mut Vec<Problem>) {
 }
 
 fn gateway(gateway: &GatewayConfig, path: &KeyPath, out: &mut Vec<Problem>) {
+    if let Some(limits) = &gateway.limits {
+        self::limits(limits, &path.key("limits"), out);
+    }
     let Some(auth) = &gateway.auth else { return };
     let mut names = BTreeSet::new();
     for (index, token) in auth.tokens.iter().enumerate() {
@@ -259,5 +262,48 @@ fn discord_ids(discord: &DiscordConfig, path: &KeyPath, out: &mut Vec<Problem>) 
                 message: format!("{id:?} is not a Discord guild id"),
             });
         }
+    }
+}
+
+/// Zero limits lock every client out; a default run timeout above the maximum could never apply.
+fn limits(limits: &GatewayLimitsConfig, path: &KeyPath, out: &mut Vec<Problem>) {
+    let rate = limits.rate_limit.as_ref();
+    let numbers = [
+        ("maxFrameBytes", limits.max_frame_bytes),
+        ("maxBodyBytes", limits.max_body_bytes),
+        ("maxPendingPerAgent", limits.max_pending_per_agent),
+        ("maxOutputBytes", limits.max_output_bytes),
+        ("runTimeoutMs", limits.run_timeout_ms),
+        ("maxRunTimeoutMs", limits.max_run_timeout_ms),
+        ("runningEventAfterMs", limits.running_event_after_ms),
+    ];
+    for (key, value) in numbers {
+        if value == Some(0) {
+            out.push(Problem {
+                path: path.key(key),
+                message: "must be above zero".to_owned(),
+            });
+        }
+    }
+    let rate_numbers = [
+        ("burst", rate.and_then(|rate| rate.burst)),
+        ("perSecond", rate.and_then(|rate| rate.per_second)),
+    ];
+    for (key, value) in rate_numbers {
+        if value == Some(0) {
+            out.push(Problem {
+                path: path.key("rateLimit").key(key),
+                message: "must be above zero; set `enabled: false` to switch rate limiting off"
+                    .to_owned(),
+            });
+        }
+    }
+    if let (Some(run), Some(max)) = (limits.run_timeout_ms, limits.max_run_timeout_ms)
+        && run > max
+    {
+        out.push(Problem {
+            path: path.key("runTimeoutMs"),
+            message: format!("{run} ms is above `maxRunTimeoutMs` ({max} ms)"),
+        });
     }
 }

@@ -14,12 +14,14 @@ use serde_json::Value;
 
 use crate::auth::Principal;
 use crate::error::Error;
-use crate::hub::Subscription;
+use crate::hub::{Start, Subscription};
 use crate::methods::{CONNECT, Call};
 use crate::metrics::Transport;
 use crate::scope::Scope;
 use crate::state::GatewayState;
-use crate::wire::{ConnectParams, ConnectResult, RequestFrame, ResponseFrame, ServerInfo};
+use crate::wire::{
+    ConnectParams, ConnectResult, EventsInfo, RequestFrame, ResponseFrame, ServerInfo,
+};
 
 /// A frame from the client, reduced to what the protocol distinguishes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,8 +114,7 @@ where
         return None;
     }
     match connect(state, frame.params) {
-        Ok((principal, result)) => {
-            let subscription = state.events().subscribe(Arc::clone(&principal));
+        Ok((principal, subscription, result)) => {
             let sent = answer(state, sink, (Some(frame.id), CONNECT, Ok(result))).await;
             sent.then_some((principal, subscription))
         }
@@ -124,8 +125,12 @@ where
     }
 }
 
-/// Authenticates `connect` params and builds its answer.
-fn connect(state: &GatewayState, params: Value) -> Result<(Arc<Principal>, Value), Error> {
+/// Authenticates `connect` params, subscribes to events (with the replay asked for) and builds
+/// the answer.
+fn connect(
+    state: &GatewayState,
+    params: Value,
+) -> Result<(Arc<Principal>, Subscription, Value), Error> {
     let params: ConnectParams =
         serde_json::from_value(params).map_err(|error| Error::InvalidParams {
             method: CONNECT.to_owned(),
@@ -139,6 +144,13 @@ fn connect(state: &GatewayState, params: Value) -> Result<(Arc<Principal>, Value
         client_version = %params.client.version,
         "Client connected."
     );
+    let hub = state.events();
+    let start = match (params.since, params.instance) {
+        (None, _) => Start::Live,
+        (Some(_), Some(instance)) if instance != hub.instance() => Start::After(0),
+        (Some(since), _) => Start::After(since),
+    };
+    let (subscription, replay) = hub.subscribe(Arc::clone(&principal), start);
     let result = ConnectResult {
         scopes: principal
             .scopes()
@@ -146,12 +158,17 @@ fn connect(state: &GatewayState, params: Value) -> Result<(Arc<Principal>, Value
             .copied()
             .map(Scope::as_str)
             .collect(),
-        server: ServerInfo::current(),
+        server: ServerInfo::current(hub),
+        events: EventsInfo {
+            last_seq: replay.last_seq,
+            replayed: replay.replayed,
+            complete: replay.complete,
+        },
     };
     let result = serde_json::to_value(result).map_err(|error| Error::Internal {
         reason: format!("cannot encode connect result: {error}"),
     })?;
-    Ok((principal, result))
+    Ok((principal, subscription, result))
 }
 
 /// The authenticated phase: requests in, answers and events out, until someone ends it.

@@ -39,6 +39,7 @@
 
 mod auth;
 mod chat;
+mod configured_limits;
 mod connection;
 mod error;
 mod exec;
@@ -58,6 +59,7 @@ mod ws;
 
 pub use auth::Principal;
 pub use chat::{ChatSetup, ConnectedChannel};
+pub use configured_limits::configured_limits;
 pub use error::Error;
 pub use exec::{ExecLimits, ExecServices, ExecSetup};
 pub use gatehouse_chat::delivery::RetryPolicy;

@@ -1,4 +1,4 @@
-//! `gateway`: where the server listens and which bearer tokens it accepts.
+//! `gateway`: where the server listens, which bearer tokens it accepts, and its limits.
 
 use std::path::PathBuf;
 
@@ -14,6 +14,48 @@ pub struct GatewayConfig {
     pub listen: Option<String>,
     /// Authentication settings.
     pub auth: Option<GatewayAuthConfig>,
+    /// Limits that keep one client from exhausting the gateway; unset keys keep their defaults.
+    pub limits: Option<GatewayLimitsConfig>,
+}
+
+/// `gateway.limits`. Every key is optional; zero is refused, because a zero limit would lock
+/// every client out rather than protect the gateway.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GatewayLimitsConfig {
+    /// Largest WebSocket text frame, in bytes.
+    pub max_frame_bytes: Option<u64>,
+    /// Largest `POST /rpc` body, in bytes.
+    pub max_body_bytes: Option<u64>,
+    /// Per-token request budget.
+    pub rate_limit: Option<RateLimitConfig>,
+    /// Pending approvals one agent may hold at once.
+    pub max_pending_per_agent: Option<u64>,
+    /// Bytes kept of each of a run's stdout and stderr.
+    pub max_output_bytes: Option<u64>,
+    /// Run timeout when `system.run` names none, ms.
+    pub run_timeout_ms: Option<u64>,
+    /// Longest run timeout a request may ask for, ms.
+    pub max_run_timeout_ms: Option<u64>,
+    /// A run still going after this long is announced with `exec.running`, ms.
+    pub running_event_after_ms: Option<u64>,
+}
+
+/// `gateway.limits.rateLimit`: a token bucket per token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RateLimitConfig {
+    /// `false` switches rate limiting off.
+    #[serde(default = "enabled")]
+    pub enabled: bool,
+    /// Requests allowed back to back.
+    pub burst: Option<u32>,
+    /// Refill, in requests per second.
+    pub per_second: Option<u32>,
+}
+
+fn enabled() -> bool {
+    true
 }
 
 /// `gateway.auth`.

@@ -23,7 +23,9 @@ pub use channels::{
     ApprovalTarget, ChannelApprovalsConfig, ChannelsConfig, DiscordConfig, Enabled, SlackConfig,
     SlackMode, TelegramConfig,
 };
-pub use gateway::{GatewayAuthConfig, GatewayConfig, Scope, TokenConfig};
+pub use gateway::{
+    GatewayAuthConfig, GatewayConfig, GatewayLimitsConfig, RateLimitConfig, Scope, TokenConfig,
+};
 pub use tools::{
     ApplyPatchConfig, ElevatedConfig, ExecConfig, FsConfig, SafeBinProfileConfig, ScopedToolPolicy,
     ScopedTools, SkillBinConfig, ToolPolicyConfig, ToolProfile, ToolsConfig,

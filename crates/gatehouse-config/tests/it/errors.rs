@@ -254,3 +254,32 @@ fn denies_a_discord_guild_id_that_is_not_a_snowflake() {
         "{message}"
     );
 }
+
+#[test]
+fn refuses_a_zero_gateway_limit_at_its_key() {
+    let text = "{ gateway: { limits: {\n  maxFrameBytes: 4096,\n  maxPendingPerAgent: 0,\n} } }";
+    let (kind, line, column, key, message) = check(text);
+    assert_eq!(kind, "invalid");
+    assert_eq!(key, "gateway.limits.maxPendingPerAgent");
+    assert_eq!((line, column), (3, 3));
+    assert_eq!(message, "must be above zero");
+}
+
+#[test]
+fn refuses_a_default_run_timeout_above_the_maximum() {
+    let text = "{ gateway: { limits: {\n  runTimeoutMs: 60000, maxRunTimeoutMs: 1000,\n} } }";
+    let (kind, line, _, key, message) = check(text);
+    assert_eq!(
+        (kind, key.as_str(), line),
+        ("invalid", "gateway.limits.runTimeoutMs", 2)
+    );
+    assert!(message.contains("maxRunTimeoutMs"), "{message}");
+}
+
+#[test]
+fn refuses_a_gateway_limit_of_the_wrong_type_with_its_position() {
+    let text = "{ gateway: { limits: { rateLimit: { burst: 'many' } } } }";
+    let (kind, line, _, key, _) = check(text);
+    assert_eq!((kind, line), ("invalid", 1));
+    assert_eq!(key, "gateway.limits.rateLimit.burst");
+}

@@ -105,10 +105,14 @@ async fn connects_then_answers_requests_with_their_id() {
     let state = GatewayState::new(&settings(Limits::default())).unwrap();
     let mut client = Client::spawn(&state, 16);
     let connected = client.connect(AGENT).await;
+    let server = json!({"version": env!("CARGO_PKG_VERSION"),
+                        "instance": state.events().instance(),
+                        "startedAtMs": state.events().started_at_ms()});
     assert_eq!(
         connected,
         json!({"type":"res","id":"c","ok":true,
-               "payload":{"scopes":["agent"],"server":{"version":env!("CARGO_PKG_VERSION")}}})
+               "payload":{"scopes":["agent"],"server":server,
+                          "events":{"lastSeq":0,"replayed":0,"complete":true}}})
     );
     client
         .send(json!({"type":"req","id":"s1","method":"gateway.status"}))

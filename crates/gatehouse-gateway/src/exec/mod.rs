@@ -17,13 +17,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use gatehouse_approvals::{
-    ApprovalManager, CreateApproval, Created, EventSubscription, ManagerConfig, SystemClock,
+    ApprovalManager, CreateApproval, Created, EventSubscription, ManagerConfig, Offered,
+    SystemClock,
 };
 use gatehouse_config::Config;
 use gatehouse_policy::Security;
 use gatehouse_policy::exec::ExecPolicy;
 use gatehouse_store::approvals_db::{
-    ApprovalRecord, ApprovalRequest, SqliteApprovalStore, SqliteOptions,
+    ApprovalRecord, ApprovalRequest, ApprovalState, SqliteApprovalStore, SqliteOptions,
 };
 use gatehouse_store::approvals_file::{ExecApprovalsStore, Snapshot};
 use gatehouse_store::audit::AuditKind;
@@ -219,7 +220,7 @@ impl ExecServices {
                 return Err(error.into());
             }
         };
-        slot.commit(created.id);
+        slot.commit(created.id, created.offered);
         if !has_route {
             tracing::info!(approval_id = %created.id, "No approval surface connected; expiring.");
             self.inner.manager.expire_no_route(created.id).await?;
@@ -267,6 +268,18 @@ impl ExecServices {
         answered.await.map_err(|_| Error::Internal {
             reason: "the approval task ended without an answer".to_owned(),
         })?
+    }
+
+    /// The decisions an operator may still give on `record`: none once it left `pending`, and
+    /// never allow-always when this run did not create it.
+    pub(crate) fn offered(&self, record: &ApprovalRecord) -> Option<Offered> {
+        if record.state != ApprovalState::Pending {
+            return None;
+        }
+        let known = Uuid::parse_str(&record.id)
+            .ok()
+            .and_then(|id| self.inner.pending.offered(id));
+        Some(known.unwrap_or(pending::ONCE_OR_DENY))
     }
 
     /// Whether `owner` created approval `id` (agents may only see their own).

@@ -2,15 +2,22 @@
 //!
 //! The cap is reserved before the approval is created, so concurrent requests cannot overshoot
 //! it. Ownership outlives the decision for [`OWNERSHIP_KEPT`], long enough for the requester to
-//! read the outcome, and is then forgotten so memory stays bounded.
+//! read the outcome, and is then forgotten so memory stays bounded. The decisions offered are
+//! kept beside the owner, so `get` and `list` can tell operators which ones they may give.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use gatehouse_approvals::Offered;
 use uuid::Uuid;
 
 use crate::error::Error;
+
+/// What an approval whose offer is not known may be answered with: never allow-always.
+pub(crate) const ONCE_OR_DENY: Offered = Offered {
+    allow_always: false,
+};
 
 /// How long an agent may still read a settled approval it created.
 const OWNERSHIP_KEPT: Duration = Duration::from_secs(15 * 60);
@@ -26,12 +33,15 @@ pub(crate) struct Pending {
 struct State {
     per_agent: HashMap<String, usize>,
     approvals: HashMap<Uuid, Owned>,
+    /// Settled approvals, oldest first, so forgetting them never scans the whole index.
+    settled_order: VecDeque<(Instant, Uuid)>,
 }
 
 #[derive(Debug)]
 struct Owned {
     owner: String,
     agent: String,
+    offered: Offered,
     /// When it settled; `None` while pending.
     settled: Option<Instant>,
 }
@@ -79,9 +89,7 @@ impl Pending {
     pub(crate) fn settled(&self, id: Uuid) {
         let mut state = self.lock();
         let now = Instant::now();
-        state
-            .approvals
-            .retain(|_, owned| owned.settled.is_none_or(|at| now - at < OWNERSHIP_KEPT));
+        forget_expired(&mut state, now);
         let Some(owned) = state.approvals.get_mut(&id) else {
             // The event outran `commit`: leave a mark so `commit` frees the place itself.
             state.approvals.insert(
@@ -89,9 +97,11 @@ impl Pending {
                 Owned {
                     owner: String::new(),
                     agent: String::new(),
+                    offered: ONCE_OR_DENY,
                     settled: Some(now),
                 },
             );
+            state.settled_order.push_back((now, id));
             return;
         };
         if owned.settled.is_some() {
@@ -99,7 +109,13 @@ impl Pending {
         }
         owned.settled = Some(now);
         let agent = owned.agent.clone();
+        state.settled_order.push_back((now, id));
         decrement(&mut state, &agent);
+    }
+
+    /// The decisions offered for approval `id`, while it is remembered.
+    pub(crate) fn offered(&self, id: Uuid) -> Option<Offered> {
+        self.lock().approvals.get(&id).map(|owned| owned.offered)
     }
 
     /// The token name that created approval `id`, while it is remembered.
@@ -108,6 +124,24 @@ impl Pending {
             .approvals
             .get(&id)
             .map(|owned| owned.owner.clone())
+    }
+}
+
+/// Drops owners settled longer than [`OWNERSHIP_KEPT`] ago, in settle order: the work per call
+/// is the number forgotten, not the size of the index.
+fn forget_expired(state: &mut State, now: Instant) {
+    while let Some(&(at, id)) = state.settled_order.front() {
+        if now - at < OWNERSHIP_KEPT {
+            break;
+        }
+        state.settled_order.pop_front();
+        if state
+            .approvals
+            .get(&id)
+            .is_some_and(|owned| owned.settled == Some(at))
+        {
+            state.approvals.remove(&id);
+        }
     }
 }
 
@@ -122,19 +156,21 @@ fn decrement(state: &mut State, agent: &str) {
 
 impl Slot<'_> {
     /// Binds the place to the created approval; it is freed when the approval settles.
-    pub(crate) fn commit(mut self, id: Uuid) {
+    pub(crate) fn commit(mut self, id: Uuid, offered: Offered) {
         self.committed = true;
         let mut state = self.pending.lock();
         let agent = std::mem::take(&mut self.agent);
         let owned = Owned {
             owner: std::mem::take(&mut self.owner),
             agent: agent.clone(),
+            offered,
             settled: None,
         };
         match state.approvals.get_mut(&id) {
             Some(early) if early.settled.is_some() => {
                 early.owner = owned.owner;
                 early.agent = owned.agent;
+                early.offered = owned.offered;
                 decrement(&mut state, &agent);
             }
             _ => {
@@ -163,14 +199,26 @@ mod tests {
     fn refuses_beyond_the_cap_and_frees_a_place_when_an_approval_settles() {
         let pending = Pending::new(2);
         let first = Uuid::new_v4();
-        pending.reserve("a", "t").unwrap().commit(first);
-        pending.reserve("a", "t").unwrap().commit(Uuid::new_v4());
+        pending
+            .reserve("a", "t")
+            .unwrap()
+            .commit(first, ONCE_OR_DENY);
+        pending
+            .reserve("a", "t")
+            .unwrap()
+            .commit(Uuid::new_v4(), ONCE_OR_DENY);
         let error = pending.reserve("a", "t").err().unwrap();
         assert_eq!(error.code(), "pending_limit");
-        pending.reserve("b", "t").unwrap().commit(Uuid::new_v4());
+        pending
+            .reserve("b", "t")
+            .unwrap()
+            .commit(Uuid::new_v4(), ONCE_OR_DENY);
         pending.settled(first);
         pending.settled(first);
-        pending.reserve("a", "t").unwrap().commit(Uuid::new_v4());
+        pending
+            .reserve("a", "t")
+            .unwrap()
+            .commit(Uuid::new_v4(), ONCE_OR_DENY);
         assert!(pending.reserve("a", "t").is_err());
         assert_eq!(pending.owner_of(first).as_deref(), Some("t"));
     }
@@ -181,7 +229,7 @@ mod tests {
         let id = Uuid::new_v4();
         let slot = pending.reserve("a", "t").unwrap();
         pending.settled(id);
-        slot.commit(id);
+        slot.commit(id, ONCE_OR_DENY);
         assert_eq!(pending.owner_of(id).as_deref(), Some("t"));
         assert!(pending.reserve("a", "t").is_ok());
     }
@@ -192,5 +240,31 @@ mod tests {
         pending.reserve("a", "t").unwrap().release();
         drop(pending.reserve("a", "t").unwrap());
         assert!(pending.reserve("a", "t").is_ok());
+    }
+
+    #[test]
+    fn remembers_the_decisions_offered_for_a_committed_approval() {
+        let pending = Pending::new(4);
+        let id = Uuid::new_v4();
+        let offered = Offered { allow_always: true };
+        pending.reserve("a", "t").unwrap().commit(id, offered);
+        assert_eq!(pending.offered(id), Some(offered));
+        assert_eq!(pending.offered(Uuid::new_v4()), None);
+    }
+
+    #[test]
+    fn forgets_owners_settled_longer_ago_than_the_ownership_window() {
+        let pending = Pending::new(4);
+        let (old, recent) = (Uuid::new_v4(), Uuid::new_v4());
+        pending.reserve("a", "t").unwrap().commit(old, ONCE_OR_DENY);
+        pending.settled(old);
+        let later = Instant::now() + OWNERSHIP_KEPT;
+        pending
+            .reserve("a", "t")
+            .unwrap()
+            .commit(recent, ONCE_OR_DENY);
+        forget_expired(&mut pending.lock(), later);
+        assert_eq!(pending.owner_of(old), None);
+        assert_eq!(pending.owner_of(recent).as_deref(), Some("t"));
     }
 }

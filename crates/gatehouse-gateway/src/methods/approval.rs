@@ -149,7 +149,7 @@ pub(super) async fn get(call: Call, params: IdParams) -> Result<ApprovalJson, Er
             .get(&id.to_string(), IdDisclosure::Hidden)
             .await?
     };
-    Ok(ApprovalJson::from(&record))
+    Ok(ApprovalJson::new(&record, exec.offered(&record)))
 }
 
 /// `exec.approval.list`: stored approvals, oldest first. `operator.approvals` scope.
@@ -168,7 +168,10 @@ pub(super) async fn list(call: Call, params: ListParams) -> Result<ListResult, E
     };
     let records = exec.manager().list(filter).await?;
     Ok(ListResult {
-        approvals: records.iter().map(ApprovalJson::from).collect(),
+        approvals: records
+            .iter()
+            .map(|record| ApprovalJson::new(record, exec.offered(record)))
+            .collect(),
     })
 }
 

@@ -8,7 +8,7 @@ use crate::wire::{CallerInfo, NoParams, ServerInfo, StatusResult, TokensResult};
 /// `gateway.status`: version, uptime, open connections and who is asking; any scope.
 pub(super) async fn status(call: Call, _: NoParams) -> Result<StatusResult, Error> {
     Ok(StatusResult {
-        server: ServerInfo::current(),
+        server: ServerInfo::current(call.state.events()),
         uptime_ms: u64::try_from(call.state.uptime().as_millis()).unwrap_or(u64::MAX),
         connections: call.state.open_connections(),
         caller: caller_info(&call.caller),

@@ -219,11 +219,15 @@ pub(crate) struct ApprovalJson {
     expires_at_ms: u64,
     resolved_at_ms: Option<u64>,
     consumed_at_ms: Option<u64>,
+    /// What an operator may still answer; empty once the approval left `pending`, so a client
+    /// that loaded it from a list (not from the `requested` event) offers the same buttons.
+    allowed_decisions: Vec<&'static str>,
     request: RequestJson,
 }
 
-impl From<&ApprovalRecord> for ApprovalJson {
-    fn from(record: &ApprovalRecord) -> Self {
+impl ApprovalJson {
+    /// The record as sent, with the decisions still `offered` (`None` once settled).
+    pub(crate) fn new(record: &ApprovalRecord, offered: Option<Offered>) -> Self {
         Self {
             id: record.id.clone(),
             state: record.state.as_str(),
@@ -234,6 +238,7 @@ impl From<&ApprovalRecord> for ApprovalJson {
             expires_at_ms: record.expires_at_ms,
             resolved_at_ms: record.resolved_at_ms,
             consumed_at_ms: record.consumed_at_ms,
+            allowed_decisions: offered.map(offered_names).unwrap_or_default(),
             request: RequestJson::from(&record.request),
         }
     }

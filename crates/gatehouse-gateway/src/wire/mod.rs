@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::Error;
+use crate::hub::EventHub;
 
 /// A WebSocket request: `{"type":"req","id","method","params"}`.
 #[derive(Debug, Deserialize)]
@@ -166,6 +167,12 @@ impl<'a> HttpResponse<'a> {
 pub(crate) struct ConnectParams {
     pub(crate) token: String,
     pub(crate) client: ClientInfo,
+    /// The last `seq` the client saw; buffered events after it are replayed before live ones.
+    #[serde(default)]
+    pub(crate) since: Option<u64>,
+    /// The server run `since` belongs to; another run's `seq` replays from the start.
+    #[serde(default)]
+    pub(crate) instance: Option<String>,
 }
 
 /// Who is connecting; logged, never trusted for authorization.
@@ -176,23 +183,42 @@ pub(crate) struct ClientInfo {
     pub(crate) version: String,
 }
 
-/// `connect` result: `{scopes, server:{version}}`.
+/// `connect` result: `{scopes, server, events}`.
 #[derive(Debug, Serialize)]
 pub(crate) struct ConnectResult {
     pub(crate) scopes: Vec<&'static str>,
     pub(crate) server: ServerInfo,
+    pub(crate) events: EventsInfo,
+}
+
+/// Where the connection's event stream starts, so a client can tell whether it missed any.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct EventsInfo {
+    /// Live events start above this `seq`.
+    pub(crate) last_seq: u64,
+    /// Buffered events sent ahead of live ones (0 without `since`).
+    pub(crate) replayed: usize,
+    /// False when some events after `since` were no longer buffered: resync with the list methods.
+    pub(crate) complete: bool,
 }
 
 /// The server's identity, in `connect` and `gateway.status`.
 #[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct ServerInfo {
     pub(crate) version: &'static str,
+    /// Changes with every start; `seq` restarts at 1 with it.
+    pub(crate) instance: String,
+    pub(crate) started_at_ms: u64,
 }
 
 impl ServerInfo {
-    pub(crate) fn current() -> Self {
+    pub(crate) fn current(events: &EventHub) -> Self {
         Self {
             version: env!("CARGO_PKG_VERSION"),
+            instance: events.instance().to_owned(),
+            started_at_ms: events.started_at_ms(),
         }
     }
 }

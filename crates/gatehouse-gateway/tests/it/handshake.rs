@@ -7,12 +7,24 @@ use crate::support::{ADMIN, AGENT, APPROVER, Server};
 async fn connect_answers_the_token_scopes_and_server_version() {
     let server = Server::start(Limits::default()).await;
     let mut ws = server.ws().await;
+    let connected = ws.connect(APPROVER).await;
+    let server_info = &connected["payload"]["server"];
     assert_eq!(
-        ws.connect(APPROVER).await,
+        connected,
         json!({"type":"res","id":"r1","ok":true,
-               "payload":{"scopes":["operator.approvals"],"server":{"version":env!("CARGO_PKG_VERSION")}}})
+               "payload":{"scopes":["operator.approvals"],
+                          "server":{"version":env!("CARGO_PKG_VERSION"),
+                                    "instance":server_info["instance"],
+                                    "startedAtMs":server_info["startedAtMs"]},
+                          "events":{"lastSeq":0,"replayed":0,"complete":true}}})
+    );
+    assert!(
+        server_info["instance"]
+            .as_str()
+            .is_some_and(|id| !id.is_empty())
     );
     let status = ws.call("gateway.status", json!({})).await;
+    assert_eq!(status["payload"]["server"], *server_info);
     assert_eq!(
         status["payload"]["caller"],
         json!({"name":"approver","scopes":["operator.approvals"]})

@@ -1,7 +1,8 @@
 // The one authenticated WebSocket to the gateway: `connect` handshake, request/response by id,
 // events, and reconnection with exponential backoff. Views never touch the socket; they call
 // `request` and subscribe to events, and resynchronize from the list methods on every
-// (re)connect, because the gateway does not replay events missed while disconnected.
+// (re)connect. The list is the whole truth, so the UI does not ask `connect` for a replay
+// (`since`): replayed events would only repeat what the list already shows.
 
 /** An RPC failure with the server's stable `code` (or a local one: `disconnected`, `timeout`). */
 class RpcError extends Error {

@@ -19,8 +19,8 @@ use gatehouse_config::Config;
 use gatehouse_config::model::{Scope as ConfigScope, TokenConfig};
 use gatehouse_gateway::RetryPolicy;
 use gatehouse_gateway::{
-    ChatSetup, ExecLimits, ExecServices, ExecSetup, GatewaySettings, GatewayState, Limits, Scope,
-    Secret, TokenSpec,
+    ChatSetup, ExecServices, ExecSetup, GatewaySettings, GatewayState, Scope, Secret, TokenSpec,
+    configured_limits,
 };
 use rand::RngCore as _;
 
@@ -94,17 +94,18 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         })?,
         (None, None) => DEFAULT_LISTEN,
     };
+    let (limits, exec_limits) = configured_limits(config.gateway.limits.as_ref());
     let settings = GatewaySettings {
         listen,
         tokens,
-        limits: Limits::default(),
+        limits,
     };
     let setup = ExecSetup {
         config,
         approvals_file: data_dir.join(APPROVALS_FILE),
         database: data_dir.join(DATABASE_FILE),
         audit_log: data_dir.join(gatehouse_store::audit::LOG_FILE_NAME),
-        limits: ExecLimits::default(),
+        limits: exec_limits,
     };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async {

@@ -24,9 +24,14 @@ pub(crate) const OTHER_AGENT: &str = "other-agent-token-0123456789";
 
 /// The config every test server starts with, plus `extra` top-level keys (JSON5).
 pub(crate) fn config(extra: &str) -> String {
+    config_with_gateway("", extra)
+}
+
+/// [`config`] with `gateway_extra` keys inside `gateway` (JSON5, e.g. `limits: {…},`).
+pub(crate) fn config_with_gateway(gateway_extra: &str, extra: &str) -> String {
     format!(
         "{{
-  gateway: {{ auth: {{ tokens: [
+  gateway: {{ {gateway_extra} auth: {{ tokens: [
     {{ name: 'admin', token: '{ADMIN}', scopes: ['operator.admin'] }},
     {{ name: 'approver', token: '{APPROVER}', scopes: ['operator.approvals'] }},
     {{ name: 'agent', token: '{AGENT}', scopes: ['agent'] }},
@@ -48,8 +53,13 @@ pub(crate) struct Server {
 impl Server {
     /// Starts a server on a free loopback port with `config(extra)`.
     pub(crate) async fn start(extra: &str) -> Server {
+        Self::start_with_config(&config(extra)).await
+    }
+
+    /// Starts a server on a free loopback port with the whole config `text`.
+    pub(crate) async fn start_with_config(text: &str) -> Server {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("gatehouse.json5"), config(extra)).unwrap();
+        std::fs::write(dir.path().join("gatehouse.json5"), text).unwrap();
         Self::start_in(dir).await
     }
 
@@ -146,6 +156,12 @@ impl Server {
 
     /// A connected WebSocket client.
     pub(crate) async fn ws(&self, token: &str) -> Ws {
+        self.ws_with(token, json!({})).await.0
+    }
+
+    /// A WebSocket client connected with `extra` connect params (`since`, `instance`), and the
+    /// connect answer's payload.
+    pub(crate) async fn ws_with(&self, token: &str, extra: Value) -> (Ws, Value) {
         let url = format!("{}/ws", self.base.replacen("http", "ws", 1));
         let (stream, _) = tokio_tungstenite::connect_async(url).await.unwrap();
         let mut ws = Ws {
@@ -153,14 +169,13 @@ impl Server {
             next_id: 0,
             backlog: Vec::new(),
         };
-        let answer = ws
-            .call(
-                "connect",
-                json!({"token": token, "client": {"name": "it", "version": "0"}}),
-            )
-            .await;
+        let mut params = json!({"token": token, "client": {"name": "it", "version": "0"}});
+        if let (Some(params), Some(extra)) = (params.as_object_mut(), extra.as_object()) {
+            params.extend(extra.clone());
+        }
+        let answer = ws.call("connect", params).await;
         assert_eq!(answer["ok"], true, "{answer}");
-        ws
+        (ws, answer["payload"].clone())
     }
 }
 

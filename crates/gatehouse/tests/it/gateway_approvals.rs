@@ -3,7 +3,9 @@
 
 use serde_json::{Value, json};
 
-use crate::gateway::{ADMIN, AGENT, APPROVER, OTHER_AGENT, Server, audit_records};
+use crate::gateway::{
+    ADMIN, AGENT, APPROVER, OTHER_AGENT, Server, audit_records, config_with_gateway,
+};
 
 fn ask_params(server: &Server, extra: Value) -> Value {
     let mut params = json!({
@@ -139,10 +141,45 @@ async fn runs_the_two_phase_flow_with_prefix_resolve_and_wait_after_resolve() {
         .ok(APPROVER, "exec.approval.get", json!({"id": id}))
         .await;
     assert_eq!(got["state"], "allowed");
+    assert_eq!(got["allowedDecisions"], json!([]));
     let listed = server
         .ok(APPROVER, "exec.approval.list", json!({"state": "allowed"}))
         .await;
     assert_eq!(listed["approvals"][0]["id"], id.as_str());
+}
+
+#[tokio::test]
+async fn lists_pending_approvals_with_the_decisions_their_event_offered() {
+    let server = Server::start("").await;
+    let mut operator = server.ws(APPROVER).await;
+    // An allowlist miss on a resolvable program: an allowlist entry would help.
+    let extra = json!({"command": "ls -la", "argv": ["ls", "-la"], "twoPhase": true});
+    server
+        .ok(AGENT, "exec.approval.request", ask_params(&server, extra))
+        .await;
+    let requested = operator.event("exec.approval.requested").await;
+    assert_eq!(
+        requested["payload"]["allowedDecisions"],
+        json!(["allow-once", "allow-always", "deny"])
+    );
+    let listed = server
+        .ok(APPROVER, "exec.approval.list", json!({"state": "pending"}))
+        .await;
+    assert_eq!(
+        listed["approvals"][0]["allowedDecisions"],
+        requested["payload"]["allowedDecisions"]
+    );
+    let got = server
+        .ok(
+            APPROVER,
+            "exec.approval.get",
+            json!({"id": requested["payload"]["id"]}),
+        )
+        .await;
+    assert_eq!(
+        got["allowedDecisions"],
+        requested["payload"]["allowedDecisions"]
+    );
 }
 
 #[tokio::test]
@@ -385,10 +422,25 @@ async fn reads_the_approvals_file_redacted_and_refuses_stale_writes() {
 #[tokio::test]
 async fn cancels_pending_approvals_when_the_server_restarts() {
     let server = Server::start("").await;
-    let operator = server.ws(APPROVER).await;
+    let (operator, before) = server.ws_with(APPROVER, json!({})).await;
     let id = two_phase(&server).await;
     drop(operator);
     let server = server.restart().await;
+    // An operator reconnecting with the last seq and instance it knew is given the cancellation
+    // published at start, before it could connect.
+    let (mut operator, after) = server
+        .ws_with(
+            APPROVER,
+            json!({"since": 1, "instance": before["server"]["instance"]}),
+        )
+        .await;
+    assert_ne!(after["server"]["instance"], before["server"]["instance"]);
+    assert_eq!(after["events"]["complete"], true, "{after}");
+    let cancelled = operator.event("exec.approval.cancelled").await;
+    assert_eq!(
+        (&cancelled["payload"]["id"], &cancelled["payload"]["reason"]),
+        (&json!(id), &json!("gateway-restart"))
+    );
     let got = server
         .ok(APPROVER, "exec.approval.get", json!({"id": id}))
         .await;
@@ -404,8 +456,7 @@ async fn cancels_pending_approvals_when_the_server_restarts() {
         )
         .await;
     assert_eq!(late["error"]["code"], "approval_cancelled", "{late}");
-    // The cancellation is recorded like any decision, although no client was connected to see
-    // its event at start.
+    // The cancellation is recorded like any decision.
     audit_records(&server, &id, |records| {
         records.iter().any(|record| {
             record["kind"] == "decision" && record["payload"]["reason"] == "gateway-restart"
@@ -466,4 +517,20 @@ async fn takes_explicit_ids_refuses_reuse_and_lists_candidates_of_an_ambiguous_p
         (repeated["applied"].clone(), repeated["decision"].clone()),
         (json!(false), json!("deny"))
     );
+}
+
+#[tokio::test]
+async fn applies_the_pending_cap_configured_in_gateway_limits() {
+    let config = config_with_gateway("limits: { maxPendingPerAgent: 1 },", "");
+    let server = Server::start_with_config(&config).await;
+    let _operator = server.ws(APPROVER).await;
+    two_phase(&server).await;
+    let refused = server
+        .rpc(
+            AGENT,
+            "exec.approval.request",
+            ask_params(&server, json!({"twoPhase": true})),
+        )
+        .await;
+    assert_eq!(refused["error"]["code"], "pending_limit", "{refused}");
 }
