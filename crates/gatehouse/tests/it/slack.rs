@@ -305,9 +305,8 @@ async fn http_mode_refuses_bad_stale_and_replayed_signatures() {
     assert_eq!(replayed["result"]["status"], 401, "{replayed}");
 }
 
-#[tokio::test]
-async fn updates_cards_on_expiry_and_after_a_restart() {
-    let s = Slack::start(&format!("approvers: ['{APPROVER}']"), false).await;
+async fn updates_cards_on_expiry_and_after_a_restart(http: bool) {
+    let s = Slack::start(&format!("approvers: ['{APPROVER}']"), http).await;
     let expiring = request(&s.server, json!({"timeoutMs": 1500})).await;
     s.calls("chat.postMessage", 1).await;
     assert_eq!(settled(&s.server, &expiring).await["state"], "expired");
@@ -328,6 +327,16 @@ async fn updates_cards_on_expiry_and_after_a_restart() {
         "the second card was updated"
     );
     assert!(!updates[1].body.to_string().contains("\"actions\""));
+}
+
+#[tokio::test]
+async fn socket_mode_updates_cards_on_expiry_and_after_a_restart() {
+    updates_cards_on_expiry_and_after_a_restart(false).await;
+}
+
+#[tokio::test]
+async fn http_mode_updates_cards_on_expiry_and_after_a_restart() {
+    updates_cards_on_expiry_and_after_a_restart(true).await;
 }
 
 #[tokio::test]
@@ -360,17 +369,25 @@ async fn socket_mode_reconnects_without_losing_a_press() {
     assert!(reconnects >= 2, "{reconnects} connections opened");
 }
 
-#[tokio::test]
-async fn waits_out_a_429_and_delivers_once() {
-    let s = Slack::start(&format!("approvers: ['{APPROVER}']"), false).await;
+async fn waits_out_a_429_and_delivers_once(http: bool) {
+    let s = Slack::start(&format!("approvers: ['{APPROVER}']"), http).await;
     assert_waits_out_a_429(&s.fake, &s.server, "chat.postMessage", 1.0).await;
 }
 
 #[tokio::test]
-async fn deletes_every_copy_after_resolve_with_cleanup() {
+async fn socket_mode_waits_out_a_429_and_delivers_once() {
+    waits_out_a_429_and_delivers_once(false).await;
+}
+
+#[tokio::test]
+async fn http_mode_waits_out_a_429_and_delivers_once() {
+    waits_out_a_429_and_delivers_once(true).await;
+}
+
+async fn deletes_every_copy_after_resolve_with_cleanup(http: bool) {
     let s = Slack::start(
         &format!("approvers: ['{APPROVER}'], target: 'both', cleanupAfterResolve: true"),
-        false,
+        http,
     )
     .await;
     let id = request(&s.server, from_thread()).await;
@@ -386,5 +403,27 @@ async fn deletes_every_copy_after_resolve_with_cleanup() {
             .any(|c| c.body["channel"] == ORIGIN && c.body["ts"] == card.message.as_str()),
         "{deleted:?}"
     );
+    let dm = s.stored().await["dms"][APPROVER]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut from: Vec<&str> = deleted
+        .iter()
+        .filter_map(|c| c.body["channel"].as_str())
+        .collect();
+    from.sort_unstable();
+    let mut every_copy = [ORIGIN, dm.as_str()];
+    every_copy.sort_unstable();
+    assert_eq!(from, every_copy, "one delete per copy");
     assert!(s.fake.calls().iter().all(|c| c.method != "chat.update"));
+}
+
+#[tokio::test]
+async fn socket_mode_deletes_every_copy_after_resolve_with_cleanup() {
+    deletes_every_copy_after_resolve_with_cleanup(false).await;
+}
+
+#[tokio::test]
+async fn http_mode_deletes_every_copy_after_resolve_with_cleanup() {
+    deletes_every_copy_after_resolve_with_cleanup(true).await;
 }
