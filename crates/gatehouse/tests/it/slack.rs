@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use crate::chat_support::{
     Card, WAIT, approval, assert_waits_out_a_429, eventually, request, settled,
 };
-use crate::gateway::Server;
+use crate::gateway::{AGENT, Server};
 
 /// The configured approver.
 const APPROVER: &str = "U0ALICE";
@@ -28,6 +28,11 @@ struct Slack {
 impl Slack {
     /// Socket Mode (`http: false`) or HTTP mode with the fake delivering signed requests.
     async fn start(exec_approvals: &str, http: bool) -> Slack {
+        Self::start_with(exec_approvals, http, "").await
+    }
+
+    /// As [`Slack::start`], with `extra` top-level config keys (JSON5).
+    async fn start_with(exec_approvals: &str, http: bool, extra: &str) -> Slack {
         let fake = gatehouse_fakes::slack::spawn("127.0.0.1:0".parse().unwrap())
             .await
             .unwrap();
@@ -38,7 +43,7 @@ impl Slack {
         };
         let config = format!(
             "channels: {{ slack: {{ botToken: 'xoxb-fake', apiUrl: '{}', {mode},
-               execApprovals: {{ {exec_approvals} }} }} }},",
+               execApprovals: {{ {exec_approvals} }} }} }}, {extra}",
             fake.base_url
         );
         let server = Server::start(&config).await;
@@ -426,4 +431,59 @@ async fn socket_mode_deletes_every_copy_after_resolve_with_cleanup() {
 #[tokio::test]
 async fn http_mode_deletes_every_copy_after_resolve_with_cleanup() {
     deletes_every_copy_after_resolve_with_cleanup(true).await;
+}
+
+/// `user` types the slash command `/elevated text` in [`ORIGIN`]; the command's own answer.
+async fn elevated(s: &Slack, user: &str, text: &str) -> String {
+    let answered = s
+        .inject(
+            json!({"type": "slash_commands", "payload": {"command": "/elevated",
+            "text": text, "user_id": user, "channel_id": ORIGIN}}),
+        )
+        .await;
+    assert_eq!(answered["result"]["status"], 200, "{answered}");
+    let body: Value =
+        serde_json::from_str(answered["result"]["body"].as_str().unwrap_or_default()).unwrap();
+    assert_eq!(body["response_type"], "ephemeral", "{body}");
+    body["text"].as_str().unwrap_or_default().to_owned()
+}
+
+#[tokio::test]
+async fn http_mode_sets_queries_and_refuses_elevated_by_slash_command() {
+    let s = Slack::start_with(
+        &format!("approvers: ['{APPROVER}']"),
+        true,
+        &format!(
+            "tools: {{ elevated: {{ enabled: true, allowFrom: {{ slack: ['{APPROVER}'] }} }} }},"
+        ),
+    )
+    .await;
+    let bind = json!({"sessionKey": "s1", "channel": "slack", "to": ORIGIN});
+    assert_eq!(
+        s.server.ok(AGENT, "session.bind", bind).await["bound"],
+        true
+    );
+
+    let refused = elevated(&s, STRANGER, "full").await;
+    assert!(
+        refused.contains("Not authorized to change elevated mode"),
+        "{refused}"
+    );
+    let set = elevated(&s, APPROVER, "full").await;
+    assert!(set.contains("Elevated mode is now full"), "{set}");
+    let queried = elevated(&s, APPROVER, "").await;
+    assert!(
+        queried.contains("Elevated mode is full (set for this session)"),
+        "{queried}"
+    );
+    let refused_query_after = elevated(&s, STRANGER, "off").await;
+    assert!(
+        refused_query_after.contains("Not authorized"),
+        "{refused_query_after}"
+    );
+    let still = elevated(&s, APPROVER, "").await;
+    assert!(
+        still.contains("Elevated mode is full"),
+        "the stranger changed nothing: {still}"
+    );
 }
