@@ -435,9 +435,14 @@ async fn http_mode_deletes_every_copy_after_resolve_with_cleanup() {
 
 /// `user` types the slash command `/elevated text` in [`ORIGIN`]; the command's own answer.
 async fn elevated(s: &Slack, user: &str, text: &str) -> String {
+    slash(s, "/elevated", user, text).await
+}
+
+/// `user` types the slash command `command text` in [`ORIGIN`]; the command's own answer.
+async fn slash(s: &Slack, command: &str, user: &str, text: &str) -> String {
     let answered = s
         .inject(
-            json!({"type": "slash_commands", "payload": {"command": "/elevated",
+            json!({"type": "slash_commands", "payload": {"command": command,
             "text": text, "user_id": user, "channel_id": ORIGIN}}),
         )
         .await;
@@ -486,4 +491,8 @@ async fn http_mode_sets_queries_and_refuses_elevated_by_slash_command() {
         still.contains("Elevated mode is full"),
         "the stranger changed nothing: {still}"
     );
+    // The adapter hands any slash command to the core grammar, so `/elev` works too once the
+    // app registers it (the manifest registers only `/approve` and `/elevated`).
+    let short = slash(&s, "/elev", APPROVER, "off").await;
+    assert!(short.contains("Elevated mode is now off"), "{short}");
 }
