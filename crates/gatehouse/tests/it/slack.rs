@@ -496,3 +496,57 @@ async fn http_mode_sets_queries_and_refuses_elevated_by_slash_command() {
     let short = slash(&s, "/elev", APPROVER, "off").await;
     assert!(short.contains("Elevated mode is now off"), "{short}");
 }
+
+/// Forwards every TCP connection on `listener` to `to`: the gateway's address as Slack would
+/// reach it through a proxy that can be down.
+fn forward(listener: tokio::net::TcpListener, to: String) {
+    tokio::spawn(async move {
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            let to = to.clone();
+            tokio::spawn(async move {
+                if let Ok(mut outbound) = tokio::net::TcpStream::connect(&to).await {
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                }
+            });
+        }
+    });
+}
+
+#[tokio::test]
+async fn http_mode_accepts_a_retry_of_an_undelivered_press_once() {
+    let s = Slack::start(
+        &format!("approvers: ['{APPROVER}'], target: 'channel'"),
+        true,
+    )
+    .await;
+    let id = request(&s.server, from_thread()).await;
+    let card = s.cards(ORIGIN, 1).await.remove(0);
+    // The Request URL goes through an address where nothing listens yet: the gateway is down.
+    let probe = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let proxy = probe.local_addr().unwrap();
+    drop(probe);
+    s.fake
+        .control(
+            "/_fake/config",
+            &json!({"request_url": format!("http://{proxy}/slack/events"),
+                "signing_secret": SIGNING_SECRET}),
+        )
+        .await
+        .unwrap();
+    let lost = s
+        .press(APPROVER, &card, card.button("allow-once"), json!({}))
+        .await;
+    assert!(lost["result"]["error"].is_string(), "{lost}");
+    assert_eq!(approval(&s.server, &id).await["state"], "pending");
+
+    // Back up: the same bytes, signature and timestamp (as Slack's retry sends them) decide,
+    // because the gateway never saw them; a second copy is then a replay.
+    let gateway = s.server.base.trim_start_matches("http://").to_owned();
+    forward(tokio::net::TcpListener::bind(proxy).await.unwrap(), gateway);
+    let delivery = lost["result"]["delivery_id"].clone();
+    let retried = s.inject(json!({"replay": delivery})).await;
+    assert_eq!(retried["result"]["status"], 200, "{retried}");
+    assert_eq!(settled(&s.server, &id).await["decision"], "allow-once");
+    let again = s.inject(json!({"replay": delivery})).await;
+    assert_eq!(again["result"]["status"], 401, "{again}");
+}
