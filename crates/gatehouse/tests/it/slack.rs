@@ -160,6 +160,19 @@ fn from_thread() -> Value {
     json!({"turnSource": {"channel": "slack", "to": ORIGIN, "threadId": THREAD}})
 }
 
+/// A gateway posting to the origin channel only, one pending request from [`THREAD`], and its
+/// card.
+async fn one_channel_card(http: bool) -> (Slack, String, Card) {
+    let s = Slack::start(
+        &format!("approvers: ['{APPROVER}'], target: 'channel'"),
+        http,
+    )
+    .await;
+    let id = request(&s.server, from_thread()).await;
+    let card = s.cards(ORIGIN, 1).await.remove(0);
+    (s, id, card)
+}
+
 /// Waits until `user` got `count` ephemeral messages.
 async fn wait_for_ephemerals(slack: &Slack, user: &str, count: usize) -> Vec<String> {
     eventually(&format!("{count} ephemerals for {user}"), async || {
@@ -282,13 +295,7 @@ async fn http_mode_approves_by_command_bare_word_and_slash_command() {
 
 #[tokio::test]
 async fn http_mode_refuses_bad_stale_and_replayed_signatures() {
-    let s = Slack::start(
-        &format!("approvers: ['{APPROVER}'], target: 'channel'"),
-        true,
-    )
-    .await;
-    let id = request(&s.server, from_thread()).await;
-    let card = s.cards(ORIGIN, 1).await.remove(0);
+    let (s, id, card) = one_channel_card(true).await;
     let deny = card.button("deny").to_owned();
     for variant in [
         json!({"signature": "bad"}),
@@ -346,13 +353,7 @@ async fn http_mode_updates_cards_on_expiry_and_after_a_restart() {
 
 #[tokio::test]
 async fn socket_mode_reconnects_without_losing_a_press() {
-    let s = Slack::start(
-        &format!("approvers: ['{APPROVER}'], target: 'channel'"),
-        false,
-    )
-    .await;
-    let id = request(&s.server, from_thread()).await;
-    let card = s.cards(ORIGIN, 1).await.remove(0);
+    let (s, id, card) = one_channel_card(false).await;
     s.fake
         .control("/_fake/disconnect", &json!({"reconnect_delay_ms": 500}))
         .await
@@ -514,13 +515,7 @@ fn forward(listener: tokio::net::TcpListener, to: String) {
 
 #[tokio::test]
 async fn http_mode_accepts_a_retry_of_an_undelivered_press_once() {
-    let s = Slack::start(
-        &format!("approvers: ['{APPROVER}'], target: 'channel'"),
-        true,
-    )
-    .await;
-    let id = request(&s.server, from_thread()).await;
-    let card = s.cards(ORIGIN, 1).await.remove(0);
+    let (s, id, card) = one_channel_card(true).await;
     // The Request URL goes through an address where nothing listens yet: the gateway is down.
     let probe = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let proxy = probe.local_addr().unwrap();
