@@ -101,6 +101,9 @@ pub struct SlackConfig {
     pub api_url: Option<String>,
     /// Socket Mode (default) or HTTP events.
     pub mode: Option<SlackMode>,
+    /// Socket Mode connections kept open at once (default 2, so one can drop while the other
+    /// still receives); at least 1.
+    pub socket_connections: Option<u32>,
     /// Native approval client.
     pub exec_approvals: Option<ChannelApprovalsConfig>,
 }

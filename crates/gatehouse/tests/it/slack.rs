@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use crate::chat_support::{
     Card, WAIT, approval, assert_waits_out_a_429, eventually, request, settled,
 };
-use crate::gateway::Server;
+use crate::gateway::{AGENT, Server};
 
 /// The configured approver.
 const APPROVER: &str = "U0ALICE";
@@ -28,6 +28,11 @@ struct Slack {
 impl Slack {
     /// Socket Mode (`http: false`) or HTTP mode with the fake delivering signed requests.
     async fn start(exec_approvals: &str, http: bool) -> Slack {
+        Self::start_with(exec_approvals, http, "").await
+    }
+
+    /// As [`Slack::start`], with `extra` top-level config keys (JSON5).
+    async fn start_with(exec_approvals: &str, http: bool, extra: &str) -> Slack {
         let fake = gatehouse_fakes::slack::spawn("127.0.0.1:0".parse().unwrap())
             .await
             .unwrap();
@@ -38,7 +43,7 @@ impl Slack {
         };
         let config = format!(
             "channels: {{ slack: {{ botToken: 'xoxb-fake', apiUrl: '{}', {mode},
-               execApprovals: {{ {exec_approvals} }} }} }},",
+               execApprovals: {{ {exec_approvals} }} }} }}, {extra}",
             fake.base_url
         );
         let server = Server::start(&config).await;
@@ -153,6 +158,19 @@ fn card(channel: &str, message: &Value) -> Option<Card> {
 /// A request from the thread [`THREAD`] of [`ORIGIN`].
 fn from_thread() -> Value {
     json!({"turnSource": {"channel": "slack", "to": ORIGIN, "threadId": THREAD}})
+}
+
+/// A gateway posting to the origin channel only, one pending request from [`THREAD`], and its
+/// card.
+async fn one_channel_card(http: bool) -> (Slack, String, Card) {
+    let s = Slack::start(
+        &format!("approvers: ['{APPROVER}'], target: 'channel'"),
+        http,
+    )
+    .await;
+    let id = request(&s.server, from_thread()).await;
+    let card = s.cards(ORIGIN, 1).await.remove(0);
+    (s, id, card)
 }
 
 /// Waits until `user` got `count` ephemeral messages.
@@ -277,13 +295,7 @@ async fn http_mode_approves_by_command_bare_word_and_slash_command() {
 
 #[tokio::test]
 async fn http_mode_refuses_bad_stale_and_replayed_signatures() {
-    let s = Slack::start(
-        &format!("approvers: ['{APPROVER}'], target: 'channel'"),
-        true,
-    )
-    .await;
-    let id = request(&s.server, from_thread()).await;
-    let card = s.cards(ORIGIN, 1).await.remove(0);
+    let (s, id, card) = one_channel_card(true).await;
     let deny = card.button("deny").to_owned();
     for variant in [
         json!({"signature": "bad"}),
@@ -305,9 +317,8 @@ async fn http_mode_refuses_bad_stale_and_replayed_signatures() {
     assert_eq!(replayed["result"]["status"], 401, "{replayed}");
 }
 
-#[tokio::test]
-async fn updates_cards_on_expiry_and_after_a_restart() {
-    let s = Slack::start(&format!("approvers: ['{APPROVER}']"), false).await;
+async fn updates_cards_on_expiry_and_after_a_restart(http: bool) {
+    let s = Slack::start(&format!("approvers: ['{APPROVER}']"), http).await;
     let expiring = request(&s.server, json!({"timeoutMs": 1500})).await;
     s.calls("chat.postMessage", 1).await;
     assert_eq!(settled(&s.server, &expiring).await["state"], "expired");
@@ -331,14 +342,18 @@ async fn updates_cards_on_expiry_and_after_a_restart() {
 }
 
 #[tokio::test]
+async fn socket_mode_updates_cards_on_expiry_and_after_a_restart() {
+    updates_cards_on_expiry_and_after_a_restart(false).await;
+}
+
+#[tokio::test]
+async fn http_mode_updates_cards_on_expiry_and_after_a_restart() {
+    updates_cards_on_expiry_and_after_a_restart(true).await;
+}
+
+#[tokio::test]
 async fn socket_mode_reconnects_without_losing_a_press() {
-    let s = Slack::start(
-        &format!("approvers: ['{APPROVER}'], target: 'channel'"),
-        false,
-    )
-    .await;
-    let id = request(&s.server, from_thread()).await;
-    let card = s.cards(ORIGIN, 1).await.remove(0);
+    let (s, id, card) = one_channel_card(false).await;
     s.fake
         .control("/_fake/disconnect", &json!({"reconnect_delay_ms": 500}))
         .await
@@ -360,17 +375,25 @@ async fn socket_mode_reconnects_without_losing_a_press() {
     assert!(reconnects >= 2, "{reconnects} connections opened");
 }
 
-#[tokio::test]
-async fn waits_out_a_429_and_delivers_once() {
-    let s = Slack::start(&format!("approvers: ['{APPROVER}']"), false).await;
+async fn waits_out_a_429_and_delivers_once(http: bool) {
+    let s = Slack::start(&format!("approvers: ['{APPROVER}']"), http).await;
     assert_waits_out_a_429(&s.fake, &s.server, "chat.postMessage", 1.0).await;
 }
 
 #[tokio::test]
-async fn deletes_every_copy_after_resolve_with_cleanup() {
+async fn socket_mode_waits_out_a_429_and_delivers_once() {
+    waits_out_a_429_and_delivers_once(false).await;
+}
+
+#[tokio::test]
+async fn http_mode_waits_out_a_429_and_delivers_once() {
+    waits_out_a_429_and_delivers_once(true).await;
+}
+
+async fn deletes_every_copy_after_resolve_with_cleanup(http: bool) {
     let s = Slack::start(
         &format!("approvers: ['{APPROVER}'], target: 'both', cleanupAfterResolve: true"),
-        false,
+        http,
     )
     .await;
     let id = request(&s.server, from_thread()).await;
@@ -386,5 +409,139 @@ async fn deletes_every_copy_after_resolve_with_cleanup() {
             .any(|c| c.body["channel"] == ORIGIN && c.body["ts"] == card.message.as_str()),
         "{deleted:?}"
     );
+    let dm = s.stored().await["dms"][APPROVER]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut from: Vec<&str> = deleted
+        .iter()
+        .filter_map(|c| c.body["channel"].as_str())
+        .collect();
+    from.sort_unstable();
+    let mut every_copy = [ORIGIN, dm.as_str()];
+    every_copy.sort_unstable();
+    assert_eq!(from, every_copy, "one delete per copy");
     assert!(s.fake.calls().iter().all(|c| c.method != "chat.update"));
+}
+
+#[tokio::test]
+async fn socket_mode_deletes_every_copy_after_resolve_with_cleanup() {
+    deletes_every_copy_after_resolve_with_cleanup(false).await;
+}
+
+#[tokio::test]
+async fn http_mode_deletes_every_copy_after_resolve_with_cleanup() {
+    deletes_every_copy_after_resolve_with_cleanup(true).await;
+}
+
+/// `user` types the slash command `/elevated text` in [`ORIGIN`]; the command's own answer.
+async fn elevated(s: &Slack, user: &str, text: &str) -> String {
+    slash(s, "/elevated", user, text).await
+}
+
+/// `user` types the slash command `command text` in [`ORIGIN`]; the command's own answer.
+async fn slash(s: &Slack, command: &str, user: &str, text: &str) -> String {
+    let answered = s
+        .inject(
+            json!({"type": "slash_commands", "payload": {"command": command,
+            "text": text, "user_id": user, "channel_id": ORIGIN}}),
+        )
+        .await;
+    assert_eq!(answered["result"]["status"], 200, "{answered}");
+    let body: Value =
+        serde_json::from_str(answered["result"]["body"].as_str().unwrap_or_default()).unwrap();
+    assert_eq!(body["response_type"], "ephemeral", "{body}");
+    body["text"].as_str().unwrap_or_default().to_owned()
+}
+
+#[tokio::test]
+async fn http_mode_sets_queries_and_refuses_elevated_by_slash_command() {
+    let s = Slack::start_with(
+        &format!("approvers: ['{APPROVER}']"),
+        true,
+        &format!(
+            "tools: {{ elevated: {{ enabled: true, allowFrom: {{ slack: ['{APPROVER}'] }} }} }},"
+        ),
+    )
+    .await;
+    let bind = json!({"sessionKey": "s1", "channel": "slack", "to": ORIGIN});
+    assert_eq!(
+        s.server.ok(AGENT, "session.bind", bind).await["bound"],
+        true
+    );
+
+    let refused = elevated(&s, STRANGER, "full").await;
+    assert!(
+        refused.contains("Not authorized to change elevated mode"),
+        "{refused}"
+    );
+    let set = elevated(&s, APPROVER, "full").await;
+    assert!(set.contains("Elevated mode is now full"), "{set}");
+    let queried = elevated(&s, APPROVER, "").await;
+    assert!(
+        queried.contains("Elevated mode is full (set for this session)"),
+        "{queried}"
+    );
+    let refused_query_after = elevated(&s, STRANGER, "off").await;
+    assert!(
+        refused_query_after.contains("Not authorized"),
+        "{refused_query_after}"
+    );
+    let still = elevated(&s, APPROVER, "").await;
+    assert!(
+        still.contains("Elevated mode is full"),
+        "the stranger changed nothing: {still}"
+    );
+    // The adapter hands any slash command to the core grammar, so `/elev` works too once the
+    // app registers it (the manifest registers only `/approve` and `/elevated`).
+    let short = slash(&s, "/elev", APPROVER, "off").await;
+    assert!(short.contains("Elevated mode is now off"), "{short}");
+}
+
+/// Forwards every TCP connection on `listener` to `to`: the gateway's address as Slack would
+/// reach it through a proxy that can be down.
+fn forward(listener: tokio::net::TcpListener, to: String) {
+    tokio::spawn(async move {
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            let to = to.clone();
+            tokio::spawn(async move {
+                if let Ok(mut outbound) = tokio::net::TcpStream::connect(&to).await {
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                }
+            });
+        }
+    });
+}
+
+#[tokio::test]
+async fn http_mode_accepts_a_retry_of_an_undelivered_press_once() {
+    let (s, id, card) = one_channel_card(true).await;
+    // The Request URL goes through an address where nothing listens yet: the gateway is down.
+    let probe = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let proxy = probe.local_addr().unwrap();
+    drop(probe);
+    s.fake
+        .control(
+            "/_fake/config",
+            &json!({"request_url": format!("http://{proxy}/slack/events"),
+                "signing_secret": SIGNING_SECRET}),
+        )
+        .await
+        .unwrap();
+    let lost = s
+        .press(APPROVER, &card, card.button("allow-once"), json!({}))
+        .await;
+    assert!(lost["result"]["error"].is_string(), "{lost}");
+    assert_eq!(approval(&s.server, &id).await["state"], "pending");
+
+    // Back up: the same bytes, signature and timestamp (as Slack's retry sends them) decide,
+    // because the gateway never saw them; a second copy is then a replay.
+    let gateway = s.server.base.trim_start_matches("http://").to_owned();
+    forward(tokio::net::TcpListener::bind(proxy).await.unwrap(), gateway);
+    let delivery = lost["result"]["delivery_id"].clone();
+    let retried = s.inject(json!({"replay": delivery})).await;
+    assert_eq!(retried["result"]["status"], 200, "{retried}");
+    assert_eq!(settled(&s.server, &id).await["decision"], "allow-once");
+    let again = s.inject(json!({"replay": delivery})).await;
+    assert_eq!(again["result"]["status"], 401, "{again}");
 }

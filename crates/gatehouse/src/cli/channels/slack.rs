@@ -72,6 +72,9 @@ fn adapter_config(section: &SlackSection) -> anyhow::Result<SlackConfig> {
     config.app_token = app;
     config.signing_secret = signing;
     config.mode = mode;
+    if let Some(connections) = section.socket_connections {
+        config.socket_connections = connections;
+    }
     if let Some(api_url) = &section.api_url {
         config.api_url = api_url
             .parse()
@@ -124,6 +127,24 @@ mod tests {
             (SlackMode::Http, true)
         );
         assert!(connect(&section).unwrap().routes.is_some());
+    }
+
+    #[test]
+    fn maps_socket_connections_and_keeps_two_by_default() {
+        let default = adapter_config(&section("appToken: 'xapp-1'")).unwrap();
+        assert_eq!(default.socket_connections, 2);
+        let one = adapter_config(&section("appToken: 'xapp-1', socketConnections: 1")).unwrap();
+        assert_eq!(one.socket_connections, 1);
+    }
+
+    #[test]
+    fn denies_zero_socket_connections() {
+        let error =
+            adapter_config(&section("appToken: 'xapp-1', socketConnections: 0")).unwrap_err();
+        assert!(
+            format!("{error:#}").contains("socketConnections"),
+            "{error:#}"
+        );
     }
 
     #[test]
