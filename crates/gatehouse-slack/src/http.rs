@@ -35,14 +35,15 @@ pub(crate) fn router(intake: Arc<Intake>, verifier: RequestVerifier) -> Router {
 }
 
 async fn receive(State(state): State<Arc<HttpState>>, headers: HeaderMap, body: Bytes) -> Response {
+    if !state.intake.is_attached() {
+        // Slack retries events and shows the user an error for interactions: better than
+        // accepting something nobody will act on. Checked before the signature so the request
+        // is not remembered as seen, and Slack's retry of the same bytes is accepted later.
+        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+    }
     if let Err(refusal) = state.verifier.verify(&headers, &body, now_secs()) {
         tracing::warn!(channel = "slack", reason = %refusal, "Refused an unauthenticated Slack request.");
         return StatusCode::UNAUTHORIZED.into_response();
-    }
-    if !state.intake.is_attached() {
-        // Slack retries events and shows the user an error for interactions: better than
-        // accepting something nobody will act on.
-        return StatusCode::SERVICE_UNAVAILABLE.into_response();
     }
     if body.first() == Some(&b'{') {
         return event(&state, &body);

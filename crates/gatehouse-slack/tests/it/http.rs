@@ -132,6 +132,29 @@ async fn answers_503_until_the_channel_runs() {
     assert_eq!(early["result"]["status"], 503);
 }
 
+/// Regression: a 503 used to remember the signature, so Slack's retry of the same bytes, once the
+/// channel ran, was refused as a replay.
+#[tokio::test]
+async fn accepts_a_retry_of_a_request_answered_503() {
+    let fake = fake().await;
+    let slack = serve(&fake).await;
+    let early = control(&fake, "/_fake/inject", click(json!({}))).await;
+    assert_eq!(early["result"]["status"], 503);
+    let (mut rx, _task) = run(&slack);
+    wait_for_calls(&fake, "auth.test", 1).await;
+    let retried = control(
+        &fake,
+        "/_fake/inject",
+        json!({"replay": early["result"]["delivery_id"]}),
+    )
+    .await;
+    assert_eq!(retried["result"]["status"], 200, "{retried}");
+    assert!(
+        rx.recv().await.is_some(),
+        "the retried press never reached the core"
+    );
+}
+
 #[tokio::test]
 async fn answers_a_slash_command_in_the_http_response() {
     let fake = fake().await;
