@@ -220,6 +220,38 @@ async fn delivers_to_each_approver_dm_and_the_origin_and_resolves_by_button() {
     }
 }
 
+/// Issue 7: an origin that is itself an approver's DM gets one card, not a card and a copy.
+#[tokio::test]
+async fn delivers_once_when_the_origin_is_an_approvers_dm() {
+    let d = Discord::start(&format!(
+        "approvers: ['{APPROVER}', '{SECOND_APPROVER}'], target: 'both'"
+    ))
+    .await;
+    let origin = json!({"turnSource": {"channel": "discord", "to": format!("user:{APPROVER}")}});
+    let id = request(&d.server, origin).await;
+    let sent = d.calls("createMessage", 2).await;
+    // Give a duplicate every chance to show up before counting.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let mut to: Vec<String> = d
+        .fake
+        .calls()
+        .iter()
+        .filter(|call| call.method == "createMessage")
+        .map(channel_of)
+        .collect();
+    to.sort();
+    let mut expected = vec![d.dm(APPROVER).await, d.dm(SECOND_APPROVER).await];
+    expected.sort();
+    assert_eq!(to, expected, "{sent:?}");
+    // Read as a chat, `user:<id>` would have been a failed delivery to the origin.
+    let status = d
+        .server
+        .ok(crate::gateway::ADMIN, "gateway.status", json!({}))
+        .await;
+    assert_eq!(status["chat"]["failures"], json!([]), "{status}");
+    assert_eq!(approval(&d.server, &id).await["state"], "pending");
+}
+
 #[tokio::test]
 async fn approves_by_text_and_by_the_application_command() {
     let d = Discord::start(&format!("approvers: ['{APPROVER}']")).await;
