@@ -6,7 +6,7 @@ use std::time::Duration;
 use gatehouse_fakes::{Call, FakeHandle};
 use serde_json::{Value, json};
 
-use crate::gateway::{AGENT, APPROVER as APPROVER_TOKEN, Server};
+use crate::gateway::{ADMIN, AGENT, APPROVER as APPROVER_TOKEN, Server};
 
 /// The configured approver's Telegram user id (and so their private chat's id).
 const APPROVER: i64 = 4242;
@@ -650,4 +650,50 @@ async fn resolves_by_webhook_on_the_gateways_listener_and_refuses_a_wrong_secret
     let record = t.settled(&id).await;
     assert_eq!(record["decision"], "allow-once");
     assert_eq!(record["resolvedBy"], "telegram:@alice");
+}
+
+#[tokio::test]
+async fn doctor_reports_the_chat_delivery_failures_of_a_running_gateway() {
+    let t = Telegram::start(&format!("approvers: [{APPROVER}]"), "").await;
+    t.fake
+        .control("/_fake/config", &json!({"never_started": [APPROVER]}))
+        .await
+        .unwrap();
+    t.request(json!({})).await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let status = t.server.ok(ADMIN, "gateway.status", json!({})).await;
+        if status["chat"]["failures"]
+            .as_array()
+            .is_some_and(|f| !f.is_empty())
+        {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no failure: {status}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let doctor = tokio::process::Command::new(env!("CARGO_BIN_EXE_gatehouse"))
+        .args([
+            "doctor",
+            "--url",
+            &t.server.base,
+            "--token",
+            ADMIN,
+            "--data-dir",
+        ])
+        .arg(t.server.data())
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&doctor.stdout);
+    assert_eq!(doctor.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("live check: gateway reachable"), "{stdout}");
+    assert!(
+        stdout.contains("warning: chat delivery to telegram:user:4242 (telegram) failed: send"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("press Start"), "{stdout}");
 }
