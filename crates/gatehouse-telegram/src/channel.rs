@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::future::IntoFuture;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -25,6 +26,7 @@ use crate::config::{TelegramConfig, UpdateMode};
 use crate::error::TelegramError;
 use crate::inbound::locator_of;
 use crate::markup::{card_html, keyboard};
+use crate::webhook::Intake;
 use crate::{polling, webhook};
 
 /// Telegram's limit on a callback answer, in characters.
@@ -43,6 +45,8 @@ pub struct TelegramChannel {
     mode: UpdateMode,
     pub(crate) poll_timeout: Duration,
     pub(crate) call_timeout: Duration,
+    /// The chat core's channel while `run` serves a hosted webhook.
+    intake: Intake,
 }
 
 /// teloxide's `Bot` prints its token in `Debug`; this prints everything else.
@@ -82,6 +86,7 @@ impl TelegramChannel {
             mode: config.mode,
             poll_timeout: config.poll_timeout,
             call_timeout: config.call_timeout,
+            intake: Intake::default(),
         };
         let me = channel
             .checked(channel.bot.get_me())
@@ -89,6 +94,21 @@ impl TelegramChannel {
             .map_err(|source| TelegramError::Connect { source })?;
         channel.bot_username = me.username().to_owned();
         Ok(channel)
+    }
+
+    /// The webhook route for the host's own HTTP server, in [`UpdateMode::HostedWebhook`] only:
+    /// it answers 503 until [`Channel::run`] has registered the webhook, so Telegram retries
+    /// rather than losing an update.
+    pub fn hosted_webhook_router(&self) -> Option<axum::Router> {
+        let UpdateMode::HostedWebhook(hook) = &self.mode else {
+            return None;
+        };
+        Some(webhook::router(
+            &hook.path,
+            hook.secret_token.clone(),
+            self.account_id.clone(),
+            Arc::clone(&self.intake),
+        ))
     }
 
     /// The bot's username without `@`, for the core's `/approve@<bot>` check.
@@ -198,6 +218,9 @@ impl Channel for TelegramChannel {
         match &self.mode {
             UpdateMode::LongPolling => polling::run(self, inbound).await,
             UpdateMode::Webhook(hook) => webhook::run(self, hook, inbound).await,
+            UpdateMode::HostedWebhook(hook) => {
+                webhook::run_hosted(self, hook, &self.intake, inbound).await
+            }
         }
     }
 }

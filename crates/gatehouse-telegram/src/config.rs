@@ -20,6 +20,33 @@ pub enum UpdateMode {
     LongPolling,
     /// Telegram POSTs updates to a public HTTPS URL that reaches `listen`.
     Webhook(WebhookConfig),
+    /// Like [`UpdateMode::Webhook`], but the route is served by the host's own HTTP server
+    /// ([`TelegramChannel::hosted_webhook_router`](crate::TelegramChannel::hosted_webhook_router)),
+    /// so one listener serves both the gateway and Telegram.
+    HostedWebhook(HostedWebhook),
+}
+
+/// Webhook mode on the host's HTTP server: no listener of the adapter's own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostedWebhook {
+    /// The public URL registered with `setWebhook`.
+    pub url: Url,
+    /// The path the host serves updates on (may differ from `url`'s path behind a proxy).
+    pub path: String,
+    /// Sent by Telegram in `X-Telegram-Bot-Api-Secret-Token`; a request without it is refused.
+    pub secret_token: Secret,
+}
+
+impl HostedWebhook {
+    /// Serves updates on `url`'s own path, the usual case when the proxy forwards paths as is.
+    pub fn new(url: Url, secret_token: Secret) -> Self {
+        let path = url.path().to_owned();
+        Self {
+            url,
+            path,
+            secret_token,
+        }
+    }
 }
 
 /// Webhook mode settings.
@@ -109,17 +136,22 @@ impl TelegramConfig {
         if !(Duration::from_secs(1)..=Duration::from_secs(50)).contains(&self.poll_timeout) {
             return refuse("pollTimeout", "must be between 1 s and 50 s");
         }
-        if let UpdateMode::Webhook(hook) = &self.mode {
-            if !is_secret_token(hook.secret_token.expose()) {
+        let hook = match &self.mode {
+            UpdateMode::LongPolling => None,
+            UpdateMode::Webhook(hook) => Some((&hook.url, &hook.path, &hook.secret_token)),
+            UpdateMode::HostedWebhook(hook) => Some((&hook.url, &hook.path, &hook.secret_token)),
+        };
+        if let Some((url, path, secret_token)) = hook {
+            if !is_secret_token(secret_token.expose()) {
                 return refuse(
                     "webhook.secretToken",
                     "1 to 256 characters of A-Z, a-z, 0-9, _ and -",
                 );
             }
-            if !hook.path.starts_with('/') {
+            if !path.starts_with('/') {
                 return refuse("webhook.path", "must start with /");
             }
-            if !matches!(hook.url.scheme(), "https" | "http") {
+            if !matches!(url.scheme(), "https" | "http") {
                 return refuse("webhook.url", "must be an https URL");
             }
         }
@@ -192,6 +224,16 @@ mod tests {
             assert!(config.validate().is_err(), "{bad:?} was accepted");
         }
         config.mode = hook("s3cret_-X");
+        assert_eq!(config.validate(), Ok(()));
+        let hosted = |secret: &str| {
+            UpdateMode::HostedWebhook(HostedWebhook::new(
+                Url::parse("https://bot.example/tg").unwrap(),
+                Secret::new(secret),
+            ))
+        };
+        config.mode = hosted("has space");
+        assert!(config.validate().is_err());
+        config.mode = hosted("s3cret_-X");
         assert_eq!(config.validate(), Ok(()));
     }
 

@@ -46,7 +46,7 @@ mod polling;
 mod webhook;
 
 pub use channel::TelegramChannel;
-pub use config::{DEFAULT_API_URL, TelegramConfig, UpdateMode, WebhookConfig};
+pub use config::{DEFAULT_API_URL, HostedWebhook, TelegramConfig, UpdateMode, WebhookConfig};
 pub use error::TelegramError;
 /// The config crate's redacting credential type, re-exported so callers need no second import.
 pub use gatehouse_config::Secret;

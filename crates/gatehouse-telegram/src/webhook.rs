@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 
 use crate::channel::{ALLOWED_UPDATES, TelegramChannel};
 use crate::classify::CHANNEL;
-use crate::config::WebhookConfig;
+use crate::config::{HostedWebhook, WebhookConfig};
 use crate::inbound::translate;
 
 /// The header Telegram carries the webhook secret in.
@@ -31,10 +31,14 @@ pub const SECRET_HEADER: &str = "x-telegram-bot-api-secret-token";
 /// How many recent update ids are remembered to spot repeated deliveries.
 const RECENT_UPDATES: usize = 1024;
 
+/// Where the endpoint hands updates: the chat core's channel while the adapter runs, `None`
+/// before its start and after its end (answered 503, so Telegram keeps the update).
+pub(crate) type Intake = Arc<Mutex<Option<mpsc::Sender<Inbound>>>>;
+
 struct Endpoint {
     secret: Secret,
     account_id: Option<String>,
-    inbound: mpsc::Sender<Inbound>,
+    inbound: Intake,
     recent: Mutex<VecDeque<u32>>,
 }
 
@@ -70,6 +74,21 @@ pub fn webhook_router(
     secret: Secret,
     account_id: Option<String>,
     inbound: mpsc::Sender<Inbound>,
+) -> Router {
+    router(
+        path,
+        secret,
+        account_id,
+        Arc::new(Mutex::new(Some(inbound))),
+    )
+}
+
+/// The webhook route handing updates to whatever `intake` holds at the time.
+pub(crate) fn router(
+    path: &str,
+    secret: Secret,
+    account_id: Option<String>,
+    inbound: Intake,
 ) -> Router {
     let endpoint = Arc::new(Endpoint {
         secret,
@@ -108,10 +127,18 @@ async fn receive(
     let Some(event) = translate(&update, endpoint.account_id.as_deref()) else {
         return StatusCode::OK;
     };
+    let inbound = endpoint
+        .inbound
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    let Some(inbound) = inbound else {
+        return StatusCode::SERVICE_UNAVAILABLE;
+    };
     if !endpoint.first_delivery(update.id.0) {
         return StatusCode::OK;
     }
-    match endpoint.inbound.send(event).await {
+    match inbound.send(event).await {
         Ok(()) => StatusCode::OK,
         Err(_) => {
             endpoint.forget(update.id.0);
@@ -145,7 +172,7 @@ pub(crate) async fn run(
             .with_graceful_shutdown(async move { closed.closed().await })
             .await
     });
-    let registered = register(channel, hook, &inbound).await;
+    let registered = register(channel, &hook.url, &hook.secret_token, &inbound).await;
     if registered.is_err() {
         server.abort();
         return registered;
@@ -163,10 +190,30 @@ pub(crate) async fn run(
     }
 }
 
+/// Opens `intake` to `inbound`, registers `hook.url` with `setWebhook`, and waits until
+/// `inbound` is closed; the host's server serves the route meanwhile. As in [`run`], the webhook
+/// stays registered on exit.
+pub(crate) async fn run_hosted(
+    channel: &TelegramChannel,
+    hook: &HostedWebhook,
+    intake: &Intake,
+    inbound: mpsc::Sender<Inbound>,
+) -> Result<(), ChatError> {
+    let set = |value| *intake.lock().unwrap_or_else(PoisonError::into_inner) = value;
+    set(Some(inbound.clone()));
+    let registered = register(channel, &hook.url, &hook.secret_token, &inbound).await;
+    if registered.is_ok() {
+        inbound.closed().await;
+    }
+    set(None);
+    registered
+}
+
 /// `setWebhook`, retried with the core's backoff while failures are transient.
 async fn register(
     channel: &TelegramChannel,
-    hook: &WebhookConfig,
+    url: &reqwest::Url,
+    secret_token: &Secret,
     inbound: &mpsc::Sender<Inbound>,
 ) -> Result<(), ChatError> {
     let policy = RetryPolicy::default();
@@ -174,8 +221,8 @@ async fn register(
     loop {
         let request = channel
             .bot
-            .set_webhook(hook.url.clone())
-            .secret_token(hook.secret_token.expose().to_owned())
+            .set_webhook(url.clone())
+            .secret_token(secret_token.expose().to_owned())
             .allowed_updates(ALLOWED_UPDATES);
         let error = match channel.checked(request).await {
             Ok(_) => return Ok(()),

@@ -106,15 +106,21 @@ function startSession(token, selectTab) {
       views.allowlists.setScopes(scopes);
       views.approvals.resync();
       views.allowlists.load();
+      views.chat.load();
     },
     onEvent(name, payload) {
-      if (name.startsWith("exec.approval.")) views.approvals.onEvent(name, payload);
+      if (name.startsWith("exec.approval.")) {
+        views.approvals.onEvent(name, payload);
+        // Deliveries run while an approval is pending; a new failure shows up after its events.
+        views.chat.load();
+      }
     },
   });
   views = {
     approvals: new ApprovalsView(gateway),
     allowlists: new AllowlistsView(gateway),
     check: new CheckView(gateway),
+    chat: new ChatDeliveryView(gateway),
   };
   $("logout").addEventListener("click", () => {
     gateway.stop();

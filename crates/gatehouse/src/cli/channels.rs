@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
 use axum::Router;
-use gatehouse_config::Config;
 use gatehouse_config::model::TelegramConfig as TelegramSection;
+use gatehouse_config::{Config, SecretSource};
 use gatehouse_gateway::ConnectedChannel;
-use gatehouse_telegram::{Secret, TelegramChannel, TelegramConfig};
+use gatehouse_telegram::{HostedWebhook, Secret, TelegramChannel, TelegramConfig, UpdateMode};
 
 mod discord;
 mod slack;
@@ -20,7 +20,8 @@ mod slack;
 pub(crate) struct Connected {
     /// Every enabled adapter, for the chat runtime.
     pub(crate) channels: Vec<ConnectedChannel>,
-    /// Routes merged into the gateway's router (Slack's signed Request URL in HTTP mode).
+    /// Routes merged into the gateway's router (Slack's signed Request URL in HTTP mode,
+    /// Telegram's webhook in webhook mode).
     pub(crate) routes: Router,
 }
 
@@ -32,7 +33,11 @@ pub(crate) async fn connect_all(config: &Config) -> anyhow::Result<Connected> {
     if let Some(telegram) = &config.channels.telegram
         && telegram.enabled != Some(false)
     {
-        connected.push(connect_telegram(telegram).await?);
+        let (telegram, telegram_routes) = connect_telegram(telegram).await?;
+        connected.push(telegram);
+        if let Some(telegram_routes) = telegram_routes {
+            routes = routes.merge(telegram_routes);
+        }
     }
     if let Some(section) = &config.channels.discord
         && section.enabled != Some(false)
@@ -54,21 +59,18 @@ pub(crate) async fn connect_all(config: &Config) -> anyhow::Result<Connected> {
     })
 }
 
-async fn connect_telegram(section: &TelegramSection) -> anyhow::Result<ConnectedChannel> {
+/// The Telegram adapter and, in webhook mode, its route on the gateway's own listener.
+async fn connect_telegram(
+    section: &TelegramSection,
+) -> anyhow::Result<(ConnectedChannel, Option<Router>)> {
     let Some(source) = section.token_source() else {
         bail!("`channels.telegram`: set one of botToken, tokenFile, tokenEnv (or enabled: false)");
     };
-    if section.webhook_url.is_some() {
-        bail!(
-            "`channels.telegram.webhookUrl`: webhook mode is not served by `gatehouse serve` yet; \
-             remove it to use long polling, which needs no public address"
-        );
+    let token = resolve(&source, "channels.telegram.botToken")?;
+    let mut config = TelegramConfig::new(token)?;
+    if let Some(mode) = webhook_mode(section)? {
+        config.mode = mode;
     }
-    let resolved = source.resolve("channels.telegram.botToken")?;
-    if let Some(warning) = &resolved.warning {
-        eprintln!("gatehouse: warning: {warning}");
-    }
-    let mut config = TelegramConfig::new(Secret::new(resolved.secret.expose()))?;
     if let Some(api_url) = &section.api_url {
         config.api_url = api_url
             .parse()
@@ -79,10 +81,45 @@ async fn connect_telegram(section: &TelegramSection) -> anyhow::Result<Connected
         .context("cannot connect to Telegram (`channels.telegram`)")?;
     tracing::info!(bot = %channel.bot_username(), "Telegram connected.");
     let bot_username = Some(channel.bot_username().to_owned());
-    Ok(ConnectedChannel {
-        channel: Arc::new(channel),
-        bot_username,
-    })
+    let routes = channel.hosted_webhook_router();
+    Ok((
+        ConnectedChannel {
+            channel: Arc::new(channel),
+            bot_username,
+        },
+        routes,
+    ))
+}
+
+/// `webhookUrl` → webhook mode served by the gateway on the URL's path, guarded by the webhook
+/// secret; `None` (long polling) without it. A webhook without a secret is refused: anyone who
+/// learns the URL could otherwise post forged updates.
+fn webhook_mode(section: &TelegramSection) -> anyhow::Result<Option<UpdateMode>> {
+    let Some(url) = &section.webhook_url else {
+        return Ok(None);
+    };
+    let url = url
+        .parse()
+        .with_context(|| format!("`channels.telegram.webhookUrl`: {url:?} is not a URL"))?;
+    let Some(source) = section.webhook_secret_source() else {
+        bail!(
+            "`channels.telegram.webhookUrl` needs a secret: set one of webhookSecret, \
+             webhookSecretFile, webhookSecretEnv"
+        );
+    };
+    let secret = resolve(&source, "channels.telegram.webhookSecret")?;
+    Ok(Some(UpdateMode::HostedWebhook(HostedWebhook::new(
+        url, secret,
+    ))))
+}
+
+/// A secret from its source; a file others can read is reported, as the config loader does.
+fn resolve(source: &SecretSource, key: &str) -> anyhow::Result<Secret> {
+    let resolved = source.resolve(key)?;
+    if let Some(warning) = &resolved.warning {
+        eprintln!("gatehouse: warning: {warning}");
+    }
+    Ok(resolved.secret)
 }
 
 /// Milliseconds since the Unix epoch: taken before the approval manager starts, so the chat

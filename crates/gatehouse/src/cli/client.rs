@@ -20,6 +20,11 @@ pub(crate) struct ServerArgs {
 }
 
 impl ServerArgs {
+    /// Explicit address and token, for commands where the server is optional (`doctor`).
+    pub(crate) fn new(url: String, token: String) -> Self {
+        Self { url, token }
+    }
+
     /// Calls `method` and returns its payload; a refusal becomes an error naming its code.
     pub(crate) fn call(&self, method: &str, params: Value) -> anyhow::Result<Value> {
         let runtime = tokio::runtime::Builder::new_current_thread()

@@ -30,6 +30,12 @@ pub(crate) struct DoctorArgs {
     /// The address `serve --listen` will use, if it overrides the config.
     #[arg(long, value_name = "ADDR")]
     listen: Option<SocketAddr>,
+    /// A running gateway to check live (chat delivery failures).
+    #[arg(long, env = "GATEHOUSE_URL", default_value = "http://127.0.0.1:18790")]
+    url: String,
+    /// Its bearer token; without one the live check is skipped.
+    #[arg(long, env = "GATEHOUSE_TOKEN", hide_env_values = true)]
+    token: Option<String>,
 }
 
 /// Runs the subcommand.
@@ -108,6 +114,13 @@ pub(crate) fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
              on loopback behind a TLS-terminating proxy"
         ));
     }
+    match args.token {
+        Some(token) => live_check(
+            &super::client::ServerArgs::new(args.url, token),
+            &mut warnings,
+        ),
+        None => println!("live check: skipped (no --token or GATEHOUSE_TOKEN)"),
+    }
     for warning in &warnings {
         println!("warning: {warning}");
     }
@@ -117,6 +130,44 @@ pub(crate) fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Asks the running gateway for `gateway.status`: every chat target whose delivery failed for
+/// good becomes a warning, since an approver there never sees the prompt.
+fn live_check(server: &super::client::ServerArgs, warnings: &mut Vec<String>) {
+    let status = match server.call("gateway.status", serde_json::json!({})) {
+        Ok(status) => status,
+        Err(error) => {
+            warnings.push(format!("live check: {error:#}"));
+            return;
+        }
+    };
+    println!("live check: gateway reachable");
+    let failures = status
+        .pointer("/chat/failures")
+        .and_then(serde_json::Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let text = |failure: &serde_json::Value, key: &str| {
+        failure
+            .get(key)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("?")
+            .to_owned()
+    };
+    for failure in &failures {
+        warnings.push(format!(
+            "chat delivery to {} ({}) failed: {} failed after {} attempts: {}",
+            text(failure, "target"),
+            text(failure, "channel"),
+            text(failure, "operation"),
+            failure
+                .get("attempts")
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0),
+            text(failure, "error"),
+        ));
+    }
 }
 
 /// Token files and the admin token must not be readable by others.

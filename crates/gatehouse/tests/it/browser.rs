@@ -626,3 +626,56 @@ async fn reconnects_by_itself_when_the_gateway_comes_back() {
     .await;
     // Failed reconnection attempts are logged by Chromium as errors, so `problems` is not checked.
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shows_chat_delivery_failures_with_the_last_error() {
+    let fake = gatehouse_fakes::telegram::spawn("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    fake.control("/_fake/config", &json!({"never_started": [4242]}))
+        .await
+        .unwrap();
+    let server = Server::start(&format!(
+        "channels: {{ telegram: {{ botToken: '123:TEST-token', apiUrl: '{}',
+           execApprovals: {{ approvers: [4242] }} }} }}, {ASK_ALWAYS}",
+        fake.base_url
+    ))
+    .await;
+    let params = json!({"command": "make deploy", "argv": ["make", "deploy"],
+        "cwd": server.scratch(), "agentId": "main", "sessionKey": "s1", "twoPhase": true});
+    server.ok(AGENT, "exec.approval.request", params).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let failures = loop {
+        let status = server.ok(ADMIN, "gateway.status", json!({})).await;
+        let failures = status["chat"]["failures"].clone();
+        if failures.as_array().is_some_and(|f| !f.is_empty()) {
+            break failures;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no failure: {status}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+
+    let browser = Browser::start().await;
+    let page = logged_in(&browser, &server.base).await;
+    page.wait_for(
+        "document.querySelector('#chat-failures li')",
+        "the chat delivery panel",
+    )
+    .await;
+    let shown = page
+        .eval("document.querySelector('#chat-failures li').textContent")
+        .await;
+    let shown = shown.as_str().unwrap();
+    assert!(
+        shown.starts_with(&format!(
+            "telegram → {}: send failed",
+            failures[0]["target"].as_str().unwrap()
+        )),
+        "{shown}"
+    );
+    assert!(shown.contains("press Start"), "{shown}");
+    assert_eq!(browser.problems(), Vec::<String>::new());
+}

@@ -53,19 +53,26 @@ pub(crate) struct Server {
 impl Server {
     /// Starts a server on a free loopback port with `config(extra)`.
     pub(crate) async fn start(extra: &str) -> Server {
-        Self::start_with_config(&config(extra)).await
+        Self::start_on(extra, "127.0.0.1:0").await
     }
 
     /// Starts a server on a free loopback port with the whole config `text`.
     pub(crate) async fn start_with_config(text: &str) -> Server {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("gatehouse.json5"), text).unwrap();
-        Self::start_in(dir).await
+        Self::start_in(dir, "127.0.0.1:0").await
     }
 
-    async fn start_in(dir: tempfile::TempDir) -> Server {
+    /// [`Server::start`] on `listen`, for configs that must name the server's own address.
+    pub(crate) async fn start_on(extra: &str, listen: &str) -> Server {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("gatehouse.json5"), config(extra)).unwrap();
+        Self::start_in(dir, listen).await
+    }
+
+    async fn start_in(dir: tempfile::TempDir, listen: &str) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_gatehouse"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+            .args(["serve", "--listen", listen, "--config"])
             .arg(dir.path().join("gatehouse.json5"))
             .arg("--data-dir")
             .arg(dir.path().join("data"))
@@ -111,7 +118,7 @@ impl Server {
             .expect("no exit within 20 s of SIGTERM")
             .unwrap();
         let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap());
-        Self::start_in(dir).await
+        Self::start_in(dir, "127.0.0.1:0").await
     }
 
     /// The data directory.

@@ -121,6 +121,7 @@ async fn doctor(data_dir: &std::path::Path, config: &std::path::Path) -> Output 
     Command::new(env!("CARGO_BIN_EXE_gatehouse"))
         .args(["doctor", "--data-dir"])
         .arg(data_dir)
+        .env_remove("GATEHOUSE_TOKEN")
         .arg("--config")
         .arg(config)
         .output()

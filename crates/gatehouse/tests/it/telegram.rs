@@ -6,7 +6,7 @@ use std::time::Duration;
 use gatehouse_fakes::{Call, FakeHandle};
 use serde_json::{Value, json};
 
-use crate::gateway::{AGENT, APPROVER as APPROVER_TOKEN, Server};
+use crate::gateway::{ADMIN, AGENT, APPROVER as APPROVER_TOKEN, Server};
 
 /// The configured approver's Telegram user id (and so their private chat's id).
 const APPROVER: i64 = 4242;
@@ -593,4 +593,107 @@ async fn elevated_audit(server: &Server, at_least: usize) -> Vec<(Value, Value)>
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// The secret the webhook tests configure.
+const WEBHOOK_SECRET: &str = "hook_secret-0123";
+
+#[tokio::test]
+async fn resolves_by_webhook_on_the_gateways_listener_and_refuses_a_wrong_secret() {
+    let fake = gatehouse_fakes::telegram::spawn("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let listen = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let hook = format!("http://{listen}/telegram/webhook");
+    let config = format!(
+        "channels: {{ telegram: {{ botToken: '123:TEST-token', apiUrl: '{}',
+           webhookUrl: '{hook}', webhookSecret: '{WEBHOOK_SECRET}',
+           execApprovals: {{ approvers: [{APPROVER}] }} }} }},",
+        fake.base_url
+    );
+    let server = Server::start_on(&config, &listen.to_string()).await;
+    let t = Telegram { fake, server };
+    let registered = t.calls("setWebhook", 1).await;
+    assert_eq!(registered[0].body["url"], json!(hook));
+    assert_eq!(registered[0].body["secret_token"], json!(WEBHOOK_SECRET));
+    assert!(
+        t.fake
+            .calls()
+            .iter()
+            .all(|call| call.method != "getUpdates"),
+        "no polling in webhook mode"
+    );
+
+    let id = t.request(json!({})).await;
+    let sent = t.calls("sendMessage", 1).await;
+    let allow = button(&buttons(&sent[0]), "Allow once").to_owned();
+    let forged = json!({"update_id": 900, "callback_query": {"id": "900", "chat_instance": "1",
+        "from": {"id": APPROVER, "is_bot": false, "first_name": "Alice", "username": "alice"},
+        "data": allow,
+        "message": {"message_id": 1, "date": 0, "chat": {"id": APPROVER, "type": "private"}}}});
+    let http = reqwest::Client::new();
+    for secret in [None, Some("wrong-secret")] {
+        let mut request = http.post(&hook).json(&forged);
+        if let Some(secret) = secret {
+            request = request.header(gatehouse_telegram::SECRET_HEADER, secret);
+        }
+        let status = request.send().await.unwrap().status();
+        assert_eq!(status, reqwest::StatusCode::UNAUTHORIZED, "{secret:?}");
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(t.approval(&id).await["state"], "pending");
+
+    t.press(APPROVER, APPROVER, 1, &allow).await;
+    let record = t.settled(&id).await;
+    assert_eq!(record["decision"], "allow-once");
+    assert_eq!(record["resolvedBy"], "telegram:@alice");
+}
+
+#[tokio::test]
+async fn doctor_reports_the_chat_delivery_failures_of_a_running_gateway() {
+    let t = Telegram::start(&format!("approvers: [{APPROVER}]"), "").await;
+    t.fake
+        .control("/_fake/config", &json!({"never_started": [APPROVER]}))
+        .await
+        .unwrap();
+    t.request(json!({})).await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let status = t.server.ok(ADMIN, "gateway.status", json!({})).await;
+        if status["chat"]["failures"]
+            .as_array()
+            .is_some_and(|f| !f.is_empty())
+        {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no failure: {status}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let doctor = tokio::process::Command::new(env!("CARGO_BIN_EXE_gatehouse"))
+        .args([
+            "doctor",
+            "--url",
+            &t.server.base,
+            "--token",
+            ADMIN,
+            "--data-dir",
+        ])
+        .arg(t.server.data())
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&doctor.stdout);
+    assert_eq!(doctor.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("live check: gateway reachable"), "{stdout}");
+    assert!(
+        stdout.contains("warning: chat delivery to telegram:user:4242 (telegram) failed: send"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("press Start"), "{stdout}");
 }

@@ -5,10 +5,12 @@ use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
 use axum::Router;
+use gatehouse_config::Secret;
 use gatehouse_config::model::{SlackConfig as SlackSection, SlackMode as ModeKey};
-use gatehouse_config::{Secret, SecretSource};
 use gatehouse_gateway::ConnectedChannel;
 use gatehouse_slack::{SlackChannel, SlackConfig, SlackMode};
+
+use super::resolve;
 
 /// A Slack channel and, in HTTP mode, the routes the gateway must serve for it.
 pub(crate) struct ConnectedSlack {
@@ -84,14 +86,6 @@ fn adapter_config(section: &SlackSection) -> anyhow::Result<SlackConfig> {
         .validate()
         .context("`channels.slack` is not usable")?;
     Ok(config)
-}
-
-fn resolve(source: &SecretSource, key: &str) -> anyhow::Result<Secret> {
-    let resolved = source.resolve(key)?;
-    if let Some(warning) = &resolved.warning {
-        eprintln!("gatehouse: warning: {warning}");
-    }
-    Ok(resolved.secret)
 }
 
 #[cfg(test)]
