@@ -86,18 +86,12 @@ pub(crate) async fn control(fake: &FakeHandle, path: &str, body: Value) -> Value
 
 /// Waits (up to 15 s) until the fake has seen `count` calls of `method`.
 pub(crate) async fn wait_for_calls(fake: &FakeHandle, method: &str, count: usize) -> Vec<Call> {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-    loop {
-        let calls = calls_of(fake, method);
-        if calls.len() >= count {
-            return calls;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {count} x {method}; calls: {:#?}",
-            fake.calls()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
+    match fake
+        .wait_for_calls(method, count, Duration::from_secs(15))
+        .await
+    {
+        Ok(calls) => calls,
+        Err(error) => panic!("{error}; calls: {:#?}", fake.calls()),
     }
 }
 
