@@ -35,6 +35,17 @@ pub enum Error {
         /// The scope it requires.
         required: &'static str,
     },
+    /// The request asked for an elevated level that the elevated gates do not allow; refused
+    /// rather than run under a level the caller did not ask for.
+    #[error("`{method}` asked for elevated level `{level}`, but {reason}")]
+    ElevatedUnavailable {
+        /// The refused method.
+        method: String,
+        /// The level the request asked for.
+        level: &'static str,
+        /// Which gate is closed, naming its config key.
+        reason: String,
+    },
     /// No method of this name is registered.
     #[error("unknown method `{method}`")]
     UnknownMethod {
@@ -185,6 +196,7 @@ impl Error {
             Self::HandshakeTimeout { .. } => "handshake_timeout",
             Self::Unauthorized => "unauthorized",
             Self::Forbidden { .. } => "forbidden",
+            Self::ElevatedUnavailable { .. } => "elevated_unavailable",
             Self::UnknownMethod { .. } => "unknown_method",
             Self::InvalidRequest { .. } => "invalid_request",
             Self::InvalidParams { .. } => "invalid_params",
@@ -217,7 +229,7 @@ impl Error {
             | Self::InvalidParams { .. } => StatusCode::BAD_REQUEST,
             Self::HandshakeTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
-            Self::Forbidden { .. } => StatusCode::FORBIDDEN,
+            Self::Forbidden { .. } | Self::ElevatedUnavailable { .. } => StatusCode::FORBIDDEN,
             Self::UnknownMethod { .. } => StatusCode::NOT_FOUND,
             Self::FrameTooLarge { .. } | Self::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
@@ -315,6 +327,11 @@ mod tests {
             Error::Forbidden {
                 method: "x".into(),
                 required: "agent",
+            },
+            Error::ElevatedUnavailable {
+                method: "x".into(),
+                level: "full",
+                reason: "x".into(),
             },
             Error::UnknownMethod { method: "x".into() },
             Error::InvalidRequest { reason: "x".into() },

@@ -1,5 +1,5 @@
 //! `/elevated` on the gateway: the gates from `tools.elevated`, a directive carried out for a
-//! session, and the session's level applied to exec decisions.
+//! session, and the level in force (request, session or default) applied to exec decisions.
 //!
 //! **Invariant.** A level only narrows or widens the exec settings of an agent whose tool policy
 //! allows `exec`; a tool-policy deny stays a deny whatever the level.
@@ -12,7 +12,8 @@ use gatehouse_config::model::{ElevatedConfig, ElevatedLevel as ConfigLevel};
 use gatehouse_policy::Security;
 use gatehouse_policy::elevated::{
     AgentElevatedGates, AllowFromEntry, ElevatedExec, ElevatedGates, ElevatedLevel, LevelChoices,
-    LevelSource, SenderIdentity, ToolVerdict, authorize_sender, elevated_exec, resolve_level,
+    LevelSource, ResolvedLevel, SenderIdentity, ToolVerdict, authorize_sender, available,
+    elevated_exec, resolve_level,
 };
 use gatehouse_policy::exec::ExecPolicy;
 use gatehouse_policy::tools::{Sandboxing, Sender, SessionContext, ToolPolicyInputs};
@@ -146,34 +147,60 @@ fn audit(exec: &ExecServices, session_key: &str, sender: &SenderIdentity, outcom
     exec.audit(AuditKind::Decision, None, None, payload);
 }
 
-/// The exec policy for one request after the session's elevated level: unchanged when no level
-/// is set (or the gates are closed), host exec refused for `off` or a tool-policy deny, else the
-/// level's security and ask.
-pub(crate) fn apply_session_level(
+/// Where one request's elevated level can come from, as the method received it.
+pub(crate) struct LevelRequest<'a> {
+    /// The method, for the refusal.
+    pub(crate) method: &'static str,
+    /// The agent whose gates and tool policy apply.
+    pub(crate) agent_id: &'a str,
+    /// The session whose stored level applies, if the method names one.
+    pub(crate) session_key: Option<&'a str>,
+    /// The request's own `elevated` param.
+    pub(crate) level: Option<ElevatedLevel>,
+}
+
+/// The exec policy for one request after its elevated level (request > session > default):
+/// unchanged when no level is set or a stored one meets closed gates, host exec refused for
+/// `off` or a tool-policy deny, else the level's security and ask. Works without a chat runtime
+/// (no session levels then). A request that itself asks for more than `off` while the gates are
+/// closed is refused with [`Error::ElevatedUnavailable`], never quietly run under another level.
+pub(crate) fn apply_elevated_level(
     state: &GatewayState,
     exec: &ExecServices,
-    agent_id: &str,
-    session_key: &str,
+    request: &LevelRequest<'_>,
     mut policy: ExecPolicy,
-) -> ExecPolicy {
-    let Some(chat) = state.chat() else {
-        return policy;
-    };
+) -> Result<(ExecPolicy, ResolvedLevel), Error> {
     let config = exec.config();
-    let (gates, agent) = gates(config, Some(agent_id));
+    let (gates, agent) = gates(config, Some(request.agent_id));
+    let session = request
+        .session_key
+        .zip(state.chat())
+        .and_then(|(key, chat)| chat.sessions.level(key));
     let choices = LevelChoices {
-        request: None,
-        session: chat.sessions.level(session_key),
+        request: request.level,
+        session,
         default: default_level(config),
     };
     let resolved = resolve_level(choices, &gates, agent.as_ref());
-    if matches!(
-        resolved.source,
-        LevelSource::Unset | LevelSource::GatesClosed
-    ) {
-        return policy;
+    match resolved.source {
+        LevelSource::Unset => return Ok((policy, resolved)),
+        LevelSource::GatesClosed => {
+            if let Some(level) = request.level.filter(|level| *level != ElevatedLevel::Off) {
+                let reason = available(&gates, agent.as_ref()).err().map_or_else(
+                    || "the elevated gates are closed".to_owned(),
+                    |denial| denial.to_string(),
+                );
+                return Err(Error::ElevatedUnavailable {
+                    method: request.method.to_owned(),
+                    level: level.as_str(),
+                    reason,
+                });
+            }
+            return Ok((policy, resolved));
+        }
+        LevelSource::Request | LevelSource::Session | LevelSource::Default => {}
     }
-    match elevated_exec(resolved.level, exec_tool_verdict(exec, agent_id)) {
+    match elevated_exec(resolved.level, exec_tool_verdict(exec, request.agent_id)) {
         ElevatedExec::ToolDenied | ElevatedExec::SandboxOnly => {
             policy.security = Security::Deny;
         }
@@ -182,7 +209,19 @@ pub(crate) fn apply_session_level(
             policy.ask = ask;
         }
     }
-    policy
+    Ok((policy, resolved))
+}
+
+/// The audit spelling of a resolved level and where it came from.
+pub(crate) fn level_audit(resolved: ResolvedLevel) -> Value {
+    let source = match resolved.source {
+        LevelSource::Request => "request",
+        LevelSource::Session => "session",
+        LevelSource::Default => "default",
+        LevelSource::Unset => "unset",
+        LevelSource::GatesClosed => "gates-closed",
+    };
+    json!({"level": resolved.level.as_str(), "source": source})
 }
 
 /// Whether the agent's tool policy allows `exec`, judged for a non-owner host session so a
@@ -206,5 +245,141 @@ fn exec_tool_verdict(exec: &ExecServices, agent_id: &str) -> ToolVerdict {
         ToolVerdict::Allowed
     } else {
         ToolVerdict::Denied
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::exec::{ExecLimits, ExecSetup};
+    use crate::methods::Call;
+    use crate::scope::Scope;
+    use crate::settings::{GatewaySettings, Limits, Secret, TokenSpec};
+
+    const AGENT: &str = "agent-secret-0123456789";
+
+    /// A gateway with exec services and no chat runtime, and an agent-scope call on it.
+    async fn gateway(config: &str) -> (tempfile::TempDir, Call) {
+        let dir = tempfile::tempdir().unwrap();
+        let loaded = gatehouse_config::load_str(config, &dir.path().join("gatehouse.json5"));
+        let exec = ExecServices::start(ExecSetup {
+            config: loaded.unwrap().config,
+            approvals_file: dir.path().join("exec-approvals.json"),
+            database: dir.path().join("approvals.db"),
+            audit_log: dir.path().join("audit.jsonl"),
+            limits: ExecLimits::default(),
+        })
+        .await
+        .unwrap();
+        let settings = GatewaySettings {
+            listen: ([127, 0, 0, 1], 0).into(),
+            tokens: vec![TokenSpec {
+                name: "agent".into(),
+                secret: Secret::new(AGENT),
+                scopes: vec![Scope::Agent],
+            }],
+            limits: Limits::default(),
+        };
+        let state = GatewayState::with_exec(&settings, exec).unwrap();
+        assert!(state.chat().is_none());
+        let caller = state.authenticate(AGENT).unwrap();
+        (dir, Call { state, caller })
+    }
+
+    /// `exec.policy.check` of `echo hi` with `extra` params: the decision, or the error code.
+    async fn check(call: &Call, extra: Value) -> Result<String, (String, String)> {
+        let mut params = json!({"argv": ["echo", "hi"], "cwd": "/", "agentId": "main"});
+        if let (Some(params), Some(extra)) = (params.as_object_mut(), extra.as_object()) {
+            params.extend(extra.clone());
+        }
+        let registry = call.state.registry();
+        match registry
+            .dispatch(call.clone(), "exec.policy.check", params)
+            .await
+        {
+            Ok(answer) => Ok(answer["decision"].as_str().unwrap().to_owned()),
+            Err(error) => Err((error.code().to_owned(), error.to_string())),
+        }
+    }
+
+    const ENABLED: &str = "tools: { elevated: { enabled: true }, exec: { security: 'deny' } }";
+
+    #[tokio::test]
+    async fn applies_a_request_level_without_a_chat_runtime() {
+        let (_dir, call) = gateway(&format!("{{ {ENABLED} }}")).await;
+        assert_eq!(check(&call, json!({})).await.unwrap(), "deny");
+        assert_eq!(
+            check(&call, json!({"elevated": "full"})).await.unwrap(),
+            "allow"
+        );
+        assert_eq!(
+            check(&call, json!({"elevated": "full", "sessionKey": "s1"}))
+                .await
+                .unwrap(),
+            "allow"
+        );
+    }
+
+    #[tokio::test]
+    async fn applies_the_default_without_a_session_and_lets_a_request_override_it() {
+        let config =
+            format!("{{ {ENABLED}, agents: {{ defaults: {{ elevatedDefault: 'full' }} }} }}");
+        let (_dir, call) = gateway(&config).await;
+        assert_eq!(check(&call, json!({})).await.unwrap(), "allow");
+        assert_eq!(
+            check(&call, json!({"elevated": "off"})).await.unwrap(),
+            "deny"
+        );
+    }
+
+    #[tokio::test]
+    async fn refuses_a_requested_level_when_elevated_is_disabled() {
+        let (_dir, call) = gateway("{ tools: { exec: { security: 'full', ask: 'off' } } }").await;
+        let (code, message) = check(&call, json!({"elevated": "on"})).await.unwrap_err();
+        assert_eq!(code, "elevated_unavailable");
+        assert!(message.contains("tools.elevated.enabled"), "{message}");
+        // `off` only narrows, so it needs no gate.
+        assert_eq!(
+            check(&call, json!({"elevated": "off"})).await.unwrap(),
+            "deny"
+        );
+    }
+
+    #[tokio::test]
+    async fn names_the_agent_gate_that_refused_a_requested_level() {
+        let config = "{ tools: { elevated: { enabled: true } },
+            agents: { list: [{ id: 'main', tools: { elevated: { enabled: false } } }] } }";
+        let (_dir, call) = gateway(config).await;
+        let (code, message) = check(&call, json!({"elevated": "full"})).await.unwrap_err();
+        assert_eq!(code, "elevated_unavailable");
+        assert!(
+            message.contains("agents.main.tools.elevated.enabled"),
+            "{message}"
+        );
+    }
+
+    #[tokio::test]
+    async fn denies_a_requested_full_level_when_tool_policy_denies_exec() {
+        let config = "{ tools: { elevated: { enabled: true }, deny: ['exec'],
+            exec: { security: 'full', ask: 'off' } } }";
+        let (_dir, call) = gateway(config).await;
+        assert_eq!(
+            check(&call, json!({"elevated": "full"})).await.unwrap(),
+            "deny"
+        );
+    }
+
+    #[tokio::test]
+    async fn refuses_an_unknown_level_listing_the_valid_ones() {
+        let (_dir, call) = gateway(&format!("{{ {ENABLED} }}")).await;
+        for level in [json!("max"), json!("yes"), json!(1)] {
+            let (code, message) = check(&call, json!({"elevated": level})).await.unwrap_err();
+            assert_eq!(code, "invalid_params", "{level}");
+            if level.is_string() {
+                assert!(message.contains("off, on, ask, full"), "{message}");
+            }
+        }
     }
 }

@@ -43,7 +43,7 @@ use crate::exec::ExecServices;
 use crate::state::GatewayState;
 use crate::wire::chat::{ChatFailure, ChatStatus};
 
-pub(crate) use elevated::apply_session_level;
+pub(crate) use elevated::{LevelRequest, apply_elevated_level, level_audit};
 use sessions::Sessions;
 pub(crate) use settings::chat_approvals;
 

@@ -15,6 +15,7 @@ use gatehouse_policy::requirement::{ApprovalOutcome, resolve_approval};
 use gatehouse_store::approvals_db::{ApprovalRecord, ApprovalRequest, ApprovalState, ListFilter};
 use uuid::Uuid;
 
+use crate::chat::{LevelRequest, apply_elevated_level};
 use crate::error::Error;
 use crate::exec::resolve::resolve_program;
 use crate::exec::{ExecServices, has_approval_route};
@@ -34,6 +35,13 @@ const MAX_LIST: usize = 1_000;
 pub(super) async fn request(call: Call, params: RequestParams) -> Result<RequestAnswer, Error> {
     let exec = exec_of(&call)?;
     let (policy, ask_fallback) = exec.policy(&params.agent_id)?;
+    let level = LevelRequest {
+        method: "exec.approval.request",
+        agent_id: &params.agent_id,
+        session_key: Some(&params.session_key),
+        level: params.elevated,
+    };
+    let (policy, _) = apply_elevated_level(&call.state, &exec, &level, policy)?;
     let (command, argv) = match params.argv {
         Some(argv) => (None, Some(argv)),
         None => (Some(params.command.clone()), None),

@@ -4,6 +4,7 @@
 use gatehouse_policy::exec::evaluate;
 use gatehouse_policy::tools::{Sandboxing, Sender, SessionContext, ToolPolicyInputs};
 
+use crate::chat::{LevelRequest, apply_elevated_level};
 use crate::error::Error;
 use crate::methods::{Call, exec_of};
 use crate::payloads::{DecisionJson, ToolsJson, effective_tools_at_depth, exec_request};
@@ -19,16 +20,14 @@ pub(super) async fn check(call: Call, params: CheckParams) -> Result<DecisionJso
                 reason,
             }
         })?;
-    let (mut policy, _) = exec.policy(&params.agent_id)?;
-    if let Some(session_key) = &params.session_key {
-        policy = crate::chat::apply_session_level(
-            &call.state,
-            &exec,
-            &params.agent_id,
-            session_key,
-            policy,
-        );
-    }
+    let (policy, _) = exec.policy(&params.agent_id)?;
+    let level = LevelRequest {
+        method: "exec.policy.check",
+        agent_id: &params.agent_id,
+        session_key: params.session_key.as_deref(),
+        level: params.elevated,
+    };
+    let (policy, _) = apply_elevated_level(&call.state, &exec, &level, policy)?;
     Ok(DecisionJson::from(&evaluate(&request, &policy)))
 }
 

@@ -19,6 +19,7 @@ use gatehouse_store::audit::AuditKind;
 use serde_json::json;
 use uuid::Uuid;
 
+use crate::chat::{LevelRequest, apply_elevated_level, level_audit};
 use crate::error::Error;
 use crate::exec::resolve::resolve_program;
 use crate::exec::runner::{self, Finished, Spawn};
@@ -63,13 +64,13 @@ struct Plan {
 pub(super) async fn run(call: Call, params: RunParams) -> Result<RunResult, Error> {
     let exec = exec_of(&call)?;
     let (policy, ask_fallback) = exec.policy(&params.agent_id)?;
-    let policy = crate::chat::apply_session_level(
-        &call.state,
-        &exec,
-        &params.agent_id,
-        &params.session_key,
-        policy,
-    );
+    let level = LevelRequest {
+        method: "system.run",
+        agent_id: &params.agent_id,
+        session_key: Some(&params.session_key),
+        level: params.elevated,
+    };
+    let (policy, elevated) = apply_elevated_level(&call.state, &exec, &level, policy)?;
     let request = exec_request(
         params.command.clone(),
         params.argv.clone(),
@@ -88,6 +89,7 @@ pub(super) async fn run(call: Call, params: RunParams) -> Result<RunResult, Erro
         json!({"method": "system.run", "token": call.caller.name(), "agentId": params.agent_id,
                "sessionKey": params.session_key, "command": params.command, "argv": params.argv,
                "cwd": params.cwd, "envKeys": params.env.keys().collect::<Vec<_>>(),
+               "elevated": level_audit(elevated),
                "policy": {"decision": evaluation.decision.as_str(), "reason": evaluation.reason.to_string()}}),
     );
     let plan = match &request.command {

@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use gatehouse_approvals::{EventKind, Offered};
+use gatehouse_policy::elevated::ElevatedLevel;
 use gatehouse_store::approvals_db::{ApprovalRecord, ApprovalRequest, TurnSource};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -22,9 +23,23 @@ pub(crate) struct CheckParams {
     #[serde(default)]
     pub(crate) env: BTreeMap<String, String>,
     pub(crate) agent_id: String,
-    /// The session whose `/elevated` level applies; without it the configured policy alone.
+    /// The session whose `/elevated` level applies; without it only `elevated` and
+    /// `elevatedDefault` can change the configured policy.
     #[serde(default)]
     pub(crate) session_key: Option<String>,
+    /// This request's own `/elevated` level, above the session's and the default.
+    #[serde(default, deserialize_with = "elevated_level")]
+    pub(crate) elevated: Option<ElevatedLevel>,
+}
+
+/// Reads `elevated` with the canonical spellings only (`off`, `on`, `ask`, `full`, as config
+/// writes them), so a typo is refused with the valid levels instead of meaning anything.
+fn elevated_level<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<ElevatedLevel>, D::Error> {
+    Option::<String>::deserialize(deserializer)?
+        .map(|raw| raw.parse().map_err(serde::de::Error::custom))
+        .transpose()
 }
 
 /// `tools.effective` params: the flags of `gatehouse tools`.
@@ -80,6 +95,9 @@ pub(crate) struct RequestParams {
     #[serde(default)]
     pub(crate) two_phase: bool,
     pub(crate) turn_source: Option<TurnSourceJson>,
+    /// This request's own `/elevated` level, above the session's and the default.
+    #[serde(default, deserialize_with = "elevated_level")]
+    pub(crate) elevated: Option<ElevatedLevel>,
 }
 
 /// `system.run` params: exactly one of `command` (a shell string) and `argv`.
@@ -96,6 +114,9 @@ pub(crate) struct RunParams {
     pub(crate) timeout_ms: Option<u64>,
     pub(crate) approval_timeout_ms: Option<u64>,
     pub(crate) turn_source: Option<TurnSourceJson>,
+    /// This request's own `/elevated` level, above the session's and the default.
+    #[serde(default, deserialize_with = "elevated_level")]
+    pub(crate) elevated: Option<ElevatedLevel>,
 }
 
 /// Params naming one approval by full id (`waitDecision`, `get`) or id or prefix (`get`).
