@@ -262,6 +262,15 @@ pub(crate) async fn audit_records(
     id: &str,
     complete: impl Fn(&[Value]) -> bool,
 ) -> Vec<Value> {
+    audit_matching(server, |record| record["approvalId"] == id, complete).await
+}
+
+/// The audit records `keep` selects, in log order, once `complete` accepts them (5 s at most).
+pub(crate) async fn audit_matching(
+    server: &Server,
+    keep: impl Fn(&Value) -> bool,
+    complete: impl Fn(&[Value]) -> bool,
+) -> Vec<Value> {
     let log = server.data().join("audit.jsonl");
     let mut records = Vec::new();
     for _ in 0..50 {
@@ -269,12 +278,12 @@ pub(crate) async fn audit_records(
         records = text
             .lines()
             .map(|line| serde_json::from_str::<Value>(line).unwrap())
-            .filter(|record| record["approvalId"] == id)
+            .filter(|record| keep(record))
             .collect();
         if complete(&records) {
             return records;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    panic!("audit records for {id} incomplete: {records:?}");
+    panic!("audit records incomplete: {records:?}");
 }

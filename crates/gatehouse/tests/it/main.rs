@@ -25,6 +25,8 @@ mod gateway_approvals;
 mod gateway_run;
 // Client commands: request, run, approvals (incl. allowlist edits), doctor.
 mod gateway_cli;
+// The per-request `elevated` param with no chat channel: precedence, closed gates, tool deny.
+mod elevated_request;
 // Telegram approvals end to end against the in-process Telegram fake: cards, buttons, /approve.
 mod telegram;
 // `gatehouse audit verify|tail`: exit codes and output on intact and tampered logs.
