@@ -339,7 +339,11 @@ mod tests {
         let (_dir, call) = gateway("{ tools: { exec: { security: 'full', ask: 'off' } } }").await;
         let (code, message) = check(&call, json!({"elevated": "on"})).await.unwrap_err();
         assert_eq!(code, "elevated_unavailable");
-        assert!(message.contains("tools.elevated.enabled"), "{message}");
+        assert_eq!(
+            message,
+            "`exec.policy.check` asked for elevated level `on`, \
+             but elevated mode is disabled (tools.elevated.enabled)"
+        );
         // `off` only narrows, so it needs no gate.
         assert_eq!(
             check(&call, json!({"elevated": "off"})).await.unwrap(),
@@ -381,5 +385,11 @@ mod tests {
                 assert!(message.contains("off, on, ask, full"), "{message}");
             }
         }
+        let (_, message) = check(&call, json!({"elevated": "loud"})).await.unwrap_err();
+        assert_eq!(
+            message,
+            "invalid params for `exec.policy.check`: unknown elevated level \"loud\" \
+             (expected one of: off, on, ask, full)"
+        );
     }
 }

@@ -22,6 +22,13 @@ fn params(server: &Server, word: &str, session: &str, extra: Value) -> Value {
     params
 }
 
+/// The answer of a `system.run` that [`params`] describes.
+async fn system_run(server: &Server, word: &str, session: &str, extra: Value) -> Value {
+    server
+        .ok(AGENT, "system.run", params(server, word, session, extra))
+        .await
+}
+
 /// Stores `level` for `session` the way an agent host that owns the chat does.
 async fn set_session_level(server: &Server, session: &str, level: &str) {
     let directive = json!({"text": format!("/elevated {level}"), "sessionKey": session,
@@ -46,23 +53,13 @@ async fn runs_on_the_host_when_the_request_asks_full_over_session_off_and_the_de
     ))
     .await;
     set_session_level(&server, "s1", "off").await;
-    let refused = server
-        .ok(AGENT, "system.run", params(&server, "no", "s1", json!({})))
-        .await;
+    let refused = system_run(&server, "no", "s1", json!({})).await;
     assert_eq!(refused["status"], "denied", "{refused}");
     let full = json!({"elevated": "full"});
-    let over_session = server
-        .ok(
-            AGENT,
-            "system.run",
-            params(&server, "one", "s1", full.clone()),
-        )
-        .await;
+    let over_session = system_run(&server, "one", "s1", full.clone()).await;
     assert_eq!(outcome(&over_session), (json!("finished"), json!("one\n")));
     // Session s2 has no level: the request beats `elevatedDefault: off`.
-    let over_default = server
-        .ok(AGENT, "system.run", params(&server, "two", "s2", full))
-        .await;
+    let over_default = system_run(&server, "two", "s2", full).await;
     assert_eq!(outcome(&over_default), (json!("finished"), json!("two\n")));
 
     let records = audit_matching(
@@ -89,27 +86,32 @@ async fn runs_on_the_host_when_the_request_asks_full_over_session_off_and_the_de
 async fn refuses_host_exec_when_the_request_asks_off_over_session_full() {
     let server = Server::start(GATES_OPEN).await;
     set_session_level(&server, "s1", "full").await;
-    let allowed = server
-        .ok(AGENT, "system.run", params(&server, "yes", "s1", json!({})))
-        .await;
+    let allowed = system_run(&server, "yes", "s1", json!({})).await;
     assert_eq!(outcome(&allowed), (json!("finished"), json!("yes\n")));
     let off = json!({"elevated": "off"});
-    let refused = server
-        .ok(
-            AGENT,
-            "system.run",
-            params(&server, "no", "s1", off.clone()),
-        )
-        .await;
+    let refused = system_run(&server, "no", "s1", off.clone()).await;
     assert_eq!(
         (refused["status"].clone(), refused["reason"].clone()),
         (json!("denied"), json!("policy")),
         "{refused}"
     );
-    let mut check = params(&server, "no", "s1", off);
+    let mut check = params(&server, "no", "s1", off.clone());
     check.as_object_mut().unwrap().remove("sessionKey");
     let checked = server.ok(AGENT, "exec.policy.check", check).await;
     assert_eq!(checked["decision"], "deny", "{checked}");
+
+    // `exec.approval.request` shows approvers the security the level leaves.
+    let mut security = Vec::new();
+    for extra in [json!({}), off] {
+        let mut request = params(&server, "x", "s1", extra);
+        request["command"] = json!("echo x");
+        request["twoPhase"] = json!(true);
+        let accepted = server.ok(AGENT, "exec.approval.request", request).await;
+        let id = json!({"id": accepted["id"]});
+        let approval = server.ok(AGENT, "exec.approval.get", id).await;
+        security.push(approval["request"]["security"].clone());
+    }
+    assert_eq!(security, [json!("full"), json!("deny")]);
 }
 
 #[tokio::test]
@@ -155,13 +157,7 @@ async fn denies_a_requested_full_level_when_tool_policy_denies_exec() {
         "tools: { deny: ['exec'], elevated: { enabled: true }, exec: { security: 'deny' } },",
     )
     .await;
-    let answer = server
-        .ok(
-            AGENT,
-            "system.run",
-            params(&server, "no", "s1", json!({"elevated": "full"})),
-        )
-        .await;
+    let answer = system_run(&server, "no", "s1", json!({"elevated": "full"})).await;
     assert_eq!(
         (answer["status"].clone(), answer["reason"].clone()),
         (json!("denied"), json!("policy")),
