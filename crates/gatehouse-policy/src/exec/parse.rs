@@ -6,9 +6,10 @@
 //! [`Reason`] naming the rule, so a construct the grammar learns tomorrow is refused until it is
 //! listed here.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 
-use tree_sitter::{Node, ParseOptions, ParseState, Parser, Point};
+use tree_sitter::{Node, ParseOptions, ParseState, Parser, Point, Tree};
 
 use super::evaluation::{Reason, Rule};
 
@@ -65,7 +66,33 @@ thread_local! {
 /// Parses a shell string into its segments, or the reason it cannot be analyzed.
 pub(crate) fn parse_shell(source: &str) -> Result<Vec<ParsedSegment>, Reason> {
     precheck(source)?;
-    let tree = PARSER.with(|cell| {
+    let view = parser_view(source);
+    let tree = parse_tree(&view, MAX_PARSE_CALLBACKS).ok_or_else(|| {
+        Reason::new(
+            Rule::TooLong,
+            "the command needs more parsing work than the analyzer allows",
+        )
+    })?;
+    if matches!(view, Cow::Owned(_)) {
+        tokens_on_char_boundaries(&tree, source)?;
+    }
+    let root = tree.root_node();
+    let segments = walk_statements(root, source)?;
+    if root.has_error() {
+        return Err(Reason::new(
+            Rule::SyntaxError,
+            "the command does not parse as bash",
+        ));
+    }
+    if segments.is_empty() {
+        return Err(Reason::new(Rule::EmptyCommand, "no command to run"));
+    }
+    Ok(segments)
+}
+
+/// Parses with the thread's parser, cancelling past `max_callbacks` progress callbacks.
+fn parse_tree(bytes: &[u8], max_callbacks: usize) -> Option<Tree> {
+    PARSER.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.is_none() {
             let mut parser = Parser::new();
@@ -81,31 +108,65 @@ pub(crate) fn parse_shell(source: &str) -> Result<Vec<ParsedSegment>, Reason> {
         let mut callbacks = 0usize;
         let mut budget = |_: &ParseState| {
             callbacks += 1;
-            callbacks > MAX_PARSE_CALLBACKS
+            callbacks > max_callbacks
         };
         let options = ParseOptions::new().progress_callback(&mut budget);
-        let bytes = source.as_bytes();
         let mut input = |offset: usize, _: Point| bytes.get(offset..).unwrap_or_default();
-        parser.parse_with_options(&mut input, None, Some(options))
-    });
-    let tree = tree.ok_or_else(|| {
-        Reason::new(
-            Rule::TooLong,
-            "the command needs more parsing work than the analyzer allows",
+        let tree = parser.parse_with_options(&mut input, None, Some(options));
+        if tree.is_none() {
+            // A cancelled parse is resumed by the next call unless the parser is reset, which
+            // would splice the next command onto this one's half-built tree.
+            parser.reset();
+        }
+        tree
+    })
+}
+
+/// The bytes the parser reads: the command with every non-ASCII byte shown as `%`.
+///
+/// tree-sitter-bash's scanner hands code points to `isdigit`, which reads outside the C
+/// library's table for anything past U+00FF (a crash on Linux: tree-sitter-bash issue #337),
+/// and its grammar splits words on Unicode spaces where bash does not. Bash gives no non-ASCII
+/// character a special meaning, and `%` has none outside the arithmetic and parameter
+/// expansions the walker refuses anyway, so the tree has bash's shape. Byte offsets are
+/// unchanged, so words are still read from the original text.
+fn parser_view(source: &str) -> Cow<'_, [u8]> {
+    if source.is_ascii() {
+        Cow::Borrowed(source.as_bytes())
+    } else {
+        Cow::Owned(
+            source
+                .bytes()
+                .map(|byte| if byte.is_ascii() { byte } else { b'%' })
+                .collect(),
         )
-    })?;
-    let root = tree.root_node();
-    let segments = walk_statements(root, source)?;
-    if root.has_error() {
-        return Err(Reason::new(
-            Rule::SyntaxError,
-            "the command does not parse as bash",
-        ));
     }
-    if segments.is_empty() {
-        return Err(Reason::new(Rule::EmptyCommand, "no command to run"));
+}
+
+/// With non-ASCII text shown as `%`, a token could in principle end inside a character; its
+/// text would then be unreadable, so such a command is refused rather than read short.
+fn tokens_on_char_boundaries(tree: &Tree, source: &str) -> Result<(), Reason> {
+    let mut cursor = tree.walk();
+    loop {
+        let range = cursor.node().byte_range();
+        if !source.is_char_boundary(range.start) || !source.is_char_boundary(range.end) {
+            return Err(Reason::new(
+                Rule::UnsupportedSyntax,
+                "a shell token ends inside a non-ASCII character",
+            ));
+        }
+        if cursor.goto_first_child() || cursor.goto_next_sibling() {
+            continue;
+        }
+        loop {
+            if !cursor.goto_parent() {
+                return Ok(());
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+        }
     }
-    Ok(segments)
 }
 
 /// Refusals decided on the raw text, before the grammar sees it.
@@ -614,6 +675,46 @@ mod tests {
             command.push_str(" 'a b' c");
         }
         assert_eq!(parse_shell(&command).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn starts_afresh_after_a_cancelled_parse() {
+        let long = vec!["echo a b c"; 200].join(" && ");
+        assert!(parse_tree(long.as_bytes(), 1).is_none());
+        let segments = parse_shell("git status").unwrap();
+        assert_eq!(segments.len(), 1);
+        let words: Vec<&str> = segments[0].words.iter().map(|w| w.text.as_str()).collect();
+        assert_eq!(words, ["git", "status"]);
+    }
+
+    #[test]
+    fn survives_code_points_past_latin1_after_a_brace() {
+        // Each crashed tree-sitter-bash's scanner on Linux before the parser saw `%` instead.
+        for command in [
+            "{\u{E010C}",
+            "{\u{31860}",
+            "echo {1..\u{1F600}}",
+            "ls {9\u{100}",
+        ] {
+            let _ = parse_shell(command);
+        }
+    }
+
+    #[test]
+    fn reads_non_ascii_words_as_bash_does() {
+        let segments = parse_shell("git commit -m 'café ☕' && echo naïve\u{a0}-la").unwrap();
+        let words: Vec<Vec<&str>> = segments
+            .iter()
+            .map(|s| s.words.iter().map(|w| w.text.as_str()).collect())
+            .collect();
+        // A no-break space separates nothing in bash, so `naïve\u{a0}-la` stays one word.
+        assert_eq!(
+            words,
+            [
+                vec!["git", "commit", "-m", "café ☕"],
+                vec!["echo", "naïve\u{a0}-la"]
+            ]
+        );
     }
 
     #[test]
