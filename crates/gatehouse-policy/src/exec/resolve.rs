@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
+mod no_symlink;
+
 /// Where names resolve: the request's `PATH`, `HOME` and working directory.
 #[derive(Debug, Clone)]
 pub(crate) struct Resolver {
@@ -78,10 +80,13 @@ impl Resolver {
         if word.contains('/') {
             return real_or_candidate(&self.relative_to_cwd(word)?);
         }
+        // The first directory holding an executable `word` wins, as for `execve` via `PATH`,
+        // even when its real path cannot be worked out: searching on would name a program
+        // the shell would not run.
         self.path_dirs
             .iter()
-            .find(|dir| is_executable_file(&dir.join(word)))
-            .and_then(|dir| self.real_path_in(dir, word))
+            .find_map(|dir| self.path_hit(dir, word))
+            .flatten()
     }
 
     /// Resolves a script operand (`bash script.sh`): relative to the working directory, and it
@@ -110,36 +115,63 @@ impl Resolver {
         self.resolve_program(word, false)
     }
 
-    /// The real path of `dir/name` for a `PATH` hit. When the file itself is not a symlink its
-    /// real path is the real path of its directory plus its name, so the directory's
-    /// resolution is reused.
-    fn real_path_in(&self, dir: &Path, name: &str) -> Option<PathBuf> {
+    /// Looks `name` up in one `PATH` directory: `None` when it is not an executable there,
+    /// `Some(real path)` when it is. One `lstat` answers both for a plain file, whose real path
+    /// is its directory's real path plus its name (the directory's is reused within this
+    /// evaluation); only a symlink costs a full `realpath`. Path system calls dominate an
+    /// evaluation's time, so each one saved matters.
+    fn path_hit(&self, dir: &Path, name: &str) -> Option<Option<PathBuf>> {
         let found = dir.join(name);
-        let is_link = std::fs::symlink_metadata(&found)
-            .map(|meta| meta.file_type().is_symlink())
-            .unwrap_or(true);
-        if is_link {
-            return real_or_candidate(&found);
+        if !self.knows_real_dir(dir) {
+            match no_symlink::lookup(&found) {
+                no_symlink::Lookup::Missing => return None,
+                no_symlink::Lookup::NoSymlinks { executable } => {
+                    // No symlink anywhere on the path: the lexical path is the real one.
+                    self.real_dirs
+                        .borrow_mut()
+                        .push((dir.to_path_buf(), dir.to_path_buf()));
+                    return executable.then_some(Some(found));
+                }
+                no_symlink::Lookup::Unknown => {}
+            }
         }
+        let meta = std::fs::symlink_metadata(&found).ok()?;
+        if meta.file_type().is_symlink() {
+            return is_executable_file(&found).then(|| real_or_candidate(&found));
+        }
+        if !is_executable(&meta) {
+            return None;
+        }
+        Some(match self.real_dir(dir) {
+            Some(real_dir) => Some(real_dir.join(name)),
+            None => real_or_candidate(&found),
+        })
+    }
+
+    /// Whether this evaluation already knows `dir`'s real path.
+    fn knows_real_dir(&self, dir: &Path) -> bool {
+        self.real_dirs
+            .borrow()
+            .iter()
+            .any(|(known, _)| known == dir)
+    }
+
+    /// The real path of a `PATH` directory, resolved at most once per evaluation.
+    fn real_dir(&self, dir: &Path) -> Option<PathBuf> {
         let cached = self
             .real_dirs
             .borrow()
             .iter()
             .find(|(known, _)| known == dir)
             .map(|(_, real)| real.clone());
-        let real_dir = match cached {
-            Some(real) => real,
-            None => match std::fs::canonicalize(dir) {
-                Ok(real) => {
-                    self.real_dirs
-                        .borrow_mut()
-                        .push((dir.to_path_buf(), real.clone()));
-                    real
-                }
-                Err(_) => return real_or_candidate(&found),
-            },
-        };
-        Some(real_dir.join(name))
+        if cached.is_some() {
+            return cached;
+        }
+        let real = std::fs::canonicalize(dir).ok()?;
+        self.real_dirs
+            .borrow_mut()
+            .push((dir.to_path_buf(), real.clone()));
+        Some(real)
     }
 
     /// Absolute words need no working directory; relative ones need a known one.
@@ -186,15 +218,18 @@ fn real_or_candidate(path: &Path) -> Option<PathBuf> {
     None
 }
 
-#[cfg(unix)]
+/// Whether `path`, symlinks followed, is a file some execute bit allows.
 fn is_executable_file(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|meta| is_executable(&meta))
+}
+
+#[cfg(unix)]
+fn is_executable(meta: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path)
-        .map(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
+    meta.is_file() && meta.permissions().mode() & 0o111 != 0
 }
 
 #[cfg(not(unix))]
-fn is_executable_file(path: &Path) -> bool {
-    path.is_file()
+fn is_executable(meta: &std::fs::Metadata) -> bool {
+    meta.is_file()
 }

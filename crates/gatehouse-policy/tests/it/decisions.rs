@@ -186,3 +186,50 @@ fn denies_path_entries_that_climb_out_of_a_symlink() {
         Some(host.root.join("x/bin/rg"))
     );
 }
+
+#[test]
+fn resolves_a_symlinked_path_directory_to_its_real_location() {
+    let host = Host::with_bins(&[]);
+    crate::support::write_executable(&host.root.join("real/bin/rg"));
+    std::os::unix::fs::symlink(host.root.join("real/bin"), host.root.join("linked-bin")).unwrap();
+    let mut policy = host.policy(&[]);
+    policy.allowlist = vec![gatehouse_policy::exec::AllowlistEntry::new(
+        host.root.join("real/bin/rg").display().to_string(),
+    )];
+    let request = host
+        .request("rg needle")
+        .with_env("PATH", host.root.join("linked-bin").display().to_string());
+    let verdict = gatehouse_policy::exec::evaluate(&request, &policy);
+    assert_eq!(verdict.decision, Decision::Allow, "{}", verdict.reason);
+    assert_eq!(
+        verdict.segments[0].resolved_path,
+        Some(host.root.join("real/bin/rg"))
+    );
+}
+
+#[test]
+fn sees_a_repointed_path_directory_on_the_next_evaluation() {
+    let host = Host::with_bins(&[]);
+    crate::support::write_executable(&host.root.join("trusted/rg"));
+    crate::support::write_executable(&host.root.join("other/rg"));
+    let link = host.root.join("tools");
+    std::os::unix::fs::symlink(host.root.join("trusted"), &link).unwrap();
+    let mut policy = host.policy(&[]);
+    policy.allowlist = vec![gatehouse_policy::exec::AllowlistEntry::new(
+        host.root.join("trusted/rg").display().to_string(),
+    )];
+    let request = host
+        .request("rg needle")
+        .with_env("PATH", link.display().to_string());
+    let before = gatehouse_policy::exec::evaluate(&request, &policy);
+    assert_eq!(before.decision, Decision::Allow, "{}", before.reason);
+
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink(host.root.join("other"), &link).unwrap();
+    let after = gatehouse_policy::exec::evaluate(&request, &policy);
+    assert_ne!(after.decision, Decision::Allow, "{}", after.reason);
+    assert_eq!(
+        after.segments[0].resolved_path,
+        Some(host.root.join("other/rg"))
+    );
+}
