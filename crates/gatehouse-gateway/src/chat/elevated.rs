@@ -12,8 +12,8 @@ use gatehouse_config::model::{ElevatedConfig, ElevatedLevel as ConfigLevel};
 use gatehouse_policy::Security;
 use gatehouse_policy::elevated::{
     AgentElevatedGates, AllowFromEntry, ElevatedExec, ElevatedGates, ElevatedLevel, LevelChoices,
-    LevelSource, ResolvedLevel, SenderIdentity, ToolVerdict, authorize_sender, available,
-    elevated_exec, resolve_level,
+    LevelSource, ResolvedLevel, SenderIdentity, ToolVerdict, authorize_sender, elevated_exec,
+    resolve_level,
 };
 use gatehouse_policy::exec::ExecPolicy;
 use gatehouse_policy::tools::{Sandboxing, Sender, SessionContext, ToolPolicyInputs};
@@ -157,13 +157,18 @@ pub(crate) struct LevelRequest<'a> {
     pub(crate) session_key: Option<&'a str>,
     /// The request's own `elevated` param.
     pub(crate) level: Option<ElevatedLevel>,
+    /// The chat sender who asked for `level`, checked against `tools.elevated.allowFrom` as
+    /// `/elevated` typed in a chat would be.
+    pub(crate) sender: Option<SenderIdentity>,
 }
 
 /// The exec policy for one request after its elevated level (request > session > default):
 /// unchanged when no level is set or a stored one meets closed gates, host exec refused for
 /// `off` or a tool-policy deny, else the level's security and ask. Works without a chat runtime
-/// (no session levels then). A request that itself asks for more than `off` while the gates are
-/// closed is refused with [`Error::ElevatedUnavailable`], never quietly run under another level.
+/// (no session levels then). A request that itself asks for more than `off` must name the sender
+/// who asked, and is refused with [`Error::ElevatedUnavailable`] (and audited) when the gates are
+/// closed or that sender is not allowed, never quietly run under another level: otherwise any
+/// agent token could skip approvals by asking for `full`.
 pub(crate) fn apply_elevated_level(
     state: &GatewayState,
     exec: &ExecServices,
@@ -172,6 +177,32 @@ pub(crate) fn apply_elevated_level(
 ) -> Result<(ExecPolicy, ResolvedLevel), Error> {
     let config = exec.config();
     let (gates, agent) = gates(config, Some(request.agent_id));
+    if let Some(level) = request.level.filter(|level| *level != ElevatedLevel::Off) {
+        let refusal = match &request.sender {
+            None => Some(
+                "a per-request level above `off` needs the `sender` who asked for it".to_owned(),
+            ),
+            Some(sender) => authorize_sender(&gates, agent.as_ref(), sender)
+                .err()
+                .map(|denial| denial.to_string()),
+        };
+        if let Some(reason) = refusal {
+            tracing::warn!(method = request.method, agent_id = %request.agent_id, level = %level.as_str(), reason = %reason, "Per-request elevated level refused.");
+            if let Some(sender) = &request.sender {
+                audit(
+                    exec,
+                    request.session_key.unwrap_or(""),
+                    sender,
+                    json!({"outcome": "refused", "level": level.as_str(), "reason": reason, "method": request.method}),
+                );
+            }
+            return Err(Error::ElevatedUnavailable {
+                method: request.method.to_owned(),
+                level: level.as_str(),
+                reason,
+            });
+        }
+    }
     let session = request
         .session_key
         .zip(state.chat())
@@ -184,20 +215,9 @@ pub(crate) fn apply_elevated_level(
     let resolved = resolve_level(choices, &gates, agent.as_ref());
     match resolved.source {
         LevelSource::Unset => return Ok((policy, resolved)),
-        LevelSource::GatesClosed => {
-            if let Some(level) = request.level.filter(|level| *level != ElevatedLevel::Off) {
-                let reason = available(&gates, agent.as_ref()).err().map_or_else(
-                    || "the elevated gates are closed".to_owned(),
-                    |denial| denial.to_string(),
-                );
-                return Err(Error::ElevatedUnavailable {
-                    method: request.method.to_owned(),
-                    level: level.as_str(),
-                    reason,
-                });
-            }
-            return Ok((policy, resolved));
-        }
+        // A stored or default level meeting closed gates grants nothing; a requested one was
+        // refused above.
+        LevelSource::GatesClosed => return Ok((policy, resolved)),
         LevelSource::Request | LevelSource::Session | LevelSource::Default => {}
     }
     match elevated_exec(resolved.level, exec_tool_verdict(exec, request.agent_id)) {
@@ -304,20 +324,32 @@ mod tests {
         }
     }
 
-    const ENABLED: &str = "tools: { elevated: { enabled: true }, exec: { security: 'deny' } }";
+    const ENABLED: &str = "tools: { elevated: { enabled: true, allowFrom: { telegram: ['42'] } },
+        exec: { security: 'deny' } }";
+
+    /// `extra` plus the sender the configs above allow.
+    fn asked_by_approver(mut extra: Value) -> Value {
+        extra["sender"] = json!({"channel": "telegram", "id": "42"});
+        extra
+    }
 
     #[tokio::test]
     async fn applies_a_request_level_without_a_chat_runtime() {
         let (_dir, call) = gateway(&format!("{{ {ENABLED} }}")).await;
         assert_eq!(check(&call, json!({})).await.unwrap(), "deny");
         assert_eq!(
-            check(&call, json!({"elevated": "full"})).await.unwrap(),
+            check(&call, asked_by_approver(json!({"elevated": "full"})))
+                .await
+                .unwrap(),
             "allow"
         );
         assert_eq!(
-            check(&call, json!({"elevated": "full", "sessionKey": "s1"}))
-                .await
-                .unwrap(),
+            check(
+                &call,
+                asked_by_approver(json!({"elevated": "full", "sessionKey": "s1"}))
+            )
+            .await
+            .unwrap(),
             "allow"
         );
     }
@@ -337,7 +369,9 @@ mod tests {
     #[tokio::test]
     async fn refuses_a_requested_level_when_elevated_is_disabled() {
         let (_dir, call) = gateway("{ tools: { exec: { security: 'full', ask: 'off' } } }").await;
-        let (code, message) = check(&call, json!({"elevated": "on"})).await.unwrap_err();
+        let (code, message) = check(&call, asked_by_approver(json!({"elevated": "on"})))
+            .await
+            .unwrap_err();
         assert_eq!(code, "elevated_unavailable");
         assert_eq!(
             message,
@@ -353,10 +387,12 @@ mod tests {
 
     #[tokio::test]
     async fn names_the_agent_gate_that_refused_a_requested_level() {
-        let config = "{ tools: { elevated: { enabled: true } },
+        let config = "{ tools: { elevated: { enabled: true, allowFrom: { telegram: ['42'] } } },
             agents: { list: [{ id: 'main', tools: { elevated: { enabled: false } } }] } }";
         let (_dir, call) = gateway(config).await;
-        let (code, message) = check(&call, json!({"elevated": "full"})).await.unwrap_err();
+        let (code, message) = check(&call, asked_by_approver(json!({"elevated": "full"})))
+            .await
+            .unwrap_err();
         assert_eq!(code, "elevated_unavailable");
         assert!(
             message.contains("agents.main.tools.elevated.enabled"),
@@ -366,13 +402,60 @@ mod tests {
 
     #[tokio::test]
     async fn denies_a_requested_full_level_when_tool_policy_denies_exec() {
-        let config = "{ tools: { elevated: { enabled: true }, deny: ['exec'],
-            exec: { security: 'full', ask: 'off' } } }";
+        let config = "{ tools: { elevated: { enabled: true, allowFrom: { telegram: ['42'] } },
+            deny: ['exec'], exec: { security: 'full', ask: 'off' } } }";
         let (_dir, call) = gateway(config).await;
         assert_eq!(
-            check(&call, json!({"elevated": "full"})).await.unwrap(),
+            check(&call, asked_by_approver(json!({"elevated": "full"})))
+                .await
+                .unwrap(),
             "deny"
         );
+    }
+
+    #[tokio::test]
+    async fn refuses_a_requested_level_without_a_sender() {
+        let (_dir, call) = gateway(&format!("{{ {ENABLED} }}")).await;
+        let (code, message) = check(&call, json!({"elevated": "full"})).await.unwrap_err();
+        assert_eq!(code, "elevated_unavailable");
+        assert_eq!(
+            message,
+            "`exec.policy.check` asked for elevated level `full`, \
+             but a per-request level above `off` needs the `sender` who asked for it"
+        );
+    }
+
+    #[tokio::test]
+    async fn refuses_a_requested_level_from_a_sender_outside_allow_from() {
+        let (dir, call) = gateway(&format!("{{ {ENABLED} }}")).await;
+        let stranger = json!({"elevated": "full", "sessionKey": "s1",
+            "sender": {"channel": "telegram", "id": "7"}});
+        let (code, message) = check(&call, stranger).await.unwrap_err();
+        assert_eq!(code, "elevated_unavailable");
+        assert!(
+            message.contains("tools.elevated.allowFrom.telegram"),
+            "{message}"
+        );
+        let other_channel = json!({"elevated": "full",
+            "sender": {"channel": "discord", "id": "42"}});
+        assert!(check(&call, other_channel).await.is_err());
+        // The refusal is a security event in the audit log, with who asked; the log is written
+        // by its own thread, so it is read until the record shows up.
+        let log = dir.path().join("audit.jsonl");
+        let mut audit = String::new();
+        let mut refused = None;
+        for _ in 0..100 {
+            audit = std::fs::read_to_string(&log).unwrap_or_default();
+            refused = audit
+                .lines()
+                .find(|line| line.contains("\"refused\"") && line.contains("\"7\""))
+                .map(str::to_owned);
+            if refused.is_some() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        assert!(refused.is_some(), "{audit}");
     }
 
     #[tokio::test]

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 use crate::methods::{Call, exec_of};
+use crate::wire::chat::SenderJson;
 
 use super::ChatRuntime;
 use super::elevated::directive;
@@ -39,25 +40,8 @@ pub(crate) struct BindResult {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct DirectiveParams {
     text: String,
-    sender: SenderParams,
+    sender: SenderJson,
     session_key: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct SenderParams {
-    channel: String,
-    id: String,
-    #[serde(default)]
-    from: Option<String>,
-    #[serde(default)]
-    e164: Option<String>,
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    username: Option<String>,
-    #[serde(default)]
-    tag: Option<String>,
 }
 
 /// `elevated.directive` result.
@@ -126,15 +110,7 @@ pub(crate) async fn elevated_directive(
         ElevatedParse::Query => ElevatedRequest::Query,
         ElevatedParse::Set(level) => ElevatedRequest::Set(level),
     };
-    let sender = SenderIdentity {
-        channel: params.sender.channel,
-        id: params.sender.id,
-        from: params.sender.from,
-        e164: params.sender.e164,
-        name: params.sender.name,
-        username: params.sender.username,
-        tag: params.sender.tag,
-    };
+    let sender = SenderIdentity::from(&params.sender);
     let reply = directive(
         &exec,
         &chat.sessions,

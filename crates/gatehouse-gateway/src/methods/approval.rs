@@ -10,6 +10,7 @@ use gatehouse_approvals::{AllowlistWrite, CreateApproval, IdDisclosure, run_bind
 use gatehouse_policy::ApprovalDecision;
 use gatehouse_policy::Security;
 use gatehouse_policy::binding::{Binding, BindingInput};
+use gatehouse_policy::elevated::SenderIdentity;
 use gatehouse_policy::exec::{ExecEvaluation, ExecPolicy, evaluate};
 use gatehouse_policy::requirement::{ApprovalOutcome, resolve_approval};
 use gatehouse_store::approvals_db::{ApprovalRecord, ApprovalRequest, ApprovalState, ListFilter};
@@ -40,6 +41,7 @@ pub(super) async fn request(call: Call, params: RequestParams) -> Result<Request
         agent_id: &params.agent_id,
         session_key: Some(&params.session_key),
         level: params.elevated,
+        sender: params.sender.as_ref().map(SenderIdentity::from),
     };
     let (policy, _) = apply_elevated_level(&call.state, &exec, &level, policy)?;
     let (command, argv) = match params.argv {

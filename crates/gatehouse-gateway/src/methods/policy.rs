@@ -1,6 +1,7 @@
 //! `exec.policy.check` and `tools.effective`: the same answers as `gatehouse check --json` and
 //! `gatehouse tools --json`, from the server's config and approvals file.
 
+use gatehouse_policy::elevated::SenderIdentity;
 use gatehouse_policy::exec::evaluate;
 use gatehouse_policy::tools::{Sandboxing, Sender, SessionContext, ToolPolicyInputs};
 
@@ -26,6 +27,7 @@ pub(super) async fn check(call: Call, params: CheckParams) -> Result<DecisionJso
         agent_id: &params.agent_id,
         session_key: params.session_key.as_deref(),
         level: params.elevated,
+        sender: params.sender.as_ref().map(SenderIdentity::from),
     };
     let (policy, _) = apply_elevated_level(&call.state, &exec, &level, policy)?;
     Ok(DecisionJson::from(&evaluate(&request, &policy)))

@@ -12,6 +12,7 @@ use std::time::Duration;
 use gatehouse_approvals::{CreateApproval, REASON_NO_ROUTE, binding_of, run_binding};
 use gatehouse_policy::ApprovalDecision;
 use gatehouse_policy::binding::{Binding, BindingInput};
+use gatehouse_policy::elevated::SenderIdentity;
 use gatehouse_policy::exec::{Decision, ExecCommand, evaluate};
 use gatehouse_policy::requirement::{ApprovalOutcome, DeniedReason, resolve_approval};
 use gatehouse_store::approvals_db::{ApprovalRecord, ApprovalRequest, ApprovalState};
@@ -69,6 +70,7 @@ pub(super) async fn run(call: Call, params: RunParams) -> Result<RunResult, Erro
         agent_id: &params.agent_id,
         session_key: Some(&params.session_key),
         level: params.elevated,
+        sender: params.sender.as_ref().map(SenderIdentity::from),
     };
     let (policy, elevated) = apply_elevated_level(&call.state, &exec, &level, policy)?;
     let request = exec_request(

@@ -13,6 +13,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
+use super::chat::SenderJson;
+
 /// `exec.policy.check` params: like a `gatehouse check --jsonl` line, with the agent required.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -30,6 +32,9 @@ pub(crate) struct CheckParams {
     /// This request's own `/elevated` level, above the session's and the default.
     #[serde(default, deserialize_with = "elevated_level")]
     pub(crate) elevated: Option<ElevatedLevel>,
+    /// The chat sender who asked for `elevated`; required above `off`.
+    #[serde(default)]
+    pub(crate) sender: Option<SenderJson>,
 }
 
 /// Reads `elevated` with the canonical spellings only (`off`, `on`, `ask`, `full`, as config
@@ -98,6 +103,9 @@ pub(crate) struct RequestParams {
     /// This request's own `/elevated` level, above the session's and the default.
     #[serde(default, deserialize_with = "elevated_level")]
     pub(crate) elevated: Option<ElevatedLevel>,
+    /// The chat sender who asked for `elevated`; required above `off`.
+    #[serde(default)]
+    pub(crate) sender: Option<SenderJson>,
 }
 
 /// `system.run` params: exactly one of `command` (a shell string) and `argv`.
@@ -117,6 +125,9 @@ pub(crate) struct RunParams {
     /// This request's own `/elevated` level, above the session's and the default.
     #[serde(default, deserialize_with = "elevated_level")]
     pub(crate) elevated: Option<ElevatedLevel>,
+    /// The chat sender who asked for `elevated`; required above `off`.
+    #[serde(default)]
+    pub(crate) sender: Option<SenderJson>,
 }
 
 /// Params naming one approval by full id (`waitDecision`, `get`) or id or prefix (`get`).

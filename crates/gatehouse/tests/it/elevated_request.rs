@@ -1,7 +1,8 @@
 //! The per-request `elevated` param of `system.run`, `exec.policy.check` and
 //! `exec.approval.request`, against the real binary with no chat channel configured: precedence
-//! over the session level and `elevatedDefault`, refusal when the gates are closed, and the
-//! tool-policy deny that no level overrides.
+//! over the session level and `elevatedDefault`, refusal when the gates are closed or the
+//! `sender` who asked is missing or not in `allowFrom`, and the tool-policy deny that no level
+//! overrides.
 
 use serde_json::{Value, json};
 
@@ -41,6 +42,11 @@ async fn set_session_level(server: &Server, session: &str, level: &str) {
     );
 }
 
+/// `{"elevated": level}` asked for by the allowed sender 4242.
+fn asked(level: &str) -> Value {
+    json!({"elevated": level, "sender": {"channel": "telegram", "id": "4242"}})
+}
+
 /// `(status, stdout)` of a `system.run` answer.
 fn outcome(answer: &Value) -> (Value, Value) {
     (answer["status"].clone(), answer["stdout"].clone())
@@ -55,7 +61,7 @@ async fn runs_on_the_host_when_the_request_asks_full_over_session_off_and_the_de
     set_session_level(&server, "s1", "off").await;
     let refused = system_run(&server, "no", "s1", json!({})).await;
     assert_eq!(refused["status"], "denied", "{refused}");
-    let full = json!({"elevated": "full"});
+    let full = asked("full");
     let over_session = system_run(&server, "one", "s1", full.clone()).await;
     assert_eq!(outcome(&over_session), (json!("finished"), json!("one\n")));
     // Session s2 has no level: the request beats `elevatedDefault: off`.
@@ -120,7 +126,7 @@ async fn refuses_a_requested_level_when_elevated_is_disabled() {
         "tools: { elevated: { enabled: false }, exec: { security: 'allowlist', ask: 'always' } },",
     )
     .await;
-    let full = json!({"elevated": "full"});
+    let full = asked("full");
     let answer = server
         .rpc(
             AGENT,
@@ -154,10 +160,11 @@ async fn refuses_a_requested_level_when_elevated_is_disabled() {
 #[tokio::test]
 async fn denies_a_requested_full_level_when_tool_policy_denies_exec() {
     let server = Server::start(
-        "tools: { deny: ['exec'], elevated: { enabled: true }, exec: { security: 'deny' } },",
+        "tools: { deny: ['exec'], elevated: { enabled: true, allowFrom: { telegram: ['4242'] } },
+            exec: { security: 'deny' } },",
     )
     .await;
-    let answer = system_run(&server, "no", "s1", json!({"elevated": "full"})).await;
+    let answer = system_run(&server, "no", "s1", asked("full")).await;
     assert_eq!(
         (answer["status"].clone(), answer["reason"].clone()),
         (json!("denied"), json!("policy")),
@@ -177,4 +184,37 @@ async fn refuses_an_unknown_level_as_invalid_params() {
         let message = answer["error"]["message"].as_str().unwrap();
         assert!(message.contains("off, on, ask, full"), "{message}");
     }
+}
+
+#[tokio::test]
+async fn refuses_a_requested_level_without_an_allowed_sender() {
+    let server = Server::start(GATES_OPEN).await;
+    let nobody = server
+        .rpc(
+            AGENT,
+            "system.run",
+            params(&server, "no", "s1", json!({"elevated": "full"})),
+        )
+        .await;
+    assert_eq!(nobody["error"]["code"], "elevated_unavailable", "{nobody}");
+    let message = nobody["error"]["message"].as_str().unwrap();
+    assert!(message.contains("needs the `sender`"), "{message}");
+
+    let stranger = json!({"elevated": "full", "sender": {"channel": "telegram", "id": "7"}});
+    let refused = server
+        .rpc(AGENT, "system.run", params(&server, "no", "s1", stranger))
+        .await;
+    assert_eq!(
+        refused["error"]["code"], "elevated_unavailable",
+        "{refused}"
+    );
+    // Nothing ran and the refusal is in the audit log with who asked.
+    let records = audit_matching(
+        &server,
+        |record| record["payload"]["outcome"] == "refused",
+        |records| !records.is_empty(),
+    )
+    .await;
+    assert_eq!(records[0]["payload"]["senderId"], "7", "{records:?}");
+    assert_eq!(records[0]["payload"]["method"], "system.run", "{records:?}");
 }
