@@ -118,7 +118,7 @@ pub(super) fn directive(
         }
         ElevatedStep::Store { level, reply } => {
             if let Some(key) = session_key {
-                sessions.set_level(key, level)?;
+                sessions.set_level(key, level, sender)?;
                 tracing::info!(session_key = %key, level = %level.as_str(), sender_id = %sender.id, channel = %sender.channel, "Elevated level set.");
                 audit(
                     exec,
@@ -203,10 +203,21 @@ pub(crate) fn apply_elevated_level(
             });
         }
     }
+    // A stored level counts only while its setter may still grant it to this agent: the
+    // agent's own `allowFrom` narrows what `/elevated` typed anywhere can do, and a sender
+    // removed from the lists stops granting. `off` only narrows, so it always counts.
     let session = request
         .session_key
         .zip(state.chat())
-        .and_then(|(key, chat)| chat.sessions.level(key));
+        .and_then(|(key, chat)| chat.sessions.stored_level(key))
+        .filter(|stored| {
+            stored.level == ElevatedLevel::Off
+                || stored
+                    .set_by
+                    .as_ref()
+                    .is_some_and(|setter| authorize_sender(&gates, agent.as_ref(), setter).is_ok())
+        })
+        .map(|stored| stored.level);
     let choices = LevelChoices {
         request: request.level,
         session,

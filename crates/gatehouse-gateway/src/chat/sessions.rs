@@ -8,7 +8,7 @@ use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
-use gatehouse_policy::elevated::ElevatedLevel;
+use gatehouse_policy::elevated::{ElevatedLevel, SenderIdentity};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
@@ -32,6 +32,62 @@ struct SessionEntry {
     route: Option<BoundRoute>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     elevated: Option<String>,
+    /// Who set `elevated`, so each request can check that they may still grant it to its agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    elevated_by: Option<StoredSender>,
+}
+
+/// A [`SenderIdentity`] as the sessions file keeps it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StoredSender {
+    channel: String,
+    id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    from: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    e164: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    username: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tag: Option<String>,
+}
+
+impl From<&SenderIdentity> for StoredSender {
+    fn from(sender: &SenderIdentity) -> Self {
+        StoredSender {
+            channel: sender.channel.clone(),
+            id: sender.id.clone(),
+            from: sender.from.clone(),
+            e164: sender.e164.clone(),
+            name: sender.name.clone(),
+            username: sender.username.clone(),
+            tag: sender.tag.clone(),
+        }
+    }
+}
+
+impl From<StoredSender> for SenderIdentity {
+    fn from(sender: StoredSender) -> Self {
+        SenderIdentity {
+            channel: sender.channel,
+            id: sender.id,
+            from: sender.from,
+            e164: sender.e164,
+            name: sender.name,
+            username: sender.username,
+            tag: sender.tag,
+        }
+    }
+}
+
+/// A session's stored level and who set it (unknown for a level stored before that was kept).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StoredLevel {
+    pub(crate) level: ElevatedLevel,
+    pub(crate) set_by: Option<SenderIdentity>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -120,19 +176,30 @@ impl Sessions {
 
     /// The stored level of a session; a value this build cannot read counts as unset.
     pub(crate) fn level(&self, session_key: &str) -> Option<ElevatedLevel> {
-        let table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
-        let text = table.sessions.get(session_key)?.elevated.as_deref()?;
-        text.parse().ok()
+        self.stored_level(session_key).map(|stored| stored.level)
     }
 
-    /// Stores a session's level durably before returning.
-    pub(crate) fn set_level(&self, session_key: &str, level: ElevatedLevel) -> Result<(), Error> {
+    /// The stored level of a session with who set it.
+    pub(crate) fn stored_level(&self, session_key: &str) -> Option<StoredLevel> {
+        let table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+        let entry = table.sessions.get(session_key)?;
+        Some(StoredLevel {
+            level: entry.elevated.as_deref()?.parse().ok()?,
+            set_by: entry.elevated_by.clone().map(SenderIdentity::from),
+        })
+    }
+
+    /// Stores a session's level and its setter durably before returning.
+    pub(crate) fn set_level(
+        &self,
+        session_key: &str,
+        level: ElevatedLevel,
+        set_by: &SenderIdentity,
+    ) -> Result<(), Error> {
         self.update(|table| {
-            table
-                .sessions
-                .entry(session_key.to_owned())
-                .or_default()
-                .elevated = Some(level.as_str().to_owned());
+            let entry = table.sessions.entry(session_key.to_owned()).or_default();
+            entry.elevated = Some(level.as_str().to_owned());
+            entry.elevated_by = Some(StoredSender::from(set_by));
         })
     }
 
@@ -185,9 +252,23 @@ mod tests {
         let path = dir.path().join("sessions.json");
         let sessions = Sessions::open(&path).unwrap();
         sessions.bind("s1", route("-100", Some("7"))).unwrap();
-        sessions.set_level("s1", ElevatedLevel::Full).unwrap();
+        let setter = SenderIdentity {
+            channel: "telegram".into(),
+            id: "4242".into(),
+            username: Some("alice".into()),
+            ..SenderIdentity::default()
+        };
+        sessions
+            .set_level("s1", ElevatedLevel::Full, &setter)
+            .unwrap();
         let reopened = Sessions::open(&path).unwrap();
-        assert_eq!(reopened.level("s1"), Some(ElevatedLevel::Full));
+        assert_eq!(
+            reopened.stored_level("s1"),
+            Some(StoredLevel {
+                level: ElevatedLevel::Full,
+                set_by: Some(setter)
+            })
+        );
         assert_eq!(
             reopened.bound_to("telegram", "-100", Some("7")).as_deref(),
             Some("s1")

@@ -218,3 +218,24 @@ async fn refuses_a_requested_level_without_an_allowed_sender() {
     assert_eq!(records[0]["payload"]["senderId"], "7", "{records:?}");
     assert_eq!(records[0]["payload"]["method"], "system.run", "{records:?}");
 }
+
+#[tokio::test]
+async fn ignores_a_session_level_whose_setter_the_agent_gates_do_not_allow() {
+    let server = Server::start(
+        "tools: { elevated: { enabled: true, allowFrom: { telegram: ['4242', '5555'] } },
+            exec: { security: 'deny' } },
+        agents: { list: [{ id: 'main',
+            tools: { elevated: { allowFrom: { telegram: ['4242'] } } } }] },",
+    )
+    .await;
+    // 5555 passes the global list, so the level is stored, but agent `main` narrows it to 4242.
+    let directive = json!({"text": "/elevated full", "sessionKey": "s1",
+                           "sender": {"channel": "telegram", "id": "5555"}});
+    server.ok(AGENT, "elevated.directive", directive).await;
+    let narrowed = system_run(&server, "no", "s1", json!({})).await;
+    assert_eq!(narrowed["status"], "denied", "{narrowed}");
+
+    set_session_level(&server, "s2", "full").await;
+    let granted = system_run(&server, "yes", "s2", json!({})).await;
+    assert_eq!(outcome(&granted), (json!("finished"), json!("yes\n")));
+}
