@@ -62,7 +62,7 @@ async fn on_text(runtime: &ChatRuntime, text: InboundText) {
     let replied_to = text
         .reply_to
         .as_ref()
-        .and_then(|message| runtime.card_approval(message));
+        .and_then(|message| runtime.cards.approval(message));
     let ctx = TextContext {
         sender: &text.sender,
         bot_username: runtime.bot_usernames.get(&channel_name).map(String::as_str),

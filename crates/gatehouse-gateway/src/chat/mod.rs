@@ -14,6 +14,7 @@
 //!
 //! [`ApprovalManager::resolve`]: gatehouse_approvals::ApprovalManager::resolve
 
+mod cards;
 mod elevated;
 mod inbound;
 pub(crate) mod methods;
@@ -24,7 +25,7 @@ mod view;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use gatehouse_chat::config::ChatApprovals;
@@ -32,7 +33,6 @@ use gatehouse_chat::delivery::{Deliverer, RetryPolicy, TargetFailure};
 use gatehouse_chat::dispatch::{Channels, Dispatcher};
 use gatehouse_chat::plan::plan_delivery;
 use gatehouse_chat::render::DEFAULT_MAX_COMMAND_CHARS;
-use gatehouse_chat::route::MessageLocator;
 use gatehouse_chat::token::{MemoryTokenStore, TokenRegistry};
 use gatehouse_chat::{Channel, Inbound};
 use gatehouse_store::approvals_db::ApprovalRequest;
@@ -43,6 +43,7 @@ use crate::exec::ExecServices;
 use crate::state::GatewayState;
 use crate::wire::chat::{ChatFailure, ChatStatus};
 
+use cards::CardIndex;
 pub(crate) use elevated::{LevelRequest, apply_elevated_level, level_audit};
 use sessions::Sessions;
 pub(crate) use settings::chat_approvals;
@@ -74,9 +75,8 @@ pub(crate) struct ChatRuntime {
     approvals: ChatApprovals,
     bot_usernames: HashMap<String, String>,
     exec: ExecServices,
-    /// Which approval each delivered message shows, by (channel, chat, message), so a reply to a
-    /// card names its approval.
-    cards: Mutex<HashMap<(String, String, String), String>>,
+    /// Which approval each delivered message shows, so a reply to a card names its approval.
+    cards: CardIndex,
     sessions: Sessions,
 }
 
@@ -104,18 +104,6 @@ impl ChatRuntime {
                 .channels
                 .contains_key(&message.route.channel)
         })
-    }
-
-    /// Remembers that `message` shows approval `approval_id`.
-    fn remember_card(&self, message: &MessageLocator, approval_id: &str) {
-        let mut cards = self.cards.lock().unwrap_or_else(PoisonError::into_inner);
-        cards.insert(card_key(message), approval_id.to_owned());
-    }
-
-    /// The approval a delivered message shows, if this process delivered it.
-    fn card_approval(&self, message: &MessageLocator) -> Option<String> {
-        let cards = self.cards.lock().unwrap_or_else(PoisonError::into_inner);
-        cards.get(&card_key(message)).cloned()
     }
 
     /// Connected channels and the last delivery failure of every chat target, for
@@ -161,7 +149,7 @@ impl GatewayState {
             approvals,
             bot_usernames,
             exec: exec.clone(),
-            cards: Mutex::new(HashMap::new()),
+            cards: CardIndex::default(),
             sessions: Sessions::open(&setup.sessions_file)?,
         });
         self.set_chat(Arc::clone(&runtime))?;
@@ -200,12 +188,4 @@ pub(crate) fn now_ms() -> u64 {
         .map_or(0, |elapsed| {
             u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
         })
-}
-
-fn card_key(message: &MessageLocator) -> (String, String, String) {
-    (
-        message.channel.clone(),
-        message.chat_id.clone(),
-        message.message_id.clone(),
-    )
 }

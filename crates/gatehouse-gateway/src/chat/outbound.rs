@@ -23,7 +23,7 @@ use super::{ChatRuntime, now_ms};
 const REASON_RESTART: &str = "gateway-restart";
 
 /// How long tokens outlive their approval's expiry, so a late press is still answered with the
-/// recorded result rather than "not valid here".
+/// recorded result rather than "not valid here"; delivered cards are remembered as long.
 const TOKEN_KEEP_MS: u64 = 24 * 60 * 60 * 1000;
 
 /// Handles approval events until the manager goes away.
@@ -66,7 +66,7 @@ async fn handle(runtime: &ChatRuntime, event: ApprovalEvent) {
                 tracing::warn!(approval_id = %id, route = %route, error = %error, "Chat delivery failed.");
             }
             for delivered in &outcome.delivered {
-                runtime.remember_card(&delivered.locator, &id);
+                runtime.cards.remember(&delivered.locator, &id, now_ms());
                 let message = stored(&delivered.locator);
                 if let Err(error) = runtime
                     .exec
@@ -86,6 +86,7 @@ async fn handle(runtime: &ChatRuntime, event: ApprovalEvent) {
         EventKind::Resolved { .. } | EventKind::Expired { .. } | EventKind::Cancelled { .. } => {
             finish_if_settled(runtime, event.id).await;
             runtime.dispatcher.tokens.purge(now_ms(), TOKEN_KEEP_MS);
+            runtime.cards.purge(now_ms(), TOKEN_KEEP_MS);
         }
     }
 }
