@@ -122,10 +122,11 @@ fn registers_the_slash_commands_the_core_grammar_reads() {
         .iter()
         .map(|command| command["command"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(commands, ["/approve", "/elevated"]);
+    assert_eq!(commands, ["/approve", "/elevated", "/elev"]);
     assert!(matches!(
         parse_approve("/approve 0f3c9a1e deny", None),
         ApproveParse::Command(_)
     ));
     assert_eq!(parse_elevated("/elevated", None), ElevatedParse::Query);
+    assert_eq!(parse_elevated("/elev", None), ElevatedParse::Query);
 }
