@@ -21,6 +21,7 @@
 )]
 
 mod closed_loop;
+mod cpu;
 mod http1;
 mod open_loop;
 mod operator;
@@ -93,13 +94,16 @@ async fn open(connections: Vec<Connection>, approvals: &[Encoded], status: &[Enc
     let warmup = Duration::from_secs_f64(env_or("LOAD_WARMUP_SECS", 2.0));
     println!("offered: {rate:.0}/s for {secs:?} after {warmup:?} of warm-up");
     let (connections, _) = open_loop::run(connections, approvals, decided, rate, warmup).await;
+    let before = cpu::Usage::now();
     let (connections, baseline) = open_loop::run(connections, status, answered, rate, secs).await;
+    let between = cpu::Usage::now();
     let (_, measured) = open_loop::run(connections, approvals, decided, rate, secs).await;
-    print_open("approval request→decision", &measured);
-    print_open("baseline gateway.status  ", &baseline);
+    let after = cpu::Usage::now();
+    print_open("approval request→decision", &measured, (between, after));
+    print_open("baseline gateway.status  ", &baseline, (before, between));
 }
 
-fn print_open(label: &str, phase: &open_loop::Phase) {
+fn print_open(label: &str, phase: &open_loop::Phase, (from, to): (cpu::Usage, cpu::Usage)) {
     let samples = &phase.samples;
     let last = samples
         .iter()
@@ -117,6 +121,12 @@ fn print_open(label: &str, phase: &open_loop::Phase) {
         "  send lag (scheduled→sent): p50 {:.3} ms, p99 {:.3} ms",
         lag.ms(0.5),
         lag.ms(0.99)
+    );
+    let (gateway, client) = from.per_request(&to, samples.len());
+    println!(
+        "  CPU per request: gateway {} µs, client {} µs",
+        gateway.as_micros(),
+        client.as_micros()
     );
 }
 
