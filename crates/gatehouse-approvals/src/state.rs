@@ -149,7 +149,7 @@ impl Inner {
             .blocking(move |store| store.resolve(&key, &stored, now))
             .await
             .map_err(|error| not_found_as_unknown(error, id))?;
-        if let ResolveOutcome::Applied(_) = &outcome {
+        if let ResolveOutcome::Applied(record) = &outcome {
             let (status, event) = match resolution {
                 Resolution::Decided {
                     decision,
@@ -166,11 +166,11 @@ impl Inner {
                     (Status::Cancelled, EventKind::Cancelled { reason })
                 }
             };
-            self.index.settle(&id, status);
+            self.index.settle(&id, status, record);
             self.evict_after_grace(id, now);
             self.events.emit(id, event);
         } else if let Some(status) = settled_status(outcome.winner())
-            && self.index.settle(&id, status)
+            && self.index.settle(&id, status, outcome.winner())
         {
             // Another manager on the same database settled it: follow without an event of ours.
             self.evict_after_grace(id, now);
