@@ -1,5 +1,6 @@
 //! Batches built by hand, so which operations share a transaction is certain rather than timed.
 
+use std::path::Path;
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
 
@@ -11,6 +12,10 @@ use super::{BatchLimits, BatchWriter, Job, commit_batch, queued};
 use crate::approvals_db::record::{ApprovalRequest, NewApproval, Resolution, ResolveOutcome};
 use crate::approvals_db::{rows, schema, write_ops};
 use crate::error::StoreError;
+
+fn test_path() -> Arc<Path> {
+    Arc::from(Path::new("approvals.sqlite"))
+}
 
 fn database() -> Connection {
     let mut conn = Connection::open_in_memory().unwrap();
@@ -39,7 +44,10 @@ fn decided(decision: ApprovalDecision, by: &str) -> Resolution {
 
 fn insert_job(id: &str) -> (Box<dyn Job>, Receiver<Result<String, StoreError>>) {
     let approval = approval(id);
-    queued(move |conn| write_ops::insert(conn, &approval).map(|record| record.id))
+    queued(
+        move |conn| write_ops::insert(conn, &approval).map(|record| record.id),
+        test_path(),
+    )
 }
 
 fn resolve_job(
@@ -47,7 +55,10 @@ fn resolve_job(
     resolution: Resolution,
 ) -> (Box<dyn Job>, Receiver<Result<ResolveOutcome, StoreError>>) {
     let id = id.to_owned();
-    queued(move |conn| write_ops::resolve(conn, &id, &resolution, 10))
+    queued(
+        move |conn| write_ops::resolve(conn, &id, &resolution, 10),
+        test_path(),
+    )
 }
 
 /// Commits `jobs` as one batch and answers them, as the writer thread does.
@@ -104,11 +115,14 @@ fn a_failing_operation_is_rolled_back_alone() {
     let (a, a_out) = insert_job("a");
     let (dup, dup_out) = insert_job("a");
     // Writes a row, then fails: its savepoint must take the row back with it.
-    let (half, half_out) = queued(|conn| {
-        write_ops::insert(conn, &approval("half"))?;
-        conn.execute("UPDATE approvals SET state = 'bogus' WHERE id = 'half'", [])?;
-        Ok(())
-    });
+    let (half, half_out) = queued(
+        |conn| {
+            write_ops::insert(conn, &approval("half"))?;
+            conn.execute("UPDATE approvals SET state = 'bogus' WHERE id = 'half'", [])?;
+            Ok(())
+        },
+        test_path(),
+    );
     let (missing, missing_out) = resolve_job("nope", decided(ApprovalDecision::Deny, "bob"));
     let (b, b_out) = insert_job("b");
     run_batch(&conn, vec![a, dup, half, missing, b]).unwrap();
@@ -206,4 +220,35 @@ fn a_closed_writer_refuses_writes() {
         "{after:?}"
     );
     assert_eq!(ids(&super::lock(&conn)), vec!["before"]);
+}
+
+#[test]
+fn answers_queued_operations_through_their_completion() {
+    let writer = BatchWriter::start(
+        Arc::new(Mutex::new(database())),
+        "test.sqlite".into(),
+        BatchLimits {
+            max_batch: 8,
+            queue_capacity: 8,
+        },
+    )
+    .unwrap();
+    let (answers, answered) = std::sync::mpsc::channel();
+    let insert = |id: &'static str| {
+        let answers = answers.clone();
+        let op = move |conn: &Connection| write_ops::insert(conn, &approval(id)).map(|r| r.id);
+        let done = Box::new(move |result| answers.send(result).unwrap());
+        (op, done)
+    };
+    let (op, done) = insert("queued");
+    writer.submit_then(op, done);
+    assert_eq!(answered.recv().unwrap().unwrap(), "queued");
+    writer.close();
+    let (op, done) = insert("late");
+    writer.submit_then(op, done);
+    let late = answered.recv().unwrap();
+    assert!(
+        matches!(late, Err(StoreError::WriterStopped { .. })),
+        "{late:?}"
+    );
 }
