@@ -31,12 +31,6 @@ pub(crate) async fn run(
             })
         })
         .collect();
-    let mut connections = Vec::with_capacity(tasks.len());
-    let mut latencies = Vec::new();
-    for task in tasks {
-        let (connection, done) = task.await.unwrap();
-        connections.push(connection);
-        latencies.extend(done);
-    }
+    let (connections, latencies) = crate::gather(tasks).await;
     (connections, latencies, started.elapsed())
 }

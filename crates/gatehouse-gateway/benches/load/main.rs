@@ -147,6 +147,20 @@ async fn closed(connections: Vec<Connection>, approvals: &[Encoded], status: &[E
     }
 }
 
+/// Waits for every requester task; their connections (for the next phase) and all they measured.
+async fn gather<T>(
+    tasks: Vec<tokio::task::JoinHandle<(Connection, Vec<T>)>>,
+) -> (Vec<Connection>, Vec<T>) {
+    let mut connections = Vec::with_capacity(tasks.len());
+    let mut measured = Vec::new();
+    for task in tasks {
+        let (connection, done) = task.await.unwrap();
+        connections.push(connection);
+        measured.extend(done);
+    }
+    (connections, measured)
+}
+
 fn approval(cwd: &Path, i: usize) -> Value {
     json!({"command": "make deploy", "argv": ["make", "deploy"], "cwd": cwd,
            "agentId": format!("agent-{}", i % 16), "sessionKey": "bench"})

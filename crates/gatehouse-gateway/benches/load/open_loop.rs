@@ -71,13 +71,7 @@ pub(crate) async fn run(
         .name("load-schedule".into())
         .spawn(move || keep_schedule(&senders, started, rate, duration))
         .unwrap();
-    let mut connections = Vec::with_capacity(tasks.len());
-    let mut samples = Vec::new();
-    for task in tasks {
-        let (connection, done) = task.await.unwrap();
-        connections.push(connection);
-        samples.extend(done);
-    }
+    let (connections, samples) = crate::gather(tasks).await;
     schedule.join().unwrap();
     (connections, Phase { samples, started })
 }

@@ -17,6 +17,15 @@ fn test_path() -> Arc<Path> {
     Arc::from(Path::new("approvals.sqlite"))
 }
 
+/// A running writer on `conn` with small batches and queue.
+fn small_writer(conn: Arc<Mutex<Connection>>) -> BatchWriter {
+    let limits = BatchLimits {
+        max_batch: 8,
+        queue_capacity: 8,
+    };
+    BatchWriter::start(conn, "test.sqlite".into(), limits).unwrap()
+}
+
 fn database() -> Connection {
     let mut conn = Connection::open_in_memory().unwrap();
     schema::migrate(&mut conn).unwrap();
@@ -177,15 +186,7 @@ fn a_batch_that_cannot_take_the_write_lock_acknowledges_nothing() {
 
 #[test]
 fn a_writer_that_died_answers_every_caller_with_an_error() {
-    let writer = BatchWriter::start(
-        Arc::new(Mutex::new(database())),
-        "test.sqlite".into(),
-        BatchLimits {
-            max_batch: 8,
-            queue_capacity: 8,
-        },
-    )
-    .unwrap();
+    let writer = small_writer(Arc::new(Mutex::new(database())));
     let died = writer.submit(|_| -> Result<(), StoreError> { panic!("writer bug") });
     assert!(
         matches!(died, Err(StoreError::WriterStopped { .. })),
@@ -201,15 +202,7 @@ fn a_writer_that_died_answers_every_caller_with_an_error() {
 #[test]
 fn a_closed_writer_refuses_writes() {
     let conn = Arc::new(Mutex::new(database()));
-    let writer = BatchWriter::start(
-        Arc::clone(&conn),
-        "test.sqlite".into(),
-        BatchLimits {
-            max_batch: 8,
-            queue_capacity: 8,
-        },
-    )
-    .unwrap();
+    let writer = small_writer(Arc::clone(&conn));
     writer
         .submit(|conn| write_ops::insert(conn, &approval("before")))
         .unwrap();
@@ -224,15 +217,7 @@ fn a_closed_writer_refuses_writes() {
 
 #[test]
 fn answers_queued_operations_through_their_completion() {
-    let writer = BatchWriter::start(
-        Arc::new(Mutex::new(database())),
-        "test.sqlite".into(),
-        BatchLimits {
-            max_batch: 8,
-            queue_capacity: 8,
-        },
-    )
-    .unwrap();
+    let writer = small_writer(Arc::new(Mutex::new(database())));
     let (answers, answered) = std::sync::mpsc::channel();
     let insert = |id: &'static str| {
         let answers = answers.clone();
