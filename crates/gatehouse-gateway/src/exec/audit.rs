@@ -13,7 +13,7 @@
 use std::num::NonZeroU32;
 use std::path::Path;
 use std::sync::mpsc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use gatehouse_store::audit::{AuditEvent, AuditKind, AuditLog, AuditOptions, SyncPolicy};
 use serde_json::Value;
@@ -82,8 +82,9 @@ impl Auditor {
     }
 }
 
-/// The writer thread: waits for a record, appends it and every record arriving within
-/// [`GROUP_WINDOW`], fsyncs once, and repeats until every sender is gone.
+/// The writer thread: waits for a record, appends it, lets [`GROUP_WINDOW`] pass, appends every
+/// record queued meanwhile, fsyncs once, and repeats until every sender is gone. It sleeps
+/// through the window rather than waiting on the channel, so senders do not wake it per record.
 fn write_groups(log: &AuditLog, receiver: &mpsc::Receiver<(u64, AuditEvent)>) {
     let append = |(at_ms, event)| {
         if let Err(error) = log.append(at_ms, event) {
@@ -92,11 +93,8 @@ fn write_groups(log: &AuditLog, receiver: &mpsc::Receiver<(u64, AuditEvent)>) {
     };
     while let Ok(first) = receiver.recv() {
         append(first);
-        let until = Instant::now() + GROUP_WINDOW;
-        while let Ok(next) = receiver.recv_timeout(until.saturating_duration_since(Instant::now()))
-        {
-            append(next);
-        }
+        std::thread::sleep(GROUP_WINDOW);
+        receiver.try_iter().for_each(append);
         if let Err(error) = log.sync() {
             tracing::error!(error = %error, "Audit records not synced.");
         }
