@@ -100,6 +100,9 @@ pub enum ApprovalError {
     /// down); the operation may or may not have reached the store.
     #[error("approval task failed: {0}")]
     Task(#[from] tokio::task::JoinError),
+    /// The store dropped a queued write without answering it; whether it applied is unknown.
+    #[error("the approval store dropped a write without answering it")]
+    Unanswered,
     /// A stored row's id is not a uuid; the row was not written by this manager.
     #[error("stored approval id {id:?} is not a uuid")]
     CorruptId {

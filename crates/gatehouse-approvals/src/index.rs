@@ -4,10 +4,11 @@
 //! the deadline, the offered decisions and the waiters. That keeps it far under the 2 KiB budget
 //! per pending approval (see `docs/performance.md`).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use dashmap::DashMap;
 use gatehouse_policy::ApprovalDecision;
+use gatehouse_store::approvals_db::ApprovalRecord;
 use tokio::sync::Notify;
 use uuid::Uuid;
 
@@ -34,7 +35,15 @@ pub(crate) struct Entry {
     /// approval without it costs one pointer; dropped when the approval settles.
     pub(crate) allow_always: Option<Box<AllowAlwaysPlan>>,
     /// Created on the first `await_decision`, so approvals nobody waits on cost no allocation.
-    pub(crate) waiters: Option<Arc<Notify>>,
+    pub(crate) waiters: Option<Arc<Waiters>>,
+}
+
+/// Those waiting for one approval to settle, and what it settled as: the store's record of the
+/// winning change, handed over with the wake-up so a waiter need not read it back.
+#[derive(Debug, Default)]
+pub(crate) struct Waiters {
+    pub(crate) wake: Notify,
+    pub(crate) settled: OnceLock<ApprovalRecord>,
 }
 
 /// The allowlist entries an allow-always decision adds, and to whose allowlist.
@@ -102,9 +111,10 @@ impl Index {
         self.entries.get_mut(id)
     }
 
-    /// Moves a pending entry to a settled status and wakes its waiters. Returns false when the
-    /// entry is gone or already settled, which leaves it untouched.
-    pub(crate) fn settle(&self, id: &Uuid, status: Status) -> bool {
+    /// Moves a pending entry to a settled status and wakes its waiters with `record`, the
+    /// store's record of the change. Returns false when the entry is gone or already settled,
+    /// which leaves it untouched.
+    pub(crate) fn settle(&self, id: &Uuid, status: Status, record: &ApprovalRecord) -> bool {
         let waiters = match self.entries.get_mut(id) {
             Some(mut entry) if entry.status == Status::Pending => {
                 entry.status = status;
@@ -114,7 +124,9 @@ impl Index {
             _ => return false,
         };
         if let Some(waiters) = waiters {
-            waiters.notify_waiters();
+            // The cell is fresh: waiters are taken, and so filled, once.
+            let _ = waiters.settled.set(record.clone());
+            waiters.wake.notify_waiters();
         }
         true
     }

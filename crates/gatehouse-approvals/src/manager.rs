@@ -296,26 +296,28 @@ impl ApprovalManager {
         .await
     }
 
-    /// Waits until the approval leaves `Pending` and returns its final record.
+    /// Waits until the approval leaves `Pending` and returns its final record: the one the
+    /// settling change stored, handed over with the wake-up, or read from the store when it had
+    /// already settled before the wait began.
     pub async fn await_decision(&self, id: Uuid) -> Result<ApprovalRecord, ApprovalError> {
         loop {
             let waiters = match self.inner.index.get_mut(&id) {
-                Some(mut entry) if entry.status == Status::Pending => Arc::clone(
-                    entry
-                        .waiters
-                        .get_or_insert_with(|| Arc::new(tokio::sync::Notify::new())),
-                ),
+                Some(mut entry) if entry.status == Status::Pending => {
+                    Arc::clone(entry.waiters.get_or_insert_with(Default::default))
+                }
                 _ => break,
             };
-            let notified = waiters.notified();
+            let notified = waiters.wake.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
             // Settling takes the waiters under the entry's lock after changing the status, so a
             // status read after `enable` cannot miss the wake-up.
-            if self.inner.index.status(&id) != Some(Status::Pending) {
-                break;
+            if self.inner.index.status(&id) == Some(Status::Pending) {
+                notified.await;
             }
-            notified.await;
+            if let Some(record) = waiters.settled.get() {
+                return Ok(record.clone());
+            }
         }
         let record = self.record(id).await?;
         if record.state == ApprovalState::Pending {

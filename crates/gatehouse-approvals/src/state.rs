@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use gatehouse_store::StoreError;
 use gatehouse_store::approvals_db::{
-    ApprovalRecord, ApprovalRequest, ApprovalState, ApprovalStore, NewApproval, Resolution,
-    ResolveOutcome,
+    ApprovalRecord, ApprovalRequest, ApprovalState, ApprovalStore, Completion, NewApproval,
+    Resolution, ResolveOutcome,
 };
 use gatehouse_store::approvals_file::{ExecApprovalsStore, NewAllowlistEntry};
 use tokio::task::AbortHandle;
@@ -106,7 +106,10 @@ impl Inner {
             created_at_ms,
             expires_at_ms,
         };
-        if let Err(error) = self.blocking(move |store| store.insert(&new)).await {
+        if let Err(error) = self
+            .queued(move |store, done| store.insert_queued(new, done))
+            .await
+        {
             self.index.remove(&id);
             return Err(match error {
                 ApprovalError::Store(StoreError::DuplicateId { .. }) => {
@@ -128,6 +131,21 @@ impl Inner {
         Ok(())
     }
 
+    /// Runs one of the store's queued writes and waits for its answer without holding a thread:
+    /// the store's writer wakes this task itself once the write is durable.
+    pub(crate) async fn queued<T: Send + 'static>(
+        &self,
+        submit: impl FnOnce(&dyn ApprovalStore, Completion<T>),
+    ) -> Result<T, ApprovalError> {
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        let done: Completion<T> = Box::new(move |result| {
+            // A caller that stopped waiting has nothing left to learn.
+            let _ = answer.send(result);
+        });
+        submit(self.store.as_ref(), done);
+        Ok(answered.await.map_err(|_| ApprovalError::Unanswered)??)
+    }
+
     /// Runs a synchronous store call off the async threads.
     pub(crate) async fn blocking<T: Send + 'static>(
         &self,
@@ -146,10 +164,10 @@ impl Inner {
         let key = id.to_string();
         let stored = resolution.clone();
         let outcome = self
-            .blocking(move |store| store.resolve(&key, &stored, now))
+            .queued(move |store, done| store.resolve_queued(key, stored, now, done))
             .await
             .map_err(|error| not_found_as_unknown(error, id))?;
-        if let ResolveOutcome::Applied(_) = &outcome {
+        if let ResolveOutcome::Applied(record) = &outcome {
             let (status, event) = match resolution {
                 Resolution::Decided {
                     decision,
@@ -166,11 +184,11 @@ impl Inner {
                     (Status::Cancelled, EventKind::Cancelled { reason })
                 }
             };
-            self.index.settle(&id, status);
+            self.index.settle(&id, status, record);
             self.evict_after_grace(id, now);
             self.events.emit(id, event);
         } else if let Some(status) = settled_status(outcome.winner())
-            && self.index.settle(&id, status)
+            && self.index.settle(&id, status, outcome.winner())
         {
             // Another manager on the same database settled it: follow without an event of ours.
             self.evict_after_grace(id, now);

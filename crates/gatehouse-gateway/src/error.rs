@@ -299,11 +299,12 @@ impl From<ApprovalError> for Error {
                 id: id.to_string(),
                 decision: decision.as_str(),
             },
-            ApprovalError::Store(_) | ApprovalError::Task(_) | ApprovalError::CorruptId { .. } => {
-                Error::Store {
-                    reason: error.to_string(),
-                }
-            }
+            ApprovalError::Store(_)
+            | ApprovalError::Task(_)
+            | ApprovalError::Unanswered
+            | ApprovalError::CorruptId { .. } => Error::Store {
+                reason: error.to_string(),
+            },
             ApprovalError::AlreadyConsumed { .. } | ApprovalError::NotAllowOnce { .. } => {
                 Error::Internal {
                     reason: error.to_string(),

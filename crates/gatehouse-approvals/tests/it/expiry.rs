@@ -7,11 +7,11 @@ use gatehouse_policy::ApprovalDecision;
 use gatehouse_store::approvals_db::{ApprovalState, ResolveOutcome};
 use tokio::time::advance;
 
-use crate::support::{drain_kinds, next_event, start, start_with, with_timeout};
+use crate::support::{drain_kinds, next_event, start_paused, start_paused_with, with_timeout};
 
 #[tokio::test(start_paused = true)]
 async fn expires_after_the_default_thirty_minutes() {
-    let mut h = start().await;
+    let mut h = start_paused().await;
     let id = h.create("make slow").await;
     next_event(&mut h.events);
 
@@ -38,7 +38,7 @@ async fn expires_after_the_default_thirty_minutes() {
 
 #[tokio::test(start_paused = true)]
 async fn honours_a_per_request_timeout() {
-    let h = start().await;
+    let h = start_paused().await;
     let created = h
         .manager
         .create(with_timeout("make quick", Duration::from_millis(1500)))
@@ -52,7 +52,7 @@ async fn honours_a_per_request_timeout() {
 
 #[tokio::test(start_paused = true)]
 async fn an_earlier_deadline_preempts_a_later_one() {
-    let h = start().await;
+    let h = start_paused().await;
     let late = h
         .manager
         .create(with_timeout("make late", Duration::from_secs(3600)))
@@ -75,7 +75,7 @@ async fn an_earlier_deadline_preempts_a_later_one() {
 
 #[tokio::test(start_paused = true)]
 async fn answers_after_expiry_are_refused_as_expired() {
-    let h = start().await;
+    let h = start_paused().await;
     let id = h
         .manager
         .create(with_timeout("make gone", Duration::from_secs(1)))
@@ -95,7 +95,7 @@ async fn answers_after_expiry_are_refused_as_expired() {
 
 #[tokio::test(start_paused = true)]
 async fn a_resolved_approval_answers_with_the_winner_for_the_grace_period() {
-    let h = start_with(ManagerConfig::default()).await;
+    let h = start_paused_with(ManagerConfig::default()).await;
     let id = h.create("make graceful").await;
     let key = id.to_string();
     h.answer(&key, ApprovalDecision::Deny).await.unwrap();
@@ -142,7 +142,7 @@ async fn a_resolved_approval_answers_with_the_winner_for_the_grace_period() {
 
 #[tokio::test(start_paused = true)]
 async fn a_decision_just_before_the_deadline_beats_the_timeout() {
-    let mut h = start().await;
+    let mut h = start_paused().await;
     let id = h
         .manager
         .create(with_timeout("make close", Duration::from_secs(10)))

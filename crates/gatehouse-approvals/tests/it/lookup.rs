@@ -4,11 +4,14 @@ use gatehouse_approvals::{ApprovalError, CreateApproval, IdDisclosure};
 use gatehouse_policy::ApprovalDecision;
 use uuid::Uuid;
 
-use crate::support::{Harness, persistable, start};
+use crate::support::{Harness, persistable, start, start_paused};
 
 /// Creates approvals with chosen ids so prefixes collide on purpose.
 async fn with_ids(ids: &[&str]) -> Harness {
-    let h = start().await;
+    add_ids(start().await, ids).await
+}
+
+async fn add_ids(h: Harness, ids: &[&str]) -> Harness {
     for id in ids {
         h.manager
             .create(CreateApproval {
@@ -133,7 +136,7 @@ async fn unknown_expired_and_resolved_are_distinct_errors() {
 
 #[tokio::test(start_paused = true)]
 async fn finds_settled_approvals_by_prefix_in_the_store_after_eviction() {
-    let h = with_ids(&[A]).await;
+    let h = add_ids(start_paused().await, &[A]).await;
     h.manager
         .resolve(A, ApprovalDecision::Deny, "alice", IdDisclosure::Hidden)
         .await

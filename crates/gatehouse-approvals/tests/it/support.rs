@@ -9,7 +9,11 @@ use gatehouse_approvals::{
     EventSubscription, IdDisclosure, ManagerConfig, Resolved, TokioClock,
 };
 use gatehouse_policy::{ApprovalDecision, Ask, Security};
-use gatehouse_store::approvals_db::{ApprovalRequest, SqliteApprovalStore, SqliteOptions};
+use gatehouse_store::StoreError;
+use gatehouse_store::approvals_db::{
+    ApprovalRecord, ApprovalRequest, ApprovalStore, Completion, ConsumeOutcome, DeliveredMessage,
+    ListFilter, NewApproval, Resolution, ResolveOutcome, SqliteApprovalStore, SqliteOptions,
+};
 use gatehouse_store::approvals_file::ExecApprovalsStore;
 use uuid::Uuid;
 
@@ -57,18 +61,118 @@ pub(crate) async fn start_with(config: ManagerConfig) -> Harness {
     }
 }
 
+/// [`start`] for tests on paused time (see [`PausedTimeStore`]).
+pub(crate) async fn start_paused() -> Harness {
+    start_paused_with(ManagerConfig::default()).await
+}
+
+/// [`start_with`] for tests on paused time (see [`PausedTimeStore`]).
+pub(crate) async fn start_paused_with(config: ManagerConfig) -> Harness {
+    let dir = tempfile::tempdir().unwrap();
+    let store = PausedTimeStore(Arc::new(sqlite(dir.path())));
+    let (manager, events) = start_manager(dir.path(), Arc::new(store), config).await;
+    Harness {
+        dir,
+        manager,
+        events,
+    }
+}
+
 /// Starts a manager on the state in `dir`, as a gateway start would.
 pub(crate) async fn open(
     dir: &Path,
     config: ManagerConfig,
 ) -> (ApprovalManager, EventSubscription) {
-    let store =
-        SqliteApprovalStore::open(dir.join("approvals.sqlite"), SqliteOptions::default()).unwrap();
+    start_manager(dir, Arc::new(sqlite(dir)), config).await
+}
+
+fn sqlite(dir: &Path) -> SqliteApprovalStore {
+    SqliteApprovalStore::open(dir.join("approvals.sqlite"), SqliteOptions::default()).unwrap()
+}
+
+async fn start_manager(
+    dir: &Path,
+    store: Arc<dyn ApprovalStore>,
+    config: ManagerConfig,
+) -> (ApprovalManager, EventSubscription) {
     let file = ExecApprovalsStore::new(dir.join("exec-approvals.json"));
     let clock: Arc<dyn Clock> = Arc::new(TokioClock::new());
-    ApprovalManager::start(Arc::new(store), Arc::new(file), clock, config)
+    ApprovalManager::start(store, Arc::new(file), clock, config)
         .await
         .unwrap()
+}
+
+/// The real SQLite store for tests on paused time. Tokio moves paused time on to the next
+/// timer whenever every task is waiting, and it cannot see the store's writer thread, so while
+/// a queued write was being committed hours could pass. Here queued writes run on tokio's
+/// blocking pool, which holds paused time still, and everything else goes straight through.
+struct PausedTimeStore(Arc<SqliteApprovalStore>);
+
+impl ApprovalStore for PausedTimeStore {
+    fn insert(&self, approval: &NewApproval) -> Result<ApprovalRecord, StoreError> {
+        self.0.insert(approval)
+    }
+
+    fn insert_queued(&self, approval: NewApproval, done: Completion<ApprovalRecord>) {
+        let store = Arc::clone(&self.0);
+        tokio::task::spawn_blocking(move || done(store.insert(&approval)));
+    }
+
+    fn get(&self, id: &str) -> Result<Option<ApprovalRecord>, StoreError> {
+        self.0.get(id)
+    }
+
+    fn find_by_prefix(
+        &self,
+        prefix: &str,
+        limit: usize,
+    ) -> Result<Vec<ApprovalRecord>, StoreError> {
+        self.0.find_by_prefix(prefix, limit)
+    }
+
+    fn list(&self, filter: &ListFilter) -> Result<Vec<ApprovalRecord>, StoreError> {
+        self.0.list(filter)
+    }
+
+    fn resolve(
+        &self,
+        id: &str,
+        resolution: &Resolution,
+        at_ms: u64,
+    ) -> Result<ResolveOutcome, StoreError> {
+        self.0.resolve(id, resolution, at_ms)
+    }
+
+    fn resolve_queued(
+        &self,
+        id: String,
+        resolution: Resolution,
+        at_ms: u64,
+        done: Completion<ResolveOutcome>,
+    ) {
+        let store = Arc::clone(&self.0);
+        tokio::task::spawn_blocking(move || done(store.resolve(&id, &resolution, at_ms)));
+    }
+
+    fn consume_allow_once(&self, id: &str, at_ms: u64) -> Result<ConsumeOutcome, StoreError> {
+        self.0.consume_allow_once(id, at_ms)
+    }
+
+    fn record_delivery(&self, id: &str, message: &DeliveredMessage) -> Result<(), StoreError> {
+        self.0.record_delivery(id, message)
+    }
+
+    fn cancel_all_pending(
+        &self,
+        reason: &str,
+        at_ms: u64,
+    ) -> Result<Vec<ApprovalRecord>, StoreError> {
+        self.0.cancel_all_pending(reason, at_ms)
+    }
+
+    fn prune_terminal_before(&self, cutoff_ms: u64) -> Result<usize, StoreError> {
+        self.0.prune_terminal_before(cutoff_ms)
+    }
 }
 
 pub(crate) fn request(command: &str) -> ApprovalRequest {

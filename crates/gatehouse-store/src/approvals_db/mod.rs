@@ -19,4 +19,4 @@ pub use record::{
     NewApproval, Resolution, ResolveOutcome, Retention, RunBinding, TurnSource,
 };
 pub use sqlite::{SqliteApprovalStore, SqliteOptions};
-pub use store::ApprovalStore;
+pub use store::{ApprovalStore, Completion};

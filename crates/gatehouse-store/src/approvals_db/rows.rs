@@ -108,21 +108,27 @@ fn query_many(
     raws.into_iter().map(|raw| raw.into_record(conn)).collect()
 }
 
+/// A record's delivered messages. Sorted by `seq` in Rust, not with `ORDER BY seq`: SQLite
+/// re-prepares that statement on every run (its plan depends on the bound id), which cost more
+/// than the rest of reading a record.
+const MESSAGES_SQL: &str = "SELECT seq, channel, account_id, chat_id, message_id, thread_id \
+     FROM approval_messages WHERE approval_id = ?1";
+
 fn messages(conn: &Connection, id: &str) -> Result<Vec<DeliveredMessage>, StoreError> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT channel, account_id, chat_id, message_id, thread_id FROM approval_messages \
-         WHERE approval_id = ?1 ORDER BY seq",
-    )?;
+    let mut stmt = conn.prepare_cached(MESSAGES_SQL)?;
     let rows = stmt.query_map([id], |row| {
-        Ok(DeliveredMessage {
-            channel: row.get(0)?,
-            account_id: row.get(1)?,
-            chat_id: row.get(2)?,
-            message_id: row.get(3)?,
-            thread_id: row.get(4)?,
-        })
+        let message = DeliveredMessage {
+            channel: row.get(1)?,
+            account_id: row.get(2)?,
+            chat_id: row.get(3)?,
+            message_id: row.get(4)?,
+            thread_id: row.get(5)?,
+        };
+        Ok((row.get::<_, i64>(0)?, message))
     })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    let mut messages: Vec<(i64, DeliveredMessage)> = rows.collect::<Result<_, _>>()?;
+    messages.sort_unstable_by_key(|(seq, _)| *seq);
+    Ok(messages.into_iter().map(|(_, message)| message).collect())
 }
 
 /// A row as stored: text columns not yet interpreted. Interpretation can fail, and a row that
@@ -250,5 +256,23 @@ impl RawRow {
             messages,
             id,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::StatementStatus;
+
+    use super::*;
+
+    #[test]
+    fn reads_messages_without_re_preparing_the_statement() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::super::schema::migrate(&mut conn).unwrap();
+        for id in ["a", "b", "c"] {
+            messages(&conn, id).unwrap();
+        }
+        let stmt = conn.prepare_cached(MESSAGES_SQL).unwrap();
+        assert_eq!(stmt.get_status(StatementStatus::RePrepare), 0);
     }
 }

@@ -18,7 +18,7 @@ use super::record::{
     ApprovalRecord, ConsumeOutcome, DeliveredMessage, ListFilter, NewApproval, Resolution,
     ResolveOutcome,
 };
-use super::store::ApprovalStore;
+use super::store::{ApprovalStore, Completion};
 use super::writer::{BatchLimits, BatchWriter};
 use super::{rows, schema, write_ops};
 use crate::durable_fs::open_private;
@@ -146,6 +146,11 @@ impl ApprovalStore for SqliteApprovalStore {
             .submit(move |conn| write_ops::insert(conn, &approval))
     }
 
+    fn insert_queued(&self, approval: NewApproval, done: Completion<ApprovalRecord>) {
+        self.writer
+            .submit_then(move |conn| write_ops::insert(conn, &approval), done);
+    }
+
     fn get(&self, id: &str) -> Result<Option<ApprovalRecord>, StoreError> {
         self.readers.read(|conn| rows::fetch(conn, id))
     }
@@ -172,6 +177,19 @@ impl ApprovalStore for SqliteApprovalStore {
         let (id, resolution) = (id.to_owned(), resolution.clone());
         self.writer
             .submit(move |conn| write_ops::resolve(conn, &id, &resolution, at_ms))
+    }
+
+    fn resolve_queued(
+        &self,
+        id: String,
+        resolution: Resolution,
+        at_ms: u64,
+        done: Completion<ResolveOutcome>,
+    ) {
+        self.writer.submit_then(
+            move |conn| write_ops::resolve(conn, &id, &resolution, at_ms),
+            done,
+        );
     }
 
     fn consume_allow_once(&self, id: &str, at_ms: u64) -> Result<ConsumeOutcome, StoreError> {

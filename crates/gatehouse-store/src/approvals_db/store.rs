@@ -6,10 +6,15 @@ use super::record::{
 };
 use crate::error::StoreError;
 
+/// Where a queued store call's result goes: called once, on whichever thread finished the call.
+pub type Completion<T> = Box<dyn FnOnce(Result<T, StoreError>) + Send>;
+
 /// Durable storage for approvals.
 ///
 /// Synchronous on purpose: the SQLite implementation blocks briefly, and an async manager calls
-/// it from `spawn_blocking`; a server-database implementation can do the same. Every state change
+/// it from `spawn_blocking`; a server-database implementation can do the same. The two writes on
+/// every approval's path also come queued (`*_queued`), answering through a [`Completion`], so
+/// an async caller holds no thread while the write waits for its commit. Every state change
 /// is a compare-and-swap inside the store, so correctness never depends on the caller holding a
 /// lock, and two gateways sharing one database still agree on the winner.
 ///
@@ -18,6 +23,11 @@ pub trait ApprovalStore: Send + Sync {
     /// Stores a new `Pending` approval. Fails with [`StoreError::DuplicateId`] if the id exists
     /// in any state, so an id is never reused.
     fn insert(&self, approval: &NewApproval) -> Result<ApprovalRecord, StoreError>;
+
+    /// [`ApprovalStore::insert`], queued: returns at once (blocking only while the store's
+    /// queue is full, its backpressure) and calls `done` once the row is durable or has failed,
+    /// so an async caller holds no thread while the write waits for its commit.
+    fn insert_queued(&self, approval: NewApproval, done: Completion<ApprovalRecord>);
 
     /// The approval with exactly this id.
     fn get(&self, id: &str) -> Result<Option<ApprovalRecord>, StoreError>;
@@ -38,6 +48,15 @@ pub trait ApprovalStore: Send + Sync {
         resolution: &Resolution,
         at_ms: u64,
     ) -> Result<ResolveOutcome, StoreError>;
+
+    /// [`ApprovalStore::resolve`], queued like [`ApprovalStore::insert_queued`].
+    fn resolve_queued(
+        &self,
+        id: String,
+        resolution: Resolution,
+        at_ms: u64,
+        done: Completion<ResolveOutcome>,
+    );
 
     /// Takes the single run of an `allow-once` approval; succeeds exactly once per approval.
     /// Fails with [`StoreError::NotFound`] for an unknown id.

@@ -1,9 +1,10 @@
 //! Group commit: one thread owns the write connection and commits every queued operation in one
 //! transaction, so one fsync covers the whole batch.
 //!
-//! Callers block on a reply of their own, sent only after `COMMIT` returned: nothing is
-//! acknowledged before it is durable. Each operation runs inside a savepoint, so one that fails
-//! is rolled back alone and its neighbours commit. Operations run in queue order, so the first
+//! Every operation is answered only after `COMMIT` returned: nothing is acknowledged before it
+//! is durable. Callers either block on the answer ([`BatchWriter::submit`]) or hand over a
+//! [`Completion`] the writer thread calls ([`BatchWriter::submit_then`]). Each operation runs
+//! inside a savepoint, so one that fails is rolled back alone and its neighbours commit. Operations run in queue order, so the first
 //! answer queued is the first answer applied, exactly as with one transaction per operation.
 //!
 //! The queue is bounded (a full queue makes callers wait, which is the backpressure) and so is a
@@ -11,13 +12,14 @@
 //! that is closed or has died answers every caller with [`StoreError::WriterStopped`], never with
 //! silence: the channels report a vanished peer instead of blocking on it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 use rusqlite::Connection;
 
+use super::store::Completion;
 use crate::error::StoreError;
 
 /// How much the writer takes on at once.
@@ -34,7 +36,7 @@ pub(super) struct BatchLimits {
 pub(super) struct BatchWriter {
     queue: Mutex<Option<SyncSender<Box<dyn Job>>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
-    path: PathBuf,
+    path: Arc<Path>,
 }
 
 impl BatchWriter {
@@ -53,7 +55,7 @@ impl BatchWriter {
         Ok(BatchWriter {
             queue: Mutex::new(Some(queue)),
             thread: Mutex::new(Some(thread)),
-            path,
+            path: path.into(),
         })
     }
 
@@ -62,12 +64,34 @@ impl BatchWriter {
         &self,
         op: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
-        let queue = lock(&self.queue).clone().ok_or_else(|| self.stopped())?;
-        let (job, answer) = queued(op);
-        queue.send(job).map_err(|_| self.stopped())?;
-        // Our clone must not keep the writer alive past a close.
-        drop(queue);
+        let (job, answer) = queued(op, Arc::clone(&self.path));
+        self.enqueue(job);
         answer.recv().map_err(|_| self.stopped())?
+    }
+
+    /// Queues `op` for the next batch and returns at once; the writer thread calls `done` with
+    /// its result once the batch is committed. Blocks only while the queue is full.
+    pub(super) fn submit_then<T: Send + 'static>(
+        &self,
+        op: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+        done: Completion<T>,
+    ) {
+        self.enqueue(Box::new(Queued {
+            op: Some(op),
+            result: None,
+            reply: Some(done),
+            path: Arc::clone(&self.path),
+        }));
+    }
+
+    /// Hands `job` to the writer. A job that cannot be handed over is dropped, and dropping an
+    /// unanswered job answers it with [`StoreError::WriterStopped`].
+    fn enqueue(&self, job: Box<dyn Job>) {
+        let queue = lock(&self.queue).clone();
+        if let Some(queue) = queue {
+            // A failed send hands the job back; dropping it answers it.
+            drop(queue.send(job));
+        }
     }
 
     /// Refuses new operations, lets the writer commit everything already queued, and waits
@@ -84,7 +108,7 @@ impl BatchWriter {
 
     fn stopped(&self) -> StoreError {
         StoreError::WriterStopped {
-            path: self.path.clone(),
+            path: self.path.to_path_buf(),
         }
     }
 }
@@ -109,12 +133,18 @@ trait Job: Send {
 /// `op` as a job, and where its answer will arrive.
 fn queued<T: Send + 'static>(
     op: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    path: Arc<Path>,
 ) -> (Box<dyn Job>, Receiver<Result<T, StoreError>>) {
     let (reply, answer) = mpsc::sync_channel(1);
+    let done: Completion<T> = Box::new(move |result| {
+        // The caller blocks on this reply until it arrives, so it is still there.
+        let _ = reply.send(result);
+    });
     let job = Queued {
         op: Some(op),
         result: None,
-        reply,
+        reply: Some(done),
+        path,
     };
     (Box::new(job), answer)
 }
@@ -122,7 +152,19 @@ fn queued<T: Send + 'static>(
 struct Queued<T, F> {
     op: Option<F>,
     result: Option<Result<T, StoreError>>,
-    reply: SyncSender<Result<T, StoreError>>,
+    /// Taken when answered; a job dropped unanswered answers [`StoreError::WriterStopped`].
+    reply: Option<Completion<T>>,
+    path: Arc<Path>,
+}
+
+impl<T, F> Drop for Queued<T, F> {
+    fn drop(&mut self) {
+        if let Some(reply) = self.reply.take() {
+            reply(Err(StoreError::WriterStopped {
+                path: self.path.to_path_buf(),
+            }));
+        }
+    }
 }
 
 impl<T, F> Job for Queued<T, F>
@@ -140,8 +182,8 @@ where
         succeeded
     }
 
-    fn reply(self: Box<Self>, batch: Result<(), &rusqlite::Error>) {
-        let answer = match (self.result, batch) {
+    fn reply(mut self: Box<Self>, batch: Result<(), &rusqlite::Error>) {
+        let answer = match (self.result.take(), batch) {
             (Some(Err(own)), _) => Err(own),
             (_, Err(batch)) => Err(StoreError::Database(replicate(batch))),
             (Some(Ok(value)), Ok(())) => Ok(value),
@@ -152,8 +194,9 @@ where
                 Some("operation was not run".to_owned()),
             ))),
         };
-        // The caller blocks on this reply until it arrives, so it is still there to receive it.
-        let _ = self.reply.send(answer);
+        if let Some(reply) = self.reply.take() {
+            reply(answer);
+        }
     }
 }
 

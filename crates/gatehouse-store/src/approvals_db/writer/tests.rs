@@ -1,5 +1,6 @@
 //! Batches built by hand, so which operations share a transaction is certain rather than timed.
 
+use std::path::Path;
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
 
@@ -11,6 +12,19 @@ use super::{BatchLimits, BatchWriter, Job, commit_batch, queued};
 use crate::approvals_db::record::{ApprovalRequest, NewApproval, Resolution, ResolveOutcome};
 use crate::approvals_db::{rows, schema, write_ops};
 use crate::error::StoreError;
+
+fn test_path() -> Arc<Path> {
+    Arc::from(Path::new("approvals.sqlite"))
+}
+
+/// A running writer on `conn` with small batches and queue.
+fn small_writer(conn: Arc<Mutex<Connection>>) -> BatchWriter {
+    let limits = BatchLimits {
+        max_batch: 8,
+        queue_capacity: 8,
+    };
+    BatchWriter::start(conn, "test.sqlite".into(), limits).unwrap()
+}
 
 fn database() -> Connection {
     let mut conn = Connection::open_in_memory().unwrap();
@@ -39,7 +53,10 @@ fn decided(decision: ApprovalDecision, by: &str) -> Resolution {
 
 fn insert_job(id: &str) -> (Box<dyn Job>, Receiver<Result<String, StoreError>>) {
     let approval = approval(id);
-    queued(move |conn| write_ops::insert(conn, &approval).map(|record| record.id))
+    queued(
+        move |conn| write_ops::insert(conn, &approval).map(|record| record.id),
+        test_path(),
+    )
 }
 
 fn resolve_job(
@@ -47,7 +64,10 @@ fn resolve_job(
     resolution: Resolution,
 ) -> (Box<dyn Job>, Receiver<Result<ResolveOutcome, StoreError>>) {
     let id = id.to_owned();
-    queued(move |conn| write_ops::resolve(conn, &id, &resolution, 10))
+    queued(
+        move |conn| write_ops::resolve(conn, &id, &resolution, 10),
+        test_path(),
+    )
 }
 
 /// Commits `jobs` as one batch and answers them, as the writer thread does.
@@ -104,11 +124,14 @@ fn a_failing_operation_is_rolled_back_alone() {
     let (a, a_out) = insert_job("a");
     let (dup, dup_out) = insert_job("a");
     // Writes a row, then fails: its savepoint must take the row back with it.
-    let (half, half_out) = queued(|conn| {
-        write_ops::insert(conn, &approval("half"))?;
-        conn.execute("UPDATE approvals SET state = 'bogus' WHERE id = 'half'", [])?;
-        Ok(())
-    });
+    let (half, half_out) = queued(
+        |conn| {
+            write_ops::insert(conn, &approval("half"))?;
+            conn.execute("UPDATE approvals SET state = 'bogus' WHERE id = 'half'", [])?;
+            Ok(())
+        },
+        test_path(),
+    );
     let (missing, missing_out) = resolve_job("nope", decided(ApprovalDecision::Deny, "bob"));
     let (b, b_out) = insert_job("b");
     run_batch(&conn, vec![a, dup, half, missing, b]).unwrap();
@@ -163,15 +186,7 @@ fn a_batch_that_cannot_take_the_write_lock_acknowledges_nothing() {
 
 #[test]
 fn a_writer_that_died_answers_every_caller_with_an_error() {
-    let writer = BatchWriter::start(
-        Arc::new(Mutex::new(database())),
-        "test.sqlite".into(),
-        BatchLimits {
-            max_batch: 8,
-            queue_capacity: 8,
-        },
-    )
-    .unwrap();
+    let writer = small_writer(Arc::new(Mutex::new(database())));
     let died = writer.submit(|_| -> Result<(), StoreError> { panic!("writer bug") });
     assert!(
         matches!(died, Err(StoreError::WriterStopped { .. })),
@@ -187,15 +202,7 @@ fn a_writer_that_died_answers_every_caller_with_an_error() {
 #[test]
 fn a_closed_writer_refuses_writes() {
     let conn = Arc::new(Mutex::new(database()));
-    let writer = BatchWriter::start(
-        Arc::clone(&conn),
-        "test.sqlite".into(),
-        BatchLimits {
-            max_batch: 8,
-            queue_capacity: 8,
-        },
-    )
-    .unwrap();
+    let writer = small_writer(Arc::clone(&conn));
     writer
         .submit(|conn| write_ops::insert(conn, &approval("before")))
         .unwrap();
@@ -206,4 +213,27 @@ fn a_closed_writer_refuses_writes() {
         "{after:?}"
     );
     assert_eq!(ids(&super::lock(&conn)), vec!["before"]);
+}
+
+#[test]
+fn answers_queued_operations_through_their_completion() {
+    let writer = small_writer(Arc::new(Mutex::new(database())));
+    let (answers, answered) = std::sync::mpsc::channel();
+    let insert = |id: &'static str| {
+        let answers = answers.clone();
+        let op = move |conn: &Connection| write_ops::insert(conn, &approval(id)).map(|r| r.id);
+        let done = Box::new(move |result| answers.send(result).unwrap());
+        (op, done)
+    };
+    let (op, done) = insert("queued");
+    writer.submit_then(op, done);
+    assert_eq!(answered.recv().unwrap().unwrap(), "queued");
+    writer.close();
+    let (op, done) = insert("late");
+    writer.submit_then(op, done);
+    let late = answered.recv().unwrap();
+    assert!(
+        matches!(late, Err(StoreError::WriterStopped { .. })),
+        "{late:?}"
+    );
 }

@@ -1,0 +1,59 @@
+//! CPU time spent during a phase, split into the load generator's threads and everything else
+//! (the gateway's workers, its blocking pool, the database writer, the audit writer), read from
+//! `/proc` so the split needs no instrumentation in the gateway.
+
+use std::time::Duration;
+
+/// Linux reports thread times in `USER_HZ` ticks, which is 100 on every architecture it exports.
+const TICK: Duration = Duration::from_millis(10);
+
+/// CPU time used so far by the whole process and by the load generator's own threads.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Usage {
+    total: Duration,
+    client: Duration,
+}
+
+impl Usage {
+    pub(crate) fn now() -> Self {
+        let total = ticks(&std::fs::read_to_string("/proc/self/stat").unwrap_or_default());
+        let client = std::fs::read_dir("/proc/self/task")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|task| std::fs::read_to_string(task.path().join("stat")).ok())
+            .filter(|stat| is_client_thread(stat))
+            .map(|stat| ticks(&stat))
+            .sum();
+        Self { total, client }
+    }
+
+    /// CPU per request between `self` and `later`: (gateway, client).
+    pub(crate) fn per_request(&self, later: &Usage, requests: usize) -> (Duration, Duration) {
+        let count = u32::try_from(requests.max(1)).unwrap_or(u32::MAX);
+        let client = later.client.saturating_sub(self.client);
+        let total = later.total.saturating_sub(self.total);
+        (total.saturating_sub(client) / count, client / count)
+    }
+}
+
+/// The client runtime's workers, the schedule keeper and the main thread (which only waits).
+fn is_client_thread(stat: &str) -> bool {
+    let comm = stat
+        .split_once('(')
+        .and_then(|(_, rest)| rest.rsplit_once(')'))
+        .map_or("", |(comm, _)| comm);
+    comm.starts_with("client") || comm.starts_with("load-")
+}
+
+/// utime + stime (fields 14 and 15 of `stat`) as a duration.
+fn ticks(stat: &str) -> Duration {
+    let after_comm = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after_comm.split_whitespace().collect();
+    // `after_comm` starts at field 3 (state), so fields 14 and 15 are at indexes 11 and 12.
+    let sum: u32 = [11, 12]
+        .iter()
+        .filter_map(|&i| fields.get(i)?.parse::<u32>().ok())
+        .sum();
+    TICK * sum
+}

@@ -1,0 +1,82 @@
+//! The gateway under test, in a tokio runtime of its own, so its worker threads are not the
+//! client's and the two can be sized apart.
+
+use std::net::SocketAddr;
+use std::path::Path;
+
+use gatehouse_config::Config;
+use gatehouse_gateway::{
+    ExecLimits, ExecServices, ExecSetup, GatewaySettings, GatewayState, Limits, Scope, Secret,
+    TokenSpec,
+};
+use tokio::runtime::Runtime;
+
+use crate::{ADMIN, AGENT};
+
+/// A running gateway; dropping it stops the runtime and the server with it.
+pub(crate) struct Server {
+    pub(crate) addr: SocketAddr,
+    _runtime: Runtime,
+}
+
+/// Starts the real server on a loopback port with the durable store in `dir`: the SQLite
+/// approvals database, `exec-approvals.json` and the audit log. Rate limits are off and the
+/// pending cap is above what the load can reach, so neither is what gets measured.
+pub(crate) fn start(dir: &Path, threads: usize, max_pending: usize) -> Server {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .thread_name("gateway")
+        .enable_all()
+        .build()
+        .unwrap();
+    let settings = GatewaySettings {
+        listen: ([127, 0, 0, 1], 0).into(),
+        tokens: vec![
+            TokenSpec {
+                name: "admin".into(),
+                secret: Secret::new(ADMIN),
+                scopes: vec![Scope::Admin],
+            },
+            TokenSpec {
+                name: "agent".into(),
+                secret: Secret::new(AGENT),
+                scopes: vec![Scope::Agent],
+            },
+        ],
+        limits: Limits {
+            rate: None,
+            event_queue: 1 << 16,
+            max_in_flight: 1 << 14,
+            ..Limits::default()
+        },
+    };
+    let setup = ExecSetup {
+        config: Config::default(),
+        approvals_file: dir.join("exec-approvals.json"),
+        database: dir.join("approvals.db"),
+        audit_log: dir.join("audit.jsonl"),
+        limits: ExecLimits {
+            max_pending_per_agent: max_pending,
+            event_buffer: 1 << 16,
+            ..ExecLimits::default()
+        },
+    };
+    let addr = runtime.block_on(async move {
+        let exec = ExecServices::start(setup).await.unwrap();
+        let state = GatewayState::with_exec(&settings, exec).unwrap();
+        let listener = tokio::net::TcpListener::bind(settings.listen)
+            .await
+            .unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(gatehouse_gateway::serve(
+            listener,
+            state,
+            std::future::pending(),
+        ));
+        addr
+    });
+    Server {
+        addr,
+        _runtime: runtime,
+    }
+}
