@@ -26,7 +26,7 @@ use gatehouse_policy::exec::ExecPolicy;
 use gatehouse_store::approvals_db::{
     ApprovalRecord, ApprovalRequest, ApprovalState, SqliteApprovalStore, SqliteOptions,
 };
-use gatehouse_store::approvals_file::{ExecApprovalsStore, Snapshot};
+use gatehouse_store::approvals_file::{ExecApprovalsStore, Snapshot, SnapshotCache};
 use gatehouse_store::audit::AuditKind;
 use serde_json::Value;
 use uuid::Uuid;
@@ -96,6 +96,8 @@ pub struct ExecServices {
 struct Inner {
     config: Config,
     file: ExecApprovalsStore,
+    /// The last settled version of the file, so a request re-parses it only after a change.
+    file_cache: SnapshotCache,
     manager: ApprovalManager,
     limits: ExecLimits,
     pending: Pending,
@@ -148,6 +150,7 @@ impl ExecServices {
             inner: Arc::new(Inner {
                 config: setup.config,
                 file,
+                file_cache: SnapshotCache::new(),
                 manager,
                 pending: Pending::new(setup.limits.max_pending_per_agent),
                 limits: setup.limits,
@@ -190,9 +193,13 @@ impl ExecServices {
 
     /// The approvals file as it is now; read per request so edits apply at once.
     pub(crate) fn snapshot(&self) -> Result<Snapshot, Error> {
-        self.inner.file.read().map_err(|error| Error::Store {
-            reason: error.to_string(),
-        })
+        let now = std::time::SystemTime::now();
+        self.inner
+            .file_cache
+            .read(&self.inner.file, now)
+            .map_err(|error| Error::Store {
+                reason: error.to_string(),
+            })
     }
 
     /// The policy that applies to `agent` right now, and its `askFallback`.

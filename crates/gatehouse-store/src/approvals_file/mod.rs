@@ -2,14 +2,17 @@
 //!
 //! [`parse_str`] turns text into the model, [`ExecApprovalsFile::resolve_agent`] and
 //! [`ExecApprovalsFile::effective_policy`] say what it means for an agent, and
-//! [`ExecApprovalsStore`] reads and writes the file safely.
+//! [`ExecApprovalsStore`] reads and writes the file safely; [`SnapshotCache`] spares a re-parse
+//! when it has not changed.
 
+mod cache;
 mod model;
 mod parse;
 mod resolve;
 mod store;
 mod token;
 
+pub use cache::{SETTLE, SnapshotCache};
 pub use model::{
     AgentEntry, AllowlistEntry, AllowlistItem, ExecApprovalsFile, PolicySettings, Setting,
     SettingValue, SocketConfig,
