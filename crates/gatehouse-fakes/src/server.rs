@@ -33,6 +33,15 @@ impl FakeHandle {
         self.calls.snapshot()
     }
 
+    /// Every call of `method` so far, in arrival order.
+    pub fn calls_of(&self, method: &str) -> Vec<Call> {
+        self.calls
+            .snapshot()
+            .into_iter()
+            .filter(|c| c.method == method)
+            .collect()
+    }
+
     /// Waits until `count` calls of `method` arrived (polling every 20 ms) and returns all of
     /// them, so tests need no sleeps.
     pub async fn wait_for_calls(
@@ -43,12 +52,7 @@ impl FakeHandle {
     ) -> Result<Vec<Call>, FakeError> {
         let deadline = Instant::now() + timeout;
         loop {
-            let calls: Vec<Call> = self
-                .calls
-                .snapshot()
-                .into_iter()
-                .filter(|c| c.method == method)
-                .collect();
+            let calls = self.calls_of(method);
             if calls.len() >= count {
                 return Ok(calls);
             }

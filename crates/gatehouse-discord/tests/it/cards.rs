@@ -4,7 +4,7 @@ use gatehouse_policy::ApprovalDecision;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use crate::support::{APPROVER, CHANNEL_ID, calls_of, channel, control, fake, origin};
+use crate::support::{APPROVER, CHANNEL_ID, channel, control, fake, origin};
 
 const NOW_MS: u64 = 1_795_242_700_000;
 
@@ -69,13 +69,13 @@ async fn delivers_a_card_to_an_approver_dm_opened_once() {
     let first = discord.send(&route, &card()).await.unwrap();
     let second = discord.send(&route, &card()).await.unwrap();
 
-    let opened = calls_of(&fake, "createDm");
+    let opened = fake.calls_of("createDm");
     assert_eq!(opened.len(), 1, "the DM channel is cached");
     assert_eq!(
         opened[0].body,
         json!({"recipient_id": APPROVER.to_string()})
     );
-    let sent = calls_of(&fake, "createMessage");
+    let sent = fake.calls_of("createMessage");
     assert_eq!(
         sent[0].path,
         format!("/channels/{}/messages", first.chat_id)
@@ -102,7 +102,7 @@ async fn delivers_a_card_to_the_origin_channel_and_its_thread() {
         Route::from_target("t", "discord", &CHANNEL_ID.to_string(), None, Some("4100")).unwrap();
     let in_thread = discord.send(&thread, &card()).await.unwrap();
 
-    let sent = calls_of(&fake, "createMessage");
+    let sent = fake.calls_of("createMessage");
     assert_eq!(sent[0].path, format!("/channels/{CHANNEL_ID}/messages"));
     assert_eq!(sent[0].body, expected_card_body());
     assert_eq!(sent[1].path, "/channels/4100/messages");
@@ -111,7 +111,7 @@ async fn delivers_a_card_to_the_origin_channel_and_its_thread() {
         (in_thread.chat_id.as_str(), in_thread.thread_id.as_deref()),
         ("4100", Some("4100"))
     );
-    assert!(calls_of(&fake, "createDm").is_empty());
+    assert!(fake.calls_of("createDm").is_empty());
 }
 
 #[tokio::test]
@@ -129,7 +129,7 @@ async fn edits_a_resolved_card_into_a_receipt_without_buttons() {
         .await
         .unwrap();
 
-    let edit = &calls_of(&fake, "editMessage")[0];
+    let edit = &fake.calls_of("editMessage")[0];
     assert_eq!(
         edit.path,
         format!("/channels/{CHANNEL_ID}/messages/{}", delivered.message_id)
@@ -152,7 +152,7 @@ async fn deletes_a_card_and_counts_a_missing_one_as_deleted() {
     discord.delete(&delivered).await.unwrap();
     discord.delete(&delivered).await.unwrap();
 
-    let deletes = calls_of(&fake, "deleteMessage");
+    let deletes = fake.calls_of("deleteMessage");
     assert_eq!(deletes.len(), 2);
     assert_eq!(
         deletes[0].path,

@@ -23,9 +23,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::support::{
-    APPROVER, CHANNEL_ID, STRANGER, calls_of, fake, inject, next, running, wait_for_calls,
-};
+use crate::support::{APPROVER, CHANNEL_ID, STRANGER, fake, inject, next, running, wait_for_calls};
 
 /// Discord's deadline for the first response to an interaction.
 const ACK_DEADLINE_MS: u64 = 3000;
@@ -117,7 +115,7 @@ async fn delivered_approval() -> Approval {
 impl Approval {
     /// The `custom_id` of the card's button for `label`, as Discord stored it.
     fn token(&self, label: &str) -> String {
-        let sent = &calls_of(&self.fake, "createMessage")[0];
+        let sent = &self.fake.calls_of("createMessage")[0];
         let buttons = sent.body["components"][0]["components"].as_array().unwrap();
         let button = buttons.iter().find(|b| b["label"] == label).unwrap();
         button["custom_id"].as_str().unwrap().to_owned()
@@ -188,7 +186,7 @@ fn core_reading(text: &InboundText) -> TextAction {
 }
 
 fn ephemeral_follow_ups(fake: &FakeHandle) -> Vec<Value> {
-    calls_of(fake, "executeWebhook")
+    fake.calls_of("executeWebhook")
         .into_iter()
         .map(|call| json!({"content": call.body["content"], "flags": call.body["flags"]}))
         .collect()
@@ -247,7 +245,7 @@ async fn deletes_the_card_on_resolve_with_cleanup() {
             approval.card.chat_id, approval.card.message_id
         )
     );
-    assert!(calls_of(&approval.fake, "editMessage").is_empty());
+    assert!(approval.fake.calls_of("editMessage").is_empty());
 }
 
 #[tokio::test]
@@ -356,10 +354,10 @@ async fn answers_a_non_approver_privately_and_keeps_the_buttons() {
         ephemeral_follow_ups(&approval.fake),
         vec![json!({"content": "Only approvers can decide.", "flags": 64})]
     );
-    let follow_up = &calls_of(&approval.fake, "executeWebhook")[0];
+    let follow_up = &approval.fake.calls_of("executeWebhook")[0];
     assert!(follow_up.path.starts_with(&format!("/webhooks/{APP_ID}/")));
     assert_eq!(follow_up.body["allowed_mentions"]["parse"], json!([]));
-    assert!(calls_of(&approval.fake, "editMessage").is_empty());
+    assert!(approval.fake.calls_of("editMessage").is_empty());
 }
 
 #[tokio::test]

@@ -4,7 +4,7 @@ use gatehouse_chat::delivery::{Deliverer, RetryPolicy};
 use gatehouse_chat::{Channel, ChatError};
 use serde_json::json;
 
-use crate::support::{CHANNEL_ID, calls_of, channel, control, fake, origin, plain_card};
+use crate::support::{CHANNEL_ID, channel, control, fake, origin, plain_card};
 
 #[tokio::test]
 async fn reports_discords_retry_after_with_the_limiter_off() {
@@ -42,7 +42,7 @@ async fn delivers_once_after_waiting_out_a_429_through_the_deliverer() {
         .await
         .unwrap();
 
-    let attempts = calls_of(&fake, "createMessage");
+    let attempts = fake.calls_of("createMessage");
     assert_eq!(attempts.len(), 2, "one 429, one delivery");
     assert!(
         attempts[1].at_ms - attempts[0].at_ms >= 600,

@@ -4,7 +4,7 @@ use gatehouse_chat::{Channel, Inbound};
 use serde_json::json;
 
 use crate::support::{
-    APPROVER, calls_of, control, fake, inject, next, origin, plain_card, running, wait_for_calls,
+    APPROVER, control, fake, inject, next, origin, plain_card, running, wait_for_calls,
 };
 
 #[tokio::test]
@@ -38,11 +38,11 @@ async fn resumes_after_a_drop_and_delivers_a_missed_press_once() {
     let resume = &wait_for_calls(&fake, "gateway.RESUME", 1).await[0];
     assert_eq!(resume.body["d"]["session_id"], "fake-session-1");
     assert_eq!(
-        calls_of(&fake, "gateway.IDENTIFY").len(),
+        fake.calls_of("gateway.IDENTIFY").len(),
         1,
         "resumed, not re-identified"
     );
-    assert_eq!(calls_of(&fake, "createInteractionResponse").len(), 1);
+    assert_eq!(fake.calls_of("createInteractionResponse").len(), 1);
 
     let again = tokio::time::timeout(Duration::from_secs(1), events.recv()).await;
     assert!(again.is_err(), "the press was delivered twice: {again:?}");

@@ -83,14 +83,6 @@ pub(crate) async fn wait_for_calls(fake: &FakeHandle, method: &str, count: usize
     }
 }
 
-/// Every call of `method` so far.
-pub(crate) fn calls_of(fake: &FakeHandle, method: &str) -> Vec<Call> {
-    fake.calls()
-        .into_iter()
-        .filter(|c| c.method == method)
-        .collect()
-}
-
 /// The next inbound event, within 15 s.
 pub(crate) async fn next(events: &mut mpsc::Receiver<Inbound>) -> Inbound {
     tokio::time::timeout(Duration::from_secs(15), events.recv())

@@ -19,7 +19,7 @@ use gatehouse_policy::ApprovalDecision;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use crate::support::{calls_of, control, next_press, next_text, socket_mode, view};
+use crate::support::{control, next_press, next_text, socket_mode, view};
 
 const THREAD: &str = "1795243000.000100";
 
@@ -39,7 +39,8 @@ fn approvals() -> ChatApprovals {
 
 /// The token on the button for `decision` in the card posted to `chat`.
 fn token_in(fake: &FakeHandle, chat: &str, decision: &str) -> String {
-    let post = calls_of(fake, "chat.postMessage")
+    let post = fake
+        .calls_of("chat.postMessage")
         .into_iter()
         .find(|call| {
             call.body["channel"]
@@ -106,7 +107,8 @@ async fn decides_a_card_delivered_to_a_dm_and_the_origin_thread() {
         .find(|d| d.locator.chat_id == "C0OPS")
         .unwrap();
     assert_eq!(thread.locator.thread_id.as_deref(), Some(THREAD));
-    let thread_post = calls_of(&fake, "chat.postMessage")
+    let thread_post = fake
+        .calls_of("chat.postMessage")
         .into_iter()
         .find(|call| call.body["channel"] == "C0OPS")
         .unwrap();
@@ -132,10 +134,7 @@ async fn decides_a_card_delivered_to_a_dm_and_the_origin_thread() {
         .answer(&bob.interaction, refusal.text())
         .await
         .unwrap();
-    assert_eq!(
-        calls_of(&fake, "chat.postEphemeral")[0].body["user"],
-        "U0BOB"
-    );
+    assert_eq!(fake.calls_of("chat.postEphemeral")[0].body["user"], "U0BOB");
 
     // The DM's token pressed on the thread's card is not valid there.
     control(
@@ -189,7 +188,7 @@ async fn decides_a_card_delivered_to_a_dm_and_the_origin_thread() {
             .await
             .is_empty()
     );
-    let updates = calls_of(&fake, "chat.update");
+    let updates = fake.calls_of("chat.update");
     assert_eq!(updates.len(), copies.len());
     for update in updates {
         let blocks = update.body["blocks"].as_array().unwrap();

@@ -9,9 +9,7 @@ use gatehouse_slack::{RateTable, SlackMode};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use crate::support::{
-    calls_of, channel, config, control, fake, pending_card, view, wait_for_calls,
-};
+use crate::support::{channel, config, control, fake, pending_card, view, wait_for_calls};
 
 fn chat_route(chat: &str, thread: Option<&str>) -> Route {
     Route::from_target("targets", "slack", &format!("channel:{chat}"), None, thread).unwrap()
@@ -26,9 +24,9 @@ async fn delivers_a_card_to_an_approver_dm_with_exact_blocks() {
         .await
         .unwrap();
 
-    let open = &calls_of(&fake, "conversations.open")[0];
+    let open = &fake.calls_of("conversations.open")[0];
     assert_eq!(open.body, json!({"users": ["U0ALICE"]}));
-    let post = &calls_of(&fake, "chat.postMessage")[0];
+    let post = &fake.calls_of("chat.postMessage")[0];
     let expected = json!({
         "channel": locator.chat_id,
         "text": "Exec approval needed\n```\nrm -rf /tmp/build &amp;&amp; echo &lt;!here&gt;\n```\nWorking directory: /srv/app\nAgent: main\nResolved path: /usr/bin/rm\nID: 0f3c9a1e (0f3c9a1e-7b2d-4c1a-9e55-1234567890ab)\nExpires: in 5m (2026-11-21 06:46:40 UTC)\nReply /approve 0f3c9a1e allow-once|allow-always|deny",
@@ -62,7 +60,7 @@ async fn delivers_a_card_to_an_approver_dm_with_exact_blocks() {
         .send(&Route::dm("slack", None, "U0ALICE"), &pending_card())
         .await
         .unwrap();
-    assert_eq!(calls_of(&fake, "conversations.open").len(), 1);
+    assert_eq!(fake.calls_of("conversations.open").len(), 1);
 }
 
 fn expected_post(chat: &str, thread: Option<&str>) -> Value {
@@ -90,7 +88,7 @@ async fn delivers_to_the_origin_channel_and_its_thread() {
         .await
         .unwrap();
 
-    let posts = calls_of(&fake, "chat.postMessage");
+    let posts = fake.calls_of("chat.postMessage");
     assert_eq!(posts[0].body, expected_post("C0OPS", None));
     assert_eq!(
         posts[1].body,
@@ -99,7 +97,7 @@ async fn delivers_to_the_origin_channel_and_its_thread() {
     assert_eq!(in_channel.chat_id, "C0OPS");
     assert_eq!(in_thread.thread_id.as_deref(), Some("1795243000.000100"));
     assert_ne!(in_channel.message_id, in_thread.message_id);
-    assert!(calls_of(&fake, "conversations.open").is_empty());
+    assert!(fake.calls_of("conversations.open").is_empty());
 }
 
 #[tokio::test]
@@ -117,7 +115,7 @@ async fn updates_a_card_into_a_receipt_without_buttons_then_deletes_it() {
     let receipt = render_receipt(&view(true), &outcome, 1200);
     slack.update(&locator, &receipt).await.unwrap();
 
-    let update = &calls_of(&fake, "chat.update")[0];
+    let update = &fake.calls_of("chat.update")[0];
     assert_eq!(update.body["channel"], "C0OPS");
     assert_eq!(update.body["ts"], locator.message_id.as_str());
     assert_eq!(
@@ -128,7 +126,7 @@ async fn updates_a_card_into_a_receipt_without_buttons_then_deletes_it() {
     assert!(blocks.iter().all(|b| b["type"] != "actions"), "{blocks:?}");
 
     slack.delete(&locator).await.unwrap();
-    let delete = &calls_of(&fake, "chat.delete")[0];
+    let delete = &fake.calls_of("chat.delete")[0];
     assert_eq!(
         delete.body,
         json!({"channel": "C0OPS", "ts": locator.message_id})
@@ -231,5 +229,5 @@ async fn spaces_posts_to_one_channel_by_slacks_tier() {
         same_channel >= Duration::from_secs(1),
         "same channel not spaced: {same_channel:?}"
     );
-    assert_eq!(calls_of(&fake, "chat.postMessage").len(), 3);
+    assert_eq!(fake.calls_of("chat.postMessage").len(), 3);
 }

@@ -4,9 +4,7 @@ use gatehouse_chat::{Channel, Route};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use crate::support::{
-    calls_of, control, next_press, next_text, pending_card, socket_mode, wait_for_calls,
-};
+use crate::support::{control, next_press, next_text, pending_card, socket_mode, wait_for_calls};
 
 const APPROVER: &str = "U0ALICE";
 
@@ -59,7 +57,7 @@ async fn acks_a_press_before_the_core_reads_it_and_pushes_it_as_press() {
         .answer(&press.interaction, "Only approvers can decide.")
         .await
         .unwrap();
-    let ephemeral = &calls_of(&fake, "chat.postEphemeral")[0];
+    let ephemeral = &fake.calls_of("chat.postEphemeral")[0];
     assert_eq!(
         ephemeral.body,
         json!({"channel": card.chat_id, "user": APPROVER, "text": "Only approvers can decide."})
@@ -145,7 +143,7 @@ async fn answers_a_slash_command_in_its_ack() {
         ack.body["payload"],
         json!({"text": "Allowed once 0f3c9a1e.", "response_type": "ephemeral"})
     );
-    assert!(calls_of(&fake, "response_url").is_empty());
+    assert!(fake.calls_of("response_url").is_empty());
 }
 
 #[tokio::test]
@@ -199,7 +197,7 @@ async fn keeps_an_interaction_across_a_socket_reconnect() {
 
     let press = next_press(&mut rx).await;
     assert_eq!(press.token, "g1.tok-deny");
-    assert!(calls_of(&fake, "apps.connections.open").len() >= 2);
+    assert!(fake.calls_of("apps.connections.open").len() >= 2);
     let ack = &wait_for_calls(&fake, "socket.ack", 1).await[0];
     assert_eq!(ack.body["envelope_id"], injected["envelope_id"]);
 }

@@ -95,13 +95,6 @@ pub(crate) async fn wait_for_calls(fake: &FakeHandle, method: &str, count: usize
     }
 }
 
-pub(crate) fn calls_of(fake: &FakeHandle, method: &str) -> Vec<Call> {
-    fake.calls()
-        .into_iter()
-        .filter(|c| c.method == method)
-        .collect()
-}
-
 /// The next event the adapter pushed to the core.
 pub(crate) async fn next(rx: &mut mpsc::Receiver<Inbound>) -> Inbound {
     tokio::time::timeout(Duration::from_secs(15), rx.recv())
