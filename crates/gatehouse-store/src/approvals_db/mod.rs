@@ -5,6 +5,7 @@
 //! commits concurrent writes in batches on one writer thread (one fsync per batch, each
 //! operation in its own savepoint) and reads on connections of its own.
 
+mod checkpoint;
 mod readers;
 mod record;
 mod rows;

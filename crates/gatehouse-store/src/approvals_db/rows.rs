@@ -24,6 +24,11 @@ pub(super) fn sql_ms(ms: u64) -> i64 {
     i64::try_from(ms).unwrap_or(i64::MAX)
 }
 
+/// `ms` as it reads back after [`sql_ms`] stored it.
+pub(super) fn stored_ms(ms: u64) -> u64 {
+    ms.min(i64::MAX.unsigned_abs())
+}
+
 fn limit_param(limit: usize) -> i64 {
     i64::try_from(limit).unwrap_or(i64::MAX)
 }

@@ -3,7 +3,9 @@
 //! WAL journal with `synchronous=FULL`: a committed answer survives a crash or power loss before
 //! anyone is told about it. Writes go through one writer thread that commits whatever is queued
 //! as one transaction ([group commit](super::writer)), so concurrent callers share an fsync
-//! instead of each waiting for their own; reads use read-only connections of their own. Each
+//! instead of each waiting for their own; reads use read-only connections of their own. The log
+//! is copied into the database by a thread of its own ([checkpoints](super::checkpoint)), not in
+//! the commits. Each
 //! state change is still one `UPDATE ... WHERE state = 'pending'`, so concurrent resolvers
 //! (threads, or processes sharing the file) get exactly one winner.
 
@@ -13,6 +15,7 @@ use std::time::Duration;
 
 use rusqlite::Connection;
 
+use super::checkpoint::{CheckpointSchedule, Checkpointer, LogRestart};
 use super::readers::Readers;
 use super::record::{
     ApprovalRecord, ConsumeOutcome, DeliveredMessage, ListFilter, NewApproval, Resolution,
@@ -55,6 +58,8 @@ impl Default for SqliteOptions {
 pub struct SqliteApprovalStore {
     // Declared first so it is dropped first: queued writes commit before the readers close.
     writer: BatchWriter,
+    /// `None` for an in-memory database, which has no log.
+    checkpointer: Option<Checkpointer>,
     readers: Readers,
     path: PathBuf,
 }
@@ -78,10 +83,15 @@ impl SqliteApprovalStore {
             ));
         }
         conn.pragma_update(None, "synchronous", "FULL")?;
-        let conn = prepare_writer(conn)?;
+        // The checkpointer's thread does this instead (see `checkpoint`).
+        conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        let conn = Arc::new(Mutex::new(prepare_writer(conn)?));
         // After the migration, so the readers see the current schema.
         let readers = Readers::open(&path, options.readers, options.busy_timeout)?;
-        Self::start(Arc::new(Mutex::new(conn)), readers, path, options)
+        let restart = Arc::new(LogRestart::default());
+        let checkpointer =
+            Checkpointer::start(&path, Arc::clone(&restart), CheckpointSchedule::default())?;
+        Self::start(conn, readers, Some(checkpointer), restart, path, options)
     }
 
     /// A private database that lives and dies with this value: the real store, without a file,
@@ -92,6 +102,8 @@ impl SqliteApprovalStore {
         Self::start(
             conn,
             readers,
+            None,
+            Arc::default(),
             PathBuf::from(":memory:"),
             SqliteOptions::default(),
         )
@@ -100,6 +112,8 @@ impl SqliteApprovalStore {
     fn start(
         conn: Arc<Mutex<Connection>>,
         readers: Readers,
+        checkpointer: Option<Checkpointer>,
+        restart: Arc<LogRestart>,
         path: PathBuf,
         options: SqliteOptions,
     ) -> Result<Self, StoreError> {
@@ -108,7 +122,8 @@ impl SqliteApprovalStore {
             queue_capacity: options.queue_capacity,
         };
         Ok(SqliteApprovalStore {
-            writer: BatchWriter::start(conn, path.clone(), limits)?,
+            writer: BatchWriter::start(conn, path.clone(), limits, restart)?,
+            checkpointer,
             readers,
             path,
         })
@@ -130,6 +145,9 @@ impl SqliteApprovalStore {
     /// acknowledged is left behind in the queue. Dropping the store does the same.
     pub fn close(&self) {
         self.writer.close();
+        if let Some(checkpointer) = &self.checkpointer {
+            checkpointer.stop();
+        }
     }
 }
 

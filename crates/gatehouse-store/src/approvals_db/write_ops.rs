@@ -8,21 +8,19 @@
 use rusqlite::{Connection, params};
 
 use super::record::{
-    ApprovalRecord, ConsumeOutcome, DeliveredMessage, NewApproval, Resolution, ResolveOutcome,
+    ApprovalRecord, ApprovalState, ConsumeOutcome, DeliveredMessage, NewApproval, Resolution,
+    ResolveOutcome,
 };
-use super::rows::{COLUMNS, encode, fetch, fetch_required, sql_ms};
+use super::rows::{COLUMNS, encode, fetch, fetch_required, sql_ms, stored_ms};
 use crate::error::StoreError;
 
-/// Stores a new pending approval; an id that exists in any state is refused.
+/// Stores a new pending approval; an id that exists in any state is refused (the primary key
+/// says so, without a read first). Returns the record as stored, built from what was written
+/// rather than read back: this runs on every approval's path.
 pub(super) fn insert(
     conn: &Connection,
     approval: &NewApproval,
 ) -> Result<ApprovalRecord, StoreError> {
-    if fetch(conn, &approval.id)?.is_some() {
-        return Err(StoreError::DuplicateId {
-            approval_id: approval.id.clone(),
-        });
-    }
     let r = &approval.request;
     let turn = r.turn_source.clone().unwrap_or_default();
     conn.prepare_cached(&format!(
@@ -51,8 +49,31 @@ pub(super) fn insert(
         r.binding.as_ref().map(|b| &b.json),
         sql_ms(approval.created_at_ms),
         sql_ms(approval.expires_at_ms),
-    ])?;
-    fetch_required(conn, &approval.id)
+    ])
+    .map_err(|error| match &error {
+        rusqlite::Error::SqliteFailure(code, _)
+            if code.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY =>
+        {
+            StoreError::DuplicateId {
+                approval_id: approval.id.clone(),
+            }
+        }
+        _ => error.into(),
+    })?;
+    Ok(ApprovalRecord {
+        id: approval.id.clone(),
+        request: approval.request.clone(),
+        state: ApprovalState::Pending,
+        decision: None,
+        resolved_by: None,
+        reason: None,
+        // As a read would return them: the column holds at most `i64::MAX`.
+        created_at_ms: stored_ms(approval.created_at_ms),
+        expires_at_ms: stored_ms(approval.expires_at_ms),
+        resolved_at_ms: None,
+        consumed_at_ms: None,
+        messages: Vec::new(),
+    })
 }
 
 /// Moves a pending approval to the resolution's state, or reports the earlier winner.

@@ -19,6 +19,7 @@ use std::thread::JoinHandle;
 
 use rusqlite::Connection;
 
+use super::checkpoint::LogRestart;
 use super::store::Completion;
 use crate::error::StoreError;
 
@@ -40,17 +41,19 @@ pub(super) struct BatchWriter {
 }
 
 impl BatchWriter {
-    /// Starts the writer thread on `conn`, which it locks for the length of each batch.
+    /// Starts the writer thread on `conn`, which it locks for the length of each batch;
+    /// between batches it acts on the checkpointer's `restart` requests.
     pub(super) fn start(
         conn: Arc<Mutex<Connection>>,
         path: PathBuf,
         limits: BatchLimits,
+        restart: Arc<LogRestart>,
     ) -> Result<Self, StoreError> {
         let (queue, jobs) = mpsc::sync_channel(limits.queue_capacity.max(1));
         let max_batch = limits.max_batch.max(1);
         let thread = std::thread::Builder::new()
             .name("approvals-writer".to_owned())
-            .spawn(move || write_batches(&conn, &jobs, max_batch))
+            .spawn(move || write_batches(&conn, &jobs, max_batch, &restart))
             .map_err(|e| StoreError::io(&path, "start approvals writer", e))?;
         Ok(BatchWriter {
             queue: Mutex::new(Some(queue)),
@@ -96,10 +99,14 @@ impl BatchWriter {
 
     /// Refuses new operations, lets the writer commit everything already queued, and waits
     /// for its thread to end. Later submissions fail with [`StoreError::WriterStopped`].
+    /// Called on the writer's own thread (a completion dropped the last handle on the store),
+    /// it does not wait for itself: the thread ends once it has answered what it holds.
     pub(super) fn close(&self) {
         drop(lock(&self.queue).take());
         let thread = lock(&self.thread).take();
-        if let Some(thread) = thread {
+        if let Some(thread) = thread
+            && thread.thread().id() != std::thread::current().id()
+        {
             // A writer that panicked has already failed its callers (their replies dropped);
             // there is nothing left to report here.
             let _ = thread.join();
@@ -201,8 +208,15 @@ where
 }
 
 /// The writer thread: takes what is queued (at least one operation, at most `max_batch`),
-/// commits it as one transaction, answers, and repeats until every submitter is gone.
-fn write_batches(conn: &Mutex<Connection>, jobs: &Receiver<Box<dyn Job>>, max_batch: usize) {
+/// commits it as one transaction, answers, and repeats until every submitter is gone. After
+/// answering, it finishes a checkpoint if one is due (see `checkpoint`), so the next batch
+/// starts the log afresh.
+fn write_batches(
+    conn: &Mutex<Connection>,
+    jobs: &Receiver<Box<dyn Job>>,
+    max_batch: usize,
+    restart: &LogRestart,
+) {
     let mut batch: Vec<Box<dyn Job>> = Vec::with_capacity(max_batch);
     while let Ok(first) = jobs.recv() {
         batch.push(first);
@@ -212,6 +226,7 @@ fn write_batches(conn: &Mutex<Connection>, jobs: &Receiver<Box<dyn Job>>, max_ba
         for job in batch.drain(..) {
             job.reply(committed.as_ref().map(|_| ()));
         }
+        restart.run_if_due(&conn);
     }
 }
 

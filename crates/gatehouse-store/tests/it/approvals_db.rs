@@ -1,8 +1,8 @@
 use gatehouse_policy::ApprovalDecision;
 use gatehouse_store::StoreError;
 use gatehouse_store::approvals_db::{
-    ApprovalState, ApprovalStore, ConsumeOutcome, DeliveredMessage, ListFilter, Resolution,
-    ResolveOutcome, Retention,
+    ApprovalRequest, ApprovalState, ApprovalStore, ConsumeOutcome, DeliveredMessage, ListFilter,
+    NewApproval, Resolution, ResolveOutcome, Retention,
 };
 use pretty_assertions::assert_eq;
 
@@ -24,6 +24,19 @@ fn stores_the_whole_request_as_pending() {
     assert_eq!(created.request, new_approval("a1", 1_000).request);
     assert_eq!(db.get("a1").unwrap(), Some(created));
     assert_eq!(db.get("missing").unwrap(), None);
+    // The record `insert` returns is built, not read back; it must be the one a read returns,
+    // for a bare request and an expiry past what the column holds too.
+    let bare = NewApproval {
+        id: "a2".to_owned(),
+        request: ApprovalRequest {
+            command: "true".to_owned(),
+            ..ApprovalRequest::default()
+        },
+        created_at_ms: 5,
+        expires_at_ms: u64::MAX,
+    };
+    let created = db.insert(&bare).unwrap();
+    assert_eq!(db.get("a2").unwrap(), Some(created));
 }
 
 #[test]

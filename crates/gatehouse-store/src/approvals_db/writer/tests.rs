@@ -9,7 +9,9 @@ use pretty_assertions::assert_eq;
 use rusqlite::Connection;
 
 use super::{BatchLimits, BatchWriter, Job, commit_batch, queued};
+use crate::approvals_db::checkpoint::LogRestart;
 use crate::approvals_db::record::{ApprovalRequest, NewApproval, Resolution, ResolveOutcome};
+use crate::approvals_db::store::Completion;
 use crate::approvals_db::{rows, schema, write_ops};
 use crate::error::StoreError;
 
@@ -23,7 +25,8 @@ fn small_writer(conn: Arc<Mutex<Connection>>) -> BatchWriter {
         max_batch: 8,
         queue_capacity: 8,
     };
-    BatchWriter::start(conn, "test.sqlite".into(), limits).unwrap()
+    let restart = Arc::new(LogRestart::default());
+    BatchWriter::start(conn, "test.sqlite".into(), limits, restart).unwrap()
 }
 
 fn database() -> Connection {
@@ -236,4 +239,28 @@ fn answers_queued_operations_through_their_completion() {
         matches!(late, Err(StoreError::WriterStopped { .. })),
         "{late:?}"
     );
+}
+
+#[test]
+fn a_completion_may_drop_the_last_handle_on_the_writer() {
+    let conn = Arc::new(Mutex::new(database()));
+    let writer = Arc::new(small_writer(Arc::clone(&conn)));
+    let (answers, answered) = std::sync::mpsc::channel();
+    let last_handle = Arc::clone(&writer);
+    let done: Completion<String> = Box::new(move |result| {
+        // The writer's thread now holds the only handle and drops it here, which closes the
+        // writer from its own thread; it must not wait for itself.
+        drop(last_handle);
+        answers.send(result).unwrap();
+    });
+    writer.submit_then(
+        |conn| write_ops::insert(conn, &approval("last")).map(|r| r.id),
+        done,
+    );
+    drop(writer);
+    let answer = answered
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("the completion ran");
+    assert_eq!(answer.unwrap(), "last");
+    assert_eq!(ids(&super::lock(&conn)), vec!["last"]);
 }
