@@ -19,12 +19,14 @@ use crate::deadlines::Deadlines;
 use crate::error::ApprovalError;
 use crate::events::{EventBus, EventKind, EventSubscription, Offered};
 use crate::index::{AllowAlwaysPlan, Entry, Index, Key, Status};
-use crate::state::{Inner, not_found_as_unknown, run_timer};
+use crate::state::{Announce, Inner, not_found_as_unknown, run_timer};
 
 /// Reason recorded when a pending approval times out.
 pub const REASON_TIMEOUT: &str = "timeout";
 /// Reason recorded when nobody could be asked.
 pub const REASON_NO_ROUTE: &str = "no-approval-route";
+/// Reason given when an approval announced before it was durable could not be stored.
+pub const REASON_STORE_FAILED: &str = "store-failed";
 /// Reason recorded for approvals left pending by an earlier run of the gateway.
 pub const REASON_RESTART: &str = "gateway-restart";
 
@@ -183,11 +185,13 @@ impl ApprovalManager {
     /// Registers a pending approval durably, then acknowledges it and announces it.
     pub async fn create(&self, create: CreateApproval) -> Result<Created, ApprovalError> {
         let inner = &self.inner;
-        let id = match &create.id {
-            Some(text) => {
-                Uuid::try_parse(text).map_err(|_| ApprovalError::InvalidId { id: text.clone() })?
-            }
-            None => Uuid::new_v4(),
+        let (id, announce) = match &create.id {
+            Some(text) => (
+                Uuid::try_parse(text).map_err(|_| ApprovalError::InvalidId { id: text.clone() })?,
+                Announce::Durable,
+            ),
+            // A fresh v4 id cannot be taken, so only a failing store can refuse it.
+            None => (Uuid::new_v4(), Announce::Early),
         };
         let plan = allow_always_plan(&create);
         let offered = Offered {
@@ -204,16 +208,10 @@ impl ApprovalManager {
         if !inner.index.insert_new(id, entry) {
             return Err(ApprovalError::IdInUse { id });
         }
-        // The rest runs as its own task, so a caller that stops waiting cannot leave an entry
-        // in memory without its row, timer or event.
-        let inner = Arc::clone(&self.inner);
-        let request = create.request;
-        tokio::spawn(async move {
-            inner
-                .register(id, request, offered, created_at_ms, expires_at_ms)
-                .await
-        })
-        .await??;
+        let times = (created_at_ms, expires_at_ms);
+        inner
+            .register(id, create.request, offered, times, announce)
+            .await?;
         Ok(Created {
             id,
             created_at_ms,
@@ -252,20 +250,29 @@ impl ApprovalManager {
             decision,
             resolved_by: Some(resolved_by.to_owned()),
         };
-        // One task for the swap and the allowlist write, so a caller that stops waiting cannot
-        // leave an applied allow-always without its patterns.
-        let inner = Arc::clone(&self.inner);
-        let (outcome, allowlist) = tokio::spawn(async move {
-            let outcome = inner.transition(id, resolution).await?;
-            let allowlist = match (&outcome, decision, plan) {
-                (ResolveOutcome::Applied(record), ApprovalDecision::AllowAlways, Some(plan)) => {
-                    inner.persist_allow_always(record, *plan).await
-                }
-                _ => AllowlistWrite::NotRequested,
-            };
-            Ok::<_, ApprovalError>((outcome, allowlist))
-        })
-        .await??;
+        let (outcome, allowlist) = match plan.filter(|_| decision == ApprovalDecision::AllowAlways)
+        {
+            None => (
+                inner.transition(id, resolution).await?,
+                AllowlistWrite::NotRequested,
+            ),
+            Some(plan) => {
+                // One task for the swap and the allowlist write, so a caller that stops waiting
+                // cannot leave an applied allow-always without its patterns.
+                let inner = Arc::clone(inner);
+                tokio::spawn(async move {
+                    let outcome = inner.transition(id, resolution).await?;
+                    let allowlist = match &outcome {
+                        ResolveOutcome::Applied(record) => {
+                            inner.persist_allow_always(record, *plan).await
+                        }
+                        _ => AllowlistWrite::NotRequested,
+                    };
+                    Ok::<_, ApprovalError>((outcome, allowlist))
+                })
+                .await??
+            }
+        };
         match outcome.winner().state {
             ApprovalState::Expired | ApprovalState::Cancelled if !outcome.applied() => {
                 Err(terminal_error(id, outcome.winner()))
@@ -435,17 +442,13 @@ impl ApprovalManager {
         })
     }
 
-    /// Applies a resolution through the store's compare-and-swap; the call that wins updates
-    /// memory, wakes waiters, schedules eviction and emits the event.
-    /// Runs as its own task, so a caller that stops waiting after the store applied the change
-    /// cannot leave memory, waiters and events behind the store.
+    /// Applies a resolution through the store's compare-and-swap (see [`Inner::transition`]).
     async fn transition(
         &self,
         id: Uuid,
         resolution: Resolution,
     ) -> Result<ResolveOutcome, ApprovalError> {
-        let inner = Arc::clone(&self.inner);
-        tokio::spawn(async move { inner.transition(id, resolution).await }).await?
+        self.inner.transition(id, resolution).await
     }
 }
 

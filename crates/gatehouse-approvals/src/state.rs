@@ -4,7 +4,7 @@
 //! Only the call whose swap applied updates memory, wakes waiters and emits the event, so two
 //! resolvers racing, or a resolver racing the timeout, produce one outcome and one event.
 
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::Duration;
 
 use gatehouse_store::StoreError;
@@ -21,7 +21,25 @@ use crate::deadlines::{Deadlines, Due};
 use crate::error::ApprovalError;
 use crate::events::{EventBus, EventKind, Offered};
 use crate::index::{AllowAlwaysPlan, Index, Status};
-use crate::manager::{AllowlistWrite, ManagerConfig, REASON_TIMEOUT};
+use crate::manager::{AllowlistWrite, ManagerConfig, REASON_STORE_FAILED, REASON_TIMEOUT};
+
+/// When an approval is announced: as soon as its insert is queued, or once it is durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Announce {
+    /// As soon as the insert is queued; for ids the manager minted, which cannot be taken.
+    Early,
+    /// Once the row is committed; for ids the requester chose.
+    Durable,
+}
+
+/// How far an early announcement got, so that a failed insert's `cancelled` event never
+/// precedes its `requested` event, whichever thread gets there first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Queued,
+    Announced,
+    Failed,
+}
 
 /// How long to wait before retrying an expiry the store refused.
 const EXPIRY_RETRY_MS: u64 = 1_000;
@@ -89,15 +107,25 @@ impl Inner {
         AllowlistWrite::Failed(error)
     }
 
-    /// Stores a pending approval whose entry is already in memory, then arms its timer and
-    /// announces it; on failure the entry is removed again.
+    /// Stores a pending approval whose entry is already in memory, then arms its timer; on
+    /// failure the entry is removed again. Returns once the row is durable.
+    ///
+    /// With [`Announce::Early`] the `requested` event goes out as soon as the insert is queued,
+    /// so approvers see it while the row is being committed: every later write (a decision, a
+    /// cancellation) queues behind the insert and cannot overtake it, and nobody is told of a
+    /// decision before that write is durable. Should the insert fail, a `cancelled` event
+    /// (reason `store-failed`) follows. [`Announce::Durable`] waits for the commit instead,
+    /// for ids the requester chose, which may turn out to be taken.
+    ///
+    /// Cancel-safe without a task of its own: everything after the insert is queued runs in
+    /// the store's completion, so a caller that stops waiting leaves nothing half done.
     pub(crate) async fn register(
-        &self,
+        self: &Arc<Self>,
         id: Uuid,
         request: ApprovalRequest,
         offered: Offered,
-        created_at_ms: u64,
-        expires_at_ms: u64,
+        (created_at_ms, expires_at_ms): (u64, u64),
+        announce: Announce,
     ) -> Result<(), ApprovalError> {
         let request = Arc::new(request);
         let new = NewApproval {
@@ -106,44 +134,70 @@ impl Inner {
             created_at_ms,
             expires_at_ms,
         };
-        if let Err(error) = self
-            .queued(move |store, done| store.insert_queued(new, done))
-            .await
-        {
-            self.index.remove(&id);
-            return Err(match error {
-                ApprovalError::Store(StoreError::DuplicateId { .. }) => {
-                    ApprovalError::IdInUse { id }
+        let requested = EventKind::Requested {
+            request,
+            offered,
+            created_at_ms,
+            expires_at_ms,
+        };
+        let stage = Arc::new(Mutex::new(Stage::Queued));
+        let failure_stage = Arc::clone(&stage);
+        let early = announce == Announce::Early;
+        let mut requested = Some(requested);
+        let on_durable = (!early).then(|| requested.take()).flatten();
+        let stored = self.queued(
+            |store, done| store.insert_queued(new, done),
+            move |inner, result| match result {
+                Ok(_) => {
+                    inner.deadlines.push(expires_at_ms, id, Due::Expire);
+                    if let Some(requested) = on_durable {
+                        inner.events.emit(id, requested);
+                    }
                 }
-                other => other,
-            });
-        }
-        self.deadlines.push(expires_at_ms, id, Due::Expire);
-        self.events.emit(
-            id,
-            EventKind::Requested {
-                request,
-                offered,
-                created_at_ms,
-                expires_at_ms,
+                Err(_) => {
+                    inner.index.remove(&id);
+                    let mut stage = lock(&failure_stage);
+                    if *stage == Stage::Announced {
+                        let reason = REASON_STORE_FAILED.to_owned();
+                        inner.events.emit(id, EventKind::Cancelled { reason });
+                    }
+                    *stage = Stage::Failed;
+                }
             },
         );
-        Ok(())
+        if let Some(requested) = requested {
+            let mut stage = lock(&stage);
+            if *stage == Stage::Queued {
+                self.events.emit(id, requested);
+                *stage = Stage::Announced;
+            }
+        }
+        stored.await.map(drop).map_err(|error| match error {
+            ApprovalError::Store(StoreError::DuplicateId { .. }) => ApprovalError::IdInUse { id },
+            other => other,
+        })
     }
 
-    /// Runs one of the store's queued writes and waits for its answer without holding a thread:
-    /// the store's writer wakes this task itself once the write is durable.
-    pub(crate) async fn queued<T: Send + 'static>(
-        &self,
+    /// Queues one of the store's writes and returns a future of its answer. The write is
+    /// queued before this returns; `then` runs on whichever thread finishes it, before the
+    /// answer is handed over, and runs whether or not anyone still waits. The returned future
+    /// holds no thread: the store's writer wakes it once the write is durable.
+    pub(crate) fn queued<T: Send + 'static>(
+        self: &Arc<Self>,
         submit: impl FnOnce(&dyn ApprovalStore, Completion<T>),
-    ) -> Result<T, ApprovalError> {
+        then: impl FnOnce(&Inner, &Result<T, StoreError>) + Send + 'static,
+    ) -> impl Future<Output = Result<T, ApprovalError>> + Send + 'static {
         let (answer, answered) = tokio::sync::oneshot::channel();
+        let inner = Arc::downgrade(self);
         let done: Completion<T> = Box::new(move |result| {
+            if let Some(inner) = inner.upgrade() {
+                then(&inner, &result);
+            }
             // A caller that stopped waiting has nothing left to learn.
             let _ = answer.send(result);
         });
         submit(self.store.as_ref(), done);
-        Ok(answered.await.map_err(|_| ApprovalError::Unanswered)??)
+        async move { Ok(answered.await.map_err(|_| ApprovalError::Unanswered)??) }
     }
 
     /// Runs a synchronous store call off the async threads.
@@ -155,19 +209,35 @@ impl Inner {
         Ok(tokio::task::spawn_blocking(move || call(store.as_ref())).await??)
     }
 
-    pub(crate) async fn transition(
-        &self,
+    /// Applies a resolution through the store's compare-and-swap. The change that wins updates
+    /// memory, wakes waiters, schedules eviction and emits the event, in the store's completion:
+    /// queued before this returns, done even if the caller stops waiting.
+    pub(crate) fn transition(
+        self: &Arc<Self>,
         id: Uuid,
         resolution: Resolution,
-    ) -> Result<ResolveOutcome, ApprovalError> {
+    ) -> impl Future<Output = Result<ResolveOutcome, ApprovalError>> + Send + 'static {
         let now = self.clock.now_ms();
         let key = id.to_string();
         let stored = resolution.clone();
-        let outcome = self
-            .queued(move |store, done| store.resolve_queued(key, stored, now, done))
-            .await
-            .map_err(|error| not_found_as_unknown(error, id))?;
-        if let ResolveOutcome::Applied(record) = &outcome {
+        let applied = self.queued(
+            move |store, done| store.resolve_queued(key, stored, now, done),
+            move |inner, result| {
+                if let Ok(outcome) = result {
+                    inner.follow(id, resolution, outcome, now);
+                }
+            },
+        );
+        async move {
+            applied
+                .await
+                .map_err(|error| not_found_as_unknown(error, id))
+        }
+    }
+
+    /// Brings memory in line with the store's answer to a resolution.
+    fn follow(&self, id: Uuid, resolution: Resolution, outcome: &ResolveOutcome, now: u64) {
+        if let ResolveOutcome::Applied(record) = outcome {
             let (status, event) = match resolution {
                 Resolution::Decided {
                     decision,
@@ -184,16 +254,16 @@ impl Inner {
                     (Status::Cancelled, EventKind::Cancelled { reason })
                 }
             };
+            // The event first, so whoever a settling wakes finds it already published.
+            self.events.emit(id, event);
             self.index.settle(&id, status, record);
             self.evict_after_grace(id, now);
-            self.events.emit(id, event);
         } else if let Some(status) = settled_status(outcome.winner())
             && self.index.settle(&id, status, outcome.winner())
         {
             // Another manager on the same database settled it: follow without an event of ours.
             self.evict_after_grace(id, now);
         }
-        Ok(outcome)
     }
 
     fn evict_after_grace(&self, id: Uuid, now_ms: u64) {
@@ -201,7 +271,7 @@ impl Inner {
         self.deadlines.push(at_ms, id, Due::Evict);
     }
 
-    pub(crate) async fn on_due(&self, id: Uuid, due: Due) {
+    pub(crate) async fn on_due(self: &Arc<Self>, id: Uuid, due: Due) {
         match due {
             Due::Evict => self.index.remove(&id),
             Due::Expire if self.index.status(&id) == Some(Status::Pending) => {
@@ -272,4 +342,11 @@ pub(crate) fn not_found_as_unknown(error: ApprovalError, id: Uuid) -> ApprovalEr
         ApprovalError::Store(StoreError::NotFound { .. }) => ApprovalError::Unknown { id },
         other => other,
     }
+}
+
+/// The stage flag guards no invariant a panic could break.
+fn lock(stage: &Mutex<Stage>) -> MutexGuard<'_, Stage> {
+    stage
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -50,10 +50,19 @@ async fn an_abandoned_create_is_still_stored_and_announced() {
         .expect("the approval is announced")
         .unwrap();
     assert!(matches!(event.kind, EventKind::Requested { .. }));
-    let record = h
-        .manager
-        .get(&event.id.to_string(), IdDisclosure::Hidden)
-        .await
-        .unwrap();
+    // Announced as soon as the insert was queued; the row follows without the caller.
+    let stored = timeout(HANG_GUARD, async {
+        loop {
+            match h
+                .manager
+                .get(&event.id.to_string(), IdDisclosure::Hidden)
+                .await
+            {
+                Ok(record) => break record,
+                Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
+            }
+        }
+    });
+    let record = stored.await.expect("the approval is stored");
     assert_eq!(record.request.command, "make orphan");
 }

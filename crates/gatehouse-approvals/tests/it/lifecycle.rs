@@ -5,7 +5,7 @@ use gatehouse_policy::{ApprovalDecision, Ask};
 use gatehouse_store::approvals_db::{ApprovalState, ListFilter, ResolveOutcome};
 use uuid::Uuid;
 
-use crate::support::{kind_name, next_event, persistable, start};
+use crate::support::{drain_kinds, kind_name, next_event, persistable, start};
 
 #[tokio::test]
 async fn creates_a_durable_pending_approval_and_announces_it() {
@@ -208,7 +208,7 @@ async fn allow_always_is_not_offered_when_ask_is_always_or_it_cannot_persist() {
 
 #[tokio::test]
 async fn refuses_an_explicit_id_already_in_use() {
-    let h = start().await;
+    let mut h = start().await;
     let id = Uuid::new_v4().to_string();
     let explicit = || CreateApproval {
         id: Some(id.clone()),
@@ -216,11 +216,17 @@ async fn refuses_an_explicit_id_already_in_use() {
     };
     let created = h.manager.create(explicit()).await.unwrap();
     assert_eq!(created.id.to_string(), id);
+    assert_eq!(drain_kinds(&mut h.events), ["requested"]);
     assert!(matches!(
         h.manager.create(explicit()).await,
         Err(ApprovalError::IdInUse { .. })
     ));
     h.manager.cancel(created.id, "test").await.unwrap();
+    assert_eq!(
+        drain_kinds(&mut h.events),
+        ["cancelled"],
+        "a chosen id is announced only once stored, so a taken one is never announced"
+    );
     assert!(
         matches!(
             h.manager.create(explicit()).await,
@@ -228,6 +234,7 @@ async fn refuses_an_explicit_id_already_in_use() {
         ),
         "ids are never reused, even after they settle"
     );
+    assert_eq!(drain_kinds(&mut h.events), Vec::<&str>::new());
     let bad = CreateApproval {
         id: Some("not-a-uuid".to_owned()),
         ..persistable("make j")

@@ -21,5 +21,7 @@ mod lookup;
 mod race;
 // Restart cancellation from a reopened database.
 mod restart;
+// A store that refuses a write: announced approvals are withdrawn.
+mod store_failure;
 // Shared fixtures: a manager on a real store in a temp dir.
 mod support;

@@ -78,6 +78,19 @@ pub(crate) async fn start_paused_with(config: ManagerConfig) -> Harness {
     }
 }
 
+/// [`start`] with the store's options chosen by the test.
+pub(crate) async fn start_with_store(options: SqliteOptions) -> Harness {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteApprovalStore::open(dir.path().join("approvals.sqlite"), options).unwrap();
+    let (manager, events) =
+        start_manager(dir.path(), Arc::new(store), ManagerConfig::default()).await;
+    Harness {
+        dir,
+        manager,
+        events,
+    }
+}
+
 /// Starts a manager on the state in `dir`, as a gateway start would.
 pub(crate) async fn open(
     dir: &Path,
