@@ -28,6 +28,7 @@ mod operator;
 mod report;
 mod server;
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
@@ -64,7 +65,11 @@ fn main() {
 }
 
 async fn run(addr: SocketAddr, cwd: &Path, requesters: usize) {
-    let operator = tokio::spawn(operator::operate(format!("ws://{addr}/ws")));
+    let seen = operator::Log::default();
+    let operator = tokio::spawn(operator::operate(
+        format!("ws://{addr}/ws"),
+        std::sync::Arc::clone(&seen),
+    ));
     // Let the operator subscribe before the first request, or requests would expire no-route.
     tokio::time::sleep(Duration::from_millis(300)).await;
     let mut connections = Vec::with_capacity(requesters);
@@ -81,14 +86,19 @@ async fn run(addr: SocketAddr, cwd: &Path, requesters: usize) {
         cwd.display()
     );
     match mode.as_str() {
-        "open" => open(connections, &approvals, &status).await,
+        "open" => open(connections, &approvals, &status, &seen).await,
         "closed" => closed(connections, &approvals, &status).await,
         other => panic!("LOAD_MODE is open or closed, not {other:?}"),
     }
     operator.abort();
 }
 
-async fn open(connections: Vec<Connection>, approvals: &[Encoded], status: &[Encoded]) {
+async fn open(
+    connections: Vec<Connection>,
+    approvals: &[Encoded],
+    status: &[Encoded],
+    seen: &operator::Log,
+) {
     let rate: f64 = env_or("LOAD_RATE", 2_000.0);
     let secs = Duration::from_secs_f64(env_or("LOAD_SECS", 10.0));
     let warmup = Duration::from_secs_f64(env_or("LOAD_WARMUP_SECS", 2.0));
@@ -100,7 +110,42 @@ async fn open(connections: Vec<Connection>, approvals: &[Encoded], status: &[Enc
     let (_, measured) = open_loop::run(connections, approvals, decided, rate, secs).await;
     let after = cpu::Usage::now();
     print_open("approval request→decision", &measured, (between, after));
+    print_stages(&measured, &seen.lock().unwrap());
     print_open("baseline gateway.status  ", &baseline, (before, between));
+}
+
+/// Splits each approval's time from sent to decision at the two moments the operator saw:
+/// the event's arrival and its resolve's answer.
+fn print_stages(phase: &open_loop::Phase, seen: &HashMap<String, operator::Seen>) {
+    let mut announce = Vec::new();
+    let mut decide = Vec::new();
+    let mut answer = Vec::new();
+    for sample in &phase.samples {
+        let Some(seen) = sample.approval.as_ref().and_then(|id| seen.get(id)) else {
+            continue;
+        };
+        announce.push(seen.event.saturating_duration_since(sample.sent));
+        answer.push(sample.done.saturating_duration_since(seen.event));
+        if let Some(resolved) = seen.resolved {
+            decide.push(resolved.saturating_duration_since(seen.event));
+        }
+    }
+    for (label, stage) in [
+        (
+            "sent → event at operator (policy, insert, fan-out)",
+            announce,
+        ),
+        ("event → resolve answered (round trip, CAS commit)", decide),
+        ("event → requester answered (decision, wake, HTTP)", answer),
+    ] {
+        let stage = Latencies::new(stage);
+        println!(
+            "  stage {label}: p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms",
+            stage.ms(0.5),
+            stage.ms(0.9),
+            stage.ms(0.99)
+        );
+    }
 }
 
 fn print_open(label: &str, phase: &open_loop::Phase, (from, to): (cpu::Usage, cpu::Usage)) {

@@ -17,12 +17,13 @@ use tokio::sync::mpsc;
 
 use crate::http1::{Connection, Encoded};
 
-/// One request's three moments.
-#[derive(Debug, Clone, Copy)]
+/// One request's three moments, and the approval it created, if any.
+#[derive(Debug, Clone)]
 pub(crate) struct Sample {
     pub(crate) scheduled: Instant,
     pub(crate) sent: Instant,
     pub(crate) done: Instant,
+    pub(crate) approval: Option<String>,
 }
 
 /// What one phase measured.
@@ -54,12 +55,15 @@ pub(crate) async fn run(
                 let mut samples = Vec::new();
                 while let Some(scheduled) = arrivals.recv().await {
                     let sent = Instant::now();
-                    check(&connection.call(&request).await);
+                    let answer = connection.call(&request).await;
                     let done = Instant::now();
+                    check(&answer);
+                    let approval = answer["payload"]["id"].as_str().map(str::to_owned);
                     samples.push(Sample {
                         scheduled,
                         sent,
                         done,
+                        approval,
                     });
                 }
                 (connection, samples)
