@@ -11,7 +11,9 @@
 //!
 //! Other env: `LOAD_REQUESTERS` (1,000), `LOAD_DIR` (where the database and logs go; the default
 //! temporary directory is on disk, `/dev/shm` shows the gateway without the disk's fsyncs),
-//! `LOAD_SERVER_THREADS` (2 gateway workers) and `LOAD_CLIENT_THREADS` (1 client worker).
+//! `LOAD_SERVER_THREADS` (2 gateway workers) and `LOAD_CLIENT_THREADS` (2 client workers: with
+//! one, the operator's frames wait behind the requesters' work and the client's own delays show
+//! up as server latency).
 //! Run: `cargo bench -p gatehouse-gateway --bench load`.
 
 #![allow(
@@ -56,7 +58,7 @@ fn main() {
     };
     let server = server::start(dir.path(), env_or("LOAD_SERVER_THREADS", 2), requesters * 2);
     let client = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(env_or("LOAD_CLIENT_THREADS", 1))
+        .worker_threads(env_or("LOAD_CLIENT_THREADS", 2))
         .thread_name("client")
         .enable_all()
         .build()
