@@ -140,11 +140,12 @@ impl Inner {
             created_at_ms,
             expires_at_ms,
         };
+        let (early, on_durable) = match announce {
+            Announce::Early => (Some(requested), None),
+            Announce::Durable => (None, Some(requested)),
+        };
         let stage = Arc::new(Mutex::new(Stage::Queued));
         let failure_stage = Arc::clone(&stage);
-        let early = announce == Announce::Early;
-        let mut requested = Some(requested);
-        let on_durable = (!early).then(|| requested.take()).flatten();
         let stored = self.queued(
             |store, done| store.insert_queued(new, done),
             move |inner, result| match result {
@@ -165,7 +166,7 @@ impl Inner {
                 }
             },
         );
-        if let Some(requested) = requested {
+        if let Some(requested) = early {
             let mut stage = lock(&stage);
             if *stage == Stage::Queued {
                 self.events.emit(id, requested);
