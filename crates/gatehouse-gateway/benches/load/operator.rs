@@ -9,6 +9,7 @@ use std::time::Instant;
 use futures_util::{SinkExt as _, StreamExt as _};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 use crate::ADMIN;
 
@@ -26,7 +27,9 @@ pub(crate) type Log = Arc<Mutex<HashMap<String, Seen>>>;
 
 /// Connects, handshakes and resolves every approval announced until the socket closes.
 pub(crate) async fn operate(url: String, log: Log) {
-    let (socket, _) = tokio_tungstenite::connect_async_with_config(url, None, true)
+    // A lean client: tungstenite zero-fills its read buffer (128 KiB by default) on every read.
+    let config = WebSocketConfig::default().read_buffer_size(8 * 1024);
+    let (socket, _) = tokio_tungstenite::connect_async_with_config(url, Some(config), true)
         .await
         .unwrap();
     let (mut sink, mut stream) = socket.split();

@@ -26,6 +26,25 @@ async fn closes_a_websocket_that_sends_an_oversized_frame_with_message_too_big()
 }
 
 #[tokio::test]
+async fn reads_a_frame_many_times_the_read_buffer_whole() {
+    // The read buffer is 8 KiB; a frame under the limit but far larger arrives over many reads.
+    let server = Server::start(Limits::default()).await;
+    let mut ws = server.ws().await;
+    ws.connect(ADMIN).await;
+    ws.request("gateway.status", json!({"pad": "x".repeat(100 * 1024)}))
+        .await;
+    let answer = ws.json().await;
+    // Parsed whole: the answer is about the params, not the frame.
+    assert_eq!(answer["error"]["code"], "invalid_params", "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`pad`")
+    );
+}
+
+#[tokio::test]
 async fn refuses_an_oversized_http_body_with_413() {
     let server = Server::start(Limits {
         max_body_bytes: 1024,
