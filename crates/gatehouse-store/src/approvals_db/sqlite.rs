@@ -161,12 +161,12 @@ impl ApprovalStore for SqliteApprovalStore {
     fn insert(&self, approval: &NewApproval) -> Result<ApprovalRecord, StoreError> {
         let approval = approval.clone();
         self.writer
-            .submit(move |conn| write_ops::insert(conn, &approval))
+            .submit(move |conn| write_ops::insert(conn, approval))
     }
 
     fn insert_queued(&self, approval: NewApproval, done: Completion<ApprovalRecord>) {
         self.writer
-            .submit_then(move |conn| write_ops::insert(conn, &approval), done);
+            .submit_then(move |conn| write_ops::insert(conn, approval), done);
     }
 
     fn get(&self, id: &str) -> Result<Option<ApprovalRecord>, StoreError> {

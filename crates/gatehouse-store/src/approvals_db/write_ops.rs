@@ -16,10 +16,11 @@ use crate::error::StoreError;
 
 /// Stores a new pending approval; an id that exists in any state is refused (the primary key
 /// says so, without a read first). Returns the record as stored, built from what was written
-/// rather than read back: this runs on every approval's path.
+/// rather than read back, and taking the request over rather than copying it: this runs on
+/// every approval's path, on the thread every other write waits for.
 pub(super) fn insert(
     conn: &Connection,
-    approval: &NewApproval,
+    approval: NewApproval,
 ) -> Result<ApprovalRecord, StoreError> {
     let r = &approval.request;
     let turn = r.turn_source.clone().unwrap_or_default();
@@ -61,8 +62,8 @@ pub(super) fn insert(
         _ => error.into(),
     })?;
     Ok(ApprovalRecord {
-        id: approval.id.clone(),
-        request: approval.request.clone(),
+        id: approval.id,
+        request: approval.request,
         state: ApprovalState::Pending,
         decision: None,
         resolved_by: None,

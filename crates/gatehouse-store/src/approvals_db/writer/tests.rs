@@ -57,7 +57,7 @@ fn decided(decision: ApprovalDecision, by: &str) -> Resolution {
 fn insert_job(id: &str) -> (Box<dyn Job>, Receiver<Result<String, StoreError>>) {
     let approval = approval(id);
     queued(
-        move |conn| write_ops::insert(conn, &approval).map(|record| record.id),
+        move |conn| write_ops::insert(conn, approval).map(|record| record.id),
         test_path(),
     )
 }
@@ -129,7 +129,7 @@ fn a_failing_operation_is_rolled_back_alone() {
     // Writes a row, then fails: its savepoint must take the row back with it.
     let (half, half_out) = queued(
         |conn| {
-            write_ops::insert(conn, &approval("half"))?;
+            write_ops::insert(conn, approval("half"))?;
             conn.execute("UPDATE approvals SET state = 'bogus' WHERE id = 'half'", [])?;
             Ok(())
         },
@@ -195,7 +195,7 @@ fn a_writer_that_died_answers_every_caller_with_an_error() {
         matches!(died, Err(StoreError::WriterStopped { .. })),
         "{died:?}"
     );
-    let after = writer.submit(|conn| write_ops::insert(conn, &approval("late")));
+    let after = writer.submit(|conn| write_ops::insert(conn, approval("late")));
     assert!(
         matches!(after, Err(StoreError::WriterStopped { .. })),
         "{after:?}"
@@ -207,10 +207,10 @@ fn a_closed_writer_refuses_writes() {
     let conn = Arc::new(Mutex::new(database()));
     let writer = small_writer(Arc::clone(&conn));
     writer
-        .submit(|conn| write_ops::insert(conn, &approval("before")))
+        .submit(|conn| write_ops::insert(conn, approval("before")))
         .unwrap();
     writer.close();
-    let after = writer.submit(|conn| write_ops::insert(conn, &approval("after")));
+    let after = writer.submit(|conn| write_ops::insert(conn, approval("after")));
     assert!(
         matches!(after, Err(StoreError::WriterStopped { .. })),
         "{after:?}"
@@ -224,7 +224,7 @@ fn answers_queued_operations_through_their_completion() {
     let (answers, answered) = std::sync::mpsc::channel();
     let insert = |id: &'static str| {
         let answers = answers.clone();
-        let op = move |conn: &Connection| write_ops::insert(conn, &approval(id)).map(|r| r.id);
+        let op = move |conn: &Connection| write_ops::insert(conn, approval(id)).map(|r| r.id);
         let done = Box::new(move |result| answers.send(result).unwrap());
         (op, done)
     };
@@ -254,7 +254,7 @@ fn a_completion_may_drop_the_last_handle_on_the_writer() {
         answers.send(result).unwrap();
     });
     writer.submit_then(
-        |conn| write_ops::insert(conn, &approval("last")).map(|r| r.id),
+        |conn| write_ops::insert(conn, approval("last")).map(|r| r.id),
         done,
     );
     drop(writer);
