@@ -16,11 +16,11 @@ use gatehouse_policy::requirement::{ApprovalOutcome, resolve_approval};
 use gatehouse_store::approvals_db::{ApprovalRecord, ApprovalRequest, ApprovalState, ListFilter};
 use uuid::Uuid;
 
-use crate::chat::{LevelRequest, apply_elevated_level};
+use crate::chat::LevelRequest;
 use crate::error::Error;
 use crate::exec::resolve::resolve_program;
 use crate::exec::{ExecServices, has_approval_route};
-use crate::methods::{Call, exec_of};
+use crate::methods::{Call, exec_of, requested_policy};
 use crate::payloads::exec_request;
 use crate::scope::{Access, Scope};
 use crate::wire::exec::{
@@ -35,7 +35,6 @@ const MAX_LIST: usize = 1_000;
 /// once with `twoPhase`. `agent` scope.
 pub(super) async fn request(call: Call, params: RequestParams) -> Result<RequestAnswer, Error> {
     let exec = exec_of(&call)?;
-    let (policy, ask_fallback) = exec.policy(&params.agent_id)?;
     let level = LevelRequest {
         method: "exec.approval.request",
         agent_id: &params.agent_id,
@@ -43,7 +42,7 @@ pub(super) async fn request(call: Call, params: RequestParams) -> Result<Request
         level: params.elevated,
         sender: params.sender.as_ref().map(SenderIdentity::from),
     };
-    let (policy, _) = apply_elevated_level(&call.state, &exec, &level, policy)?;
+    let (policy, ask_fallback, _) = requested_policy(&call, &exec, &level)?;
     let (command, argv) = match params.argv {
         Some(argv) => (None, Some(argv)),
         None => (Some(params.command.clone()), None),

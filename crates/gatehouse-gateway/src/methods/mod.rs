@@ -20,7 +20,12 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use gatehouse_policy::Security;
+use gatehouse_policy::elevated::ResolvedLevel;
+use gatehouse_policy::exec::ExecPolicy;
+
 use crate::auth::Principal;
+use crate::chat::{LevelRequest, apply_elevated_level};
 use crate::error::Error;
 use crate::exec::ExecServices;
 use crate::scope::{Access, Scope};
@@ -63,6 +68,19 @@ pub(crate) fn exec_of(call: &Call) -> Result<ExecServices, Error> {
     call.state.exec().cloned().ok_or_else(|| Error::Internal {
         reason: "exec methods called on a gateway started without exec services".into(),
     })
+}
+
+/// The exec policy a request runs under, with the agent's `askFallback` and the elevated level
+/// that was applied: the agent's configured policy, then the level the request, its session or
+/// the default asks for, checked at the same gates as `/elevated` typed in a chat.
+pub(crate) fn requested_policy(
+    call: &Call,
+    exec: &ExecServices,
+    level: &LevelRequest<'_>,
+) -> Result<(ExecPolicy, Security, ResolvedLevel), Error> {
+    let (policy, ask_fallback) = exec.policy(level.agent_id)?;
+    let (policy, resolved) = apply_elevated_level(&call.state, exec, level, policy)?;
+    Ok((policy, ask_fallback, resolved))
 }
 
 /// The method name `connect` is the WebSocket handshake, never a registered method.

@@ -5,9 +5,9 @@ use gatehouse_policy::elevated::SenderIdentity;
 use gatehouse_policy::exec::evaluate;
 use gatehouse_policy::tools::{Sandboxing, Sender, SessionContext, ToolPolicyInputs};
 
-use crate::chat::{LevelRequest, apply_elevated_level};
+use crate::chat::LevelRequest;
 use crate::error::Error;
-use crate::methods::{Call, exec_of};
+use crate::methods::{Call, exec_of, requested_policy};
 use crate::payloads::{DecisionJson, ToolsJson, effective_tools_at_depth, exec_request};
 use crate::wire::exec::{CheckParams, ToolsParams};
 
@@ -21,7 +21,6 @@ pub(super) async fn check(call: Call, params: CheckParams) -> Result<DecisionJso
                 reason,
             }
         })?;
-    let (policy, _) = exec.policy(&params.agent_id)?;
     let level = LevelRequest {
         method: "exec.policy.check",
         agent_id: &params.agent_id,
@@ -29,7 +28,7 @@ pub(super) async fn check(call: Call, params: CheckParams) -> Result<DecisionJso
         level: params.elevated,
         sender: params.sender.as_ref().map(SenderIdentity::from),
     };
-    let (policy, _) = apply_elevated_level(&call.state, &exec, &level, policy)?;
+    let (policy, _, _) = requested_policy(&call, &exec, &level)?;
     Ok(DecisionJson::from(&evaluate(&request, &policy)))
 }
 

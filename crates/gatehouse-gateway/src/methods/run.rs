@@ -20,12 +20,12 @@ use gatehouse_store::audit::AuditKind;
 use serde_json::json;
 use uuid::Uuid;
 
-use crate::chat::{LevelRequest, apply_elevated_level, level_audit};
+use crate::chat::{LevelRequest, level_audit};
 use crate::error::Error;
 use crate::exec::resolve::resolve_program;
 use crate::exec::runner::{self, Finished, Spawn};
 use crate::exec::{ExecServices, has_approval_route};
-use crate::methods::{Call, exec_of};
+use crate::methods::{Call, exec_of, requested_policy};
 use crate::payloads::exec_request;
 use crate::scope::{Access, Scope};
 use crate::wire::exec::{RunParams, RunResult};
@@ -64,7 +64,6 @@ struct Plan {
 /// `system.run`. `agent` scope.
 pub(super) async fn run(call: Call, params: RunParams) -> Result<RunResult, Error> {
     let exec = exec_of(&call)?;
-    let (policy, ask_fallback) = exec.policy(&params.agent_id)?;
     let level = LevelRequest {
         method: "system.run",
         agent_id: &params.agent_id,
@@ -72,7 +71,7 @@ pub(super) async fn run(call: Call, params: RunParams) -> Result<RunResult, Erro
         level: params.elevated,
         sender: params.sender.as_ref().map(SenderIdentity::from),
     };
-    let (policy, elevated) = apply_elevated_level(&call.state, &exec, &level, policy)?;
+    let (policy, ask_fallback, elevated) = requested_policy(&call, &exec, &level)?;
     let request = exec_request(
         params.command.clone(),
         params.argv.clone(),

@@ -233,13 +233,19 @@ mod tests {
         assert!(skipped.is_none(), "no pass while the writer owes one");
     }
 
-    #[test]
-    fn the_writer_restarts_the_log_once_it_finishes_a_due_copy() {
+    /// A database whose writer has left 100 pages in the log; with the log's size.
+    fn long_log() -> (tempfile::TempDir, std::path::PathBuf, Connection, u64) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("db.sqlite");
         let writer = wal_database(&path);
+        let size = write_rows(&path, &writer, 100);
+        (dir, path, writer, size)
+    }
+
+    #[test]
+    fn the_writer_restarts_the_log_once_it_finishes_a_due_copy() {
+        let (_dir, path, writer, long) = long_log();
         let restart = LogRestart::default();
-        let long = write_rows(&path, &writer, 100);
         restart.request();
         restart.run_if_due(&writer);
         assert!(
@@ -252,11 +258,8 @@ mod tests {
 
     #[test]
     fn without_a_due_copy_the_log_keeps_growing() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("db.sqlite");
-        let writer = wal_database(&path);
+        let (_dir, path, writer, long) = long_log();
         let restart = LogRestart::default();
-        let long = write_rows(&path, &writer, 100);
         restart.run_if_due(&writer);
         assert!(write_rows(&path, &writer, 50) > long);
     }
