@@ -57,6 +57,7 @@ pub use error::ApprovalError;
 pub use events::{ApprovalEvent, EventKind, EventSubscription, Offered, SubscriptionEnded};
 pub use manager::{
     AllowlistWrite, ApprovalManager, CreateApproval, Created, IdDisclosure, ManagerConfig,
-    REASON_NO_ROUTE, REASON_RESTART, REASON_STORE_FAILED, REASON_TIMEOUT, Resolved,
+    PendingDecision, REASON_NO_ROUTE, REASON_RESTART, REASON_STORE_FAILED, REASON_TIMEOUT,
+    Resolved,
 };
 pub use run_binding::{binding_of, run_binding};

@@ -18,7 +18,7 @@ use crate::clock::{Clock, millis};
 use crate::deadlines::Deadlines;
 use crate::error::ApprovalError;
 use crate::events::{EventBus, EventKind, EventSubscription, Offered};
-use crate::index::{AllowAlwaysPlan, Entry, Index, Key, Status};
+use crate::index::{AllowAlwaysPlan, Entry, Index, Key, Status, Waiters};
 use crate::state::{Announce, Inner, not_found_as_unknown, run_timer};
 
 /// Reason recorded when a pending approval times out.
@@ -126,6 +126,33 @@ impl std::fmt::Debug for ApprovalManager {
     }
 }
 
+/// A creator's claim on the decision of the approval it created (see
+/// [`ApprovalManager::create_awaited`]); dropping it stops nothing.
+pub struct PendingDecision {
+    manager: ApprovalManager,
+    id: Uuid,
+    waiters: Arc<Waiters>,
+}
+
+impl std::fmt::Debug for PendingDecision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingDecision")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PendingDecision {
+    /// Waits until the approval leaves `Pending` and returns its final record, as
+    /// [`ApprovalManager::await_decision`] does.
+    pub async fn decided(self) -> Result<ApprovalRecord, ApprovalError> {
+        match self.manager.settled_for(self.id, &self.waiters).await {
+            Some(record) => Ok(record),
+            None => self.manager.await_decision(self.id).await,
+        }
+    }
+}
+
 impl ApprovalManager {
     /// Starts the manager: cancels approvals left pending by an earlier run (reason
     /// `gateway-restart`), prunes history older than the retention period and starts the
@@ -184,6 +211,33 @@ impl ApprovalManager {
 
     /// Registers a pending approval durably, then acknowledges it and announces it.
     pub async fn create(&self, create: CreateApproval) -> Result<Created, ApprovalError> {
+        self.create_entry(create, None).await
+    }
+
+    /// Like [`create`](Self::create), for a creator that will wait for the decision: its place
+    /// among the waiters is taken before the approval is announced, so a decision given at once
+    /// is handed over instead of read back from the store.
+    pub async fn create_awaited(
+        &self,
+        create: CreateApproval,
+    ) -> Result<(Created, PendingDecision), ApprovalError> {
+        let waiters = Arc::new(Waiters::default());
+        let created = self
+            .create_entry(create, Some(Arc::clone(&waiters)))
+            .await?;
+        let pending = PendingDecision {
+            manager: self.clone(),
+            id: created.id,
+            waiters,
+        };
+        Ok((created, pending))
+    }
+
+    async fn create_entry(
+        &self,
+        create: CreateApproval,
+        waiters: Option<Arc<Waiters>>,
+    ) -> Result<Created, ApprovalError> {
         let inner = &self.inner;
         let (id, announce) = match &create.id {
             Some(text) => (
@@ -203,7 +257,7 @@ impl ApprovalManager {
         let entry = Entry {
             status: Status::Pending,
             allow_always: plan.map(Box::new),
-            waiters: None,
+            waiters,
         };
         if !inner.index.insert_new(id, entry) {
             return Err(ApprovalError::IdInUse { id });
@@ -314,16 +368,8 @@ impl ApprovalManager {
                 }
                 _ => break,
             };
-            let notified = waiters.wake.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            // Settling takes the waiters under the entry's lock after changing the status, so a
-            // status read after `enable` cannot miss the wake-up.
-            if self.inner.index.status(&id) == Some(Status::Pending) {
-                notified.await;
-            }
-            if let Some(record) = waiters.settled.get() {
-                return Ok(record.clone());
+            if let Some(record) = self.settled_for(id, &waiters).await {
+                return Ok(record);
             }
         }
         let record = self.record(id).await?;
@@ -332,6 +378,21 @@ impl ApprovalManager {
             return Err(ApprovalError::Unknown { id });
         }
         Ok(record)
+    }
+
+    /// Waits on `waiters` while `id` is pending and returns the record its settling handed
+    /// over; `None` when it left pending without handing one to these waiters.
+    async fn settled_for(&self, id: Uuid, waiters: &Waiters) -> Option<ApprovalRecord> {
+        let notified = waiters.wake.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        // Settling fills the record and then wakes, after changing the status under the
+        // entry's lock, so a status read after `enable` cannot miss the wake-up.
+        if waiters.settled.get().is_none() && self.inner.index.status(&id) == Some(Status::Pending)
+        {
+            notified.await;
+        }
+        waiters.settled.get().cloned()
     }
 
     /// Takes the single run an allow-once approval grants; a second call is a replay and fails.

@@ -64,6 +64,37 @@ async fn pending_to_allowed_by_allow_once() {
 }
 
 #[tokio::test]
+async fn a_creator_that_waits_is_handed_a_decision_given_before_it_waited() {
+    let h = start().await;
+    let (created, pending) = h
+        .manager
+        .create_awaited(persistable("make a"))
+        .await
+        .unwrap();
+    h.decide(created.id, ApprovalDecision::AllowOnce).await;
+    // With the row gone, only a record handed over in memory can answer.
+    let conn = rusqlite::Connection::open(h.dir.path().join("approvals.sqlite")).unwrap();
+    conn.busy_timeout(std::time::Duration::from_secs(5))
+        .unwrap();
+    conn.execute(
+        "DELETE FROM approvals WHERE id = ?1",
+        [created.id.to_string()],
+    )
+    .unwrap();
+
+    let record = pending.decided().await.unwrap();
+    assert_eq!(
+        (record.state, record.resolved_by.as_deref()),
+        (ApprovalState::Allowed, Some("alice"))
+    );
+    // A waiter that came after the decision reads it back, and finds nothing.
+    assert!(matches!(
+        h.manager.await_decision(created.id).await,
+        Err(ApprovalError::Unknown { .. })
+    ));
+}
+
+#[tokio::test]
 async fn pending_to_denied() {
     let h = start().await;
     let id = h.create("make b").await;

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use gatehouse_approvals::{
     ApprovalManager, CreateApproval, Created, EventSubscription, ManagerConfig, Offered,
-    SystemClock,
+    PendingDecision, SystemClock,
 };
 use gatehouse_config::Config;
 use gatehouse_policy::Security;
@@ -211,16 +211,17 @@ impl ExecServices {
     }
 
     /// Creates an approval on behalf of `owner` (a token name), counting it against the agent's
-    /// pending cap; expires it at once when `has_route` is false.
+    /// pending cap; expires it at once when `has_route` is false. The returned claim on the
+    /// decision may be dropped by callers that answer before it is given (two-phase).
     pub(crate) async fn create(
         &self,
         owner: &str,
         create: CreateApproval,
         has_route: bool,
-    ) -> Result<Created, Error> {
+    ) -> Result<(Created, PendingDecision), Error> {
         let agent = create.request.agent_id.clone().unwrap_or_default();
         let slot = self.inner.pending.reserve(&agent, owner)?;
-        let created = match self.inner.manager.create(create).await {
+        let (created, decision) = match self.inner.manager.create_awaited(create).await {
             Ok(created) => created,
             Err(error) => {
                 slot.release();
@@ -232,7 +233,7 @@ impl ExecServices {
             tracing::info!(approval_id = %created.id, "No approval surface connected; expiring.");
             self.inner.manager.expire_no_route(created.id).await?;
         }
-        Ok(created)
+        Ok((created, decision))
     }
 
     /// Creates an approval for `owner` and waits for its decision. If the requester goes away
@@ -250,15 +251,15 @@ impl ExecServices {
         let exec = self.clone();
         let owner = owner.to_owned();
         tokio::spawn(async move {
-            let id = match exec.create(&owner, create, has_route).await {
-                Ok(created) => created.id,
+            let (id, decision) = match exec.create(&owner, create, has_route).await {
+                Ok((created, decision)) => (created.id, decision),
                 Err(error) => {
                     let _ = answer.send(Err(error));
                     return;
                 }
             };
             let decided = tokio::select! {
-                record = exec.inner.manager.await_decision(id) => Some(record),
+                record = decision.decided() => Some(record),
                 () = answer.closed() => None,
             };
             match decided {

@@ -96,7 +96,7 @@ pub(super) async fn request(call: Call, params: RequestParams) -> Result<Request
     };
     let route = has_approval_route(&call.state, &create.request);
     if params.two_phase {
-        let created = exec.create(call.caller.name(), create, route).await?;
+        let (created, _) = exec.create(call.caller.name(), create, route).await?;
         return Ok(RequestAnswer::Accepted(Accepted {
             status: "accepted",
             id: created.id.to_string(),
