@@ -38,6 +38,10 @@ pub(crate) enum Outbound {
     Close { code: u16, reason: String },
 }
 
+/// Most frames written between two flushes: enough to gather a burst into one write, few enough
+/// that the socket is read again soon.
+const MAX_FRAMES_PER_FLUSH: usize = 32;
+
 /// Longest close reason RFC 6455 allows (125-byte control payload minus the 2-byte code).
 const MAX_CLOSE_REASON: usize = 123;
 
@@ -201,12 +205,14 @@ async fn serve<Si, St>(
                 break Error::ShuttingDown;
             }
             Some(frame) = subscription.events.recv() => {
-                if sink.send(Outbound::Text(frame)).await.is_err() {
+                let more = || subscription.events.try_recv().ok().map(Outbound::Text);
+                if !send_coalesced(sink, Outbound::Text(frame), more).await {
                     return;
                 }
             }
             Some(done) = in_flight.next(), if !in_flight.is_empty() => {
-                if !answer(state, sink, done).await {
+                let more = || in_flight.next().now_or_never().flatten().map(|done| response(state, done));
+                if !send_coalesced(sink, response(state, done), more).await {
                     return;
                 }
             }
@@ -281,14 +287,41 @@ fn binary_refused() -> Error {
 }
 
 /// Sends one response and counts it; false when the peer is gone.
-async fn answer<Si>(state: &GatewayState, sink: &mut Si, (id, label, outcome): Answer) -> bool
+async fn answer<Si>(state: &GatewayState, sink: &mut Si, done: Answer) -> bool
 where
     Si: Sink<Outbound> + Unpin,
 {
+    sink.send(response(state, done)).await.is_ok()
+}
+
+/// A finished request's response frame, counted in the metrics.
+fn response(state: &GatewayState, (id, label, outcome): Answer) -> Outbound {
     let code = outcome.as_ref().map_or_else(Error::code, |_| "ok");
     state.metrics().record_request(Transport::Ws, label, code);
-    let text = ResponseFrame::new(id.as_deref(), &outcome).to_text();
-    sink.send(Outbound::Text(text.into())).await.is_ok()
+    Outbound::Text(ResponseFrame::new(id.as_deref(), &outcome).to_text().into())
+}
+
+/// Writes `first` and whatever else is ready at once (up to [`MAX_FRAMES_PER_FLUSH`]), then
+/// flushes once: under load a burst of events or answers leaves in one write, not one each.
+/// False when the peer is gone.
+async fn send_coalesced<Si>(
+    sink: &mut Si,
+    first: Outbound,
+    mut more: impl FnMut() -> Option<Outbound>,
+) -> bool
+where
+    Si: Sink<Outbound> + Unpin,
+{
+    if sink.feed(first).await.is_err() {
+        return false;
+    }
+    for _ in 1..MAX_FRAMES_PER_FLUSH {
+        let Some(frame) = more() else { break };
+        if sink.feed(frame).await.is_err() {
+            return false;
+        }
+    }
+    sink.flush().await.is_ok()
 }
 
 /// Answers with `error`, then closes with it.

@@ -6,8 +6,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use futures_util::{SinkExt as _, StreamExt as _};
-use serde_json::{Value, json};
+use futures_util::{FutureExt as _, SinkExt as _, StreamExt as _};
+use serde::Deserialize;
+use serde_json::json;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
@@ -25,7 +26,25 @@ pub(crate) struct Seen {
 /// Approval id → what the operator saw of it.
 pub(crate) type Log = Arc<Mutex<HashMap<String, Seen>>>;
 
-/// Connects, handshakes and resolves every approval announced until the socket closes.
+/// The parts of a frame the operator reads; the rest of the payload is skipped, not built.
+#[derive(Deserialize)]
+struct Frame<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a str>,
+    #[serde(borrow, default)]
+    event: Option<&'a str>,
+    #[serde(borrow, default)]
+    payload: Option<Payload<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Payload<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a str>,
+}
+
+/// Connects, handshakes and resolves every approval announced until the socket closes. Frames
+/// that arrived together are answered together, with one flush, as a busy client would.
 pub(crate) async fn operate(url: String, log: Log) {
     // A lean client: tungstenite zero-fills its read buffer (128 KiB by default) on every read.
     let config = WebSocketConfig::default().read_buffer_size(8 * 1024);
@@ -37,33 +56,41 @@ pub(crate) async fn operate(url: String, log: Log) {
         "params": {"token": ADMIN, "client": {"name": "bench", "version": "0"}}});
     sink.send(Message::text(connect.to_string())).await.unwrap();
     let mut next = 0u64;
-    let mut asked: HashMap<String, String> = HashMap::new();
+    let mut asked: HashMap<u64, String> = HashMap::new();
     while let Some(Ok(message)) = stream.next().await {
-        let Message::Text(text) = message else {
-            continue;
-        };
-        let now = Instant::now();
-        let frame: Value = serde_json::from_str(&text).unwrap();
-        if frame["event"] == "exec.approval.requested" {
-            let Some(id) = frame["payload"]["id"].as_str() else {
-                continue;
-            };
-            next += 1;
-            let resolve = json!({"type": "req", "id": next.to_string(),
-                "method": "exec.approval.resolve",
-                "params": {"id": id, "decision": "allow-once"}});
-            sink.send(Message::text(resolve.to_string())).await.unwrap();
-            asked.insert(next.to_string(), id.to_owned());
-            let seen = Seen {
-                event: now,
-                resolved: None,
-            };
-            log.lock().unwrap().insert(id.to_owned(), seen);
-        } else if frame["type"] == "res"
-            && let Some(id) = frame["id"].as_str().and_then(|req| asked.remove(req))
-            && let Some(seen) = log.lock().unwrap().get_mut(&id)
-        {
-            seen.resolved = Some(now);
+        let mut ready = Some(message);
+        while let Some(message) = ready {
+            let now = Instant::now();
+            if let Message::Text(text) = &message {
+                let frame: Frame<'_> = serde_json::from_str(text).unwrap();
+                let id = frame.payload.and_then(|payload| payload.id);
+                match (frame.event, id, frame.id) {
+                    (Some("exec.approval.requested"), Some(id), _) => {
+                        next += 1;
+                        let resolve = format!(
+                            r#"{{"type":"req","id":"{next}","method":"exec.approval.resolve","params":{{"id":"{id}","decision":"allow-once"}}}}"#
+                        );
+                        sink.feed(Message::text(resolve)).await.unwrap();
+                        asked.insert(next, id.to_owned());
+                        let seen = Seen {
+                            event: now,
+                            resolved: None,
+                        };
+                        log.lock().unwrap().insert(id.to_owned(), seen);
+                    }
+                    (None, _, Some(request)) => {
+                        let answered = request.parse().ok().and_then(|n| asked.remove(&n));
+                        if let Some(id) = answered
+                            && let Some(seen) = log.lock().unwrap().get_mut(&id)
+                        {
+                            seen.resolved = Some(now);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ready = stream.next().now_or_never().flatten().and_then(Result::ok);
         }
+        sink.flush().await.unwrap();
     }
 }

@@ -300,3 +300,139 @@ async fn answers_a_rate_limited_request_with_its_own_code_and_keeps_the_connecti
     );
     assert!(!client.task.is_finished());
 }
+
+/// What reached a [`RecordingSink`]: frames, and the flushes that would write them out.
+#[derive(Debug, PartialEq, Eq)]
+enum Written {
+    Frame,
+    Flush,
+}
+
+/// A sink that notes every frame and every flush after a frame, to see how writes are grouped.
+struct RecordingSink {
+    written: mpsc::UnboundedSender<Written>,
+    unflushed: bool,
+}
+
+impl futures_util::Sink<Outbound> for RecordingSink {
+    type Error = ();
+
+    fn poll_ready(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), ()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn start_send(mut self: std::pin::Pin<&mut Self>, _: Outbound) -> Result<(), ()> {
+        self.unflushed = true;
+        self.written.send(Written::Frame).map_err(drop)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), ()>> {
+        if std::mem::take(&mut self.unflushed) {
+            let _ = self.written.send(Written::Flush);
+        }
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn poll_close(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), ()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+/// Connects an admin on a recording sink; returns the inbound side and what was written.
+async fn connected_recording(
+    state: &GatewayState,
+) -> (mpsc::Sender<Inbound>, mpsc::UnboundedReceiver<Written>) {
+    let (to_server, inbound) = mpsc::channel(16);
+    let (written, mut writes) = mpsc::unbounded_channel();
+    let sink = RecordingSink {
+        written,
+        unflushed: false,
+    };
+    let stream = Box::pin(stream::unfold(
+        inbound,
+        |mut rx: mpsc::Receiver<Inbound>| async move { rx.recv().await.map(|item| (item, rx)) },
+    ));
+    tokio::spawn(run(state.clone(), sink, stream));
+    let connect = json!({"type":"req","id":"c","method":"connect",
+                         "params":{"token": ADMIN, "client":{"name":"test","version":"1"}}});
+    to_server
+        .send(Inbound::Text(connect.to_string()))
+        .await
+        .unwrap();
+    assert_eq!(writes.recv().await, Some(Written::Frame));
+    assert_eq!(writes.recv().await, Some(Written::Flush));
+    (to_server, writes)
+}
+
+/// Everything written up to and including the next flush.
+async fn until_flush(writes: &mut mpsc::UnboundedReceiver<Written>) -> Vec<Written> {
+    let mut seen = Vec::new();
+    while seen.last() != Some(&Written::Flush) {
+        let next = tokio::time::timeout(Duration::from_secs(5), writes.recv()).await;
+        seen.push(
+            next.expect("a flush within 5 s")
+                .expect("the connection ended"),
+        );
+    }
+    seen
+}
+
+#[tokio::test]
+async fn a_burst_of_events_goes_out_in_one_flush() {
+    let state = GatewayState::new(&settings(Limits::default())).unwrap();
+    let (_to_server, mut writes) = connected_recording(&state).await;
+    // Published without yielding, so the connection finds all three queued at once.
+    for i in 0..3 {
+        state
+            .events()
+            .publish("tick", &json!({"i": i}), Access::AnyScope);
+    }
+    use Written::{Flush, Frame};
+    assert_eq!(until_flush(&mut writes).await, [Frame, Frame, Frame, Flush]);
+}
+
+#[tokio::test]
+async fn answers_that_finish_together_go_out_in_one_flush() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let started = Arc::new(AtomicUsize::new(0));
+    let release = Arc::new(Notify::new());
+    let mut registry = Registry::standard();
+    let (on_start, on_release) = (Arc::clone(&started), Arc::clone(&release));
+    registry.register(
+        "test.held",
+        Access::AnyScope,
+        move |_: Call, _: NoParams| {
+            let (on_start, on_release) = (Arc::clone(&on_start), Arc::clone(&on_release));
+            async move {
+                // Counted and registered in the same poll, so a count of two means both wait.
+                on_start.fetch_add(1, Ordering::SeqCst);
+                on_release.notified().await;
+                Ok(json!("done"))
+            }
+        },
+    );
+    let state = GatewayState::with_registry(&settings(Limits::default()), registry).unwrap();
+    let (to_server, mut writes) = connected_recording(&state).await;
+    for id in ["a", "b"] {
+        let request = json!({"type":"req","id": id,"method":"test.held"});
+        to_server
+            .send(Inbound::Text(request.to_string()))
+            .await
+            .unwrap();
+    }
+    while started.load(Ordering::SeqCst) < 2 {
+        tokio::task::yield_now().await;
+    }
+    release.notify_waiters();
+    use Written::{Flush, Frame};
+    assert_eq!(until_flush(&mut writes).await, [Frame, Frame, Flush]);
+}
