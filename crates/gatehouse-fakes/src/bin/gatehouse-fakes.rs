@@ -8,6 +8,9 @@ use std::net::SocketAddr;
 use anyhow::Context;
 use clap::Parser;
 use gatehouse_fakes::FakeHandle;
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
 
 /// Local fake Telegram, Discord and Slack servers (see docs/fakes.md).
 #[derive(Debug, Parser)]
@@ -26,9 +29,14 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_writer(std::io::stderr)
+    // `RUST_LOG` as `level` or `target=level` directives; errors only when unset or unreadable.
+    let filter = std::env::var("RUST_LOG")
+        .ok()
+        .and_then(|value| value.parse::<Targets>().ok())
+        .unwrap_or_else(|| Targets::new().with_default(tracing::Level::ERROR));
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
         .init();
     let args = Args::parse();
     let mut running: Vec<FakeHandle> = Vec::new();

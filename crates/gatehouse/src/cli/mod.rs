@@ -8,6 +8,7 @@ mod client;
 mod config;
 mod doctor;
 mod exec_sources;
+mod logging;
 mod request;
 mod run;
 mod serve;

@@ -24,6 +24,8 @@ use gatehouse_gateway::{
 };
 use rand::RngCore as _;
 
+use super::logging::{self, LogFormat};
+
 /// Where the embedded default listens: loopback only, so a fresh install is not reachable from
 /// the network.
 pub(crate) const DEFAULT_LISTEN: SocketAddr =
@@ -55,17 +57,10 @@ pub(crate) struct ServeArgs {
     log_format: LogFormat,
 }
 
-/// How log lines are written; `json` is for log collectors.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-enum LogFormat {
-    Text,
-    Json,
-}
-
 /// Runs the gateway until SIGTERM or ctrl-c, then shuts down gracefully.
 pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let config = super::config::load(args.config.as_deref())?;
-    init_logging(args.log_format);
+    logging::init(args.log_format);
     let data_dir = match args.data_dir {
         Some(dir) => dir,
         None => default_data_dir()?,
@@ -296,18 +291,6 @@ fn read_admin_token(path: &Path) -> anyhow::Result<Secret> {
         );
     }
     Ok(Secret::new(token))
-}
-
-fn init_logging(format: LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Text => builder.init(),
-        LogFormat::Json => builder.json().init(),
-    }
 }
 
 #[cfg(test)]
