@@ -12,7 +12,7 @@ use gatehouse_chat::render::{
     Card, ResolveOutcome, render_cancelled, render_expired, render_receipt,
 };
 use gatehouse_chat::route::TurnSource;
-use gatehouse_store::approvals_db::{ApprovalRecord, ApprovalState, ListFilter};
+use gatehouse_store::approvals_db::{ApprovalRecord, ApprovalState, ListFilter, ListOrder};
 use uuid::Uuid;
 
 use super::sessions::BoundRoute;
@@ -180,10 +180,13 @@ fn final_card(runtime: &ChatRuntime, record: &ApprovalRecord) -> Option<(Card, b
 /// Edits the cards of approvals this start cancelled with `gateway-restart`, from the messages
 /// the database kept for them.
 async fn finish_restart_cancellations(runtime: &ChatRuntime, cutoff_ms: u64) {
+    // Newest first: they were pending at the restart, so they are among the latest created,
+    // however long the cancelled history has grown.
     let filter = ListFilter {
         state: Some(ApprovalState::Cancelled),
         agent_id: None,
         limit: 10_000,
+        order: ListOrder::NewestFirst,
     };
     let records = match runtime.exec.manager().list(filter).await {
         Ok(records) => records,

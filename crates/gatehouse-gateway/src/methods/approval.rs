@@ -13,7 +13,9 @@ use gatehouse_policy::binding::{Binding, BindingInput};
 use gatehouse_policy::elevated::SenderIdentity;
 use gatehouse_policy::exec::{ExecEvaluation, ExecPolicy, evaluate};
 use gatehouse_policy::requirement::{ApprovalOutcome, resolve_approval};
-use gatehouse_store::approvals_db::{ApprovalRecord, ApprovalRequest, ApprovalState, ListFilter};
+use gatehouse_store::approvals_db::{
+    ApprovalRecord, ApprovalRequest, ApprovalState, ListFilter, ListOrder,
+};
 use uuid::Uuid;
 
 use crate::chat::LevelRequest;
@@ -161,7 +163,7 @@ pub(super) async fn get(call: Call, params: IdParams) -> Result<ApprovalJson, Er
     Ok(ApprovalJson::new(&record, exec.offered(&record)))
 }
 
-/// `exec.approval.list`: stored approvals, oldest first. `operator.approvals` scope.
+/// `exec.approval.list`: stored approvals, oldest or newest first. `operator.approvals` scope.
 pub(super) async fn list(call: Call, params: ListParams) -> Result<ListResult, Error> {
     let exec = exec_of(&call)?;
     let state = params
@@ -170,10 +172,21 @@ pub(super) async fn list(call: Call, params: ListParams) -> Result<ListResult, E
         .map(ApprovalState::from_str)
         .transpose()
         .map_err(|error| invalid("exec.approval.list", error.to_string()))?;
+    let order = match params.order.as_deref() {
+        None | Some("oldest-first") => ListOrder::OldestFirst,
+        Some("newest-first") => ListOrder::NewestFirst,
+        Some(other) => {
+            return Err(invalid(
+                "exec.approval.list",
+                format!("unknown order {other:?}; expected oldest-first or newest-first"),
+            ));
+        }
+    };
     let filter = ListFilter {
         state,
         agent_id: params.agent_id,
         limit: params.limit.unwrap_or(100).min(MAX_LIST),
+        order,
     };
     let records = exec.manager().list(filter).await?;
     Ok(ListResult {

@@ -153,6 +153,8 @@ pub(crate) struct ListParams {
     pub(crate) state: Option<String>,
     pub(crate) agent_id: Option<String>,
     pub(crate) limit: Option<usize>,
+    /// `oldest-first` (the default) or `newest-first`.
+    pub(crate) order: Option<String>,
 }
 
 /// `exec.approvals.set` params.

@@ -40,10 +40,10 @@ class ApprovalsView {
   async reload(generation) {
     let approvals;
     try {
-      // Oldest first, at most 1,000 per call: pending ones alone, then everything for history.
+      // At most 1,000 per call: every pending one (oldest first), then the latest for history.
       const [pending, all] = await Promise.all([
         this.gateway.request("exec.approval.list", { state: "pending", limit: LIST_LIMIT }),
-        this.gateway.request("exec.approval.list", { limit: LIST_LIMIT }),
+        this.gateway.request("exec.approval.list", { limit: LIST_LIMIT, order: "newest-first" }),
       ]);
       approvals = approvalsFromList(pending).concat(
         approvalsFromList(all).filter((approval) => approval.state !== "pending"));

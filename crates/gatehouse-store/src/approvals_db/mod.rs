@@ -17,7 +17,7 @@ mod writer;
 
 pub use record::{
     ApprovalRecord, ApprovalRequest, ApprovalState, ConsumeOutcome, DeliveredMessage, ListFilter,
-    NewApproval, Resolution, ResolveOutcome, Retention, RunBinding, TurnSource,
+    ListOrder, NewApproval, Resolution, ResolveOutcome, Retention, RunBinding, TurnSource,
 };
 pub use sqlite::{SqliteApprovalStore, SqliteOptions};
 pub use store::{ApprovalStore, Completion};

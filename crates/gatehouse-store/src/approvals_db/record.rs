@@ -273,8 +273,10 @@ pub struct ListFilter {
     pub state: Option<ApprovalState>,
     /// Only this agent.
     pub agent_id: Option<String>,
-    /// At most this many rows, oldest first.
+    /// At most this many rows, from the end `order` starts at.
     pub limit: usize,
+    /// Which end of the history the rows come from, and in which order.
+    pub order: ListOrder,
 }
 
 impl Default for ListFilter {
@@ -283,8 +285,20 @@ impl Default for ListFilter {
             state: None,
             agent_id: None,
             limit: 100,
+            order: ListOrder::OldestFirst,
         }
     }
+}
+
+/// The order of a listing, by creation time (then id). With a limit it also picks the end:
+/// a history view wants the latest approvals, not the first ones ever stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ListOrder {
+    /// Oldest first: the earliest approvals.
+    #[default]
+    OldestFirst,
+    /// Newest first: the latest approvals.
+    NewestFirst,
 }
 
 /// How long terminal approvals are kept for history.

@@ -8,8 +8,8 @@
 use rusqlite::{Connection, OptionalExtension as _, Row};
 
 use super::record::{
-    ApprovalRecord, ApprovalRequest, ApprovalState, DeliveredMessage, ListFilter, RunBinding,
-    TurnSource,
+    ApprovalRecord, ApprovalRequest, ApprovalState, DeliveredMessage, ListFilter, ListOrder,
+    RunBinding, TurnSource,
 };
 use crate::error::StoreError;
 
@@ -85,18 +85,36 @@ pub(super) fn list(
     conn: &Connection,
     filter: &ListFilter,
 ) -> Result<Vec<ApprovalRecord>, StoreError> {
-    query_many(
-        conn,
-        &format!(
-            "SELECT {COLUMNS} FROM approvals \
-             WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR agent_id = ?2) \
-             ORDER BY created_at_ms, id LIMIT ?3"
-        ),
-        rusqlite::params![
-            filter.state.map(ApprovalState::as_str),
-            filter.agent_id,
-            limit_param(filter.limit)
-        ],
+    let state = filter.state.map(ApprovalState::as_str);
+    let limit = limit_param(filter.limit);
+    let sql = list_sql(filter);
+    match (state, filter.agent_id.as_deref()) {
+        (None, None) => query_many(conn, &sql, rusqlite::params![limit]),
+        (Some(state), None) => query_many(conn, &sql, rusqlite::params![limit, state]),
+        (None, Some(agent)) => query_many(conn, &sql, rusqlite::params![limit, agent]),
+        (Some(state), Some(agent)) => {
+            query_many(conn, &sql, rusqlite::params![limit, state, agent])
+        }
+    }
+}
+
+/// One statement per combination of filters, rather than `(?1 IS NULL OR state = ?1)`, which
+/// SQLite can only answer by reading every row and sorting them: each of these walks an index
+/// in the order asked for and stops at the limit (see the schema's second migration).
+pub(super) fn list_sql(filter: &ListFilter) -> String {
+    let condition = match (filter.state.is_some(), filter.agent_id.is_some()) {
+        (false, false) => "",
+        (true, false) => "WHERE state = ?2",
+        (false, true) => "WHERE agent_id = ?2",
+        (true, true) => "WHERE state = ?2 AND agent_id = ?3",
+    };
+    let direction = match filter.order {
+        ListOrder::OldestFirst => "ASC",
+        ListOrder::NewestFirst => "DESC",
+    };
+    format!(
+        "SELECT {COLUMNS} FROM approvals {condition} \
+         ORDER BY created_at_ms {direction}, id {direction} LIMIT ?1"
     )
 }
 
@@ -279,5 +297,43 @@ mod tests {
         }
         let stmt = conn.prepare_cached(MESSAGES_SQL).unwrap();
         assert_eq!(stmt.get_status(StatementStatus::RePrepare), 0);
+    }
+
+    #[test]
+    fn every_listing_walks_an_index_in_order_without_sorting() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::super::schema::migrate(&mut conn).unwrap();
+        let states = [None, Some(ApprovalState::Pending)];
+        let agents = [None, Some("main".to_owned())];
+        let orders = [ListOrder::OldestFirst, ListOrder::NewestFirst];
+        for state in states {
+            for agent_id in &agents {
+                for order in orders {
+                    let filter = ListFilter {
+                        state,
+                        agent_id: agent_id.clone(),
+                        limit: 10,
+                        order,
+                    };
+                    let sql = format!("EXPLAIN QUERY PLAN {}", list_sql(&filter));
+                    let mut stmt = conn.prepare(&sql).unwrap();
+                    let steps: Vec<String> = stmt
+                        .query_map(
+                            rusqlite::params_from_iter(
+                                ["10", "pending", "main"]
+                                    .iter()
+                                    .take(stmt.parameter_count()),
+                            ),
+                            |row| row.get(3),
+                        )
+                        .unwrap()
+                        .collect::<Result<_, _>>()
+                        .unwrap();
+                    let plan = steps.join("; ");
+                    assert!(plan.contains("USING INDEX"), "{filter:?}: {plan}");
+                    assert!(!plan.contains("TEMP B-TREE"), "{filter:?}: {plan}");
+                }
+            }
+        }
     }
 }

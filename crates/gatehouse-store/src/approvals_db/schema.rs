@@ -63,6 +63,15 @@ const MIGRATIONS: &[&str] = &[
     CREATE UNIQUE INDEX approval_messages_unique
         ON approval_messages (approval_id, channel, ifnull(account_id, ''), chat_id, message_id);
     "#,
+    // 2: listings walk an index in the order they return, newest or oldest first, and stop at
+    // their limit; before, a listing without a filter read and sorted the whole history.
+    r#"
+    DROP INDEX approvals_by_state;
+    DROP INDEX approvals_by_agent;
+    CREATE INDEX approvals_by_state ON approvals (state, created_at_ms, id);
+    CREATE INDEX approvals_by_agent ON approvals (agent_id, created_at_ms, id);
+    CREATE INDEX approvals_by_created ON approvals (created_at_ms, id);
+    "#,
 ];
 
 /// The schema version this build writes.
@@ -88,5 +97,57 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
         tx.execute_batch(sql)?;
         tx.pragma_update(None, "user_version", version + 1)?;
         tx.commit()?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index_columns(conn: &Connection, index: &str) -> Vec<String> {
+        let mut stmt = conn
+            .prepare("SELECT name FROM pragma_index_info(?1) ORDER BY seqno")
+            .unwrap();
+        stmt.query_map([index], |row| row.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_first_version_database_keeps_its_rows_and_gains_the_listing_indexes() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(MIGRATIONS[0]).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        conn.execute(
+            "INSERT INTO approvals (id, command, argv_json, env_keys_json, has_turn_source, \
+             state, created_at_ms, expires_at_ms) \
+             VALUES ('kept', 'ls', '[]', '[]', 0, 'pending', 1, 2)",
+            [],
+        )
+        .unwrap();
+
+        migrate(&mut conn).unwrap();
+
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(version, CURRENT_VERSION);
+        let kept: String = conn
+            .query_row("SELECT id FROM approvals", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(kept, "kept");
+        assert_eq!(
+            index_columns(&conn, "approvals_by_state"),
+            ["state", "created_at_ms", "id"]
+        );
+        assert_eq!(
+            index_columns(&conn, "approvals_by_agent"),
+            ["agent_id", "created_at_ms", "id"]
+        );
+        assert_eq!(
+            index_columns(&conn, "approvals_by_created"),
+            ["created_at_ms", "id"]
+        );
     }
 }

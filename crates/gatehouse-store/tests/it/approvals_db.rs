@@ -2,7 +2,7 @@ use gatehouse_policy::ApprovalDecision;
 use gatehouse_store::StoreError;
 use gatehouse_store::approvals_db::{
     ApprovalRequest, ApprovalState, ApprovalStore, ConsumeOutcome, DeliveredMessage, ListFilter,
-    NewApproval, Resolution, ResolveOutcome, Retention,
+    ListOrder, NewApproval, Resolution, ResolveOutcome, Retention,
 };
 use pretty_assertions::assert_eq;
 
@@ -281,10 +281,63 @@ fn lists_with_state_agent_and_limit_filters() {
         ids(ListFilter {
             state: Some(ApprovalState::Pending),
             agent_id: Some("main".into()),
-            limit: 1
+            limit: 1,
+            ..ListFilter::default()
         }),
         vec!["l2"]
     );
+    // Newest first, with a limit, is the latest of each listing: what a history view shows.
+    let newest = |filter: ListFilter| {
+        ids(ListFilter {
+            order: ListOrder::NewestFirst,
+            limit: 2,
+            ..filter
+        })
+    };
+    assert_eq!(newest(ListFilter::default()), vec!["l4", "l3"]);
+    assert_eq!(
+        newest(ListFilter {
+            state: Some(ApprovalState::Denied),
+            ..ListFilter::default()
+        }),
+        vec!["l0"]
+    );
+    assert_eq!(
+        newest(ListFilter {
+            agent_id: Some("ops".into()),
+            ..ListFilter::default()
+        }),
+        vec!["l3", "l1"]
+    );
+    assert_eq!(
+        ids(ListFilter {
+            limit: 2,
+            ..ListFilter::default()
+        }),
+        vec!["l0", "l1"]
+    );
+}
+
+#[test]
+fn a_listing_breaks_ties_in_creation_time_by_id_in_its_own_direction() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_db(&dir);
+    for id in ["t-b", "t-a", "t-c"] {
+        db.insert(&new_approval(id, 7)).unwrap();
+    }
+    let ids = |order| -> Vec<String> {
+        let filter = ListFilter {
+            order,
+            ..ListFilter::default()
+        };
+        db.list(&filter)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.id)
+            .collect()
+    };
+    assert_eq!(ids(ListOrder::OldestFirst), vec!["t-a", "t-b", "t-c"]);
+    assert_eq!(ids(ListOrder::NewestFirst), vec!["t-c", "t-b", "t-a"]);
 }
 
 #[test]

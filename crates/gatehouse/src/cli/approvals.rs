@@ -24,7 +24,7 @@ pub(crate) struct ApprovalsArgs {
 
 #[derive(Debug, Subcommand)]
 enum ApprovalsCommand {
-    /// List approvals, oldest first.
+    /// List approvals, oldest first (`--newest-first` for the latest).
     List {
         /// Only this state: pending, allowed, denied, expired, cancelled.
         #[arg(long)]
@@ -32,6 +32,12 @@ enum ApprovalsCommand {
         /// Only this agent.
         #[arg(long)]
         agent: Option<String>,
+        /// The latest approvals, newest first, instead of the earliest.
+        #[arg(long)]
+        newest_first: bool,
+        /// At most this many (the gateway caps it at 1,000).
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
     },
     /// Show one approval by id or unique prefix.
     Get {
@@ -83,10 +89,20 @@ enum AllowlistCommand {
 pub(crate) fn run(args: ApprovalsArgs) -> anyhow::Result<ExitCode> {
     let server = &args.server;
     let answer = match args.command {
-        ApprovalsCommand::List { state, agent } => {
+        ApprovalsCommand::List {
+            state,
+            agent,
+            newest_first,
+            limit,
+        } => {
+            let order = if newest_first {
+                "newest-first"
+            } else {
+                "oldest-first"
+            };
             let answer = server.call(
                 "exec.approval.list",
-                json!({"state": state, "agentId": agent}),
+                json!({"state": state, "agentId": agent, "limit": limit, "order": order}),
             )?;
             if !args.json {
                 for approval in answer["approvals"].as_array().into_iter().flatten() {

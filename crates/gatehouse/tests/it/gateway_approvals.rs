@@ -23,15 +23,20 @@ fn ask_params(server: &Server, extra: Value) -> Value {
 
 /// A pending approval created by `AGENT` with `twoPhase`; its id.
 async fn two_phase(server: &Server) -> String {
-    let accepted = server
+    let accepted = request_two_phase(server).await;
+    assert_eq!(accepted["status"], "accepted");
+    accepted["id"].as_str().unwrap().to_owned()
+}
+
+/// Asks for an approval with `twoPhase`: the acknowledgement, before any decision.
+async fn request_two_phase(server: &Server) -> Value {
+    server
         .ok(
             AGENT,
             "exec.approval.request",
             ask_params(server, json!({"twoPhase": true})),
         )
-        .await;
-    assert_eq!(accepted["status"], "accepted");
-    accepted["id"].as_str().unwrap().to_owned()
+        .await
 }
 
 #[tokio::test]
@@ -104,13 +109,7 @@ async fn expires_at_once_with_no_approval_route_and_applies_ask_fallback() {
 async fn runs_the_two_phase_flow_with_prefix_resolve_and_wait_after_resolve() {
     let server = Server::start("").await;
     let mut operator = server.ws(APPROVER).await;
-    let accepted = server
-        .ok(
-            AGENT,
-            "exec.approval.request",
-            ask_params(&server, json!({"twoPhase": true})),
-        )
-        .await;
+    let accepted = request_two_phase(&server).await;
     assert_eq!(accepted["status"], "accepted");
     let id = accepted["id"].as_str().unwrap().to_owned();
     assert!(accepted["expiresAtMs"].as_u64() > accepted["createdAtMs"].as_u64());
@@ -146,6 +145,44 @@ async fn runs_the_two_phase_flow_with_prefix_resolve_and_wait_after_resolve() {
         .ok(APPROVER, "exec.approval.list", json!({"state": "allowed"}))
         .await;
     assert_eq!(listed["approvals"][0]["id"], id.as_str());
+}
+
+#[tokio::test]
+async fn lists_the_earliest_or_the_latest_approvals() {
+    let server = Server::start("").await;
+    let _operator = server.ws(APPROVER).await;
+    let mut created = Vec::new();
+    for _ in 0..3 {
+        created.push(two_phase(&server).await);
+        // Distinct creation times, so the order is the creation order whatever the ids.
+        tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+    }
+    let ids = |listed: Value| -> Vec<String> {
+        listed["approvals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|approval| approval["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let oldest = server
+        .ok(APPROVER, "exec.approval.list", json!({"limit": 2}))
+        .await;
+    assert_eq!(ids(oldest), created[..2]);
+    let newest = server
+        .ok(
+            APPROVER,
+            "exec.approval.list",
+            json!({"limit": 2, "order": "newest-first"}),
+        )
+        .await;
+    assert_eq!(ids(newest), [created[2].clone(), created[1].clone()]);
+    assert_eq!(
+        server
+            .error_code(APPROVER, "exec.approval.list", json!({"order": "random"}))
+            .await,
+        "invalid_params"
+    );
 }
 
 #[tokio::test]
@@ -362,13 +399,7 @@ async fn caps_pending_approvals_per_agent_with_a_clear_error() {
     let server = Server::start("").await;
     let _operator = server.ws(APPROVER).await;
     for _ in 0..64 {
-        server
-            .ok(
-                AGENT,
-                "exec.approval.request",
-                ask_params(&server, json!({"twoPhase": true})),
-            )
-            .await;
+        request_two_phase(&server).await;
     }
     let answer = server
         .rpc(

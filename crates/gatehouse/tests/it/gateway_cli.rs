@@ -56,6 +56,13 @@ async fn request_exits_0_when_a_person_allows_and_approvals_cli_sees_it() {
     )
     .await;
     assert!(stdout(&listed).contains(&id), "{}", stdout(&listed));
+    let latest = output(
+        &server,
+        APPROVER,
+        &["approvals", "list", "--newest-first", "--limit", "1"],
+    )
+    .await;
+    assert!(stdout(&latest).contains(&id), "{}", stdout(&latest));
     let resolved = output(
         &server,
         APPROVER,
