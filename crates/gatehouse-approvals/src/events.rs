@@ -45,6 +45,8 @@ pub enum EventKind {
         decision: ApprovalDecision,
         /// Who decided, as the surface identified them.
         resolved_by: String,
+        /// The reason they gave, if any.
+        reason: Option<String>,
     },
     /// Nobody decided in time, or nobody could be asked.
     Expired {

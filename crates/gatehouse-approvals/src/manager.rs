@@ -284,6 +284,20 @@ impl ApprovalManager {
         resolved_by: &str,
         disclosure: IdDisclosure,
     ) -> Result<Resolved, ApprovalError> {
+        self.resolve_because(key, decision, resolved_by, None, disclosure)
+            .await
+    }
+
+    /// [`resolve`](Self::resolve) with the reason the person gave, which is stored as the
+    /// approval's `reason` and carried by its `resolved` event when this answer wins.
+    pub async fn resolve_because(
+        &self,
+        key: &str,
+        decision: ApprovalDecision,
+        resolved_by: &str,
+        reason: Option<String>,
+        disclosure: IdDisclosure,
+    ) -> Result<Resolved, ApprovalError> {
         let inner = &self.inner;
         let id = self.find(key, disclosure).await?;
         let plan = match inner.index.get(&id) {
@@ -303,6 +317,7 @@ impl ApprovalManager {
         let resolution = Resolution::Decided {
             decision,
             resolved_by: Some(resolved_by.to_owned()),
+            reason,
         };
         let (outcome, allowlist) = match plan.filter(|_| decision == ApprovalDecision::AllowAlways)
         {

@@ -243,11 +243,13 @@ impl Inner {
                 Resolution::Decided {
                     decision,
                     resolved_by,
+                    reason,
                 } => (
                     Status::Decided(decision),
                     EventKind::Resolved {
                         decision,
                         resolved_by: resolved_by.unwrap_or_default(),
+                        reason,
                     },
                 ),
                 Resolution::Expired { reason } => (Status::Expired, EventKind::Expired { reason }),

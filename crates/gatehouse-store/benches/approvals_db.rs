@@ -55,6 +55,7 @@ fn create_then_resolve(db: &SqliteApprovalStore) {
     let deny = Resolution::Decided {
         decision: ApprovalDecision::Deny,
         resolved_by: Some("bench".into()),
+        reason: None,
     };
     assert!(
         db.resolve(&created.id, &deny, created.created_at_ms + 1)

@@ -33,6 +33,9 @@ use crate::wire::exec::{
 /// The most approvals one `exec.approval.list` returns.
 const MAX_LIST: usize = 1_000;
 
+/// The longest reason a resolver may give; it is stored, audited and sent to every operator.
+const MAX_REASON_CHARS: usize = 1_000;
+
 /// `exec.approval.request`: creates a pending approval and answers when it is decided, or at
 /// once with `twoPhase`. `agent` scope.
 pub(super) async fn request(call: Call, params: RequestParams) -> Result<RequestAnswer, Error> {
@@ -210,12 +213,22 @@ pub(super) async fn resolve(call: Call, params: ResolveParams) -> Result<Resolve
             ),
         )
     })?;
+    let reason = params.reason.filter(|reason| !reason.trim().is_empty());
+    if let Some(reason) = &reason
+        && reason.chars().count() > MAX_REASON_CHARS
+    {
+        return Err(invalid(
+            "exec.approval.resolve",
+            format!("reason is longer than {MAX_REASON_CHARS} characters"),
+        ));
+    }
     let resolved = exec
         .manager()
-        .resolve(
+        .resolve_because(
             &params.id,
             decision,
             call.caller.name(),
+            reason,
             IdDisclosure::Revealed,
         )
         .await?;
@@ -235,9 +248,6 @@ pub(super) async fn resolve(call: Call, params: ResolveParams) -> Result<Resolve
         }
     };
     let winner = resolved.outcome.winner();
-    if let Some(reason) = &params.reason {
-        tracing::info!(approval_id = %winner.id, token = call.caller.name(), reason, "Approval resolved with a reason.");
-    }
     Ok(ResolveResult {
         id: winner.id.clone(),
         applied: resolved.outcome.applied(),

@@ -369,9 +369,11 @@ pub(crate) fn approval_event(id: Uuid, kind: &EventKind) -> (&'static str, Value
         EventKind::Resolved {
             decision,
             resolved_by,
+            reason,
         } => (
             "exec.approval.resolved",
-            json!({"id": id, "decision": decision.as_str(), "resolvedBy": resolved_by}),
+            json!({"id": id, "decision": decision.as_str(), "resolvedBy": resolved_by,
+                   "reason": reason}),
         ),
         EventKind::Expired { reason } => {
             ("exec.approval.expired", json!({"id": id, "reason": reason}))
@@ -415,12 +417,14 @@ mod tests {
         let resolved = EventKind::Resolved {
             decision: ApprovalDecision::AllowAlways,
             resolved_by: "alice".into(),
+            reason: Some("routine deploy".into()),
         };
         assert_eq!(
             approval_event(id, &resolved),
             (
                 "exec.approval.resolved",
-                json!({"id": id.to_string(), "decision": "allow-always", "resolvedBy": "alice"})
+                json!({"id": id.to_string(), "decision": "allow-always", "resolvedBy": "alice",
+                       "reason": "routine deploy"})
             )
         );
         let requested = EventKind::Requested {

@@ -93,6 +93,7 @@ class ApprovalsView {
           state: stateForDecision(str(payload.decision)),
           decision: str(payload.decision),
           resolvedBy: str(payload.resolvedBy),
+          reason: str(payload.reason),
           resolvedAtMs: Date.now(),
         });
         break;

@@ -59,7 +59,8 @@ const DECISION_LABELS = {
 
 /** Words for how an approval ended, e.g. "allowed once by admin". */
 function outcomeText(approval) {
-  const by = approval.resolvedBy ? ` by ${visibleText(approval.resolvedBy)}` : "";
+  const why = approval.reason ? `: ${visibleText(approval.reason)}` : "";
+  const by = approval.resolvedBy ? ` by ${visibleText(approval.resolvedBy)}${why}` : why;
   switch (approval.state) {
     case "allowed":
       return approval.decision === "allow-always" ? `allowed always${by}` : `allowed once${by}`;

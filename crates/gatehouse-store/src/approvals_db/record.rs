@@ -179,6 +179,8 @@ pub enum Resolution {
         decision: ApprovalDecision,
         /// Who answered.
         resolved_by: Option<String>,
+        /// Why, in their words, if they gave a reason; stored and audited with the decision.
+        reason: Option<String>,
     },
     /// Nobody answered in time, or no route to an approver existed.
     Expired {

@@ -85,7 +85,11 @@ pub(super) fn resolve(
     at_ms: u64,
 ) -> Result<ResolveOutcome, StoreError> {
     let (resolved_by, reason) = match resolution {
-        Resolution::Decided { resolved_by, .. } => (resolved_by.as_deref(), None),
+        Resolution::Decided {
+            resolved_by,
+            reason,
+            ..
+        } => (resolved_by.as_deref(), reason.as_deref()),
         Resolution::Expired { reason } | Resolution::Cancelled { reason } => {
             (None, Some(reason.as_str()))
         }

@@ -12,6 +12,7 @@ fn decided(decision: ApprovalDecision, by: &str) -> Resolution {
     Resolution::Decided {
         decision,
         resolved_by: Some(by.to_owned()),
+        reason: None,
     }
 }
 
@@ -98,6 +99,33 @@ fn repeating_the_winning_answer_is_an_idempotent_success() {
         }
         other => panic!("expected Repeated, got {other:?}"),
     }
+}
+
+#[test]
+fn keeps_the_reason_a_person_gave_with_their_decision() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_db(&dir);
+    db.insert(&new_approval("r1", 10)).unwrap();
+    let with_reason = Resolution::Decided {
+        decision: ApprovalDecision::Deny,
+        resolved_by: Some("bob".into()),
+        reason: Some("not during the freeze".into()),
+    };
+    let outcome = db.resolve("r1", &with_reason, 20).unwrap();
+    assert_eq!(
+        outcome.winner().reason.as_deref(),
+        Some("not during the freeze")
+    );
+    // The same answer again, without a reason, is a repeat and leaves the first one's reason.
+    let repeated = db
+        .resolve("r1", &decided(ApprovalDecision::Deny, "carol"), 30)
+        .unwrap();
+    assert!(matches!(repeated, ResolveOutcome::Repeated(_)));
+    let stored = db.get("r1").unwrap().unwrap();
+    assert_eq!(
+        (stored.resolved_by.as_deref(), stored.reason.as_deref()),
+        (Some("bob"), Some("not during the freeze"))
+    );
 }
 
 #[test]

@@ -53,6 +53,7 @@ fn answer(n: usize) -> Resolution {
     Resolution::Decided {
         decision,
         resolved_by: Some(format!("approver-{n}")),
+        reason: None,
     }
 }
 

@@ -19,14 +19,17 @@ fn answer(n: usize) -> Resolution {
         0 => Resolution::Decided {
             decision: ApprovalDecision::AllowOnce,
             resolved_by: Some(format!("approver-{n}")),
+            reason: None,
         },
         1 => Resolution::Decided {
             decision: ApprovalDecision::Deny,
             resolved_by: Some(format!("approver-{n}")),
+            reason: None,
         },
         2 => Resolution::Decided {
             decision: ApprovalDecision::AllowAlways,
             resolved_by: Some(format!("approver-{n}")),
+            reason: None,
         },
         _ => Resolution::Expired {
             reason: "timeout".into(),
@@ -80,6 +83,7 @@ fn concurrent_consumers_take_an_allow_once_exactly_once() {
         &Resolution::Decided {
             decision: ApprovalDecision::AllowOnce,
             resolved_by: None,
+            reason: None,
         },
         2,
     )
@@ -126,6 +130,7 @@ fn restart_cancels_pending_rows_and_returns_their_messages() {
             &Resolution::Decided {
                 decision: ApprovalDecision::Deny,
                 resolved_by: Some("bob".into()),
+                reason: None,
             },
             6,
         )

@@ -150,6 +150,7 @@ fn crash_writer(dir: &Path) {
         let allow = Resolution::Decided {
             decision: ApprovalDecision::AllowOnce,
             resolved_by: Some("crash".into()),
+            reason: None,
         };
         db.resolve(&id, &allow, n as u64 + 1).unwrap();
         db.consume_allow_once(&id, n as u64 + 2).unwrap();

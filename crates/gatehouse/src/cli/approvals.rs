@@ -50,7 +50,7 @@ enum ApprovalsCommand {
         id: String,
         /// allow-once, allow-always or deny.
         decision: String,
-        /// Why, for the log.
+        /// Why; stored with the decision, audited and shown to other operators.
         #[arg(long)]
         reason: Option<String>,
     },

@@ -128,7 +128,7 @@ async fn runs_the_two_phase_flow_with_prefix_resolve_and_wait_after_resolve() {
     let event = operator.event("exec.approval.resolved").await;
     assert_eq!(
         event["payload"],
-        json!({"id": id, "decision": "allow-once", "resolvedBy": "approver"})
+        json!({"id": id, "decision": "allow-once", "resolvedBy": "approver", "reason": null})
     );
     assert!(event["seq"].as_u64().unwrap() > requested["seq"].as_u64().unwrap());
     let waited = server
@@ -145,6 +145,46 @@ async fn runs_the_two_phase_flow_with_prefix_resolve_and_wait_after_resolve() {
         .ok(APPROVER, "exec.approval.list", json!({"state": "allowed"}))
         .await;
     assert_eq!(listed["approvals"][0]["id"], id.as_str());
+}
+
+#[tokio::test]
+async fn stores_and_announces_the_reason_given_with_a_decision() {
+    let server = Server::start("").await;
+    let mut operator = server.ws(APPROVER).await;
+    let id = two_phase(&server).await;
+    let too_long = "x".repeat(1_001);
+    assert_eq!(
+        server
+            .error_code(
+                APPROVER,
+                "exec.approval.resolve",
+                json!({"id": id, "decision": "deny", "reason": too_long}),
+            )
+            .await,
+        "invalid_params"
+    );
+    server
+        .ok(
+            APPROVER,
+            "exec.approval.resolve",
+            json!({"id": id, "decision": "deny", "reason": "not during the freeze"}),
+        )
+        .await;
+    let resolved = operator.event("exec.approval.resolved").await;
+    assert_eq!(resolved["payload"]["reason"], "not during the freeze");
+    let got = server
+        .ok(APPROVER, "exec.approval.get", json!({"id": id}))
+        .await;
+    assert_eq!(
+        (&got["state"], &got["reason"]),
+        (&json!("denied"), &json!("not during the freeze"))
+    );
+    audit_records(&server, &id, |records| {
+        records.iter().any(|record| {
+            record["kind"] == "decision" && record["payload"]["reason"] == "not during the freeze"
+        })
+    })
+    .await;
 }
 
 #[tokio::test]

@@ -51,6 +51,7 @@ fn decided(decision: ApprovalDecision, by: &str) -> Resolution {
     Resolution::Decided {
         decision,
         resolved_by: Some(by.to_owned()),
+        reason: None,
     }
 }
 
