@@ -6,7 +6,9 @@
 use std::str::FromStr as _;
 use std::time::Duration;
 
-use gatehouse_approvals::{AllowlistWrite, CreateApproval, IdDisclosure, run_binding};
+use gatehouse_approvals::{
+    AllowlistWrite, ApprovalError, CreateApproval, IdDisclosure, run_binding,
+};
 use gatehouse_policy::ApprovalDecision;
 use gatehouse_policy::Security;
 use gatehouse_policy::binding::{Binding, BindingInput};
@@ -92,6 +94,7 @@ pub(super) async fn request(call: Call, params: RequestParams) -> Result<Request
         ask: Some(policy.ask),
         turn_source: params.turn_source.as_ref().map(TurnSourceJson::to_store),
         binding,
+        requested_by: Some(call.caller.name().to_owned()),
     };
     let create = CreateApproval {
         id: params.id,
@@ -145,7 +148,7 @@ fn fallback(
 /// answers at once when it already is.
 pub(super) async fn wait_decision(call: Call, params: IdParams) -> Result<DecisionResult, Error> {
     let exec = exec_of(&call)?;
-    let id = visible_id(&call, &exec, &params.id, "exec.approval.waitDecision")?;
+    let id = visible_id(&call, &exec, &params.id, "exec.approval.waitDecision").await?;
     let record = exec.manager().await_decision(id).await?;
     Ok(DecisionResult::from_record(&record))
 }
@@ -158,7 +161,7 @@ pub(super) async fn get(call: Call, params: IdParams) -> Result<ApprovalJson, Er
             .get(&params.id, IdDisclosure::Revealed)
             .await?
     } else {
-        let id = visible_id(&call, &exec, &params.id, "exec.approval.get")?;
+        let id = visible_id(&call, &exec, &params.id, "exec.approval.get").await?;
         exec.manager()
             .get(&id.to_string(), IdDisclosure::Hidden)
             .await?
@@ -265,15 +268,31 @@ fn is_operator(call: &Call) -> bool {
 
 /// The approval id a caller may use: operators any full id; agents only full ids of approvals
 /// they created, every other id reading as unknown so nothing leaks.
-fn visible_id(call: &Call, exec: &ExecServices, key: &str, method: &str) -> Result<Uuid, Error> {
+async fn visible_id(
+    call: &Call,
+    exec: &ExecServices,
+    key: &str,
+    method: &str,
+) -> Result<Uuid, Error> {
     let id = Uuid::try_parse(key)
         .map_err(|_| invalid(method, format!("{key:?} is not a full approval id")))?;
-    if is_operator(call) || exec.owns(call.caller.name(), id) {
-        Ok(id)
-    } else {
-        Err(Error::NotFound {
-            reason: format!("unknown approval {id}"),
-        })
+    let caller = call.caller.name();
+    if is_operator(call) || exec.owns(caller, id) {
+        return Ok(id);
+    }
+    // Not in this run's memory (settled a while ago, or from before a restart): the stored
+    // record says who asked.
+    let not_found = || Error::NotFound {
+        reason: format!("unknown approval {id}"),
+    };
+    match exec
+        .manager()
+        .get(&id.to_string(), IdDisclosure::Hidden)
+        .await
+    {
+        Ok(record) if record.request.requested_by.as_deref() == Some(caller) => Ok(id),
+        Ok(_) | Err(ApprovalError::Unknown { .. }) => Err(not_found()),
+        Err(other) => Err(other.into()),
     }
 }
 

@@ -254,6 +254,7 @@ async fn ask(
         ask: Some(summary.ask),
         turn_source: params.turn_source.as_ref().map(|source| source.to_store()),
         binding: Some(run_binding(&binding)),
+        requested_by: Some(call.caller.name().to_owned()),
     };
     let create = CreateApproval {
         id: None,

@@ -54,6 +54,9 @@ pub struct ApprovalRequest {
     pub turn_source: Option<TurnSource>,
     /// The execution binding, when the run is bound.
     pub binding: Option<RunBinding>,
+    /// Who asked (the gateway's token name). Stored so the requester can still see and wait on
+    /// its approval after a restart; not shown to approvers.
+    pub requested_by: Option<String>,
 }
 
 /// A request about to be stored. The caller assigns the id and the times.

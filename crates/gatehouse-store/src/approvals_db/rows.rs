@@ -17,7 +17,7 @@ use crate::error::StoreError;
 pub(super) const COLUMNS: &str = "id, command, argv_json, cwd, env_keys_json, host, agent_id, session_key, \
      resolved_path, security, ask, has_turn_source, turn_channel, turn_to, turn_account_id, \
      turn_thread_id, binding_hash, binding_json, state, decision, resolved_by, reason, \
-     created_at_ms, expires_at_ms, resolved_at_ms, consumed_at_ms";
+     created_at_ms, expires_at_ms, resolved_at_ms, consumed_at_ms, requested_by";
 
 /// Times are u64 in the API and INTEGER (i64) in SQLite; saturating is exact for any real time.
 pub(super) fn sql_ms(ms: u64) -> i64 {
@@ -180,6 +180,7 @@ struct RawRow {
     expires_at_ms: i64,
     resolved_at_ms: Option<i64>,
     consumed_at_ms: Option<i64>,
+    requested_by: Option<String>,
 }
 
 impl RawRow {
@@ -213,6 +214,7 @@ impl RawRow {
             expires_at_ms: row.get(23)?,
             resolved_at_ms: row.get(24)?,
             consumed_at_ms: row.get(25)?,
+            requested_by: row.get(26)?,
         })
     }
 
@@ -252,6 +254,7 @@ impl RawRow {
                 (None, None) => None,
                 _ => return Err(corrupt("binding_json", "hash without json".to_owned())),
             },
+            requested_by: self.requested_by,
         };
         let messages = messages(conn, &id)?;
         Ok(ApprovalRecord {

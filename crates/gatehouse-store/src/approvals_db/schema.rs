@@ -72,6 +72,11 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX approvals_by_agent ON approvals (agent_id, created_at_ms, id);
     CREATE INDEX approvals_by_created ON approvals (created_at_ms, id);
     "#,
+    // 3: who asked, so the requester can still see its approvals after a restart. Rows from
+    // before have none: only operators see those.
+    r#"
+    ALTER TABLE approvals ADD COLUMN requested_by TEXT;
+    "#,
 ];
 
 /// The schema version this build writes.
@@ -115,7 +120,7 @@ mod tests {
     }
 
     #[test]
-    fn a_first_version_database_keeps_its_rows_and_gains_the_listing_indexes() {
+    fn a_first_version_database_keeps_its_rows_and_gains_the_later_columns_and_indexes() {
         let mut conn = Connection::open_in_memory().unwrap();
         conn.execute_batch(MIGRATIONS[0]).unwrap();
         conn.pragma_update(None, "user_version", 1).unwrap();
@@ -133,10 +138,12 @@ mod tests {
             .query_row("PRAGMA user_version", [], |row| row.get(0))
             .unwrap();
         assert_eq!(version, CURRENT_VERSION);
-        let kept: String = conn
-            .query_row("SELECT id FROM approvals", [], |row| row.get(0))
+        let kept: (String, Option<String>) = conn
+            .query_row("SELECT id, requested_by FROM approvals", [], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
             .unwrap();
-        assert_eq!(kept, "kept");
+        assert_eq!(kept, ("kept".to_owned(), None));
         assert_eq!(
             index_columns(&conn, "approvals_by_state"),
             ["state", "created_at_ms", "id"]

@@ -27,7 +27,7 @@ pub(super) fn insert(
     conn.prepare_cached(&format!(
         "INSERT INTO approvals ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, \
          ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, 'pending', NULL, NULL, \
-         NULL, ?19, ?20, NULL, NULL)"
+         NULL, ?19, ?20, NULL, NULL, ?21)"
     ))?
     .execute(params![
         approval.id,
@@ -50,6 +50,7 @@ pub(super) fn insert(
         r.binding.as_ref().map(|b| &b.json),
         sql_ms(approval.created_at_ms),
         sql_ms(approval.expires_at_ms),
+        r.requested_by,
     ])
     .map_err(|error| match &error {
         rusqlite::Error::SqliteFailure(code, _)

@@ -519,6 +519,23 @@ async fn cancels_pending_approvals_when_the_server_restarts() {
         (got["state"].clone(), got["reason"].clone()),
         (json!("cancelled"), json!("gateway-restart"))
     );
+    // The agent that asked still finds out, though this run never saw it ask; others do not.
+    let waited = server
+        .ok(AGENT, "exec.approval.waitDecision", json!({"id": id}))
+        .await;
+    assert_eq!(waited["state"], "cancelled", "{waited}");
+    let own = server
+        .ok(AGENT, "exec.approval.get", json!({"id": id}))
+        .await;
+    assert_eq!(own["reason"], "gateway-restart");
+    for method in ["exec.approval.get", "exec.approval.waitDecision"] {
+        assert_eq!(
+            server
+                .error_code(OTHER_AGENT, method, json!({"id": id}))
+                .await,
+            "not_found"
+        );
+    }
     let late = server
         .rpc(
             APPROVER,
