@@ -39,6 +39,19 @@ async fn request_two_phase(server: &Server) -> Value {
         .await
 }
 
+/// Another agent's `get` and `waitDecision` on `id` read as if it did not exist.
+async fn assert_hidden_from_other_agents(server: &Server, id: &str) {
+    for method in ["exec.approval.get", "exec.approval.waitDecision"] {
+        assert_eq!(
+            server
+                .error_code(OTHER_AGENT, method, json!({"id": id}))
+                .await,
+            "not_found",
+            "{method}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn answers_policy_check_and_tools_exactly_like_the_cli() {
     let server = Server::start("").await;
@@ -369,14 +382,7 @@ async fn keeps_agents_to_their_own_approvals() {
             .await["state"],
         "pending"
     );
-    for method in ["exec.approval.get", "exec.approval.waitDecision"] {
-        assert_eq!(
-            server
-                .error_code(OTHER_AGENT, method, json!({"id": id}))
-                .await,
-            "not_found"
-        );
-    }
+    assert_hidden_from_other_agents(&server, &id).await;
     // Agents name approvals by full id only: a prefix would let them probe for others.
     assert_eq!(
         server
@@ -528,14 +534,7 @@ async fn cancels_pending_approvals_when_the_server_restarts() {
         .ok(AGENT, "exec.approval.get", json!({"id": id}))
         .await;
     assert_eq!(own["reason"], "gateway-restart");
-    for method in ["exec.approval.get", "exec.approval.waitDecision"] {
-        assert_eq!(
-            server
-                .error_code(OTHER_AGENT, method, json!({"id": id}))
-                .await,
-            "not_found"
-        );
-    }
+    assert_hidden_from_other_agents(&server, &id).await;
     let late = server
         .rpc(
             APPROVER,
