@@ -12,7 +12,7 @@ use subtle::{ConditionallySelectable, ConstantTimeEq};
 
 use crate::error::Error;
 use crate::scope::{Access, Scope};
-use crate::settings::{Secret, TokenSpec};
+use crate::settings::{MIN_TOKEN_CHARS, TokenSpec};
 
 /// The authenticated identity behind a connection or an HTTP request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,11 +61,10 @@ impl Authenticator {
             if !names.insert(spec.name.as_str()) {
                 return Err(invalid(format!("token name `{}` is used twice", spec.name)));
             }
-            if spec.secret.expose().chars().count() < Secret::MIN_LEN {
+            if spec.secret.expose().chars().count() < MIN_TOKEN_CHARS {
                 return Err(invalid(format!(
                     "token `{}` is shorter than {} characters",
-                    spec.name,
-                    Secret::MIN_LEN
+                    spec.name, MIN_TOKEN_CHARS
                 )));
             }
             if spec.scopes.is_empty() {
@@ -115,6 +114,7 @@ fn digest(secret: &str) -> [u8; 32] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::settings::Secret;
 
     fn spec(name: &str, secret: &str, scopes: &[Scope]) -> TokenSpec {
         TokenSpec {

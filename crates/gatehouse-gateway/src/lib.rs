@@ -67,5 +67,5 @@ pub use hub::EventHub;
 pub use methods::{Call, Registry};
 pub use scope::{Access, Scope};
 pub use server::{router, serve, serve_with_routes};
-pub use settings::{GatewaySettings, Limits, RateLimit, Secret, TokenSpec};
+pub use settings::{GatewaySettings, Limits, MIN_TOKEN_CHARS, RateLimit, Secret, TokenSpec};
 pub use state::GatewayState;

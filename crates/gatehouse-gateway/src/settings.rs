@@ -4,9 +4,10 @@
 //! `gateway.auth.tokens[{name, token | tokenFile | tokenEnv, scopes}]` and the limit keys into them,
 //! and the binary builds the embedded default from them when no config file is given.
 
-use std::fmt;
 use std::net::SocketAddr;
 use std::time::Duration;
+
+pub use gatehouse_config::Secret;
 
 use crate::error::Error;
 use crate::scope::Scope;
@@ -27,36 +28,15 @@ pub struct GatewaySettings {
 pub struct TokenSpec {
     /// A unique, loggable name such as `admin` or `agent-main`.
     pub name: String,
-    /// The bearer secret; at least [`Secret::MIN_LEN`] characters.
+    /// The bearer secret; at least [`MIN_TOKEN_CHARS`] characters.
     pub secret: Secret,
     /// What the token may do; at least one scope.
     pub scopes: Vec<Scope>,
 }
 
-/// A secret string whose `Debug` never prints it, so settings can be logged safely.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    /// Shorter secrets are refused: they can be guessed online despite rate limits.
-    pub const MIN_LEN: usize = 16;
-
-    /// Wraps a secret read from config, a file or the environment.
-    pub fn new(secret: impl Into<String>) -> Self {
-        Self(secret.into())
-    }
-
-    /// The secret itself, for the few places that must compare or print it to its owner.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Secret(**REDACTED**)")
-    }
-}
+/// The fewest characters a token may have: shorter ones can be guessed online despite the rate
+/// limits.
+pub const MIN_TOKEN_CHARS: usize = 16;
 
 /// Limits that keep one client from exhausting the gateway, each answered with its own error code.
 #[derive(Debug, Clone)]

@@ -19,8 +19,8 @@ use gatehouse_config::Config;
 use gatehouse_config::model::{Scope as ConfigScope, TokenConfig};
 use gatehouse_gateway::RetryPolicy;
 use gatehouse_gateway::{
-    ChatSetup, ExecServices, ExecSetup, GatewaySettings, GatewayState, Scope, Secret, TokenSpec,
-    configured_limits,
+    ChatSetup, ExecServices, ExecSetup, GatewaySettings, GatewayState, MIN_TOKEN_CHARS, Scope,
+    Secret, TokenSpec, configured_limits,
 };
 use rand::RngCore as _;
 
@@ -150,7 +150,7 @@ fn token_spec(index: usize, token: &TokenConfig) -> anyhow::Result<TokenSpec> {
     }
     Ok(TokenSpec {
         name: token.name.clone(),
-        secret: Secret::new(resolved.secret.expose()),
+        secret: resolved.secret,
         scopes: token
             .scopes
             .iter()
@@ -283,11 +283,11 @@ fn read_admin_token(path: &Path) -> anyhow::Result<Secret> {
     let token = fs::read_to_string(path)
         .with_context(|| format!("cannot read admin token file {}", path.display()))?;
     let token = token.trim();
-    if token.chars().count() < Secret::MIN_LEN {
+    if token.chars().count() < MIN_TOKEN_CHARS {
         bail!(
             "admin token file {} holds fewer than {} characters; delete it to generate a new token",
             path.display(),
-            Secret::MIN_LEN
+            MIN_TOKEN_CHARS
         );
     }
     Ok(Secret::new(token))
