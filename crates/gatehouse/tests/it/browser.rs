@@ -166,14 +166,14 @@ async fn follows_decisions_expiry_and_withdrawal_live_and_after_a_reload() {
         .ok(
             APPROVER,
             "exec.approval.resolve",
-            json!({"id": denied, "decision": "deny"}),
+            json!({"id": denied, "decision": "deny", "reason": "not today"}),
         )
         .await;
     page.wait_for(
         &format!(
-            "document.querySelector(\"{denied_card} .result\").textContent === 'Denied by approver.'"
+            "document.querySelector(\"{denied_card} .result\").textContent === 'Denied by approver: not today.'"
         ),
-        "the card to say who denied it elsewhere",
+        "the card to say who denied it elsewhere, and why",
     )
     .await;
 
@@ -218,7 +218,7 @@ async fn follows_decisions_expiry_and_withdrawal_live_and_after_a_reload() {
     let expected = json!([
         "cancelled (requester-gone)",
         "expired (timeout)",
-        "denied by approver"
+        "denied by approver: not today"
     ]);
     page.wait_for(
         &format!("JSON.stringify({history}) === '{expected}'"),
