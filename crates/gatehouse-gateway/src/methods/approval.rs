@@ -148,7 +148,11 @@ fn fallback(
 /// answers at once when it already is.
 pub(super) async fn wait_decision(call: Call, params: IdParams) -> Result<DecisionResult, Error> {
     let exec = exec_of(&call)?;
-    let id = visible_id(&call, &exec, &params.id, "exec.approval.waitDecision").await?;
+    let id = full_id(&params.id, "exec.approval.waitDecision")?;
+    // A pending approval this run holds is checked in memory; only others need the record.
+    if !is_operator(&call) && !exec.owns(call.caller.name(), id) {
+        visible_record(&call, &exec, id).await?;
+    }
     let record = exec.manager().await_decision(id).await?;
     Ok(DecisionResult::from_record(&record))
 }
@@ -161,10 +165,8 @@ pub(super) async fn get(call: Call, params: IdParams) -> Result<ApprovalJson, Er
             .get(&params.id, IdDisclosure::Revealed)
             .await?
     } else {
-        let id = visible_id(&call, &exec, &params.id, "exec.approval.get").await?;
-        exec.manager()
-            .get(&id.to_string(), IdDisclosure::Hidden)
-            .await?
+        let id = full_id(&params.id, "exec.approval.get")?;
+        visible_record(&call, &exec, id).await?
     };
     Ok(ApprovalJson::new(&record, exec.offered(&record)))
 }
@@ -266,33 +268,40 @@ fn is_operator(call: &Call) -> bool {
     call.caller.allows(Access::Scope(Scope::Approvals))
 }
 
-/// The approval id a caller may use: operators any full id; agents only full ids of approvals
-/// they created, every other id reading as unknown so nothing leaks.
-async fn visible_id(
+/// A full approval id, the only way agents may name one: a prefix would let them probe for
+/// approvals that are not theirs.
+fn full_id(key: &str, method: &str) -> Result<Uuid, Error> {
+    Uuid::try_parse(key).map_err(|_| invalid(method, format!("{key:?} is not a full approval id")))
+}
+
+/// The stored approval `id` if the caller may see it: operators every one, an agent token those
+/// it requested. This run remembers who asked while it holds an approval, and the stored record
+/// says so afterwards, also after a restart. Any other id reads as unknown, so nothing leaks.
+async fn visible_record(
     call: &Call,
     exec: &ExecServices,
-    key: &str,
-    method: &str,
-) -> Result<Uuid, Error> {
-    let id = Uuid::try_parse(key)
-        .map_err(|_| invalid(method, format!("{key:?} is not a full approval id")))?;
-    let caller = call.caller.name();
-    if is_operator(call) || exec.owns(caller, id) {
-        return Ok(id);
-    }
-    // Not in this run's memory (settled a while ago, or from before a restart): the stored
-    // record says who asked.
+    id: Uuid,
+) -> Result<ApprovalRecord, Error> {
     let not_found = || Error::NotFound {
         reason: format!("unknown approval {id}"),
     };
-    match exec
+    let record = match exec
         .manager()
         .get(&id.to_string(), IdDisclosure::Hidden)
         .await
     {
-        Ok(record) if record.request.requested_by.as_deref() == Some(caller) => Ok(id),
-        Ok(_) | Err(ApprovalError::Unknown { .. }) => Err(not_found()),
-        Err(other) => Err(other.into()),
+        Ok(record) => record,
+        Err(ApprovalError::Unknown { .. }) => return Err(not_found()),
+        Err(other) => return Err(other.into()),
+    };
+    let caller = call.caller.name();
+    if is_operator(call)
+        || exec.owns(caller, id)
+        || record.request.requested_by.as_deref() == Some(caller)
+    {
+        Ok(record)
+    } else {
+        Err(not_found())
     }
 }
 
