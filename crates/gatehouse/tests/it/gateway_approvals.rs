@@ -52,6 +52,16 @@ async fn assert_hidden_from_other_agents(server: &Server, id: &str) {
     }
 }
 
+/// Waits until the audit log holds a decision on `id` carrying `reason`.
+async fn audited_decision_with_reason(server: &Server, id: &str, reason: &str) {
+    audit_records(server, id, |records| {
+        records
+            .iter()
+            .any(|record| record["kind"] == "decision" && record["payload"]["reason"] == reason)
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn answers_policy_check_and_tools_exactly_like_the_cli() {
     let server = Server::start("").await;
@@ -192,12 +202,7 @@ async fn stores_and_announces_the_reason_given_with_a_decision() {
         (&got["state"], &got["reason"]),
         (&json!("denied"), &json!("not during the freeze"))
     );
-    audit_records(&server, &id, |records| {
-        records.iter().any(|record| {
-            record["kind"] == "decision" && record["payload"]["reason"] == "not during the freeze"
-        })
-    })
-    .await;
+    audited_decision_with_reason(&server, &id, "not during the freeze").await;
 }
 
 #[tokio::test]
@@ -544,12 +549,7 @@ async fn cancels_pending_approvals_when_the_server_restarts() {
         .await;
     assert_eq!(late["error"]["code"], "approval_cancelled", "{late}");
     // The cancellation is recorded like any decision.
-    audit_records(&server, &id, |records| {
-        records.iter().any(|record| {
-            record["kind"] == "decision" && record["payload"]["reason"] == "gateway-restart"
-        })
-    })
-    .await;
+    audited_decision_with_reason(&server, &id, "gateway-restart").await;
 }
 
 #[tokio::test]
