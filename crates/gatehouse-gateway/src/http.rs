@@ -9,6 +9,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 use crate::error::Error;
+use crate::exec::ExecServices;
 use crate::methods::{CONNECT, Call};
 use crate::metrics::Transport;
 use crate::state::GatewayState;
@@ -119,7 +120,10 @@ pub(crate) async fn healthz(State(state): State<GatewayState>) -> Response {
 
 /// `GET /metrics`: Prometheus text format.
 pub(crate) async fn metrics(State(state): State<GatewayState>) -> Response {
-    let body = state.metrics().render(state.open_connections());
+    let batch_times = state.exec().map(ExecServices::database_batch_times);
+    let body = state
+        .metrics()
+        .render(state.open_connections(), batch_times.as_ref());
     (
         [(
             header::CONTENT_TYPE,

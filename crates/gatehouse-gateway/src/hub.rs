@@ -354,7 +354,7 @@ mod tests {
         assert_eq!(seq_of(&fast.events.try_recv().unwrap()), 4);
         assert!(
             metrics
-                .render(0)
+                .render(0, None)
                 .contains("gatehouse_slow_consumers_dropped_total 1\n")
         );
     }

@@ -10,6 +10,8 @@ use std::fmt::Write as _;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use gatehouse_store::approvals_db::BatchTimesSnapshot;
+
 /// Where a request arrived.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Transport {
@@ -54,8 +56,13 @@ impl Metrics {
         self.slow_consumers_dropped.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// The exposition text; `connections` is read live from the connection tracker.
-    pub(crate) fn render(&self, connections: usize) -> String {
+    /// The exposition text; `connections` is read live from the connection tracker, and
+    /// `batch_times` from the approvals database when the gateway has one.
+    pub(crate) fn render(
+        &self,
+        connections: usize,
+        batch_times: Option<&BatchTimesSnapshot>,
+    ) -> String {
         let mut out = String::new();
         let version = format!("{{version=\"{}\"}}", env!("CARGO_PKG_VERSION"));
         let series = [
@@ -109,13 +116,49 @@ impl Metrics {
                 );
             }
         }
+        if let Some(times) = batch_times {
+            render_batch_times(&mut out, times);
+        }
         out
     }
+}
+
+/// The approvals database's batch times as a Prometheus histogram, and the writes they held.
+fn render_batch_times(out: &mut String, times: &BatchTimesSnapshot) {
+    let name = "gatehouse_approvals_db_batch_seconds";
+    header(
+        out,
+        name,
+        "histogram",
+        "Approvals database write batches by time from BEGIN to COMMIT, fsync included; every decision waits for one.",
+    );
+    for (bound, count) in times.cumulative() {
+        let le = bound.map_or_else(|| "+Inf".to_owned(), seconds);
+        let _ = writeln!(out, "{name}_bucket{{le=\"{le}\"}} {count}");
+    }
+    let _ = writeln!(out, "{name}_sum {}", seconds(times.total));
+    let _ = writeln!(out, "{name}_count {}", times.batch_count());
+    let name = "gatehouse_approvals_db_writes_total";
+    header(
+        out,
+        name,
+        "counter",
+        "Approvals database writes, each in one of those batches.",
+    );
+    let _ = writeln!(out, "{name} {}", times.writes);
 }
 
 fn header(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# HELP {name} {help}");
     let _ = writeln!(out, "# TYPE {name} {kind}");
+}
+
+/// Seconds in decimal, to the microsecond and without trailing zeros: `f64` would print
+/// 1.503 s as `1.5030000000000001`.
+fn seconds(duration: std::time::Duration) -> String {
+    let micros = duration.as_micros();
+    let text = format!("{}.{:06}", micros / 1_000_000, micros % 1_000_000);
+    text.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
 /// Label values escape backslash, quote and newline per the exposition format.
@@ -137,7 +180,7 @@ mod tests {
         metrics.record_request(Transport::Ws, "gateway.status", "ok");
         metrics.record_request(Transport::Http, "unknown", "unknown_method");
         metrics.record_event_published();
-        let text = metrics.render(3);
+        let text = metrics.render(3, None);
         assert!(text.contains("gatehouse_ws_connections 3\n"), "{text}");
         assert!(
             text.contains("gatehouse_events_published_total 1\n"),
@@ -149,6 +192,31 @@ mod tests {
         assert!(text.contains(
             "gatehouse_rpc_requests_total{transport=\"http\",method=\"unknown\",code=\"unknown_method\"} 1\n"
         ));
+    }
+
+    #[test]
+    fn renders_batch_times_as_a_cumulative_histogram() {
+        let mut times = BatchTimesSnapshot::default();
+        times.batches[0] = 5;
+        times.batches[3] = 2;
+        times.batches[9] = 1;
+        times.total = std::time::Duration::from_millis(1_503);
+        times.writes = 11;
+        let text = Metrics::default().render(0, Some(&times));
+        for line in [
+            "# TYPE gatehouse_approvals_db_batch_seconds histogram\n",
+            "gatehouse_approvals_db_batch_seconds_bucket{le=\"0.00025\"} 5\n",
+            "gatehouse_approvals_db_batch_seconds_bucket{le=\"0.001\"} 5\n",
+            "gatehouse_approvals_db_batch_seconds_bucket{le=\"0.002\"} 7\n",
+            "gatehouse_approvals_db_batch_seconds_bucket{le=\"1\"} 7\n",
+            "gatehouse_approvals_db_batch_seconds_bucket{le=\"+Inf\"} 8\n",
+            "gatehouse_approvals_db_batch_seconds_sum 1.503\n",
+            "gatehouse_approvals_db_batch_seconds_count 8\n",
+            "gatehouse_approvals_db_writes_total 11\n",
+        ] {
+            assert!(text.contains(line), "{line:?} missing from:\n{text}");
+        }
+        assert!(!Metrics::default().render(0, None).contains("approvals_db"));
     }
 
     #[test]

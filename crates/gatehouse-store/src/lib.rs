@@ -5,7 +5,8 @@
 //! and every replacement is checked against the hash of the bytes it was based on, so no writer
 //! silently overwrites another. Unknown fields are kept, never dropped. The socket token never
 //! appears in `Debug` output or in the redacted view given to clients. This crate never reads the
-//! clock: every timestamp is passed in by the caller.
+//! wall clock: every timestamp is passed in by the caller (the approvals writer times its
+//! batches on the monotonic clock, for metrics only).
 //!
 //! **Entry points.** [`approvals_file::ExecApprovalsStore`] for the file,
 //! [`approvals_file::parse_str`] for text already in hand, and

@@ -13,7 +13,8 @@
 //! temporary directory is on disk, `/dev/shm` shows the gateway without the disk's fsyncs),
 //! `LOAD_SERVER_THREADS` (2 gateway workers) and `LOAD_CLIENT_THREADS` (2 client workers: with
 //! one, the operator's frames wait behind the requesters' work and the client's own delays show
-//! up as server latency).
+//! up as server latency). `LOAD_DUMP=FILE` writes every measured approval's moments to `FILE`
+//! as CSV (see `dump.rs`), to see when in a run the slow ones came.
 //! Run: `cargo bench -p gatehouse-gateway --bench load`.
 
 #![allow(
@@ -22,8 +23,10 @@
     reason = "a benchmark that cannot set itself up should stop loudly"
 )]
 
+mod batches;
 mod closed_loop;
 mod cpu;
+mod dump;
 mod http1;
 mod open_loop;
 mod operator;
@@ -88,7 +91,7 @@ async fn run(addr: SocketAddr, cwd: &Path, requesters: usize) {
         cwd.display()
     );
     match mode.as_str() {
-        "open" => open(connections, &approvals, &status, &seen).await,
+        "open" => open(addr, connections, &approvals, &status, &seen).await,
         "closed" => closed(connections, &approvals, &status).await,
         other => panic!("LOAD_MODE is open or closed, not {other:?}"),
     }
@@ -96,6 +99,7 @@ async fn run(addr: SocketAddr, cwd: &Path, requesters: usize) {
 }
 
 async fn open(
+    addr: SocketAddr,
     connections: Vec<Connection>,
     approvals: &[Encoded],
     status: &[Encoded],
@@ -109,28 +113,55 @@ async fn open(
     let before = cpu::Usage::now();
     let (connections, baseline) = open_loop::run(connections, status, answered, rate, secs).await;
     let between = cpu::Usage::now();
+    let batches_before = batches::BatchTimes::read(addr).await;
     let (_, measured) = open_loop::run(connections, approvals, decided, rate, secs).await;
     let after = cpu::Usage::now();
+    let batches = batches::BatchTimes::read(addr).await.since(&batches_before);
     print_open("approval request→decision", &measured, (between, after));
-    print_stages(&measured, &seen.lock().unwrap());
+    println!("  database: {}", batches.line(measured.samples.len()));
+    let seen = seen.lock().unwrap();
+    print_stages(&measured, &seen);
+    if let Some(path) = std::env::var_os("LOAD_DUMP") {
+        dump::write(Path::new(&path), &measured, &seen);
+    }
     print_open("baseline gateway.status  ", &baseline, (before, between));
 }
 
-/// Splits each approval's time from sent to decision at the two moments the operator saw:
-/// the event's arrival and its resolve's answer.
+/// One approval's time from sent to decision, split at the two moments the operator saw: the
+/// event's arrival and its resolve's answer.
+pub(crate) struct Stages {
+    /// Sent → event at the operator.
+    pub(crate) announce: Duration,
+    /// Event → resolve answered; `None` if the operator's resolve went unanswered.
+    pub(crate) decide: Option<Duration>,
+    /// Event → requester answered.
+    pub(crate) answer: Duration,
+}
+
+impl Stages {
+    pub(crate) fn of(
+        sample: &open_loop::Sample,
+        seen: &HashMap<String, operator::Seen>,
+    ) -> Option<Self> {
+        let seen = seen.get(sample.approval.as_ref()?)?;
+        Some(Self {
+            announce: seen.event.saturating_duration_since(sample.sent),
+            decide: seen
+                .resolved
+                .map(|resolved| resolved.saturating_duration_since(seen.event)),
+            answer: sample.done.saturating_duration_since(seen.event),
+        })
+    }
+}
+
 fn print_stages(phase: &open_loop::Phase, seen: &HashMap<String, operator::Seen>) {
     let mut announce = Vec::new();
     let mut decide = Vec::new();
     let mut answer = Vec::new();
-    for sample in &phase.samples {
-        let Some(seen) = sample.approval.as_ref().and_then(|id| seen.get(id)) else {
-            continue;
-        };
-        announce.push(seen.event.saturating_duration_since(sample.sent));
-        answer.push(sample.done.saturating_duration_since(seen.event));
-        if let Some(resolved) = seen.resolved {
-            decide.push(resolved.saturating_duration_since(seen.event));
-        }
+    for stages in phase.samples.iter().filter_map(|s| Stages::of(s, seen)) {
+        announce.push(stages.announce);
+        answer.push(stages.answer);
+        decide.extend(stages.decide);
     }
     for (label, stage) in [
         (

@@ -24,7 +24,8 @@ use gatehouse_config::Config;
 use gatehouse_policy::Security;
 use gatehouse_policy::exec::ExecPolicy;
 use gatehouse_store::approvals_db::{
-    ApprovalRecord, ApprovalRequest, ApprovalState, SqliteApprovalStore, SqliteOptions,
+    ApprovalRecord, ApprovalRequest, ApprovalState, ApprovalStore, BatchTimesSnapshot,
+    SqliteApprovalStore, SqliteOptions,
 };
 use gatehouse_store::approvals_file::{ExecApprovalsStore, Snapshot, SnapshotCache};
 use gatehouse_store::audit::AuditKind;
@@ -99,6 +100,8 @@ struct Inner {
     /// The last settled version of the file, so a request re-parses it only after a change.
     file_cache: SnapshotCache,
     manager: ApprovalManager,
+    /// The manager's store too, for the batch times `GET /metrics` reports.
+    database: Arc<SqliteApprovalStore>,
     limits: ExecLimits,
     pending: Pending,
     audit: Auditor,
@@ -133,13 +136,14 @@ impl ExecServices {
             .map_err(|error| Error::Store {
                 reason: error.to_string(),
             })?;
+        let database = Arc::new(database);
         let config = ManagerConfig {
             default_timeout: setup.limits.approval_timeout,
             event_capacity: setup.limits.event_buffer,
             ..ManagerConfig::default()
         };
         let (manager, startup) = ApprovalManager::start(
-            Arc::new(database),
+            Arc::clone(&database) as Arc<dyn ApprovalStore>,
             Arc::new(file.clone()),
             Arc::new(SystemClock),
             config,
@@ -152,6 +156,7 @@ impl ExecServices {
                 file,
                 file_cache: SnapshotCache::new(),
                 manager,
+                database,
                 pending: Pending::new(setup.limits.max_pending_per_agent),
                 limits: setup.limits,
                 audit,
@@ -166,6 +171,11 @@ impl ExecServices {
 
     pub(crate) fn manager(&self) -> &ApprovalManager {
         &self.inner.manager
+    }
+
+    /// How long the approvals database's write batches have taken: a slow disk shows here.
+    pub(crate) fn database_batch_times(&self) -> BatchTimesSnapshot {
+        self.inner.database.batch_times()
     }
 
     pub(crate) fn limits(&self) -> &ExecLimits {

@@ -5,6 +5,7 @@
 //! commits concurrent writes in batches on one writer thread (one fsync per batch, each
 //! operation in its own savepoint) and reads on connections of its own.
 
+mod batch_times;
 mod checkpoint;
 mod readers;
 mod record;
@@ -15,6 +16,7 @@ mod store;
 mod write_ops;
 mod writer;
 
+pub use batch_times::{BATCH_TIME_BOUNDS, BatchTimesSnapshot};
 pub use record::{
     ApprovalRecord, ApprovalRequest, ApprovalState, ConsumeOutcome, DeliveredMessage, ListFilter,
     ListOrder, NewApproval, Resolution, ResolveOutcome, Retention, RunBinding, TurnSource,

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use rusqlite::Connection;
 
+use super::batch_times::{BatchTimes, BatchTimesSnapshot};
 use super::checkpoint::{CheckpointSchedule, Checkpointer, LogRestart};
 use super::readers::Readers;
 use super::record::{
@@ -61,6 +62,7 @@ pub struct SqliteApprovalStore {
     /// `None` for an in-memory database, which has no log.
     checkpointer: Option<Checkpointer>,
     readers: Readers,
+    batch_times: Arc<BatchTimes>,
     path: PathBuf,
 }
 
@@ -121,12 +123,26 @@ impl SqliteApprovalStore {
             max_batch: options.max_batch,
             queue_capacity: options.queue_capacity,
         };
+        let batch_times = Arc::new(BatchTimes::default());
         Ok(SqliteApprovalStore {
-            writer: BatchWriter::start(conn, path.clone(), limits, restart)?,
+            writer: BatchWriter::start(
+                conn,
+                path.clone(),
+                limits,
+                restart,
+                Arc::clone(&batch_times),
+            )?,
             checkpointer,
             readers,
+            batch_times,
             path,
         })
+    }
+
+    /// How long the writer's batches have taken since the store opened; the fsync in each is
+    /// what every decision waits for, so this is where a slow disk shows.
+    pub fn batch_times(&self) -> BatchTimesSnapshot {
+        self.batch_times.snapshot()
     }
 
     /// The database file (`:memory:` for [`SqliteApprovalStore::open_in_memory`]).

@@ -18,7 +18,7 @@ pub type Completion<T> = Box<dyn FnOnce(Result<T, StoreError>) + Send>;
 /// is a compare-and-swap inside the store, so correctness never depends on the caller holding a
 /// lock, and two gateways sharing one database still agree on the winner.
 ///
-/// Times are ms since the Unix epoch, always passed in: a store never reads the clock.
+/// Times are ms since the Unix epoch, always passed in: a store never reads the wall clock.
 pub trait ApprovalStore: Send + Sync {
     /// Stores a new `Pending` approval. Fails with [`StoreError::DuplicateId`] if the id exists
     /// in any state, so an id is never reused.

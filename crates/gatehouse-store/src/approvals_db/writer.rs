@@ -16,9 +16,11 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
+use std::time::Instant;
 
 use rusqlite::Connection;
 
+use super::batch_times::BatchTimes;
 use super::checkpoint::LogRestart;
 use super::store::Completion;
 use crate::error::StoreError;
@@ -42,18 +44,20 @@ pub(super) struct BatchWriter {
 
 impl BatchWriter {
     /// Starts the writer thread on `conn`, which it locks for the length of each batch;
-    /// between batches it acts on the checkpointer's `restart` requests.
+    /// between batches it acts on the checkpointer's `restart` requests. Each batch's time
+    /// is counted in `times`.
     pub(super) fn start(
         conn: Arc<Mutex<Connection>>,
         path: PathBuf,
         limits: BatchLimits,
         restart: Arc<LogRestart>,
+        times: Arc<BatchTimes>,
     ) -> Result<Self, StoreError> {
         let (queue, jobs) = mpsc::sync_channel(limits.queue_capacity.max(1));
         let max_batch = limits.max_batch.max(1);
         let thread = std::thread::Builder::new()
             .name("approvals-writer".to_owned())
-            .spawn(move || write_batches(&conn, &jobs, max_batch, &restart))
+            .spawn(move || write_batches(&conn, &jobs, max_batch, &restart, &times))
             .map_err(|e| StoreError::io(&path, "start approvals writer", e))?;
         Ok(BatchWriter {
             queue: Mutex::new(Some(queue)),
@@ -216,13 +220,16 @@ fn write_batches(
     jobs: &Receiver<Box<dyn Job>>,
     max_batch: usize,
     restart: &LogRestart,
+    times: &BatchTimes,
 ) {
     let mut batch: Vec<Box<dyn Job>> = Vec::with_capacity(max_batch);
     while let Ok(first) = jobs.recv() {
         batch.push(first);
         batch.extend(jobs.try_iter().take(max_batch - 1));
         let conn = lock(conn);
+        let began = Instant::now();
         let committed = commit_batch(&conn, &mut batch);
+        times.record(began.elapsed(), batch.len());
         for job in batch.drain(..) {
             job.reply(committed.as_ref().map(|_| ()));
         }

@@ -1,5 +1,6 @@
 //! Group commit seen from callers: operations that shared a batch keep their own outcomes,
-//! a caller reads its own writes, and closing the writer answers instead of hanging.
+//! a caller reads its own writes, closing the writer answers instead of hanging, and the batch
+//! times operators watch count every batch.
 //!
 //! A batch forms when operations queue up while the writer waits; here another connection
 //! holds SQLite's write lock for a moment so that every caller is queued before the writer can
@@ -237,4 +238,31 @@ fn reads_do_not_wait_for_a_batch_that_is_waiting_to_commit() {
         let queued = write_done.recv_timeout(Duration::from_secs(10)).unwrap();
         assert_eq!(queued.unwrap().id, "queued");
     });
+}
+
+#[test]
+fn batch_times_count_every_write_and_show_a_batch_kept_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_db(&dir);
+    db.insert(&new_approval("first", 1)).unwrap();
+    let before = db.batch_times();
+    assert_eq!((before.batch_count(), before.writes), (1, 1));
+    queued_together(&db, |n| {
+        db.insert(&new_approval(&format!("id-{n}"), 2)).unwrap()
+    });
+    let after = db.batch_times();
+    assert_eq!(after.writes - before.writes, CALLERS as u64);
+    let batches = after.batch_count() - before.batch_count();
+    assert!(batches < CALLERS as u64, "{batches} batches: not grouped");
+    // The batch that began while the other connection held the lock waited about 300 ms for it.
+    let within_100ms = after
+        .cumulative()
+        .find(|(bound, _)| *bound == Some(Duration::from_millis(100)))
+        .map(|(_, count)| count)
+        .unwrap();
+    assert!(
+        after.batch_count() - within_100ms >= 1,
+        "no batch slower than 100 ms: {after:?}"
+    );
+    assert!(after.total >= Duration::from_millis(200), "{after:?}");
 }

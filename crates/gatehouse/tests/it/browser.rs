@@ -388,12 +388,7 @@ async fn folds_a_long_command_until_asked_to_show_all_of_it() {
 #[tokio::test]
 async fn serves_a_script_that_never_parses_html_or_reaches_other_origins() {
     let server = Server::start("").await;
-    let script = reqwest::get(format!("{}/app.js", server.base))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let script = server.get_text("/app.js").await;
     for banned in [
         ".innerHTML",
         ".outerHTML",

@@ -133,6 +133,12 @@ impl Server {
         path.canonicalize().unwrap()
     }
 
+    /// `GET path` (no token): the body as text.
+    pub(crate) async fn get_text(&self, path: &str) -> String {
+        let response = self.http.get(format!("{}{path}", self.base)).send().await;
+        response.unwrap().text().await.unwrap()
+    }
+
     /// `POST /rpc` as `token`; the whole answer `{ok, payload | error}`.
     pub(crate) async fn rpc(&self, token: &str, method: &str, params: Value) -> Value {
         self.http

@@ -168,6 +168,27 @@ async fn runs_the_two_phase_flow_with_prefix_resolve_and_wait_after_resolve() {
         .ok(APPROVER, "exec.approval.list", json!({"state": "allowed"}))
         .await;
     assert_eq!(listed["approvals"][0]["id"], id.as_str());
+    assert_database_batches_reported(&server).await;
+}
+
+/// `GET /metrics` reports the approvals database's batches once an approval was stored and
+/// decided: two writes at least, in at least one batch, every batch under `+Inf`.
+async fn assert_database_batches_reported(server: &Server) {
+    let text = server.get_text("/metrics").await;
+    let value = |name: &str| -> u64 {
+        let line = text.lines().find(|l| l.starts_with(&format!("{name} ")));
+        let value = line.and_then(|l| l.rsplit(' ').next());
+        value
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in:\n{text}"))
+    };
+    let batches = value("gatehouse_approvals_db_batch_seconds_count");
+    assert!(batches >= 1, "{text}");
+    assert!(value("gatehouse_approvals_db_writes_total") >= 2, "{text}");
+    assert_eq!(
+        value("gatehouse_approvals_db_batch_seconds_bucket{le=\"+Inf\"}"),
+        batches
+    );
 }
 
 #[tokio::test]
