@@ -14,7 +14,9 @@
 //! `LOAD_SERVER_THREADS` (2 gateway workers) and `LOAD_CLIENT_THREADS` (2 client workers: with
 //! one, the operator's frames wait behind the requesters' work and the client's own delays show
 //! up as server latency). `LOAD_DUMP=FILE` writes every measured approval's moments to `FILE`
-//! as CSV (see `dump.rs`), to see when in a run the slow ones came.
+//! as CSV (see `dump.rs`), to see when in a run the slow ones came. Before it starts the
+//! gateway, the bench spins a thread per core for `LOAD_PROBE_SECS` (3; 0 skips it) and
+//! reports how often the machine took a core away (see `host.rs`).
 //! Run: `cargo bench -p gatehouse-gateway --bench load`.
 
 #![allow(
@@ -27,6 +29,7 @@ mod batches;
 mod closed_loop;
 mod cpu;
 mod dump;
+mod host;
 mod http1;
 mod open_loop;
 mod operator;
@@ -54,6 +57,10 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
 }
 
 fn main() {
+    let probe = Duration::from_secs_f64(env_or("LOAD_PROBE_SECS", 3.0));
+    if !probe.is_zero() {
+        println!("host: {}", host::Stalls::probe(probe).line());
+    }
     let requesters: usize = env_or("LOAD_REQUESTERS", 1_000);
     let dir = match std::env::var_os("LOAD_DIR") {
         Some(base) => tempfile::tempdir_in(base).unwrap(),
