@@ -2,7 +2,7 @@
 //!
 //! Every decision waits for the batch that commits it, and that batch's fsync is the one part
 //! of an approval's path the gateway does not control: a disk whose flushes stall for
-//! milliseconds shows here before it shows anywhere else. Recording costs two relaxed atomic
+//! milliseconds shows here before it shows anywhere else. Recording costs three relaxed atomic
 //! adds per batch, so it is always on.
 
 use std::sync::atomic::{AtomicU64, Ordering};
