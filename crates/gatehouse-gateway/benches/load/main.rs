@@ -76,8 +76,39 @@ fn main() {
     client.block_on(run(server.addr, dir.path(), requesters));
 }
 
+/// The open loop's schedule, read from the environment once.
+#[derive(Debug, Clone, Copy)]
+struct Schedule {
+    rate: f64,
+    warmup: Duration,
+    secs: Duration,
+}
+
+impl Schedule {
+    fn from_env() -> Self {
+        Self {
+            rate: env_or("LOAD_RATE", 2_000.0),
+            warmup: Duration::from_secs_f64(env_or("LOAD_WARMUP_SECS", 2.0)),
+            secs: Duration::from_secs_f64(env_or("LOAD_SECS", 10.0)),
+        }
+    }
+
+    /// About how many approvals it creates, warm-up included, with room for the Poisson
+    /// process's variation.
+    fn approvals(&self) -> usize {
+        (self.rate * (self.warmup + self.secs).as_secs_f64() * 1.2) as usize + 1_000
+    }
+}
+
 async fn run(addr: SocketAddr, cwd: &Path, requesters: usize) {
-    let seen = operator::Log::default();
+    let mode = std::env::var("LOAD_MODE").unwrap_or_else(|_| "open".into());
+    let schedule = Schedule::from_env();
+    let rounds: usize = env_or("LOAD_ROUNDS", 3);
+    let approvals_expected = match mode.as_str() {
+        "closed" => requesters * (rounds + 1),
+        _ => schedule.approvals(),
+    };
+    let seen = operator::log(approvals_expected);
     let operator = tokio::spawn(operator::operate(
         format!("ws://{addr}/ws"),
         std::sync::Arc::clone(&seen),
@@ -92,29 +123,26 @@ async fn run(addr: SocketAddr, cwd: &Path, requesters: usize) {
         .map(|i| Encoded::rpc(addr, AGENT, "exec.approval.request", &approval(cwd, i)))
         .collect();
     let status = vec![Encoded::rpc(addr, AGENT, "gateway.status", &json!({})); requesters];
-    let mode = std::env::var("LOAD_MODE").unwrap_or_else(|_| "open".into());
     println!(
         "mode: {mode}, requesters: {requesters}, data dir: {}",
         cwd.display()
     );
     match mode.as_str() {
-        "open" => open(addr, connections, &approvals, &status, &seen).await,
-        "closed" => closed(connections, &approvals, &status).await,
+        "open" => open(schedule, addr, connections, &approvals, &status, &seen).await,
+        "closed" => closed(rounds, connections, &approvals, &status).await,
         other => panic!("LOAD_MODE is open or closed, not {other:?}"),
     }
     operator.abort();
 }
 
 async fn open(
+    Schedule { rate, warmup, secs }: Schedule,
     addr: SocketAddr,
     connections: Vec<Connection>,
     approvals: &[Encoded],
     status: &[Encoded],
     seen: &operator::Log,
 ) {
-    let rate: f64 = env_or("LOAD_RATE", 2_000.0);
-    let secs = Duration::from_secs_f64(env_or("LOAD_SECS", 10.0));
-    let warmup = Duration::from_secs_f64(env_or("LOAD_WARMUP_SECS", 2.0));
     println!("offered: {rate:.0}/s for {secs:?} after {warmup:?} of warm-up");
     let (connections, _) = open_loop::run(connections, approvals, decided, rate, warmup).await;
     let before = cpu::Usage::now();
@@ -215,8 +243,12 @@ fn print_open(label: &str, phase: &open_loop::Phase, (from, to): (cpu::Usage, cp
     );
 }
 
-async fn closed(connections: Vec<Connection>, approvals: &[Encoded], status: &[Encoded]) {
-    let rounds: usize = env_or("LOAD_ROUNDS", 3);
+async fn closed(
+    rounds: usize,
+    connections: Vec<Connection>,
+    approvals: &[Encoded],
+    status: &[Encoded],
+) {
     let (connections, _, _) = closed_loop::run(connections, approvals, decided, 1).await;
     let (connections, baseline, baseline_wall) =
         closed_loop::run(connections, status, answered, rounds).await;

@@ -26,6 +26,13 @@ pub(crate) struct Seen {
 /// Approval id → what the operator saw of it.
 pub(crate) type Log = Arc<Mutex<HashMap<String, Seen>>>;
 
+/// A log with room for `approvals` entries. Growing it mid-run would rehash every entry while
+/// the operator holds it, between two events: at 100,000 entries that stalled the operator, and
+/// every approval waiting for its answer, for milliseconds.
+pub(crate) fn log(approvals: usize) -> Log {
+    Arc::new(Mutex::new(HashMap::with_capacity(approvals)))
+}
+
 /// The parts of a frame the operator reads; the rest of the payload is skipped, not built.
 #[derive(Deserialize)]
 struct Frame<'a> {
