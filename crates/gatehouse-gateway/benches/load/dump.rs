@@ -34,6 +34,9 @@ pub(crate) fn write(path: &Path, phase: &Phase, seen: &HashMap<String, Seen>) {
             stages.as_ref().map_or(String::new(), |s| ms(s.answer)),
         );
     }
-    std::fs::write(path, csv).unwrap();
-    println!("  dumped to {}", path.display());
+    // After the measurement: a file that cannot be written costs the dump, not the report.
+    match std::fs::write(path, csv) {
+        Ok(()) => println!("  dumped to {}", path.display()),
+        Err(error) => eprintln!("  LOAD_DUMP: cannot write {}: {error}", path.display()),
+    }
 }
