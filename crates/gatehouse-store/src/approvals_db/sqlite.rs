@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use rusqlite::Connection;
 
-use super::batch_times::{BatchTimes, BatchTimesSnapshot};
+use super::batch_times::BatchTimesSnapshot;
 use super::checkpoint::{CheckpointSchedule, Checkpointer, LogRestart};
 use super::readers::Readers;
 use super::record::{
@@ -62,7 +62,6 @@ pub struct SqliteApprovalStore {
     /// `None` for an in-memory database, which has no log.
     checkpointer: Option<Checkpointer>,
     readers: Readers,
-    batch_times: Arc<BatchTimes>,
     path: PathBuf,
 }
 
@@ -123,18 +122,10 @@ impl SqliteApprovalStore {
             max_batch: options.max_batch,
             queue_capacity: options.queue_capacity,
         };
-        let batch_times = Arc::new(BatchTimes::default());
         Ok(SqliteApprovalStore {
-            writer: BatchWriter::start(
-                conn,
-                path.clone(),
-                limits,
-                restart,
-                Arc::clone(&batch_times),
-            )?,
+            writer: BatchWriter::start(conn, path.clone(), limits, restart)?,
             checkpointer,
             readers,
-            batch_times,
             path,
         })
     }
@@ -142,7 +133,7 @@ impl SqliteApprovalStore {
     /// How long the writer's batches have taken since the store opened; the fsync in each is
     /// what every decision waits for, so this is where a slow disk shows.
     pub fn batch_times(&self) -> BatchTimesSnapshot {
-        self.batch_times.snapshot()
+        self.writer.batch_times()
     }
 
     /// The database file (`:memory:` for [`SqliteApprovalStore::open_in_memory`]).

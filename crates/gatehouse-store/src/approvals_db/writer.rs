@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use rusqlite::Connection;
 
-use super::batch_times::BatchTimes;
+use super::batch_times::{BatchTimes, BatchTimesSnapshot};
 use super::checkpoint::LogRestart;
 use super::store::Completion;
 use crate::error::StoreError;
@@ -37,6 +37,8 @@ pub(super) struct BatchLimits {
 /// The handle callers submit through; dropping it drains the queue and stops the thread.
 #[derive(Debug)]
 pub(super) struct BatchWriter {
+    /// How long each batch took, for `GET /metrics`.
+    times: Arc<BatchTimes>,
     queue: Mutex<Option<SyncSender<Box<dyn Job>>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
     path: Arc<Path>,
@@ -44,26 +46,32 @@ pub(super) struct BatchWriter {
 
 impl BatchWriter {
     /// Starts the writer thread on `conn`, which it locks for the length of each batch;
-    /// between batches it acts on the checkpointer's `restart` requests. Each batch's time
-    /// is counted in `times`.
+    /// between batches it acts on the checkpointer's `restart` requests.
     pub(super) fn start(
         conn: Arc<Mutex<Connection>>,
         path: PathBuf,
         limits: BatchLimits,
         restart: Arc<LogRestart>,
-        times: Arc<BatchTimes>,
     ) -> Result<Self, StoreError> {
         let (queue, jobs) = mpsc::sync_channel(limits.queue_capacity.max(1));
         let max_batch = limits.max_batch.max(1);
+        let times = Arc::new(BatchTimes::default());
+        let counted = Arc::clone(&times);
         let thread = std::thread::Builder::new()
             .name("approvals-writer".to_owned())
-            .spawn(move || write_batches(&conn, &jobs, max_batch, &restart, &times))
+            .spawn(move || write_batches(&conn, &jobs, max_batch, &restart, &counted))
             .map_err(|e| StoreError::io(&path, "start approvals writer", e))?;
         Ok(BatchWriter {
+            times,
             queue: Mutex::new(Some(queue)),
             thread: Mutex::new(Some(thread)),
             path: path.into(),
         })
+    }
+
+    /// How long the batches have taken so far.
+    pub(super) fn batch_times(&self) -> BatchTimesSnapshot {
+        self.times.snapshot()
     }
 
     /// Runs `op` in the next batch and returns its result once the batch is committed.

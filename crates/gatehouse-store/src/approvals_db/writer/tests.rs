@@ -26,7 +26,7 @@ fn small_writer(conn: Arc<Mutex<Connection>>) -> BatchWriter {
         queue_capacity: 8,
     };
     let restart = Arc::new(LogRestart::default());
-    BatchWriter::start(conn, "test.sqlite".into(), limits, restart, Arc::default()).unwrap()
+    BatchWriter::start(conn, "test.sqlite".into(), limits, restart).unwrap()
 }
 
 fn database() -> Connection {
