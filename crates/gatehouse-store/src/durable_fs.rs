@@ -13,6 +13,7 @@ use std::os::unix::fs::{
     DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _,
 };
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 
 use rustix::fs::{FlockOperation, flock};
 
@@ -26,6 +27,23 @@ const PRIVATE_DIR_MODE: u32 = 0o700;
 #[derive(Debug)]
 pub(crate) struct WriteLock {
     _file: File,
+    /// Destinations whose stale temp files this holder has removed. No writer can leave a new
+    /// one while the lock is held, so once per destination is enough; the audit log holds its
+    /// lock for the process's life and replaces its head every few milliseconds, beside rotated
+    /// files that only accumulate.
+    swept: Mutex<Vec<PathBuf>>,
+}
+
+impl WriteLock {
+    /// `true` the first time `path` is replaced under this lock.
+    fn first_replace_of(&self, path: &Path) -> bool {
+        let mut swept = self.swept.lock().unwrap_or_else(PoisonError::into_inner);
+        if swept.iter().any(|done| done == path) {
+            return false;
+        }
+        swept.push(path.to_path_buf());
+        true
+    }
 }
 
 /// The lock file guarding `path`: `<path>.lock`. It is never deleted, because deleting a lock
@@ -42,7 +60,12 @@ pub(crate) fn lock_exclusive(path: &Path) -> Result<WriteLock, StoreError> {
     let file = open_private(&lock)?;
     loop {
         match flock(&file, FlockOperation::LockExclusive) {
-            Ok(()) => return Ok(WriteLock { _file: file }),
+            Ok(()) => {
+                return Ok(WriteLock {
+                    _file: file,
+                    swept: Mutex::default(),
+                });
+            }
             Err(rustix::io::Errno::INTR) => continue,
             Err(errno) => return Err(StoreError::io(&lock, "lock", errno.into())),
         }
@@ -88,11 +111,13 @@ pub(crate) fn file_mode(path: &Path) -> Result<Option<u32>, StoreError> {
 pub(crate) fn replace_atomically(
     path: &Path,
     bytes: &[u8],
-    _lock: &WriteLock,
+    lock: &WriteLock,
 ) -> Result<(), StoreError> {
     refuse_unsafe_destination(path)?;
     let dir = ensure_parent_dir(path)?;
-    remove_stale_temp_files(path, &dir);
+    if lock.first_replace_of(path) {
+        remove_stale_temp_files(path, &dir);
+    }
     let temp = temp_path(path);
     let result = write_temp_and_rename(&temp, path, bytes);
     if result.is_err() {
@@ -171,7 +196,7 @@ fn temp_path(path: &Path) -> PathBuf {
 }
 
 /// Temp files left by a writer killed before its rename. Only called under the write lock, when
-/// no live writer can own one.
+/// no live writer can own one, and once per hold of it (see [`WriteLock`]).
 fn remove_stale_temp_files(path: &Path, dir: &Path) {
     let prefix = temp_prefix(path);
     let Ok(entries) = fs::read_dir(dir) else {
@@ -208,6 +233,29 @@ mod tests {
             file_mode(&lock_path(&path)).unwrap(),
             Some(PRIVATE_FILE_MODE)
         );
+    }
+
+    #[test]
+    fn sweeps_stale_temp_files_once_per_lock_not_on_every_replace() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        let stale = dir.path().join(".state.json.1.dead.tmp");
+        let lock = lock_exclusive(&path).unwrap();
+        replace_atomically(&path, b"one", &lock).unwrap();
+        // Only a writer without the lock could leave this now; planted, it shows whether the
+        // directory is scanned again.
+        fs::write(&stale, b"half").unwrap();
+        replace_atomically(&path, b"two", &lock).unwrap();
+        assert!(
+            stale.exists(),
+            "a second replace under the same lock does not scan"
+        );
+        drop(lock);
+
+        let lock = lock_exclusive(&path).unwrap();
+        replace_atomically(&path, b"three", &lock).unwrap();
+        assert!(!stale.exists(), "the next holder sweeps");
+        assert_eq!(fs::read(&path).unwrap(), b"three");
     }
 
     #[test]
