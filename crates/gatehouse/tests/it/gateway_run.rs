@@ -18,10 +18,15 @@ async fn ask(
     operator: &mut Ws,
     argv: &[&str],
 ) -> (String, String) {
-    let pending = agent.send("system.run", run_params(server, argv)).await;
-    let requested = operator.event("exec.approval.requested").await;
+    let (pending, requested) = ask_with(agent, operator, run_params(server, argv)).await;
     let id = requested["payload"]["id"].as_str().unwrap().to_owned();
     (pending, id)
+}
+
+/// Starts `system.run` with `params`; returns the pending call and the `requested` event.
+async fn ask_with(agent: &mut Ws, operator: &mut Ws, params: Value) -> (String, Value) {
+    let pending = agent.send("system.run", params).await;
+    (pending, operator.event("exec.approval.requested").await)
 }
 
 /// Answers approval `id` and returns the agent's response to its pending `system.run`.
@@ -214,4 +219,30 @@ async fn announces_a_long_run_with_exec_running_before_it_finishes() {
     assert_eq!(running["payload"]["runId"], answer["runId"]);
     assert_eq!(running["payload"]["argv"], json!(["sleep", "1.5"]));
     assert!(running["seq"].as_u64() < finished["seq"].as_u64());
+}
+
+#[tokio::test]
+async fn runs_the_file_the_policy_judged_when_path_has_a_relative_entry() {
+    let server = Server::start(ASKING).await;
+    let mut operator = server.ws(APPROVER).await;
+    let mut agent = server.ws(AGENT).await;
+    let work = server.scratch();
+    for dir in ["tools", "abs"] {
+        std::fs::create_dir_all(work.join(dir)).unwrap();
+        script(&work.join(dir), "probe", &format!("echo {dir}"));
+    }
+    // `tools` is relative: the child, started in `work`, would find `tools/probe` first, and so
+    // does the policy. Binding and running `abs/probe` instead would run a file nobody judged.
+    let mut params = run_params(&server, &["probe"]);
+    params["env"] = json!({"PATH": format!("tools:{}", work.join("abs").display())});
+    let (pending, requested) = ask_with(&mut agent, &mut operator, params).await;
+    let id = requested["payload"]["id"].as_str().unwrap().to_owned();
+    let judged = work.join("tools/probe");
+    assert_eq!(
+        requested["payload"]["request"]["resolvedPath"],
+        json!(judged.display().to_string()),
+        "{requested}"
+    );
+    let answer = decide(&mut operator, &mut agent, (&pending, &id), "allow-once").await;
+    assert_eq!(answer["payload"]["stdout"], "tools\n", "{answer}");
 }
