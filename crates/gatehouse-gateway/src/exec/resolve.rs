@@ -6,11 +6,12 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
-/// The executable `program` runs: a path (relative to `cwd`) when it contains `/`, else the
-/// first executable file on the request's `PATH` (or the gateway's). Relative `PATH` entries
-/// count, relative to `cwd`, as they do for the child started there and for the policy: the
-/// file bound and spawned must be the file the policy judged. Empty entries are skipped, as
-/// the policy skips them.
+/// The executable `program` runs, found exactly as the policy found the file it judged, so
+/// that the file bound and spawned is that file: a leading `~` or `~/` is the request's `HOME`
+/// (or the gateway's), as node hosts expand it (`~user` resolves to nothing); a path with `/`
+/// is relative to `cwd`; a bare name is the first executable file on the request's `PATH` (or
+/// the gateway's). Relative `PATH` entries count, relative to `cwd`, as they would for the
+/// child started there; empty entries are skipped, as the policy skips them.
 pub(crate) fn resolve_program(
     program: &str,
     cwd: &Path,
@@ -19,18 +20,27 @@ pub(crate) fn resolve_program(
     if program.is_empty() {
         return None;
     }
+    if let Some(after_tilde) = program.strip_prefix('~') {
+        let home = cwd.join(request_var(env, "HOME").filter(|home| !home.is_empty())?);
+        let path = match after_tilde {
+            "" => home,
+            _ => home.join(after_tilde.strip_prefix('/')?),
+        };
+        return Some(path).filter(|path| is_executable(path));
+    }
     if program.contains('/') {
         return Some(cwd.join(program)).filter(|path| is_executable(path));
     }
-    let path_var = env
-        .get("PATH")
-        .cloned()
-        .or_else(|| std::env::var("PATH").ok())?;
-    path_var
+    request_var(env, "PATH")?
         .split(':')
         .filter(|dir| !dir.is_empty())
         .map(|dir| cwd.join(dir).join(program))
         .find(|candidate| is_executable(candidate))
+}
+
+/// `key` from the request's environment overrides, else from the gateway's own.
+fn request_var(env: &BTreeMap<String, String>, key: &str) -> Option<String> {
+    env.get(key).cloned().or_else(|| std::env::var(key).ok())
 }
 
 fn is_executable(path: &Path) -> bool {
@@ -56,6 +66,23 @@ mod tests {
             None
         );
         assert_eq!(resolve_program("", Path::new("/"), &env), None);
+    }
+
+    #[test]
+    fn a_leading_tilde_is_home_as_the_policy_reads_it() {
+        let env = BTreeMap::from([("HOME".to_owned(), "/".to_owned())]);
+        assert_eq!(
+            resolve_program("~/bin/sh", Path::new("/tmp"), &env),
+            Some(PathBuf::from("/bin/sh"))
+        );
+        assert_eq!(resolve_program("~root/bin/sh", Path::new("/"), &env), None);
+        assert_eq!(
+            resolve_program("~", Path::new("/"), &env),
+            None,
+            "a directory"
+        );
+        let no_home = BTreeMap::from([("HOME".to_owned(), String::new())]);
+        assert_eq!(resolve_program("~/bin/sh", Path::new("/"), &no_home), None);
     }
 
     #[test]

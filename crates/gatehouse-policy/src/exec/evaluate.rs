@@ -68,7 +68,11 @@ fn argv_segment(argv: &[String]) -> Result<Vec<ParsedSegment>, Reason> {
     match argv.first() {
         Some(first) if !first.trim().is_empty() => Ok(vec![ParsedSegment {
             assignments: Vec::new(),
-            words: argv.iter().map(|arg| Word::literal(arg)).collect(),
+            words: argv
+                .iter()
+                .enumerate()
+                .map(|(index, arg)| Word::literal(arg, index == 0))
+                .collect(),
         }]),
         _ => Err(Reason::new(Rule::EmptyCommand, "the argv has no program")),
     }

@@ -37,13 +37,14 @@ pub(crate) struct Word {
 }
 
 impl Word {
-    /// A word from a direct argv: no shell will expand it, but `~` keeps its meaning for
-    /// resolution because node hosts expand it.
-    pub(crate) fn literal(text: &str) -> Self {
+    /// A word from a direct argv: no shell will expand it. Only the program word keeps `~` as
+    /// `HOME`, because hosts expand it when they start the program; an argument reaches its
+    /// program as written, so `env ~/x` or `bash ~/x.sh` opens `./~/x`, and is judged so.
+    pub(crate) fn literal(text: &str, is_program: bool) -> Self {
         Word {
             text: text.to_owned(),
             has_expansion: false,
-            tilde: text.starts_with('~'),
+            tilde: is_program && text.starts_with('~'),
             glob: false,
         }
     }

@@ -533,7 +533,11 @@ mod tests {
     use super::*;
 
     fn target(argv: &[&str]) -> Target {
-        let words: Vec<Word> = argv.iter().map(|a| Word::literal(a)).collect();
+        let words: Vec<Word> = argv
+            .iter()
+            .enumerate()
+            .map(|(index, arg)| Word::literal(arg, index == 0))
+            .collect();
         unwrap(&words)
     }
 

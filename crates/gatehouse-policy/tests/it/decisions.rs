@@ -1,10 +1,10 @@
 //! `security` × `ask` × analysis → decision, on real commands through `exec::evaluate`.
 
-use gatehouse_policy::exec::{AllowlistEntry, Decision, Rule, SatisfiedBy};
+use gatehouse_policy::exec::{AllowlistEntry, Decision, ExecRequest, Rule, SatisfiedBy, evaluate};
 use gatehouse_policy::requirement::exact_command_pattern;
 use gatehouse_policy::{Ask, Security};
 
-use crate::support::Host;
+use crate::support::{Host, write_executable};
 
 /// `(security, ask, command, decision, requires_approval)` with `ls` allowlisted.
 fn check(lines: &[(Security, Ask, &str, Decision, bool)]) {
@@ -232,4 +232,30 @@ fn sees_a_repointed_path_directory_on_the_next_evaluation() {
         after.segments[0].resolved_path,
         Some(host.root.join("other/rg"))
     );
+}
+
+#[test]
+fn in_a_direct_argv_only_the_program_word_reads_a_tilde_as_home() {
+    let host = Host::with_bins(&["env"]);
+    let home_tool = host.root.join("home/bin/tool");
+    write_executable(&home_tool);
+    let mut policy = host.policy(&["env"]);
+    policy
+        .allowlist
+        .push(AllowlistEntry::new(home_tool.display().to_string()));
+    let argv = |words: &[&str]| {
+        ExecRequest::argv(words.iter().copied(), host.root.join("work"))
+            .with_env("PATH", host.root.join("bin").display().to_string())
+            .with_env("HOME", host.root.join("home").display().to_string())
+    };
+    // Hosts expand `~` in the program word, so the entry for HOME's tool covers it.
+    let direct = evaluate(&argv(&["~/bin/tool"]), &policy);
+    assert_eq!(direct.decision, Decision::Allow, "{}", direct.reason);
+    // As an argument it reaches `env` as written, which runs `./~/bin/tool` from the cwd.
+    let wrapped = evaluate(&argv(&["env", "~/bin/tool"]), &policy);
+    assert_eq!(
+        wrapped.segments[0].resolved_path,
+        Some(host.root.join("work/~/bin/tool"))
+    );
+    assert_ne!(wrapped.decision, Decision::Allow);
 }

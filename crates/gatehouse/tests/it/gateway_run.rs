@@ -246,3 +246,42 @@ async fn runs_the_file_the_policy_judged_when_path_has_a_relative_entry() {
     let answer = decide(&mut operator, &mut agent, (&pending, &id), "allow-once").await;
     assert_eq!(answer["payload"]["stdout"], "tools\n", "{answer}");
 }
+
+/// Asks to run `argv` with `HOME` at `work/home`, beside a directory literally named `~` in
+/// the cwd (as an agent that writes files could make), each holding a `bin/probe` that says
+/// which it is; approves it and returns the path the operator was shown and what ran.
+async fn approve_tilde_probe(argv: &[&str]) -> (Value, Value, std::path::PathBuf) {
+    let server = Server::start(ASKING).await;
+    let mut operator = server.ws(APPROVER).await;
+    let mut agent = server.ws(AGENT).await;
+    let work = server.scratch();
+    for (dir, says) in [
+        (work.join("home/bin"), "home"),
+        (work.join("~/bin"), "tilde-dir"),
+    ] {
+        std::fs::create_dir_all(&dir).unwrap();
+        script(&dir, "probe", &format!("echo {says}"));
+    }
+    let mut params = run_params(&server, argv);
+    params["env"] = json!({"HOME": work.join("home").display().to_string()});
+    let (pending, requested) = ask_with(&mut agent, &mut operator, params).await;
+    let id = requested["payload"]["id"].as_str().unwrap().to_owned();
+    let answer = decide(&mut operator, &mut agent, (&pending, &id), "allow-once").await;
+    let shown = requested["payload"]["request"]["resolvedPath"].clone();
+    (shown, answer["payload"]["stdout"].clone(), work)
+}
+
+#[tokio::test]
+async fn runs_the_file_the_policy_judged_when_argv0_starts_with_a_tilde() {
+    let (shown, ran, work) = approve_tilde_probe(&["~/bin/probe"]).await;
+    let home_probe = work.join("home/bin/probe").display().to_string();
+    assert_eq!((shown, ran), (json!(home_probe), json!("home\n")));
+}
+
+#[tokio::test]
+async fn runs_the_file_the_policy_judged_when_a_wrapper_gets_a_tilde_argument() {
+    // `env` runs its argument as written: `./~/bin/probe`, not HOME's.
+    let (shown, ran, work) = approve_tilde_probe(&["env", "~/bin/probe"]).await;
+    let cwd_probe = work.join("~/bin/probe").display().to_string();
+    assert_eq!((shown, ran), (json!(cwd_probe), json!("tilde-dir\n")));
+}
