@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
+use gatehouse_policy::exec::{DEFAULT_SAFE_BIN_TRUSTED_DIRS, ExecEvaluation};
+
 /// The executable `program` runs, found exactly as the policy found the file it judged, so
 /// that the file bound and spawned is that file: a leading `~` or `~/` is the request's `HOME`
 /// (or the gateway's), as node hosts expand it (`~user` resolves to nothing); a path with `/`
@@ -36,6 +38,43 @@ pub(crate) fn resolve_program(
         .filter(|dir| !dir.is_empty())
         .map(|dir| cwd.join(dir).join(program))
         .find(|candidate| is_executable(candidate))
+}
+
+/// Why `executable` may not be spawned for an evaluation that judged another program, or `None`.
+///
+/// The policy looks through wrappers (`env`, `nice`, `timeout`, …), shells running a script or
+/// a payload, and package runners by name, as OpenClaw does, and judges what they start. That
+/// is sound only if `argv[0]` is the system's own tool: an agent's `./env`, or an `env` in a
+/// `PATH` entry it prepended, would run unjudged while the allowlist (or the person asked)
+/// saw only the program behind it. So when the judged program is not the file to be spawned,
+/// that file's real path must lie in a trusted directory (`/bin`, `/usr/bin` and
+/// `safeBinTrustedDirs`), the rule safe bins already follow.
+pub(crate) fn unjudged_wrapper(
+    executable: &Path,
+    evaluation: &ExecEvaluation,
+    trusted_dirs: &[PathBuf],
+) -> Option<String> {
+    let real = std::fs::canonicalize(executable).ok();
+    let judged_itself = matches!(evaluation.segments.as_slice(), [only]
+        if only.resolved_path.is_some() && only.resolved_path == real);
+    if judged_itself {
+        return None;
+    }
+    let trusted = real.as_deref().and_then(Path::parent).is_some_and(|dir| {
+        DEFAULT_SAFE_BIN_TRUSTED_DIRS
+            .iter()
+            .map(PathBuf::from)
+            .chain(trusted_dirs.iter().cloned())
+            .any(|trusted| std::fs::canonicalize(trusted).is_ok_and(|trusted| trusted == dir))
+    });
+    (!trusted).then(|| {
+        format!(
+            "`{}` was looked through to judge the program it starts, but it is not a system \
+             binary in a trusted directory (/bin, /usr/bin or safeBinTrustedDirs), so it could \
+             be anything",
+            executable.display()
+        )
+    })
 }
 
 /// `key` from the request's environment overrides, else from the gateway's own.

@@ -10,11 +10,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use gatehouse_approvals::{CreateApproval, REASON_NO_ROUTE, binding_of, run_binding};
-use gatehouse_policy::ApprovalDecision;
 use gatehouse_policy::binding::{Binding, BindingInput};
 use gatehouse_policy::elevated::SenderIdentity;
 use gatehouse_policy::exec::{Decision, ExecCommand, evaluate};
 use gatehouse_policy::requirement::{ApprovalOutcome, DeniedReason, resolve_approval};
+use gatehouse_policy::{ApprovalDecision, Security};
 use gatehouse_store::approvals_db::{ApprovalRecord, ApprovalRequest, ApprovalState};
 use gatehouse_store::audit::AuditKind;
 use serde_json::json;
@@ -22,7 +22,7 @@ use uuid::Uuid;
 
 use crate::chat::{LevelRequest, level_audit};
 use crate::error::Error;
-use crate::exec::resolve::resolve_program;
+use crate::exec::resolve::{resolve_program, unjudged_wrapper};
 use crate::exec::runner::{self, Finished, Spawn};
 use crate::exec::{ExecServices, has_approval_route};
 use crate::methods::{Call, exec_of, requested_policy};
@@ -114,6 +114,16 @@ pub(super) async fn run(call: Call, params: RunParams) -> Result<RunResult, Erro
             "the executable could not be resolved".into(),
         ));
     };
+    // Under `full` nothing was judged, so there is nothing to look through; a shell string
+    // runs under the gateway's own shell.
+    let judged_argv =
+        policy.security == Security::Allowlist && matches!(request.command, ExecCommand::Argv(_));
+    if let Some(reason) = judged_argv
+        .then(|| unjudged_wrapper(&plan.executable, &evaluation, &policy.safe_bin_trusted_dirs))
+        .flatten()
+    {
+        return Ok(denied(&call, Uuid::new_v4(), Denial::Policy, reason));
+    }
     let input = BindingInput {
         cwd: &params.cwd,
         argv: &plan.argv,

@@ -285,3 +285,34 @@ async fn runs_the_file_the_policy_judged_when_a_wrapper_gets_a_tilde_argument() 
     let cwd_probe = work.join("~/bin/probe").display().to_string();
     assert_eq!((shown, ran), (json!(cwd_probe), json!("tilde-dir\n")));
 }
+
+#[tokio::test]
+async fn refuses_a_wrapper_that_is_not_the_systems_own_before_asking_anyone() {
+    let server = Server::start(ASKING).await;
+    let mut operator = server.ws(APPROVER).await;
+    // The policy looks through `env` by name and judges `ls`; this `env` is the agent's own.
+    script(&server.scratch(), "env", "echo not the real env");
+    let mut params = run_params(&server, &["./env", "ls"]);
+    // Were it asked, nobody answers: the run would end `approval-timeout`, not `policy`.
+    params["approvalTimeoutMs"] = json!(300);
+    let answer = server.ok(AGENT, "system.run", params).await;
+    assert_eq!(
+        (answer["status"].clone(), answer["reason"].clone()),
+        (json!("denied"), json!("policy")),
+        "{answer}"
+    );
+    let detail = answer["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("not a system binary"), "{detail}");
+    let denied = operator.event("exec.denied").await;
+    assert_eq!(denied["payload"]["reason"], "policy");
+}
+
+#[tokio::test]
+async fn still_asks_for_a_wrapper_that_is_the_systems_own() {
+    let server = Server::start(ASKING).await;
+    let mut operator = server.ws(APPROVER).await;
+    let mut agent = server.ws(AGENT).await;
+    let (pending, id) = ask(&server, &mut agent, &mut operator, &["env", "echo", "hi"]).await;
+    let answer = decide(&mut operator, &mut agent, (&pending, &id), "allow-once").await;
+    assert_eq!(answer["payload"]["stdout"], "hi\n", "{answer}");
+}
