@@ -115,9 +115,10 @@ pub(super) async fn run(call: Call, params: RunParams) -> Result<RunResult, Erro
         ));
     };
     // Under `full` nothing was judged, so there is nothing to look through; a shell string
-    // runs under the gateway's own shell.
-    let judged_argv =
-        policy.security == Security::Allowlist && matches!(request.command, ExecCommand::Argv(_));
+    // runs under the gateway's own shell; a denial keeps the policy's own reason.
+    let judged_argv = policy.security == Security::Allowlist
+        && evaluation.decision != Decision::Deny
+        && matches!(request.command, ExecCommand::Argv(_));
     if let Some(reason) = judged_argv
         .then(|| unjudged_wrapper(&plan.executable, &evaluation, &policy.safe_bin_trusted_dirs))
         .flatten()

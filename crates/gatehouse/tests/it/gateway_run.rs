@@ -316,3 +316,14 @@ async fn still_asks_for_a_wrapper_that_is_the_systems_own() {
     let answer = decide(&mut operator, &mut agent, (&pending, &id), "allow-once").await;
     assert_eq!(answer["payload"]["stdout"], "hi\n", "{answer}");
 }
+
+#[tokio::test]
+async fn a_policy_denial_keeps_its_own_reason_whatever_the_wrapper() {
+    let server = Server::start("tools: { exec: { security: 'allowlist', ask: 'off' } },").await;
+    script(&server.scratch(), "env", "echo not the real env");
+    let params = run_params(&server, &["./env", "ls"]);
+    let answer = server.ok(AGENT, "system.run", params).await;
+    assert_eq!(answer["reason"], "policy", "{answer}");
+    let detail = answer["detail"].as_str().unwrap_or_default();
+    assert!(detail.starts_with("no-allowlist-match"), "{detail}");
+}
