@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
-use gatehouse_policy::exec::{DEFAULT_SAFE_BIN_TRUSTED_DIRS, ExecEvaluation};
+use gatehouse_policy::exec::{ExecEvaluation, is_in_trusted_dir};
 
 /// The executable `program` runs, found exactly as the policy found the file it judged, so
 /// that the file bound and spawned is that file: a leading `~` or `~/` is the request's `HOME`
@@ -60,13 +60,9 @@ pub(crate) fn unjudged_wrapper(
     if judged_itself {
         return None;
     }
-    let trusted = real.as_deref().and_then(Path::parent).is_some_and(|dir| {
-        DEFAULT_SAFE_BIN_TRUSTED_DIRS
-            .iter()
-            .map(PathBuf::from)
-            .chain(trusted_dirs.iter().cloned())
-            .any(|trusted| std::fs::canonicalize(trusted).is_ok_and(|trusted| trusted == dir))
-    });
+    let trusted = real
+        .as_deref()
+        .is_some_and(|real| is_in_trusted_dir(real, trusted_dirs));
     (!trusted).then(|| {
         format!(
             "`{}` was looked through to judge the program it starts, but it is not a system \

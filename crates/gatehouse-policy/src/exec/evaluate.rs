@@ -68,11 +68,7 @@ fn argv_segment(argv: &[String]) -> Result<Vec<ParsedSegment>, Reason> {
     match argv.first() {
         Some(first) if !first.trim().is_empty() => Ok(vec![ParsedSegment {
             assignments: Vec::new(),
-            words: argv
-                .iter()
-                .enumerate()
-                .map(|(index, arg)| Word::literal(arg, index == 0))
-                .collect(),
+            words: Word::direct_argv(argv),
         }]),
         _ => Err(Reason::new(Rule::EmptyCommand, "the argv has no program")),
     }

@@ -26,3 +26,4 @@ pub use policy::{
     SkillBin,
 };
 pub use request::{ExecCommand, ExecRequest};
+pub use safe_bins::is_in_trusted_dir;

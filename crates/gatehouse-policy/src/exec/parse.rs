@@ -37,16 +37,22 @@ pub(crate) struct Word {
 }
 
 impl Word {
-    /// A word from a direct argv: no shell will expand it. Only the program word keeps `~` as
-    /// `HOME`, because hosts expand it when they start the program; an argument reaches its
+    /// The words of a direct argv: no shell will expand them. Only the program word keeps `~`
+    /// as `HOME`, because hosts expand it when they start the program; an argument reaches its
     /// program as written, so `env ~/x` or `bash ~/x.sh` opens `./~/x`, and is judged so.
-    pub(crate) fn literal(text: &str, is_program: bool) -> Self {
-        Word {
-            text: text.to_owned(),
-            has_expansion: false,
-            tilde: is_program && text.starts_with('~'),
-            glob: false,
-        }
+    pub(crate) fn direct_argv<S: AsRef<str>>(argv: &[S]) -> Vec<Self> {
+        argv.iter()
+            .enumerate()
+            .map(|(index, text)| {
+                let text = text.as_ref();
+                Word {
+                    text: text.to_owned(),
+                    has_expansion: false,
+                    tilde: index == 0 && text.starts_with('~'),
+                    glob: false,
+                }
+            })
+            .collect()
     }
 }
 

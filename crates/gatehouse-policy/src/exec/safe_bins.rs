@@ -391,6 +391,20 @@ fn trusted_dirs(extra: &[PathBuf]) -> Rc<Vec<PathBuf>> {
     })
 }
 
+/// Whether a binary, by its real path, lives in a trusted directory (`/bin`, `/usr/bin` or
+/// `extra_trusted`): where an agent cannot drop a file of its own under a well-known name. Safe
+/// bins need it, and so does an executor spawning a wrapper the policy looked through.
+pub fn is_in_trusted_dir(real_path: &Path, extra_trusted: &[PathBuf]) -> bool {
+    let dirs = trusted_dirs(extra_trusted);
+    in_dirs(&dirs, real_path)
+}
+
+fn in_dirs(dirs: &[PathBuf], real_path: &Path) -> bool {
+    real_path
+        .parent()
+        .is_some_and(|dir| dirs.iter().any(|trusted| trusted == dir))
+}
+
 impl<'p> SafeBins<'p> {
     pub(crate) fn new(
         names: &'p [String],
@@ -428,10 +442,7 @@ impl<'p> SafeBins<'p> {
                 "`{name}` can run code, so it can never be a safe bin"
             ));
         }
-        let trusted = resolved
-            .parent()
-            .is_some_and(|dir| self.trusted_dirs.iter().any(|t| t == dir));
-        if !trusted {
+        if !in_dirs(&self.trusted_dirs, resolved) {
             return refuse(format!(
                 "`{}` is not in a trusted safe-bin directory (/bin, /usr/bin or safeBinTrustedDirs)",
                 resolved.display()

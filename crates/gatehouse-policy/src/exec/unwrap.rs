@@ -533,12 +533,7 @@ mod tests {
     use super::*;
 
     fn target(argv: &[&str]) -> Target {
-        let words: Vec<Word> = argv
-            .iter()
-            .enumerate()
-            .map(|(index, arg)| Word::literal(arg, index == 0))
-            .collect();
-        unwrap(&words)
+        unwrap(&Word::direct_argv(argv))
     }
 
     fn program(argv: &[&str]) -> Option<usize> {
