@@ -41,6 +41,14 @@ struct SegmentJson {
     resolved_path: Option<String>,
     satisfied_by: Option<&'static str>,
     reason: String,
+    looked_through: Vec<LookedThroughJson>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LookedThroughJson {
+    word: String,
+    resolved_path: Option<String>,
 }
 
 impl From<&ExecEvaluation> for DecisionJson {
@@ -67,6 +75,17 @@ impl From<&SegmentEvaluation> for SegmentJson {
                 .map(|p| p.display().to_string()),
             satisfied_by: segment.satisfied_by.map(|s| s.as_str()),
             reason: segment.reason.to_string(),
+            looked_through: segment
+                .looked_through
+                .iter()
+                .map(|wrapper| LookedThroughJson {
+                    word: wrapper.word.clone(),
+                    resolved_path: wrapper
+                        .resolved_path
+                        .as_ref()
+                        .map(|p| p.display().to_string()),
+                })
+                .collect(),
         }
     }
 }

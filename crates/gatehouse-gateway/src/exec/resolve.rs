@@ -40,37 +40,53 @@ pub(crate) fn resolve_program(
         .find(|candidate| is_executable(candidate))
 }
 
-/// Why `executable` may not be spawned for an evaluation that judged another program, or `None`.
+/// Why a run may not start although the policy let it through, or `None`.
 ///
 /// The policy looks through wrappers (`env`, `nice`, `timeout`, …), shells running a script or
 /// a payload, and package runners by name, as OpenClaw does, and judges what they start. That
-/// is sound only if `argv[0]` is the system's own tool: an agent's `./env`, or an `env` in a
-/// `PATH` entry it prepended, would run unjudged while the allowlist (or the person asked)
-/// saw only the program behind it. So when the judged program is not the file to be spawned,
-/// that file's real path must lie in a trusted directory (`/bin`, `/usr/bin` and
-/// `safeBinTrustedDirs`), the rule safe bins already follow.
+/// is sound only if each of them is the system's own tool: an agent's `./env`, or an `env` in
+/// a `PATH` entry it prepended, would run unjudged while the allowlist (or the person asked)
+/// saw only the program behind it. So every program looked through, in every segment of a
+/// shell string as in an argv, must resolve to a real path in a trusted directory (`/bin`,
+/// `/usr/bin` and `safeBinTrustedDirs`), the rule safe bins already follow. `spawned`, the
+/// file an argv request starts, must besides be the program judged or such a file, so a
+/// difference between the policy's lookup and the spawn's cannot start something unjudged.
 pub(crate) fn unjudged_wrapper(
-    executable: &Path,
+    spawned: Option<&Path>,
     evaluation: &ExecEvaluation,
     trusted_dirs: &[PathBuf],
 ) -> Option<String> {
-    let real = std::fs::canonicalize(executable).ok();
-    let judged_itself = matches!(evaluation.segments.as_slice(), [only]
-        if only.resolved_path.is_some() && only.resolved_path == real);
-    if judged_itself {
-        return None;
+    let real = |path: &Path| std::fs::canonicalize(path).ok();
+    let trusted =
+        |path: &Path| real(path).is_some_and(|real| is_in_trusted_dir(&real, trusted_dirs));
+    if let Some(executable) = spawned {
+        let judged_itself = matches!(evaluation.segments.as_slice(), [only]
+            if only.resolved_path.is_some() && only.resolved_path == real(executable));
+        if !judged_itself && !trusted(executable) {
+            return Some(untrusted(&executable.display().to_string()));
+        }
     }
-    let trusted = real
-        .as_deref()
-        .is_some_and(|real| is_in_trusted_dir(real, trusted_dirs));
-    (!trusted).then(|| {
-        format!(
-            "`{}` was looked through to judge the program it starts, but it is not a system \
-             binary in a trusted directory (/bin, /usr/bin or safeBinTrustedDirs), so it could \
-             be anything",
-            executable.display()
-        )
+    let wrapper = evaluation
+        .segments
+        .iter()
+        .flat_map(|segment| &segment.looked_through)
+        .find(|wrapper| !wrapper.resolved_path.as_deref().is_some_and(trusted))?;
+    Some(match &wrapper.resolved_path {
+        Some(path) => untrusted(&path.display().to_string()),
+        None => format!(
+            "`{}` was looked through to judge the program it starts, but it does not resolve \
+             to a file here, so what would run is unknown",
+            wrapper.word
+        ),
     })
+}
+
+fn untrusted(program: &str) -> String {
+    format!(
+        "`{program}` was looked through to judge the program it starts, but it is not a system \
+         binary in a trusted directory (/bin, /usr/bin or safeBinTrustedDirs), so it could be \
+         anything"
+    )
 }
 
 /// `key` from the request's environment overrides, else from the gateway's own.

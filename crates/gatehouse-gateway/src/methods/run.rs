@@ -114,13 +114,14 @@ pub(super) async fn run(call: Call, params: RunParams) -> Result<RunResult, Erro
             "the executable could not be resolved".into(),
         ));
     };
-    // Under `full` nothing was judged, so there is nothing to look through; a shell string
-    // runs under the gateway's own shell; a denial keeps the policy's own reason.
-    let judged_argv = policy.security == Security::Allowlist
-        && evaluation.decision != Decision::Deny
-        && matches!(request.command, ExecCommand::Argv(_));
-    if let Some(reason) = judged_argv
-        .then(|| unjudged_wrapper(&plan.executable, &evaluation, &policy.safe_bin_trusted_dirs))
+    // Under `full` nothing was judged, so there is nothing to look through; a denial keeps
+    // the policy's own reason. A shell string runs under the gateway's own shell, so only an
+    // argv's program is checked as the file spawned.
+    let judged = policy.security == Security::Allowlist && evaluation.decision != Decision::Deny;
+    let spawned =
+        matches!(request.command, ExecCommand::Argv(_)).then_some(plan.executable.as_path());
+    if let Some(reason) = judged
+        .then(|| unjudged_wrapper(spawned, &evaluation, &policy.safe_bin_trusted_dirs))
         .flatten()
     {
         return Ok(denied(&call, Uuid::new_v4(), Denial::Policy, reason));

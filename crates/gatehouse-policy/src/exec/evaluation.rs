@@ -205,6 +205,19 @@ impl fmt::Display for Reason {
     }
 }
 
+/// A wrapper, shell or package runner the policy looked through to judge the program it starts.
+///
+/// Recognised by its name alone, as OpenClaw does, so it is not judged itself: an executor must
+/// make sure it is the system's own tool before running the segment (`system.run` requires a
+/// trusted directory; see `docs/policy.md`, section 3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LookedThrough {
+    /// The word as written (`env`, `./env`, `bash`).
+    pub word: String,
+    /// Where it resolved, as the program word would; `None` when it did not resolve.
+    pub resolved_path: Option<PathBuf>,
+}
+
 /// One segment of a chain (`a | b && c` has three), after unwrapping.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SegmentEvaluation {
@@ -216,6 +229,9 @@ pub struct SegmentEvaluation {
     pub satisfied_by: Option<SatisfiedBy>,
     /// Why the segment was or was not satisfied.
     pub reason: Reason,
+    /// What runs before the program, outermost first (for `sh -c` payloads, the outer
+    /// segment's wrappers and shell come first).
+    pub looked_through: Vec<LookedThrough>,
 }
 
 /// Everything `evaluate` found, so callers never re-derive a fact the decision rests on.

@@ -20,7 +20,9 @@ mod unwrap;
 
 pub use command_text::{NodeCommandText, display_argv, node_command_text};
 pub use evaluate::evaluate;
-pub use evaluation::{Decision, ExecEvaluation, Reason, Rule, SatisfiedBy, SegmentEvaluation};
+pub use evaluation::{
+    Decision, ExecEvaluation, LookedThrough, Reason, Rule, SatisfiedBy, SegmentEvaluation,
+};
 pub use policy::{
     AllowlistEntry, DEFAULT_SAFE_BIN_TRUSTED_DIRS, DEFAULT_SAFE_BINS, ExecPolicy, SafeBinProfile,
     SkillBin,

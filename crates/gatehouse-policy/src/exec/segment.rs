@@ -4,13 +4,13 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use super::allowlist::CompiledAllowlist;
-use super::evaluation::{Reason, Rule, SatisfiedBy, SegmentEvaluation};
+use super::evaluation::{LookedThrough, Reason, Rule, SatisfiedBy, SegmentEvaluation};
 use super::inline_eval::{inline_code, is_interpreter_like};
 use super::parse::{ParsedSegment, Word, parse_shell};
 use super::policy::ExecPolicy;
 use super::resolve::Resolver;
 use super::safe_bins::SafeBins;
-use super::unwrap::{Target, basename, unwrap};
+use super::unwrap::{Target, Unwrapped, basename, unwrap};
 
 /// `sh -c` payloads followed before giving up; deeper nesting fails analysis.
 pub(crate) const MAX_SHELL_DEPTH: usize = 3;
@@ -89,6 +89,7 @@ impl Checker<'_> {
                 resolved_path: resolved,
                 satisfied_by: None,
                 reason,
+                looked_through: Vec::new(),
             },
             inline_eval: false,
             persist: None,
@@ -116,6 +117,7 @@ impl Checker<'_> {
                         Rule::AllowlistSatisfied,
                         format!("`{}` is a shell builtin with no outside effect", first.text),
                     ),
+                    looked_through: Vec::new(),
                 },
                 inline_eval: false,
                 persist: None,
@@ -136,7 +138,7 @@ impl Checker<'_> {
             ));
             return Ok(());
         }
-        let target = unwrap(words);
+        let Unwrapped { target, through } = unwrap(words);
         let decisive = target_index(&target).map_or(&words[..0], |index| &words[..=index]);
         if let Some(word) = decisive.iter().find(|w| w.has_expansion) {
             return Err(Reason::new(
@@ -153,13 +155,21 @@ impl Checker<'_> {
                 format!("glob `{}` decides what runs", word.text),
             ));
         }
+        let looked_through: Vec<LookedThrough> = through
+            .iter()
+            .map(|&index| LookedThrough {
+                word: words[index].text.clone(),
+                resolved_path: resolver.resolve_program(&words[index].text, words[index].tilde),
+            })
+            .collect();
+        let first_outcome = out.len();
         match target {
             Target::Refused(reason) => {
                 let resolved = resolver.resolve_program(&first.text, first.tilde);
                 out.push(refused(resolved, reason));
             }
-            Target::InlineShell { payload } => {
-                return self.inline_shell(&words[payload], resolver, depth, out);
+            Target::InlineShell { payload, .. } => {
+                self.inline_shell(&words[payload], resolver, depth, out)?;
             }
             Target::ShellScript { shell, script } => {
                 out.push(self.shell_script(words, shell, script, argv, resolver));
@@ -185,6 +195,7 @@ impl Checker<'_> {
                         resolved_path: resolved,
                         satisfied_by: satisfied.then_some(SatisfiedBy::Allowlist),
                         reason,
+                        looked_through: Vec::new(),
                     },
                     inline_eval: false,
                     persist: None,
@@ -212,6 +223,10 @@ impl Checker<'_> {
                 }
                 out.push(self.program(words, index, package_bin, argv, resolver));
             }
+        }
+        for outcome in &mut out[first_outcome..] {
+            let inner = &mut outcome.evaluation.looked_through;
+            inner.splice(0..0, looked_through.iter().cloned());
         }
         Ok(())
     }
@@ -305,6 +320,7 @@ impl Checker<'_> {
                 resolved_path: script_path,
                 satisfied_by,
                 reason,
+                looked_through: Vec::new(),
             },
             inline_eval: false,
             persist,
@@ -369,6 +385,7 @@ impl Checker<'_> {
                 resolved_path: resolved,
                 satisfied_by,
                 reason,
+                looked_through: Vec::new(),
             },
             inline_eval: inline.is_some(),
             persist,
@@ -439,7 +456,7 @@ fn target_index(target: &Target) -> Option<usize> {
     match target {
         Target::Program { index, .. } | Target::Opaque { index, .. } => Some(*index),
         Target::ShellScript { script, .. } => Some(*script),
-        Target::InlineShell { payload } => Some(payload.saturating_sub(1)),
+        Target::InlineShell { payload, .. } => Some(payload.saturating_sub(1)),
         Target::Refused(_) => None,
     }
 }

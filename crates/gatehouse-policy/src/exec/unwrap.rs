@@ -24,7 +24,7 @@ pub(crate) enum Target {
     ShellScript { shell: usize, script: usize },
     /// `sh -c 'payload'` by bare name, without login or positional carriers: the payload is
     /// analyzed as a command of its own.
-    InlineShell { payload: usize },
+    InlineShell { shell: usize, payload: usize },
     /// The word at `index` is the policy target as a whole (a shell named by path, a login
     /// shell, a multiplexer, `sudo`): an allowlist entry for it can satisfy the segment, but
     /// allow-always never persists it.
@@ -64,6 +64,17 @@ const OPAQUE_WRAPPERS: &[&str] = &[
     "parallel",
 ];
 
+/// What a segment runs, and the programs started on the way there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Unwrapped {
+    /// The policy target.
+    pub(crate) target: Target,
+    /// Positions of the wrappers, shells and package runners looked through, outermost first.
+    /// Each is recognised by name and runs before the target, so a caller that executes must
+    /// know they are the system's own tools and not files an agent wrote.
+    pub(crate) through: Vec<usize>,
+}
+
 /// Multiplexers whose first argument names an applet.
 const MULTIPLEXERS: &[&str] = &["busybox", "toybox"];
 
@@ -73,7 +84,16 @@ pub(crate) fn basename(word: &str) -> &str {
 }
 
 /// Walks the wrappers at the front of a segment.
-pub(crate) fn unwrap(words: &[Word]) -> Target {
+pub(crate) fn unwrap(words: &[Word]) -> Unwrapped {
+    let mut through = Vec::new();
+    let target = walk(words, &mut through);
+    if let Target::ShellScript { shell, .. } | Target::InlineShell { shell, .. } = &target {
+        through.push(*shell);
+    }
+    Unwrapped { target, through }
+}
+
+fn walk(words: &[Word], through: &mut Vec<usize>) -> Target {
     let mut index = 0;
     let mut package_bin = false;
     let mut depth = 0;
@@ -141,6 +161,7 @@ pub(crate) fn unwrap(words: &[Word]) -> Target {
                 return Target::Program { index, package_bin };
             }
             Step::Next(next) => {
+                through.push(index);
                 depth += 1;
                 if depth > MAX_WRAPPER_DEPTH {
                     return Target::Refused(Reason::new(
@@ -493,7 +514,10 @@ fn shell(words: &[Word], index: usize) -> Target {
                     "`{shell_word}` {why}; its inline code is approved only as an exact command"
                 ));
             }
-            return Target::InlineShell { payload: i + 1 };
+            return Target::InlineShell {
+                shell: index,
+                payload: i + 1,
+            };
         }
         match arg {
             "-l" | "--login" => login = true,
@@ -533,7 +557,11 @@ mod tests {
     use super::*;
 
     fn target(argv: &[&str]) -> Target {
-        unwrap(&Word::direct_argv(argv))
+        unwrap(&Word::direct_argv(argv)).target
+    }
+
+    fn through(argv: &[&str]) -> Vec<usize> {
+        unwrap(&Word::direct_argv(argv)).through
     }
 
     fn program(argv: &[&str]) -> Option<usize> {
@@ -604,7 +632,10 @@ mod tests {
     fn finds_inline_shell_payloads_and_scripts() {
         assert_eq!(
             target(&["sh", "-c", "ls"]),
-            Target::InlineShell { payload: 2 }
+            Target::InlineShell {
+                shell: 0,
+                payload: 2
+            }
         );
         assert_eq!(
             target(&["nice", "bash", "run.sh"]),
@@ -612,6 +643,26 @@ mod tests {
                 shell: 1,
                 script: 2
             }
+        );
+    }
+
+    #[test]
+    fn names_every_program_looked_through_but_not_the_target() {
+        assert_eq!(through(&["rg", "x"]), Vec::<usize>::new());
+        assert_eq!(through(&["env", "nice", "-n", "5", "rg"]), vec![0, 1]);
+        assert_eq!(through(&["timeout", "5s", "sh", "-c", "ls"]), vec![0, 2]);
+        assert_eq!(through(&["nice", "bash", "run.sh"]), vec![0, 1]);
+        assert_eq!(through(&["npx", "--yes", "tsc"]), vec![0]);
+        assert_eq!(through(&["npm", "exec", "--", "tsc"]), vec![0]);
+        assert_eq!(
+            through(&["env", "sudo", "rg"]),
+            vec![0],
+            "sudo is the target"
+        );
+        assert_eq!(
+            through(&["nohup"]),
+            Vec::<usize>::new(),
+            "alone, it is the target"
         );
     }
 }

@@ -259,3 +259,30 @@ fn in_a_direct_argv_only_the_program_word_reads_a_tilde_as_home() {
     );
     assert_ne!(wrapped.decision, Decision::Allow);
 }
+
+#[test]
+fn names_what_it_looked_through_on_the_way_to_each_program() {
+    let host = Host::with_bins(&["env", "nice", "sh", "ls"]);
+    write_executable(&host.root.join("work/env"));
+    let policy = host.policy(&["ls"]);
+    let verdict = host.evaluate("ls && ./env ls && sh -c 'nice ls'", &policy);
+    assert_eq!(verdict.decision, Decision::Allow, "{}", verdict.reason);
+    let through: Vec<Vec<(String, Option<std::path::PathBuf>)>> = verdict
+        .segments
+        .iter()
+        .map(|segment| {
+            (segment.looked_through.iter())
+                .map(|wrapper| (wrapper.word.clone(), wrapper.resolved_path.clone()))
+                .collect()
+        })
+        .collect();
+    let bin = |name: &str| (name.to_owned(), Some(host.root.join("bin").join(name)));
+    assert_eq!(
+        through,
+        vec![
+            vec![],
+            vec![("./env".to_owned(), Some(host.root.join("work/env")))],
+            vec![bin("sh"), bin("nice")],
+        ]
+    );
+}

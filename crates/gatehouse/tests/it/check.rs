@@ -205,6 +205,23 @@ fn allows_with_exit_0_what_the_approvals_allowlist_covers() {
 }
 
 #[test]
+fn names_the_wrappers_it_looked_through_so_an_executor_can_check_them() {
+    let (_files, tool, approvals) = allowlisted_tool();
+    let (code, decision) = decide(&["--approvals", &approvals, "--", "nice", &tool]);
+    assert_eq!(code, 0, "{decision}");
+    let segment = &decision["segments"][0];
+    assert_eq!(segment["resolvedPath"], tool.as_str());
+    let through = &segment["lookedThrough"];
+    assert_eq!(through[0]["word"], "nice", "{decision}");
+    let nice = through[0]["resolvedPath"].as_str().unwrap_or_default();
+    assert!(
+        nice.starts_with('/') && nice.ends_with("/nice"),
+        "{decision}"
+    );
+    assert_eq!(through.as_array().map(Vec::len), Some(1));
+}
+
+#[test]
 fn asks_with_exit_10_for_an_allowlist_miss_under_on_miss() {
     let (files, _tool, approvals) = allowlisted_tool();
     let other = files.write("other", "#!/bin/sh\n");

@@ -317,9 +317,40 @@ async fn still_asks_for_a_wrapper_that_is_the_systems_own() {
     assert_eq!(answer["payload"]["stdout"], "hi\n", "{answer}");
 }
 
+/// Under allowlist with nobody asked, `wc -c` reading stdin is a safe bin and runs at once.
+const UNASKED: &str = "tools: { exec: { security: 'allowlist', ask: 'off' } },";
+
+#[tokio::test]
+async fn refuses_a_wrapper_of_its_own_anywhere_in_a_shell_string_or_an_argv() {
+    let server = Server::start(UNASKED).await;
+    script(&server.scratch(), "env", "echo not the real env");
+    let shell_string = json!({"command": "true && ./env wc -c", "cwd": server.scratch(),
+                              "agentId": "main", "sessionKey": "s1"});
+    let nested = run_params(&server, &["env", "./env", "wc", "-c"]);
+    for params in [shell_string, nested] {
+        let answer = server.ok(AGENT, "system.run", params.clone()).await;
+        assert_eq!(answer["reason"], "policy", "{params}: {answer}");
+        let detail = answer["detail"].as_str().unwrap_or_default();
+        assert!(detail.contains("not a system binary"), "{detail}");
+    }
+}
+
+#[tokio::test]
+async fn runs_a_shell_string_whose_wrappers_are_the_systems_own() {
+    let server = Server::start(UNASKED).await;
+    let params = json!({"command": "true && env nice wc -c", "cwd": server.scratch(),
+                        "agentId": "main", "sessionKey": "s1"});
+    let answer = server.ok(AGENT, "system.run", params).await;
+    assert_eq!(
+        (answer["status"].clone(), answer["stdout"].clone()),
+        (json!("finished"), json!("0\n")),
+        "{answer}"
+    );
+}
+
 #[tokio::test]
 async fn a_policy_denial_keeps_its_own_reason_whatever_the_wrapper() {
-    let server = Server::start("tools: { exec: { security: 'allowlist', ask: 'off' } },").await;
+    let server = Server::start(UNASKED).await;
     script(&server.scratch(), "env", "echo not the real env");
     let params = run_params(&server, &["./env", "ls"]);
     let answer = server.ok(AGENT, "system.run", params).await;
