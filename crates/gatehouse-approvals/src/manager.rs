@@ -456,6 +456,11 @@ impl ApprovalManager {
 
     /// Stored approvals matching the filter, oldest first.
     pub async fn list(&self, filter: ListFilter) -> Result<Vec<ApprovalRecord>, ApprovalError> {
+        // An approval already announced may still be queued for the store; with nothing in
+        // memory there is nothing to wait for.
+        if self.in_memory() > 0 {
+            self.after_queued_writes().await?;
+        }
         self.inner.blocking(move |store| store.list(&filter)).await
     }
 
@@ -502,11 +507,30 @@ impl ApprovalManager {
     }
 
     async fn record(&self, id: Uuid) -> Result<ApprovalRecord, ApprovalError> {
+        if let Some(record) = self.stored(id).await? {
+            return Ok(record);
+        }
+        // Announced, but its insert may still be queued: read again once it has committed.
+        if self.inner.index.status(&id).is_some() {
+            self.after_queued_writes().await?;
+            if let Some(record) = self.stored(id).await? {
+                return Ok(record);
+            }
+        }
+        Err(ApprovalError::Unknown { id })
+    }
+
+    async fn stored(&self, id: Uuid) -> Result<Option<ApprovalRecord>, ApprovalError> {
         let key = id.to_string();
-        self.inner
-            .blocking(move |store| store.get(&key))
-            .await?
-            .ok_or(ApprovalError::Unknown { id })
+        self.inner.blocking(move |store| store.get(&key)).await
+    }
+
+    /// Returns once every write queued so far has committed, so a read sees them.
+    async fn after_queued_writes(&self) -> Result<(), ApprovalError> {
+        let written = self
+            .inner
+            .queued(|store, done| store.after_queued_writes(done), |_, _| {});
+        written.await
     }
 
     /// The error for answering an approval that has left memory: its grace period is over.

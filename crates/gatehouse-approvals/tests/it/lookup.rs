@@ -2,6 +2,7 @@
 
 use gatehouse_approvals::{ApprovalError, CreateApproval, IdDisclosure};
 use gatehouse_policy::ApprovalDecision;
+use gatehouse_store::approvals_db::ListFilter;
 use uuid::Uuid;
 
 use crate::support::{Harness, persistable, start, start_paused};
@@ -164,4 +165,33 @@ async fn finds_settled_approvals_by_prefix_in_the_store_after_eviction() {
             ..
         })
     ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_is_found_as_soon_as_it_is_announced() {
+    let mut h = start().await;
+    // Another connection holds the write lock, so the insert stays queued after the announce.
+    let blocker = rusqlite::Connection::open(h.dir.path().join("approvals.sqlite")).unwrap();
+    blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let creator = h.manager.clone();
+    let created = tokio::spawn(async move { creator.create(persistable("make x")).await });
+    let announced = h.events.recv().await.unwrap();
+    let (getter, lister) = (h.manager.clone(), h.manager.clone());
+    let key = announced.id.to_string();
+    let got = tokio::spawn(async move { getter.get(&key, IdDisclosure::Hidden).await });
+    let listed = tokio::spawn(async move { lister.list(ListFilter::default()).await });
+    // Both reads start while the insert cannot commit; they must wait for it, not miss it.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    blocker.execute_batch("COMMIT").unwrap();
+    let record = got.await.unwrap().unwrap();
+    assert_eq!(record.id, announced.id.to_string());
+    let ids: Vec<String> = listed
+        .await
+        .unwrap()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(ids, vec![announced.id.to_string()]);
+    assert_eq!(created.await.unwrap().unwrap().id, announced.id);
 }

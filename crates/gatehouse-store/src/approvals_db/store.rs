@@ -32,6 +32,11 @@ pub trait ApprovalStore: Send + Sync {
     /// The approval with exactly this id.
     fn get(&self, id: &str) -> Result<Option<ApprovalRecord>, StoreError>;
 
+    /// Calls `done` once every write queued before this call has committed or failed, so a
+    /// read made afterwards sees them. An approval may be announced while its insert is still
+    /// queued; this is how a read that follows the announcement is made to find it.
+    fn after_queued_writes(&self, done: Completion<()>);
+
     /// Approvals whose id starts with `prefix`, ignoring ASCII case; at most `limit`, oldest
     /// first. The caller decides what several matches mean (ambiguity).
     fn find_by_prefix(&self, prefix: &str, limit: usize)
