@@ -61,11 +61,17 @@ class CheckView {
   segment(segment) {
     const argv = Array.isArray(segment.argv) ? segment.argv.map(String) : [];
     const satisfied = str(segment.satisfiedBy);
+    // Wrappers the policy looked through by name; they run too, so the operator sees where.
+    const through = Array.isArray(segment.lookedThrough) ? segment.lookedThrough : [];
+    const runsThrough = through
+      .map((wrapper) => `${str(wrapper?.word) ?? "?"} (${str(wrapper?.resolvedPath) ?? "not resolved"})`)
+      .join(", ");
     return el("li", { class: `segment ${satisfied ? "satisfied" : "unsatisfied"}` },
       el("code", { class: "argv" }, ...argv.flatMap((arg, index) => [index > 0 ? " " : null, visibleSpan(arg, "arg")])),
       details([
         ["Resolved path", str(segment.resolvedPath) ?? "not resolved"],
         ["Satisfied by", satisfied ?? "nothing"],
+        ["Runs through", runsThrough],
         ["Reason", str(segment.reason)],
       ]));
   }

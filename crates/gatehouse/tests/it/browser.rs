@@ -523,7 +523,7 @@ async fn checks_a_command_and_shows_the_policy_answer_for_every_segment() {
     let browser = Browser::start().await;
     let page = logged_in(&browser, &server.base).await;
     let cwd = server.scratch().display().to_string();
-    let command = "ls -la && uname -a";
+    let command = "ls -la && nice uname -a";
 
     page.click("#tab-check").await;
     page.type_into("#check-command", command).await;
@@ -560,6 +560,19 @@ async fn checks_a_command_and_shows_the_policy_answer_for_every_segment() {
         )
         .await,
         json!(reasons)
+    );
+    // The wrapper looked through is shown with where it resolved.
+    let through = &expected["segments"][1]["lookedThrough"][0];
+    let shown = format!(
+        "nice ({})",
+        through["resolvedPath"].as_str().unwrap_or_default()
+    );
+    assert_eq!(
+        page.eval(
+            "[...document.querySelectorAll('#check-result .segment')].map(s => [...s.querySelectorAll('dt')].some(dt => dt.textContent === 'Runs through') ? s.querySelector('dt:nth-last-of-type(2) + dd').textContent : null)"
+        )
+        .await,
+        json!([null, shown])
     );
     assert_eq!(browser.problems(), Vec::<String>::new());
 }
