@@ -139,18 +139,23 @@ fn request_from_line(
 fn print_human(out: &mut impl Write, evaluation: &ExecEvaluation) -> std::io::Result<()> {
     writeln!(out, "{}: {}", evaluation.decision, evaluation.reason)?;
     for segment in &evaluation.segments {
-        let path = segment
-            .resolved_path
-            .as_ref()
-            .map_or_else(|| "(unresolved)".to_owned(), |p| p.display().to_string());
         writeln!(
             out,
-            "  {} -> {path}: {}",
+            "  {} -> {}: {}",
             segment.argv.join(" "),
+            shown_path(segment.resolved_path.as_deref()),
             segment.reason
         )?;
+        for wrapper in &segment.looked_through {
+            let path = shown_path(wrapper.resolved_path.as_deref());
+            writeln!(out, "    through {} -> {path}", wrapper.word)?;
+        }
     }
     Ok(())
+}
+
+fn shown_path(path: Option<&Path>) -> String {
+    path.map_or_else(|| "(unresolved)".to_owned(), |p| p.display().to_string())
 }
 
 fn exit_code(decision: Decision) -> ExitCode {

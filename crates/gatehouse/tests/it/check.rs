@@ -52,6 +52,27 @@ fn prints_a_readable_line_without_json() {
 }
 
 #[test]
+fn the_readable_answer_names_each_wrapper_looked_through() {
+    let (_files, tool, approvals) = allowlisted_tool();
+    let run = gatehouse(
+        &["check", "--approvals", &approvals, "--", "nice", &tool],
+        "",
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let through: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains("through"))
+        .collect();
+    assert_eq!(through.len(), 1, "{}", run.stdout);
+    assert!(
+        through[0].starts_with("    through nice -> /"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
 fn batch_mode_answers_every_line_in_order() {
     let input = concat!(
         "{\"command\": \"ls\"}\n",
