@@ -1,6 +1,7 @@
 //! Which file `argv[0]` names, resolved the way `execvp` would, so the gateway spawns and binds
-//! that exact file. The policy's segments are not used for this: for `sh -c '…'` they describe
-//! the unwrapped inner command, not the program that is started.
+//! that exact file (the policy's segments are not used for this: for `sh -c '…'` they describe
+//! the unwrapped inner command, not the program that is started), and whether the programs the
+//! policy looked through may run at all.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt as _;
@@ -63,7 +64,7 @@ pub(crate) fn unjudged_wrapper(
         let judged_itself = matches!(evaluation.segments.as_slice(), [only]
             if only.resolved_path.is_some() && only.resolved_path == real(executable));
         if !judged_itself && !trusted(executable) {
-            return Some(untrusted(&executable.display().to_string()));
+            return Some(untrusted(executable));
         }
     }
     let wrapper = evaluation
@@ -72,7 +73,7 @@ pub(crate) fn unjudged_wrapper(
         .flat_map(|segment| &segment.looked_through)
         .find(|wrapper| !wrapper.resolved_path.as_deref().is_some_and(trusted))?;
     Some(match &wrapper.resolved_path {
-        Some(path) => untrusted(&path.display().to_string()),
+        Some(path) => untrusted(path),
         None => format!(
             "`{}` was looked through to judge the program it starts, but it does not resolve \
              to a file here, so what would run is unknown",
@@ -81,11 +82,12 @@ pub(crate) fn unjudged_wrapper(
     })
 }
 
-fn untrusted(program: &str) -> String {
+fn untrusted(program: &Path) -> String {
     format!(
-        "`{program}` was looked through to judge the program it starts, but it is not a system \
+        "`{}` was looked through to judge the program it starts, but it is not a system \
          binary in a trusted directory (/bin, /usr/bin or safeBinTrustedDirs), so it could be \
-         anything"
+         anything",
+        program.display()
     )
 }
 
