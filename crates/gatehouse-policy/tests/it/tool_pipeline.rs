@@ -17,19 +17,6 @@ fn coding_dev() -> ToolPolicyInputs {
 }
 
 #[test]
-fn owner_assistant_with_messaging_profile() {
-    let mut i = owner_on_openai();
-    i.config.global.profile = some("messaging");
-    check(
-        &i,
-        r#"
-allowed: message session_status sessions_history sessions_list sessions_send
-profile tools.profile: read write edit apply_patch exec process web_search web_fetch memory_search memory_get sessions_spawn sessions_yield subagents browser canvas cron gateway nodes agents_list image image_generate tts whatsapp_login
-"#,
-    );
-}
-
-#[test]
 fn guest_in_a_discord_guild_loses_exec_through_the_group_policy() {
     let mut i = guest_on_anthropic();
     i.config.global.profile = some("coding");
