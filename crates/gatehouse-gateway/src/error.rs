@@ -270,6 +270,8 @@ fn candidates_note(candidates: &Option<Vec<String>>) -> String {
 impl From<ApprovalError> for Error {
     fn from(error: ApprovalError) -> Self {
         match error {
+            // The methods that take ids answer these as `invalid_params` under their own name
+            // (`methods::approval::manager_error`); this is the fallback for any other path.
             ApprovalError::InvalidKey { .. } | ApprovalError::InvalidId { .. } => {
                 Error::InvalidRequest {
                     reason: error.to_string(),

@@ -42,6 +42,9 @@ const MAX_REASON_CHARS: usize = 1_000;
 /// once with `twoPhase`. `agent` scope.
 pub(super) async fn request(call: Call, params: RequestParams) -> Result<RequestAnswer, Error> {
     let exec = exec_of(&call)?;
+    if let Some(id) = &params.id {
+        full_id(id, "exec.approval.request")?;
+    }
     let level = LevelRequest {
         method: "exec.approval.request",
         agent_id: &params.agent_id,
@@ -163,7 +166,8 @@ pub(super) async fn get(call: Call, params: IdParams) -> Result<ApprovalJson, Er
     let record = if is_operator(&call) {
         exec.manager()
             .get(&params.id, IdDisclosure::Revealed)
-            .await?
+            .await
+            .map_err(|error| manager_error(error, "exec.approval.get"))?
     } else {
         let id = full_id(&params.id, "exec.approval.get")?;
         visible_record(&call, &exec, id).await?
@@ -206,7 +210,7 @@ pub(super) async fn list(call: Call, params: ListParams) -> Result<ListResult, E
 }
 
 /// `exec.approval.resolve`: answers an approval by id or unique prefix. The first answer wins;
-/// the same answer again succeeds; a different later one reports `applied: false` and the winner.
+/// later answers within the grace period report the winner with `applied: false`.
 pub(super) async fn resolve(call: Call, params: ResolveParams) -> Result<ResolveResult, Error> {
     let exec = exec_of(&call)?;
     let decision = ApprovalDecision::from_str(&params.decision).map_err(|_| {
@@ -236,7 +240,8 @@ pub(super) async fn resolve(call: Call, params: ResolveParams) -> Result<Resolve
             reason,
             IdDisclosure::Revealed,
         )
-        .await?;
+        .await
+        .map_err(|error| manager_error(error, "exec.approval.resolve"))?;
     let (allowlist_added, allowlist_error) = match resolved.allowlist {
         AllowlistWrite::NotRequested => (Vec::new(), None),
         AllowlistWrite::Added(entries) => (
@@ -302,6 +307,16 @@ async fn visible_record(
         Ok(record)
     } else {
         Err(not_found())
+    }
+}
+
+/// The manager's refusal as `method`'s: an id or prefix it cannot read is a bad param.
+fn manager_error(error: ApprovalError, method: &str) -> Error {
+    match error {
+        ApprovalError::InvalidKey { .. } | ApprovalError::InvalidId { .. } => {
+            invalid(method, error.to_string())
+        }
+        other => other.into(),
     }
 }
 

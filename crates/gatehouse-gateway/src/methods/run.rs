@@ -107,12 +107,12 @@ pub(super) async fn run(call: Call, params: RunParams) -> Result<RunResult, Erro
             }),
     };
     let Some(plan) = plan else {
-        return Ok(denied(
-            &call,
-            Uuid::new_v4(),
-            Denial::Policy,
-            "the executable could not be resolved".into(),
-        ));
+        // A program the policy denies keeps the policy's reason, resolvable or not.
+        let reason = match evaluation.decision {
+            Decision::Deny => evaluation.reason.to_string(),
+            Decision::Allow | Decision::Ask => "the executable could not be resolved".into(),
+        };
+        return Ok(denied(&call, Uuid::new_v4(), Denial::Policy, reason));
     };
     // Under `full` nothing was judged, so there is nothing to look through; a denial keeps
     // the policy's own reason. A shell string runs under the gateway's own shell, so only an

@@ -227,6 +227,31 @@ async fn stores_and_announces_the_reason_given_with_a_decision() {
 }
 
 #[tokio::test]
+async fn an_id_that_is_not_one_is_a_bad_param_for_every_method() {
+    let server = Server::start("").await;
+    let _operator = server.ws(APPROVER).await;
+    let request = ask_params(&server, json!({"id": "not-a-uuid", "twoPhase": true}));
+    let calls = [
+        (AGENT, "exec.approval.request", request),
+        (AGENT, "exec.approval.get", json!({"id": "not-a-uuid"})),
+        (AGENT, "exec.approval.waitDecision", json!({"id": "zz"})),
+        (APPROVER, "exec.approval.get", json!({"id": "zz!"})),
+        (
+            APPROVER,
+            "exec.approval.resolve",
+            json!({"id": "zz!", "decision": "deny"}),
+        ),
+    ];
+    for (token, method, params) in calls {
+        assert_eq!(
+            server.error_code(token, method, params.clone()).await,
+            "invalid_params",
+            "{method} {params}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn lists_the_earliest_or_the_latest_approvals() {
     let server = Server::start("").await;
     let _operator = server.ws(APPROVER).await;

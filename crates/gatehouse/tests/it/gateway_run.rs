@@ -111,6 +111,23 @@ async fn denies_by_policy_with_an_event() {
 }
 
 #[tokio::test]
+async fn a_denied_program_that_does_not_resolve_keeps_the_policys_reason() {
+    let server = Server::start("tools: { exec: { security: 'deny' } },").await;
+    let answer = server
+        .ok(
+            AGENT,
+            "system.run",
+            run_params(&server, &["no-such-program-anywhere"]),
+        )
+        .await;
+    assert_eq!(answer["reason"], "policy", "{answer}");
+    assert_eq!(
+        answer["detail"],
+        "security-deny: security is deny: no command runs"
+    );
+}
+
+#[tokio::test]
 async fn denies_with_no_approval_route_when_nobody_can_be_asked() {
     let server = Server::start(ASKING).await;
     let answer = server
