@@ -433,9 +433,9 @@ fn expiry_phrase(expires_at_ms: u64, now_ms: u64) -> String {
     format!("in {relative} ({at})")
 }
 
-/// Formats Unix seconds as `YYYY-MM-DD HH:MM:SS UTC` (Howard Hinnant's civil-from-days), so the
-/// crate needs no date library for one line of text.
-fn utc_timestamp(unix_secs: u64) -> String {
+/// Formats Unix seconds as `YYYY-MM-DD HH:MM:SS UTC` (Howard Hinnant's civil-from-days), so
+/// neither this crate nor the CLI showing approvals needs a date library for one line of text.
+pub fn utc_timestamp(unix_secs: u64) -> String {
     let days = unix_secs / 86_400;
     let rem = unix_secs % 86_400;
     let z = days + 719_468;

@@ -10,7 +10,7 @@ use crate::secret::{self, Secret, SecretSource};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GatewayConfig {
-    /// Socket address to listen on, e.g. `127.0.0.1:18789`.
+    /// Socket address to listen on, e.g. `127.0.0.1:18790`.
     pub listen: Option<String>,
     /// Authentication settings.
     pub auth: Option<GatewayAuthConfig>,

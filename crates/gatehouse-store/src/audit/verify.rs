@@ -105,9 +105,15 @@ impl fmt::Display for ProblemKind {
             ProblemKind::ContentEdited => {
                 write!(f, "content does not match its hash: the record was edited")
             }
+            ProblemKind::SeqMismatch { expected, found } if *found == expected + 1 => write!(
+                f,
+                "seq {found} where {expected} was expected: record {expected} is missing or out \
+                 of place"
+            ),
             ProblemKind::SeqMismatch { expected, found } if found > expected => write!(
                 f,
-                "seq {found} where {expected} was expected: records {expected}..={} are missing",
+                "seq {found} where {expected} was expected: records {expected} to {} are missing \
+                 or out of place",
                 found - 1
             ),
             ProblemKind::SeqMismatch { expected, found } => write!(
@@ -273,4 +279,23 @@ pub(crate) fn head_problem(
         seq: None,
         kind,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ProblemKind;
+
+    #[test]
+    fn names_the_records_a_gap_leaves_out_in_words() {
+        let gap = |expected, found| ProblemKind::SeqMismatch { expected, found }.to_string();
+        assert_eq!(
+            gap(10, 11),
+            "seq 11 where 10 was expected: record 10 is missing or out of place"
+        );
+        assert_eq!(
+            gap(10, 13),
+            "seq 13 where 10 was expected: records 10 to 12 are missing or out of place"
+        );
+        assert!(gap(10, 9).contains("reordered"));
+    }
 }

@@ -433,7 +433,7 @@ fn names_the_problem_in_words_a_person_can_act_on() {
     let text = log.verify().problem.unwrap().to_string();
     assert!(
         text.ends_with(
-            "audit.jsonl:3 (seq 4): seq 4 where 3 was expected: records 3..=3 are missing"
+            "audit.jsonl:3 (seq 4): seq 4 where 3 was expected: record 3 is missing or out of place"
         ),
         "{text}"
     );

@@ -2,6 +2,8 @@
 //! the server's `exec-approvals.json` (read with its hash, written back with `baseHash`, so a
 //! concurrent edit is reported instead of lost).
 
+mod show;
+
 use std::process::ExitCode;
 
 use anyhow::bail;
@@ -61,7 +63,7 @@ enum ApprovalsCommand {
 
 #[derive(Debug, Subcommand)]
 enum AllowlistCommand {
-    /// Show an agent's allowlist with last-used data.
+    /// Show an agent's allowlist with when each entry last let a command run.
     List {
         /// Agent id.
         #[arg(long, default_value = "main")]
@@ -85,7 +87,9 @@ enum AllowlistCommand {
     },
 }
 
-/// Runs the subcommand.
+/// Runs the subcommand. Without `--json` the answers are shown for people, with every
+/// agent-supplied text made visible (an escape sequence in a command must not restyle the
+/// operator's terminal). A `resolve` that did not apply exits 1, so scripts notice.
 pub(crate) fn run(args: ApprovalsArgs) -> anyhow::Result<ExitCode> {
     let server = &args.server;
     let answer = match args.command {
@@ -105,14 +109,25 @@ pub(crate) fn run(args: ApprovalsArgs) -> anyhow::Result<ExitCode> {
                 json!({"state": state, "agentId": agent, "limit": limit, "order": order}),
             )?;
             if !args.json {
-                for approval in answer["approvals"].as_array().into_iter().flatten() {
-                    println!("{}", approval_line(approval));
+                let approvals = answer["approvals"].as_array().cloned().unwrap_or_default();
+                if approvals.is_empty() {
+                    eprintln!("no approvals match");
+                }
+                for approval in &approvals {
+                    println!("{}", show::approval_line(approval));
                 }
                 return Ok(ExitCode::SUCCESS);
             }
             answer
         }
-        ApprovalsCommand::Get { id } => server.call("exec.approval.get", json!({"id": id}))?,
+        ApprovalsCommand::Get { id } => {
+            let answer = server.call("exec.approval.get", json!({"id": id}))?;
+            if !args.json {
+                print!("{}", show::approval(&answer));
+                return Ok(ExitCode::SUCCESS);
+            }
+            answer
+        }
         ApprovalsCommand::Resolve {
             id,
             decision,
@@ -122,37 +137,29 @@ pub(crate) fn run(args: ApprovalsArgs) -> anyhow::Result<ExitCode> {
                 "exec.approval.resolve",
                 json!({"id": id, "decision": decision, "reason": reason}),
             )?;
+            let applied = answer["applied"] == true;
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&answer)?);
+            } else {
+                println!("{}", show::resolution(&answer));
+            }
+            return Ok(if applied {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            });
+        }
+        ApprovalsCommand::Allowlist(command) => {
+            let changed = allowlist(server, command)?;
             if !args.json {
-                let winner = answer["decision"].as_str().unwrap_or("?");
-                if answer["applied"] == true {
-                    println!("{}: {winner}", answer["id"].as_str().unwrap_or("?"));
-                } else {
-                    println!(
-                        "{}: already answered {winner} by {}",
-                        answer["id"].as_str().unwrap_or("?"),
-                        answer["resolvedBy"].as_str().unwrap_or("someone")
-                    );
-                }
+                print!("{}", show::allowlist(&changed));
                 return Ok(ExitCode::SUCCESS);
             }
-            answer
+            changed
         }
-        ApprovalsCommand::Allowlist(command) => allowlist(server, command)?,
     };
     println!("{}", serde_json::to_string_pretty(&answer)?);
     Ok(ExitCode::SUCCESS)
-}
-
-fn approval_line(approval: &Value) -> String {
-    let text = |key: &str| approval[key].as_str().unwrap_or("-").to_owned();
-    format!(
-        "{}  {:<9} {:<12} {:<10} {}",
-        text("id"),
-        text("state"),
-        approval["decision"].as_str().unwrap_or("-"),
-        approval["request"]["agentId"].as_str().unwrap_or("-"),
-        approval["request"]["command"].as_str().unwrap_or("")
-    )
 }
 
 /// Reads the file, changes one agent's allowlist, and writes it back based on the hash read.
@@ -163,14 +170,30 @@ fn allowlist(server: &ServerArgs, command: AllowlistCommand) -> anyhow::Result<V
         | AllowlistCommand::Add { agent, .. }
         | AllowlistCommand::Remove { agent, .. } => agent.clone(),
     };
-    let current = read
-        .pointer(&format!("/file/agents/{agent}/allowlist"))
-        .cloned()
-        .unwrap_or_else(|| json!([]));
+    // Indexed, not a JSON pointer: an agent id may hold `/` or `~`.
+    let current = &read["file"]["agents"][&agent]["allowlist"];
     let mut entries = current.as_array().cloned().unwrap_or_default();
     match command {
-        AllowlistCommand::List { .. } => return Ok(json!({"agent": agent, "allowlist": current})),
-        AllowlistCommand::Add { pattern, .. } => entries.push(json!({"pattern": pattern})),
+        AllowlistCommand::List { .. } => return Ok(json!({"agent": agent, "allowlist": entries})),
+        AllowlistCommand::Add { pattern, .. } => {
+            let pattern = pattern.trim();
+            // The same rule the gateway's own adds follow: a pattern already there, compared
+            // trimmed and case-insensitively, is not added twice.
+            let existing = entries.iter().find(|item| {
+                item["argPattern"].is_null()
+                    && item["pattern"]
+                        .as_str()
+                        .is_some_and(|known| known.trim().eq_ignore_ascii_case(pattern))
+            });
+            if let Some(existing) = existing {
+                eprintln!(
+                    "agent `{agent}` already has {pattern:?} (entry {}); nothing changed",
+                    existing["id"].as_str().unwrap_or("without an id")
+                );
+                return Ok(json!({"agent": agent, "allowlist": entries}));
+            }
+            entries.push(json!({"pattern": pattern}));
+        }
         AllowlistCommand::Remove { entry, .. } => {
             let before = entries.len();
             entries
@@ -192,7 +215,5 @@ fn allowlist(server: &ServerArgs, command: AllowlistCommand) -> anyhow::Result<V
         "exec.approvals.set",
         json!({"file": file, "baseHash": read["hash"]}),
     )?;
-    Ok(
-        json!({"agent": agent, "allowlist": written.pointer(&format!("/file/agents/{agent}/allowlist"))}),
-    )
+    Ok(json!({"agent": agent, "allowlist": written["file"]["agents"][&agent]["allowlist"]}))
 }

@@ -8,21 +8,30 @@ use std::path::PathBuf;
 use anyhow::{Context as _, bail};
 use serde_json::{Value, json};
 
-/// Where the server is and who we are; shared by every client subcommand.
+/// Where the server is and who we are; shared by every client subcommand. Global, so the
+/// flags may stand before or after a nested subcommand (`approvals list --url …`).
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct ServerArgs {
     /// Gateway base URL.
-    #[arg(long, env = "GATEHOUSE_URL", default_value = "http://127.0.0.1:18790")]
+    #[arg(
+        long,
+        global = true,
+        env = "GATEHOUSE_URL",
+        default_value = "http://127.0.0.1:18790"
+    )]
     url: String,
-    /// Bearer token.
-    #[arg(long, env = "GATEHOUSE_TOKEN", hide_env_values = true)]
-    token: String,
+    /// Bearer token (with the embedded default: the contents of <data-dir>/admin.token).
+    #[arg(long, global = true, env = "GATEHOUSE_TOKEN", hide_env_values = true)]
+    token: Option<String>,
 }
 
 impl ServerArgs {
     /// Explicit address and token, for commands where the server is optional (`doctor`).
     pub(crate) fn new(url: String, token: String) -> Self {
-        Self { url, token }
+        Self {
+            url,
+            token: Some(token),
+        }
     }
 
     /// Calls `method` and returns its payload; a refusal becomes an error naming its code.
@@ -35,10 +44,17 @@ impl ServerArgs {
     }
 
     async fn call_async(&self, method: &str, params: Value) -> anyhow::Result<Value> {
+        let Some(token) = &self.token else {
+            bail!(
+                "no token: pass --token or set GATEHOUSE_TOKEN (a gateway started without \
+                 configured tokens keeps its admin token in <data-dir>/admin.token; the data directory \
+                 defaults to $XDG_STATE_HOME/gatehouse or ~/.local/state/gatehouse)"
+            );
+        };
         let url = format!("{}/rpc", self.url.trim_end_matches('/'));
         let response = reqwest::Client::new()
             .post(&url)
-            .bearer_auth(&self.token)
+            .bearer_auth(token)
             .json(&json!({"method": method, "params": params}))
             .send()
             .await

@@ -5,6 +5,7 @@
 //! Cargo would then enable that builder for every regex in the binary, including the allowlist
 //! patterns each `gatehouse check` compiles (see `docs/performance.md`).
 
+use std::io::IsTerminal as _;
 use std::str::FromStr as _;
 
 use tracing_subscriber::filter::Targets;
@@ -22,11 +23,14 @@ pub(crate) enum LogFormat {
 const DEFAULT_LEVEL: &str = "info";
 
 /// Installs the subscriber. A `RUST_LOG` that does not parse is reported in the log itself
-/// (at `warn`) and the default level applies, so a typo never silences the gateway.
+/// (at `warn`) and the default level applies, so a typo never silences the gateway. Colours
+/// only on a terminal: escape codes in a log file or journal are noise.
 pub(crate) fn init(format: LogFormat) {
     let (filter, refused) = filter_from(std::env::var("RUST_LOG").ok().as_deref());
     let registry = tracing_subscriber::registry().with(filter);
-    let lines = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let lines = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal());
     match format {
         LogFormat::Text => registry.with(lines).init(),
         LogFormat::Json => registry.with(lines.json()).init(),
@@ -41,11 +45,31 @@ fn filter_from(value: Option<&str>) -> (Targets, Option<String>) {
     let default = || Targets::new().with_default(tracing::Level::INFO);
     match value.map(str::trim).filter(|value| !value.is_empty()) {
         None => (default(), None),
-        Some(value) => match Targets::from_str(value) {
-            Ok(targets) => (targets, None),
-            Err(error) => (default(), Some(error.to_string())),
+        Some(value) => match unsupported_directive(value) {
+            Some(refused) => (default(), Some(refused)),
+            None => match Targets::from_str(value) {
+                Ok(targets) => (targets, None),
+                Err(error) => (default(), Some(error.to_string())),
+            },
         },
     }
+}
+
+/// A directive `Targets` would read as a target name although it is something else: a span or
+/// field filter (`gatehouse[span{x}]=debug`) parses as a target that matches nothing, which
+/// would leave only what the other directives name, or nothing, logged.
+fn unsupported_directive(value: &str) -> Option<String> {
+    let is_target_char = |c: char| c.is_ascii_alphanumeric() || "_:-.".contains(c);
+    value
+        .split(',')
+        .map(str::trim)
+        .find(|directive| {
+            let target = directive.split_once('=').map_or(*directive, |(t, _)| t);
+            !target.chars().all(is_target_char)
+        })
+        .map(|directive| {
+            format!("`{directive}`: span and field filters are not supported, only target=level")
+        })
 }
 
 #[cfg(test)]
@@ -74,6 +98,15 @@ mod tests {
         assert!(filter.would_enable("gatehouse_gateway::ws", &Level::DEBUG));
         assert!(!filter.would_enable("hyper", &Level::INFO));
         assert!(filter.would_enable("hyper", &Level::WARN));
+    }
+
+    #[test]
+    fn a_span_filter_falls_back_to_info_instead_of_silencing_everything() {
+        for value in ["gatehouse[span{x}]=debug", "info,gatehouse[{x}]=debug"] {
+            let (filter, refused) = filter_from(Some(value));
+            assert!(refused.is_some_and(|why| why.contains("span")), "{value}");
+            assert!(filter.would_enable("gatehouse", &Level::INFO), "{value}");
+        }
     }
 
     #[test]

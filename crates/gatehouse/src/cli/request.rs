@@ -3,16 +3,23 @@
 
 use std::process::ExitCode;
 
-use serde_json::Value;
+use serde_json::{Value, json};
+use uuid::Uuid;
 
 use super::client::CommandArgs;
 
 /// Exit status when the command may not run; the same as `gatehouse check`'s deny.
 pub(crate) const EXIT_DENIED: u8 = 20;
 
-/// Runs the subcommand.
+/// Runs the subcommand. The approval's id is chosen here and named on stderr before the wait,
+/// which may last until the approval expires, so the person at the terminal knows what to
+/// answer (or look for) meanwhile.
 pub(crate) fn run(args: CommandArgs) -> anyhow::Result<ExitCode> {
-    let answer = args.server.call("exec.approval.request", args.params()?)?;
+    let id = Uuid::new_v4();
+    let mut params = args.params()?;
+    params["id"] = json!(id.to_string());
+    eprintln!("gatehouse: waiting for a decision on approval {id}");
+    let answer = args.server.call("exec.approval.request", params)?;
     let may_run = may_run(&answer);
     if args.json {
         println!("{answer}");

@@ -70,13 +70,123 @@ async fn request_exits_0_when_a_person_allows_and_approvals_cli_sees_it() {
     )
     .await;
     assert_eq!(stdout(&resolved), format!("{id}: allow-once\n"));
+    let again = output(&server, APPROVER, &["approvals", "resolve", &id, "deny"]).await;
+    assert_eq!(again.status.code(), Some(1), "a later answer did not apply");
+    assert_eq!(
+        stdout(&again),
+        format!("{id}: not applied: already answered allow-once by approver\n")
+    );
     let out = waiting.wait_with_output().await.unwrap();
     assert_eq!(out.status.code(), Some(0));
     let answer: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(answer["decision"], "allow-once");
-    let got = output(&server, APPROVER, &["approvals", "--json", "get", &id]).await;
+    assert_eq!(answer["id"], id.as_str(), "the id named while waiting");
+    let got = output(&server, APPROVER, &["approvals", "get", "--json", &id]).await;
     let got: Value = serde_json::from_str(&stdout(&got)).unwrap();
     assert_eq!(got["resolvedBy"], "approver");
+    let shown = stdout(&output(&server, APPROVER, &["approvals", "get", &id]).await);
+    assert!(
+        shown.contains("state      allowed: allow-once by approver")
+            && shown.contains("command    make deploy"),
+        "{shown}"
+    );
+}
+
+#[tokio::test]
+async fn request_names_the_approval_it_waits_on_before_the_answer() {
+    let server = Server::start("").await;
+    let mut operator = server.ws(APPROVER).await;
+    let mut waiting = client(&server, AGENT, &["request", "--", "make deploy"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let requested = operator.event("exec.approval.requested").await;
+    let id = requested["payload"]["id"].as_str().unwrap().to_owned();
+    let mut stderr = waiting.stderr.take().unwrap();
+    let mut line = String::new();
+    while !line.contains('\n') {
+        let mut byte = [0_u8; 1];
+        tokio::io::AsyncReadExt::read_exact(&mut stderr, &mut byte)
+            .await
+            .unwrap();
+        line.push(char::from(byte[0]));
+    }
+    assert_eq!(
+        line,
+        format!("gatehouse: waiting for a decision on approval {id}\n")
+    );
+    server
+        .ok(
+            APPROVER,
+            "exec.approval.resolve",
+            json!({"id": id, "decision": "deny"}),
+        )
+        .await;
+    assert_eq!(waiting.wait().await.unwrap().code(), Some(20));
+}
+
+#[tokio::test]
+async fn shows_agent_text_without_its_escape_sequences() {
+    let server = Server::start("").await;
+    let _operator = server.ws(APPROVER).await;
+    let accepted = server
+        .ok(
+            AGENT,
+            "exec.approval.request",
+            json!({"command": "ls \u{1b}[2J\u{202e}gnp.exe", "cwd": server.scratch(),
+                   "agentId": "main", "sessionKey": "s1", "twoPhase": true}),
+        )
+        .await;
+    let id = accepted["id"].as_str().unwrap();
+    for args in [vec!["approvals", "list"], vec!["approvals", "get", id]] {
+        let shown = stdout(&output(&server, APPROVER, &args).await);
+        assert!(shown.contains(id), "{args:?}: {shown}");
+        assert!(
+            !shown.contains('\u{1b}') && !shown.contains('\u{202e}'),
+            "{args:?}: {shown:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn takes_the_server_flags_after_a_subcommand_and_says_where_a_token_comes_from() {
+    let server = Server::start("").await;
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gatehouse"));
+    let listed = command
+        .args([
+            "approvals",
+            "list",
+            "--url",
+            &server.base,
+            "--token",
+            APPROVER,
+        ])
+        .env_remove("GATEHOUSE_URL")
+        .env_remove("GATEHOUSE_TOKEN")
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        listed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&listed.stderr),
+        "no approvals match\n"
+    );
+    let no_token = Command::new(env!("CARGO_BIN_EXE_gatehouse"))
+        .args(["approvals", "list", "--url", &server.base])
+        .env_remove("GATEHOUSE_TOKEN")
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(no_token.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&no_token.stderr);
+    assert!(
+        stderr.contains("GATEHOUSE_TOKEN") && stderr.contains("admin.token"),
+        "{stderr}"
+    );
 }
 
 #[tokio::test]
@@ -111,17 +221,34 @@ async fn allowlist_add_list_and_remove_edit_the_servers_file() {
         "{}",
         String::from_utf8_lossy(&added.stderr)
     );
-    let listed = output(&server, APPROVER, &["approvals", "allowlist", "list"]).await;
+    let again = output(&server, ADMIN, &["approvals", "allowlist", "add", &git]).await;
+    assert!(again.status.success());
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("nothing changed"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let listed = output(
+        &server,
+        APPROVER,
+        &["approvals", "allowlist", "list", "--json"],
+    )
+    .await;
     let listed: Value = serde_json::from_str(&stdout(&listed)).unwrap();
+    assert_eq!(listed["allowlist"].as_array().unwrap().len(), 1, "{listed}");
     assert_eq!(listed["allowlist"][0]["pattern"], git.as_str());
+    let shown = stdout(&output(&server, APPROVER, &["approvals", "allowlist", "list"]).await);
+    assert!(
+        shown.starts_with("agent main: 1 allowlist entries\n") && shown.contains(&git),
+        "{shown}"
+    );
     // The server now allows git without asking.
     let allowed = server.ok(AGENT, "exec.policy.check", check).await;
     assert_eq!(allowed["decision"], "allow", "{allowed}");
     let removed = output(&server, ADMIN, &["approvals", "allowlist", "remove", &git]).await;
     assert!(removed.status.success());
-    let listed = output(&server, APPROVER, &["approvals", "allowlist", "list"]).await;
-    let listed: Value = serde_json::from_str(&stdout(&listed)).unwrap();
-    assert_eq!(listed["allowlist"], json!([]));
+    let shown = stdout(&output(&server, APPROVER, &["approvals", "allowlist", "list"]).await);
+    assert_eq!(shown, "agent main: no allowlist entries\n");
 }
 
 async fn doctor(data_dir: &std::path::Path, config: &std::path::Path) -> Output {
