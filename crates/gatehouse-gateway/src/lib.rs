@@ -12,6 +12,9 @@
 //! - An approval is durable before anyone hears of it; with no approval surface connected it is
 //!   expired at once (`no-approval-route`); `system.run` spawns exactly the bound argv, never
 //!   adding a shell, after re-checking the binding.
+//! - A stop is bounded: calls waiting for a person answer `shutting_down` at once (their approvals
+//!   stay pending for the next start to cancel), and connections still open after
+//!   [`Limits::shutdown_grace`] are dropped.
 //!
 //! **Entry points.** Build a [`GatewayState`] from [`GatewaySettings`] (the binary maps the config
 //! file into them): [`GatewayState::with_exec`] with [`ExecServices::start`] for the full server,
@@ -52,6 +55,7 @@ mod rate;
 mod scope;
 mod server;
 mod settings;
+mod severable;
 mod state;
 mod ui;
 mod wire;

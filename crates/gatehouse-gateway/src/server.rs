@@ -1,4 +1,4 @@
-//! The router and the serve loop with graceful shutdown.
+//! The router and the serve loop with graceful shutdown, bounded by `Limits::shutdown_grace`.
 
 use std::future::Future;
 
@@ -7,7 +7,9 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use axum::serve::ListenerExt as _;
 use tokio::net::TcpListener;
+use tokio::time::Instant;
 
+use crate::severable::Severable;
 use crate::state::GatewayState;
 use crate::{http, ui, ws};
 
@@ -28,9 +30,11 @@ pub fn router(state: GatewayState) -> Router {
         .with_state(state)
 }
 
-/// Serves until `shutdown` resolves, then stops accepting, lets HTTP requests and WebSocket
-/// in-flight requests finish (WebSockets close with 1001 "going away"), and returns once every
-/// connection is closed or `Limits::shutdown_grace` has passed.
+/// Serves until `shutdown` resolves, then stops accepting and gives open connections
+/// `Limits::shutdown_grace` to finish: calls waiting for a person answer `shutting_down` at
+/// once, other HTTP requests and WebSocket in-flight requests finish (WebSockets then close with
+/// 1001 "going away"). Connections still open when the grace runs out are dropped, and `serve`
+/// returns then at the latest.
 pub async fn serve<F>(
     listener: TcpListener,
     state: GatewayState,
@@ -45,6 +49,8 @@ where
 /// [`serve`], with `extra` routes beside the gateway's own: endpoints a chat adapter serves on
 /// the gateway's listener (Slack's signed Request URL in HTTP mode), built by the binary so this
 /// crate never depends on an adapter. A path the gateway already serves panics at start.
+///
+/// Shutdown also begins when [`GatewayState::begin_shutdown`] is called directly.
 pub async fn serve_with_routes<F>(
     listener: TcpListener,
     state: GatewayState,
@@ -55,6 +61,7 @@ where
     F: Future<Output = ()> + Send + 'static,
 {
     let on_shutdown = state.clone();
+    let begun = state.shutdown_signal();
     // Frames are small and interactive; with Nagle's algorithm a small event written behind an
     // unacknowledged one waits for the peer's delayed ACK (up to 40 ms).
     let listener = listener.tap_io(|stream| {
@@ -62,19 +69,44 @@ where
             tracing::warn!(error = %error, "Cannot set TCP_NODELAY; serving anyway.");
         }
     });
-    axum::serve(listener, router(state.clone()).merge(extra))
+    let (listener, severer) = Severable::new(listener);
+    let serving = axum::serve(listener, router(state.clone()).merge(extra))
         .with_graceful_shutdown(async move {
-            shutdown.await;
+            tokio::select! {
+                () = shutdown => {}
+                () = begun => {}
+            }
             tracing::info!("Shutting down: no new connections; finishing in-flight requests.");
             on_shutdown.begin_shutdown();
         })
-        .await?;
-    // Upgraded WebSockets outlive axum's own graceful shutdown; wait for them here.
-    if !state
-        .connections_closed(state.limits().shutdown_grace)
-        .await
-    {
-        tracing::warn!("Shutdown grace period passed with WebSocket connections still open.");
+        .into_future();
+    tokio::pin!(serving);
+    // axum's loop ends only after shutdown began, and then only once every HTTP connection
+    // closed, which may be never.
+    let http_closed = tokio::select! {
+        result = &mut serving => {
+            result?;
+            true
+        }
+        () = state.shutdown_signal() => false,
+    };
+    // One deadline for everything: upgraded WebSockets outlive axum's own graceful shutdown.
+    let deadline = Instant::now() + state.limits().shutdown_grace;
+    if !http_closed {
+        match tokio::time::timeout_at(deadline, &mut serving).await {
+            Ok(result) => result?,
+            Err(_) => tracing::warn!(
+                connections = severer.open_streams(),
+                "Shutdown grace period passed with HTTP connections still open; dropping them."
+            ),
+        }
     }
+    let remaining = deadline.saturating_duration_since(Instant::now());
+    if !state.connections_closed(remaining).await {
+        tracing::warn!(
+            "Shutdown grace period passed with WebSocket connections still open; dropping them."
+        );
+    }
+    severer.sever();
     Ok(())
 }

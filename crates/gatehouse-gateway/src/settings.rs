@@ -53,7 +53,9 @@ pub struct Limits {
     pub max_in_flight: usize,
     /// Time a new WebSocket has to send `connect`.
     pub handshake_timeout: Duration,
-    /// Time open connections get to finish in-flight requests on shutdown.
+    /// Time open connections get to finish in-flight requests on shutdown, counted from the
+    /// shutdown signal; connections still open after it are dropped, so a stop never takes
+    /// longer. Calls waiting for a person do not use it: they answer `shutting_down` at once.
     pub shutdown_grace: Duration,
 }
 

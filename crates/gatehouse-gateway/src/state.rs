@@ -104,8 +104,10 @@ impl GatewayState {
             })
     }
 
-    /// Starts a graceful shutdown: connections stop reading, finish in-flight requests and close
-    /// with "going away". Idempotent.
+    /// Starts a graceful shutdown: calls waiting for a person answer `shutting_down` at once,
+    /// connections stop reading, finish their other in-flight requests and close with "going
+    /// away"; [`serve`](crate::serve) also stops accepting and bounds it all by
+    /// `Limits::shutdown_grace`. Idempotent.
     pub fn begin_shutdown(&self) {
         self.inner.shutdown.send_replace(true);
     }

@@ -8,11 +8,13 @@
 //! disk at most a few milliseconds after it was queued, and there are at most a few hundred
 //! syncs a second however busy the gateway is. Requests never wait for any of this: the audit
 //! log records what happened, and approvals and decisions are durable in the approvals
-//! database before anyone is told of them.
+//! database before anyone is told of them. Dropping the [`Auditor`] (the gateway stopping)
+//! waits for the writer to append and sync what is queued, so a shutdown loses no record.
 
 use std::num::NonZeroU32;
 use std::path::Path;
 use std::sync::mpsc;
+use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use gatehouse_store::audit::{AuditEvent, AuditKind, AuditLog, AuditOptions, SyncPolicy};
@@ -32,7 +34,10 @@ const MAX_GROUP: NonZeroU32 = match NonZeroU32::new(256) {
 /// The sending side; cheap to share.
 #[derive(Debug)]
 pub(crate) struct Auditor {
-    sender: mpsc::Sender<(u64, AuditEvent)>,
+    /// `None` only while dropping, so the writer sees the channel close.
+    sender: Option<mpsc::Sender<(u64, AuditEvent)>>,
+    /// Joined on drop: the writer drains the channel and syncs before it ends.
+    writer: Option<JoinHandle<()>>,
 }
 
 impl Auditor {
@@ -51,13 +56,16 @@ impl Auditor {
             tracing::warn!(line = torn.line, path = %path.display(), "Removed a torn audit record left by a crash.");
         }
         let (sender, receiver) = mpsc::channel::<(u64, AuditEvent)>();
-        std::thread::Builder::new()
+        let writer = std::thread::Builder::new()
             .name("gatehouse-audit".into())
             .spawn(move || write_groups(&log, &receiver))
             .map_err(|error| Error::Internal {
                 reason: format!("cannot start the audit writer: {error}"),
             })?;
-        Ok(Self { sender })
+        Ok(Self {
+            sender: Some(sender),
+            writer: Some(writer),
+        })
     }
 
     /// Queues one record, stamped now.
@@ -76,8 +84,23 @@ impl Auditor {
             .map_or(0, |elapsed| {
                 u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
             });
-        if self.sender.send((at_ms, event)).is_err() {
+        let sent = self
+            .sender
+            .as_ref()
+            .is_some_and(|sender| sender.send((at_ms, event)).is_ok());
+        if !sent {
             tracing::error!("Audit writer stopped; record not written.");
+        }
+    }
+}
+
+impl Drop for Auditor {
+    fn drop(&mut self) {
+        drop(self.sender.take());
+        if let Some(writer) = self.writer.take()
+            && writer.join().is_err()
+        {
+            tracing::error!("The audit writer panicked; records queued at the end may be lost.");
         }
     }
 }
@@ -98,5 +121,31 @@ fn write_groups(log: &AuditLog, receiver: &mpsc::Receiver<(u64, AuditEvent)>) {
         if let Err(error) = log.sync() {
             tracing::error!(error = %error, "Audit records not synced.");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_record_queued_just_before_the_gateway_stops_is_on_disk_once_it_has_stopped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(gatehouse_store::audit::LOG_FILE_NAME);
+        let auditor = Auditor::open(&path).unwrap();
+        for n in 0..3 {
+            auditor.record(AuditKind::Request, None, None, json!({"n": n}));
+        }
+        drop(auditor);
+        let report = gatehouse_store::audit::verify(&path).unwrap();
+        assert!(report.is_valid(), "{report:?}");
+        assert_eq!(report.records, 3);
+        assert_eq!(
+            report.anchored_seq,
+            Some(3),
+            "synced and anchored, not only written"
+        );
     }
 }

@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures_util::FutureExt as _;
 use gatehouse_approvals::{
     ApprovalManager, CreateApproval, Created, EventSubscription, ManagerConfig, Offered,
     PendingDecision, SystemClock,
@@ -251,12 +252,23 @@ impl ExecServices {
     /// is still being created — it is cancelled with reason `requester-gone`, so nobody approves
     /// a command nobody will run. The work runs in its own task for that reason: dropping the
     /// caller's future only closes the answer channel, which the task watches.
+    ///
+    /// A person may take minutes and a stopping gateway has `shutdown_grace`, so once `shutdown`
+    /// resolves the wait answers [`Error::ShuttingDown`] at once (and a wait that would start
+    /// during shutdown creates nothing). The approval is then left pending in the store, not
+    /// cancelled: the requester did not give up, and the next start cancels it with
+    /// `gateway-restart` as it does every approval a stop left pending.
     pub(crate) async fn create_and_await(
         &self,
         owner: &str,
         create: CreateApproval,
         has_route: bool,
+        shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<ApprovalRecord, Error> {
+        let mut shutdown = Box::pin(shutdown);
+        if (&mut shutdown).now_or_never().is_some() {
+            return Err(Error::ShuttingDown);
+        }
         let (mut answer, answered) = tokio::sync::oneshot::channel();
         let exec = self.clone();
         let owner = owner.to_owned();
@@ -268,14 +280,19 @@ impl ExecServices {
                     return;
                 }
             };
-            let decided = tokio::select! {
-                record = decision.decided() => Some(record),
-                () = answer.closed() => None,
-            };
-            match decided {
-                // The requester may leave right after the decision; nothing is left to undo.
-                Some(record) => drop(answer.send(record.map_err(Error::from))),
-                None => {
+            // A decision wins a tie with shutdown, and shutdown wins one with a requester that
+            // left: a connection closed by the shutdown is not a requester giving up.
+            tokio::select! {
+                biased;
+                record = decision.decided() => {
+                    // The requester may leave right after the decision; nothing is left to undo.
+                    drop(answer.send(record.map_err(Error::from)));
+                }
+                () = &mut shutdown => {
+                    tracing::info!(approval_id = %id, "Shutting down; the approval stays pending until the next start cancels it.");
+                    drop(answer.send(Err(Error::ShuttingDown)));
+                }
+                () = answer.closed() => {
                     // Losing the race to a decision is fine: the store keeps the first answer.
                     if let Err(error) = exec.inner.manager.cancel(id, REASON_REQUESTER_GONE).await {
                         tracing::debug!(approval_id = %id, error = %error, "Cancel after requester left failed.");

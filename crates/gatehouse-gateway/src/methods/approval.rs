@@ -39,7 +39,8 @@ const MAX_LIST: usize = 1_000;
 const MAX_REASON_CHARS: usize = 1_000;
 
 /// `exec.approval.request`: creates a pending approval and answers when it is decided, or at
-/// once with `twoPhase`. `agent` scope.
+/// once with `twoPhase`; a blocking request answers `shutting_down` once the gateway stops (see
+/// [`ExecServices::create_and_await`]). `agent` scope.
 pub(super) async fn request(call: Call, params: RequestParams) -> Result<RequestAnswer, Error> {
     let exec = exec_of(&call)?;
     if let Some(id) = &params.id {
@@ -116,7 +117,12 @@ pub(super) async fn request(call: Call, params: RequestParams) -> Result<Request
         }));
     }
     let record = exec
-        .create_and_await(call.caller.name(), create, route)
+        .create_and_await(
+            call.caller.name(),
+            create,
+            route,
+            call.state.shutdown_signal(),
+        )
         .await?;
     let mut result = DecisionResult::from_record(&record);
     result.fallback = fallback(&record, ask_fallback, &policy, &evaluation);
@@ -148,7 +154,9 @@ fn fallback(
 }
 
 /// `exec.approval.waitDecision`: waits until the approval is settled and answers its outcome;
-/// answers at once when it already is.
+/// answers at once when it already is. Once the gateway is shutting down a wait still open
+/// answers `shutting_down` at once: a person may take longer than the shutdown grace, and the
+/// approval is left pending for the next start to cancel.
 pub(super) async fn wait_decision(call: Call, params: IdParams) -> Result<DecisionResult, Error> {
     let exec = exec_of(&call)?;
     let id = full_id(&params.id, "exec.approval.waitDecision")?;
@@ -156,7 +164,12 @@ pub(super) async fn wait_decision(call: Call, params: IdParams) -> Result<Decisi
     if !is_operator(&call) && !exec.owns(call.caller.name(), id) {
         visible_record(&call, &exec, id).await?;
     }
-    let record = exec.manager().await_decision(id).await?;
+    // Biased: an outcome already in hand wins over the shutdown.
+    let record = tokio::select! {
+        biased;
+        record = exec.manager().await_decision(id) => record?,
+        () = call.state.shutdown_signal() => return Err(Error::ShuttingDown),
+    };
     Ok(DecisionResult::from_record(&record))
 }
 

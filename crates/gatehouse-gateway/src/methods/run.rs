@@ -241,7 +241,8 @@ struct Summary {
     allow_always_patterns: Vec<String>,
 }
 
-/// Creates the approval and waits for its outcome.
+/// Creates the approval and waits for its outcome; `shutting_down` once the gateway stops, so
+/// the run answers that error and never starts (see [`ExecServices::create_and_await`]).
 async fn ask(
     call: &Call,
     exec: &ExecServices,
@@ -275,8 +276,13 @@ async fn ask(
         allow_always_patterns: summary.allow_always_patterns.clone(),
     };
     let route = has_approval_route(&call.state, &create.request);
-    exec.create_and_await(call.caller.name(), create, route)
-        .await
+    exec.create_and_await(
+        call.caller.name(),
+        create,
+        route,
+        call.state.shutdown_signal(),
+    )
+    .await
 }
 
 /// Spawns the planned argv, announcing `exec.running` if it outlasts the threshold and

@@ -1,4 +1,5 @@
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use gatehouse_gateway::{Access, Call, Limits, Registry};
 use serde_json::{Value, json};
@@ -59,4 +60,49 @@ async fn finishes_an_in_flight_http_request_on_shutdown() {
         (200, json!({"ok": true, "payload": "done"}))
     );
     stopping.await.unwrap();
+}
+
+/// A request still running when `shutdown_grace` runs out has its connection dropped, so `serve`
+/// returns within the grace whatever the client does.
+#[tokio::test]
+async fn drops_an_http_request_still_running_when_the_grace_ends() {
+    let started = Arc::new(Notify::new());
+    let mut registry = Registry::standard();
+    let on_start = Arc::clone(&started);
+    registry.register(
+        "test.forever",
+        Access::AnyScope,
+        move |_: Call, _: Value| {
+            let on_start = Arc::clone(&on_start);
+            async move {
+                on_start.notify_one();
+                std::future::pending::<()>().await;
+                Ok(json!("never"))
+            }
+        },
+    );
+    let grace = Duration::from_millis(500);
+    let limits = Limits {
+        shutdown_grace: grace,
+        ..Limits::default()
+    };
+    let server = Server::start_with(registry, limits).await;
+    let url = server.url("/rpc");
+    let request = tokio::spawn(async move {
+        reqwest::Client::new()
+            .post(url)
+            .bearer_auth(AGENT)
+            .json(&json!({"method": "test.forever"}))
+            .send()
+            .await
+    });
+    started.notified().await;
+    let stopping = Instant::now();
+    server.stop().await;
+    assert!(stopping.elapsed() >= grace, "{:?}", stopping.elapsed());
+    let dropped = tokio::time::timeout(Duration::from_secs(5), request)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(dropped.is_err(), "{dropped:?}");
 }

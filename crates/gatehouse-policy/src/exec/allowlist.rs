@@ -43,6 +43,14 @@ pub(crate) fn compile(entries: &[AllowlistEntry], home: Option<&Path>) -> Rc<Com
     })
 }
 
+/// Why each entry of `entries` the policy cannot use is skipped, in the words `gatehouse check`
+/// prints, so a tool reviewing a configuration (`gatehouse doctor`) reports exactly what the
+/// policy ignores instead of restating its rules. `home` expands a leading `~`, as in
+/// evaluation. Empty when every entry is used.
+pub fn ignored_entries(entries: &[AllowlistEntry], home: Option<&Path>) -> Vec<String> {
+    CompiledAllowlist::new(entries, home).warnings
+}
+
 /// The usable entries of an allowlist, ready to match.
 #[derive(Debug)]
 pub(crate) struct CompiledAllowlist {

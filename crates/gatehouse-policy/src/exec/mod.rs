@@ -18,6 +18,7 @@ mod segment;
 mod shells;
 mod unwrap;
 
+pub use allowlist::ignored_entries as ignored_allowlist_entries;
 pub use command_text::{NodeCommandText, display_argv, node_command_text};
 pub use evaluate::evaluate;
 pub use evaluation::{

@@ -3,6 +3,10 @@
 //! The gateway never depends on an adapter crate: each adapter is built here and passed on as an
 //! `Arc<dyn Channel>`. Discord and Slack plug in the same way: one `connect_<channel>` function
 //! returning a [`ConnectedChannel`], one line in [`connect_all`].
+//!
+//! Each channel connects in two steps: its settings are built from the config (secrets resolved,
+//! keys checked), then the adapter connects. [`check_all`] runs only the first step, so `doctor`
+//! finds what `serve` would refuse without calling any platform.
 
 use std::sync::Arc;
 
@@ -59,23 +63,46 @@ pub(crate) async fn connect_all(config: &Config) -> anyhow::Result<Connected> {
     })
 }
 
+/// Builds the settings of every enabled channel as [`connect_all`] does, stopping short of the
+/// network: one error for each channel `serve` would refuse before connecting (a secret it
+/// cannot read, a missing key, a malformed URL). A secret file readable by group or others
+/// goes to `warnings`; a channel's check stops at its first error, like its start.
+pub(crate) fn check_all(config: &Config, warnings: &mut Vec<String>) -> Vec<anyhow::Error> {
+    let mut errors = Vec::new();
+    if let Some(section) = &config.channels.telegram
+        && section.enabled != Some(false)
+    {
+        errors.extend(telegram_config(section, warnings).err());
+    }
+    if let Some(section) = &config.channels.discord
+        && section.enabled != Some(false)
+    {
+        errors.extend(discord::adapter_config(section, warnings).err());
+    }
+    if let Some(section) = &config.channels.slack
+        && section.enabled != Some(false)
+    {
+        errors.extend(slack::adapter_config(section, warnings).err());
+    }
+    errors
+}
+
+/// Runs one channel's settings step for `serve`, printing the warnings its secrets raised on
+/// stderr, as the config loader does, also when the step then fails.
+fn printing_warnings<T>(step: impl FnOnce(&mut Vec<String>) -> T) -> T {
+    let mut warnings = Vec::new();
+    let outcome = step(&mut warnings);
+    for warning in &warnings {
+        eprintln!("gatehouse: warning: {warning}");
+    }
+    outcome
+}
+
 /// The Telegram adapter and, in webhook mode, its route on the gateway's own listener.
 async fn connect_telegram(
     section: &TelegramSection,
 ) -> anyhow::Result<(ConnectedChannel, Option<Router>)> {
-    let Some(source) = section.token_source() else {
-        bail!("`channels.telegram`: set one of botToken, tokenFile, tokenEnv (or enabled: false)");
-    };
-    let token = resolve(&source, "channels.telegram.botToken")?;
-    let mut config = TelegramConfig::new(token)?;
-    if let Some(mode) = webhook_mode(section)? {
-        config.mode = mode;
-    }
-    if let Some(api_url) = &section.api_url {
-        config.api_url = api_url
-            .parse()
-            .with_context(|| format!("`channels.telegram.apiUrl`: {api_url:?} is not a URL"))?;
-    }
+    let config = printing_warnings(|warnings| telegram_config(section, warnings))?;
     let channel = TelegramChannel::connect(config)
         .await
         .context("cannot connect to Telegram (`channels.telegram`)")?;
@@ -91,10 +118,37 @@ async fn connect_telegram(
     ))
 }
 
+/// The adapter's settings from `channels.telegram`; every missing or unusable key is named.
+fn telegram_config(
+    section: &TelegramSection,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<TelegramConfig> {
+    let Some(source) = section.token_source() else {
+        bail!("`channels.telegram`: set one of botToken, tokenFile, tokenEnv (or enabled: false)");
+    };
+    let token = resolve(&source, "channels.telegram.botToken", warnings)?;
+    let mut config = TelegramConfig::new(token)?;
+    if let Some(mode) = webhook_mode(section, warnings)? {
+        config.mode = mode;
+    }
+    if let Some(api_url) = &section.api_url {
+        config.api_url = api_url
+            .parse()
+            .with_context(|| format!("`channels.telegram.apiUrl`: {api_url:?} is not a URL"))?;
+    }
+    config
+        .validate()
+        .context("`channels.telegram` is not usable")?;
+    Ok(config)
+}
+
 /// `webhookUrl` → webhook mode served by the gateway on the URL's path, guarded by the webhook
 /// secret; `None` (long polling) without it. A webhook without a secret is refused: anyone who
 /// learns the URL could otherwise post forged updates.
-fn webhook_mode(section: &TelegramSection) -> anyhow::Result<Option<UpdateMode>> {
+fn webhook_mode(
+    section: &TelegramSection,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<Option<UpdateMode>> {
     let Some(url) = &section.webhook_url else {
         return Ok(None);
     };
@@ -107,18 +161,17 @@ fn webhook_mode(section: &TelegramSection) -> anyhow::Result<Option<UpdateMode>>
              webhookSecretFile, webhookSecretEnv"
         );
     };
-    let secret = resolve(&source, "channels.telegram.webhookSecret")?;
+    let secret = resolve(&source, "channels.telegram.webhookSecret", warnings)?;
     Ok(Some(UpdateMode::HostedWebhook(HostedWebhook::new(
         url, secret,
     ))))
 }
 
-/// A secret from its source; a file others can read is reported, as the config loader does.
-fn resolve(source: &SecretSource, key: &str) -> anyhow::Result<Secret> {
+/// A secret from its source; a file others can read goes to `warnings`, which the caller
+/// prints (`serve`) or lists (`doctor`).
+fn resolve(source: &SecretSource, key: &str, warnings: &mut Vec<String>) -> anyhow::Result<Secret> {
     let resolved = source.resolve(key)?;
-    if let Some(warning) = &resolved.warning {
-        eprintln!("gatehouse: warning: {warning}");
-    }
+    warnings.extend(resolved.warning);
     Ok(resolved.secret)
 }
 

@@ -1,6 +1,11 @@
-//! `gatehouse doctor`: check a deployment before (or while) it runs. Validates the config with
-//! line and column, shows the effective exec policy of every agent, and warns about risky
-//! settings. Exit 0 when all is well, 1 with warnings, 2 when the config does not load.
+//! `gatehouse doctor`: check a deployment before (or while) it runs.
+//!
+//! It validates the config with line and column, then finds what would stop `gatehouse serve`
+//! from starting with it by running serve's own steps short of listening or calling a platform:
+//! the listen address, every gateway token (resolved and held to the gateway's rules), and every
+//! enabled channel's secrets and settings. It shows the effective exec policy of every agent and
+//! warns about risky settings. Exit 0 when all is well, 1 with warnings only, 2 when the config
+//! does not load or `serve` would refuse it.
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -9,20 +14,20 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use gatehouse_config::{Config, DEFAULT_AGENT_ID, load_file};
+use gatehouse_config::{Config, ConfigError, DEFAULT_AGENT_ID, load_file};
 use gatehouse_gateway::payloads::{ask_fallback, exec_policy};
 use gatehouse_policy::Security;
+use gatehouse_policy::exec::{AllowlistEntry, ignored_allowlist_entries};
 use gatehouse_store::approvals_file::ExecApprovalsStore;
 
-use super::serve::{
-    ADMIN_TOKEN_FILE, APPROVALS_FILE, DEFAULT_LISTEN, configured_tokens, default_data_dir,
-};
+use super::serve::{ADMIN_TOKEN_FILE, APPROVALS_FILE, default_data_dir, listen_address};
+use super::tokens::review_tokens;
 
 /// Flags of `gatehouse doctor`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct DoctorArgs {
     /// Config file to check; the embedded default when absent.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", env = "GATEHOUSE_CONFIG")]
     config: Option<PathBuf>,
     /// The server's data directory [default: as `gatehouse serve`].
     #[arg(long, value_name = "DIR")]
@@ -40,44 +45,150 @@ pub(crate) struct DoctorArgs {
 
 /// Runs the subcommand.
 pub(crate) fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
-    let mut warnings = Vec::new();
-    let config = match &args.config {
-        Some(path) => match load_file(path) {
-            Ok(loaded) => {
-                println!("config {}: ok", path.display());
-                warnings.extend(
-                    loaded
-                        .warnings
-                        .iter()
-                        .map(|warning| format!("{}:{warning}", path.display())),
-                );
-                loaded.config
-            }
-            Err(error) => {
-                eprintln!("gatehouse: {error}");
-                return Ok(ExitCode::from(super::EXIT_USAGE));
-            }
-        },
-        None => {
-            println!("config: none (embedded default)");
-            Config::default()
-        }
+    let mut findings = Findings::default();
+    let Some(config) = load_config(args.config.as_deref(), &mut findings) else {
+        return Ok(ExitCode::from(super::EXIT_USAGE));
     };
     let data_dir = match args.data_dir {
         Some(dir) => dir,
         None => default_data_dir()?,
     };
-    check_secrets(&config, &data_dir, &mut warnings);
+    check_listen(args.listen, &config, &mut findings);
+    check_tokens(&config, &mut findings);
+    check_channels(&config, &mut findings);
+    loose_file(&data_dir.join(ADMIN_TOKEN_FILE), &mut findings);
+    check_agents(&config, &data_dir, &mut findings)?;
+    match args.token {
+        Some(token) => live_check(
+            &super::client::ServerArgs::new(args.url, token),
+            &mut findings,
+        ),
+        None => println!("live check: skipped (no --token or GATEHOUSE_TOKEN)"),
+    }
+    Ok(findings.finish())
+}
+
+/// What the checks found. An error is something `serve` would refuse to start with; a warning
+/// is a risk it would start with.
+#[derive(Debug, Default)]
+struct Findings {
+    /// Each with its causes, as `serve` would print it.
+    errors: Vec<String>,
+    /// Each a sentence saying what is at risk.
+    warnings: Vec<String>,
+}
+
+impl Findings {
+    /// Records `error` with its causes, as `serve` prints it when it stops.
+    fn error(&mut self, error: &anyhow::Error) {
+        self.errors.push(format!("{error:#}"));
+    }
+
+    /// Records a risk `serve` would start with.
+    fn warn(&mut self, warning: impl Into<String>) {
+        self.warnings.push(warning.into());
+    }
+
+    /// Prints every error, then every warning, and returns the exit status they call for: 2
+    /// for errors, the status `serve` itself exits with on them; 1 for warnings only.
+    fn finish(self) -> ExitCode {
+        for error in &self.errors {
+            println!("error: {error}");
+        }
+        for warning in &self.warnings {
+            println!("warning: {warning}");
+        }
+        if !self.errors.is_empty() {
+            ExitCode::from(super::EXIT_USAGE)
+        } else if !self.warnings.is_empty() {
+            ExitCode::from(1)
+        } else {
+            println!("no problems found");
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+/// The config at `path` (from `--config` or `GATEHOUSE_CONFIG`, like `check` and `tools`), or
+/// the embedded default. Its load warnings join the findings; a config that does not load is
+/// printed with line and column on stderr and yields `None`, since nothing else can be checked.
+fn load_config(path: Option<&Path>, findings: &mut Findings) -> Option<Config> {
+    let Some(path) = path else {
+        println!("config: none (embedded default)");
+        return Some(Config::default());
+    };
+    match load_file(path) {
+        Ok(loaded) => {
+            println!("config {}: ok", path.display());
+            for warning in &loaded.warnings {
+                findings.warn(format!("{}:{warning}", path.display()));
+            }
+            Some(loaded.config)
+        }
+        Err(error) => {
+            eprintln!("gatehouse: {error}");
+            None
+        }
+    }
+}
+
+/// The listen address must parse as `serve` parses it; a non-loopback one is a warning, as the
+/// gateway speaks no TLS.
+fn check_listen(flag: Option<SocketAddr>, config: &Config, findings: &mut Findings) {
+    match listen_address(flag, config.gateway.listen.as_deref()) {
+        Ok(listen) if !listen.ip().is_loopback() => findings.warn(format!(
+            "listening on {listen} without TLS: tokens cross the network in clear text; listen \
+             on loopback behind a TLS-terminating proxy"
+        )),
+        Ok(_) => {}
+        Err(error) => findings.error(&error),
+    }
+}
+
+/// Every gateway token that `serve` would refuse, each with its own error; token files readable
+/// by group or others are warnings.
+fn check_tokens(config: &Config, findings: &mut Findings) {
+    let review = review_tokens(config);
+    for error in &review.errors {
+        findings.error(error);
+    }
+    findings.warnings.extend(review.warnings);
+}
+
+/// Every channel secret `serve` would read, resolved the way it resolves them: each one that
+/// cannot be read is an error, each file readable by group or others a warning. Then each
+/// enabled channel's settings are built as `serve` builds them, without calling the platform,
+/// and whatever else it would refuse (a missing key, a malformed URL) is an error too.
+fn check_channels(config: &Config, findings: &mut Findings) {
+    for secret in config.channel_secrets_in_use() {
+        match secret.source.resolve(&secret.key) {
+            Ok(resolved) => findings.warnings.extend(resolved.warning),
+            Err(error) => findings.errors.push(error.to_string()),
+        }
+    }
+    // A channel's settings step stops at its first secret failure and resolves the secrets
+    // again: both were reported once above, so only its other refusals are kept.
+    let mut repeated_warnings = Vec::new();
+    for error in super::channels::check_all(config, &mut repeated_warnings) {
+        let secret_failure = matches!(
+            error.downcast_ref::<ConfigError>(),
+            Some(ConfigError::Secret { .. })
+        );
+        if !secret_failure {
+            findings.error(&error);
+        }
+    }
+}
+
+/// Prints every agent's effective exec policy and warns about the settings that let commands
+/// run with nobody asked, and about allowlist entries the policy ignores.
+fn check_agents(config: &Config, data_dir: &Path, findings: &mut Findings) -> anyhow::Result<()> {
     let approvals = ExecApprovalsStore::new(data_dir.join(APPROVALS_FILE))
         .read()
         .context("cannot read exec-approvals.json")?;
-    warnings.extend(
-        approvals
-            .report
-            .notes
-            .iter()
-            .map(|note| format!("{}: {note}", approvals.path.display())),
-    );
+    for note in &approvals.report.notes {
+        findings.warn(format!("{}: {note}", approvals.path.display()));
+    }
     let mut agents: BTreeSet<String> = config.agents.list.iter().map(|a| a.id.clone()).collect();
     agents.insert(DEFAULT_AGENT_ID.to_owned());
     agents.extend(
@@ -89,56 +200,66 @@ pub(crate) fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
             .cloned(),
     );
     for agent in &agents {
-        let policy = exec_policy(&config, Some(&approvals.file), agent);
-        let ask_fallback = ask_fallback(&config, &approvals.file, agent);
+        let policy = exec_policy(config, Some(&approvals.file), agent);
+        let ask_fallback = ask_fallback(config, &approvals.file, agent);
+        let allowlist = review_allowlist(&policy.allowlist);
         println!(
             "agent {agent}: security {}, ask {}, askFallback {ask_fallback}, {} allowlist entries",
-            policy.security,
-            policy.ask,
-            policy.allowlist.len()
+            policy.security, policy.ask, allowlist.effective
         );
+        for ignored in allowlist.ignored {
+            findings.warn(format!("agent {agent}: {ignored}"));
+        }
+        if policy.security == Security::Full {
+            findings.warn(format!(
+                "agent {agent}: security is full, so every command runs with nobody asked"
+            ));
+        }
         if ask_fallback == Security::Full {
-            warnings.push(format!(
+            findings.warn(format!(
                 "agent {agent}: askFallback is full, so an unanswered approval runs the command"
             ));
         }
     }
-    let listen = match (args.listen, config.gateway.listen.as_deref()) {
-        (Some(listen), _) => Some(listen),
-        (None, Some(text)) => text.parse().ok(),
-        (None, None) => Some(DEFAULT_LISTEN),
+    Ok(())
+}
+
+/// An agent's allowlist as the policy uses it.
+#[derive(Debug)]
+struct AllowlistReview {
+    /// Entries the policy matches commands against.
+    effective: usize,
+    /// The policy's warning for each entry it ignores (a bare name, a bad glob or argPattern).
+    ignored: Vec<String>,
+}
+
+/// Asks the policy which entries it ignores rather than restating its rules. `HOME` is this
+/// process's, as for `check`, so `~` expands the same way.
+fn review_allowlist(allowlist: &[AllowlistEntry]) -> AllowlistReview {
+    let home = std::env::var_os("HOME")
+        .filter(|home| !home.is_empty())
+        .map(PathBuf::from);
+    let mut review = AllowlistReview {
+        effective: 0,
+        ignored: Vec::new(),
     };
-    if let Some(listen) = listen.filter(|addr| !addr.ip().is_loopback()) {
-        warnings.push(format!(
-            "listening on {listen} without TLS: tokens cross the network in clear text; listen \
-             on loopback behind a TLS-terminating proxy"
-        ));
+    for entry in allowlist {
+        let warnings = ignored_allowlist_entries(std::slice::from_ref(entry), home.as_deref());
+        if warnings.is_empty() {
+            review.effective += 1;
+        }
+        review.ignored.extend(warnings);
     }
-    match args.token {
-        Some(token) => live_check(
-            &super::client::ServerArgs::new(args.url, token),
-            &mut warnings,
-        ),
-        None => println!("live check: skipped (no --token or GATEHOUSE_TOKEN)"),
-    }
-    for warning in &warnings {
-        println!("warning: {warning}");
-    }
-    Ok(if warnings.is_empty() {
-        println!("no problems found");
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    review
 }
 
 /// Asks the running gateway for `gateway.status`: every chat target whose delivery failed for
 /// good becomes a warning, since an approver there never sees the prompt.
-fn live_check(server: &super::client::ServerArgs, warnings: &mut Vec<String>) {
+fn live_check(server: &super::client::ServerArgs, findings: &mut Findings) {
     let status = match server.call("gateway.status", serde_json::json!({})) {
         Ok(status) => status,
         Err(error) => {
-            warnings.push(format!("live check: {error:#}"));
+            findings.warn(format!("live check: {error:#}"));
             return;
         }
     };
@@ -156,7 +277,7 @@ fn live_check(server: &super::client::ServerArgs, warnings: &mut Vec<String>) {
             .to_owned()
     };
     for failure in &failures {
-        warnings.push(format!(
+        findings.warn(format!(
             "chat delivery to {} ({}) failed: {} failed after {} attempts: {}",
             text(failure, "target"),
             text(failure, "channel"),
@@ -170,29 +291,13 @@ fn live_check(server: &super::client::ServerArgs, warnings: &mut Vec<String>) {
     }
 }
 
-/// Token files and the admin token must not be readable by others.
-fn check_secrets(config: &Config, data_dir: &Path, warnings: &mut Vec<String>) {
-    for token in config
-        .gateway
-        .auth
-        .iter()
-        .flat_map(|auth| auth.tokens.iter())
-    {
-        if let Some(gatehouse_config::SecretSource::File(path)) = token.source() {
-            loose_file(&path, warnings);
-        }
-    }
-    if let Err(error) = configured_tokens(config) {
-        warnings.push(format!("{error:#}"));
-    }
-    loose_file(&data_dir.join(ADMIN_TOKEN_FILE), warnings);
-}
-
-fn loose_file(path: &Path, warnings: &mut Vec<String>) {
+/// The generated admin token must not be readable by others. Configured secret files are
+/// checked where they are resolved; this one is read by `serve` itself.
+fn loose_file(path: &Path, findings: &mut Findings) {
     if let Ok(metadata) = std::fs::metadata(path) {
         let mode = metadata.permissions().mode() & 0o777;
         if mode & 0o077 != 0 {
-            warnings.push(format!(
+            findings.warn(format!(
                 "{} holds a secret and is readable by group or others (mode {mode:04o}); run chmod 600",
                 path.display()
             ));

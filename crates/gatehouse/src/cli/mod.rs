@@ -12,6 +12,7 @@ mod logging;
 mod request;
 mod run;
 mod serve;
+mod tokens;
 mod tools;
 
 use std::process::ExitCode;

@@ -1,6 +1,10 @@
 //! `gatehouse serve`: run the gateway.
 //!
-//! The data directory holds `exec-approvals.json` and the approvals database. Tokens come from
+//! The data directory holds `exec-approvals.json`, the approvals database and the audit log, and
+//! one `serve` at a time owns it: a second one would wait forever on the audit log's write lock,
+//! then take over silently when the first stopped, so it is refused at start instead. Everything
+//! that can fail cheaply (flags, config, the lock) is checked before the admin token is created,
+//! so a failed start leaves no token behind. Tokens come from
 //! `gateway.auth.tokens` in the config; with no config, or a config without tokens, one
 //! `operator.admin` token is generated on first start into a 0600 file and reused afterwards.
 //! The login URL carrying that token goes to stdout for the operator, never to the logs.
@@ -15,14 +19,14 @@ use std::process::ExitCode;
 use anyhow::{Context as _, bail};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use gatehouse_config::Config;
-use gatehouse_config::model::{Scope as ConfigScope, TokenConfig};
 use gatehouse_gateway::RetryPolicy;
 use gatehouse_gateway::{
     ChatSetup, ExecServices, ExecSetup, GatewaySettings, GatewayState, MIN_TOKEN_CHARS, Scope,
     Secret, TokenSpec, configured_limits,
 };
 use rand::RngCore as _;
+use rustix::fs::{FlockOperation, flock};
+use rustix::io::Errno;
 
 use super::logging::{self, LogFormat};
 
@@ -39,14 +43,16 @@ pub(crate) const APPROVALS_FILE: &str = "exec-approvals.json";
 const SESSIONS_FILE: &str = "sessions.json";
 /// The approvals database inside the data directory.
 const DATABASE_FILE: &str = "approvals.db";
+/// The file a running `serve` holds an exclusive `flock` on, inside the data directory.
+const LOCK_FILE: &str = "gatehouse.lock";
 
 /// Flags of `gatehouse serve`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ServeArgs {
     /// JSON5 config file (OpenClaw keys); the embedded default when absent.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", env = "GATEHOUSE_CONFIG")]
     config: Option<PathBuf>,
-    /// Address to listen on [default: 127.0.0.1:18790].
+    /// Address to listen on [default: `gateway.listen` from the config, else 127.0.0.1:18790].
     #[arg(long, value_name = "ADDR")]
     listen: Option<SocketAddr>,
     /// State directory [default: $XDG_STATE_HOME/gatehouse or ~/.local/state/gatehouse].
@@ -61,6 +67,7 @@ pub(crate) struct ServeArgs {
 pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let config = super::config::load(args.config.as_deref())?;
     logging::init(args.log_format);
+    let listen = listen_address(args.listen, config.gateway.listen.as_deref())?;
     let data_dir = match args.data_dir {
         Some(dir) => dir,
         None => default_data_dir()?,
@@ -70,7 +77,10 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .mode(0o700)
         .create(&data_dir)
         .with_context(|| format!("cannot create data directory {}", data_dir.display()))?;
-    let mut tokens = configured_tokens(&config)?;
+    // Declared before the runtime, so it is dropped after it: nothing of the gateway outlives it.
+    let _lock = DataDirLock::take(&data_dir)?;
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let mut tokens = super::tokens::configured_tokens(&config)?;
     let admin_token = if tokens.is_empty() {
         let token = load_or_create_admin_token(&data_dir.join(ADMIN_TOKEN_FILE))?;
         tokens.push(TokenSpec {
@@ -81,13 +91,6 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         Some(token)
     } else {
         None
-    };
-    let listen = match (args.listen, config.gateway.listen.as_deref()) {
-        (Some(listen), _) => listen,
-        (None, Some(text)) => text.parse().with_context(|| {
-            format!("`gateway.listen`: {text:?} is not an address like 127.0.0.1:18790")
-        })?,
-        (None, None) => DEFAULT_LISTEN,
     };
     let (limits, exec_limits) = configured_limits(config.gateway.limits.as_ref());
     let settings = GatewaySettings {
@@ -102,7 +105,6 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         audit_log: data_dir.join(gatehouse_store::audit::LOG_FILE_NAME),
         limits: exec_limits,
     };
-    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async {
         let restart_cutoff_ms = super::channels::now_ms();
         let connected = super::channels::connect_all(&setup.config).await?;
@@ -126,41 +128,57 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The tokens of `gateway.auth.tokens`, secrets resolved; a token file others can read is
-/// reported, as the config loader does for every secret.
-pub(crate) fn configured_tokens(config: &Config) -> anyhow::Result<Vec<TokenSpec>> {
-    let Some(auth) = &config.gateway.auth else {
-        return Ok(Vec::new());
-    };
-    auth.tokens
-        .iter()
-        .enumerate()
-        .map(|(index, token)| token_spec(index, token))
-        .collect()
+/// The address to listen on: the flag, else `gateway.listen`, else [`DEFAULT_LISTEN`]; `doctor`
+/// reports the same error for an address this refuses.
+pub(crate) fn listen_address(
+    flag: Option<SocketAddr>,
+    configured: Option<&str>,
+) -> anyhow::Result<SocketAddr> {
+    match (flag, configured) {
+        (Some(listen), _) => Ok(listen),
+        (None, Some(text)) => text.parse().with_context(|| {
+            format!("`gateway.listen`: {text:?} is not an address like 127.0.0.1:18790")
+        }),
+        (None, None) => Ok(DEFAULT_LISTEN),
+    }
 }
 
-fn token_spec(index: usize, token: &TokenConfig) -> anyhow::Result<TokenSpec> {
-    let key = format!("gateway.auth.tokens[{index}]");
-    let Some(source) = token.source() else {
-        bail!("`{key}`: set one of token, tokenFile, tokenEnv");
-    };
-    let resolved = source.resolve(&key)?;
-    if let Some(warning) = &resolved.warning {
-        eprintln!("gatehouse: warning: {warning}");
+/// This process's claim on the data directory: an exclusive `flock` on [`LOCK_FILE`], held until
+/// it is dropped. The kernel also drops it when the process ends however it ends, so a crash never
+/// leaves the directory locked. The file itself stays and is never deleted: deleting it while
+/// another process opens it would let two in at once.
+struct DataDirLock {
+    _file: fs::File,
+}
+
+impl DataDirLock {
+    /// Takes the lock, or refuses at once (never waits) when another `serve` holds it.
+    fn take(data_dir: &Path) -> anyhow::Result<Self> {
+        let path = data_dir.join(LOCK_FILE);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&path)
+            .with_context(|| format!("cannot open lock file {}", path.display()))?;
+        loop {
+            match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => return Ok(Self { _file: file }),
+                Err(Errno::INTR) => continue,
+                Err(Errno::WOULDBLOCK) => bail!(
+                    "data directory {} is in use by another gatehouse serve; stop it first or pass \
+                     another --data-dir",
+                    data_dir.display()
+                ),
+                Err(errno) => {
+                    return Err(std::io::Error::from(errno))
+                        .with_context(|| format!("cannot lock {}", path.display()));
+                }
+            }
+        }
     }
-    Ok(TokenSpec {
-        name: token.name.clone(),
-        secret: resolved.secret,
-        scopes: token
-            .scopes
-            .iter()
-            .map(|scope| match scope {
-                ConfigScope::OperatorAdmin => Scope::Admin,
-                ConfigScope::OperatorApprovals => Scope::Approvals,
-                ConfigScope::Agent => Scope::Agent,
-            })
-            .collect(),
-    })
 }
 
 async fn serve(
@@ -335,6 +353,49 @@ mod tests {
             .unwrap();
         let error = load_or_create_admin_token(&path).unwrap_err().to_string();
         assert!(error.contains("fewer than 16 characters"), "{error}");
+    }
+
+    #[test]
+    fn refuses_a_second_claim_on_the_data_directory_until_the_first_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = DataDirLock::take(dir.path()).unwrap();
+        let error = DataDirLock::take(dir.path()).err().unwrap().to_string();
+        assert_eq!(
+            error,
+            format!(
+                "data directory {} is in use by another gatehouse serve; stop it first or pass \
+                 another --data-dir",
+                dir.path().display()
+            )
+        );
+        drop(first);
+        DataDirLock::take(dir.path()).unwrap();
+        assert_eq!(
+            fs::metadata(dir.path().join(LOCK_FILE))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777,
+            0o600
+        );
+    }
+
+    #[test]
+    fn listens_on_the_flag_then_gateway_listen_then_the_default() {
+        let flag: SocketAddr = "127.0.0.1:1".parse().unwrap();
+        let check = |flag, configured, expected: SocketAddr| {
+            assert_eq!(listen_address(flag, configured).unwrap(), expected);
+        };
+        check(Some(flag), Some("127.0.0.1:2"), flag);
+        check(None, Some("127.0.0.1:2"), "127.0.0.1:2".parse().unwrap());
+        check(None, None, DEFAULT_LISTEN);
+        let error = listen_address(None, Some("nowhere"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            error,
+            "`gateway.listen`: \"nowhere\" is not an address like 127.0.0.1:18790"
+        );
     }
 
     #[test]

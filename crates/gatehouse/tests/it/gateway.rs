@@ -175,7 +175,28 @@ impl Server {
     /// A WebSocket client connected with `extra` connect params (`since`, `instance`), and the
     /// connect answer's payload.
     pub(crate) async fn ws_with(&self, token: &str, extra: Value) -> (Ws, Value) {
-        let url = format!("{}/ws", self.base.replacen("http", "ws", 1));
+        Ws::connect(&self.base, token, extra).await
+    }
+}
+
+/// One WebSocket connection; frames that are not the awaited one are kept for later.
+pub(crate) struct Ws {
+    stream: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    next_id: u64,
+    backlog: Vec<Value>,
+}
+
+/// What a WebSocket client read: a JSON frame, or the close frame's code and reason.
+enum Frame {
+    Json(Value),
+    Close(u16, String),
+}
+
+impl Ws {
+    /// Connects to the gateway at `base` (`http://…`) and sends `connect` with `token` and the
+    /// `extra` connect params (`since`, `instance`); the connect answer's payload.
+    pub(crate) async fn connect(base: &str, token: &str, extra: Value) -> (Ws, Value) {
+        let url = format!("{}/ws", base.replacen("http", "ws", 1));
         let (stream, _) = tokio_tungstenite::connect_async(url).await.unwrap();
         let mut ws = Ws {
             stream,
@@ -190,16 +211,7 @@ impl Server {
         assert_eq!(answer["ok"], true, "{answer}");
         (ws, answer["payload"].clone())
     }
-}
 
-/// One WebSocket connection; frames that are not the awaited one are kept for later.
-pub(crate) struct Ws {
-    stream: WebSocketStream<MaybeTlsStream<TcpStream>>,
-    next_id: u64,
-    backlog: Vec<Value>,
-}
-
-impl Ws {
     /// Sends a request and returns its id without waiting.
     pub(crate) async fn send(&mut self, method: &str, params: Value) -> String {
         self.next_id += 1;
@@ -230,25 +242,45 @@ impl Ws {
             .await
     }
 
+    /// The close frame's code and reason; JSON frames before it are kept for later.
+    pub(crate) async fn close(&mut self) -> (u16, String) {
+        loop {
+            match self.frame().await {
+                Frame::Json(frame) => self.backlog.push(frame),
+                Frame::Close(code, reason) => return (code, reason),
+            }
+        }
+    }
+
     async fn wait_for(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
         if let Some(index) = self.backlog.iter().position(&wanted) {
             return self.backlog.remove(index);
         }
-        tokio::time::timeout(Duration::from_secs(30), async {
-            loop {
-                let message = self.stream.next().await.unwrap().unwrap();
-                let Message::Text(text) = message else {
-                    continue;
-                };
-                let frame: Value = serde_json::from_str(&text).unwrap();
-                if wanted(&frame) {
-                    return frame;
-                }
-                self.backlog.push(frame);
+        loop {
+            match self.frame().await {
+                Frame::Json(frame) if wanted(&frame) => return frame,
+                Frame::Json(frame) => self.backlog.push(frame),
+                Frame::Close(code, reason) => panic!("closed with {code}: {reason}"),
             }
-        })
-        .await
-        .expect("frame not received within 30 s")
+        }
+    }
+
+    async fn frame(&mut self) -> Frame {
+        loop {
+            let message = tokio::time::timeout(Duration::from_secs(30), self.stream.next())
+                .await
+                .expect("no frame within 30 s")
+                .expect("stream ended without a close frame")
+                .unwrap();
+            match message {
+                Message::Text(text) => return Frame::Json(serde_json::from_str(&text).unwrap()),
+                Message::Close(Some(close)) => {
+                    return Frame::Close(u16::from(close.code), close.reason.as_str().to_owned());
+                }
+                Message::Close(None) => return Frame::Close(1005, String::new()),
+                _ => {}
+            }
+        }
     }
 }
 

@@ -1,4 +1,4 @@
-//! The client commands (`request`, `run`, `approvals`, `doctor`) against a real server, with
+//! The client commands (`request`, `run`, `approvals`) against a real server, with
 //! address and token from `GATEHOUSE_URL`/`GATEHOUSE_TOKEN`.
 
 use std::process::Output;
@@ -6,7 +6,7 @@ use std::process::Output;
 use serde_json::{Value, json};
 use tokio::process::Command;
 
-use crate::gateway::{ADMIN, AGENT, APPROVER, Server, config};
+use crate::gateway::{ADMIN, AGENT, APPROVER, Server};
 
 fn client(server: &Server, token: &str, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_gatehouse"));
@@ -249,69 +249,4 @@ async fn allowlist_add_list_and_remove_edit_the_servers_file() {
     assert!(removed.status.success());
     let shown = stdout(&output(&server, APPROVER, &["approvals", "allowlist", "list"]).await);
     assert_eq!(shown, "agent main: no allowlist entries\n");
-}
-
-async fn doctor(data_dir: &std::path::Path, config: &std::path::Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gatehouse"))
-        .args(["doctor", "--data-dir"])
-        .arg(data_dir)
-        .env_remove("GATEHOUSE_TOKEN")
-        .arg("--config")
-        .arg(config)
-        .output()
-        .await
-        .unwrap()
-}
-
-#[tokio::test]
-async fn doctor_reports_config_errors_with_line_and_column() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("bad.json5");
-    std::fs::write(
-        &path,
-        "{\n  tools: { exec: { security: 'sometimes' } },\n}\n",
-    )
-    .unwrap();
-    let out = doctor(dir.path(), &path).await;
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains(":2:"), "{stderr}");
-}
-
-#[tokio::test]
-async fn doctor_warns_about_full_fallback_loose_secrets_and_open_listen() {
-    let dir = tempfile::tempdir().unwrap();
-    let token_file = dir.path().join("agent.token");
-    std::fs::write(&token_file, "agent-secret-from-a-file-0123").unwrap();
-    std::fs::set_permissions(
-        &token_file,
-        std::os::unix::fs::PermissionsExt::from_mode(0o644),
-    )
-    .unwrap();
-    let text =
-        config("tools: { exec: { askFallback: 'full' } },\n  agents: { list: [{ id: 'ops' }] },")
-            .replace("gateway: {", "gateway: { listen: '0.0.0.0:18790', \n  ")
-            .replace(
-                "{ name: 'agent', token: 'agent-token-0123456789abcdef', scopes: ['agent'] }",
-                &format!(
-                    "{{ name: 'agent', tokenFile: '{}', scopes: ['agent'] }}",
-                    token_file.display()
-                ),
-            );
-    let path = dir.path().join("gatehouse.json5");
-    std::fs::write(&path, text).unwrap();
-    let out = doctor(dir.path(), &path).await;
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{text}");
-    assert!(
-        text.contains("agent main: security allowlist, ask on-miss, askFallback full"),
-        "{text}"
-    );
-    assert!(text.contains("agent ops:"), "{text}");
-    assert!(text.contains("askFallback is full"), "{text}");
-    assert!(
-        text.contains("agent.token holds a secret and is readable"),
-        "{text}"
-    );
-    assert!(text.contains("without TLS"), "{text}");
 }

@@ -23,8 +23,10 @@ mod gateway;
 mod gateway_approvals;
 // `system.run`: policy, approval, binding re-check before spawn, bounded output, timeouts.
 mod gateway_run;
-// Client commands: request, run, approvals (incl. allowlist edits), doctor.
+// Client commands: request, run, approvals (incl. allowlist edits).
 mod gateway_cli;
+// `gatehouse doctor` on configs serve refuses or runs with a risk: errors, warnings, exit codes.
+mod doctor;
 // The per-request `elevated` param with no chat channel: precedence, closed gates, tool deny.
 mod elevated_request;
 // Telegram approvals end to end against the in-process Telegram fake: cards, buttons, /approve.

@@ -5,12 +5,12 @@ use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
 use gatehouse_config::model::DiscordConfig as DiscordSection;
-use gatehouse_discord::{DiscordChannel, DiscordConfig, Secret};
+use gatehouse_discord::{DiscordChannel, DiscordConfig};
 use gatehouse_gateway::ConnectedChannel;
 
 /// Connects the bot `section` describes; a wrong token or an unreachable API stops the start.
 pub(crate) async fn connect(section: &DiscordSection) -> anyhow::Result<ConnectedChannel> {
-    let config = adapter_config(section)?;
+    let config = super::printing_warnings(|warnings| adapter_config(section, warnings))?;
     let channel = DiscordChannel::connect(config)
         .await
         .context("cannot connect to Discord (`channels.discord`)")?;
@@ -22,8 +22,12 @@ pub(crate) async fn connect(section: &DiscordSection) -> anyhow::Result<Connecte
     })
 }
 
-/// The adapter's settings from the config section; every missing or unusable key is named.
-fn adapter_config(section: &DiscordSection) -> anyhow::Result<DiscordConfig> {
+/// The adapter's settings from the config section; every missing or unusable key is named. A
+/// token file readable by group or others goes to `warnings`.
+pub(super) fn adapter_config(
+    section: &DiscordSection,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<DiscordConfig> {
     let Some(source) = section.token_source() else {
         bail!("`channels.discord`: set one of botToken, tokenFile, tokenEnv (or enabled: false)");
     };
@@ -33,11 +37,8 @@ fn adapter_config(section: &DiscordSection) -> anyhow::Result<DiscordConfig> {
              General Information > Application ID); it names the bot's interaction webhooks"
         );
     };
-    let resolved = source.resolve("channels.discord.botToken")?;
-    if let Some(warning) = &resolved.warning {
-        eprintln!("gatehouse: warning: {warning}");
-    }
-    let mut config = DiscordConfig::new(Secret::new(resolved.secret.expose()), application_id);
+    let token = super::resolve(&source, "channels.discord.botToken", warnings)?;
+    let mut config = DiscordConfig::new(token, application_id);
     config.api_url = section.api_url.clone();
     config.guild_ids = section.guild_snowflakes();
     config.message_content_intent = section.message_content_intent.unwrap_or(false);
@@ -51,6 +52,11 @@ fn adapter_config(section: &DiscordSection) -> anyhow::Result<DiscordConfig> {
 mod tests {
     use super::*;
 
+    /// The settings of `section`, whose tokens are inline, so there are no warnings to keep.
+    fn adapter_config_of(section: &DiscordSection) -> anyhow::Result<DiscordConfig> {
+        adapter_config(section, &mut Vec::new())
+    }
+
     fn section(extra: &str) -> DiscordSection {
         let text = format!("{{ channels: {{ discord: {{ {extra} }} }} }}");
         let loaded = gatehouse_config::load_str(&text, std::path::Path::new("t.json5")).unwrap();
@@ -59,7 +65,7 @@ mod tests {
 
     #[test]
     fn maps_every_discord_key_into_the_adapter_config() {
-        let config = adapter_config(&section(
+        let config = adapter_config_of(&section(
             "botToken: 'MTEw.tok', applicationId: 77, guildIds: ['5', 6],
              apiUrl: 'http://127.0.0.1:9', messageContentIntent: true",
         ))
@@ -73,13 +79,13 @@ mod tests {
 
     #[test]
     fn denies_a_bot_without_an_application_id() {
-        let error = adapter_config(&section("botToken: 'MTEw.tok'")).unwrap_err();
+        let error = adapter_config_of(&section("botToken: 'MTEw.tok'")).unwrap_err();
         assert!(error.to_string().contains("applicationId"), "{error}");
     }
 
     #[test]
     fn denies_an_api_url_with_a_path() {
-        let error = adapter_config(&section(
+        let error = adapter_config_of(&section(
             "botToken: 'MTEw.tok', applicationId: 77, apiUrl: 'http://127.0.0.1:9/api/v10'",
         ))
         .unwrap_err();

@@ -22,7 +22,7 @@ pub(crate) struct ConnectedSlack {
 
 /// Builds the app `section` describes.
 pub(crate) fn connect(section: &SlackSection) -> anyhow::Result<ConnectedSlack> {
-    let config = adapter_config(section)?;
+    let config = super::printing_warnings(|warnings| adapter_config(section, warnings))?;
     let mode = config.mode;
     let channel = SlackChannel::new(config).context("`channels.slack` is not usable")?;
     let routes = match mode {
@@ -44,18 +44,22 @@ pub(crate) fn connect(section: &SlackSection) -> anyhow::Result<ConnectedSlack> 
 }
 
 /// The adapter's settings from the config section; every missing or unusable key is named.
-fn adapter_config(section: &SlackSection) -> anyhow::Result<SlackConfig> {
+/// Secret files readable by group or others go to `warnings`.
+pub(super) fn adapter_config(
+    section: &SlackSection,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<SlackConfig> {
     let Some(bot) = section.token_source() else {
         bail!("`channels.slack`: set one of botToken, tokenFile, tokenEnv (or enabled: false)");
     };
-    let bot = resolve(&bot, "channels.slack.botToken")?;
+    let bot = resolve(&bot, "channels.slack.botToken", warnings)?;
     let app = section
         .app_token_source()
-        .map(|source| resolve(&source, "channels.slack.appToken"))
+        .map(|source| resolve(&source, "channels.slack.appToken", warnings))
         .transpose()?;
     let signing = section
         .signing_secret_source()
-        .map(|source| resolve(&source, "channels.slack.signingSecret"))
+        .map(|source| resolve(&source, "channels.slack.signingSecret", warnings))
         .transpose()?;
     let mode = match section.mode {
         None | Some(ModeKey::Socket) => SlackMode::Socket,
@@ -92,6 +96,11 @@ fn adapter_config(section: &SlackSection) -> anyhow::Result<SlackConfig> {
 mod tests {
     use super::*;
 
+    /// The settings of `section`, whose tokens are inline, so there are no warnings to keep.
+    fn adapter_config_of(section: &SlackSection) -> anyhow::Result<SlackConfig> {
+        adapter_config(section, &mut Vec::new())
+    }
+
     fn section(extra: &str) -> SlackSection {
         let text = format!("{{ channels: {{ slack: {{ botToken: 'xoxb-1', {extra} }} }} }}");
         let loaded = gatehouse_config::load_str(&text, std::path::Path::new("t.json5")).unwrap();
@@ -100,7 +109,7 @@ mod tests {
 
     #[test]
     fn maps_socket_mode_with_the_app_token() {
-        let config = adapter_config(&section(
+        let config = adapter_config_of(&section(
             "appToken: 'xapp-1', apiUrl: 'http://127.0.0.1:9/api'",
         ))
         .unwrap();
@@ -115,7 +124,7 @@ mod tests {
     #[test]
     fn maps_http_mode_with_the_signing_secret_and_serves_its_route() {
         let section = section("mode: 'http', signingSecret: 'shh'");
-        let config = adapter_config(&section).unwrap();
+        let config = adapter_config_of(&section).unwrap();
         assert_eq!(
             (config.mode, config.app_token.is_none()),
             (SlackMode::Http, true)
@@ -125,16 +134,16 @@ mod tests {
 
     #[test]
     fn maps_socket_connections_and_keeps_two_by_default() {
-        let default = adapter_config(&section("appToken: 'xapp-1'")).unwrap();
+        let default = adapter_config_of(&section("appToken: 'xapp-1'")).unwrap();
         assert_eq!(default.socket_connections, 2);
-        let one = adapter_config(&section("appToken: 'xapp-1', socketConnections: 1")).unwrap();
+        let one = adapter_config_of(&section("appToken: 'xapp-1', socketConnections: 1")).unwrap();
         assert_eq!(one.socket_connections, 1);
     }
 
     #[test]
     fn denies_zero_socket_connections() {
         let error =
-            adapter_config(&section("appToken: 'xapp-1', socketConnections: 0")).unwrap_err();
+            adapter_config_of(&section("appToken: 'xapp-1', socketConnections: 0")).unwrap_err();
         assert!(
             format!("{error:#}").contains("socketConnections"),
             "{error:#}"
@@ -143,13 +152,13 @@ mod tests {
 
     #[test]
     fn denies_socket_mode_without_an_app_token() {
-        let error = adapter_config(&section("")).unwrap_err();
+        let error = adapter_config_of(&section("")).unwrap_err();
         assert!(error.to_string().contains("app-level token"), "{error}");
     }
 
     #[test]
     fn denies_http_mode_without_a_signing_secret() {
-        let error = adapter_config(&section("mode: 'http'")).unwrap_err();
+        let error = adapter_config_of(&section("mode: 'http'")).unwrap_err();
         assert!(format!("{error:#}").contains("signingSecret"), "{error:#}");
     }
 }

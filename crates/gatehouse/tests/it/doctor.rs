@@ -1,0 +1,396 @@
+//! `gatehouse doctor` against configs `gatehouse serve` refuses or runs with a risk: doctor must
+//! report what serve would stop on (exit 2) and warn about the rest (exit 1), without a server.
+//!
+//! Where serve refuses a config, the test runs serve too, so the two cannot drift apart unseen.
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::Path;
+use std::process::Command;
+
+use crate::gateway::config;
+use crate::{Files, Run};
+
+/// Runs `gatehouse doctor --data-dir DIR` plus `args` with `env`. The caller's config, server
+/// and token variables are never inherited, so a developer's setting cannot change a result.
+fn doctor(data_dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    run_binary(
+        Command::new(env!("CARGO_BIN_EXE_gatehouse"))
+            .arg("doctor")
+            .arg("--data-dir")
+            .arg(data_dir)
+            .args(args),
+        env,
+    )
+}
+
+/// Runs `gatehouse serve --data-dir DIR --config FILE` on a config it must refuse at start,
+/// before listening.
+fn serve_refusing(data_dir: &Path, config: &str, env: &[(&str, &str)]) -> Run {
+    let run = run_binary(
+        Command::new(env!("CARGO_BIN_EXE_gatehouse"))
+            .args(["serve", "--data-dir"])
+            .arg(data_dir)
+            .args(["--config", config]),
+        env,
+    );
+    assert_eq!(run.code, 2, "serve did not refuse: {}", run.stderr);
+    run
+}
+
+/// Runs `command` with `env` and none of the variables that would pick a config or a server.
+fn run_binary(command: &mut Command, env: &[(&str, &str)]) -> Run {
+    let output = command
+        .env_remove("GATEHOUSE_CONFIG")
+        .env_remove("GATEHOUSE_TOKEN")
+        .env_remove("GATEHOUSE_URL")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    Run {
+        code: output.status.code().unwrap(),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+/// The error serve stopped with, as it printed it after `gatehouse: `.
+fn serve_error(run: &Run) -> &str {
+    run.stderr
+        .lines()
+        .find_map(|line| line.strip_prefix("gatehouse: "))
+        .unwrap_or_else(|| panic!("no error from serve: {}", run.stderr))
+}
+
+/// The test server's config with `gateway_extra` inside `gateway` and `extra` at the top.
+fn config_with(gateway_extra: &str, extra: &str) -> String {
+    config(extra).replace("gateway: {", &format!("gateway: {{ {gateway_extra}"))
+}
+
+/// Writes `name` holding `text` with `mode`.
+fn secret_file(files: &Files, name: &str, text: &str, mode: u32) -> String {
+    let path = files.write(name, text);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+    path
+}
+
+#[test]
+fn reports_config_errors_with_line_and_column() {
+    let files = Files::new();
+    let path = files.write(
+        "bad.json5",
+        "{\n  tools: { exec: { security: 'sometimes' } },\n}\n",
+    );
+    let run = doctor(&files.join("data"), &["--config", &path], &[]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(
+        run.stderr.starts_with(&format!("gatehouse: {path}:2:")),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn warns_about_full_fallback_loose_secrets_and_open_listen() {
+    let files = Files::new();
+    let token_file = secret_file(
+        &files,
+        "agent.token",
+        "agent-secret-from-a-file-0123",
+        0o644,
+    );
+    let text = config_with(
+        "listen: '0.0.0.0:18790',",
+        "tools: { exec: { askFallback: 'full' } },\n  agents: { list: [{ id: 'ops' }] },",
+    )
+    .replace(
+        "{ name: 'agent', token: 'agent-token-0123456789abcdef', scopes: ['agent'] }",
+        &format!("{{ name: 'agent', tokenFile: '{token_file}', scopes: ['agent'] }}"),
+    );
+    let path = files.write("gatehouse.json5", &text);
+    let run = doctor(&files.join("data"), &["--config", &path], &[]);
+    let text = &run.stdout;
+    assert_eq!(run.code, 1, "{text}");
+    assert!(
+        text.contains("agent main: security allowlist, ask on-miss, askFallback full"),
+        "{text}"
+    );
+    assert!(text.contains("agent ops:"), "{text}");
+    assert!(text.contains("askFallback is full"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "warning: `gateway.auth.tokens[2]`: secret file {token_file} is readable by group or \
+             others (mode 0644); run chmod 600"
+        )),
+        "{text}"
+    );
+    assert!(text.contains("without TLS"), "{text}");
+}
+
+/// Operator walkthrough: `gateway.listen: "localhost:18803"` passed doctor (the parse error was
+/// dropped, and with it the non-loopback check) while serve refused it.
+#[test]
+fn reports_the_listen_error_serve_stops_with() {
+    let files = Files::new();
+    let path = files.write(
+        "gatehouse.json5",
+        &config_with("listen: 'localhost:18803',", ""),
+    );
+    let served = serve_refusing(&files.join("serve-data"), &path, &[]);
+    let refused = serve_error(&served);
+    assert!(refused.contains("`gateway.listen`"), "{refused}");
+    let run = doctor(&files.join("data"), &["--config", &path], &[]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!("\nerror: {refused}\n")),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("no problems found"), "{}", run.stdout);
+}
+
+/// Operator walkthrough: a token whose secret is too short passed doctor; serve refused it. Doctor
+/// must name every such token, not only the first.
+#[test]
+fn reports_every_token_serve_refuses() {
+    let files = Files::new();
+    let with_tokens = |extra: &str| {
+        config("").replace(
+            "{ name: 'agent', token: 'agent-token-0123456789abcdef', scopes: ['agent'] }",
+            &format!(
+                "{{ name: 'agent', tokenEnv: 'GATEHOUSE_DOCTOR_TEST_AGENT', scopes: ['agent'] }},
+                 {{ name: 'bot', token: 'tiny', scopes: ['agent'] }}{extra}"
+            ),
+        )
+    };
+    let unset = ",\n{ name: 'ci', tokenEnv: 'GATEHOUSE_DOCTOR_TEST_UNSET', scopes: ['agent'] }";
+    let path = files.write("gatehouse.json5", &with_tokens(unset));
+    let env = [("GATEHOUSE_DOCTOR_TEST_AGENT", "short")];
+    let served = serve_refusing(&files.join("serve-data"), &path, &env);
+    assert!(
+        serve_error(&served).contains("is not set"),
+        "{}",
+        served.stderr
+    );
+    let run = doctor(&files.join("data"), &["--config", &path], &env);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    for error in [
+        "error: invalid gateway settings: token `agent` is shorter than 16 characters\n",
+        "error: invalid gateway settings: token `bot` is shorter than 16 characters\n",
+        "error: `gateway.auth.tokens[4]`: environment variable GATEHOUSE_DOCTOR_TEST_UNSET is \
+         not set\n",
+    ] {
+        assert!(run.stdout.contains(error), "{error}\n{}", run.stdout);
+    }
+    // With every secret readable, serve gets as far as the gateway's own check of the tokens.
+    let resolvable = files.write("resolvable.json5", &with_tokens(""));
+    let served = serve_refusing(&files.join("serve-data-2"), &resolvable, &env);
+    assert_eq!(
+        serve_error(&served),
+        "invalid gateway settings: token `agent` is shorter than 16 characters"
+    );
+}
+
+/// Operator walkthrough: an unset channel `tokenEnv` passed doctor; serve refused it. Every
+/// unreadable secret is named, and a channel switched off is not read, as serve does not read it.
+#[test]
+fn reports_every_channel_secret_serve_cannot_read() {
+    let files = Files::new();
+    let path = files.write(
+        "gatehouse.json5",
+        &config(
+            "channels: {
+               discord: { tokenEnv: 'GATEHOUSE_DOCTOR_TEST_DISCORD', applicationId: '77' },
+               slack: { tokenEnv: 'GATEHOUSE_DOCTOR_TEST_SLACK_BOT',
+                        appTokenFile: '/nonexistent/gatehouse-doctor-app.token' },
+               telegram: { enabled: false, tokenEnv: 'GATEHOUSE_DOCTOR_TEST_TELEGRAM' },
+             },",
+        ),
+    );
+    let served = serve_refusing(&files.join("serve-data"), &path, &[]);
+    assert_eq!(
+        serve_error(&served),
+        "`channels.discord.botToken`: environment variable GATEHOUSE_DOCTOR_TEST_DISCORD is not set"
+    );
+    let run = doctor(&files.join("data"), &["--config", &path], &[]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    let errors: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|line| line.starts_with("error: "))
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "error: `channels.discord.tokenEnv`: environment variable \
+             GATEHOUSE_DOCTOR_TEST_DISCORD is not set",
+            "error: `channels.slack.tokenEnv`: environment variable \
+             GATEHOUSE_DOCTOR_TEST_SLACK_BOT is not set",
+            "error: `channels.slack.appTokenFile`: cannot read secret file \
+             /nonexistent/gatehouse-doctor-app.token: No such file or directory (os error 2)",
+        ],
+        "{}",
+        run.stdout
+    );
+}
+
+/// A channel whose secrets all resolve is still built as serve builds it, so a key serve
+/// requires is reported too.
+#[test]
+fn reports_a_channel_setting_serve_refuses() {
+    let files = Files::new();
+    let path = files.write(
+        "gatehouse.json5",
+        &config("channels: { discord: { botToken: 'MTEw.tok' } },"),
+    );
+    let served = serve_refusing(&files.join("serve-data"), &path, &[]);
+    let refused = serve_error(&served);
+    assert!(refused.contains("applicationId"), "{refused}");
+    let run = doctor(&files.join("data"), &["--config", &path], &[]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!("\nerror: {refused}\n")),
+        "{}",
+        run.stdout
+    );
+}
+
+/// Operator walkthrough: a channel token file at 0644 was not warned about, and a gateway token
+/// file at 0644 was warned about twice (on stderr by the resolver, on stdout by doctor).
+#[test]
+fn warns_once_about_every_loose_secret_file() {
+    let files = Files::new();
+    let agent = secret_file(
+        &files,
+        "agent.token",
+        "agent-secret-from-a-file-0123",
+        0o644,
+    );
+    let discord = secret_file(&files, "discord.token", "MTEw.discord-bot-token", 0o640);
+    let text = config(&format!(
+        "channels: {{ discord: {{ tokenFile: '{discord}', applicationId: '77' }} }},"
+    ))
+    .replace(
+        "{ name: 'agent', token: 'agent-token-0123456789abcdef', scopes: ['agent'] }",
+        &format!("{{ name: 'agent', tokenFile: '{agent}', scopes: ['agent'] }}"),
+    );
+    let path = files.write("gatehouse.json5", &text);
+    let run = doctor(&files.join("data"), &["--config", &path], &[]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert_eq!(run.stderr, "");
+    let warnings: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|line| line.starts_with("warning: "))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            format!(
+                "warning: `gateway.auth.tokens[2]`: secret file {agent} is readable by group or \
+                 others (mode 0644); run chmod 600"
+            ),
+            format!(
+                "warning: `channels.discord.tokenFile`: secret file {discord} is readable by \
+                 group or others (mode 0640); run chmod 600"
+            ),
+        ],
+        "{}",
+        run.stdout
+    );
+}
+
+/// Operator walkthrough: doctor counted `git`, an entry the policy ignores, as an allowlist
+/// entry. It counts what the policy uses and warns with the words `gatehouse check` uses.
+#[test]
+fn counts_only_the_allowlist_entries_the_policy_uses() {
+    let files = Files::new();
+    let approvals = r#"{"version": 1, "agents": {"main": {"allowlist": [
+        {"pattern": "git"}, {"pattern": "/usr/bin/git"}
+    ]}}}"#;
+    std::fs::create_dir(files.join("data")).unwrap();
+    let approvals_file = files.write("data/exec-approvals.json", approvals);
+    let checked = crate::gatehouse(
+        &[
+            "check",
+            "--approvals",
+            &approvals_file,
+            "--",
+            "/usr/bin/true",
+        ],
+        "",
+    );
+    let ignored = checked
+        .stderr
+        .lines()
+        .find_map(|line| line.strip_prefix("gatehouse: warning: "))
+        .unwrap_or_else(|| panic!("check warned about nothing: {}", checked.stderr));
+    assert!(ignored.contains("`git` ignored"), "{ignored}");
+    let run = doctor(&files.join("data"), &[], &[]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout.contains(
+            "agent main: security allowlist, ask on-miss, askFallback deny, 1 allowlist entries\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains(&format!("\nwarning: agent main: {ignored}\n")),
+        "{}",
+        run.stdout
+    );
+}
+
+/// Operator walkthrough: `check` and `tools` read the config named by `GATEHOUSE_CONFIG`;
+/// doctor checked the embedded default instead.
+#[test]
+fn reads_the_config_named_by_gatehouse_config() {
+    let files = Files::new();
+    let path = files.write("gatehouse.json5", &config(""));
+    let run = doctor(&files.join("data"), &[], &[("GATEHOUSE_CONFIG", &path)]);
+    assert!(
+        run.stdout.starts_with(&format!("config {path}: ok\n")),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+}
+
+/// `security: full` runs every command with nobody asked; only `askFallback: full` was flagged.
+#[test]
+fn warns_about_an_agent_with_full_security() {
+    let files = Files::new();
+    let path = files.write(
+        "gatehouse.json5",
+        &config("agents: { list: [{ id: 'ops', tools: { exec: { security: 'full' } } }] },"),
+    );
+    let run = doctor(&files.join("data"), &["--config", &path], &[]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout.contains(
+            "\nwarning: agent ops: security is full, so every command runs with nobody asked\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !run.stdout.contains("agent main: security is full"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn finds_no_problem_in_a_sound_config() {
+    let files = Files::new();
+    let path = files.write("gatehouse.json5", &config(""));
+    let run = doctor(&files.join("data"), &["--config", &path], &[]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(
+        run.stdout.ends_with("no problems found\n"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.stderr, "");
+}
