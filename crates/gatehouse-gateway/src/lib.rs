@@ -13,8 +13,10 @@
 //!   expired at once (`no-approval-route`); `system.run` spawns exactly the bound argv, never
 //!   adding a shell, after re-checking the binding.
 //! - A stop is bounded: calls waiting for a person answer `shutting_down` at once (their approvals
-//!   stay pending for the next start to cancel), and connections still open after
-//!   [`Limits::shutdown_grace`] are dropped.
+//!   stay pending for the next start to cancel), and once [`Limits::shutdown_grace`] has passed
+//!   every connection still open is cut and [`serve`] returns. A WebSocket task still finishing
+//!   a request it had started (a long `system.run`) ends when its runtime is dropped, which the
+//!   binary does at once.
 //!
 //! **Entry points.** Build a [`GatewayState`] from [`GatewaySettings`] (the binary maps the config
 //! file into them): [`GatewayState::with_exec`] with [`ExecServices::start`] for the full server,

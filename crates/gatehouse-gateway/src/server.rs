@@ -97,7 +97,7 @@ where
             Ok(result) => result?,
             Err(_) => tracing::warn!(
                 connections = severer.open_streams(),
-                "Shutdown grace period passed with HTTP connections still open; dropping them."
+                "Shutdown grace period passed with connections still open; dropping them."
             ),
         }
     }

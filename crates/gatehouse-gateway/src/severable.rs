@@ -30,7 +30,6 @@ pub(crate) struct Severable<L> {
 
 /// Cuts every stream a [`Severable`] listener accepted that is still open, and every one it
 /// accepts afterwards.
-#[derive(Clone)]
 pub(crate) struct Severer {
     switch: Arc<Switch>,
 }
@@ -262,11 +261,20 @@ mod tests {
         let (_client, server) = duplex(64);
         let (mut listener, severer) = Severable::new(Pipes(vec![server]));
         let (mut stream, ()) = listener.accept().await;
+        // The single-threaded test runtime runs the reader until it waits, and after `sever`
+        // polls it again only if it was woken.
+        let (polled, was_polled) = tokio::sync::oneshot::channel();
         let reading = tokio::spawn(async move {
             let mut read = [0u8; 1];
-            stream.read(&mut read).await
+            let mut pending = std::pin::pin!(stream.read(&mut read));
+            let first = std::future::poll_fn(|cx| Poll::Ready(pending.as_mut().poll(cx))).await;
+            let _ = polled.send(first.is_pending());
+            pending.await
         });
-        tokio::task::yield_now().await;
+        assert!(
+            was_polled.await.unwrap(),
+            "nothing to read yet, so the read waits"
+        );
         severer.sever();
         let outcome = tokio::time::timeout(std::time::Duration::from_secs(5), reading)
             .await

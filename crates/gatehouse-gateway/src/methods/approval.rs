@@ -164,7 +164,8 @@ pub(super) async fn wait_decision(call: Call, params: IdParams) -> Result<Decisi
     if !is_operator(&call) && !exec.owns(call.caller.name(), id) {
         visible_record(&call, &exec, id).await?;
     }
-    // Biased: an outcome already in hand wins over the shutdown.
+    // Biased: a decision that is ready when polled wins over the shutdown; one that must first
+    // be read from the store may lose to it, and the caller asks again after the restart.
     let record = tokio::select! {
         biased;
         record = exec.manager().await_decision(id) => record?,

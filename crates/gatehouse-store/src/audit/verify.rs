@@ -105,11 +105,15 @@ impl fmt::Display for ProblemKind {
             ProblemKind::ContentEdited => {
                 write!(f, "content does not match its hash: the record was edited")
             }
-            ProblemKind::SeqMismatch { expected, found } if *found == expected + 1 => write!(
-                f,
-                "seq {found} where {expected} was expected: record {expected} is missing or out \
+            ProblemKind::SeqMismatch { expected, found }
+                if expected.checked_add(1) == Some(*found) =>
+            {
+                write!(
+                    f,
+                    "seq {found} where {expected} was expected: record {expected} is missing or out \
                  of place"
-            ),
+                )
+            }
             ProblemKind::SeqMismatch { expected, found } if found > expected => write!(
                 f,
                 "seq {found} where {expected} was expected: records {expected} to {} are missing \

@@ -10,6 +10,9 @@ use anyhow::bail;
 use clap::Subcommand;
 use serde_json::{Value, json};
 
+use gatehouse_chat::sanitize::one_line;
+use gatehouse_store::approvals_file::AllowlistEntry;
+
 use super::client::ServerArgs;
 
 /// Flags of `gatehouse approvals`.
@@ -177,18 +180,17 @@ fn allowlist(server: &ServerArgs, command: AllowlistCommand) -> anyhow::Result<V
         AllowlistCommand::List { .. } => return Ok(json!({"agent": agent, "allowlist": entries})),
         AllowlistCommand::Add { pattern, .. } => {
             let pattern = pattern.trim();
-            // The same rule the gateway's own adds follow: a pattern already there, compared
-            // trimmed and case-insensitively, is not added twice.
+            // The rule the gateway's own adds follow (`AllowlistEntry::same_rule`): a pattern
+            // already there without an argument pattern is not added twice.
             let existing = entries.iter().find(|item| {
-                item["argPattern"].is_null()
-                    && item["pattern"]
-                        .as_str()
-                        .is_some_and(|known| known.trim().eq_ignore_ascii_case(pattern))
+                serde_json::from_value::<AllowlistEntry>((*item).clone())
+                    .is_ok_and(|known| known.same_rule(pattern, None))
             });
             if let Some(existing) = existing {
                 eprintln!(
-                    "agent `{agent}` already has {pattern:?} (entry {}); nothing changed",
-                    existing["id"].as_str().unwrap_or("without an id")
+                    "agent `{}` already has {pattern:?} (entry {}); nothing changed",
+                    one_line(&agent, 200),
+                    one_line(existing["id"].as_str().unwrap_or("without an id"), 80)
                 );
                 return Ok(json!({"agent": agent, "allowlist": entries}));
             }

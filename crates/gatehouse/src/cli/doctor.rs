@@ -9,18 +9,20 @@
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use gatehouse_config::{Config, ConfigError, DEFAULT_AGENT_ID, load_file};
 use gatehouse_gateway::payloads::{ask_fallback, exec_policy};
 use gatehouse_policy::Security;
 use gatehouse_policy::exec::{AllowlistEntry, ignored_allowlist_entries};
 use gatehouse_store::approvals_file::ExecApprovalsStore;
 
-use super::serve::{ADMIN_TOKEN_FILE, APPROVALS_FILE, default_data_dir, listen_address};
+use gatehouse_chat::sanitize::{make_visible, one_line};
+
+use super::serve::{
+    ADMIN_TOKEN_FILE, APPROVALS_FILE, default_data_dir, listen_address, read_admin_token,
+};
 use super::tokens::review_tokens;
 
 /// Flags of `gatehouse doctor`.
@@ -56,8 +58,8 @@ pub(crate) fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
     check_listen(args.listen, &config, &mut findings);
     check_tokens(&config, &mut findings);
     check_channels(&config, &mut findings);
-    loose_file(&data_dir.join(ADMIN_TOKEN_FILE), &mut findings);
-    check_agents(&config, &data_dir, &mut findings)?;
+    check_admin_token(&config, &data_dir.join(ADMIN_TOKEN_FILE), &mut findings);
+    check_agents(&config, &data_dir, &mut findings);
     match args.token {
         Some(token) => live_check(
             &super::client::ServerArgs::new(args.url, token),
@@ -90,13 +92,15 @@ impl Findings {
     }
 
     /// Prints every error, then every warning, and returns the exit status they call for: 2
-    /// for errors, the status `serve` itself exits with on them; 1 for warnings only.
+    /// for errors, the status `serve` itself exits with on them; 1 for warnings only. Findings
+    /// quote agent ids, patterns and platform answers, so each is made visible before it
+    /// reaches the terminal.
     fn finish(self) -> ExitCode {
         for error in &self.errors {
-            println!("error: {error}");
+            println!("error: {}", make_visible(error));
         }
         for warning in &self.warnings {
-            println!("warning: {warning}");
+            println!("warning: {}", make_visible(warning));
         }
         if !self.errors.is_empty() {
             ExitCode::from(super::EXIT_USAGE)
@@ -182,10 +186,18 @@ fn check_channels(config: &Config, findings: &mut Findings) {
 
 /// Prints every agent's effective exec policy and warns about the settings that let commands
 /// run with nobody asked, and about allowlist entries the policy ignores.
-fn check_agents(config: &Config, data_dir: &Path, findings: &mut Findings) -> anyhow::Result<()> {
-    let approvals = ExecApprovalsStore::new(data_dir.join(APPROVALS_FILE))
-        .read()
-        .context("cannot read exec-approvals.json")?;
+fn check_agents(config: &Config, data_dir: &Path, findings: &mut Findings) {
+    let path = data_dir.join(APPROVALS_FILE);
+    let approvals = match ExecApprovalsStore::new(&path).read() {
+        Ok(approvals) => approvals,
+        Err(error) => {
+            // `serve` refuses to start on it; what was found before still counts.
+            let error =
+                anyhow::Error::new(error).context(format!("cannot read {}", path.display()));
+            findings.error(&error);
+            return;
+        }
+    };
     for note in &approvals.report.notes {
         findings.warn(format!("{}: {note}", approvals.path.display()));
     }
@@ -204,8 +216,11 @@ fn check_agents(config: &Config, data_dir: &Path, findings: &mut Findings) -> an
         let ask_fallback = ask_fallback(config, &approvals.file, agent);
         let allowlist = review_allowlist(&policy.allowlist);
         println!(
-            "agent {agent}: security {}, ask {}, askFallback {ask_fallback}, {} allowlist entries",
-            policy.security, policy.ask, allowlist.effective
+            "agent {}: security {}, ask {}, askFallback {ask_fallback}, {} allowlist entries",
+            one_line(agent, 200),
+            policy.security,
+            policy.ask,
+            allowlist.effective
         );
         for ignored in allowlist.ignored {
             findings.warn(format!("agent {agent}: {ignored}"));
@@ -221,7 +236,6 @@ fn check_agents(config: &Config, data_dir: &Path, findings: &mut Findings) -> an
             ));
         }
     }
-    Ok(())
 }
 
 /// An agent's allowlist as the policy uses it.
@@ -291,16 +305,18 @@ fn live_check(server: &super::client::ServerArgs, findings: &mut Findings) {
     }
 }
 
-/// The generated admin token must not be readable by others. Configured secret files are
-/// checked where they are resolved; this one is read by `serve` itself.
-fn loose_file(path: &Path, findings: &mut Findings) {
-    if let Ok(metadata) = std::fs::metadata(path) {
-        let mode = metadata.permissions().mode() & 0o777;
-        if mode & 0o077 != 0 {
-            findings.warn(format!(
-                "{} holds a secret and is readable by group or others (mode {mode:04o}); run chmod 600",
-                path.display()
-            ));
-        }
+/// The generated admin token, which `serve` reads only when no tokens are configured: then it
+/// refuses to start on a file others can read or one too short, and so does this check.
+fn check_admin_token(config: &Config, path: &Path, findings: &mut Findings) {
+    let configured = config
+        .gateway
+        .auth
+        .as_ref()
+        .is_some_and(|auth| !auth.tokens.is_empty());
+    if configured || !path.exists() {
+        return;
+    }
+    if let Err(error) = read_admin_token(path) {
+        findings.error(&error);
     }
 }

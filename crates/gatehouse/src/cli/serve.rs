@@ -285,7 +285,9 @@ fn load_or_create_admin_token(path: &Path) -> anyhow::Result<Secret> {
     }
 }
 
-fn read_admin_token(path: &Path) -> anyhow::Result<Secret> {
+/// The generated admin token, refused when others can read it or it is too short; `doctor`
+/// applies the same check.
+pub(crate) fn read_admin_token(path: &Path) -> anyhow::Result<Secret> {
     let mode = fs::metadata(path)
         .with_context(|| format!("cannot read admin token file {}", path.display()))?
         .permissions()

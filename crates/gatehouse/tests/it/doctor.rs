@@ -394,3 +394,81 @@ fn finds_no_problem_in_a_sound_config() {
     );
     assert_eq!(run.stderr, "");
 }
+
+/// Review: with no tokens configured, serve refuses a loose `admin.token`, but doctor only warned
+/// (and warned about it even when serve never reads it).
+#[test]
+fn reports_the_admin_token_serve_would_refuse_only_when_serve_would_read_it() {
+    let files = Files::new();
+    let data = files.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let token = data.join("admin.token");
+    std::fs::write(&token, "a-generated-admin-token-0123456789").unwrap();
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let bare = files.write("bare.json5", "{}\n");
+    let served = serve_refusing(&files.join("data"), &bare, &[]);
+    let refused = serve_error(&served);
+    assert!(refused.contains("admin token file"), "{refused}");
+    let run = doctor(&data, &["--config", &bare], &[]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!("\nerror: {refused}\n")),
+        "{}",
+        run.stdout
+    );
+    let configured = files.write("gatehouse.json5", &config(""));
+    let run = doctor(&data, &["--config", &configured], &[]);
+    assert_eq!(run.code, 0, "serve never reads it here: {}", run.stdout);
+}
+
+/// Review: an unreadable `exec-approvals.json` stopped doctor before it printed what it had
+/// already found.
+#[test]
+fn reports_an_unreadable_approvals_file_with_everything_else() {
+    let files = Files::new();
+    let data = files.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("exec-approvals.json"), "{ not json").unwrap();
+    let path = files.write(
+        "gatehouse.json5",
+        &config_with("listen: 'localhost:18790',", ""),
+    );
+    let run = doctor(&data, &["--config", &path], &[]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(
+        run.stdout.contains("error: cannot read ") && run.stdout.contains("exec-approvals.json"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("`gateway.listen`"),
+        "the listen error is still reported: {}",
+        run.stdout
+    );
+}
+
+/// Review: an agent id in `exec-approvals.json` comes from requests and was printed raw.
+#[test]
+fn shows_agent_ids_without_their_escape_sequences() {
+    let files = Files::new();
+    let data = files.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(
+        data.join("exec-approvals.json"),
+        "{\"version\":1,\"agents\":{\"x\\u001b[2Jy\":{\"allowlist\":[{\"pattern\":\"git\"}]}}}\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        data.join("exec-approvals.json"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
+    let path = files.write("gatehouse.json5", &config(""));
+    let run = doctor(&data, &["--config", &path], &[]);
+    assert!(
+        run.stdout.contains("allowlist entry `git` ignored"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains('\u{1b}'), "{:?}", run.stdout);
+}

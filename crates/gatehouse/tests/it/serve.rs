@@ -346,16 +346,21 @@ async fn drops_an_http_request_still_running_when_the_grace_ends() {
     let served = start_configured(dir.path(), &config(FULL)).await;
     let mut operator = Ws::connect(&served.base, APPROVER, json!({})).await.0;
     let url = format!("{}/rpc", served.base);
+    let pid_file = cwd.join("run.pid");
     let run = tokio::spawn(async move {
         reqwest::Client::new()
             .post(url)
             .bearer_auth(AGENT)
             .json(&json!({"method": "system.run", "params":
-                {"argv": ["sleep", "60"], "cwd": cwd, "agentId": "main", "sessionKey": "s1"}}))
+                {"argv": ["sh", "-c", "echo $$ > run.pid; exec sleep 60"], "cwd": cwd,
+                 "agentId": "main", "sessionKey": "s1"}}))
             .send()
             .await
     });
     operator.event("exec.running").await;
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    let proc_entry = Path::new("/proc").join(pid.trim());
+    assert!(proc_entry.exists(), "the run is going");
 
     let stopping = Instant::now();
     sigterm(&served);
@@ -368,6 +373,19 @@ async fn drops_an_http_request_still_running_when_the_grace_ends() {
     );
     let dropped = tokio::time::timeout(AT_ONCE, run).await.unwrap().unwrap();
     assert!(dropped.is_err(), "{dropped:?}");
+    // Dead once it is gone or a zombie not yet reaped by whoever inherited it.
+    let alive = || {
+        std::fs::read_to_string(proc_entry.join("stat")).is_ok_and(|stat| {
+            stat.rsplit(") ")
+                .next()
+                .is_some_and(|rest| !rest.starts_with('Z'))
+        })
+    };
+    let gone = Instant::now() + AT_ONCE;
+    while alive() && Instant::now() < gone {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!alive(), "the run was killed with the gateway");
 }
 
 /// Operator report: a second `serve` on the same data directory hung on the audit log's lock
