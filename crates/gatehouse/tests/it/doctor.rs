@@ -61,6 +61,28 @@ fn serve_error(run: &Run) -> &str {
         .unwrap_or_else(|| panic!("no error from serve: {}", run.stderr))
 }
 
+/// Runs `serve` (data directory `serve_data`) and `doctor` (`doctor_data`) on the config at
+/// `config`: serve must refuse it with an error mentioning `expected`, and doctor must report that
+/// very error and exit 2, so the two cannot drift apart. Doctor's run, for further checks.
+fn doctor_reports_the_refusal(
+    serve_data: &Path,
+    doctor_data: &Path,
+    config: &str,
+    expected: &str,
+) -> Run {
+    let served = serve_refusing(serve_data, config, &[]);
+    let refused = serve_error(&served);
+    assert!(refused.contains(expected), "{refused}");
+    let run = doctor(doctor_data, &["--config", config], &[]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!("\nerror: {refused}\n")),
+        "{}",
+        run.stdout
+    );
+    run
+}
+
 /// The test server's config with `gateway_extra` inside `gateway` and `extra` at the top.
 fn config_with(gateway_extra: &str, extra: &str) -> String {
     config(extra).replace("gateway: {", &format!("gateway: {{ {gateway_extra}"))
@@ -135,15 +157,11 @@ fn reports_the_listen_error_serve_stops_with() {
         "gatehouse.json5",
         &config_with("listen: 'localhost:18803',", ""),
     );
-    let served = serve_refusing(&files.join("serve-data"), &path, &[]);
-    let refused = serve_error(&served);
-    assert!(refused.contains("`gateway.listen`"), "{refused}");
-    let run = doctor(&files.join("data"), &["--config", &path], &[]);
-    assert_eq!(run.code, 2, "{}", run.stdout);
-    assert!(
-        run.stdout.contains(&format!("\nerror: {refused}\n")),
-        "{}",
-        run.stdout
+    let run = doctor_reports_the_refusal(
+        &files.join("serve-data"),
+        &files.join("data"),
+        &path,
+        "`gateway.listen`",
     );
     assert!(!run.stdout.contains("no problems found"), "{}", run.stdout);
 }
@@ -242,15 +260,11 @@ fn reports_a_channel_setting_serve_refuses() {
         "gatehouse.json5",
         &config("channels: { discord: { botToken: 'MTEw.tok' } },"),
     );
-    let served = serve_refusing(&files.join("serve-data"), &path, &[]);
-    let refused = serve_error(&served);
-    assert!(refused.contains("applicationId"), "{refused}");
-    let run = doctor(&files.join("data"), &["--config", &path], &[]);
-    assert_eq!(run.code, 2, "{}", run.stdout);
-    assert!(
-        run.stdout.contains(&format!("\nerror: {refused}\n")),
-        "{}",
-        run.stdout
+    doctor_reports_the_refusal(
+        &files.join("serve-data"),
+        &files.join("data"),
+        &path,
+        "applicationId",
     );
 }
 
@@ -406,16 +420,7 @@ fn reports_the_admin_token_serve_would_refuse_only_when_serve_would_read_it() {
     std::fs::write(&token, "a-generated-admin-token-0123456789").unwrap();
     std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o644)).unwrap();
     let bare = files.write("bare.json5", "{}\n");
-    let served = serve_refusing(&files.join("data"), &bare, &[]);
-    let refused = serve_error(&served);
-    assert!(refused.contains("admin token file"), "{refused}");
-    let run = doctor(&data, &["--config", &bare], &[]);
-    assert_eq!(run.code, 2, "{}", run.stdout);
-    assert!(
-        run.stdout.contains(&format!("\nerror: {refused}\n")),
-        "{}",
-        run.stdout
-    );
+    doctor_reports_the_refusal(&data, &data, &bare, "admin token file");
     let configured = files.write("gatehouse.json5", &config(""));
     let run = doctor(&data, &["--config", &configured], &[]);
     assert_eq!(run.code, 0, "serve never reads it here: {}", run.stdout);
