@@ -132,14 +132,21 @@ fn telegram_config(
         config.mode = mode;
     }
     if let Some(api_url) = &section.api_url {
-        config.api_url = api_url
-            .parse()
-            .with_context(|| format!("`channels.telegram.apiUrl`: {api_url:?} is not a URL"))?;
+        config.api_url = config_url("channels.telegram.apiUrl", api_url)?;
     }
     config
         .validate()
         .context("`channels.telegram` is not usable")?;
     Ok(config)
+}
+
+/// A URL from the config at `key`, refused with the key named when it does not parse.
+fn config_url<U: std::str::FromStr>(key: &str, text: &str) -> anyhow::Result<U>
+where
+    U::Err: std::error::Error + Send + Sync + 'static,
+{
+    text.parse()
+        .with_context(|| format!("`{key}`: {text:?} is not a URL"))
 }
 
 /// `webhookUrl` → webhook mode served by the gateway on the URL's path, guarded by the webhook
@@ -152,9 +159,7 @@ fn webhook_mode(
     let Some(url) = &section.webhook_url else {
         return Ok(None);
     };
-    let url = url
-        .parse()
-        .with_context(|| format!("`channels.telegram.webhookUrl`: {url:?} is not a URL"))?;
+    let url = config_url("channels.telegram.webhookUrl", url)?;
     let Some(source) = section.webhook_secret_source() else {
         bail!(
             "`channels.telegram.webhookUrl` needs a secret: set one of webhookSecret, \

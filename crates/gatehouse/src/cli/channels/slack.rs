@@ -10,7 +10,7 @@ use gatehouse_config::model::{SlackConfig as SlackSection, SlackMode as ModeKey}
 use gatehouse_gateway::ConnectedChannel;
 use gatehouse_slack::{SlackChannel, SlackConfig, SlackMode};
 
-use super::resolve;
+use super::{config_url, resolve};
 
 /// A Slack channel and, in HTTP mode, the routes the gateway must serve for it.
 pub(crate) struct ConnectedSlack {
@@ -82,9 +82,7 @@ pub(super) fn adapter_config(
         config.socket_connections = connections;
     }
     if let Some(api_url) = &section.api_url {
-        config.api_url = api_url
-            .parse()
-            .with_context(|| format!("`channels.slack.apiUrl`: {api_url:?} is not a URL"))?;
+        config.api_url = config_url("channels.slack.apiUrl", api_url)?;
     }
     config
         .validate()
