@@ -9,7 +9,7 @@ use std::time::Duration;
 use gatehouse_policy::ApprovalDecision;
 use gatehouse_store::approvals_db::{
     ApprovalRecord, ApprovalRequest, ApprovalState, ApprovalStore, ConsumeOutcome,
-    DeliveredMessage, ListFilter, Resolution, ResolveOutcome, Retention,
+    DeliveredMessage, ListFilter, Resolution, ResolveOutcome, Retention, mint_approval_id,
 };
 use gatehouse_store::approvals_file::{AddedEntry, ExecApprovalsStore};
 use uuid::Uuid;
@@ -66,7 +66,7 @@ pub enum IdDisclosure {
 /// A request to create an approval.
 #[derive(Debug, Clone)]
 pub struct CreateApproval {
-    /// An id chosen by the requester (a UUID); minted as UUID v4 when absent.
+    /// An id chosen by the requester (a UUID); minted with `mint_approval_id` when absent.
     pub id: Option<String>,
     /// What is asked, as stored and shown to approvers.
     pub request: ApprovalRequest,
@@ -239,19 +239,20 @@ impl ApprovalManager {
         waiters: Option<Arc<Waiters>>,
     ) -> Result<Created, ApprovalError> {
         let inner = &self.inner;
+        let created_at_ms = inner.clock.now_ms();
         let (id, announce) = match &create.id {
             Some(text) => (
                 Uuid::try_parse(text).map_err(|_| ApprovalError::InvalidId { id: text.clone() })?,
                 Announce::Durable,
             ),
-            // A fresh v4 id cannot be taken, so only a failing store can refuse it.
-            None => (Uuid::new_v4(), Announce::Early),
+            // 74 random bits beside the time cannot be taken, so only a failing store can
+            // refuse a fresh id.
+            None => (mint_approval_id(created_at_ms), Announce::Early),
         };
         let plan = allow_always_plan(&create);
         let offered = Offered {
             allow_always: plan.is_some(),
         };
-        let created_at_ms = inner.clock.now_ms();
         let timeout = create.timeout.unwrap_or(inner.config.default_timeout);
         let expires_at_ms = created_at_ms.saturating_add(millis(timeout));
         let entry = Entry {

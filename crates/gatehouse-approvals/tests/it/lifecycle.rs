@@ -11,7 +11,17 @@ use crate::support::{drain_kinds, kind_name, next_event, persistable, start};
 async fn creates_a_durable_pending_approval_and_announces_it() {
     let mut h = start().await;
     let created = h.manager.create(persistable("make deploy")).await.unwrap();
-    assert_eq!(created.id.get_version_num(), 4);
+    // A minted id ends with its creation time, so the store's id index is written in order.
+    assert_eq!(created.id.get_version_num(), 8);
+    assert!(
+        created
+            .id
+            .to_string()
+            .ends_with(&format!("-{:012x}", created.created_at_ms)),
+        "{} was created at {}",
+        created.id,
+        created.created_at_ms
+    );
     assert_eq!(
         created.expires_at_ms - created.created_at_ms,
         30 * 60 * 1000

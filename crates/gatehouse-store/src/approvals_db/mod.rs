@@ -7,6 +7,7 @@
 
 mod batch_times;
 mod checkpoint;
+mod ids;
 mod readers;
 mod record;
 mod rows;
@@ -17,6 +18,7 @@ mod write_ops;
 mod writer;
 
 pub use batch_times::{BATCH_TIME_BOUNDS, BatchTimesSnapshot};
+pub use ids::mint_approval_id;
 pub use record::{
     ApprovalRecord, ApprovalRequest, ApprovalState, ConsumeOutcome, DeliveredMessage, ListFilter,
     ListOrder, NewApproval, Resolution, ResolveOutcome, Retention, RunBinding, TurnSource,

@@ -62,7 +62,7 @@ pub struct ApprovalRequest {
 /// A request about to be stored. The caller assigns the id and the times.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewApproval {
-    /// Unique id (the manager uses UUID v4).
+    /// Unique id; see `mint_approval_id` for the ids the manager makes.
     pub id: String,
     /// The request.
     pub request: ApprovalRequest,

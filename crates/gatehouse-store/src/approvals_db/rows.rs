@@ -5,8 +5,9 @@
 //! transaction. Statements go through the connection's prepared-statement cache: the same few
 //! statements run thousands of times a second under load.
 
-use rusqlite::{Connection, OptionalExtension as _, Row};
+use rusqlite::{Connection, OptionalExtension as _, Row, params};
 
+use super::ids::id_order;
 use super::record::{
     ApprovalRecord, ApprovalRequest, ApprovalState, DeliveredMessage, ListFilter, ListOrder,
     RunBinding, TurnSource,
@@ -49,10 +50,15 @@ pub(super) fn encode(values: &[String], what: &'static str) -> Result<String, St
     serde_json::to_string(values).map_err(|source| StoreError::Encode { what, source })
 }
 
+/// Reads one approval through the id index (see `ids`); params `id_order`, `id`.
+fn fetch_sql() -> String {
+    format!("SELECT {COLUMNS} FROM approvals WHERE id_order = ?1 AND id = ?2")
+}
+
 pub(super) fn fetch(conn: &Connection, id: &str) -> Result<Option<ApprovalRecord>, StoreError> {
     let raw = conn
-        .prepare_cached(&format!("SELECT {COLUMNS} FROM approvals WHERE id = ?1"))?
-        .query_row([id], RawRow::read)
+        .prepare_cached(&fetch_sql())?
+        .query_row(params![id_order(id), id], RawRow::read)
         .optional()?;
     raw.map(|raw| raw.into_record(conn)).transpose()
 }
@@ -135,11 +141,11 @@ fn query_many(
 /// re-prepares that statement on every run (its plan depends on the bound id), which cost more
 /// than the rest of reading a record.
 const MESSAGES_SQL: &str = "SELECT seq, channel, account_id, chat_id, message_id, thread_id \
-     FROM approval_messages WHERE approval_id = ?1";
+     FROM approval_messages WHERE approval_id_order = ?1 AND approval_id = ?2";
 
 fn messages(conn: &Connection, id: &str) -> Result<Vec<DeliveredMessage>, StoreError> {
     let mut stmt = conn.prepare_cached(MESSAGES_SQL)?;
-    let rows = stmt.query_map([id], |row| {
+    let rows = stmt.query_map(params![id_order(id), id], |row| {
         let message = DeliveredMessage {
             channel: row.get(1)?,
             account_id: row.get(2)?,
@@ -302,6 +308,40 @@ mod tests {
         assert_eq!(stmt.get_status(StatementStatus::RePrepare), 0);
     }
 
+    /// The steps of `sql`'s query plan, bound with `params`.
+    fn plan(conn: &Connection, sql: &str) -> String {
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        let params = ["1"; 8];
+        let steps: Vec<String> = stmt
+            .query_map(
+                rusqlite::params_from_iter(params.iter().take(stmt.parameter_count())),
+                |row| row.get(3),
+            )
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        steps.join("; ")
+    }
+
+    #[test]
+    fn every_lookup_by_id_searches_the_ordered_id_index() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::super::schema::migrate(&mut conn).unwrap();
+        for sql in [
+            fetch_sql().as_str(),
+            MESSAGES_SQL,
+            super::super::write_ops::RESOLVE_SQL,
+            super::super::write_ops::CONSUME_SQL,
+        ] {
+            let plan = plan(&conn, sql);
+            assert!(
+                plan.contains("(id_order=? AND id=?)")
+                    || plan.contains("(approval_id_order=? AND approval_id=?)"),
+                "{sql}: {plan}"
+            );
+        }
+    }
+
     #[test]
     fn every_listing_walks_an_index_in_order_without_sorting() {
         let mut conn = Connection::open_in_memory().unwrap();
@@ -318,21 +358,7 @@ mod tests {
                         limit: 10,
                         order,
                     };
-                    let sql = format!("EXPLAIN QUERY PLAN {}", list_sql(&filter));
-                    let mut stmt = conn.prepare(&sql).unwrap();
-                    let steps: Vec<String> = stmt
-                        .query_map(
-                            rusqlite::params_from_iter(
-                                ["10", "pending", "main"]
-                                    .iter()
-                                    .take(stmt.parameter_count()),
-                            ),
-                            |row| row.get(3),
-                        )
-                        .unwrap()
-                        .collect::<Result<_, _>>()
-                        .unwrap();
-                    let plan = steps.join("; ");
+                    let plan = plan(&conn, &list_sql(&filter));
                     assert!(plan.contains("USING INDEX"), "{filter:?}: {plan}");
                     assert!(!plan.contains("TEMP B-TREE"), "{filter:?}: {plan}");
                 }

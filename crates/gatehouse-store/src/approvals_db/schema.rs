@@ -6,6 +6,7 @@
 
 use rusqlite::{Connection, TransactionBehavior};
 
+use super::ids;
 use crate::error::StoreError;
 
 /// Migrations in order; entry `n` moves the schema from version `n` to `n + 1`.
@@ -77,6 +78,85 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE approvals ADD COLUMN requested_by TEXT;
     "#,
+    // 4: approvals are found by `(id_order, id)` (see `ids`): an index on the random id alone
+    // took a write to a random page per approval. SQLite cannot drop a primary key, so both
+    // tables are rebuilt, and messages point at their approval through the same pair.
+    r#"
+    ALTER TABLE approval_messages RENAME TO approval_messages_v3;
+    ALTER TABLE approvals RENAME TO approvals_v3;
+
+    CREATE TABLE approvals (
+        id              TEXT NOT NULL,
+        id_order        INTEGER NOT NULL,
+        command         TEXT NOT NULL,
+        argv_json       TEXT NOT NULL,
+        cwd             TEXT,
+        env_keys_json   TEXT NOT NULL,
+        host            TEXT,
+        agent_id        TEXT,
+        session_key     TEXT,
+        resolved_path   TEXT,
+        security        TEXT CHECK (security IN ('deny', 'allowlist', 'full')),
+        ask             TEXT CHECK (ask IN ('off', 'on-miss', 'always')),
+        has_turn_source INTEGER NOT NULL CHECK (has_turn_source IN (0, 1)),
+        turn_channel    TEXT,
+        turn_to         TEXT,
+        turn_account_id TEXT,
+        turn_thread_id  TEXT,
+        binding_hash    TEXT,
+        binding_json    TEXT,
+        state           TEXT NOT NULL
+                        CHECK (state IN ('pending', 'allowed', 'denied', 'expired', 'cancelled')),
+        decision        TEXT CHECK (decision IN ('allow-once', 'allow-always', 'deny')),
+        resolved_by     TEXT,
+        reason          TEXT,
+        created_at_ms   INTEGER NOT NULL,
+        expires_at_ms   INTEGER NOT NULL,
+        resolved_at_ms  INTEGER,
+        consumed_at_ms  INTEGER,
+        requested_by    TEXT,
+        CHECK ((state = 'pending') = (resolved_at_ms IS NULL)),
+        CHECK ((state IN ('allowed', 'denied')) = (decision IS NOT NULL)),
+        CHECK (state <> 'allowed' OR decision <> 'deny'),
+        CHECK (state <> 'denied' OR decision = 'deny'),
+        CHECK (consumed_at_ms IS NULL OR (state = 'allowed' AND decision = 'allow-once')),
+        CHECK ((binding_hash IS NULL) = (binding_json IS NULL))
+    ) STRICT;
+    CREATE UNIQUE INDEX approvals_by_id ON approvals (id_order, id);
+    INSERT INTO approvals
+        SELECT id, gatehouse_id_order(id), command, argv_json, cwd, env_keys_json, host,
+               agent_id, session_key, resolved_path, security, ask, has_turn_source,
+               turn_channel, turn_to, turn_account_id, turn_thread_id, binding_hash,
+               binding_json, state, decision, resolved_by, reason, created_at_ms,
+               expires_at_ms, resolved_at_ms, consumed_at_ms, requested_by
+        FROM approvals_v3;
+
+    CREATE TABLE approval_messages (
+        seq               INTEGER PRIMARY KEY,
+        approval_id_order INTEGER NOT NULL,
+        approval_id       TEXT NOT NULL,
+        channel           TEXT NOT NULL,
+        account_id        TEXT,
+        chat_id           TEXT NOT NULL,
+        message_id        TEXT NOT NULL,
+        thread_id         TEXT,
+        FOREIGN KEY (approval_id_order, approval_id)
+            REFERENCES approvals (id_order, id) ON DELETE CASCADE
+    ) STRICT;
+    INSERT INTO approval_messages
+        SELECT seq, gatehouse_id_order(approval_id), approval_id, channel, account_id, chat_id,
+               message_id, thread_id
+        FROM approval_messages_v3;
+
+    DROP TABLE approval_messages_v3;
+    DROP TABLE approvals_v3;
+    CREATE INDEX approvals_by_state ON approvals (state, created_at_ms, id);
+    CREATE INDEX approvals_by_agent ON approvals (agent_id, created_at_ms, id);
+    CREATE INDEX approvals_by_created ON approvals (created_at_ms, id);
+    CREATE INDEX approvals_by_resolution ON approvals (resolved_at_ms) WHERE state <> 'pending';
+    CREATE UNIQUE INDEX approval_messages_unique ON approval_messages
+        (approval_id_order, approval_id, channel, ifnull(account_id, ''), chat_id, message_id);
+    "#,
 ];
 
 /// The schema version this build writes.
@@ -84,6 +164,7 @@ pub(crate) const CURRENT_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// Brings the database to [`CURRENT_VERSION`].
 pub(crate) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    ids::define_sql_function(conn)?;
     loop {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let version: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
@@ -156,5 +237,75 @@ mod tests {
             index_columns(&conn, "approvals_by_created"),
             ["created_at_ms", "id"]
         );
+    }
+
+    #[test]
+    fn a_third_version_database_keeps_its_rows_and_messages_under_the_ordered_id_index() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        // As the store opens it: with foreign keys enforced, a careless rebuild would cascade.
+        conn.pragma_update(None, "foreign_keys", true).unwrap();
+        for sql in &MIGRATIONS[..3] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 3).unwrap();
+        let minted = ids::mint_approval_id(1_234).to_string();
+        for id in ["foreign", minted.as_str()] {
+            conn.execute(
+                "INSERT INTO approvals (id, command, argv_json, env_keys_json, has_turn_source, \
+                 state, created_at_ms, expires_at_ms, requested_by) \
+                 VALUES (?1, 'ls', '[]', '[]', 0, 'pending', 1, 2, 'agent')",
+                [id],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO approval_messages (approval_id, channel, chat_id, message_id) \
+                 VALUES (?1, 'slack', 'C1', ?1)",
+                [id],
+            )
+            .unwrap();
+        }
+
+        migrate(&mut conn).unwrap();
+
+        let orders: Vec<(String, i64, i64)> = conn
+            .prepare(
+                "SELECT a.id, a.id_order, count(m.seq) FROM approvals a \
+                 JOIN approval_messages m ON (m.approval_id_order, m.approval_id) = (a.id_order, a.id) \
+                 GROUP BY a.id ORDER BY a.id_order",
+            )
+            .unwrap()
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            orders,
+            [("foreign".to_owned(), 0, 1), (minted.clone(), 1_234, 1)]
+        );
+        let record = super::super::rows::fetch(&conn, &minted).unwrap().unwrap();
+        assert_eq!(record.request.requested_by.as_deref(), Some("agent"));
+        assert_eq!(record.messages.len(), 1);
+        assert_eq!(index_columns(&conn, "approvals_by_id"), ["id_order", "id"]);
+        assert_eq!(
+            index_columns(&conn, "approvals_by_resolution"),
+            ["resolved_at_ms"]
+        );
+        let leftovers: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_schema WHERE name LIKE '%_v3'",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(leftovers, 0);
+        // Messages still go with their approval.
+        conn.execute("DELETE FROM approvals WHERE id = 'foreign'", [])
+            .unwrap();
+        let messages: i64 = conn
+            .query_row("SELECT count(*) FROM approval_messages", [], |row| {
+                row.get(0)
+            })
+            .unwrap();
+        assert_eq!(messages, 1);
     }
 }

@@ -7,6 +7,7 @@
 
 use rusqlite::{Connection, params};
 
+use super::ids::id_order;
 use super::record::{
     ApprovalRecord, ApprovalState, ConsumeOutcome, DeliveredMessage, NewApproval, Resolution,
     ResolveOutcome,
@@ -14,8 +15,8 @@ use super::record::{
 use super::rows::{COLUMNS, encode, fetch, fetch_required, sql_ms, stored_ms};
 use crate::error::StoreError;
 
-/// Stores a new pending approval; an id that exists in any state is refused (the primary key
-/// says so, without a read first). Returns the record as stored, built from what was written
+/// Stores a new pending approval; an id that exists in any state is refused (the id index is
+/// unique, so this takes no read first). Returns the record as stored, built from what was written
 /// rather than read back, and taking the request over rather than copying it: this runs on
 /// every approval's path, on the thread every other write waits for.
 pub(super) fn insert(
@@ -25,8 +26,8 @@ pub(super) fn insert(
     let r = &approval.request;
     let turn = r.turn_source.clone().unwrap_or_default();
     conn.prepare_cached(&format!(
-        "INSERT INTO approvals ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, \
-         ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, 'pending', NULL, NULL, \
+        "INSERT INTO approvals (id_order, {COLUMNS}) VALUES (?22, ?1, ?2, ?3, ?4, ?5, ?6, \
+         ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, 'pending', NULL, NULL, \
          NULL, ?19, ?20, NULL, NULL, ?21)"
     ))?
     .execute(params![
@@ -51,10 +52,11 @@ pub(super) fn insert(
         sql_ms(approval.created_at_ms),
         sql_ms(approval.expires_at_ms),
         r.requested_by,
+        id_order(&approval.id),
     ])
     .map_err(|error| match &error {
         rusqlite::Error::SqliteFailure(code, _)
-            if code.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY =>
+            if code.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE =>
         {
             StoreError::DuplicateId {
                 approval_id: approval.id.clone(),
@@ -78,6 +80,16 @@ pub(super) fn insert(
     })
 }
 
+/// The compare-and-swap from pending; `id_order` is ?7 (see `ids`).
+pub(super) const RESOLVE_SQL: &str = "UPDATE approvals SET state = ?2, decision = ?3, \
+     resolved_by = ?4, reason = ?5, resolved_at_ms = ?6 \
+     WHERE id_order = ?7 AND id = ?1 AND state = 'pending'";
+
+/// The compare-and-swap that takes an allow-once run; `id_order` is ?3.
+pub(super) const CONSUME_SQL: &str = "UPDATE approvals SET consumed_at_ms = ?2 \
+     WHERE id_order = ?3 AND id = ?1 \
+     AND state = 'allowed' AND decision = 'allow-once' AND consumed_at_ms IS NULL";
+
 /// Moves a pending approval to the resolution's state, or reports the earlier winner.
 pub(super) fn resolve(
     conn: &Connection,
@@ -95,19 +107,15 @@ pub(super) fn resolve(
             (None, Some(reason.as_str()))
         }
     };
-    let changed = conn
-        .prepare_cached(
-            "UPDATE approvals SET state = ?2, decision = ?3, resolved_by = ?4, reason = ?5, \
-             resolved_at_ms = ?6 WHERE id = ?1 AND state = 'pending'",
-        )?
-        .execute(params![
-            id,
-            resolution.target_state().as_str(),
-            resolution.decision().map(|d| d.as_str()),
-            resolved_by,
-            reason,
-            sql_ms(at_ms),
-        ])?;
+    let changed = conn.prepare_cached(RESOLVE_SQL)?.execute(params![
+        id,
+        resolution.target_state().as_str(),
+        resolution.decision().map(|d| d.as_str()),
+        resolved_by,
+        reason,
+        sql_ms(at_ms),
+        id_order(id),
+    ])?;
     let record = fetch_required(conn, id)?;
     Ok(if changed == 1 {
         ResolveOutcome::Applied(record)
@@ -124,12 +132,9 @@ pub(super) fn consume_allow_once(
     id: &str,
     at_ms: u64,
 ) -> Result<ConsumeOutcome, StoreError> {
-    let changed = conn
-        .prepare_cached(
-            "UPDATE approvals SET consumed_at_ms = ?2 WHERE id = ?1 AND state = 'allowed' \
-             AND decision = 'allow-once' AND consumed_at_ms IS NULL",
-        )?
-        .execute(params![id, sql_ms(at_ms)])?;
+    let changed =
+        conn.prepare_cached(CONSUME_SQL)?
+            .execute(params![id, sql_ms(at_ms), id_order(id)])?;
     let record = fetch_required(conn, id)?;
     Ok(if changed == 1 {
         ConsumeOutcome::Consumed(record)
@@ -153,8 +158,8 @@ pub(super) fn record_delivery(
     }
     conn.prepare_cached(
         "INSERT OR IGNORE INTO approval_messages \
-         (approval_id, channel, account_id, chat_id, message_id, thread_id) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+         (approval_id_order, approval_id, channel, account_id, chat_id, message_id, thread_id) \
+         VALUES (?7, ?1, ?2, ?3, ?4, ?5, ?6)",
     )?
     .execute(params![
         id,
@@ -162,7 +167,8 @@ pub(super) fn record_delivery(
         message.account_id,
         message.chat_id,
         message.message_id,
-        message.thread_id
+        message.thread_id,
+        id_order(id),
     ])?;
     Ok(())
 }

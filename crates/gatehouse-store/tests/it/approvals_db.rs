@@ -2,7 +2,7 @@ use gatehouse_policy::ApprovalDecision;
 use gatehouse_store::StoreError;
 use gatehouse_store::approvals_db::{
     ApprovalRequest, ApprovalState, ApprovalStore, ConsumeOutcome, DeliveredMessage, ListFilter,
-    ListOrder, NewApproval, Resolution, ResolveOutcome, Retention,
+    ListOrder, NewApproval, Resolution, ResolveOutcome, Retention, mint_approval_id,
 };
 use pretty_assertions::assert_eq;
 
@@ -224,6 +224,37 @@ fn denies_consuming_anything_but_allow_once() {
             "{id}"
         );
     }
+}
+
+/// Minted ids are indexed by the time they carry, and requester-chosen ids by their text; both
+/// must be found, written, pruned and refused twice alike, side by side.
+#[test]
+fn minted_and_chosen_ids_are_found_written_and_refused_twice_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_db(&dir);
+    let minted = mint_approval_id(1_000).to_string();
+    // A version 8 id whose last group does not say when it was created.
+    let chosen = "0badc0de-0000-8000-8000-0000000003e7";
+    for id in [minted.as_str(), chosen] {
+        db.insert(&new_approval(id, 1_000)).unwrap();
+        db.record_delivery(id, &message(id)).unwrap();
+        db.resolve(id, &decided(ApprovalDecision::AllowOnce, "alice"), 1_001)
+            .unwrap();
+        assert!(matches!(
+            db.consume_allow_once(id, 1_002).unwrap(),
+            ConsumeOutcome::Consumed(_)
+        ));
+        let stored = db.get(id).unwrap().unwrap();
+        assert_eq!((stored.id.as_str(), stored.messages.len()), (id, 1));
+        assert!(matches!(
+            db.insert(&new_approval(id, 1_003)),
+            Err(StoreError::DuplicateId { .. })
+        ));
+        let found = db.find_by_prefix(&id[..8], 10).unwrap();
+        assert_eq!(found.len(), 1, "{id}");
+    }
+    assert_eq!(db.prune_terminal_before(2_000).unwrap(), 2);
+    assert_eq!(db.get(&minted).unwrap(), None);
 }
 
 fn message(message_id: &str) -> DeliveredMessage {

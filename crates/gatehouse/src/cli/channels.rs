@@ -179,13 +179,3 @@ fn resolve(source: &SecretSource, key: &str, warnings: &mut Vec<String>) -> anyh
     warnings.extend(resolved.warning);
     Ok(resolved.secret)
 }
-
-/// Milliseconds since the Unix epoch: taken before the approval manager starts, so the chat
-/// runtime edits exactly the cards of approvals this start cancelled.
-pub(crate) fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| {
-            u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
-        })
-}

@@ -3,8 +3,8 @@
 
 use std::process::ExitCode;
 
+use gatehouse_store::approvals_db::mint_approval_id;
 use serde_json::{Value, json};
-use uuid::Uuid;
 
 use super::client::CommandArgs;
 
@@ -13,9 +13,10 @@ pub(crate) const EXIT_DENIED: u8 = 20;
 
 /// Runs the subcommand. The approval's id is chosen here and named on stderr before the wait,
 /// which may last until the approval expires, so the person at the terminal knows what to
-/// answer (or look for) meanwhile.
+/// answer (or look for) meanwhile. It is minted as the gateway mints its own, so the store
+/// indexes it as cheaply.
 pub(crate) fn run(args: CommandArgs) -> anyhow::Result<ExitCode> {
-    let id = Uuid::new_v4();
+    let id = mint_approval_id(super::now_ms());
     let mut params = args.params()?;
     params["id"] = json!(id.to_string());
     eprintln!("gatehouse: waiting for a decision on approval {id}");

@@ -106,7 +106,9 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         limits: exec_limits,
     };
     runtime.block_on(async {
-        let restart_cutoff_ms = super::channels::now_ms();
+        // Taken before the approval manager starts, so the chat runtime edits exactly the
+        // cards of approvals this start cancelled.
+        let restart_cutoff_ms = super::now_ms();
         let connected = super::channels::connect_all(&setup.config).await?;
         let exec = ExecServices::start(setup).await?;
         let state = GatewayState::with_exec(&settings, exec)?;

@@ -1,0 +1,95 @@
+//! Approval ids that keep the database's id index cheap to write.
+//!
+//! The store finds an approval by `(id_order, id)`, where `id_order` is a function of the id
+//! alone. A random id as the index's first column would send every insert to a random page of
+//! an index that grows with the history: at 2,000 approvals a second each commit and each
+//! checkpoint then writes one scattered page per approval, and the latency tail grew with the
+//! history (docs/performance.md, "Ninth round"). Ids minted by [`mint_approval_id`] carry their
+//! creation time in their last 48 bits, which is their `id_order`, so each insert lands on the
+//! index's last page. Their first 74 bits stay random: the short id people type is a prefix,
+//! and it must not be shared by every approval created in the same minute.
+//!
+//! Any other id (a requester's own, or one from before this layout) orders as 0: correct, and
+//! as costly to index as every id used to be.
+
+use rusqlite::Connection;
+use rusqlite::functions::FunctionFlags;
+use uuid::{Builder, Uuid, Variant, Version};
+
+/// Bytes of the id that hold the creation time (big-endian milliseconds, 48 bits).
+const TIME_BYTES: std::ops::Range<usize> = 10..16;
+
+/// A fresh approval id: a version 8 UUID, random except for `created_at_ms` (its low 48 bits,
+/// enough until the year 10889) in its last group.
+pub fn mint_approval_id(created_at_ms: u64) -> Uuid {
+    let mut bytes = *Uuid::new_v4().as_bytes();
+    bytes[TIME_BYTES].copy_from_slice(&created_at_ms.to_be_bytes()[2..]);
+    Builder::from_custom_bytes(bytes).into_uuid()
+}
+
+/// Where `id` sorts in the id index: the time a minted id carries, 0 for any other text.
+pub(super) fn id_order(id: &str) -> i64 {
+    let Ok(uuid) = Uuid::try_parse(id) else {
+        return 0;
+    };
+    if uuid.get_version() != Some(Version::Custom) || uuid.get_variant() != Variant::RFC4122 {
+        return 0;
+    }
+    let mut millis = [0u8; 8];
+    millis[2..].copy_from_slice(&uuid.as_bytes()[TIME_BYTES]);
+    // 48 bits always fit.
+    i64::from_be_bytes(millis)
+}
+
+/// Makes [`id_order`] callable as `gatehouse_id_order(id)` on `conn`, for the migration that
+/// fills the column in rows written before it existed.
+pub(super) fn define_sql_function(conn: &Connection) -> rusqlite::Result<()> {
+    conn.create_scalar_function(
+        "gatehouse_id_order",
+        1,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| Ok(id_order(ctx.get_raw(0).as_str().unwrap_or_default())),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_minted_id_orders_by_its_creation_time() {
+        let id = mint_approval_id(1_700_000_000_123).to_string();
+        assert_eq!(id_order(&id), 1_700_000_000_123);
+        assert!(
+            id.ends_with(&format!("-{:012x}", 1_700_000_000_123u64)),
+            "{id}"
+        );
+        assert!(
+            id_order(&mint_approval_id(5).to_string()) < id_order(&mint_approval_id(6).to_string())
+        );
+    }
+
+    #[test]
+    fn minted_ids_are_version_8_and_their_short_ids_differ() {
+        let first = mint_approval_id(42);
+        let second = mint_approval_id(42);
+        assert_eq!(first.get_version(), Some(Version::Custom));
+        assert_eq!(first.get_variant(), Variant::RFC4122);
+        assert_ne!(first.to_string()[..8], second.to_string()[..8]);
+    }
+
+    #[test]
+    fn any_other_id_orders_as_zero() {
+        for id in [
+            "7d444840-9dc0-11d1-b245-5ffdce74fad2",
+            "0198a2f0-7b2a-7c1e-9c4d-3e5f6a7b8c9d",
+            "not an id",
+            "",
+            // Version 8 with a variant other than RFC 4122's.
+            "00000000-0000-8000-c000-00000000002a",
+        ] {
+            assert_eq!(id_order(id), 0, "{id}");
+        }
+        assert_eq!(id_order(&Uuid::new_v4().to_string()), 0);
+    }
+}
