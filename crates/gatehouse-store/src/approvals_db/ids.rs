@@ -9,8 +9,10 @@
 //! index's last page. Their first 74 bits stay random: the short id people type is a prefix,
 //! and it must not be shared by every approval created in the same minute.
 //!
-//! Any other id (a requester's own, or one from before this layout) orders as 0: correct, and
-//! as costly to index as every id used to be.
+//! Any other version 8 UUID orders by its last 48 bits too, whatever they mean, and every other
+//! id (a requester's v4, or one minted before this layout) orders as 0. Both are correct, since
+//! the order is a function of the id; ids that order as 0 are as costly to index as every id
+//! used to be.
 
 use rusqlite::Connection;
 use rusqlite::functions::FunctionFlags;
@@ -27,7 +29,8 @@ pub fn mint_approval_id(created_at_ms: u64) -> Uuid {
     Builder::from_custom_bytes(bytes).into_uuid()
 }
 
-/// Where `id` sorts in the id index: the time a minted id carries, 0 for any other text.
+/// Where `id` sorts in the id index: the last 48 bits of a version 8 UUID (the time a minted
+/// id carries), 0 for any other text.
 pub(super) fn id_order(id: &str) -> i64 {
     let Ok(uuid) = Uuid::try_parse(id) else {
         return 0;

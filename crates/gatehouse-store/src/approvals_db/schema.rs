@@ -180,6 +180,12 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
         else {
             return Ok(());
         };
+        // A rebuild takes seconds per million approvals, during which nothing else starts.
+        tracing::info!(
+            from = version,
+            to = version + 1,
+            "Upgrading the approvals database schema."
+        );
         tx.execute_batch(sql)?;
         tx.pragma_update(None, "user_version", version + 1)?;
         tx.commit()?;
