@@ -19,7 +19,7 @@ use crate::deadlines::Deadlines;
 use crate::error::ApprovalError;
 use crate::events::{EventBus, EventKind, EventSubscription, Offered};
 use crate::index::{AllowAlwaysPlan, Entry, Index, Key, Status, Waiters};
-use crate::state::{Announce, Inner, not_found_as_unknown, run_timer};
+use crate::state::{Announce, Inner, not_found_as_unknown, prune_periodically, run_timer};
 
 /// Reason recorded when a pending approval times out.
 pub const REASON_TIMEOUT: &str = "timeout";
@@ -41,6 +41,9 @@ pub struct ManagerConfig {
     pub event_capacity: usize,
     /// How long terminal approvals are kept in the store for history (30 days).
     pub retention: Retention,
+    /// How often history past `retention` is pruned while the manager runs (10 minutes); it
+    /// is also pruned at start.
+    pub prune_every: Duration,
 }
 
 impl Default for ManagerConfig {
@@ -50,6 +53,7 @@ impl Default for ManagerConfig {
             grace: Duration::from_secs(15),
             event_capacity: 1024,
             retention: Retention::default(),
+            prune_every: Duration::from_secs(10 * 60),
         }
     }
 }
@@ -174,17 +178,13 @@ impl ApprovalManager {
             index: Index::default(),
             deadlines: Arc::new(Deadlines::default()),
             events,
-            timer: std::sync::OnceLock::new(),
+            tasks: std::sync::OnceLock::new(),
         });
         let now = inner.clock.now_ms();
-        let cutoff = inner.config.retention.cutoff(now);
         let cancelled = inner
-            .blocking(move |store| {
-                let cancelled = store.cancel_all_pending(REASON_RESTART, now)?;
-                store.prune_terminal_before(cutoff)?;
-                Ok(cancelled)
-            })
+            .blocking(move |store| store.cancel_all_pending(REASON_RESTART, now))
             .await?;
+        inner.prune_history().await?;
         for record in cancelled {
             let id = parse_id(&record.id)?;
             inner.events.emit(
@@ -199,8 +199,11 @@ impl ApprovalManager {
             Arc::clone(&inner.deadlines),
             Arc::clone(&inner.clock),
         ));
-        // The cell is fresh, so this set cannot fail; the handle is only used to stop the task.
-        let _ = inner.timer.set(timer.abort_handle());
+        let pruner = tokio::spawn(prune_periodically(Arc::downgrade(&inner)));
+        // The cell is fresh, so this set cannot fail; the handles are only used to stop the tasks.
+        let _ = inner
+            .tasks
+            .set([timer.abort_handle(), pruner.abort_handle()]);
         Ok((ApprovalManager { inner }, subscription))
     }
 

@@ -56,13 +56,14 @@ pub(crate) struct Inner {
     pub(crate) index: Index,
     pub(crate) deadlines: Arc<Deadlines>,
     pub(crate) events: EventBus,
-    pub(crate) timer: OnceLock<AbortHandle>,
+    /// The timer task and the pruning task, stopped with the manager.
+    pub(crate) tasks: OnceLock<[AbortHandle; 2]>,
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        if let Some(timer) = self.timer.get() {
-            timer.abort();
+        for task in self.tasks.get().into_iter().flatten() {
+            task.abort();
         }
     }
 }
@@ -296,6 +297,52 @@ impl Inner {
 
 /// Sleeps until the earliest deadline (or an earlier one is pushed) and handles what is due.
 /// Holds the manager only weakly, so dropping the last manager ends it.
+/// Settled approvals deleted per write: each chunk is one short job on the store's writer, so
+/// approvals queued behind a large pruning wait for one chunk, not for all of it.
+const PRUNE_CHUNK: usize = 500;
+
+impl Inner {
+    /// Deletes settled approvals older than the retention period, a chunk at a time; returns
+    /// how many.
+    pub(crate) async fn prune_history(&self) -> Result<usize, ApprovalError> {
+        let cutoff = self.config.retention.cutoff(self.clock.now_ms());
+        let mut pruned = 0;
+        loop {
+            let chunk = self
+                .blocking(move |store| store.prune_terminal_before(cutoff, PRUNE_CHUNK))
+                .await?;
+            pruned += chunk;
+            if chunk < PRUNE_CHUNK {
+                return Ok(pruned);
+            }
+        }
+    }
+}
+
+/// Prunes history every `prune_every` for as long as the manager lives, so a gateway that runs
+/// for months keeps only its retention period too.
+pub(crate) async fn prune_periodically(inner: Weak<Inner>) {
+    loop {
+        let Some(every) = inner.upgrade().map(|inner| inner.config.prune_every) else {
+            return;
+        };
+        tokio::time::sleep(every).await;
+        let Some(manager) = inner.upgrade() else {
+            return;
+        };
+        match manager.prune_history().await {
+            Ok(0) => {}
+            Ok(pruned) => tracing::info!(
+                pruned,
+                "Pruned settled approvals past the retention period."
+            ),
+            Err(error) => {
+                tracing::warn!(%error, "Pruning approval history failed; the next pass retries.");
+            }
+        }
+    }
+}
+
 pub(crate) async fn run_timer(
     inner: Weak<Inner>,
     deadlines: Arc<Deadlines>,

@@ -21,6 +21,8 @@ mod lookup;
 mod race;
 // Restart cancellation from a reopened database.
 mod restart;
+// History pruned while the manager runs.
+mod retention;
 // A store that refuses a write: announced approvals are withdrawn.
 mod store_failure;
 // Shared fixtures: a manager on a real store in a temp dir.

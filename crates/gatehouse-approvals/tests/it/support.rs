@@ -189,8 +189,8 @@ impl ApprovalStore for PausedTimeStore {
         self.0.cancel_all_pending(reason, at_ms)
     }
 
-    fn prune_terminal_before(&self, cutoff_ms: u64) -> Result<usize, StoreError> {
-        self.0.prune_terminal_before(cutoff_ms)
+    fn prune_terminal_before(&self, cutoff_ms: u64, limit: usize) -> Result<usize, StoreError> {
+        self.0.prune_terminal_before(cutoff_ms, limit)
     }
 }
 

@@ -30,7 +30,7 @@ pub(super) fn stored_ms(ms: u64) -> u64 {
     ms.min(i64::MAX.unsigned_abs())
 }
 
-fn limit_param(limit: usize) -> i64 {
+pub(super) fn limit_param(limit: usize) -> i64 {
     i64::try_from(limit).unwrap_or(i64::MAX)
 }
 

@@ -245,8 +245,8 @@ impl ApprovalStore for SqliteApprovalStore {
             .submit(move |conn| write_ops::cancel_all_pending(conn, &reason, at_ms))
     }
 
-    fn prune_terminal_before(&self, cutoff_ms: u64) -> Result<usize, StoreError> {
+    fn prune_terminal_before(&self, cutoff_ms: u64, limit: usize) -> Result<usize, StoreError> {
         self.writer
-            .submit(move |conn| write_ops::prune_terminal_before(conn, cutoff_ms))
+            .submit(move |conn| write_ops::prune_terminal_before(conn, cutoff_ms, limit))
     }
 }

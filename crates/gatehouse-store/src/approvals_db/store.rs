@@ -79,7 +79,9 @@ pub trait ApprovalStore: Send + Sync {
         at_ms: u64,
     ) -> Result<Vec<ApprovalRecord>, StoreError>;
 
-    /// Deletes terminal approvals resolved before `cutoff_ms` (see
-    /// [`super::record::Retention::cutoff`]); returns how many. Pending rows are never pruned.
-    fn prune_terminal_before(&self, cutoff_ms: u64) -> Result<usize, StoreError>;
+    /// Deletes up to `limit` terminal approvals resolved before `cutoff_ms` (see
+    /// [`super::record::Retention::cutoff`]), oldest first, with their messages; returns how
+    /// many. Pending rows are never pruned. The limit keeps each write short, since every
+    /// other write waits behind it: fewer than `limit` deleted means none are left.
+    fn prune_terminal_before(&self, cutoff_ms: u64, limit: usize) -> Result<usize, StoreError>;
 }

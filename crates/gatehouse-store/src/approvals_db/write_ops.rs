@@ -12,7 +12,7 @@ use super::record::{
     ApprovalRecord, ApprovalState, ConsumeOutcome, DeliveredMessage, NewApproval, Resolution,
     ResolveOutcome,
 };
-use super::rows::{COLUMNS, encode, fetch, fetch_required, sql_ms, stored_ms};
+use super::rows::{COLUMNS, encode, fetch, fetch_required, limit_param, sql_ms, stored_ms};
 use crate::error::StoreError;
 
 /// Stores a new pending approval; an id that exists in any state is refused (the id index is
@@ -191,13 +191,17 @@ pub(super) fn cancel_all_pending(
     ids.iter().map(|id| fetch_required(conn, id)).collect()
 }
 
-/// Deletes terminal approvals resolved before `cutoff_ms`; pending rows are never pruned.
+/// Deletes up to `limit` terminal approvals resolved before `cutoff_ms`, oldest first (through
+/// `approvals_by_resolution`); pending rows are never pruned.
 pub(super) fn prune_terminal_before(
     conn: &Connection,
     cutoff_ms: u64,
+    limit: usize,
 ) -> Result<usize, StoreError> {
-    Ok(conn.execute(
-        "DELETE FROM approvals WHERE state <> 'pending' AND resolved_at_ms < ?1",
-        params![sql_ms(cutoff_ms)],
-    )?)
+    Ok(conn
+        .prepare_cached(
+            "DELETE FROM approvals WHERE rowid IN (SELECT rowid FROM approvals \
+             WHERE state <> 'pending' AND resolved_at_ms < ?1 ORDER BY resolved_at_ms LIMIT ?2)",
+        )?
+        .execute(params![sql_ms(cutoff_ms), limit_param(limit)])?)
 }

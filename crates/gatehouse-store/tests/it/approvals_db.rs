@@ -253,7 +253,7 @@ fn minted_and_chosen_ids_are_found_written_and_refused_twice_alike() {
         let found = db.find_by_prefix(&id[..8], 10).unwrap();
         assert_eq!(found.len(), 1, "{id}");
     }
-    assert_eq!(db.prune_terminal_before(2_000).unwrap(), 2);
+    assert_eq!(db.prune_terminal_before(2_000, 10).unwrap(), 2);
     assert_eq!(db.get(&minted).unwrap(), None);
 }
 
@@ -422,10 +422,31 @@ fn prunes_only_terminal_rows_older_than_the_retention() {
     )
     .unwrap();
     let cutoff = Retention::default().cutoff(now);
-    assert_eq!(db.prune_terminal_before(cutoff).unwrap(), 1);
+    assert_eq!(db.prune_terminal_before(cutoff, 100).unwrap(), 1);
     assert_eq!(db.get("old-denied").unwrap(), None);
     assert!(db.get("new-denied").unwrap().is_some());
     assert!(db.get("old-pending").unwrap().is_some());
     let short = Retention { history_ms: day };
-    assert_eq!(db.prune_terminal_before(short.cutoff(now)).unwrap(), 1);
+    assert_eq!(db.prune_terminal_before(short.cutoff(now), 100).unwrap(), 1);
+}
+
+#[test]
+fn prunes_in_chunks_oldest_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_db(&dir);
+    for (id, resolved_at_ms) in [("third", 30), ("first", 10), ("kept", 50), ("second", 20)] {
+        db.insert(&new_approval(id, 1)).unwrap();
+        db.resolve(id, &decided(ApprovalDecision::Deny, "bob"), resolved_at_ms)
+            .unwrap();
+    }
+    assert_eq!(db.prune_terminal_before(40, 2).unwrap(), 2);
+    let left: Vec<String> = db
+        .list(&ListFilter::default())
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(left, ["kept", "third"]);
+    assert_eq!(db.prune_terminal_before(40, 2).unwrap(), 1, "the last one");
+    assert_eq!(db.prune_terminal_before(40, 2).unwrap(), 0);
 }
