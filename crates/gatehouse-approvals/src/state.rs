@@ -68,6 +68,10 @@ impl Drop for Inner {
     }
 }
 
+/// Settled approvals deleted per write: each chunk is one short job on the store's writer, so
+/// approvals queued behind a large pruning wait for one chunk, not for all of it.
+const PRUNE_CHUNK: usize = 500;
+
 impl Inner {
     /// Adds the derived patterns to the agent's allowlist. A failure is reported, not raised:
     /// the decision it follows is already recorded.
@@ -211,6 +215,22 @@ impl Inner {
         Ok(tokio::task::spawn_blocking(move || call(store.as_ref())).await??)
     }
 
+    /// Deletes settled approvals older than the retention period, a chunk at a time; returns
+    /// how many.
+    pub(crate) async fn prune_history(&self) -> Result<usize, ApprovalError> {
+        let cutoff = self.config.retention.cutoff(self.clock.now_ms());
+        let mut pruned = 0;
+        loop {
+            let chunk = self
+                .blocking(move |store| store.prune_terminal_before(cutoff, PRUNE_CHUNK))
+                .await?;
+            pruned += chunk;
+            if chunk < PRUNE_CHUNK {
+                return Ok(pruned);
+            }
+        }
+    }
+
     /// Applies a resolution through the store's compare-and-swap. The change that wins updates
     /// memory, wakes waiters, schedules eviction and emits the event, in the store's completion:
     /// queued before this returns, done even if the caller stops waiting.
@@ -295,30 +315,6 @@ impl Inner {
     }
 }
 
-/// Sleeps until the earliest deadline (or an earlier one is pushed) and handles what is due.
-/// Holds the manager only weakly, so dropping the last manager ends it.
-/// Settled approvals deleted per write: each chunk is one short job on the store's writer, so
-/// approvals queued behind a large pruning wait for one chunk, not for all of it.
-const PRUNE_CHUNK: usize = 500;
-
-impl Inner {
-    /// Deletes settled approvals older than the retention period, a chunk at a time; returns
-    /// how many.
-    pub(crate) async fn prune_history(&self) -> Result<usize, ApprovalError> {
-        let cutoff = self.config.retention.cutoff(self.clock.now_ms());
-        let mut pruned = 0;
-        loop {
-            let chunk = self
-                .blocking(move |store| store.prune_terminal_before(cutoff, PRUNE_CHUNK))
-                .await?;
-            pruned += chunk;
-            if chunk < PRUNE_CHUNK {
-                return Ok(pruned);
-            }
-        }
-    }
-}
-
 /// Prunes history every `prune_every` for as long as the manager lives, so a gateway that runs
 /// for months keeps only its retention period too.
 pub(crate) async fn prune_periodically(inner: Weak<Inner>) {
@@ -343,6 +339,8 @@ pub(crate) async fn prune_periodically(inner: Weak<Inner>) {
     }
 }
 
+/// Sleeps until the earliest deadline (or an earlier one is pushed) and handles what is due.
+/// Holds the manager only weakly, so dropping the last manager ends it.
 pub(crate) async fn run_timer(
     inner: Weak<Inner>,
     deadlines: Arc<Deadlines>,
