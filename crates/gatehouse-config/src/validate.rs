@@ -276,6 +276,7 @@ fn limits(limits: &GatewayLimitsConfig, path: &KeyPath, out: &mut Vec<Problem>) 
         ("runTimeoutMs", limits.run_timeout_ms),
         ("maxRunTimeoutMs", limits.max_run_timeout_ms),
         ("runningEventAfterMs", limits.running_event_after_ms),
+        ("historyDays", limits.history_days),
     ];
     for (key, value) in numbers {
         if value == Some(0) {

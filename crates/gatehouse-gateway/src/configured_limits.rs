@@ -41,6 +41,9 @@ pub fn configured_limits(config: Option<&GatewayLimitsConfig>) -> (Limits, ExecL
     set_ms(&mut exec.run_timeout, config.run_timeout_ms);
     set_ms(&mut exec.max_run_timeout, config.max_run_timeout_ms);
     set_ms(&mut exec.running_event_after, config.running_event_after_ms);
+    if let Some(days) = config.history_days {
+        exec.history = Duration::from_secs(days.saturating_mul(24 * 60 * 60));
+    }
     (limits, exec)
 }
 
@@ -85,6 +88,7 @@ mod tests {
             run_timeout_ms: Some(2_000),
             max_run_timeout_ms: Some(5_000),
             running_event_after_ms: Some(250),
+            history_days: Some(7),
         };
         let (limits, exec) = configured_limits(Some(&config));
         assert_eq!(
@@ -105,6 +109,7 @@ mod tests {
         assert_eq!(exec.run_timeout, Duration::from_secs(2));
         assert_eq!(exec.max_run_timeout, Duration::from_secs(5));
         assert_eq!(exec.running_event_after, Duration::from_millis(250));
+        assert_eq!(exec.history, Duration::from_secs(7 * 24 * 60 * 60));
         assert_eq!(
             exec.approval_timeout,
             ExecLimits::default().approval_timeout

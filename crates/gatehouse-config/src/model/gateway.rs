@@ -39,6 +39,9 @@ pub struct GatewayLimitsConfig {
     pub max_run_timeout_ms: Option<u64>,
     /// A run still going after this long is announced with `exec.running`, ms.
     pub running_event_after_ms: Option<u64>,
+    /// Days a settled approval stays in the approvals database; the audit log keeps its
+    /// records regardless.
+    pub history_days: Option<u64>,
 }
 
 /// `gateway.limits.rateLimit`: a token bucket per token.

@@ -266,6 +266,20 @@ fn refuses_a_zero_gateway_limit_at_its_key() {
 }
 
 #[test]
+fn refuses_a_history_of_zero_days() {
+    let text = "{ gateway: { limits: { historyDays: 0 } } }";
+    let (kind, _, _, key, message) = check(text);
+    assert_eq!(
+        (kind, key.as_str(), message.as_str()),
+        (
+            "invalid",
+            "gateway.limits.historyDays",
+            "must be above zero"
+        )
+    );
+}
+
+#[test]
 fn refuses_a_default_run_timeout_above_the_maximum() {
     let text = "{ gateway: { limits: {\n  runTimeoutMs: 60000, maxRunTimeoutMs: 1000,\n} } }";
     let (kind, line, _, key, message) = check(text);

@@ -25,7 +25,7 @@ use gatehouse_config::Config;
 use gatehouse_policy::Security;
 use gatehouse_policy::exec::ExecPolicy;
 use gatehouse_store::approvals_db::{
-    ApprovalRecord, ApprovalRequest, ApprovalState, ApprovalStore, BatchTimesSnapshot,
+    ApprovalRecord, ApprovalRequest, ApprovalState, ApprovalStore, BatchTimesSnapshot, Retention,
     SqliteApprovalStore, SqliteOptions,
 };
 use gatehouse_store::approvals_file::{ExecApprovalsStore, Snapshot, SnapshotCache};
@@ -73,6 +73,8 @@ pub struct ExecLimits {
     pub running_event_after: Duration,
     /// Approval events buffered for the forwarder before it counts as lagging.
     pub event_buffer: usize,
+    /// How long a settled approval stays in the approvals database.
+    pub history: Duration,
 }
 
 impl Default for ExecLimits {
@@ -85,6 +87,7 @@ impl Default for ExecLimits {
             max_run_timeout: Duration::from_secs(60 * 60),
             running_event_after: Duration::from_secs(1),
             event_buffer: 4096,
+            history: Duration::from_secs(30 * 24 * 60 * 60),
         }
     }
 }
@@ -141,6 +144,9 @@ impl ExecServices {
         let config = ManagerConfig {
             default_timeout: setup.limits.approval_timeout,
             event_capacity: setup.limits.event_buffer,
+            retention: Retention {
+                history_ms: u64::try_from(setup.limits.history.as_millis()).unwrap_or(u64::MAX),
+            },
             ..ManagerConfig::default()
         };
         let (manager, startup) = ApprovalManager::start(

@@ -70,7 +70,9 @@ impl Server {
         Self::start_in(dir, listen).await
     }
 
-    async fn start_in(dir: tempfile::TempDir, listen: &str) -> Server {
+    /// Starts a server on `dir`, which holds `gatehouse.json5` and may hold a `data` directory
+    /// prepared by the test.
+    pub(crate) async fn start_in(dir: tempfile::TempDir, listen: &str) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_gatehouse"))
             .args(["serve", "--listen", listen, "--config"])
             .arg(dir.path().join("gatehouse.json5"))

@@ -547,6 +547,65 @@ async fn reads_the_approvals_file_redacted_and_refuses_stale_writes() {
     );
 }
 
+/// Stores an approval settled `age` ago in the database of `data`, as an earlier run would have.
+fn settled_long_ago(data: &std::path::Path, age: std::time::Duration) -> String {
+    use gatehouse_store::approvals_db::{
+        ApprovalRequest, ApprovalStore, NewApproval, Resolution, SqliteApprovalStore,
+        SqliteOptions, mint_approval_id,
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let settled_at = now - age.as_millis() as u64;
+    let id = mint_approval_id(settled_at - 1_000).to_string();
+    let store =
+        SqliteApprovalStore::open(data.join("approvals.db"), SqliteOptions::default()).unwrap();
+    let request = ApprovalRequest {
+        command: "make deploy".to_owned(),
+        ..ApprovalRequest::default()
+    };
+    store
+        .insert(&NewApproval {
+            id: id.clone(),
+            request,
+            created_at_ms: settled_at - 1_000,
+            expires_at_ms: settled_at + 60_000,
+        })
+        .unwrap();
+    let deny = Resolution::Decided {
+        decision: gatehouse_policy::ApprovalDecision::Deny,
+        resolved_by: Some("admin".to_owned()),
+        reason: None,
+    };
+    store.resolve(&id, &deny, settled_at).unwrap();
+    id
+}
+
+#[tokio::test]
+async fn deletes_settled_approvals_older_than_the_configured_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let day = std::time::Duration::from_secs(24 * 60 * 60);
+    let old = settled_long_ago(&data, 3 * day);
+    let recent = settled_long_ago(&data, day / 24);
+    let config = config_with_gateway("limits: { historyDays: 2 },", "");
+    std::fs::write(dir.path().join("gatehouse.json5"), config).unwrap();
+    let server = Server::start_in(dir, "127.0.0.1:0").await;
+    // With the default 30 days both would still be here.
+    assert_eq!(
+        server
+            .error_code(ADMIN, "exec.approval.get", json!({"id": old}))
+            .await,
+        "not_found"
+    );
+    let kept = server
+        .ok(ADMIN, "exec.approval.get", json!({"id": recent}))
+        .await;
+    assert_eq!(kept["state"], "denied");
+}
+
 #[tokio::test]
 async fn cancels_pending_approvals_when_the_server_restarts() {
     let server = Server::start("").await;
