@@ -19,7 +19,9 @@ use crate::deadlines::Deadlines;
 use crate::error::ApprovalError;
 use crate::events::{EventBus, EventKind, EventSubscription, Offered};
 use crate::index::{AllowAlwaysPlan, Entry, Index, Key, Status, Waiters};
-use crate::state::{Announce, Inner, not_found_as_unknown, prune_periodically, run_timer};
+use crate::state::{
+    Announce, Inner, not_found_as_unknown, prune_history, prune_periodically, run_timer,
+};
 
 /// Reason recorded when a pending approval times out.
 pub const REASON_TIMEOUT: &str = "timeout";
@@ -184,7 +186,7 @@ impl ApprovalManager {
         let cancelled = inner
             .blocking(move |store| store.cancel_all_pending(REASON_RESTART, now))
             .await?;
-        inner.prune_history().await?;
+        prune_history(&Arc::downgrade(&inner)).await?;
         for record in cancelled {
             let id = parse_id(&record.id)?;
             inner.events.emit(

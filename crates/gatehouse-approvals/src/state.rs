@@ -215,20 +215,14 @@ impl Inner {
         Ok(tokio::task::spawn_blocking(move || call(store.as_ref())).await??)
     }
 
-    /// Deletes settled approvals older than the retention period, a chunk at a time; returns
-    /// how many.
-    pub(crate) async fn prune_history(&self) -> Result<usize, ApprovalError> {
-        let cutoff = self.config.retention.cutoff(self.clock.now_ms());
-        let mut pruned = 0;
-        loop {
-            let chunk = self
-                .blocking(move |store| store.prune_terminal_before(cutoff, PRUNE_CHUNK))
-                .await?;
-            pruned += chunk;
-            if chunk < PRUNE_CHUNK {
-                return Ok(pruned);
-            }
-        }
+    fn retention_cutoff(&self) -> u64 {
+        self.config.retention.cutoff(self.clock.now_ms())
+    }
+
+    /// One write of a pruning: fewer than [`PRUNE_CHUNK`] deleted means none are left.
+    async fn prune_chunk(&self, cutoff_ms: u64) -> Result<usize, ApprovalError> {
+        self.blocking(move |store| store.prune_terminal_before(cutoff_ms, PRUNE_CHUNK))
+            .await
     }
 
     /// Applies a resolution through the store's compare-and-swap. The change that wins updates
@@ -315,26 +309,42 @@ impl Inner {
     }
 }
 
-/// Prunes history every `prune_every` for as long as the manager lives, so a gateway that runs
-/// for months keeps only its retention period too.
+/// Deletes settled approvals older than the retention period, one chunk per write, and logs
+/// how many. The manager is held for one chunk at a time, so dropping it stops a long pruning
+/// at the next chunk.
+pub(crate) async fn prune_history(inner: &Weak<Inner>) -> Result<(), ApprovalError> {
+    let Some(cutoff) = inner.upgrade().map(|inner| inner.retention_cutoff()) else {
+        return Ok(());
+    };
+    let mut pruned = 0;
+    loop {
+        let Some(manager) = inner.upgrade() else {
+            return Ok(());
+        };
+        let chunk = manager.prune_chunk(cutoff).await?;
+        pruned += chunk;
+        if chunk < PRUNE_CHUNK {
+            if pruned > 0 {
+                tracing::info!(
+                    pruned,
+                    "Pruned settled approvals past the retention period."
+                );
+            }
+            return Ok(());
+        }
+    }
+}
+
+/// Prunes history every `prune_every` (at least a second) for as long as the manager lives, so
+/// a gateway that runs for months keeps only its retention period too.
 pub(crate) async fn prune_periodically(inner: Weak<Inner>) {
     loop {
         let Some(every) = inner.upgrade().map(|inner| inner.config.prune_every) else {
             return;
         };
-        tokio::time::sleep(every).await;
-        let Some(manager) = inner.upgrade() else {
-            return;
-        };
-        match manager.prune_history().await {
-            Ok(0) => {}
-            Ok(pruned) => tracing::info!(
-                pruned,
-                "Pruned settled approvals past the retention period."
-            ),
-            Err(error) => {
-                tracing::warn!(%error, "Pruning approval history failed; the next pass retries.");
-            }
+        tokio::time::sleep(every.max(Duration::from_secs(1))).await;
+        if let Err(error) = prune_history(&inner).await {
+            tracing::warn!(%error, "Pruning approval history failed; the next pass retries.");
         }
     }
 }

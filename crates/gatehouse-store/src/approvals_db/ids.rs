@@ -6,8 +6,9 @@
 //! checkpoint then writes one scattered page per approval, and the latency tail grew with the
 //! history (docs/performance.md, "Ninth round"). Ids minted by [`mint_approval_id`] carry their
 //! creation time in their last 48 bits, which is their `id_order`, so each insert lands on the
-//! index's last page. Their first 74 bits stay random: the short id people type is a prefix,
-//! and it must not be shared by every approval created in the same minute.
+//! index's last page. Their first 80 bits are random but for the version and variant (74
+//! random bits): the short id people type is a prefix, and it must not be shared by every
+//! approval created in the same minute.
 //!
 //! Any other version 8 UUID orders by its last 48 bits too, whatever they mean, and every other
 //! id (a requester's v4, or one minted before this layout) orders as 0. Both are correct, since
@@ -31,6 +32,10 @@ pub fn mint_approval_id(created_at_ms: u64) -> Uuid {
 
 /// Where `id` sorts in the id index: the last 48 bits of a version 8 UUID (the time a minted
 /// id carries), 0 for any other text.
+///
+/// Stored beside each id and looked up by, so it is frozen: a change would leave stored rows
+/// where no lookup finds them and let an id in twice. Changing it takes a migration that
+/// recomputes the column (a test pins known values).
 pub(super) fn id_order(id: &str) -> i64 {
     let Ok(uuid) = Uuid::try_parse(id) else {
         return 0;
@@ -79,6 +84,19 @@ mod tests {
         assert_eq!(first.get_version(), Some(Version::Custom));
         assert_eq!(first.get_variant(), Variant::RFC4122);
         assert_ne!(first.to_string()[..8], second.to_string()[..8]);
+    }
+
+    /// Stored rows hold these values; see `id_order`'s doc before changing any.
+    #[test]
+    fn the_order_of_known_ids_never_changes() {
+        for (id, order) in [
+            ("0badc0de-0000-8000-8000-0000000003e7", 999),
+            ("f3a1c2d4-5e6f-8a7b-9c8d-0193a1b2c3d4", 0x0193_a1b2_c3d4),
+            ("7d444840-9dc0-11d1-b245-5ffdce74fad2", 0),
+            ("0198a2f0-7b2a-7c1e-9c4d-3e5f6a7b8c9d", 0),
+        ] {
+            assert_eq!(id_order(id), order, "{id}");
+        }
     }
 
     #[test]

@@ -122,7 +122,6 @@ const MIGRATIONS: &[&str] = &[
         CHECK (consumed_at_ms IS NULL OR (state = 'allowed' AND decision = 'allow-once')),
         CHECK ((binding_hash IS NULL) = (binding_json IS NULL))
     ) STRICT;
-    CREATE UNIQUE INDEX approvals_by_id ON approvals (id_order, id);
     INSERT INTO approvals
         SELECT id, gatehouse_id_order(id), command, argv_json, cwd, env_keys_json, host,
                agent_id, session_key, resolved_path, security, ask, has_turn_source,
@@ -130,6 +129,9 @@ const MIGRATIONS: &[&str] = &[
                binding_json, state, decision, resolved_by, reason, created_at_ms,
                expires_at_ms, resolved_at_ms, consumed_at_ms, requested_by
         FROM approvals_v3;
+    -- Built after the copy, in one sorted pass (the old ids all order as 0, so inserting
+    -- into it row by row lands at random); before the messages, whose key it is.
+    CREATE UNIQUE INDEX approvals_by_id ON approvals (id_order, id);
 
     CREATE TABLE approval_messages (
         seq               INTEGER PRIMARY KEY,
@@ -143,10 +145,13 @@ const MIGRATIONS: &[&str] = &[
         FOREIGN KEY (approval_id_order, approval_id)
             REFERENCES approvals (id_order, id) ON DELETE CASCADE
     ) STRICT;
+    -- A message whose approval is gone (only a hand edit with foreign keys off leaves one)
+    -- shows nothing anyone can find, and would fail the new key: it is not carried over.
     INSERT INTO approval_messages
         SELECT seq, gatehouse_id_order(approval_id), approval_id, channel, account_id, chat_id,
                message_id, thread_id
-        FROM approval_messages_v3;
+        FROM approval_messages_v3
+        WHERE approval_id IN (SELECT id FROM approvals_v3);
 
     DROP TABLE approval_messages_v3;
     DROP TABLE approvals_v3;
@@ -255,6 +260,15 @@ mod tests {
         }
         conn.pragma_update(None, "user_version", 3).unwrap();
         let minted = ids::mint_approval_id(1_234).to_string();
+        // Left by a hand edit with foreign keys off; it must not stop the upgrade.
+        conn.pragma_update(None, "foreign_keys", false).unwrap();
+        conn.execute(
+            "INSERT INTO approval_messages (approval_id, channel, chat_id, message_id) \
+             VALUES ('gone', 'slack', 'C1', 'm0')",
+            [],
+        )
+        .unwrap();
+        conn.pragma_update(None, "foreign_keys", true).unwrap();
         for id in ["foreign", minted.as_str()] {
             conn.execute(
                 "INSERT INTO approvals (id, command, argv_json, env_keys_json, has_turn_source, \

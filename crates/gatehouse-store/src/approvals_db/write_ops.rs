@@ -55,8 +55,10 @@ pub(super) fn insert(
         id_order(&approval.id),
     ])
     .map_err(|error| match &error {
-        rusqlite::Error::SqliteFailure(code, _)
-            if code.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE =>
+        // Named by its columns, so a unique index added later is not taken for this one.
+        rusqlite::Error::SqliteFailure(code, Some(message))
+            if code.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                && message.ends_with("approvals.id_order, approvals.id") =>
         {
             StoreError::DuplicateId {
                 approval_id: approval.id.clone(),
