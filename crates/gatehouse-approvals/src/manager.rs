@@ -19,9 +19,7 @@ use crate::deadlines::Deadlines;
 use crate::error::ApprovalError;
 use crate::events::{EventBus, EventKind, EventSubscription, Offered};
 use crate::index::{AllowAlwaysPlan, Entry, Index, Key, Status, Waiters};
-use crate::state::{
-    Announce, Inner, not_found_as_unknown, prune_history, prune_periodically, run_timer,
-};
+use crate::state::{Announce, Inner, not_found_as_unknown, prune_periodically, run_timer};
 
 /// Reason recorded when a pending approval times out.
 pub const REASON_TIMEOUT: &str = "timeout";
@@ -43,8 +41,8 @@ pub struct ManagerConfig {
     pub event_capacity: usize,
     /// How long terminal approvals are kept in the store for history (30 days).
     pub retention: Retention,
-    /// How often history past `retention` is pruned while the manager runs (10 minutes); it
-    /// is also pruned at start.
+    /// How often history past `retention` is pruned while the manager runs (10 minutes); the
+    /// first pass starts with the manager.
     pub prune_every: Duration,
 }
 
@@ -161,8 +159,8 @@ impl PendingDecision {
 
 impl ApprovalManager {
     /// Starts the manager: cancels approvals left pending by an earlier run (reason
-    /// `gateway-restart`), prunes history older than the retention period and starts the
-    /// timer. The returned subscription already holds the restart cancellations, so the
+    /// `gateway-restart`) and starts the timer and the pruner, whose first pass deletes history
+    /// older than the retention period in the background. The returned subscription already holds the restart cancellations, so the
     /// caller sees them although it could not subscribe earlier. Must run inside a tokio runtime.
     pub async fn start(
         store: Arc<dyn ApprovalStore>,
@@ -186,7 +184,6 @@ impl ApprovalManager {
         let cancelled = inner
             .blocking(move |store| store.cancel_all_pending(REASON_RESTART, now))
             .await?;
-        prune_history(&Arc::downgrade(&inner)).await?;
         for record in cancelled {
             let id = parse_id(&record.id)?;
             inner.events.emit(

@@ -7,7 +7,11 @@
 //! - `fsync_write`: a loop of 4 KiB writes to a plain file, each followed by `sync_data`,
 //!   which is how many durable writes per second the disk gives one writer.
 //!
-//! Figures go to `docs/performance.md` ("Store write path").
+//! `store_prune` times one pruning chunk (`prune_terminal_before` deleting 100 or 500 settled
+//! rows from a table of 50,000, as the approval manager does in the background): every approval write queued behind a
+//! chunk waits for it, so its time bounds what pruning adds to a decision.
+//!
+//! Figures go to `docs/performance.md` ("Store write path", "Tenth round").
 
 // Setup failures are bench failures; a panic says exactly where.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -143,5 +147,49 @@ fn store_write_path(c: &mut Criterion) {
     disk.finish();
 }
 
-criterion_group!(benches, store_write_path);
+/// Rows in the table the pruning benchmark deletes from.
+const HISTORY: u64 = 50_000;
+
+fn store_prune(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = SqliteApprovalStore::open(dir.path().join("prune.sqlite"), SqliteOptions::default())
+        .unwrap();
+    // A table of some size, as pruning meets it: pending rows, which are never pruned.
+    std::thread::scope(|scope| {
+        for _ in 0..100 {
+            scope.spawn(|| {
+                for _ in 0..HISTORY / 100 {
+                    db.insert(&approval()).unwrap();
+                }
+            });
+        }
+    });
+    let mut group = c.benchmark_group("store_prune");
+    group
+        .sampling_mode(SamplingMode::Flat)
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(1));
+    for chunk in [100_u64, 500] {
+        group.throughput(Throughput::Elements(chunk));
+        group.bench_with_input(BenchmarkId::from_parameter(chunk), &chunk, |b, &chunk| {
+            b.iter_custom(|rounds| {
+                let mut pruning = Duration::ZERO;
+                for _ in 0..rounds {
+                    // Untimed: `chunk` settled approvals, resolved before the cutoff below.
+                    concurrent(&db, 100, chunk / 100);
+                    let cutoff = NEXT_ID.load(Ordering::Relaxed) + 2;
+                    let start = Instant::now();
+                    let pruned = db.prune_terminal_before(cutoff, chunk as usize).unwrap();
+                    pruning += start.elapsed();
+                    assert_eq!(pruned as u64, chunk);
+                }
+                pruning
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, store_write_path, store_prune);
 criterion_main!(benches);

@@ -68,7 +68,11 @@ pub(crate) async fn start_paused() -> Harness {
 
 /// [`start_with`] for tests on paused time (see [`PausedTimeStore`]).
 pub(crate) async fn start_paused_with(config: ManagerConfig) -> Harness {
-    let dir = tempfile::tempdir().unwrap();
+    start_paused_in(tempfile::tempdir().unwrap(), config).await
+}
+
+/// [`start_paused_with`] on the state a test already put in `dir` (see [`sqlite`]).
+pub(crate) async fn start_paused_in(dir: tempfile::TempDir, config: ManagerConfig) -> Harness {
     let store = PausedTimeStore(Arc::new(sqlite(dir.path())));
     let (manager, events) = start_manager(dir.path(), Arc::new(store), config).await;
     Harness {
@@ -99,7 +103,8 @@ pub(crate) async fn open(
     start_manager(dir, Arc::new(sqlite(dir)), config).await
 }
 
-fn sqlite(dir: &Path) -> SqliteApprovalStore {
+/// The store a harness in `dir` opens.
+pub(crate) fn sqlite(dir: &Path) -> SqliteApprovalStore {
     SqliteApprovalStore::open(dir.join("approvals.sqlite"), SqliteOptions::default()).unwrap()
 }
 
