@@ -51,15 +51,12 @@ impl Config {
     }
 
     fn push_channel_secrets(&self, out: &mut Vec<ConfiguredSecret>, listing: Listing) {
-        let started =
-            |enabled: Option<bool>| listing == Listing::Configured || enabled != Some(false);
+        let channels = match listing {
+            Listing::Configured => self.channels.configured(),
+            Listing::InUse => self.channels.started(),
+        };
         let bot = ["botToken", "tokenFile", "tokenEnv"];
-        if let Some(telegram) = self
-            .channels
-            .telegram
-            .as_ref()
-            .filter(|t| started(t.enabled))
-        {
+        if let Some(telegram) = channels.telegram {
             push(out, "channels.telegram", bot, telegram.token_source());
             if listing == Listing::Configured || telegram.webhook_url.is_some() {
                 let webhook = ["webhookSecret", "webhookSecretFile", "webhookSecretEnv"];
@@ -71,15 +68,10 @@ impl Config {
                 );
             }
         }
-        if let Some(discord) = self
-            .channels
-            .discord
-            .as_ref()
-            .filter(|d| started(d.enabled))
-        {
+        if let Some(discord) = channels.discord {
             push(out, "channels.discord", bot, discord.token_source());
         }
-        if let Some(slack) = self.channels.slack.as_ref().filter(|s| started(s.enabled)) {
+        if let Some(slack) = channels.slack {
             push(out, "channels.slack", bot, slack.token_source());
             let app = ["appToken", "appTokenFile", "appTokenEnv"];
             push(out, "channels.slack", app, slack.app_token_source());

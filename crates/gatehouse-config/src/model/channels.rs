@@ -108,7 +108,38 @@ pub struct SlackConfig {
     pub exec_approvals: Option<ChannelApprovalsConfig>,
 }
 
+/// One reference per channel section, for walking the channels in one fixed order.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ChannelSections<'a> {
+    /// `channels.telegram`.
+    pub telegram: Option<&'a TelegramConfig>,
+    /// `channels.discord`.
+    pub discord: Option<&'a DiscordConfig>,
+    /// `channels.slack`.
+    pub slack: Option<&'a SlackConfig>,
+}
+
 impl ChannelsConfig {
+    /// Every channel written in the config, switched off or not.
+    pub fn configured(&self) -> ChannelSections<'_> {
+        ChannelSections {
+            telegram: self.telegram.as_ref(),
+            discord: self.discord.as_ref(),
+            slack: self.slack.as_ref(),
+        }
+    }
+
+    /// The channels a start connects: configured and not `enabled: false`. `serve`, `doctor`
+    /// and the list of secrets in use all ask here, so they cannot disagree on it.
+    pub fn started(&self) -> ChannelSections<'_> {
+        let on = |enabled: Option<bool>| enabled != Some(false);
+        ChannelSections {
+            telegram: self.telegram.as_ref().filter(|c| on(c.enabled)),
+            discord: self.discord.as_ref().filter(|c| on(c.enabled)),
+            slack: self.slack.as_ref().filter(|c| on(c.enabled)),
+        }
+    }
+
     /// Each channel's `execApprovals` block by channel name, in a fixed order, so validation and
     /// the gateway walk the same list.
     pub fn exec_approvals(&self) -> [(&'static str, Option<&ChannelApprovalsConfig>); 3] {

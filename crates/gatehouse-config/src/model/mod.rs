@@ -20,8 +20,8 @@ pub use agents::{
 pub use approvals::{ApprovalsConfig, ExecForwardingConfig, ForwardTarget, ForwardingMode};
 pub(crate) use channels::snowflake;
 pub use channels::{
-    ApprovalTarget, ChannelApprovalsConfig, ChannelsConfig, DiscordConfig, Enabled, SlackConfig,
-    SlackMode, TelegramConfig,
+    ApprovalTarget, ChannelApprovalsConfig, ChannelSections, ChannelsConfig, DiscordConfig,
+    Enabled, SlackConfig, SlackMode, TelegramConfig,
 };
 pub use gateway::{
     GatewayAuthConfig, GatewayConfig, GatewayLimitsConfig, RateLimitConfig, Scope, TokenConfig,

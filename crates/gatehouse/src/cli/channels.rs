@@ -32,25 +32,20 @@ pub(crate) struct Connected {
 /// Connects every enabled channel; a channel that is configured but cannot connect (wrong token,
 /// unreachable API) stops the start with the reason, rather than running without approvers.
 pub(crate) async fn connect_all(config: &Config) -> anyhow::Result<Connected> {
+    let started = config.channels.started();
     let mut connected = Vec::new();
     let mut routes = Router::new();
-    if let Some(telegram) = &config.channels.telegram
-        && telegram.enabled != Some(false)
-    {
+    if let Some(telegram) = started.telegram {
         let (telegram, telegram_routes) = connect_telegram(telegram).await?;
         connected.push(telegram);
         if let Some(telegram_routes) = telegram_routes {
             routes = routes.merge(telegram_routes);
         }
     }
-    if let Some(section) = &config.channels.discord
-        && section.enabled != Some(false)
-    {
+    if let Some(section) = started.discord {
         connected.push(discord::connect(section).await?);
     }
-    if let Some(section) = &config.channels.slack
-        && section.enabled != Some(false)
-    {
+    if let Some(section) = started.slack {
         let slack = slack::connect(section)?;
         connected.push(slack.connected);
         if let Some(slack_routes) = slack.routes {
@@ -68,20 +63,15 @@ pub(crate) async fn connect_all(config: &Config) -> anyhow::Result<Connected> {
 /// cannot read, a missing key, a malformed URL). A secret file readable by group or others
 /// goes to `warnings`; a channel's check stops at its first error, like its start.
 pub(crate) fn check_all(config: &Config, warnings: &mut Vec<String>) -> Vec<anyhow::Error> {
+    let started = config.channels.started();
     let mut errors = Vec::new();
-    if let Some(section) = &config.channels.telegram
-        && section.enabled != Some(false)
-    {
+    if let Some(section) = started.telegram {
         errors.extend(telegram_config(section, warnings).err());
     }
-    if let Some(section) = &config.channels.discord
-        && section.enabled != Some(false)
-    {
+    if let Some(section) = started.discord {
         errors.extend(discord::adapter_config(section, warnings).err());
     }
-    if let Some(section) = &config.channels.slack
-        && section.enabled != Some(false)
-    {
+    if let Some(section) = started.slack {
         errors.extend(slack::adapter_config(section, warnings).err());
     }
     errors
