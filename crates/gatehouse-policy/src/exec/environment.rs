@@ -5,12 +5,10 @@ use std::collections::BTreeMap;
 use super::evaluation::{Reason, Rule, SatisfiedBy};
 use super::segment::SegmentOutcome;
 
-/// Variables a loader, shell or interpreter executes or loads code from. They are never set in a
-/// normal environment, so their presence in a request is treated as an injection attempt.
+/// Variables a loader, shell, interpreter or common tool executes or loads code from, or runs
+/// as a command. A request that sets one is not auto-allowed: the variable reaches whatever
+/// program runs, so a person decides.
 const CODE_INJECTING: &[&str] = &[
-    "LD_PRELOAD",
-    "LD_AUDIT",
-    "DYLD_INSERT_LIBRARIES",
     "BASH_ENV",
     "ENV",
     "SHELLOPTS",
@@ -21,13 +19,48 @@ const CODE_INJECTING: &[&str] = &[
     "PERL5OPT",
     "RUBYOPT",
     "NODE_OPTIONS",
+    "NODE_PATH",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONSTARTUP",
+    "PERL5LIB",
+    "PERLLIB",
+    "RUBYLIB",
+    // Run as commands by git, less, man and anything that opens an editor or a pager.
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+    "MANPAGER",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "SSH_ASKPASS",
+];
+
+/// Prefixes of whole families: the dynamic loader's (`LD_LIBRARY_PATH` swaps in any library),
+/// and git's, whose configuration, hooks, helpers and repository location all come from the
+/// environment (`GIT_CONFIG_COUNT` with `core.fsmonitor` runs a command on `git status`).
+const CODE_INJECTING_PREFIXES: &[&str] = &["LD_", "DYLD_", "BASH_FUNC_", "GIT_"];
+
+/// Members of those families that only label work: a commit's author and committer.
+const HARMLESS: &[&str] = &[
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_AUTHOR_DATE",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_DATE",
+    "GIT_TERMINAL_PROMPT",
 ];
 
 /// The first code-injecting variable in the request environment, if any.
 pub(crate) fn code_injecting_variable(env: &BTreeMap<String, String>) -> Option<&str> {
-    env.keys()
-        .map(String::as_str)
-        .find(|key| CODE_INJECTING.contains(key) || key.starts_with("BASH_FUNC_"))
+    env.keys().map(String::as_str).find(|key| {
+        CODE_INJECTING.contains(key)
+            || (CODE_INJECTING_PREFIXES
+                .iter()
+                .any(|prefix| key.starts_with(prefix))
+                && !HARMLESS.contains(key))
+    })
 }
 
 /// Withdraws every auto-allow except shell builtins: the variable reaches whatever program runs.

@@ -201,6 +201,21 @@ fn precheck(source: &str) -> Result<(), Reason> {
             "a backslash-newline joins lines, so the command bash runs differs from the text",
         ));
     }
+    // tree-sitter-bash reads these three as blanks, bash as word characters: in `true\r#; id`
+    // the grammar sees a comment where bash runs `id`.
+    if let Some(byte) = source.chars().find(|c| matches!(c, '\r' | '\x0b' | '\x0c')) {
+        return Err(Reason::new(
+            Rule::UnsupportedSyntax,
+            format!(
+                "the command contains {}, which bash and the parser read differently",
+                match byte {
+                    '\r' => "a carriage return",
+                    '\x0b' => "a vertical tab",
+                    _ => "a form feed",
+                }
+            ),
+        ));
+    }
     Ok(())
 }
 
@@ -337,6 +352,7 @@ fn parse_word(node: Node<'_>, source: &str, depth: usize) -> Result<Word, Reason
     };
     let mut unquoted = String::new();
     append_word(node, source, depth, &mut word, &mut unquoted)?;
+    word.tilde = word.tilde && expands_tilde(text(node, source));
     check_brace_expansion(&unquoted)?;
     word.glob = unquoted.contains(['*', '?', '[']);
     Ok(word)
@@ -363,6 +379,7 @@ fn append_word(
         "word" | "number" => {
             scan_literal(raw, word)?;
             if word.text.is_empty() && unquoted.is_empty() && raw.starts_with('~') {
+                // Only where the word begins (checked in `parse_word`): `''~/x` is `./~/x`.
                 word.tilde = true;
             }
             unquoted.push_str(raw);
@@ -402,6 +419,9 @@ fn append_word(
         }
         "simple_expansion" | "expansion" => {
             check_subtree(node, source)?;
+            if node.kind() == "expansion" {
+                check_plain_expansion(raw)?;
+            }
             word.has_expansion = true;
             unquoted.push_str(raw);
             word.text.push_str(raw);
@@ -423,6 +443,41 @@ fn append_word(
     Ok(())
 }
 
+/// Bash expands a leading `~` only when nothing up to the first unquoted `/` is quoted:
+/// `~''/x` and `''~/x` both name `./~/x`.
+fn expands_tilde(raw: &str) -> bool {
+    let prefix = raw.split('/').next().unwrap_or(raw);
+    prefix.starts_with('~') && !prefix.contains(['\'', '"', '\\', '$', '`'])
+}
+
+/// `${NAME}` and `${1}` only. Every operator inside the braces can run code bash hides in a
+/// value: `${X:=…}` assigns, and array subscripts (`${a[X]}`), indirection (`${!X}`) and
+/// `${X@P}` evaluate it, command substitutions included.
+fn check_plain_expansion(raw: &str) -> Result<(), Reason> {
+    let inner = raw
+        .strip_prefix("${")
+        .and_then(|rest| rest.strip_suffix('}'))
+        .unwrap_or_default();
+    let plain = match inner.as_bytes() {
+        [] => false,
+        [first, rest @ ..] if first.is_ascii_alphabetic() || *first == b'_' => rest
+            .iter()
+            .all(|byte| byte.is_ascii_alphanumeric() || *byte == b'_'),
+        digits => digits.iter().all(u8::is_ascii_digit),
+    };
+    if plain {
+        Ok(())
+    } else {
+        Err(Reason::new(
+            Rule::ParameterExpansion,
+            format!(
+                "`{raw}`: only plain `${{NAME}}` is analyzed; operators, subscripts and \
+                 indirection inside `${{…}}` can run code hidden in a value"
+            ),
+        ))
+    }
+}
+
 /// Literal text the grammar did not split further may still hide backticks or `$[…]`; a `$`
 /// marks the word as expanded (conservatively, even when escaped).
 fn scan_literal(raw: &str, word: &mut Word) -> Result<(), Reason> {
@@ -430,6 +485,12 @@ fn scan_literal(raw: &str, word: &mut Word) -> Result<(), Reason> {
         return Err(Reason::new(
             Rule::CommandSubstitution,
             "backticks run a command",
+        ));
+    }
+    if raw.contains("${") {
+        return Err(Reason::new(
+            Rule::ParameterExpansion,
+            "`${` inside a literal word is not analyzed",
         ));
     }
     if raw.contains("$[") {

@@ -102,8 +102,9 @@ impl Resolver {
             .filter(|p| p.is_file())
     }
 
-    /// Looks a bare name up in `node_modules/.bin` of the working directory first, the way
-    /// package runners do, then on `PATH`.
+    /// Looks a bare name up in `node_modules/.bin` of the working directory, and nowhere else:
+    /// a package runner never searches `PATH`; what it does not find locally it takes from
+    /// its own global directory or downloads, neither of which is the program on `PATH`.
     pub(crate) fn resolve_package_bin(&self, word: &str) -> Option<PathBuf> {
         if word.contains('/') {
             return self.resolve_program(word, false);
@@ -112,7 +113,7 @@ impl Resolver {
         if is_executable_file(&local) {
             return real_or_candidate(&local);
         }
-        self.resolve_program(word, false)
+        None
     }
 
     /// Looks `name` up in one `PATH` directory: `None` when it is not an executable there,

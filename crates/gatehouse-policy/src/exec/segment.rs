@@ -42,10 +42,59 @@ const CARRIER_BUILTINS: &[&str] = &[
     "read",
     "export",
     "unset",
+    // These assign variables named by an argument (whose subscript bash evaluates, running
+    // any command substitution in it), change the directory, or run commands on their own.
+    "getopts",
+    "wait",
+    "pushd",
+    "popd",
+    "history",
+    "bind",
+    "complete",
+    "compgen",
+    "compopt",
+];
+
+/// Builtins that shadow a program of the same name on `PATH`, with the options by which the
+/// builtin alone evaluates a variable name (`printf -v 'a[$(id)]'`, `test -v 'a[$(id)]'`) or
+/// assigns one (`printf -v PATH …`). Judged as the program otherwise; refused with these.
+const SHADOWING_BUILTINS: &[(&str, &[&str])] = &[
+    ("printf", &["-v"]),
+    ("test", &["-v", "-R"]),
+    ("[", &["-v", "-R"]),
 ];
 
 /// Builtins with no effect outside the shell process.
 const SAFE_BUILTINS: &[&str] = &["cd", "true", "false", "pwd", ":"];
+
+/// Why a shell would run a builtin that does more than the program it is judged as.
+fn shadowing_builtin_refusal(words: &[Word]) -> Option<Reason> {
+    let (name, options) = SHADOWING_BUILTINS
+        .iter()
+        .find(|(name, _)| words.first().is_some_and(|w| w.text == *name))?;
+    let args = &words[1..];
+    // `printf` takes options only before its format; `test` reads an operator anywhere.
+    let searched = if *name == "printf" {
+        let end = args
+            .iter()
+            .position(|w| w.text == "--" || !w.text.starts_with('-'))
+            .unwrap_or(args.len());
+        &args[..end]
+    } else {
+        args
+    };
+    let option = searched
+        .iter()
+        .find(|w| options.iter().any(|o| w.text.starts_with(o)))?;
+    Some(Reason::new(
+        Rule::ShellCarrier,
+        format!(
+            "the shell's own `{name}` runs, not the program, and with `{}` it evaluates a \
+             variable name, which can run code",
+            option.text
+        ),
+    ))
+}
 
 /// The policy parts every segment is checked against, prepared once per request.
 pub(crate) struct Checker<'p> {
@@ -102,6 +151,10 @@ impl Checker<'_> {
                     format!("`{}` hands code or names to the shell itself", first.text),
                 ),
             ));
+            return Ok(());
+        }
+        if shell_mode && let Some(reason) = shadowing_builtin_refusal(words) {
+            out.push(refused(None, reason));
             return Ok(());
         }
         if shell_mode && SAFE_BUILTINS.contains(&first.text.as_str()) {

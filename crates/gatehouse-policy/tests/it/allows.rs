@@ -64,3 +64,8 @@ fn allows_safe_bins_within_their_profiles() {
         ("cat x | head -n 1 -", Allow),
     ]);
 }
+
+#[test]
+fn allows_plain_parameter_expansions_in_arguments() {
+    check(&[("ls ${HOME}", Allow), ("echo \"${HOME}/x\" $1 ${1}", Allow)]);
+}

@@ -116,13 +116,29 @@ fn warns_about_basename_only_allowlist_entries() {
 fn denies_when_the_request_environment_injects_code() {
     let host = Host::with_bins(&["ls"]);
     let policy = host.policy(&["ls"]);
-    for variable in ["LD_PRELOAD", "BASH_ENV", "NODE_OPTIONS", "BASH_FUNC_ls%%"] {
+    for variable in [
+        "LD_PRELOAD",
+        "LD_LIBRARY_PATH",
+        "BASH_ENV",
+        "NODE_OPTIONS",
+        "BASH_FUNC_ls%%",
+        "GIT_CONFIG_COUNT",
+        "GIT_SSH_COMMAND",
+        "GIT_DIR",
+        "PYTHONPATH",
+        "PERL5LIB",
+        "EDITOR",
+        "LESSOPEN",
+    ] {
         let request = host.request("ls").with_env(variable, "/tmp/evil");
         let verdict = gatehouse_policy::exec::evaluate(&request, &policy);
         assert_eq!(verdict.decision, Decision::Deny, "{variable}");
         assert_eq!(verdict.reason.rule, Rule::EnvAssignment, "{variable}");
     }
-    let benign = host.request("ls").with_env("EDITOR", "vim");
+    let benign = host
+        .request("ls")
+        .with_env("LANG", "C.UTF-8")
+        .with_env("GIT_AUTHOR_NAME", "Agent");
     assert_eq!(
         gatehouse_policy::exec::evaluate(&benign, &policy).decision,
         Decision::Allow

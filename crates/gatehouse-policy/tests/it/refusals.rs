@@ -2,6 +2,7 @@
 //! past the allowlist, and the rule that must refuse it. The host allowlists common tools
 //! (`support::STANDARD_ALLOWLIST`), so every refusal below is the analyzer's doing.
 
+use gatehouse_policy::exec::Decision;
 use gatehouse_policy::exec::Rule::*;
 
 use crate::support::Expect::{Refused, Unanalyzable};
@@ -262,5 +263,103 @@ fn denies_safe_bin_abuse() {
         ("head -c $SIZE", Refused(ParameterExpansion)),
         ("tr -S a b", Refused(SafeBinRefused)),
         ("uniq input output", Refused(SafeBinRefused)),
+    ]);
+}
+
+#[test]
+fn denies_code_hidden_in_parameter_expansions() {
+    // Bash evaluates subscripts, indirection and `@P` on values, running any `$(…)` in them.
+    check(&[
+        (
+            ": ${X:='a[$(id>&2)]'} ${a[X]}",
+            Unanalyzable(ParameterExpansion),
+        ),
+        (
+            "true ${X:='$(id)'} ${X@P}",
+            Unanalyzable(ParameterExpansion),
+        ),
+        ("true ${!X}", Unanalyzable(ParameterExpansion)),
+        ("pwd ${a[X]}", Unanalyzable(ParameterExpansion)),
+        ("ls ${X:-default}", Unanalyzable(ParameterExpansion)),
+        ("echo \"${X/a/b}\"", Unanalyzable(ParameterExpansion)),
+        ("echo x${#X}", Unanalyzable(ParameterExpansion)),
+    ]);
+}
+
+#[test]
+fn denies_bytes_the_parser_reads_as_blanks_and_bash_does_not() {
+    check(&[
+        ("true\r#; id", Unanalyzable(UnsupportedSyntax)),
+        ("true\x0b#; id", Unanalyzable(UnsupportedSyntax)),
+        ("true\x0c#; id", Unanalyzable(UnsupportedSyntax)),
+        ("git --version\r#; id", Unanalyzable(UnsupportedSyntax)),
+        ("sh -c 'true\r#; id'", Unanalyzable(UnsupportedSyntax)),
+    ]);
+}
+
+#[test]
+fn denies_builtins_that_evaluate_a_variable_name() {
+    // `printf` is allowlisted on the standard host, but bash runs its own.
+    check(&[
+        ("printf -v 'a[$(id>&2)]' x", Refused(ShellCarrier)),
+        (
+            "printf -v PATH %s ./evil; git status",
+            Refused(ShellCarrier),
+        ),
+        ("printf -vX %s y", Refused(ShellCarrier)),
+        ("sh -c 'printf -v X y'", Refused(ShellCarrier)),
+        ("getopts x 'a[$(id)]'", Refused(ShellCarrier)),
+        ("wait -n -p X", Refused(ShellCarrier)),
+        ("compgen -C id x", Refused(ShellCarrier)),
+        ("pushd /tmp", Refused(ShellCarrier)),
+    ]);
+    let host = crate::support::Host::with_bins(&["test", "["]);
+    let policy = host.policy(&["test", "["]);
+    for command in ["test -v 'a[$(id>&2)]'", "test -R X", "test x = y -o -v X"] {
+        let verdict = host.evaluate(command, &policy);
+        assert_eq!(verdict.reason.rule, ShellCarrier, "{command}");
+        assert_ne!(verdict.decision, Decision::Allow, "{command}");
+    }
+    // The grammar reads `[ … ]` as a test command, refused as control flow before this.
+    let bracket = host.evaluate("[ -v 'a[$(id)]' ]", &policy);
+    assert_ne!(bracket.decision, Decision::Allow);
+    assert_eq!(
+        host.evaluate("test -f x", &policy).decision,
+        Decision::Allow
+    );
+}
+
+#[test]
+fn resolves_a_quoted_tilde_as_bash_does() {
+    let host = crate::support::Host::with_bins(&[]);
+    crate::support::write_executable(&host.root.join("home/bin/tool"));
+    let mut policy = host.policy(&[]);
+    policy
+        .allowlist
+        .push(gatehouse_policy::exec::AllowlistEntry::new(
+            host.root.join("home/bin/tool").display().to_string(),
+        ));
+    assert_eq!(
+        host.evaluate("~/bin/tool", &policy).decision,
+        Decision::Allow
+    );
+    // A quote in the tilde prefix stops the expansion: bash runs `./~/bin/tool`.
+    for command in ["''~/bin/tool", "~''/bin/tool", "\"~\"/bin/tool"] {
+        let verdict = host.evaluate(command, &policy);
+        assert_ne!(verdict.decision, Decision::Allow, "{command}");
+        let expected = host.root.join("work/~/bin/tool");
+        assert_eq!(
+            verdict.segments[0].resolved_path.as_deref(),
+            Some(expected.as_path()),
+            "{command}"
+        );
+    }
+}
+
+#[test]
+fn never_takes_a_package_runner_program_from_path() {
+    check(&[
+        ("npx -y jq .", Refused(Unresolved)),
+        ("npx --yes git status", Refused(Unresolved)),
     ]);
 }
