@@ -8,9 +8,12 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
+use gatehouse_chat::sanitize::make_visible;
 use gatehouse_config::DEFAULT_AGENT_ID;
 use gatehouse_gateway::payloads::{DecisionJson, exec_request, with_host_env};
-use gatehouse_policy::exec::{Decision, ExecEvaluation, ExecPolicy, ExecRequest, evaluate};
+use gatehouse_policy::exec::{
+    Decision, ExecEvaluation, ExecPolicy, ExecRequest, SatisfiedBy, evaluate,
+};
 use serde::Deserialize;
 
 use super::exec_sources::Sources;
@@ -136,26 +139,37 @@ fn request_from_line(
     Ok((request, parsed.agent))
 }
 
+/// The decision for a person. Words, paths and reasons come from the command, so control
+/// characters, ANSI and bidi marks in them are shown as markers: a printed line cannot be made
+/// to look like another decision.
 fn print_human(out: &mut impl Write, evaluation: &ExecEvaluation) -> std::io::Result<()> {
-    writeln!(out, "{}: {}", evaluation.decision, evaluation.reason)?;
+    let reason = make_visible(&evaluation.reason.to_string());
+    writeln!(out, "{}: {reason}", evaluation.decision)?;
     for segment in &evaluation.segments {
+        let program = if segment.satisfied_by == Some(SatisfiedBy::Builtin) {
+            "(shell builtin)".to_owned()
+        } else {
+            shown_path(segment.resolved_path.as_deref())
+        };
         writeln!(
             out,
-            "  {} -> {}: {}",
-            segment.argv.join(" "),
-            shown_path(segment.resolved_path.as_deref()),
-            segment.reason
+            "  {} -> {program}: {}",
+            make_visible(&segment.argv.join(" ")).replace('\n', "\\n"),
+            make_visible(&segment.reason.to_string())
         )?;
         for wrapper in &segment.looked_through {
             let path = shown_path(wrapper.resolved_path.as_deref());
-            writeln!(out, "    through {} -> {path}", wrapper.word)?;
+            writeln!(out, "    through {} -> {path}", make_visible(&wrapper.word))?;
         }
     }
     Ok(())
 }
 
 fn shown_path(path: Option<&Path>) -> String {
-    path.map_or_else(|| "(unresolved)".to_owned(), |p| p.display().to_string())
+    path.map_or_else(
+        || "(unresolved)".to_owned(),
+        |p| make_visible(&p.display().to_string()),
+    )
 }
 
 fn exit_code(decision: Decision) -> ExitCode {

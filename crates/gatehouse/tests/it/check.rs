@@ -52,6 +52,41 @@ fn prints_a_readable_line_without_json() {
 }
 
 #[test]
+fn the_readable_answer_shows_control_characters_as_markers() {
+    let run = gatehouse(
+        &["check", "--", "ls", "\x1b[31mx\nallow: fake", "\u{202e}y"],
+        "",
+    );
+    assert_eq!(run.stdout.lines().count(), 2, "{}", run.stdout);
+    assert!(!run.stdout.contains(['\x1b', '\u{202e}']), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("\\e[31mx\\nallow: fake"),
+        "{}",
+        run.stdout
+    );
+    let builtins = gatehouse(&["check", "true && pwd"], "");
+    assert!(
+        builtins.stdout.contains("  true -> (shell builtin): "),
+        "{}",
+        builtins.stdout
+    );
+}
+
+#[test]
+fn exits_quietly_when_its_reader_has_gone() {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_gatehouse"))
+        .args(["check", "ls"])
+        .env_remove("GATEHOUSE_CONFIG")
+        .stdout(writer)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(141));
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "");
+}
+
+#[test]
 fn the_readable_answer_names_each_wrapper_looked_through() {
     let (_files, tool, approvals) = allowlisted_tool();
     let run = gatehouse(
