@@ -353,7 +353,7 @@ fn parse_word(node: Node<'_>, source: &str, depth: usize) -> Result<Word, Reason
     let mut unquoted = String::new();
     append_word(node, source, depth, &mut word, &mut unquoted)?;
     word.tilde = word.tilde && expands_tilde(text(node, source));
-    check_brace_expansion(&unquoted)?;
+    check_brace_expansion(&unquoted, text(node, source))?;
     word.glob = unquoted.contains(['*', '?', '[']);
     Ok(word)
 }
@@ -539,7 +539,7 @@ fn check_subtree(node: Node<'_>, source: &str) -> Result<(), Reason> {
 }
 
 /// `{a,b}` and `{1..3}` become several words in bash; the analyzer would see one.
-fn check_brace_expansion(unquoted: &str) -> Result<(), Reason> {
+fn check_brace_expansion(unquoted: &str, written: &str) -> Result<(), Reason> {
     let Some(open) = unquoted.find('{') else {
         return Ok(());
     };
@@ -551,7 +551,10 @@ fn check_brace_expansion(unquoted: &str) -> Result<(), Reason> {
     if inner.contains(',') || inner.contains("..") {
         return Err(Reason::new(
             Rule::UnsupportedSyntax,
-            format!("brace expansion `{unquoted}` turns one word into several"),
+            format!(
+                "brace expansion {} turns one word into several",
+                code(written)
+            ),
         ));
     }
     Ok(())
@@ -619,13 +622,23 @@ fn syntax_error(node: Node<'_>, source: &str) -> Reason {
     } else {
         Reason::new(
             Rule::SyntaxError,
-            format!("cannot parse `{}`", snippet(node, source)),
+            format!("cannot parse {}", code(&snippet(node, source))),
         )
     }
 }
 
 fn text<'s>(node: Node<'_>, source: &'s str) -> &'s str {
     source.get(node.byte_range()).unwrap_or("")
+}
+
+/// Text set off as code in a reason; one with a backtick gets a double-backtick fence, so
+/// ``true `#` `` reads as itself.
+fn code(text: &str) -> String {
+    if text.contains('`') {
+        format!("`` {text} ``")
+    } else {
+        format!("`{text}`")
+    }
 }
 
 /// A short excerpt for reasons: the first line, at most 60 characters.
@@ -727,6 +740,14 @@ mod tests {
         assert_eq!(rule("ls |"), Rule::SyntaxError);
         assert_eq!(rule("$X -l"), Rule::ParameterExpansion);
         assert_eq!(rule("echo {a,b}"), Rule::UnsupportedSyntax);
+    }
+
+    #[test]
+    fn quotes_the_refused_text_as_written() {
+        let brace = parse_shell("echo {\"a\",\"b\"}").unwrap_err();
+        assert!(brace.detail.contains("`{\"a\",\"b\"}`"), "{brace}");
+        let backtick = parse_shell("true `#`").unwrap_err();
+        assert!(backtick.detail.contains("`` ` ``"), "{backtick}");
     }
 
     #[test]
