@@ -41,6 +41,9 @@ const CODE_INJECTING: &[&str] = &[
 /// environment (`GIT_CONFIG_COUNT` with `core.fsmonitor` runs a command on `git status`).
 const CODE_INJECTING_PREFIXES: &[&str] = &["LD_", "DYLD_", "BASH_FUNC_", "GIT_"];
 
+/// npm's configuration variables' prefix, matched without regard to case as npm does.
+const NPM_CONFIG: &str = "npm_config_";
+
 /// Members of those families that only label work: a commit's author and committer.
 const HARMLESS: &[&str] = &[
     "GIT_AUTHOR_NAME",
@@ -60,6 +63,11 @@ pub(crate) fn code_injecting_variable(env: &BTreeMap<String, String>) -> Option<
                 .iter()
                 .any(|prefix| key.starts_with(prefix))
                 && !HARMLESS.contains(key))
+            // npm reads its whole configuration (`call`, `script-shell`, …) from these, in
+            // any case.
+            || key
+                .get(..NPM_CONFIG.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(NPM_CONFIG))
     })
 }
 

@@ -129,6 +129,8 @@ fn denies_when_the_request_environment_injects_code() {
         "PERL5LIB",
         "EDITOR",
         "LESSOPEN",
+        "npm_config_call",
+        "NPM_CONFIG_SCRIPT_SHELL",
     ] {
         let request = host.request("ls").with_env(variable, "/tmp/evil");
         let verdict = gatehouse_policy::exec::evaluate(&request, &policy);
