@@ -21,8 +21,9 @@ pub enum DiscordError {
         /// The transport's explanation.
         reason: String,
     },
-    /// `GET /users/@me` failed, so the token or the API URL does not work.
-    #[error("discord bot could not be reached with the configured token: {source}")]
+    /// `GET /users/@me` failed, so the token or the API URL does not work. The cause says which;
+    /// it is the error's source, so it is not repeated in this message.
+    #[error("the bot's identity check (GET /users/@me) failed")]
     Connect {
         /// The classified failure, retryable or not.
         source: ChatError,

@@ -66,6 +66,32 @@ impl SlackChannel {
         })
     }
 
+    /// [`new`](Self::new), then `auth.test`, and in Socket Mode `apps.connections.open` with
+    /// the app token: a wrong token or an unreachable API stops the start here, as it does for
+    /// the other channels, instead of leaving a channel that never answers. (Socket Mode's own
+    /// listener retries a refused app token for ever.) The connection URL the check gets is
+    /// never used; each one is good for a single connection and expires.
+    pub async fn connect(config: SlackConfig) -> Result<Self, SlackError> {
+        let channel = Self::new(config)?;
+        channel
+            .identify()
+            .await
+            .map_err(|source| SlackError::Connect { source })?;
+        if let (SlackMode::Socket, Some(app_token)) = (channel.config.mode, &channel.config.app_token)
+        {
+            let app_token = SlackApiToken::new(app_token.expose().into());
+            channel
+                .client
+                .open_session(&app_token)
+                .apps_connections_open(&SlackApiAppsConnectionOpenRequest::new())
+                .await
+                .map_err(|error| SlackError::AppToken {
+                    reason: error.to_string(),
+                })?;
+        }
+        Ok(channel)
+    }
+
     /// The HTTP-mode endpoint ([`http::EVENTS_PATH`]) for the gateway to mount; it accepts
     /// events once [`Channel::run`] is running.
     pub fn http_router(&self) -> Result<Router, SlackError> {

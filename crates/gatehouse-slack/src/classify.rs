@@ -60,7 +60,8 @@ fn api_reason(code: &str) -> String {
             "; invite the app to the channel (/invite @Gatehouse) or check the channel id"
         }
         "invalid_auth" | "not_authed" | "token_revoked" | "account_inactive" => {
-            "; check channels.slack.botToken (reinstall the app to get a fresh xoxb- token)"
+            "; check the bot token channels.slack sets (botToken, tokenFile or tokenEnv; \
+             reinstall the app to get a fresh xoxb- token)"
         }
         "missing_scope" => "; add the scope from deploy/slack-app-manifest.json and reinstall",
         "cannot_dm_bot" | "user_not_found" => "; approvers must be Slack user ids (U…)",

@@ -61,7 +61,9 @@ fn classify_api(error: &ApiError, bot_username: &str) -> ChatError {
              Restart"
         )),
         ApiError::InvalidToken => permanent(
-            "Telegram does not accept the bot token; check channels.telegram.botToken".to_owned(),
+            "Telegram does not accept the bot token; check the token channels.telegram sets \
+             (botToken, tokenFile or tokenEnv)"
+                .to_owned(),
         ),
         ApiError::Unknown(text) if SERVER_ERRORS.iter().any(|s| text.contains(s)) => {
             transient(text.clone())

@@ -15,8 +15,9 @@ pub enum TelegramError {
         /// What is wrong with it.
         reason: String,
     },
-    /// `getMe` failed, so the token or the API URL does not work.
-    #[error("telegram bot could not be reached with the configured token: {source}")]
+    /// `getMe` failed, so the token or the API URL does not work. The cause says which; it is
+    /// the error's source, so it is not repeated in this message.
+    #[error("the bot's identity check (getMe) failed")]
     Connect {
         /// The classified failure, retryable or not.
         source: ChatError,

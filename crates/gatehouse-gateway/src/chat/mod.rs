@@ -25,7 +25,7 @@ mod view;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use gatehouse_chat::config::ChatApprovals;
@@ -41,7 +41,7 @@ use tokio::sync::mpsc;
 use crate::error::Error;
 use crate::exec::ExecServices;
 use crate::state::GatewayState;
-use crate::wire::chat::{ChatFailure, ChatStatus};
+use crate::wire::chat::{ChatFailure, ChatStatus, StoppedChannel};
 
 use cards::CardIndex;
 pub(crate) use elevated::{LevelRequest, apply_elevated_level, level_audit};
@@ -78,6 +78,10 @@ pub(crate) struct ChatRuntime {
     /// Which approval each delivered message shows, so a reply to a card names its approval.
     cards: CardIndex,
     sessions: Sessions,
+    /// Channels whose `run` ended with an error. They are left out of routes and shown in the
+    /// status: a dead channel must not hold approvals until their timeout as if someone could
+    /// answer there.
+    stopped: Mutex<Vec<StoppedChannel>>,
 }
 
 impl std::fmt::Debug for ChatRuntime {
@@ -103,18 +107,43 @@ impl ChatRuntime {
             self.dispatcher
                 .channels
                 .contains_key(&message.route.channel)
+                && !self.is_stopped(&message.route.channel)
         })
+    }
+
+    fn stopped(&self) -> std::sync::MutexGuard<'_, Vec<StoppedChannel>> {
+        self.stopped.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn is_stopped(&self, channel: &str) -> bool {
+        self.stopped().iter().any(|stopped| stopped.channel == channel)
+    }
+
+    /// Records that `channel` stopped with `error`.
+    fn mark_stopped(&self, channel: &str, error: String) {
+        self.stopped().push(StoppedChannel {
+            channel: channel.to_owned(),
+            error,
+        });
     }
 
     /// Connected channels and the last delivery failure of every chat target, for
     /// `gateway.status` (and so the Control UI and `gatehouse doctor`).
     pub(crate) fn status(&self) -> ChatStatus {
-        let mut channels: Vec<String> = self.dispatcher.channels.keys().cloned().collect();
+        let stopped = self.stopped().clone();
+        let mut channels: Vec<String> = self
+            .dispatcher
+            .channels
+            .keys()
+            .filter(|name| !stopped.iter().any(|s| &s.channel == *name))
+            .cloned()
+            .collect();
         channels.sort_unstable();
         let failures: Vec<TargetFailure> = self.dispatcher.deliverer.failures();
         ChatStatus {
             channels,
             failures: failures.iter().map(ChatFailure::from).collect(),
+            stopped,
         }
     }
 }
@@ -151,6 +180,7 @@ impl GatewayState {
             exec: exec.clone(),
             cards: CardIndex::default(),
             sessions: Sessions::open(&setup.sessions_file)?,
+            stopped: Mutex::new(Vec::new()),
         });
         self.set_chat(Arc::clone(&runtime))?;
         let events = exec.manager().subscribe();
@@ -164,9 +194,15 @@ impl GatewayState {
         for connected in setup.channels {
             let sender = sender.clone();
             let channel = connected.channel;
+            let runtime = Arc::clone(&runtime);
             tokio::spawn(async move {
                 if let Err(error) = channel.run(sender).await {
-                    tracing::error!(channel = %channel.name(), error = %error, "Chat channel stopped.");
+                    tracing::error!(
+                        channel = %channel.name(),
+                        error = %error,
+                        "Chat channel stopped; it is no longer an approval route."
+                    );
+                    runtime.mark_stopped(channel.name(), error.to_string());
                 }
             });
         }

@@ -47,6 +47,16 @@ pub(crate) struct ChatStatus {
     pub(crate) channels: Vec<String>,
     /// The last unrecovered failure of each target.
     pub(crate) failures: Vec<ChatFailure>,
+    /// Channels whose connection ended with an error: no longer an approval route.
+    pub(crate) stopped: Vec<StoppedChannel>,
+}
+
+/// A channel that stopped, and why.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct StoppedChannel {
+    pub(crate) channel: String,
+    pub(crate) error: String,
 }
 
 /// One target's last failure.

@@ -46,7 +46,7 @@ pub(crate) async fn connect_all(config: &Config) -> anyhow::Result<Connected> {
         connected.push(discord::connect(section).await?);
     }
     if let Some(section) = started.slack {
-        let slack = slack::connect(section)?;
+        let slack = slack::connect(section).await?;
         connected.push(slack.connected);
         if let Some(slack_routes) = slack.routes {
             routes = routes.merge(slack_routes);

@@ -268,7 +268,8 @@ fn review_allowlist(allowlist: &[AllowlistEntry]) -> AllowlistReview {
 }
 
 /// Asks the running gateway for `gateway.status`: every chat target whose delivery failed for
-/// good becomes a warning, since an approver there never sees the prompt.
+/// good and every chat channel that stopped becomes a warning, since an approver there never
+/// sees the prompt.
 fn live_check(server: &super::client::ServerArgs, findings: &mut Findings) {
     let status = match server.call("gateway.status", serde_json::json!({})) {
         Ok(status) => status,
@@ -290,6 +291,19 @@ fn live_check(server: &super::client::ServerArgs, findings: &mut Findings) {
             .unwrap_or("?")
             .to_owned()
     };
+    let stopped = status
+        .pointer("/chat/stopped")
+        .and_then(serde_json::Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for channel in &stopped {
+        findings.warn(format!(
+            "chat channel {} stopped and is no longer an approval route: {}; restart the \
+             gateway once it is fixed",
+            text(channel, "channel"),
+            text(channel, "error"),
+        ));
+    }
     for failure in &failures {
         findings.warn(format!(
             "chat delivery to {} ({}) failed: {} failed after {} attempts: {}",

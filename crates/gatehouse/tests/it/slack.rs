@@ -545,3 +545,62 @@ async fn http_mode_accepts_a_retry_of_an_undelivered_press_once() {
     let again = s.inject(json!({"replay": delivery})).await;
     assert_eq!(again["result"]["status"], 401, "{again}");
 }
+
+/// A fake with `fault` armed before any gateway talks to it, and the `channels.slack` section
+/// (Socket Mode, posting to the origin channel) pointing at it.
+async fn faulty_fake(fault: Value) -> (FakeHandle, String) {
+    let fake = gatehouse_fakes::slack::spawn("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    fake.control("/_fake/faults", &fault).await.unwrap();
+    let config = format!(
+        "channels: {{ slack: {{ botToken: 'xoxb-fake', appToken: 'xapp-fake', apiUrl: '{}',
+           execApprovals: {{ approvers: ['{APPROVER}'], target: 'channel' }} }} }},",
+        fake.base_url
+    );
+    (fake, config)
+}
+
+/// Runs `gatehouse serve` with `config` to its exit, which a refused start reaches at once.
+async fn serve_once(config: &str) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("gatehouse.json5");
+    std::fs::write(&file, format!("{{ {config} }}")).unwrap();
+    let run = tokio::process::Command::new(env!("CARGO_BIN_EXE_gatehouse"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+        .arg(&file)
+        .arg("--data-dir")
+        .arg(dir.path().join("data"))
+        .kill_on_drop(true)
+        .output();
+    tokio::time::timeout(WAIT, run).await.unwrap().unwrap()
+}
+
+/// Operator report: a bot token `auth.test` refused left `serve` running with Slack dead. It
+/// now stops the start, as a refused Telegram or Discord token does, naming the cause once.
+#[tokio::test]
+async fn refuses_to_start_when_auth_test_refuses_the_bot_token() {
+    let (_fake, slack) =
+        faulty_fake(json!({"method": "auth.test", "status": 200, "description": "invalid_auth"}))
+            .await;
+    let output = serve_once(&slack).await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("cannot connect to Slack"), "{stderr}");
+    assert_eq!(stderr.matches("invalid_auth").count(), 1, "{stderr}");
+}
+
+/// Operator report: an app token Socket Mode refuses left Slack counted as connected, its
+/// listener retrying for ever, and requests waited out their timeout. It now stops the start.
+#[tokio::test]
+async fn refuses_to_start_when_socket_mode_refuses_the_app_token() {
+    let (_fake, slack) = faulty_fake(json!({
+        "method": "apps.connections.open", "status": 200, "description": "invalid_auth",
+    }))
+    .await;
+    let output = serve_once(&slack).await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("app-level token"), "{stderr}");
+    assert!(stderr.contains("invalid_auth"), "{stderr}");
+}

@@ -675,25 +675,77 @@ async fn doctor_reports_the_chat_delivery_failures_of_a_running_gateway() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let doctor = tokio::process::Command::new(env!("CARGO_BIN_EXE_gatehouse"))
-        .args([
-            "doctor",
-            "--url",
-            &t.server.base,
-            "--token",
-            ADMIN,
-            "--data-dir",
-        ])
-        .arg(t.server.data())
-        .output()
-        .await
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&doctor.stdout);
-    assert_eq!(doctor.status.code(), Some(1), "{stdout}");
+    let (code, stdout) = doctor_live(&t.server).await;
+    assert_eq!(code, Some(1), "{stdout}");
     assert!(stdout.contains("live check: gateway reachable"), "{stdout}");
     assert!(
         stdout.contains("warning: chat delivery to telegram:user:4242 (telegram) failed: send"),
         "{stdout}"
     );
     assert!(stdout.contains("press Start"), "{stdout}");
+}
+
+/// Operator report: a channel whose connection ended for good still counted as connected and
+/// as an approval route, so requests only it could reach waited out their timeout. Telegram
+/// polling ends on a token refused while running (401); the status now reports the channel
+/// stopped and such a request expires at once.
+#[tokio::test]
+async fn reports_a_channel_that_stopped_and_stops_routing_to_it() {
+    let t = Telegram::start(&format!("approvers: ['{APPROVER}']"), "").await;
+    t.calls("getUpdates", 1).await;
+    t.fake
+        .control(
+            "/_fake/faults",
+            &json!({"method": "getUpdates", "status": 401, "description": "Unauthorized",
+                "count": 100}),
+        )
+        .await
+        .unwrap();
+    // Ends the poll under way, so the next one meets the fault.
+    t.say(APPROVER, "hello").await;
+    let status = crate::chat_support::eventually("telegram reported stopped", async || {
+        let status = t
+            .server
+            .ok(crate::gateway::ADMIN, "gateway.status", json!({}))
+            .await;
+        let stopped = status["chat"]["stopped"].as_array().cloned()?;
+        (!stopped.is_empty()).then_some(status)
+    })
+    .await;
+    assert_eq!(
+        status["chat"]["stopped"][0]["channel"], "telegram",
+        "{status}"
+    );
+    assert_eq!(status["chat"]["channels"], json!([]), "{status}");
+    let id = t.request(json!({})).await;
+    let record = t.settled(&id).await;
+    assert_eq!(record["reason"], "no-approval-route", "{record}");
+    let (code, stdout) = doctor_live(&t.server).await;
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(
+        stdout
+            .contains("warning: chat channel telegram stopped and is no longer an approval route"),
+        "{stdout}"
+    );
+}
+
+/// `gatehouse doctor` with the live check against `server`: its exit code and stdout.
+async fn doctor_live(server: &Server) -> (Option<i32>, String) {
+    let doctor = tokio::process::Command::new(env!("CARGO_BIN_EXE_gatehouse"))
+        .args([
+            "doctor",
+            "--url",
+            &server.base,
+            "--token",
+            ADMIN,
+            "--data-dir",
+        ])
+        .arg(server.data())
+        .output()
+        .await
+        .unwrap();
+    (
+        doctor.status.code(),
+        String::from_utf8_lossy(&doctor.stdout).into_owned(),
+    )
 }

@@ -1,5 +1,5 @@
 //! `channels.slack` → a [`SlackChannel`], plus its signed Request URL router in HTTP mode. The
-//! token is checked with `auth.test` when the chat runtime starts the channel.
+//! token is checked with `auth.test` before the gateway serves, so a wrong one stops the start.
 
 use std::sync::Arc;
 
@@ -20,11 +20,13 @@ pub(crate) struct ConnectedSlack {
     pub(crate) routes: Option<Router>,
 }
 
-/// Builds the app `section` describes.
-pub(crate) fn connect(section: &SlackSection) -> anyhow::Result<ConnectedSlack> {
+/// Connects the app `section` describes.
+pub(crate) async fn connect(section: &SlackSection) -> anyhow::Result<ConnectedSlack> {
     let config = super::printing_warnings(|warnings| adapter_config(section, warnings))?;
     let mode = config.mode;
-    let channel = SlackChannel::new(config).context("`channels.slack` is not usable")?;
+    let channel = SlackChannel::connect(config)
+        .await
+        .context("cannot connect to Slack (`channels.slack`)")?;
     let routes = match mode {
         SlackMode::Http => Some(
             channel
@@ -119,15 +121,16 @@ mod tests {
         assert_eq!(config.api_url.as_str(), "http://127.0.0.1:9/api");
     }
 
+    /// Serving its route is covered end to end (`tests/it/slack.rs`, HTTP mode), since
+    /// connecting checks the token with Slack.
     #[test]
-    fn maps_http_mode_with_the_signing_secret_and_serves_its_route() {
+    fn maps_http_mode_with_the_signing_secret() {
         let section = section("mode: 'http', signingSecret: 'shh'");
         let config = adapter_config_of(&section).unwrap();
         assert_eq!(
             (config.mode, config.app_token.is_none()),
             (SlackMode::Http, true)
         );
-        assert!(connect(&section).unwrap().routes.is_some());
     }
 
     #[test]
