@@ -1,6 +1,10 @@
 //! Interpreters and carriers running code given on the command line (`python -c`, `awk '…'`,
 //! `find -exec`, `xargs cmd`): allowlisting the interpreter must not approve arbitrary code.
 
+mod grammars;
+mod options;
+
+use self::options::{Grammar, Role, is_stdin_path};
 use super::unwrap::basename;
 
 /// Programs that run code or other programs, so an allowlist entry for them is never derived
@@ -75,31 +79,49 @@ fn is_python(name: &str) -> bool {
     })
 }
 
-/// Whether this program, called with these arguments, runs code written on the command line.
-/// Returns a short description of the construct for the reason.
+/// Whether this program, called with these arguments, runs code written on the command line
+/// (or fed on stdin, where another command of the same line writes it). Returns a short
+/// description of the construct for the reason.
 pub(crate) fn inline_code(program: &str, args: &[String]) -> Option<&'static str> {
     let name = basename(program).to_ascii_lowercase();
-    let hit = match name.as_str() {
-        n if is_python(n) => short_cluster_hit(args, &['c'], &['W', 'X', 'm', 'Q'], &[]),
-        "node" | "nodejs" | "bun" => {
-            short_cluster_hit(args, &['e', 'p'], &['r'], &["--eval", "--print"])
-        }
+    let legacy = match name.as_str() {
+        n if is_python(n) => return interpreter_code(&PYTHON_RULES, args),
+        "node" | "nodejs" => return interpreter_code(&NODE_RULES, args),
+        "ruby" => return interpreter_code(&RUBY_RULES, args),
+        "perl" => return interpreter_code(&PERL_RULES, args),
+        "php" => return interpreter_code(&PHP_RULES, args),
+        "awk" | "gawk" | "mawk" | "nawk" => return awk_code(args),
+        "sed" | "gsed" => return sed_code(args),
+        "xargs" | "gxargs" => return xargs_code(args),
+        "bun" => short_cluster_hit(
+            args,
+            &['e', 'p'],
+            &['r'],
+            &["--eval", "--print"],
+            &[
+                "--preload",
+                "--cwd",
+                "--config",
+                "--env-file",
+                "--conditions",
+            ],
+        ),
         "deno" => args.first().is_some_and(|a| a == "eval"),
-        "ruby" => short_cluster_hit(args, &['e'], &['r', 'I', 'C', 'E', 'x'], &[]),
-        "perl" => short_cluster_hit(
+        "julia" => short_cluster_hit(
             args,
-            &['e', 'E'],
-            &['M', 'm', 'I', 'i', 'x', 'd', 'D', 'C'],
-            &[],
+            &['e', 'E', 'i'],
+            &['t', 'p', 'J', 'L', 'C', 'H'],
+            &["--eval", "--print"],
+            &[
+                "--threads",
+                "--procs",
+                "--sysimage",
+                "--load",
+                "--cpu-target",
+                "--home",
+            ],
         ),
-        "php" => short_cluster_hit(
-            args,
-            &['r', 'B', 'R', 'E'],
-            &['c', 'd', 'f', 'F', 'z', 't', 'S'],
-            &[],
-        ),
-        "julia" => short_cluster_hit(args, &['e', 'E'], &[], &["--eval", "--print"]),
-        "osascript" => short_cluster_hit(args, &['e'], &['l', 's'], &[]),
+        "osascript" => short_cluster_hit(args, &['e', 'i'], &['l', 's'], &[], &[]),
         "elixir" => args.iter().any(|a| a == "-e" || a == "--eval"),
         "gdb" | "lldb" => args.iter().any(|a| {
             matches!(
@@ -109,112 +131,259 @@ pub(crate) fn inline_code(program: &str, args: &[String]) -> Option<&'static str
                 || a.starts_with("-eval-command")
                 || a.starts_with("--init-eval-command")
         }),
-        "awk" | "gawk" | "mawk" | "nawk" => awk_program_inline(args),
-        "sed" | "gsed" => sed_runs_commands(args),
         "find" | "gfind" => args
             .iter()
             .any(|a| matches!(a.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir")),
-        "xargs" | "gxargs" => xargs_runs_command(args),
         _ => false,
     };
-    hit.then_some(match name.as_str() {
-        "awk" | "gawk" | "mawk" | "nawk" => "an inline awk program",
-        "sed" | "gsed" => "a sed script that executes or writes",
-        "find" | "gfind" => "find -exec/-ok, which runs commands",
-        "xargs" | "gxargs" => "xargs running a command",
-        _ => "inline interpreter code",
-    })
+    legacy.then_some(INLINE)
 }
 
-/// Scans options up to the first operand. A cluster hits when a code flag appears before any
-/// flag that takes the rest of the cluster as its value (`-bc` hits, `-Wc` does not).
-fn short_cluster_hit(args: &[String], code: &[char], valued: &[char], long: &[&str]) -> bool {
-    for arg in args {
+const INLINE: &str = "inline interpreter code";
+const FROM_STDIN: &str = "a program read from stdin, which another command can write";
+const INTERACTIVE: &str = "code read from stdin (an interactive mode or a debugger)";
+const UNKNOWN_OPTION: &str =
+    "an option Gatehouse does not know, which may carry code or take the program's place";
+const MODULE_CODE: &str = "code through a module or setting option";
+const RUNNING_MODULE: &str = "a module (`-m`) not known to keep to files; it may run its arguments";
+
+/// An interpreter whose program is its first operand, and what its loaded modules may be.
+struct Rules {
+    grammar: &'static Grammar,
+    /// Whether a module option's value only names code on disk.
+    module_ok: fn(&str) -> bool,
+    /// First operands that are not a script but a built-in reading stdin (`node inspect`).
+    stdin_operands: &'static [&'static str],
+}
+
+const PYTHON_RULES: Rules = Rules {
+    grammar: &grammars::PYTHON,
+    module_ok: python_module_ok,
+    stdin_operands: &[],
+};
+const PERL_RULES: Rules = Rules {
+    grammar: &grammars::PERL,
+    module_ok: perl_module_ok,
+    stdin_operands: &[],
+};
+const NODE_RULES: Rules = Rules {
+    grammar: &grammars::NODE,
+    module_ok: node_module_ok,
+    stdin_operands: &["inspect"],
+};
+const RUBY_RULES: Rules = Rules {
+    grammar: &grammars::RUBY,
+    module_ok: |_| true,
+    stdin_operands: &[],
+};
+const PHP_RULES: Rules = Rules {
+    grammar: &grammars::PHP,
+    module_ok: php_ini_ok,
+    stdin_operands: &[],
+};
+
+/// Options first: code, stdin modes and modules; then the program, which is a file operand,
+/// or stdin when options were given but no operand. A bare interpreter (no options it knows)
+/// is not flagged here: its stdin is a pipe only inside a pipeline, which this function cannot
+/// see (an argv request runs with stdin closed), and the conformance cases allow a bare
+/// allowlisted `python3`.
+fn interpreter_code(rules: &Rules, args: &[String]) -> Option<&'static str> {
+    let Ok(parsed) = rules.grammar.parse(args) else {
+        return Some(UNKNOWN_OPTION);
+    };
+    for (opt, value) in &parsed.options {
+        let value = value.unwrap_or_default();
+        match opt.role {
+            Role::Code => return Some(INLINE),
+            Role::Stdin => return Some(INTERACTIVE),
+            Role::ProgramFile | Role::Module | Role::RunsModule if is_stdin_path(value) => {
+                return Some(FROM_STDIN);
+            }
+            Role::Module if !(rules.module_ok)(value) => return Some(MODULE_CODE),
+            Role::RunsModule if !python_runnable_module(value) => return Some(RUNNING_MODULE),
+            _ => {}
+        }
+    }
+    if parsed.has(Role::RunsModule) || parsed.has(Role::ProgramFile) {
+        return None;
+    }
+    match parsed.operands.first() {
+        Some(program) if is_stdin_path(program) || rules.stdin_operands.contains(program) => {
+            Some(FROM_STDIN)
+        }
+        Some(_) => None,
+        // Nothing but `--version`-style options (or nothing known at all: see above).
+        None if parsed.options.iter().all(|(opt, _)| opt.role == Role::Info) => None,
+        None => Some(FROM_STDIN),
+    }
+}
+
+/// Modules `python -m` may run: tools that work on files and never take code as an argument.
+/// Others may (`timeit`, `pdb -c`, `code`, `unittest` calling a named function), and a local
+/// module is as good as a script only when approved as one.
+const PYTHON_RUNNABLE_MODULES: &[&str] = &[
+    "pytest",
+    "venv",
+    "json.tool",
+    "py_compile",
+    "compileall",
+    "tabnanny",
+    "black",
+    "isort",
+    "flake8",
+    "pyflakes",
+    "mypy",
+    "pylint",
+    "ruff",
+];
+
+fn python_runnable_module(module: &str) -> bool {
+    PYTHON_RUNNABLE_MODULES.contains(&module)
+}
+
+fn python_module_ok(_: &str) -> bool {
+    true
+}
+
+/// `-MFoo=a,b` becomes `use Foo split(/,/, q\0a,b\0)`, but anything else after the name is
+/// pasted into code (`-M'5;system"id"'`), so only a module name and plain import words pass.
+fn perl_module_ok(value: &str) -> bool {
+    let (name, imports) = value.split_once('=').unwrap_or((value, ""));
+    let name = name.strip_prefix('-').unwrap_or(name);
+    let name_ok = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':');
+    name_ok
+        && imports
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_:,.-+/@%".contains(c))
+}
+
+/// A module node loads by name or path; a URL (`data:text/javascript,…`) is code itself.
+fn node_module_ok(value: &str) -> bool {
+    !value.contains(':')
+}
+
+/// php ini entries that include code before or after the script (`auto_prepend_file`), or let
+/// an include read a `data:` URL.
+fn php_ini_ok(value: &str) -> bool {
+    let key = value.split('=').next().unwrap_or(value).trim();
+    !["auto_prepend_file", "auto_append_file", "allow_url_include"]
+        .iter()
+        .any(|denied| key.eq_ignore_ascii_case(denied))
+}
+
+/// Scans options up to the first operand, for interpreters without a full grammar here. A
+/// cluster hits when a code flag appears before any flag that takes a value (`-bc` hits, `-Wc`
+/// does not); a valued flag at the end of its cluster, or a valued long option without `=`,
+/// takes the next word.
+fn short_cluster_hit(
+    args: &[String],
+    code: &[char],
+    valued: &[char],
+    long: &[&str],
+    long_valued: &[&str],
+) -> bool {
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        i += 1;
         if arg == "--" || !arg.starts_with('-') || arg == "-" {
             return false;
         }
         if let Some(name) = arg.strip_prefix("--") {
-            let name = name.split('=').next().unwrap_or(name);
-            if long.iter().any(|l| l.trim_start_matches('-') == name) {
+            let (name, inline) = match name.split_once('=') {
+                Some((name, value)) => (name, Some(value)),
+                None => (name, None),
+            };
+            let is = |list: &[&str]| list.iter().any(|l| l.trim_start_matches('-') == name);
+            if is(long) {
                 return true;
+            }
+            if inline.is_none() && is(long_valued) {
+                i += 1;
             }
             continue;
         }
-        for c in arg.chars().skip(1) {
-            if code.contains(&c) {
+        let cluster: Vec<char> = arg.chars().skip(1).collect();
+        for (at, c) in cluster.iter().enumerate() {
+            if code.contains(c) {
                 return true;
             }
-            if valued.contains(&c) {
-                break;
-            }
-        }
-    }
-    false
-}
-
-/// awk takes its program from the first operand unless `-f`/`--file` names a program file.
-fn awk_program_inline(args: &[String]) -> bool {
-    let mut i = 0;
-    while let Some(arg) = args.get(i) {
-        match arg.as_str() {
-            "-f" | "--file" => return false,
-            "-e" | "--source" => return true,
-            "--" => return args.get(i + 1).is_some(),
-            "-F" | "-v" | "--field-separator" | "--assign" => i += 2,
-            a if a.starts_with("--file=") || (a.starts_with("-f") && a.len() > 2) => return false,
-            a if a.starts_with("--source=") || (a.starts_with("-e") && a.len() > 2) => return true,
-            a if a.starts_with('-') && a.len() > 1 => i += 1,
-            _ => return true,
-        }
-    }
-    false
-}
-
-/// sed scripts given inline (by `-e` or as the first operand) that use `e`, `w`/`W` or the
-/// `e`/`w` flags of `s`. Scripts from `-f` files are not inspected here.
-fn sed_runs_commands(args: &[String]) -> bool {
-    let mut scripts: Vec<&str> = Vec::new();
-    let mut from_file = false;
-    let mut i = 0;
-    while let Some(arg) = args.get(i) {
-        let arg = arg.as_str();
-        i += 1;
-        match arg {
-            "-e" | "--expression" => {
-                if let Some(script) = args.get(i) {
-                    scripts.push(script);
-                }
-                i += 1;
-            }
-            "-f" | "--file" => {
-                from_file = true;
-                i += 1;
-            }
-            "--" => break,
-            _ if arg.starts_with("--expression=") => {
-                scripts.push(arg.trim_start_matches("--expression="));
-            }
-            _ if arg.starts_with("--file=") => from_file = true,
-            _ if arg.starts_with("-e") && arg.len() > 2 => scripts.push(&arg[2..]),
-            _ if arg.starts_with("-f") && arg.len() > 2 => from_file = true,
-            _ if arg.starts_with('-') && arg.len() > 1 => {
-                if arg.contains('e') && !arg.starts_with("--") {
-                    // `-ne 's/x/y/e'`: the e ends the cluster and takes the next word.
-                    if let Some(script) = args.get(i) {
-                        scripts.push(script);
-                    }
+            if valued.contains(c) {
+                if at + 1 == cluster.len() {
                     i += 1;
                 }
-            }
-            _ => {
-                if scripts.is_empty() && !from_file {
-                    scripts.push(arg);
-                }
                 break;
             }
         }
     }
-    scripts.iter().any(|script| sed_script_executes(script))
+    false
+}
+
+/// awk: `-e`/`--source` anywhere is code; otherwise the program is a `-f` file or, without
+/// one, the first operand.
+fn awk_code(args: &[String]) -> Option<&'static str> {
+    let Ok(parsed) = grammars::AWK.parse(args) else {
+        return Some(UNKNOWN_OPTION);
+    };
+    for (opt, value) in &parsed.options {
+        let value = value.unwrap_or_default();
+        match opt.role {
+            Role::Code => return Some(AWK_INLINE),
+            Role::ProgramFile | Role::Module if is_stdin_path(value) => return Some(FROM_STDIN),
+            // mawk's `-W version` and friends print and exit; other `-W` words are options
+            // (gawk: `-W source=…`) that are not looked into.
+            Role::Plain
+                if opt.short == Some('W')
+                    && !matches!(value, "version" | "v" | "usage" | "help" | "copyright") =>
+            {
+                return Some(UNKNOWN_OPTION);
+            }
+            _ => {}
+        }
+    }
+    let inline = !parsed.has(Role::ProgramFile) && !parsed.operands.is_empty();
+    inline.then_some(AWK_INLINE)
+}
+
+const AWK_INLINE: &str = "an inline awk program";
+const SED_EXECUTES: &str = "a sed script that executes or writes";
+
+/// sed scripts given inline (by `-e` or as the first operand) that use `e`, `w`/`W` or the
+/// `e`/`w` flags of `s`. Scripts from `-f` files are not inspected here, but a `-f` reading
+/// stdin is code another command writes. Both GNU (options anywhere) and BSD (options before
+/// the first operand) readings are checked.
+fn sed_code(args: &[String]) -> Option<&'static str> {
+    let mut scripts: Vec<&str> = Vec::new();
+    for grammar in [&grammars::SED_GNU, &grammars::SED_BSD] {
+        let Ok(parsed) = grammar.parse(args) else {
+            return Some(UNKNOWN_OPTION);
+        };
+        for (opt, value) in &parsed.options {
+            let value = value.unwrap_or_default();
+            match opt.role {
+                Role::Code => scripts.push(value),
+                Role::ProgramFile if is_stdin_path(value) => return Some(FROM_STDIN),
+                // GNU reads a line length; BSD's `-l` takes no value, making this word the
+                // script, so only a number is unambiguous.
+                Role::Plain
+                    if opt.short == Some('l')
+                        && (value.is_empty() || !value.chars().all(|c| c.is_ascii_digit())) =>
+                {
+                    return Some(UNKNOWN_OPTION);
+                }
+                _ => {}
+            }
+        }
+        if !parsed.has(Role::Code) && !parsed.has(Role::ProgramFile) {
+            scripts.extend(parsed.operands.first());
+        }
+    }
+    scripts
+        .iter()
+        .any(|script| sed_script_executes(script))
+        .then_some(SED_EXECUTES)
 }
 
 /// A small sed tokenizer: addresses, then a command letter; `s` and `y` have delimited
@@ -301,19 +470,12 @@ fn skip_delimited(chars: &[char], mut i: usize, delimiter: char) -> Option<usize
 }
 
 /// xargs runs `echo` when no command is given; any operand names a command to run.
-fn xargs_runs_command(args: &[String]) -> bool {
-    let mut i = 0;
-    while let Some(arg) = args.get(i) {
-        let arg = arg.as_str();
-        match arg {
-            "--" => return args.get(i + 1).is_some(),
-            "-I" | "-L" | "-n" | "-P" | "-s" | "-d" | "-E" | "-a" | "--delimiter"
-            | "--arg-file" | "--max-args" | "--max-procs" | "--max-lines" | "--replace" => i += 2,
-            _ if arg.starts_with('-') && arg.len() > 1 => i += 1,
-            _ => return true,
-        }
+fn xargs_code(args: &[String]) -> Option<&'static str> {
+    match grammars::XARGS.parse(args) {
+        Ok(parsed) if parsed.operands.is_empty() => None,
+        Ok(_) => Some("xargs running a command"),
+        Err(_) => Some(UNKNOWN_OPTION),
     }
-    false
 }
 
 #[cfg(test)]
@@ -340,6 +502,15 @@ mod tests {
         assert!(hit(&["find", ".", "-exec", "id", ";"]));
         assert!(hit(&["xargs", "id"]));
         assert!(hit(&["gdb", "-ex", "shell id"]));
+        assert!(hit(&["python3", "-W", "ignore", "-c", "x"]));
+        assert!(hit(&["perl", "-I", ".", "-e", "x"]));
+        assert!(hit(&["sed", "-l", "5", "1e id"]));
+        assert!(hit(&["xargs", "--replace", "id"]));
+        assert!(hit(&["awk", "-f", "x.awk", "-e", "BEGIN{}"]));
+        assert!(hit(&["sed", "-f", "-", "x"]));
+        assert!(hit(&["perl", "-w"]), "options but no program: stdin");
+        assert!(hit(&["osascript", "-l", "JavaScript", "-e", "x"]));
+        assert!(hit(&["bun", "--preload", "x", "-e", "x"]));
     }
 
     #[test]
@@ -354,5 +525,12 @@ mod tests {
         assert!(!hit(&["sed", "-n", "s/a/b/p"]));
         assert!(!hit(&["make", "test"]));
         assert!(!hit(&["xargs"]));
+        assert!(
+            !hit(&["python3"]),
+            "bare: stdin is a pipe only inside a pipeline"
+        );
+        assert!(!hit(&["python3", "--version"]));
+        assert!(!hit(&["python3", "-m", "pytest", "-c", "x"]));
+        assert!(!hit(&["osascript", "-l", "JavaScript", "x.js"]));
     }
 }

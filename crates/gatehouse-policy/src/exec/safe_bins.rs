@@ -1,8 +1,8 @@
 //! Safe bins: stdin-only filters that run without an allowlist entry, within a strict profile.
 //!
 //! A profile lists what is allowed; every other flag, every abbreviation that is not an
-//! unambiguous prefix of a known option, every path-like or glob operand and every `$` is
-//! refused. Only a binary whose real directory is trusted qualifies, so an agent cannot drop
+//! unambiguous prefix of one of the real tool's options (and that option in the profile), every
+//! path-like or glob operand and every `$` is refused. Only a binary whose real directory is trusted qualifies, so an agent cannot drop
 //! its own `head` into a directory on `PATH`.
 
 use std::cell::RefCell;
@@ -329,6 +329,184 @@ fn builtin_profile(name: &str) -> Option<Profile<'static>> {
     Some(profile)
 }
 
+/// Every long option of the real tool (GNU coreutils 9 and grep 3, plus BSD names), so that an
+/// abbreviation is resolved the way the tool's getopt resolves it. Matching only the profile's
+/// own options would expand `grep --binary` (a real flag, `-U`) to the profile's
+/// `--binary-files`, taking the next word as its value when grep reads it as a file.
+fn real_long_options(name: &str) -> Option<&'static [&'static str]> {
+    let options: &[&str] = match name {
+        "grep" => &[
+            "--after-context",
+            "--basic-regexp",
+            "--before-context",
+            "--binary",
+            "--binary-files",
+            "--byte-offset",
+            "--bz2decompress",
+            "--color",
+            "--colour",
+            "--context",
+            "--count",
+            "--decompress",
+            "--dereference-recursive",
+            "--devices",
+            "--directories",
+            "--exclude",
+            "--exclude-dir",
+            "--exclude-from",
+            "--extended-regexp",
+            "--file",
+            "--files-with-matches",
+            "--files-without-match",
+            "--fixed-regexp",
+            "--fixed-strings",
+            "--group-separator",
+            "--help",
+            "--ignore-case",
+            "--include",
+            "--include-dir",
+            "--initial-tab",
+            "--invert-match",
+            "--label",
+            "--line-buffered",
+            "--line-number",
+            "--line-regexp",
+            "--max-count",
+            "--mmap",
+            "--no-filename",
+            "--no-group-separator",
+            "--no-ignore-case",
+            "--no-messages",
+            "--null",
+            "--null-data",
+            "--only-matching",
+            "--perl-regexp",
+            "--quiet",
+            "--recursive",
+            "--regexp",
+            "--silent",
+            "--text",
+            "--unix-byte-offsets",
+            "--version",
+            "--with-filename",
+            "--word-regexp",
+        ],
+        "sort" => &[
+            "--batch-size",
+            "--buffer-size",
+            "--check",
+            "--compress-program",
+            "--debug",
+            "--dictionary-order",
+            "--field-separator",
+            "--files0-from",
+            "--general-numeric-sort",
+            "--heapsort",
+            "--help",
+            "--human-numeric-sort",
+            "--ignore-case",
+            "--ignore-leading-blanks",
+            "--ignore-nonprinting",
+            "--key",
+            "--merge",
+            "--mergesort",
+            "--mmap",
+            "--month-sort",
+            "--numeric-sort",
+            "--output",
+            "--parallel",
+            "--qsort",
+            "--radixsort",
+            "--random-sort",
+            "--random-source",
+            "--reverse",
+            "--sort",
+            "--stable",
+            "--temporary-directory",
+            "--unique",
+            "--version",
+            "--version-sort",
+            "--zero-terminated",
+        ],
+        "head" => &[
+            "--bytes",
+            "--help",
+            "--lines",
+            "--quiet",
+            "--silent",
+            "--verbose",
+            "--version",
+            "--zero-terminated",
+        ],
+        "tail" => &[
+            "--bytes",
+            "--debug",
+            "--follow",
+            "--help",
+            "--lines",
+            "--max-unchanged-stats",
+            "--pid",
+            "--quiet",
+            "--retry",
+            "--silent",
+            "--sleep-interval",
+            "--verbose",
+            "--version",
+            "--zero-terminated",
+        ],
+        "cut" => &[
+            "--bytes",
+            "--characters",
+            "--complement",
+            "--delimiter",
+            "--fields",
+            "--help",
+            "--only-delimited",
+            "--output-delimiter",
+            "--version",
+            "--zero-terminated",
+        ],
+        "uniq" => &[
+            "--all-repeated",
+            "--check-chars",
+            "--count",
+            "--group",
+            "--help",
+            "--ignore-case",
+            "--repeated",
+            "--skip-chars",
+            "--skip-fields",
+            "--unique",
+            "--version",
+            "--zero-terminated",
+        ],
+        "tr" => &[
+            "--complement",
+            "--delete",
+            "--help",
+            "--squeeze-repeats",
+            "--truncate-set1",
+            "--version",
+        ],
+        "wc" => &[
+            "--bytes",
+            "--chars",
+            "--debug",
+            "--files0-from",
+            "--help",
+            "--lines",
+            "--max-line-length",
+            "--total",
+            "--version",
+            "--words",
+        ],
+        // jq matches long options exactly (no getopt), and a tool without a list here is not
+        // known well enough to resolve an abbreviation at all.
+        _ => return None,
+    };
+    Some(options)
+}
+
 /// A config profile replaces the built-in one for that name, keeping only what it states.
 fn from_config(config: &SafeBinProfile) -> Profile<'_> {
     fn clean(flags: &[String]) -> Vec<&str> {
@@ -469,7 +647,8 @@ impl<'p> SafeBins<'p> {
                 format!("`{arg}`: expansions are refused in safe-bin arguments"),
             ));
         }
-        let positionals = validate_args(&profile, args)
+        let real_long = real_long_options(&name.to_ascii_lowercase());
+        let positionals = validate_args(&profile, real_long, args)
             .map_err(|detail| Reason::new(Rule::SafeBinRefused, format!("`{name}`: {detail}")))?;
         if let (true, Some(filter)) = (name == "jq", positionals.first()) {
             check_jq_filter(filter)?;
@@ -479,7 +658,11 @@ impl<'p> SafeBins<'p> {
 }
 
 /// Walks the arguments against a profile and returns the positional operands.
-fn validate_args<'a>(profile: &Profile, args: &'a [String]) -> Result<Vec<&'a str>, String> {
+fn validate_args<'a>(
+    profile: &Profile,
+    real_long: Option<&[&str]>,
+    args: &'a [String],
+) -> Result<Vec<&'a str>, String> {
     let mut positionals = Vec::new();
     let mut i = 0;
     while let Some(arg) = args.get(i) {
@@ -502,7 +685,7 @@ fn validate_args<'a>(profile: &Profile, args: &'a [String]) -> Result<Vec<&'a st
                 Some((name, value)) => (name, Some(value)),
                 None => (long, None),
             };
-            let flag = canonical_long(profile, &format!("--{name}"))?;
+            let flag = canonical_long(profile, real_long, &format!("--{name}"))?;
             i = consume_value(profile, &flag, inline, args, i)?;
             continue;
         }
@@ -533,32 +716,46 @@ fn validate_args<'a>(profile: &Profile, args: &'a [String]) -> Result<Vec<&'a st
     Ok(positionals)
 }
 
-/// Resolves a long option the way GNU getopt does: exact, or an unambiguous prefix of one
-/// known option. Unknown and ambiguous options fail closed.
-fn canonical_long(profile: &Profile, flag: &str) -> Result<String, String> {
-    let known = profile
-        .value_flags
-        .iter()
-        .chain(&profile.pair_flags)
-        .chain(&profile.bool_flags)
-        .chain(&profile.denied_flags)
-        .filter(|known| known.starts_with("--"));
-    let mut matches: Vec<&str> = Vec::new();
-    for &candidate in known {
-        if candidate == flag {
-            matches = vec![candidate];
-            break;
+/// Resolves a long option the way the tool's getopt does: an exact name, or an abbreviation
+/// that is a prefix of exactly one of the tool's real options (`real_long`). Without the real
+/// list (jq, custom safe bins) only exact names count. The option found must be in the profile;
+/// unknown, ambiguous and denied options fail closed.
+fn canonical_long(
+    profile: &Profile,
+    real_long: Option<&[&str]>,
+    flag: &str,
+) -> Result<String, String> {
+    let in_profile = |candidate: &str| {
+        profile
+            .value_flags
+            .iter()
+            .chain(&profile.pair_flags)
+            .chain(&profile.bool_flags)
+            .chain(&profile.denied_flags)
+            .any(|known| *known == candidate)
+    };
+    let resolved = if in_profile(flag) || real_long.is_some_and(|real| real.contains(&flag)) {
+        flag
+    } else {
+        let Some(real) = real_long else {
+            return Err(format!(
+                "unknown option `{flag}` (abbreviations are refused for this tool)"
+            ));
+        };
+        let mut matches = real.iter().filter(|candidate| candidate.starts_with(flag));
+        match (matches.next(), matches.next()) {
+            (Some(only), None) => only,
+            (None, _) => return Err(format!("unknown option `{flag}`")),
+            (Some(_), Some(_)) => return Err(format!("ambiguous option `{flag}`")),
         }
-        if candidate.starts_with(flag) && !matches.contains(&candidate) {
-            matches.push(candidate);
-        }
+    };
+    if profile.denied_flags.contains(&resolved) {
+        return Err(format!("`{flag}` is refused"));
     }
-    match matches.as_slice() {
-        [only] if profile.denied_flags.contains(only) => Err(format!("`{flag}` is refused")),
-        [only] => Ok((*only).to_owned()),
-        [] => Err(format!("unknown option `{flag}`")),
-        _ => Err(format!("ambiguous option `{flag}`")),
+    if !in_profile(resolved) {
+        return Err(format!("`{resolved}` is not allowed for this safe bin"));
     }
+    Ok(resolved.to_owned())
 }
 
 fn consume_value(
@@ -732,6 +929,35 @@ mod tests {
         assert!(!ok("tr", &["-S", "a", "b"]));
         assert!(!ok("cut", &["-f1", "--", "../x"]));
         assert!(!ok("awk", &["{print}"]));
+        assert!(
+            !ok("grep", &["-e", "x", "--binary", "secret"]),
+            "--binary is -U"
+        );
+        assert!(
+            !ok("grep", &["-e", "x", "--bin", "text"]),
+            "ambiguous in real grep"
+        );
+        assert!(!ok("tail", &["--fo"]));
+        assert!(!ok("jq", &["--raw", "."]), "jq has no abbreviations");
+    }
+
+    #[test]
+    fn knows_every_profile_option_of_the_real_tools() {
+        for name in ["grep", "sort", "head", "tail", "cut", "uniq", "tr", "wc"] {
+            let (Some(profile), Some(real)) = (builtin_profile(name), real_long_options(name))
+            else {
+                panic!("{name} has a profile and a real option list");
+            };
+            for flag in profile
+                .value_flags
+                .iter()
+                .chain(&profile.bool_flags)
+                .chain(&profile.denied_flags)
+                .filter(|flag| flag.starts_with("--"))
+            {
+                assert!(real.contains(flag), "{name} {flag}");
+            }
+        }
     }
 
     #[test]

@@ -8,17 +8,51 @@ pub(crate) fn is_posix_shell(basename: &str) -> bool {
     POSIX_SHELLS.contains(&basename.to_ascii_lowercase().as_str())
 }
 
-/// Whether a shell flag makes the next word inline code (`-c`, `-lc`, `-ic`, `--command`).
+/// Letters a `-c` cluster may carry besides `c`. They only make the shell stricter or chattier
+/// (`-e` errexit, `-u` nounset, `-x`/`-v` tracing, `-f` no globbing), so the payload still runs
+/// as analyzed. `l` (login) is recognised here and made opaque by the caller. Everything else
+/// can change what the payload runs (`-k` moves `NAME=value` words into the environment, `-i`
+/// reads `~/.bashrc` and expands aliases, `-s` reads stdin, `-o`/`-O` take an option from the
+/// next word), so a cluster holding it is not a plain command flag.
+const COMMAND_CLUSTER_LETTERS: &[char] = &['c', 'e', 'u', 'x', 'v', 'f', 'l'];
+
+/// Whether a shell flag makes the next word inline code (`-c`, `-lc`, `-ec`, `--command`).
+/// A cluster with a letter outside [`COMMAND_CLUSTER_LETTERS`] is not one: see
+/// [`unsafe_command_letter`].
 pub(crate) fn is_command_flag(flag: &str) -> bool {
     if flag == "--command" {
         return true;
     }
     match flag.strip_prefix('-') {
         Some(cluster) if !cluster.starts_with('-') && !cluster.is_empty() => {
-            cluster.contains('c') && cluster.chars().all(|c| c.is_ascii_alphabetic())
+            cluster.contains('c')
+                && cluster
+                    .chars()
+                    .all(|c| COMMAND_CLUSTER_LETTERS.contains(&c))
         }
         _ => false,
     }
+}
+
+/// For a `-…c…` cluster, the first letter that may change what the inline code runs, with
+/// why, so the refusal can name it (`bash -kc …`: `-k`).
+pub(crate) fn unsafe_command_letter(flag: &str) -> Option<(char, &'static str)> {
+    let cluster = flag.strip_prefix('-')?;
+    if cluster.starts_with('-') || !cluster.contains('c') {
+        return None;
+    }
+    let letter = cluster
+        .chars()
+        .find(|c| !COMMAND_CLUSTER_LETTERS.contains(c))?;
+    let why = match letter {
+        'k' => "puts every NAME=value word into the command's environment",
+        'i' => "makes the shell interactive: it reads ~/.bashrc and expands aliases",
+        's' => "makes the shell read commands from stdin",
+        'o' | 'O' => "sets a shell option named by the next word",
+        'p' => "runs in privileged mode, keeping an inherited environment",
+        _ => "is not a shell option known to leave the inline code unchanged",
+    };
+    Some((letter, why))
 }
 
 /// Shells whose inline code the bash grammar reads faithfully. zsh, fish and ksh have
@@ -29,4 +63,27 @@ const BASH_COMPATIBLE: &[&str] = &["sh", "bash", "dash", "ash"];
 /// Whether a shell's `-c` payload may be analyzed with the bash grammar.
 pub(crate) fn is_bash_compatible(basename: &str) -> bool {
     BASH_COMPATIBLE.contains(&basename.to_ascii_lowercase().as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_only_harmless_letters_beside_c() {
+        for flag in ["-c", "-lc", "-ec", "-euxc", "-cv", "-fc", "--command"] {
+            assert!(is_command_flag(flag), "{flag}");
+            assert_eq!(unsafe_command_letter(flag), None, "{flag}");
+        }
+        for (flag, letter) in [("-kc", 'k'), ("-ic", 'i'), ("-sc", 's'), ("-ceO", 'O')] {
+            assert!(!is_command_flag(flag), "{flag}");
+            assert_eq!(unsafe_command_letter(flag).map(|(l, _)| l), Some(letter));
+        }
+        assert_eq!(
+            unsafe_command_letter("-k"),
+            None,
+            "no c: not a command cluster"
+        );
+        assert_eq!(unsafe_command_letter("--rcfile"), None);
+    }
 }

@@ -5,7 +5,7 @@
 
 use super::evaluation::{Reason, Rule};
 use super::parse::Word;
-use super::shells::{is_bash_compatible, is_command_flag, is_posix_shell};
+use super::shells::{is_bash_compatible, is_command_flag, is_posix_shell, unsafe_command_letter};
 
 /// Transparent wrappers followed before giving up; deeper chains are refused.
 pub(crate) const MAX_WRAPPER_DEPTH: usize = 4;
@@ -490,11 +490,25 @@ fn shell(words: &[Word], index: usize) -> Target {
     let mut i = index + 1;
     while let Some(word) = words.get(i) {
         let arg = word.text.as_str();
+        if let Some((letter, why)) = unsafe_command_letter(arg) {
+            return opaque(format!(
+                "`{shell_word} {arg}`: `-{letter}` {why}; its inline code is approved only as an \
+                 exact command"
+            ));
+        }
         if is_command_flag(arg) {
-            if words.get(i + 1).is_none() {
+            let Some(payload) = words.get(i + 1) else {
                 return Target::Refused(Reason::new(
                     Rule::SyntaxError,
                     format!("`{shell_word} {arg}` without a command string"),
+                ));
+            };
+            if payload.text.starts_with(['-', '+']) {
+                // The shell keeps parsing options after `-c`; the command string is a later word.
+                return opaque(format!(
+                    "`{shell_word} {arg} {}`: an option after `{arg}` hides which word is the \
+                     command string",
+                    payload.text
                 ));
             }
             login |= arg.starts_with('-') && !arg.starts_with("--") && arg.contains('l');
@@ -620,6 +634,10 @@ mod tests {
             &["busybox", "sh", "-c", "ls"],
             &["bash", "--rcfile", "x", "y.sh"],
             &["bash", "-s"],
+            &["bash", "-kc", "tr a LD_PRELOAD=/tmp/evil.so"],
+            &["bash", "-ic", "git status"],
+            &["sh", "-c", "-k", "ls"],
+            &["sh", "-c", "+o"],
             &["pnpm", "dlx", "cowsay"],
             &["zsh", "-c", "ls"],
             &["fish", "-c", "ls"],

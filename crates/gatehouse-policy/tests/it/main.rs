@@ -16,9 +16,11 @@ mod tool_call;
 mod tool_props;
 
 mod allows; // hand-written `allows_…` lists: what must keep working for agents
+mod allows_interpreters; // what the stricter interpreter and shell-flag rules must keep allowing
 mod decision_conformance; // the requirement-rule kinds of tests/conformance/decision-cases.jsonl
 mod decisions; // security x ask x analysis through exec::evaluate, segment reports, warnings
 mod exec_conformance; // every case of tests/conformance/exec-cases.jsonl through `exec::evaluate`
 mod never_panics; // proptest: the analyzer returns a verdict for any input, never panics
 mod refusals; // hand-written `denies_…` lists: smuggling, quoting tricks, wrappers, safe bins
+mod refusals_interpreters; // shell flags, inline code behind valued options, code on stdin
 mod support; // shared helpers: a temp host with executables, policy builders, `check` lists

@@ -1,0 +1,354 @@
+//! Option grammars of interpreters and command carriers: which options take a value, and
+//! whether that value may be the next word.
+//!
+//! Reading an option's value as the program (`python3 -W ignore -c …` taken as the script
+//! `ignore`), or the program as a value, is how inline code slips past, so a word is only
+//! classified by a grammar that knows the option; an unknown option fails the parse.
+
+/// How an option takes its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Arity {
+    /// No value.
+    Flag,
+    /// A value: the rest of the cluster (`-Wignore`), else the next word; `--opt=v` or
+    /// `--opt v`.
+    Required,
+    /// An optional value, attached only: the rest of the cluster (`-i.bak`) or `--opt=v`.
+    Attached,
+    /// The characters of this set right after the letter are its value and the cluster goes on
+    /// (perl `-l0ne`: `-l0`, `-n`, `-e`).
+    Leading(&'static str),
+}
+
+/// What an option means for the program that runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Role {
+    /// Changes nothing about which code runs.
+    Plain,
+    /// Needs no program: prints something and exits (`--version`), or finds its own files
+    /// (`node --test`, `php -S`), so it does not read one from stdin.
+    Info,
+    /// Its value is program text (`-c`, `-e`, `--eval`, sed `-e`).
+    Code,
+    /// Reads program text from stdin: an interactive mode or a debugger.
+    Stdin,
+    /// Its value names the program file (`-f`), so no operand is the program.
+    ProgramFile,
+    /// Its value names a module or setting that is loaded before the program; each tool
+    /// checks it.
+    Module,
+    /// Its value names a module that is the program itself (python `-m`); the tool checks it.
+    RunsModule,
+}
+
+/// One option, by its short letter, its long name, or both.
+#[derive(Debug)]
+pub(super) struct Opt {
+    pub(super) short: Option<char>,
+    pub(super) long: Option<&'static str>,
+    pub(super) arity: Arity,
+    pub(super) role: Role,
+    /// Everything after it belongs to the program (python `-c`, `-m`).
+    pub(super) ends: bool,
+}
+
+/// A plain option without a value.
+pub(super) const fn flag(short: Option<char>, long: Option<&'static str>) -> Opt {
+    opt(short, long, Arity::Flag, Role::Plain)
+}
+
+/// An option with this arity and role.
+pub(super) const fn opt(
+    short: Option<char>,
+    long: Option<&'static str>,
+    arity: Arity,
+    role: Role,
+) -> Opt {
+    Opt {
+        short,
+        long,
+        arity,
+        role,
+        ends: false,
+    }
+}
+
+/// An option after which every word belongs to the program.
+pub(super) const fn ending(short: char, arity: Arity, role: Role) -> Opt {
+    Opt {
+        short: Some(short),
+        long: None,
+        arity,
+        role,
+        ends: true,
+    }
+}
+
+/// A tool's option grammar.
+#[derive(Debug)]
+pub(super) struct Grammar {
+    pub(super) opts: &'static [Opt],
+    /// GNU getopt permutes: options may follow operands (GNU sed `sed p -e 'e id'`).
+    pub(super) permute: bool,
+    /// GNU getopt_long accepts any unambiguous prefix of a long option (`--expr=…`).
+    pub(super) abbreviations: bool,
+    /// An unknown `--name=value` is taken as a flag: node rejects unknown options itself and
+    /// passes V8 flags (`--max-old-space-size=4096`) written that way; the value is attached,
+    /// so it cannot shift which word is the program.
+    pub(super) unknown_attached_ok: bool,
+}
+
+/// A parsed command line: options in order with their values, then the operands.
+#[derive(Debug)]
+pub(super) struct Parsed<'a> {
+    pub(super) options: Vec<(&'static Opt, Option<&'a str>)>,
+    /// Operands in order; for a tool that stops at the first operand, it and everything after.
+    pub(super) operands: Vec<&'a str>,
+}
+
+impl Parsed<'_> {
+    /// Whether some given option has this role.
+    pub(super) fn has(&self, role: Role) -> bool {
+        self.options.iter().any(|(opt, _)| opt.role == role)
+    }
+}
+
+/// The grammar does not know an option (or it is ambiguous, or misused): what it does with the
+/// words around it cannot be told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Unknown;
+
+impl Grammar {
+    fn short(&self, letter: char) -> Option<&'static Opt> {
+        self.opts.iter().find(|opt| opt.short == Some(letter))
+    }
+
+    /// Exact long name, else (for getopt_long tools) its one unambiguous prefix match.
+    fn long(&self, name: &str) -> Option<&'static Opt> {
+        if let Some(exact) = self.opts.iter().find(|opt| opt.long == Some(name)) {
+            return Some(exact);
+        }
+        if !self.abbreviations || name.is_empty() {
+            return None;
+        }
+        let mut matches = self
+            .opts
+            .iter()
+            .filter(|opt| opt.long.is_some_and(|long| long.starts_with(name)));
+        match (matches.next(), matches.next()) {
+            (Some(only), None) => Some(only),
+            _ => None,
+        }
+    }
+
+    /// Parses `args` (the words after the program name).
+    pub(super) fn parse<'a>(&self, args: &'a [String]) -> Result<Parsed<'a>, Unknown> {
+        let mut parsed = Parsed {
+            options: Vec::new(),
+            operands: Vec::new(),
+        };
+        let rest_are_operands = |parsed: &mut Parsed<'a>, from: usize| {
+            parsed.operands.extend(
+                args.get(from..)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(String::as_str),
+            );
+        };
+        let mut i = 0;
+        while let Some(arg) = args.get(i) {
+            i += 1;
+            if arg == "--" {
+                rest_are_operands(&mut parsed, i);
+                break;
+            }
+            if arg == "-" || !arg.starts_with('-') {
+                parsed.operands.push(arg);
+                if self.permute {
+                    continue;
+                }
+                rest_are_operands(&mut parsed, i);
+                break;
+            }
+            let ended = match arg.strip_prefix("--") {
+                Some(long) => self.long_option(long, args, &mut i, &mut parsed)?,
+                None => self.cluster(&arg[1..], args, &mut i, &mut parsed)?,
+            };
+            if ended {
+                rest_are_operands(&mut parsed, i);
+                break;
+            }
+        }
+        Ok(parsed)
+    }
+
+    /// One `--name[=value]`; returns whether it ends the options.
+    fn long_option<'a>(
+        &self,
+        long: &'a str,
+        args: &'a [String],
+        i: &mut usize,
+        parsed: &mut Parsed<'a>,
+    ) -> Result<bool, Unknown> {
+        let (name, inline) = match long.split_once('=') {
+            Some((name, value)) => (name, Some(value)),
+            None => (long, None),
+        };
+        let Some(opt) = self.long(name) else {
+            return match inline {
+                Some(_) if self.unknown_attached_ok => Ok(false),
+                _ => Err(Unknown),
+            };
+        };
+        let value = match opt.arity {
+            Arity::Flag if inline.is_some() => return Err(Unknown),
+            Arity::Flag => None,
+            Arity::Required => match inline {
+                Some(value) => Some(value),
+                None => {
+                    let next = args.get(*i).map(String::as_str);
+                    *i += 1;
+                    next
+                }
+            },
+            Arity::Attached | Arity::Leading(_) => inline,
+        };
+        parsed.options.push((opt, value));
+        Ok(opt.ends)
+    }
+
+    /// One `-abc` cluster; returns whether it ends the options.
+    fn cluster<'a>(
+        &self,
+        cluster: &'a str,
+        args: &'a [String],
+        i: &mut usize,
+        parsed: &mut Parsed<'a>,
+    ) -> Result<bool, Unknown> {
+        let mut rest = cluster;
+        while let Some(letter) = rest.chars().next() {
+            rest = &rest[letter.len_utf8()..];
+            let opt = self.short(letter).ok_or(Unknown)?;
+            let value = match opt.arity {
+                Arity::Flag => None,
+                Arity::Required if rest.is_empty() => {
+                    let next = args.get(*i).map(String::as_str);
+                    *i += 1;
+                    next
+                }
+                Arity::Required => Some(std::mem::take(&mut rest)),
+                Arity::Attached => (!rest.is_empty()).then(|| std::mem::take(&mut rest)),
+                Arity::Leading(set) => {
+                    let end = rest
+                        .char_indices()
+                        .find(|(_, c)| !set.contains(*c))
+                        .map_or(rest.len(), |(at, _)| at);
+                    let (value, after) = rest.split_at(end);
+                    rest = after;
+                    Some(value)
+                }
+            };
+            parsed.options.push((opt, value));
+            if opt.ends {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}
+
+/// Whether a program operand or `-f` value makes the tool read its program from stdin: `-`,
+/// `/dev/stdin`, or a file descriptor path (`/dev/fd/0`, `/proc/self/fd/0`).
+pub(super) fn is_stdin_path(path: &str) -> bool {
+    if path == "-" {
+        return true;
+    }
+    // `//dev/./stdin` is the same file: compare without empty and `.` components.
+    let parts: Vec<&str> = path
+        .split('/')
+        .filter(|part| !part.is_empty() && *part != ".")
+        .collect();
+    path.starts_with('/')
+        && matches!(
+            parts.as_slice(),
+            ["dev", "stdin"] | ["dev", "fd", _] | ["proc", _, "fd", _]
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TOY: Grammar = Grammar {
+        opts: &[
+            flag(Some('n'), Some("quiet")),
+            opt(Some('e'), Some("expression"), Arity::Required, Role::Code),
+            opt(Some('i'), Some("in-place"), Arity::Attached, Role::Plain),
+            opt(Some('l'), None, Arity::Leading("01234567"), Role::Plain),
+            ending('m', Arity::Required, Role::RunsModule),
+            flag(None, Some("quit")),
+        ],
+        permute: false,
+        abbreviations: true,
+        unknown_attached_ok: false,
+    };
+
+    fn parse(args: &[&str]) -> Result<(Vec<String>, Vec<String>), Unknown> {
+        let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        let parsed = TOY.parse(&args)?;
+        let options = parsed
+            .options
+            .iter()
+            .map(|(opt, value)| {
+                let name = opt
+                    .short
+                    .map_or_else(|| opt.long.unwrap_or("?").to_owned(), |c| c.to_string());
+                format!("{name}={}", value.unwrap_or("-"))
+            })
+            .collect();
+        let operands = parsed.operands.iter().map(|s| (*s).to_owned()).collect();
+        Ok((options, operands))
+    }
+
+    #[test]
+    fn takes_values_from_the_cluster_or_the_next_word() {
+        let (options, operands) = parse(&["-ne", "x", "y"]).unwrap();
+        assert_eq!(options, ["n=-", "e=x"]);
+        assert_eq!(operands, ["y"]);
+        let (options, operands) = parse(&["-l0ne", "x"]).unwrap();
+        assert_eq!(options, ["l=0", "n=-", "e=x"]);
+        assert!(operands.is_empty());
+        let (options, operands) = parse(&["-i", "x"]).unwrap();
+        assert_eq!(options, ["i=-"]);
+        assert_eq!(operands, ["x"]);
+        let (options, operands) = parse(&["-m", "mod", "-e", "x"]).unwrap();
+        assert_eq!(options, ["m=mod"]);
+        assert_eq!(operands, ["-e", "x"]);
+        let (options, _) = parse(&["--expr=x", "--in-place"]).unwrap();
+        assert_eq!(options, ["e=x", "i=-"]);
+    }
+
+    #[test]
+    fn refuses_what_it_does_not_know() {
+        assert_eq!(parse(&["-z"]), Err(Unknown));
+        assert_eq!(parse(&["--qu"]), Err(Unknown), "ambiguous: --quiet, --quit");
+        assert_eq!(parse(&["--bogus=1"]), Err(Unknown));
+        assert_eq!(parse(&["--quiet=1"]), Err(Unknown));
+    }
+
+    #[test]
+    fn recognises_stdin_paths() {
+        for path in [
+            "-",
+            "/dev/stdin",
+            "//dev/./stdin",
+            "/dev/fd/0",
+            "/proc/self/fd/0",
+        ] {
+            assert!(is_stdin_path(path), "{path}");
+        }
+        for path in ["x.sed", "dev/stdin", "/dev/null", "--"] {
+            assert!(!is_stdin_path(path), "{path}");
+        }
+    }
+}

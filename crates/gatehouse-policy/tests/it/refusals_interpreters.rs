@@ -1,0 +1,219 @@
+//! Refusals found by probing shells, interpreters and safe bins: shell flags that change what
+//! runs, inline code behind options that take a value, code fed on stdin, abbreviated options.
+
+use gatehouse_policy::exec::Rule::*;
+
+use crate::support::Expect::Refused;
+use crate::support::check;
+
+#[test]
+fn denies_shell_flags_that_change_what_the_payload_runs() {
+    check(&[
+        // -k: NAME=value words anywhere become the command's environment.
+        (
+            "bash -kc 'tr a LD_PRELOAD=/tmp/evil.so'",
+            Refused(ShellPayload),
+        ),
+        ("sh -kc 'git status'", Refused(ShellPayload)),
+        // -i: interactive, sources ~/.bashrc and expands aliases.
+        ("bash -ic 'git status'", Refused(ShellPayload)),
+        ("bash -ci 'git status'", Refused(ShellPayload)),
+        ("bash -lic 'git status'", Refused(ShellPayload)),
+        // -s: commands from stdin; -o/-O: an option named by the next word; -p, -a: others.
+        ("bash -sc 'git status'", Refused(ShellPayload)),
+        ("bash -Oc extglob 'git status'", Refused(ShellPayload)),
+        ("bash -co posix 'git status'", Refused(ShellPayload)),
+        ("bash -pc 'git status'", Refused(ShellPayload)),
+        ("sh -ac 'git status'", Refused(ShellPayload)),
+        // Options after -c: the command string is a later word.
+        ("bash -c -k 'tr a X=1'", Refused(ShellPayload)),
+        ("bash -c +x", Refused(ShellPayload)),
+    ]);
+}
+
+#[test]
+fn denies_inline_code_behind_options_that_take_a_value() {
+    check(&[
+        ("python3 -W ignore -c 'print(1)'", Refused(InlineEval)),
+        ("python3 -X dev -c 'print(1)'", Refused(InlineEval)),
+        (
+            "python3 --check-hash-based-pycs always -c 'print(1)'",
+            Refused(InlineEval),
+        ),
+        (
+            "python3 -E -W error -X utf8 -bc 'print(1)'",
+            Refused(InlineEval),
+        ),
+        ("perl -I . -e 'system(\"id\")'", Refused(InlineEval)),
+        ("perl -I lib -E 'say 1'", Refused(InlineEval)),
+        ("perl -l0ne 'print'", Refused(InlineEval)),
+        ("node -r fs -e 'process.exit()'", Refused(InlineEval)),
+        ("node --require fs -e 'process.exit()'", Refused(InlineEval)),
+        ("node --import fs -p 1", Refused(InlineEval)),
+        ("node -C dev --eval 1", Refused(InlineEval)),
+        ("node --env-file .env -e 1", Refused(InlineEval)),
+        ("node --input-type module -e 1", Refused(InlineEval)),
+        ("ruby -I lib -e 'system(\"id\")'", Refused(InlineEval)),
+        ("ruby -r json -e 1", Refused(InlineEval)),
+        (
+            "php -d memory_limit=1G -r 'system(\"id\");'",
+            Refused(InlineEval),
+        ),
+        ("php -c php.ini -B 'system(\"id\");'", Refused(InlineEval)),
+        ("sed -l 5 '1e id' x", Refused(InlineEval)),
+        ("sed --line-length 5 '1e id' x", Refused(InlineEval)),
+        ("sed --line-length=5 '1e id' x", Refused(InlineEval)),
+        ("xargs --replace id", Refused(InlineEval)),
+        ("xargs --max-lines id", Refused(InlineEval)),
+        ("xargs -i id", Refused(InlineEval)),
+        ("xargs -l id", Refused(InlineEval)),
+        ("xargs --eof id", Refused(InlineEval)),
+        ("xargs -n 1 -P 4 id", Refused(InlineEval)),
+    ]);
+}
+
+#[test]
+fn denies_inline_code_wherever_the_tool_reads_it() {
+    check(&[
+        // gawk: -e/--source are program text even beside -f.
+        (
+            "awk -f x.awk -e 'BEGIN{system(\"id\")}'",
+            Refused(InlineEval),
+        ),
+        (
+            "awk --file=x.awk --source='BEGIN{system(\"id\")}'",
+            Refused(InlineEval),
+        ),
+        (
+            "awk -F, -f x.awk --source 'BEGIN{system(\"id\")}' d.csv",
+            Refused(InlineEval),
+        ),
+        ("awk -W source='BEGIN{}' x", Refused(InlineEval)),
+        // GNU sed permutes: options after an operand still count.
+        ("sed -n p -e '1e id' x", Refused(InlineEval)),
+        ("sed p x --expression='1e id'", Refused(InlineEval)),
+        // getopt_long abbreviations.
+        ("sed --expr='1e id' x", Refused(InlineEval)),
+        ("xargs --repl id", Refused(InlineEval)),
+    ]);
+}
+
+#[test]
+fn denies_code_smuggled_in_module_and_setting_options() {
+    check(&[
+        // `python -m` runs the module with the rest as its arguments.
+        ("python3 -m timeit 'import os'", Refused(InlineEval)),
+        ("python3 -m pdb -c 'import os' x.py", Refused(InlineEval)),
+        ("python3 -m code", Refused(InlineEval)),
+        ("python3 -mtimeit 'import os'", Refused(InlineEval)),
+        // -M is pasted into `use …;`.
+        ("perl '-MPOSIX;system(q(id))' x.pl", Refused(InlineEval)),
+        ("perl -M5\\;system\\(1\\) x.pl", Refused(InlineEval)),
+        // A data: URL is the module's source.
+        (
+            "node --import 'data:text/javascript,process.exit()' app.js",
+            Refused(InlineEval),
+        ),
+        (
+            "node --experimental-loader=data:text/javascript,1 app.js",
+            Refused(InlineEval),
+        ),
+        (
+            "php -d auto_prepend_file=/tmp/x.php app.php",
+            Refused(InlineEval),
+        ),
+        // Interactive modes and debuggers read code from stdin.
+        ("python3 -i app.py", Refused(InlineEval)),
+        ("perl -d app.pl", Refused(InlineEval)),
+        ("node -i", Refused(InlineEval)),
+        ("node inspect app.js", Refused(InlineEval)),
+        ("php -a", Refused(InlineEval)),
+    ]);
+}
+
+#[test]
+fn denies_interpreter_code_fed_on_stdin() {
+    check(&[
+        (
+            "jq -rn '\"1e id\"' | sed -f - /etc/hostname",
+            Refused(InlineEval),
+        ),
+        (
+            "jq -rn '\"1e id\"' | sed -f /dev/stdin /etc/hostname",
+            Refused(InlineEval),
+        ),
+        ("jq -rn '\"1e id\"' | sed --file=- x", Refused(InlineEval)),
+        ("jq -rn '\"1e id\"' | sed -nf - x", Refused(InlineEval)),
+        ("jq -rn '\"x\"' | awk -f - x", Refused(InlineEval)),
+        (
+            "jq -rn '\"x\"' | awk --file=/dev/fd/0 x",
+            Refused(InlineEval),
+        ),
+        ("jq -rn '\"system(q(id))\"' | perl -", Refused(InlineEval)),
+        ("jq -rn '\"system(q(id))\"' | perl -w", Refused(InlineEval)),
+        ("jq -rn '\"system(q(id))\"' | perl -n", Refused(InlineEval)),
+        (
+            "jq -rn '\"system(q(id))\"' | perl /dev/stdin",
+            Refused(InlineEval),
+        ),
+        ("jq -rn '\"print(1)\"' | python3 -", Refused(InlineEval)),
+        ("jq -rn '\"print(1)\"' | python3 -u", Refused(InlineEval)),
+        (
+            "jq -rn '\"print(1)\"' | python3 -E /dev/stdin",
+            Refused(InlineEval),
+        ),
+        ("jq -rn '\"1\"' | node -", Refused(InlineEval)),
+        ("jq -rn '\"1\"' | node --no-warnings", Refused(InlineEval)),
+        (
+            "jq -rn '\"1\"' | node -r /dev/stdin app.js",
+            Refused(InlineEval),
+        ),
+        ("jq -rn '\"1\"' | ruby -w", Refused(InlineEval)),
+        (
+            "jq -rn '\"1\"' | ruby -r /dev/stdin app.rb",
+            Refused(InlineEval),
+        ),
+        ("jq -rn '\"1\"' | php -n", Refused(InlineEval)),
+        (
+            "jq -rn '\"1\"' | php -f /proc/self/fd/0",
+            Refused(InlineEval),
+        ),
+    ]);
+}
+
+#[test]
+fn denies_options_the_interpreter_grammars_do_not_know() {
+    check(&[
+        ("python3 -Z x.py", Refused(InlineEval)),
+        ("perl -k x.pl", Refused(InlineEval)),
+        ("perl --bogus x.pl", Refused(InlineEval)),
+        (
+            "node --experimental-unknown-thing x -e 1",
+            Refused(InlineEval),
+        ),
+        ("sed --bogus 's/a/b/' x", Refused(InlineEval)),
+        ("sed -l x 's/a/b/' f", Refused(InlineEval)),
+        ("xargs -Q id", Refused(InlineEval)),
+        ("awk --bogus 'x' f", Refused(InlineEval)),
+    ]);
+}
+
+#[test]
+fn denies_safe_bin_abbreviations_the_real_tool_reads_otherwise() {
+    check(&[
+        // Real grep has `--binary` (-U), a flag: `.env` is a file it reads.
+        ("grep -e SECRET --binary .env", Refused(SafeBinRefused)),
+        (
+            "cat x | grep -e SECRET --binary .env",
+            Refused(SafeBinRefused),
+        ),
+        // Ambiguous in the real tool (--binary, --binary-files).
+        ("cat x | grep -e x --bin text", Refused(SafeBinRefused)),
+        // Prefixes of denied options stay denied.
+        ("cat x | tail --fo", Refused(SafeBinRefused)),
+        ("cat x | wc --fil=list", Refused(SafeBinRefused)),
+        ("cat x | sort --comp=sh", Refused(SafeBinRefused)),
+        // jq matches long options exactly.
+        ("cat x | jq --raw .", Refused(SafeBinRefused)),
+    ]);
+}
