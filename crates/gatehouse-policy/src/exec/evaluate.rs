@@ -69,6 +69,7 @@ fn argv_segment(argv: &[String]) -> Result<Vec<ParsedSegment>, Reason> {
         Some(first) if !first.trim().is_empty() => Ok(vec![ParsedSegment {
             assignments: Vec::new(),
             words: Word::direct_argv(argv),
+            stdin_piped: false,
         }]),
         _ => Err(Reason::new(Rule::EmptyCommand, "the argv has no program")),
     }

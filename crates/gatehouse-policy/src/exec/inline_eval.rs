@@ -72,6 +72,38 @@ pub(crate) fn is_interpreter_like(name: &str) -> bool {
     is_python(&name) || INTERPRETER_LIKE.contains(&name.as_str())
 }
 
+/// Programs that, given no arguments, read a program or commands from stdin and run them
+/// (`ed` and `dc` run `!command`, `sqlite3` runs `.system`). With stdin from a pipe, whatever
+/// the previous command prints runs. At the head of a command a bare `python3` reads what its
+/// runner gives it (`system.run` gives nothing) and is judged as before.
+pub(crate) fn reads_program_from_stdin(program: &str) -> bool {
+    let name = basename(program).to_ascii_lowercase();
+    is_python(&name)
+        || [
+            "node",
+            "nodejs",
+            "deno",
+            "ruby",
+            "irb",
+            "perl",
+            "php",
+            "julia",
+            "osascript",
+            "gdb",
+            "lldb",
+            "lua",
+            "luajit",
+            "tclsh",
+            "wish",
+            "expect",
+            "sqlite3",
+            "ed",
+            "ex",
+            "dc",
+        ]
+        .contains(&name.as_str())
+}
+
 fn is_python(name: &str) -> bool {
     ["python", "pypy"].iter().any(|prefix| {
         name.strip_prefix(prefix)

@@ -63,6 +63,9 @@ pub(crate) struct ParsedSegment {
     pub(crate) assignments: Vec<String>,
     /// The command words, program first.
     pub(crate) words: Vec<Word>,
+    /// Its stdin is the previous command's output (`a | b`), so a program that reads code from
+    /// stdin when given none runs whatever the previous command prints.
+    pub(crate) stdin_piped: bool,
 }
 
 thread_local! {
@@ -223,8 +226,10 @@ fn precheck(source: &str) -> Result<(), Reason> {
 /// the simple commands in source order.
 fn walk_statements(root: Node<'_>, source: &str) -> Result<Vec<ParsedSegment>, Reason> {
     let mut segments = Vec::new();
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
+    // Each node with whether its stdin comes from a pipe: every command of a pipeline but the
+    // first reads the one before it.
+    let mut stack = vec![(root, false)];
+    while let Some((node, piped)) = stack.pop() {
         if node.is_error() || node.is_missing() {
             return Err(syntax_error(node, source));
         }
@@ -234,12 +239,22 @@ fn walk_statements(root: Node<'_>, source: &str) -> Result<Vec<ParsedSegment>, R
         }
         match node.kind() {
             "program" | "list" | "pipeline" => {
+                let pipeline = node.kind() == "pipeline";
                 let mut cursor = node.walk();
-                let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+                let mut first = true;
+                let mut children = Vec::new();
+                for child in node.children(&mut cursor) {
+                    children.push((child, piped || (pipeline && !first)));
+                    first &= !child.is_named();
+                }
                 stack.extend(children.into_iter().rev());
             }
             "comment" => {}
-            "command" => segments.push(parse_command(node, source)?),
+            "command" => {
+                let mut segment = parse_command(node, source)?;
+                segment.stdin_piped = piped;
+                segments.push(segment);
+            }
             _ => return Err(refuse_node(node, source)),
         }
     }
@@ -265,6 +280,7 @@ fn parse_command(node: Node<'_>, source: &str) -> Result<ParsedSegment, Reason> 
     let mut segment = ParsedSegment {
         assignments: Vec::new(),
         words: Vec::new(),
+        stdin_piped: false,
     };
     let mut cursor = node.walk();
     for child in node.children(&mut cursor) {

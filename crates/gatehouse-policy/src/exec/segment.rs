@@ -5,7 +5,7 @@ use std::rc::Rc;
 
 use super::allowlist::CompiledAllowlist;
 use super::evaluation::{LookedThrough, Reason, Rule, SatisfiedBy, SegmentEvaluation};
-use super::inline_eval::{inline_code, is_interpreter_like};
+use super::inline_eval::{inline_code, is_interpreter_like, reads_program_from_stdin};
 use super::parse::{ParsedSegment, Word, parse_shell};
 use super::policy::ExecPolicy;
 use super::resolve::Resolver;
@@ -222,7 +222,8 @@ impl Checker<'_> {
                 out.push(refused(resolved, reason));
             }
             Target::InlineShell { payload, .. } => {
-                self.inline_shell(&words[payload], resolver, depth, out)?;
+                let piped = segment.stdin_piped;
+                self.inline_shell(&words[payload], piped, resolver, depth, out)?;
             }
             Target::ShellScript { shell, script } => {
                 out.push(self.shell_script(words, shell, script, argv, resolver));
@@ -274,7 +275,8 @@ impl Checker<'_> {
                 if words[index].text == "cd" {
                     resolver.forget_cwd();
                 }
-                out.push(self.program(words, index, package_bin, argv, resolver));
+                let piped = segment.stdin_piped;
+                out.push(self.program(words, index, package_bin, piped, argv, resolver));
             }
         }
         for outcome in &mut out[first_outcome..] {
@@ -284,10 +286,12 @@ impl Checker<'_> {
         Ok(())
     }
 
-    /// `sh -c 'payload'`: the payload's segments stand in for this one.
+    /// `sh -c 'payload'`: the payload's segments stand in for this one. When the shell's stdin
+    /// is a pipe, every command inside may read it.
     fn inline_shell(
         &self,
         payload: &Word,
+        stdin_piped: bool,
         resolver: &Resolver,
         depth: usize,
         out: &mut Vec<SegmentOutcome>,
@@ -304,10 +308,13 @@ impl Checker<'_> {
                 format!("shells nested more than {MAX_SHELL_DEPTH} deep"),
             ));
         }
-        let segments = parse_shell(&payload.text).map_err(|inner| {
+        let mut segments = parse_shell(&payload.text).map_err(|inner| {
             Reason::new(inner.rule, format!("inside `sh -c`: {}", inner.detail))
         })?;
         let mut inner_resolver = resolver.clone();
+        for segment in &mut segments {
+            segment.stdin_piped |= stdin_piped;
+        }
         for segment in &segments {
             self.check(segment, &mut inner_resolver, true, depth + 1, out)?;
         }
@@ -385,6 +392,7 @@ impl Checker<'_> {
         words: &[Word],
         index: usize,
         package_bin: bool,
+        stdin_piped: bool,
         argv: Vec<String>,
         resolver: &Resolver,
     ) -> SegmentOutcome {
@@ -400,8 +408,14 @@ impl Checker<'_> {
             .as_deref()
             .and_then(Path::file_name)
             .and_then(|n| n.to_str());
+        let reads_pipe =
+            |program: &str| stdin_piped && args.is_empty() && reads_program_from_stdin(program);
         let inline = inline_code(&word.text, args)
-            .or_else(|| real_name.and_then(|real| inline_code(real, args)));
+            .or_else(|| real_name.and_then(|real| inline_code(real, args)))
+            .or_else(|| {
+                (reads_pipe(&name) || real_name.is_some_and(reads_pipe))
+                    .then_some("a program read from the pipe before it")
+            });
         let (satisfied_by, reason) = match (&resolved, inline) {
             (None, _) => (
                 None,

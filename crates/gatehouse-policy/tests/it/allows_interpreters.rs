@@ -66,3 +66,12 @@ fn allows_safe_bin_abbreviations_the_real_tool_reads_the_same() {
         ("cat x | grep --binary-files=text -e needle", Allow),
     ]);
 }
+
+#[test]
+fn allows_a_bare_interpreter_nothing_is_piped_into() {
+    check(&[
+        ("python3", Allow),
+        ("python3 | cat", Allow),
+        ("ls | sort", Allow),
+    ]);
+}

@@ -217,3 +217,18 @@ fn denies_safe_bin_abbreviations_the_real_tool_reads_otherwise() {
         ("cat x | jq --raw .", Refused(SafeBinRefused)),
     ]);
 }
+
+#[test]
+fn denies_a_bare_interpreter_reading_its_program_from_a_pipe() {
+    check(&[
+        ("jq -rn '\"system(q(id))\"' | perl", Refused(InlineEval)),
+        ("cat notes.txt | python3", Refused(InlineEval)),
+        ("ls && echo x | ruby", Refused(InlineEval)),
+        // The shell's stdin is the pipe, so every command inside it may read it.
+        (
+            "echo 'print(1)' | sh -c 'true; python3'",
+            Refused(InlineEval),
+        ),
+        ("echo x | bash -c 'node'", Refused(InlineEval)),
+    ]);
+}
