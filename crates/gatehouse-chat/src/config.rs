@@ -197,9 +197,9 @@ impl ChatApprovalSettings {
 
 fn validate_forwarding(settings: &ForwardingSettings) -> Result<Forwarding, ChatError> {
     let mut targets = Vec::new();
-    for target in &settings.targets {
+    for (index, target) in settings.targets.iter().enumerate() {
         let route = Route::from_target(
-            "approvals.exec.targets",
+            &format!("approvals.exec.targets[{index}]"),
             &target.channel,
             &target.to,
             target.account_id.as_deref(),
@@ -212,7 +212,10 @@ fn validate_forwarding(settings: &ForwardingSettings) -> Result<Forwarding, Chat
     Ok(Forwarding {
         mode: settings.mode,
         agents: AgentFilter::new(settings.agent_filter.as_deref()),
-        sessions: SessionFilter::new(settings.session_filter.as_deref())?,
+        sessions: session_filter(
+            settings.session_filter.as_deref(),
+            "approvals.exec.sessionFilter",
+        )?,
         targets,
     })
 }
@@ -227,18 +230,53 @@ fn parse_approvers(settings: &NativeClientSettings) -> Result<BTreeSet<String>, 
         });
     }
     let mut approvers = BTreeSet::new();
-    for raw in &settings.approvers {
+    for (index, raw) in settings.approvers.iter().enumerate() {
         let id = normalize_approver(channel, raw);
-        if id.is_empty() {
+        let refusal = if id.is_empty() {
+            Some("an approver must be a user id")
+        } else {
+            user_id_problem(channel, id)
+        };
+        if let Some(reason) = refusal {
             return Err(ChatError::InvalidTarget {
-                field: format!("channels.{channel}.execApprovals.approvers"),
+                field: format!("channels.{channel}.execApprovals.approvers[{index}]"),
                 value: raw.clone(),
-                reason: "an approver must be a user id",
+                reason,
             });
         }
         approvers.insert(id.to_owned());
     }
     Ok(approvers)
+}
+
+/// Why `id` cannot be a user on a platform whose ids have a known form. Presses and messages
+/// carry these ids, never names, so `@alice` or `alice#1234` would silently match nobody.
+fn user_id_problem(channel: &str, id: &str) -> Option<&'static str> {
+    let digits = !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit());
+    match channel {
+        "telegram" if !digits => {
+            Some("Telegram approvers are numeric user ids (a name or @username matches nobody)")
+        }
+        "discord" if !digits => {
+            Some("Discord approvers are numeric user ids (a name or tag matches nobody)")
+        }
+        "slack"
+            if !(id.starts_with(['U', 'W'])
+                && id.len() > 1
+                && id.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())) =>
+        {
+            Some("Slack approvers are member ids like U0123ABCD (a name or @handle matches nobody)")
+        }
+        _ => None,
+    }
+}
+
+/// A session filter whose refusal names the key it came from.
+fn session_filter(entries: Option<&[String]>, key: &str) -> Result<SessionFilter, ChatError> {
+    SessionFilter::new(entries).map_err(|inner| ChatError::Setting {
+        key: key.to_owned(),
+        inner: Box::new(inner),
+    })
 }
 
 fn activate(
@@ -268,7 +306,10 @@ fn activate(
         approvers: approvers.clone(),
         target: settings.target,
         agents: AgentFilter::new(settings.agent_filter.as_deref()),
-        sessions: SessionFilter::new(settings.session_filter.as_deref())?,
+        sessions: session_filter(
+            settings.session_filter.as_deref(),
+            &format!("channels.{channel}.execApprovals.sessionFilter"),
+        )?,
         cleanup_after_resolve: settings.cleanup_after_resolve,
     }))
 }

@@ -35,6 +35,14 @@ pub enum ChatError {
         /// Why it was refused.
         reason: &'static str,
     },
+    /// A setting refused for another of these reasons, with the config key that holds it.
+    #[error("{inner}")]
+    Setting {
+        /// The dotted config key, e.g. `approvals.exec.sessionFilter`.
+        key: String,
+        /// Why it was refused.
+        inner: Box<ChatError>,
+    },
     /// A native approval client switched on explicitly with nobody allowed to decide.
     #[error("channels.{channel}.execApprovals is enabled but has no approvers")]
     NoApprovers {

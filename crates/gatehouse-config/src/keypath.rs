@@ -36,6 +36,31 @@ impl KeyPath {
         next
     }
 
+    /// Reads the path's own written form (`approvals.exec.targets[1].channel`); `None` for text
+    /// that is not one.
+    pub(crate) fn parse(dotted: &str) -> Option<Self> {
+        let mut path = Self::root();
+        for part in dotted.split('.') {
+            let (key, mut indexes) = match part.split_once('[') {
+                Some((key, rest)) => (key, Some(rest)),
+                None => (part, None),
+            };
+            if key.is_empty() {
+                return None;
+            }
+            path = path.key(key);
+            while let Some(rest) = indexes {
+                let (number, after) = rest.split_once(']')?;
+                path = path.index(number.parse().ok()?);
+                indexes = match after {
+                    "" => None,
+                    more => Some(more.strip_prefix('[')?),
+                };
+            }
+        }
+        Some(path)
+    }
+
     /// The steps, root first.
     pub(crate) fn segments(&self) -> &[Segment] {
         &self.0

@@ -38,7 +38,7 @@ mod validate;
 
 pub use convert::{AgentExecSettings, DEFAULT_AGENT_ID};
 pub use error::ConfigError;
-pub use load::{ConfigWarning, LoadedConfig, load_file, load_str};
+pub use load::{ConfigWarning, LoadedConfig, invalid_setting, load_file, load_str};
 pub use model::Config;
 pub use safe_bins::SafeBinConfig;
 pub use secret::{ResolvedSecret, Secret, SecretSource};

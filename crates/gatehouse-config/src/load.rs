@@ -59,6 +59,25 @@ pub fn load_file(file: &Path) -> Result<LoadedConfig, ConfigError> {
     load_str(&text, file)
 }
 
+/// A refusal of the setting at `key` (dotted, as errors print it) made outside this crate, such
+/// as the chat settings the gateway checks, placed at its line and column in `file` like this
+/// crate's own refusals. An unreadable file or unparsable key places it at 1:1.
+pub fn invalid_setting(file: &Path, key: &str, message: String) -> ConfigError {
+    let at = std::fs::read_to_string(file)
+        .ok()
+        .zip(KeyPath::parse(key))
+        .map_or(locate::Location { line: 1, column: 1 }, |(text, path)| {
+            locate::locate(&text, &path)
+        });
+    ConfigError::Invalid {
+        file: file.to_owned(),
+        line: at.line,
+        column: at.column,
+        key: key.to_owned(),
+        message,
+    }
+}
+
 /// Checks config `text`; `file` names it in errors (it is not read).
 pub fn load_str(text: &str, file: &Path) -> Result<LoadedConfig, ConfigError> {
     json5::from_str::<IgnoredAny>(text).map_err(|error| syntax_error(text, file, &error))?;

@@ -103,6 +103,14 @@ pub enum Error {
         /// What is wrong with them.
         reason: String,
     },
+    /// A chat approval setting is unusable; `key` names it so the caller can point at it.
+    #[error("`{key}`: {message}")]
+    ChatSetting {
+        /// The dotted config key, e.g. `channels.telegram.execApprovals.approvers[0]`.
+        key: String,
+        /// Why it was refused.
+        message: String,
+    },
     /// No approval has this id or prefix, or the caller may not see it.
     #[error("{reason}")]
     NotFound {
@@ -206,6 +214,7 @@ impl Error {
             Self::SlowConsumer { .. } => "slow_consumer",
             Self::ShuttingDown => "shutting_down",
             Self::InvalidSettings { .. } => "invalid_settings",
+            Self::ChatSetting { .. } => "invalid_chat_settings",
             Self::NotFound { .. } => "not_found",
             Self::AmbiguousPrefix { .. } => "ambiguous_prefix",
             Self::ApprovalExpired { .. } => "approval_expired",
@@ -243,9 +252,10 @@ impl Error {
             | Self::DecisionNotOffered { .. }
             | Self::Conflict { .. } => StatusCode::CONFLICT,
             Self::PendingLimit { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Self::InvalidSettings { .. } | Self::Internal { .. } | Self::Store { .. } => {
-                StatusCode::INTERNAL_SERVER_ERROR
-            }
+            Self::InvalidSettings { .. }
+            | Self::ChatSetting { .. }
+            | Self::Internal { .. }
+            | Self::Store { .. } => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
@@ -254,7 +264,7 @@ impl Error {
         match self {
             Self::FrameTooLarge { .. } => 1009,
             Self::ShuttingDown => 1001,
-            Self::Internal { .. } | Self::InvalidSettings { .. } => 1011,
+            Self::Internal { .. } | Self::InvalidSettings { .. } | Self::ChatSetting { .. } => 1011,
             _ => 1008,
         }
     }
@@ -351,6 +361,10 @@ mod tests {
             Error::SlowConsumer { capacity: 1 },
             Error::ShuttingDown,
             Error::InvalidSettings { reason: "x".into() },
+            Error::ChatSetting {
+                key: "k".into(),
+                message: "x".into(),
+            },
             Error::NotFound { reason: "x".into() },
             Error::AmbiguousPrefix {
                 count: 2,

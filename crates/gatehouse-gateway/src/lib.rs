@@ -64,7 +64,7 @@ mod wire;
 mod ws;
 
 pub use auth::Principal;
-pub use chat::{ChatSetup, ConnectedChannel};
+pub use chat::{ChatSetup, ConnectedChannel, check_chat_settings};
 pub use configured_limits::configured_limits;
 pub use error::Error;
 pub use exec::{ExecLimits, ExecServices, ExecSetup};

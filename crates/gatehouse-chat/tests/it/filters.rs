@@ -167,7 +167,7 @@ fn denies_forwarding_targets_without_a_destination() {
     };
     assert!(matches!(
         settings.validate(),
-        Err(ChatError::InvalidTarget { ref field, .. }) if field == "approvals.exec.targets"
+        Err(ChatError::InvalidTarget { ref field, .. }) if field == "approvals.exec.targets[0]"
     ));
 }
 

@@ -1,6 +1,7 @@
 //! `approvals.exec` and `channels.<channel>.execApprovals` from the config file, converted into
 //! the chat core's plain settings and validated, so the planner never sees a raw config value.
 
+use gatehouse_chat::ChatError;
 use gatehouse_chat::config::{
     ChatApprovalSettings, ChatApprovals, ForwardMode, ForwardTarget, ForwardingSettings,
     NativeClientSettings, NativeEnabled, NativeTarget,
@@ -15,11 +16,56 @@ use crate::error::Error;
 /// The validated chat-approval settings of `config`; an unusable block is a settings error naming
 /// what to fix.
 pub(crate) fn chat_approvals(config: &Config) -> Result<ChatApprovals, Error> {
-    chat_settings(config)
-        .validate()
-        .map_err(|error| Error::InvalidSettings {
-            reason: error.to_string(),
-        })
+    chat_settings(config).validate().map_err(|error| {
+        let (key, message) = match &error {
+            ChatError::Setting { key, inner } => (key.clone(), inner.to_string()),
+            ChatError::InvalidTarget {
+                field,
+                value,
+                reason,
+            } => (field.clone(), format!("{value:?}: {reason}")),
+            ChatError::NoApprovers { channel } => (
+                format!("channels.{channel}.execApprovals.enabled"),
+                error.to_string(),
+            ),
+            _ => ("approvals.exec".to_owned(), error.to_string()),
+        };
+        Error::ChatSetting { key, message }
+    })
+}
+
+/// Every chat approval setting `serve` would refuse, checked before anything starts so `serve`
+/// refuses a config without touching the data directory and `doctor` reports the same: the
+/// settings themselves, and forwarding targets on a channel that is not configured, which
+/// nothing could deliver.
+pub fn check_chat_settings(config: &Config) -> Result<(), Error> {
+    chat_approvals(config)?;
+    let configured = config.channels.configured();
+    let targets = config
+        .approvals
+        .exec
+        .iter()
+        .filter(|exec| exec.enabled == Some(true))
+        .flat_map(|exec| &exec.targets);
+    for (index, target) in targets.enumerate() {
+        let known = match target.channel.trim() {
+            "telegram" => configured.telegram.is_some(),
+            "discord" => configured.discord.is_some(),
+            "slack" => configured.slack.is_some(),
+            _ => false,
+        };
+        if !known {
+            return Err(Error::ChatSetting {
+                key: format!("approvals.exec.targets[{index}].channel"),
+                message: format!(
+                    "{:?} is not a configured chat channel (configure it under `channels`: \
+                     telegram, discord or slack)",
+                    target.channel
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 fn chat_settings(config: &Config) -> ChatApprovalSettings {

@@ -58,6 +58,9 @@ pub(crate) fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
     check_listen(args.listen, &config, &mut findings);
     check_tokens(&config, &mut findings);
     check_channels(&config, &mut findings);
+    if let Err(error) = super::config::check_chat(args.config.as_deref(), &config) {
+        findings.error(&error);
+    }
     check_admin_token(&config, &data_dir.join(ADMIN_TOKEN_FILE), &mut findings);
     check_agents(&config, &data_dir, &mut findings);
     match args.token {

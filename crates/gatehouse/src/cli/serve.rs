@@ -66,6 +66,7 @@ pub(crate) struct ServeArgs {
 /// Runs the gateway until SIGTERM or ctrl-c, then shuts down gracefully.
 pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let config = super::config::load(args.config.as_deref())?;
+    super::config::check_chat(args.config.as_deref(), &config)?;
     logging::init(args.log_format);
     let listen = listen_address(args.listen, config.gateway.listen.as_deref())?;
     let data_dir = match args.data_dir {

@@ -268,6 +268,40 @@ fn reports_a_channel_setting_serve_refuses() {
     );
 }
 
+/// Operator walkthrough: chat settings `serve` refused (an empty session filter, a target on no
+/// configured channel, an approver written as a name) passed doctor, and `serve` refused them
+/// only after writing its data directory, with no line and column.
+#[test]
+fn reports_chat_settings_serve_refuses_with_line_and_column() {
+    let cases = [
+        (
+            "approvals: { exec: { enabled: true, sessionFilter: [''] } },",
+            "`approvals.exec.sessionFilter`: ",
+        ),
+        (
+            "approvals: { exec: { enabled: true, targets: [{ channel: 'whatsapp', to: '1' }] } },",
+            "`approvals.exec.targets[0].channel`: \"whatsapp\" is not a configured chat channel",
+        ),
+        (
+            "channels: { telegram: { botToken: '1:x', execApprovals: { approvers: ['@alice'] } } },",
+            "`channels.telegram.execApprovals.approvers[0]`: \"@alice\": Telegram approvers are \
+             numeric user ids",
+        ),
+    ];
+    for (extra, expected) in cases {
+        let files = Files::new();
+        let path = files.write("gatehouse.json5", &config(extra));
+        let serve_data = files.join("serve-data");
+        let run = doctor_reports_the_refusal(&serve_data, &files.join("data"), &path, expected);
+        assert!(
+            run.stdout.contains(&format!("error: {path}:")),
+            "{}",
+            run.stdout
+        );
+        assert!(!serve_data.exists(), "serve wrote its data directory first");
+    }
+}
+
 /// Operator walkthrough: a channel token file at 0644 was not warned about, and a gateway token
 /// file at 0644 was warned about twice (on stderr by the resolver, on stdout by doctor).
 #[test]
