@@ -139,15 +139,13 @@ pub enum ElevatedStep {
 }
 
 /// Applies the gates to an `/elevated` request. Queries are gated too: the level of a session
-/// is only shown to people who may change it. Refusals are logged as security events.
+/// is only shown to people who may change it. The sender is checked before the binding, so
+/// someone outside the gates learns nothing about the chat, and is logged as a security event.
 pub fn elevated_step(
     request: ElevatedRequest,
     sender: &SenderIdentity,
     ctx: ElevatedContext<'_>,
 ) -> ElevatedStep {
-    let Some(choices) = ctx.session else {
-        return ElevatedStep::Reply(elevated_outcome_text(&ElevatedOutcome::NoSessionBound));
-    };
     if let Err(denial) = authorize_sender(ctx.gates, ctx.agent, sender) {
         tracing::warn!(
             target: "security",
@@ -160,6 +158,9 @@ pub fn elevated_step(
             denial,
         )));
     }
+    let Some(choices) = ctx.session else {
+        return ElevatedStep::Reply(elevated_outcome_text(&ElevatedOutcome::NoSessionBound));
+    };
     match request {
         ElevatedRequest::Query => {
             let resolved = resolve_level(choices, ctx.gates, ctx.agent);

@@ -158,13 +158,24 @@ pub fn elevated_outcome_text(outcome: &ElevatedOutcome) -> String {
         ElevatedOutcome::Set { level } => {
             format!("Elevated mode is now {level}: {}.", level_effect(*level))
         }
+        // With nothing set, or the gates closed, no level applies at all: exec follows the
+        // configured policy, which is not what `off` (host exec refused) does.
+        ElevatedOutcome::Current {
+            source: LevelSource::Unset,
+            ..
+        } => "Elevated mode is not set: exec follows the configured policy.".to_owned(),
+        ElevatedOutcome::Current {
+            source: LevelSource::GatesClosed,
+            ..
+        } => "Elevated mode is disabled by configuration: exec follows the configured policy."
+            .to_owned(),
         ElevatedOutcome::Current { level, source } => {
             let from = match source {
                 LevelSource::Request => "set by this request",
                 LevelSource::Session => "set for this session",
-                LevelSource::Default => "the configured default",
-                LevelSource::Unset => "nothing set",
-                LevelSource::GatesClosed => "elevated mode is disabled by configuration",
+                LevelSource::Default | LevelSource::Unset | LevelSource::GatesClosed => {
+                    "the configured default"
+                }
             };
             format!(
                 "Elevated mode is {level} ({from}): {}.",

@@ -201,6 +201,14 @@ fn elevated_query_reports_the_session_level_to_allowed_senders() {
             "No agent session is bound to this chat, so there is nothing to elevate.".into()
         )
     );
+    // Operator walkthrough: someone outside the gates was told about the binding first.
+    assert_eq!(
+        elevated_step(ElevatedRequest::Query, &sender("200"), unbound),
+        ElevatedStep::Reply(
+            "Not authorized to change elevated mode: sender is not in tools.elevated.allowFrom.telegram."
+                .into()
+        )
+    );
 }
 
 fn card_message() -> MessageLocator {

@@ -112,6 +112,16 @@ fn elevated_outcomes_are_distinct() {
             level: ElevatedLevel::Off,
             source: LevelSource::GatesClosed,
         },
+        // Operator walkthrough: this said "off: host exec refused", but with nothing set the
+        // configured policy applies.
+        ElevatedOutcome::Current {
+            level: ElevatedLevel::Off,
+            source: LevelSource::Unset,
+        },
+        ElevatedOutcome::Current {
+            level: ElevatedLevel::Off,
+            source: LevelSource::Session,
+        },
         ElevatedOutcome::NotAuthorized(ElevatedDenial::SenderNotAllowed {
             channel: "telegram".into(),
         }),
@@ -123,7 +133,9 @@ fn elevated_outcomes_are_distinct() {
         vec![
             "Elevated mode is now full: host exec without approvals.",
             "Elevated mode is on (the configured default): host exec, approval when not allowlisted.",
-            "Elevated mode is off (elevated mode is disabled by configuration): host exec refused.",
+            "Elevated mode is disabled by configuration: exec follows the configured policy.",
+            "Elevated mode is not set: exec follows the configured policy.",
+            "Elevated mode is off (set for this session): host exec refused.",
             "Not authorized to change elevated mode: sender is not in tools.elevated.allowFrom.telegram.",
             "No agent session is bound to this chat, so there is nothing to elevate.",
         ]
