@@ -79,7 +79,16 @@ pub(crate) async fn run(
 async fn push(update: &Update, channel: &TelegramChannel, inbound: &mpsc::Sender<Inbound>) -> bool {
     match translate(update, channel.account_id.as_deref()) {
         Some(event) => inbound.send(event).await.is_ok(),
-        None => true,
+        None => {
+            // Updates the bot has no use for (edits, joins, other bots) are common; one it
+            // cannot read leaves a trace for whoever wonders where a press went.
+            tracing::debug!(
+                channel = CHANNEL,
+                update_id = update.id.0,
+                "Ignored an update with nothing to act on."
+            );
+            true
+        }
     }
 }
 

@@ -66,6 +66,7 @@ fn hydrate_message(
         }
         message["from"] = user_json(chat_id);
     }
+    complete_user(&mut message["from"]);
     let sender = message.pointer("/from/id").and_then(Value::as_i64);
     // Writing to the bot in private is what "starting" it means.
     if is_new && chat_id > 0 && sender == Some(chat_id) {
@@ -84,9 +85,7 @@ fn hydrate_callback(state: &mut TgState, query: &mut Value) -> Result<(), FakeEr
         .ok_or_else(|| {
             FakeError::control(INJECT, "callback_query.from.id (an integer) is required")
         })?;
-    if query.pointer("/from/first_name").is_none() {
-        query["from"] = user_json(from);
-    }
+    complete_user(&mut query["from"]);
     let id = match query.get("id").and_then(Value::as_str) {
         Some(id) => id.to_owned(),
         None => {
@@ -114,6 +113,19 @@ fn hydrate_callback(state: &mut TgState, query: &mut Value) -> Result<(), FakeEr
     }
     state.callbacks.insert(id, false);
     Ok(())
+}
+
+/// Fills what a test left out of a `User` (`is_bot`, `first_name`), keeping what it gave: a real
+/// update always carries them, and the adapter drops an update whose user it cannot read.
+fn complete_user(user: &mut Value) {
+    let Some(id) = user.get("id").and_then(Value::as_i64) else {
+        return;
+    };
+    if let (Some(user), Value::Object(defaults)) = (user.as_object_mut(), user_json(id)) {
+        for (key, value) in defaults {
+            user.entry(key).or_insert(value);
+        }
+    }
 }
 
 fn user_json(id: i64) -> Value {

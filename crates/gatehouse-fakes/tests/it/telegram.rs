@@ -395,3 +395,25 @@ async fn shuts_down_promptly_while_a_long_poll_waits() {
         .unwrap();
     assert_eq!(poll.await.unwrap(), json!({"ok": true, "result": []}));
 }
+
+/// Operator walkthrough: an injected press whose `from` had a name but no `is_bot` reached the
+/// bot as an update it could not read, and the press vanished. The fake completes every `from`.
+#[tokio::test]
+async fn completes_a_partial_from_in_injected_updates() {
+    let (fake, bot) = fake_and_bot().await;
+    control(
+        &fake,
+        "/_fake/inject",
+        json!({"callback_query": {
+            "from": {"id": APPROVER, "first_name": "Alice", "username": "alice"},
+            "data": "x",
+        }}),
+    )
+    .await;
+    let updates = bot.get_updates().await.unwrap();
+    let teloxide::types::UpdateKind::CallbackQuery(query) = &updates[0].kind else {
+        panic!("not a callback query: {updates:?}");
+    };
+    assert_eq!(query.from.username.as_deref(), Some("alice"));
+    assert!(!query.from.is_bot);
+}
