@@ -159,6 +159,17 @@ mod tests {
     }
 
     #[test]
+    fn parses_what_it_displays_and_nothing_else() {
+        for written in ["agents.list[1].id", "approvals.exec.targets[0]", "a[2][3].b", "tools"] {
+            let parsed = KeyPath::parse(written).unwrap();
+            assert_eq!(parsed.to_string(), written);
+        }
+        for broken in ["", "a..b", "a[x]", "a[1", "[1]", "a[1]b"] {
+            assert_eq!(KeyPath::parse(broken), None, "{broken}");
+        }
+    }
+
+    #[test]
     fn matches_wildcards_and_indices() {
         let path = KeyPath::root()
             .key("agents")
