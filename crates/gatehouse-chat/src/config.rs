@@ -263,7 +263,9 @@ fn user_id_problem(channel: &str, id: &str) -> Option<&'static str> {
         "slack"
             if !(id.starts_with(['U', 'W'])
                 && id.len() > 1
-                && id.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())) =>
+                && id
+                    .bytes()
+                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())) =>
         {
             Some("Slack approvers are member ids like U0123ABCD (a name or @handle matches nobody)")
         }

@@ -160,7 +160,12 @@ mod tests {
 
     #[test]
     fn parses_what_it_displays_and_nothing_else() {
-        for written in ["agents.list[1].id", "approvals.exec.targets[0]", "a[2][3].b", "tools"] {
+        for written in [
+            "agents.list[1].id",
+            "approvals.exec.targets[0]",
+            "a[2][3].b",
+            "tools",
+        ] {
             let parsed = KeyPath::parse(written).unwrap();
             assert_eq!(parsed.to_string(), written);
         }

@@ -77,7 +77,8 @@ impl SlackChannel {
             .identify()
             .await
             .map_err(|source| SlackError::Connect { source })?;
-        if let (SlackMode::Socket, Some(app_token)) = (channel.config.mode, &channel.config.app_token)
+        if let (SlackMode::Socket, Some(app_token)) =
+            (channel.config.mode, &channel.config.app_token)
         {
             let app_token = SlackApiToken::new(app_token.expose().into());
             channel

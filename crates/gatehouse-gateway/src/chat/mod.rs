@@ -117,7 +117,9 @@ impl ChatRuntime {
     }
 
     fn is_stopped(&self, channel: &str) -> bool {
-        self.stopped().iter().any(|stopped| stopped.channel == channel)
+        self.stopped()
+            .iter()
+            .any(|stopped| stopped.channel == channel)
     }
 
     /// Records that `channel` stopped with `error`.

@@ -303,7 +303,10 @@ async fn refuses_to_start_with_a_token_telegram_rejects() {
     else {
         panic!("expected a permanent connect failure, got {refused:?}");
     };
-    assert!(reason.contains("botToken, tokenFile or tokenEnv"), "{reason}");
+    assert!(
+        reason.contains("botToken, tokenFile or tokenEnv"),
+        "{reason}"
+    );
     // The cause is the error's source, shown once by whoever prints the chain.
     assert!(!refused.to_string().contains(reason.as_str()), "{refused}");
 }
