@@ -163,9 +163,12 @@ pub(crate) fn inline_code(program: &str, args: &[String]) -> Option<&'static str
                 || a.starts_with("-eval-command")
                 || a.starts_with("--init-eval-command")
         }),
-        "find" | "gfind" => args
-            .iter()
-            .any(|a| matches!(a.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir")),
+        "find" | "gfind" => {
+            let runs = args
+                .iter()
+                .any(|a| matches!(a.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir"));
+            return runs.then_some("a command for every file it finds");
+        }
         _ => false,
     };
     legacy.then_some(INLINE)
@@ -505,7 +508,7 @@ fn skip_delimited(chars: &[char], mut i: usize, delimiter: char) -> Option<usize
 fn xargs_code(args: &[String]) -> Option<&'static str> {
     match grammars::XARGS.parse(args) {
         Ok(parsed) if parsed.operands.is_empty() => None,
-        Ok(_) => Some("xargs running a command"),
+        Ok(_) => Some("a command built from its input"),
         Err(_) => Some(UNKNOWN_OPTION),
     }
 }

@@ -121,12 +121,12 @@ fn walk(words: &[Word], through: &mut Vec<usize>) -> Target {
             "sandbox-exec" => sandbox_exec_options(words, index + 1),
             "npx" | "bunx" => {
                 package_bin = true;
-                runner_options(words, index + 1)
+                runner_options(&name, words, index + 1)
             }
             "npm" | "pnpm" | "yarn" => match package_subcommand(&name, words.get(index + 1)) {
                 Subcommand::Exec => {
                     package_bin = true;
-                    runner_options(words, index + 2)
+                    runner_options(&name, words, index + 2)
                 }
                 Subcommand::Download => {
                     return Target::Opaque {
@@ -436,15 +436,16 @@ fn package_subcommand(manager: &str, word: Option<&Word>) -> Subcommand {
     }
 }
 
-/// Package runners accept only options that do not change which package runs.
-fn runner_options(words: &[Word], mut i: usize) -> Step {
+/// Package runners accept only options that do not change which package runs; `runner` names
+/// the runner in refusals.
+fn runner_options(runner: &str, words: &[Word], mut i: usize) -> Step {
     while let Some(word) = words.get(i) {
         let arg = word.text.as_str();
         match arg {
             "--" => return Step::Next(i + 1),
             "-y" | "--yes" | "--no" | "-q" | "--quiet" | "--silent" | "--bun" => i += 1,
             _ if arg.starts_with('-') => {
-                return refuse("package runner", arg, "changes which package or shell runs");
+                return refuse(runner, arg, "changes which package or shell runs");
             }
             _ => return Step::Next(i),
         }

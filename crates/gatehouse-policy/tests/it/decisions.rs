@@ -304,3 +304,19 @@ fn names_what_it_looked_through_on_the_way_to_each_program() {
         ]
     );
 }
+
+/// Probe report: reasons said "`xargs` runs xargs running a command", "`find` runs inline
+/// interpreter code" and "`package runner --package=x`", naming neither the tool nor what it does.
+#[test]
+fn reasons_name_the_tool_and_what_it_runs() {
+    let host = Host::with_bins(&["xargs", "find", "npx"]);
+    let policy = host.policy(&["xargs", "find"]);
+    let detail = |command: &str| host.evaluate(command, &policy).reason.detail;
+    assert!(
+        detail("xargs rm").contains("`xargs` runs a command built from its input"),
+        "{}",
+        detail("xargs rm")
+    );
+    assert!(detail("find . -exec rm {} ;").contains("`find` runs a command for every file"));
+    assert!(detail("npx --package=x foo").contains("`npx --package=x`"));
+}
