@@ -238,8 +238,10 @@ pub fn with_host_env(
     overrides: &BTreeMap<String, String>,
 ) -> ExecRequest {
     for key in ["PATH", "HOME"] {
-        if let Ok(value) = std::env::var(key) {
-            request.env.insert(key.to_owned(), value);
+        if let Ok(value) = std::env::var(key)
+            && !overrides.contains_key(key)
+        {
+            request = request.with_inherited_env(key, value);
         }
     }
     request

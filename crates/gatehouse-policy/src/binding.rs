@@ -210,9 +210,19 @@ impl Binding {
                 source,
             }
         })?;
-        let script = match script_operand(program, &executable, &input.argv[1..], &cwd)? {
-            Some(path) => Some(hash_file(&path)?),
+        let script_path = script_operand(program, &executable, &input.argv[1..], &cwd)?;
+        let script = match &script_path {
+            Some(path) => Some(hash_file(path)?),
             None => None,
+        };
+        // A script run directly is bound by its contents already (an edit names `script`).
+        let identity = if script_path.as_deref() == Some(executable.as_path()) {
+            Vec::new()
+        } else {
+            file_identity(&executable).map_err(|source| BindingError::Executable {
+                path: input.resolved_executable.to_path_buf(),
+                source,
+            })?
         };
         Ok(Binding {
             cwd: digest_fields([cwd.as_os_str().as_encoded_bytes()]),
@@ -225,7 +235,10 @@ impl Binding {
             ),
             agent_id: digest_fields([input.agent_id.as_bytes()]),
             session_key: digest_fields([input.session_key.as_bytes()]),
-            executable: digest_fields([executable.as_os_str().as_encoded_bytes()]),
+            executable: digest_fields([
+                executable.as_os_str().as_encoded_bytes(),
+                identity.as_slice(),
+            ]),
             script,
         })
     }
@@ -583,6 +596,28 @@ fn hash_file(path: &Path) -> Result<Digest, BindingError> {
 }
 
 /// Hashes a sequence of byte strings, each length-prefixed so `["a b"]` and `["a", "b"]` differ.
+/// Which file the executable is, cheaply: device, inode, size, and modification and status
+/// change times. A binary replaced at the same path (a new inode, or new contents, which move
+/// the times; the status change time cannot be set back) no longer matches, without hashing a
+/// program of many megabytes on every run.
+fn file_identity(path: &Path) -> io::Result<Vec<u8>> {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta = fs::metadata(path)?;
+    let fields = [
+        meta.dev(),
+        meta.ino(),
+        meta.size(),
+        meta.mtime().cast_unsigned(),
+        meta.mtime_nsec().cast_unsigned(),
+        meta.ctime().cast_unsigned(),
+        meta.ctime_nsec().cast_unsigned(),
+    ];
+    Ok(fields
+        .iter()
+        .flat_map(|field| field.to_be_bytes())
+        .collect())
+}
+
 fn digest_fields<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> Digest {
     let mut hasher = Sha256::new();
     for part in parts {

@@ -104,6 +104,25 @@ fn denies_another_resolved_executable() {
     assert_eq!(result, denied(BindingField::Executable));
 }
 
+/// Security review: a native program replaced at the same path while the approval was pending
+/// ran, because only its path was bound.
+#[test]
+fn denies_a_program_replaced_at_the_same_path() {
+    let dir = workdir();
+    let tool = dir.path().join("tool");
+    fs::copy("/bin/true", &tool).unwrap();
+    let mut request = Request::in_dir(dir.path(), &["./tool"]);
+    request.executable = tool.clone();
+    let approved = request.bind().unwrap();
+    assert_eq!(approved.verify(&request.input()), Ok(()));
+    fs::remove_file(&tool).unwrap();
+    fs::copy("/bin/false", &tool).unwrap();
+    assert_eq!(
+        approved.verify(&request.input()),
+        denied(BindingField::Executable)
+    );
+}
+
 #[test]
 fn denies_a_script_edited_after_approval() {
     let result = mismatch_after(|request| {

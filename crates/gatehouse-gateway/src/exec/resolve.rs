@@ -34,10 +34,19 @@ pub(crate) fn resolve_program(
     if program.contains('/') {
         return Some(cwd.join(program)).filter(|path| is_executable(path));
     }
+    // As the policy searches: an empty entry is the working directory, and the search stops
+    // at an entry starting with `~`, which shells read differently.
     request_var(env, "PATH")?
         .split(':')
-        .filter(|dir| !dir.is_empty())
-        .map(|dir| cwd.join(dir).join(program))
+        .take_while(|dir| !dir.starts_with('~'))
+        .map(|dir| {
+            if dir.is_empty() {
+                cwd.to_path_buf()
+            } else {
+                cwd.join(dir)
+            }
+        })
+        .map(|dir| dir.join(program))
         .find(|candidate| is_executable(candidate))
 }
 
@@ -119,6 +128,18 @@ mod tests {
             None
         );
         assert_eq!(resolve_program("", Path::new("/"), &env), None);
+    }
+
+    /// Probe report: empty entries were skipped, though `execvp` reads them as the cwd.
+    #[test]
+    fn reads_an_empty_path_entry_as_the_cwd_and_stops_at_a_tilde_entry() {
+        let env = BTreeMap::from([("PATH".to_owned(), ":/usr/bin".to_owned())]);
+        assert_eq!(
+            resolve_program("sh", Path::new("/bin"), &env),
+            Some(PathBuf::from("/bin/sh"))
+        );
+        let tilde = BTreeMap::from([("PATH".to_owned(), "~/bin:/bin:/usr/bin".to_owned())]);
+        assert_eq!(resolve_program("sh", Path::new("/"), &tilde), None);
     }
 
     #[test]

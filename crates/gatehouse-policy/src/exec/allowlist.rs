@@ -133,6 +133,29 @@ impl CompiledAllowlist {
     }
 }
 
+/// The allowlist pattern that matches exactly this resolved path, for allow-always. Glob
+/// metacharacters in the path (`./x*` resolving to `/w/x*`) are escaped, since the pattern is
+/// later read as a glob and `/w/x*` would also admit `/w/xevil`. A path the stored pattern
+/// cannot say exactly yields nothing, so allow-always stores nothing for it: one that is not
+/// UTF-8, that starts or ends with whitespace (entries are trimmed when compiled), that starts
+/// with `~` or `=` (read as HOME or an exact-command entry) or has no `/`, and, as a last
+/// check, one whose escaped pattern does not compile or does not match the path itself.
+pub(crate) fn literal_pattern(path: &Path) -> Option<String> {
+    let text = path.to_str()?;
+    if text.trim() != text || text.starts_with(['~', '=']) || !text.contains('/') {
+        return None;
+    }
+    let mut pattern = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    let glob = compile_glob(&pattern).ok()?;
+    glob.compile_matcher().is_match(path).then_some(pattern)
+}
+
 fn expand_home(pattern: &str, home: Option<&Path>) -> Option<String> {
     match pattern.strip_prefix('~') {
         None => Some(pattern.to_owned()),
@@ -175,6 +198,34 @@ mod tests {
         assert!(!allows(&["rg"], "/usr/bin/rg"));
         let compiled = CompiledAllowlist::new(&[AllowlistEntry::new("rg")], None);
         assert_eq!(compiled.warnings.len(), 1);
+    }
+
+    #[test]
+    fn derives_literal_patterns_from_paths() {
+        for path in [
+            "/w/x*",
+            "/w/x?",
+            "/w/[ab]",
+            "/w/{a,b}",
+            "/w/a\\*",
+            "/usr/bin/rg",
+        ] {
+            let Some(pattern) = literal_pattern(Path::new(path)) else {
+                panic!("{path}: no pattern");
+            };
+            assert!(allows(&[&pattern], path), "{path} via {pattern}");
+        }
+        assert_eq!(
+            literal_pattern(Path::new("/w/x*")).as_deref(),
+            Some("/w/x\\*")
+        );
+        let pattern = literal_pattern(Path::new("/w/x*")).unwrap_or_default();
+        assert!(!allows(&[&pattern], "/w/xevil"));
+        let pattern = literal_pattern(Path::new("/w/[ab]")).unwrap_or_default();
+        assert!(!allows(&[&pattern], "/w/a"));
+        for path in ["/w/x ", " /w/x", "~/x", "x"] {
+            assert_eq!(literal_pattern(Path::new(path)), None, "{path:?}");
+        }
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Request environment variables that make any program run code of the caller's choosing.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::evaluation::{Reason, Rule, SatisfiedBy};
 use super::segment::SegmentOutcome;
@@ -9,6 +9,31 @@ use super::segment::SegmentOutcome;
 /// as a command. A request that sets one is not auto-allowed: the variable reaches whatever
 /// program runs, so a person decides.
 const CODE_INJECTING: &[&str] = &[
+    // Where tools read their dotfiles and code from: `~/.gitconfig` (`core.fsmonitor`),
+    // `~/.jq` (definitions any jq filter can call), shells' rc files.
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "ZDOTDIR",
+    "JQ_LIBRARY_PATH",
+    "CURL_HOME",
+    "WGETRC",
+    // make reads options (`--eval=$(shell …)`) and makefiles from these.
+    "MAKEFLAGS",
+    "MFLAGS",
+    "MAKEFILES",
+    "TAR_OPTIONS",
+    "RSYNC_RSH",
+    "RUSTC_WRAPPER",
+    "RUSTC_WORKSPACE_WRAPPER",
+    "RUSTC",
+    "RUSTDOC",
+    "PYTHONWARNINGS",
+    "PYTHONINSPECT",
+    "PYTHONBREAKPOINT",
+    "PERL5DB",
+    "PERLDB_OPTS",
+    "BUNDLE_GEMFILE",
     "BASH_ENV",
     "ENV",
     "SHELLOPTS",
@@ -39,7 +64,18 @@ const CODE_INJECTING: &[&str] = &[
 /// Prefixes of whole families: the dynamic loader's (`LD_LIBRARY_PATH` swaps in any library),
 /// and git's, whose configuration, hooks, helpers and repository location all come from the
 /// environment (`GIT_CONFIG_COUNT` with `core.fsmonitor` runs a command on `git status`).
-const CODE_INJECTING_PREFIXES: &[&str] = &["LD_", "DYLD_", "BASH_FUNC_", "GIT_"];
+const CODE_INJECTING_PREFIXES: &[&str] = &[
+    "LD_",
+    "DYLD_",
+    "BASH_FUNC_",
+    "GIT_",
+    // Cargo's (`CARGO_TARGET_<triple>_RUNNER`, `CARGO_BUILD_RUSTC_WRAPPER`) and pip's, yarn's
+    // and pnpm's configuration.
+    "CARGO_",
+    "PIP_",
+    "YARN_",
+    "PNPM_",
+];
 
 /// npm's configuration variables' prefix, matched without regard to case as npm does.
 const NPM_CONFIG: &str = "npm_config_";
@@ -55,10 +91,17 @@ const HARMLESS: &[&str] = &[
     "GIT_TERMINAL_PROMPT",
 ];
 
-/// The first code-injecting variable in the request environment, if any.
-pub(crate) fn code_injecting_variable(env: &BTreeMap<String, String>) -> Option<&str> {
-    env.keys().map(String::as_str).find(|key| {
-        CODE_INJECTING.contains(key)
+/// The first code-injecting variable the requester set, if any; variables the host filled in
+/// from its own environment are its own settings.
+pub(crate) fn code_injecting_variable<'a>(
+    env: &'a BTreeMap<String, String>,
+    inherited: &BTreeSet<String>,
+) -> Option<&'a str> {
+    env.keys()
+        .filter(|key| !inherited.contains(*key))
+        .map(String::as_str)
+        .find(|key| {
+            CODE_INJECTING.contains(key)
             || (CODE_INJECTING_PREFIXES
                 .iter()
                 .any(|prefix| key.starts_with(prefix))
@@ -68,7 +111,7 @@ pub(crate) fn code_injecting_variable(env: &BTreeMap<String, String>) -> Option<
             || key
                 .get(..NPM_CONFIG.len())
                 .is_some_and(|head| head.eq_ignore_ascii_case(NPM_CONFIG))
-    })
+        })
 }
 
 /// Withdraws every auto-allow except shell builtins: the variable reaches whatever program runs.

@@ -36,7 +36,7 @@ pub fn evaluate(request: &ExecRequest, policy: &ExecPolicy) -> ExecEvaluation {
             checker.check(segment, &mut resolver, shell_mode, 0, &mut outcomes)
         })
     });
-    if let Some(variable) = environment::code_injecting_variable(&request.env) {
+    if let Some(variable) = environment::code_injecting_variable(&request.env, &request.inherited) {
         environment::refuse_all(&mut outcomes, variable);
     }
     let warnings = checker.allowlist.warnings.clone();

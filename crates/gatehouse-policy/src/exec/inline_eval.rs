@@ -125,6 +125,7 @@ pub(crate) fn inline_code(program: &str, args: &[String]) -> Option<&'static str
         "awk" | "gawk" | "mawk" | "nawk" => return awk_code(args),
         "sed" | "gsed" => return sed_code(args),
         "xargs" | "gxargs" => return xargs_code(args),
+        "make" | "gmake" => return make_code(args),
         "bun" => short_cluster_hit(
             args,
             &['e', 'p'],
@@ -175,7 +176,8 @@ pub(crate) fn inline_code(program: &str, args: &[String]) -> Option<&'static str
 }
 
 const INLINE: &str = "inline interpreter code";
-const FROM_STDIN: &str = "a program read from stdin, which another command can write";
+const FROM_STDIN: &str = "a program read from stdin or a path that may lead there (`/dev/…`, \
+     `/proc/…`, `..`), which another command can write";
 const INTERACTIVE: &str = "code read from stdin (an interactive mode or a debugger)";
 const UNKNOWN_OPTION: &str =
     "an option Gatehouse does not know, which may carry code or take the program's place";
@@ -235,6 +237,7 @@ fn interpreter_code(rules: &Rules, args: &[String]) -> Option<&'static str> {
                 return Some(FROM_STDIN);
             }
             Role::Module if !(rules.module_ok)(value) => return Some(MODULE_CODE),
+            Role::Settings => return Some(MODULE_CODE),
             Role::RunsModule if !python_runnable_module(value) => return Some(RUNNING_MODULE),
             _ => {}
         }
@@ -247,28 +250,32 @@ fn interpreter_code(rules: &Rules, args: &[String]) -> Option<&'static str> {
             Some(FROM_STDIN)
         }
         Some(_) => None,
-        // Nothing but `--version`-style options (or nothing known at all: see above).
-        None if parsed.options.iter().all(|(opt, _)| opt.role == Role::Info) => None,
+        // A `--version`-style option, or one that finds its own files (`node --test`), needs no
+        // program (and nothing known at all is judged as bare: see above).
+        None if parsed.options.is_empty()
+            || parsed.options.iter().any(|(opt, _)| opt.role == Role::Info) =>
+        {
+            None
+        }
         None => Some(FROM_STDIN),
     }
 }
 
-/// Modules `python -m` may run: tools that work on files and never take code as an argument.
-/// Others may (`timeit`, `pdb -c`, `code`, `unittest` calling a named function), and a local
+/// Modules `python -m` may run: tools that work on files and have no option that evaluates
+/// code or imports a module named on the command line (or in a config file it names). Others
+/// may (`timeit`, `pdb -c`, `code`, `unittest` calling a named function), and so do some file
+/// tools: `pylint --init-hook=CODE` and `--load-plugins`, `pytest -p MODULE` and `--pdbcls`,
+/// `mypy --python-executable` and config `plugins`, flake8's `local-plugins` from
+/// `--append-config`, isort's plugin options; they need a person or an exact approval. A local
 /// module is as good as a script only when approved as one.
 const PYTHON_RUNNABLE_MODULES: &[&str] = &[
-    "pytest",
     "venv",
     "json.tool",
     "py_compile",
     "compileall",
     "tabnanny",
     "black",
-    "isort",
-    "flake8",
     "pyflakes",
-    "mypy",
-    "pylint",
     "ruff",
 ];
 
@@ -504,13 +511,42 @@ fn skip_delimited(chars: &[char], mut i: usize, delimiter: char) -> Option<usize
     None
 }
 
-/// xargs runs `echo` when no command is given; any operand names a command to run.
+/// xargs runs a command built from its input: the one its operands name or, without any,
+/// `echo` looked up on `PATH`, which is never judged here (an `echo` the agent placed on
+/// `PATH` would run), so both are refused.
 fn xargs_code(args: &[String]) -> Option<&'static str> {
     match grammars::XARGS.parse(args) {
-        Ok(parsed) if parsed.operands.is_empty() => None,
+        Ok(parsed) if parsed.operands.is_empty() => {
+            Some("`echo`, looked up on PATH and not judged, with its input as arguments")
+        }
         Ok(_) => Some("a command built from its input"),
         Err(_) => Some(UNKNOWN_OPTION),
     }
+}
+
+/// make runs the makefiles it reads (trusted when make is allowlisted), but `--eval`/`-E`
+/// text is a makefile written on the command line (`$(shell …)` runs at once), a `-f` file
+/// that is stdin (or a path that may lead there) is one another command writes, and a
+/// variable override (`SHELL=…`, `CC=…`, `.SHELLFLAGS=…`) changes what every recipe runs.
+/// `-C dir` with `-f` reads the file relative to `dir`, so the pair fails closed.
+fn make_code(args: &[String]) -> Option<&'static str> {
+    let Ok(parsed) = grammars::MAKE.parse(args) else {
+        return Some(UNKNOWN_OPTION);
+    };
+    let changes_dir = parsed.options.iter().any(|(opt, _)| opt.short == Some('C'));
+    for (opt, value) in &parsed.options {
+        let value = value.unwrap_or_default();
+        match opt.role {
+            Role::Code => return Some("makefile text given with `--eval`"),
+            Role::ProgramFile if changes_dir || is_stdin_path(value) => return Some(FROM_STDIN),
+            _ => {}
+        }
+    }
+    parsed
+        .operands
+        .iter()
+        .any(|operand| operand.contains('='))
+        .then_some("a variable override, which changes what recipes run")
 }
 
 #[cfg(test)]
@@ -546,6 +582,17 @@ mod tests {
         assert!(hit(&["perl", "-w"]), "options but no program: stdin");
         assert!(hit(&["osascript", "-l", "JavaScript", "-e", "x"]));
         assert!(hit(&["bun", "--preload", "x", "-e", "x"]));
+        assert!(hit(&["xargs"]), "runs `echo` from PATH");
+        assert!(hit(&["make", "--eval=$(shell id)"]));
+        assert!(hit(&["make", "test", "-E", "x"]));
+        assert!(hit(&["make", "-kE$(shell id)"]));
+        assert!(hit(&["make", "--ev", "x"]));
+        assert!(hit(&["make", "-f", "-"]));
+        assert!(hit(&["make", "--makefile=/dev/stdin"]));
+        assert!(hit(&["make", "test", "SHELL=/tmp/x"]));
+        assert!(hit(&["make", "--bogus"]));
+        assert!(hit(&["python3", "-m", "pylint", "--init-hook=x"]));
+        assert!(hit(&["python3", "-m", "pytest", "-p", "x"]));
     }
 
     #[test]
@@ -559,13 +606,14 @@ mod tests {
         assert!(!hit(&["sed", "-f", "x.sed", "in"]));
         assert!(!hit(&["sed", "-n", "s/a/b/p"]));
         assert!(!hit(&["make", "test"]));
-        assert!(!hit(&["xargs"]));
+        assert!(!hit(&["make", "-j8", "-C", "sub", "test"]));
+        assert!(!hit(&["make", "-f", "build.mk", "all"]));
         assert!(
             !hit(&["python3"]),
             "bare: stdin is a pipe only inside a pipeline"
         );
         assert!(!hit(&["python3", "--version"]));
-        assert!(!hit(&["python3", "-m", "pytest", "-c", "x"]));
+        assert!(!hit(&["python3", "-m", "ruff", "check", "."]));
         assert!(!hit(&["osascript", "-l", "JavaScript", "x.js"]));
     }
 }

@@ -1,6 +1,6 @@
 //! What is asked: a command, where it runs and the environment it sees.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 /// The command an agent wants to run, in the two shapes agent hosts send.
@@ -22,6 +22,10 @@ pub struct ExecRequest {
     pub cwd: PathBuf,
     /// The request environment; only `PATH` and `HOME` are read.
     pub env: BTreeMap<String, String>,
+    /// Keys of `env` the host filled in from its own environment (its `PATH` and `HOME`), not
+    /// the requester: those are the host's settings, so they are not judged as the requester's
+    /// attempt to change what programs load.
+    pub inherited: BTreeSet<String>,
 }
 
 impl ExecRequest {
@@ -31,6 +35,7 @@ impl ExecRequest {
             command: ExecCommand::Shell(command.into()),
             cwd: cwd.into(),
             env: BTreeMap::new(),
+            inherited: BTreeSet::new(),
         }
     }
 
@@ -44,12 +49,24 @@ impl ExecRequest {
             command: ExecCommand::Argv(argv.into_iter().map(Into::into).collect()),
             cwd: cwd.into(),
             env: BTreeMap::new(),
+            inherited: BTreeSet::new(),
         }
     }
 
-    /// Builder-style setter for one environment variable.
+    /// Builder-style setter for one environment variable the requester sets (replacing one the
+    /// host filled in, if any).
     pub fn with_env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.env.insert(key.into(), value.into());
+        let key = key.into();
+        self.inherited.remove(&key);
+        self.env.insert(key, value.into());
+        self
+    }
+
+    /// Builder-style setter for one variable the host supplies from its own environment.
+    pub fn with_inherited_env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        let key = key.into();
+        self.inherited.insert(key.clone());
+        self.env.insert(key, value.into());
         self
     }
 }

@@ -28,11 +28,21 @@ impl Resolver {
         // Paths are never folded lexically: `a/link/../b` is wherever the kernel says, so `..`
         // is left for `realpath` to resolve.
         let cwd = cwd.to_path_buf();
+        // An empty entry is the working directory to `execvp` and every shell. An entry
+        // starting with `~` is `$HOME/…` to bash and a directory named `~` to dash, so it and
+        // everything after it cannot be known: the search stops there.
         let entries: Vec<PathBuf> = env
             .get("PATH")
             .map(|path| {
                 std::env::split_paths(&OsString::from(path))
-                    .filter(|dir| !dir.as_os_str().is_empty())
+                    .take_while(|dir| !dir.as_os_str().as_encoded_bytes().starts_with(b"~"))
+                    .map(|dir| {
+                        if dir.as_os_str().is_empty() {
+                            PathBuf::from(".")
+                        } else {
+                            dir
+                        }
+                    })
                     .collect()
             })
             .unwrap_or_default();

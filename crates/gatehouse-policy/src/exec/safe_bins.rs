@@ -664,21 +664,31 @@ fn validate_args<'a>(
     args: &'a [String],
 ) -> Result<Vec<&'a str>, String> {
     let mut positionals = Vec::new();
+    // `-` is stdin only for a filter whose operands are all files; where operands are program
+    // text or sets (jq's filter, tr's sets) it is one of them (jq 1.6 takes `jq - .env`'s `-`
+    // as its filter). An empty word is always an operand: skipping it would turn the next
+    // word, a file name, into jq's filter.
+    let stdin_dash = profile.max_positional == Some(0);
     let mut i = 0;
     while let Some(arg) = args.get(i) {
         let arg = arg.as_str();
         i += 1;
-        if arg.is_empty() || arg == "-" {
+        if arg == "-" && stdin_dash {
             continue;
         }
         if arg == "--" {
             for rest in &args[i..] {
-                if !rest.is_empty() && rest != "-" {
+                if !(rest == "-" && stdin_dash) {
                     check_operand(rest)?;
                     positionals.push(rest.as_str());
                 }
             }
             break;
+        }
+        if arg.is_empty() || arg == "-" {
+            check_operand(arg)?;
+            positionals.push(arg);
+            continue;
         }
         if let Some(long) = arg.strip_prefix("--") {
             let (name, inline) = match long.split_once('=') {
@@ -829,9 +839,16 @@ fn check_value(value: &str) -> Result<(), String> {
     check_literal(value)
 }
 
-/// Operands of a stdin-only filter: `-` is stdin, anything path-like would be a file.
+/// Operands of a stdin-only filter: anything that could name a file other than one in the
+/// working directory is refused. Beyond the leading forms of `check_literal`, a `/` anywhere
+/// (`sub/s.json`) or a `..` component (`..`, `a/../b`) makes an operand path-like: a filter or
+/// a set rarely needs one, and a file name slipping into an operand slot must not reach a file.
 fn check_operand(value: &str) -> Result<(), String> {
-    check_literal(value)
+    check_literal(value)?;
+    if value.contains('/') || value.split('/').any(|part| part == "..") {
+        return Err(format!("`{value}` looks like a file path"));
+    }
+    Ok(())
 }
 
 fn check_literal(value: &str) -> Result<(), String> {

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use super::allowlist::CompiledAllowlist;
+use super::allowlist::{CompiledAllowlist, literal_pattern};
 use super::evaluation::{LookedThrough, Reason, Rule, SatisfiedBy, SegmentEvaluation};
 use super::inline_eval::{inline_code, is_interpreter_like, reads_program_from_stdin};
 use super::parse::{ParsedSegment, Word, parse_shell};
@@ -528,6 +528,8 @@ fn target_index(target: &Target) -> Option<usize> {
     }
 }
 
+/// What allow-always stores for a resolved path: a pattern matching that path alone, or
+/// nothing when no stored pattern can say it exactly.
 fn path_string(path: &Path) -> Option<String> {
-    path.to_str().map(str::to_owned)
+    literal_pattern(path)
 }

@@ -1,4 +1,4 @@
-//! Allows next to `refusals_interpreters`: everyday interpreter, sed, xargs and shell-flag
+//! Allows next to `refusals_interpreters`: everyday interpreter, sed, awk, make and shell-flag
 //! commands that the stricter option grammars must keep running without a person.
 
 use crate::support::Expect::Allow;
@@ -20,7 +20,8 @@ fn allows_interpreters_running_files() {
     check(&[
         ("python3 -W ignore script.py", Allow),
         ("python3 -X dev -u script.py --flag", Allow),
-        ("python3 -m pytest -q tests", Allow),
+        ("python3 -m ruff check .", Allow),
+        ("python3 -m black --check src", Allow),
         ("python3 -Wc script.py", Allow),
         ("python3 --version", Allow),
         ("perl -I lib -w script.pl", Allow),
@@ -29,7 +30,9 @@ fn allows_interpreters_running_files() {
         ("perl -v", Allow),
         ("node -r ts-node/register app.js", Allow),
         ("node --max-old-space-size=4096 build.js", Allow),
-        ("node --env-file .env --enable-source-maps app.js", Allow),
+        ("node --enable-source-maps app.js", Allow),
+        ("node --test --test-reporter=spec", Allow),
+        ("node --test --test-reporter ./reporter.mjs", Allow),
         ("node --test", Allow),
         ("node --version", Allow),
         ("ruby -Ilib -rjson script.rb", Allow),
@@ -39,7 +42,7 @@ fn allows_interpreters_running_files() {
 }
 
 #[test]
-fn allows_sed_awk_and_xargs_without_inline_code() {
+fn allows_sed_awk_and_make_without_inline_code() {
     check(&[
         ("sed -i 's/a/b/' file.txt", Allow),
         ("sed -i.bak -e 's/a/b/' file.txt", Allow),
@@ -51,9 +54,12 @@ fn allows_sed_awk_and_xargs_without_inline_code() {
         ("awk -F, -f prog.awk data.csv", Allow),
         ("awk -v n=1 -f prog.awk data.csv", Allow),
         ("awk --version", Allow),
-        ("ls | xargs", Allow),
-        ("ls | xargs -0 -n 1", Allow),
-        ("ls | xargs --max-args=2", Allow),
+        ("sed -f scripts/x.sed file.txt", Allow),
+        ("make", Allow),
+        ("make -j8 -k test", Allow),
+        ("make -C sub test", Allow),
+        ("make -f build.mk all", Allow),
+        ("make --file=build.mk -n", Allow),
     ]);
 }
 

@@ -131,6 +131,10 @@ fn denies_when_the_request_environment_injects_code() {
         "LESSOPEN",
         "npm_config_call",
         "NPM_CONFIG_SCRIPT_SHELL",
+        "HOME",
+        "XDG_CONFIG_HOME",
+        "MAKEFLAGS",
+        "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER",
     ] {
         let request = host.request("ls").with_env(variable, "/tmp/evil");
         let verdict = gatehouse_policy::exec::evaluate(&request, &policy);
@@ -263,8 +267,8 @@ fn in_a_direct_argv_only_the_program_word_reads_a_tilde_as_home() {
         .push(AllowlistEntry::new(home_tool.display().to_string()));
     let argv = |words: &[&str]| {
         ExecRequest::argv(words.iter().copied(), host.root.join("work"))
-            .with_env("PATH", host.root.join("bin").display().to_string())
-            .with_env("HOME", host.root.join("home").display().to_string())
+            .with_inherited_env("PATH", host.root.join("bin").display().to_string())
+            .with_inherited_env("HOME", host.root.join("home").display().to_string())
     };
     // Hosts expand `~` in the program word, so the entry for HOME's tool covers it.
     let direct = evaluate(&argv(&["~/bin/tool"]), &policy);

@@ -102,7 +102,21 @@ fn build_request(case: &Value, root: &Path) -> (ExecRequest, PathBuf) {
         ),
         None => ExecCommand::Shell(case["command"].as_str().unwrap().to_owned()),
     };
-    (ExecRequest { command, cwd, env }, home)
+    // The host's PATH and HOME, as a gateway fills them in; a case's own `env` is the request's.
+    let inherited = ["PATH", "HOME"]
+        .into_iter()
+        .filter(|key| setup["env"].get(*key).is_none())
+        .map(str::to_owned)
+        .collect();
+    (
+        ExecRequest {
+            command,
+            cwd,
+            env,
+            inherited,
+        },
+        home,
+    )
 }
 
 fn strings(value: &Value) -> Vec<String> {

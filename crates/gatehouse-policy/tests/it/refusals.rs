@@ -363,3 +363,122 @@ fn never_takes_a_package_runner_program_from_path() {
         ("npx --yes git status", Refused(Unresolved)),
     ]);
 }
+
+/// Probe report: an empty `PATH` entry (the working directory to `execvp` and shells) was
+/// skipped, so `./head` ran while `/bin/head` was judged; bash reads `~/bin` in `PATH` as
+/// `$HOME/bin`, dash as a directory named `~`.
+#[test]
+fn searches_path_as_the_shell_does_and_stops_where_shells_differ() {
+    let host = crate::support::Host::with_bins(&["head", "ls"]);
+    crate::support::write_executable(&host.root.join("work/head"));
+    let policy = host.policy(&["ls"]);
+    let bin = host.root.join("bin").display().to_string();
+    for path in [format!(":{bin}"), format!("{bin}::"), format!("{bin}:")] {
+        let request = host.request("head -n 1").with_env("PATH", path.clone());
+        let verdict = gatehouse_policy::exec::evaluate(&request, &policy);
+        let first = path.starts_with(':');
+        let expected = if first {
+            host.root.join("work/head")
+        } else {
+            host.root.join("bin/head")
+        };
+        assert_eq!(
+            verdict.segments[0].resolved_path.as_deref(),
+            Some(expected.as_path()),
+            "{path}"
+        );
+        if first {
+            assert_ne!(verdict.decision, Decision::Allow, "{path}");
+        }
+    }
+    let tilde = host.request("ls").with_env("PATH", format!("~/bin:{bin}"));
+    let verdict = gatehouse_policy::exec::evaluate(&tilde, &policy);
+    assert_eq!(verdict.segments[0].resolved_path, None);
+    assert_ne!(verdict.decision, Decision::Allow);
+}
+
+/// Probe report: an empty jq filter (`''`) was skipped, so the file name after it became the
+/// one allowed operand and jq read it. Also for `..` and `/` anywhere in an operand.
+#[test]
+fn denies_safe_bin_files_behind_an_empty_operand() {
+    check(&[
+        ("jq -R '' .env", Refused(SafeBinRefused)),
+        ("jq '' sub/s.json", Refused(SafeBinRefused)),
+        (
+            "jq -R '' sub/../../../../etc/shadow",
+            Refused(SafeBinRefused),
+        ),
+        ("jq -R -- '' .env", Refused(SafeBinRefused)),
+        ("jq -R - .env", Refused(SafeBinRefused)),
+        ("cat x | jq sub/s.json", Refused(SafeBinRefused)),
+        ("cat x | tr a-z ..", Refused(SafeBinRefused)),
+        ("cat x | head ''", Refused(SafeBinRefused)),
+    ]);
+    // The same through an argv request, under the default safe bins.
+    let host = crate::support::standard_host();
+    let policy = gatehouse_policy::exec::ExecPolicy {
+        safe_bin_trusted_dirs: vec![host.root.join("bin")],
+        ..host.policy(&[])
+    };
+    for argv in [
+        &["jq", "-R", "", ".env"][..],
+        &["jq", "", "sub/s.json"],
+        &["jq", "-R", "", "sub/../../../../etc/shadow"],
+    ] {
+        let request =
+            gatehouse_policy::exec::ExecRequest::argv(argv.iter().copied(), host.root.join("work"))
+                .with_inherited_env("PATH", host.root.join("bin").display().to_string());
+        let verdict = gatehouse_policy::exec::evaluate(&request, &policy);
+        assert_ne!(verdict.decision, Decision::Allow, "{argv:?}");
+        assert_eq!(verdict.reason.rule, SafeBinRefused, "{argv:?}");
+    }
+}
+
+/// Probe report: allow-always stored `/…/x*` for `./x*`, a glob that later admits `./xevil`.
+/// The stored pattern now escapes glob characters, matching that one path only; a path with
+/// leading or trailing whitespace (which entries lose when trimmed) stores nothing.
+#[test]
+fn allow_always_never_stores_a_broader_pattern() {
+    let host = crate::support::Host::with_bins(&[]);
+    let work = host.root.join("work");
+    for name in [
+        "x*", "x?", "[x]", "{x,y}", "x\\", "x ", "evil", "xevil", "x",
+    ] {
+        crate::support::write_executable(&work.join(name));
+    }
+    let policy = host.policy(&[]);
+    for (command, escaped) in [
+        ("'./x*'", "x\\*"),
+        ("'./x?'", "x\\?"),
+        ("'./[x]'", "\\[x\\]"),
+        ("'./{x,y}'", "\\{x,y\\}"),
+        ("'./x\\'", "x\\\\"),
+    ] {
+        let verdict = host.evaluate(command, &policy);
+        let expected = format!("{}/{escaped}", work.display());
+        assert_eq!(
+            verdict.allow_always_patterns,
+            vec![expected.clone()],
+            "{command}"
+        );
+        let mut stored = host.policy(&[]);
+        stored
+            .allowlist
+            .push(gatehouse_policy::exec::AllowlistEntry::new(expected));
+        assert_eq!(
+            host.evaluate(command, &stored).decision,
+            Decision::Allow,
+            "{command}"
+        );
+        for other in ["./xevil", "./x", "./evil"] {
+            let later = host.evaluate(other, &stored);
+            assert_ne!(
+                later.decision,
+                Decision::Allow,
+                "{command} stored, then {other}"
+            );
+        }
+    }
+    let verdict = host.evaluate("'./x '", &policy);
+    assert!(verdict.allow_always_patterns.is_empty(), "{verdict:?}");
+}

@@ -232,3 +232,128 @@ fn denies_a_bare_interpreter_reading_its_program_from_a_pipe() {
         ("echo x | bash -c 'node'", Refused(InlineEval)),
     ]);
 }
+
+/// Probe report: `/dev/stdin` has many spellings, and a `..` path may climb to any of them.
+#[test]
+fn denies_code_from_stdin_through_equivalent_paths() {
+    check(&[
+        (
+            "jq -rn '\"1e id\"' | sed -f /dev/../dev/stdin x",
+            Refused(InlineEval),
+        ),
+        (
+            "jq -rn '\"1e id\"' | sed -f ../../../dev/stdin x",
+            Refused(InlineEval),
+        ),
+        (
+            "jq -rn '\"1e id\"' | sed -f /proc/self/root/dev/stdin x",
+            Refused(InlineEval),
+        ),
+        (
+            "jq -rn '\"print(1)\"' | python3 /dev/../dev/stdin",
+            Refused(InlineEval),
+        ),
+        (
+            "jq -rn '\"x\"' | awk -f /dev/fd/../fd/0 x",
+            Refused(InlineEval),
+        ),
+        (
+            "jq -rn '\"system(q(id))\"' | perl /dev//../dev/stdin",
+            Refused(InlineEval),
+        ),
+        ("python3 ../../x.py", Refused(InlineEval)),
+        ("sed -f lib/../../x.sed f", Refused(InlineEval)),
+    ]);
+}
+
+/// Probe report: `make --eval` and a makefile on stdin were allowed for an allowlisted make.
+#[test]
+fn denies_make_code_on_the_command_line_or_stdin() {
+    check(&[
+        ("make --eval='$(shell id)'", Refused(InlineEval)),
+        ("make --eval '$(shell id)' all", Refused(InlineEval)),
+        ("make all -E '$(shell id)'", Refused(InlineEval)),
+        ("make -sE'$(shell id)'", Refused(InlineEval)),
+        ("make --ev='$(shell id)'", Refused(InlineEval)),
+        ("jq -rn '\"x:;id\"' | make -f -", Refused(InlineEval)),
+        (
+            "jq -rn '\"x:;id\"' | make -f /dev/stdin",
+            Refused(InlineEval),
+        ),
+        (
+            "jq -rn '\"x:;id\"' | make --file=/dev/stdin",
+            Refused(InlineEval),
+        ),
+        (
+            "jq -rn '\"x:;id\"' | make --makefile=/dev/fd/0",
+            Refused(InlineEval),
+        ),
+        ("make -C /dev -f stdin", Refused(InlineEval)),
+        // A variable override changes what every recipe runs.
+        ("make test SHELL=/tmp/evil", Refused(InlineEval)),
+        ("make '.SHELLFLAGS=-c id;'", Refused(InlineEval)),
+        ("make --no-such-option test", Refused(InlineEval)),
+    ]);
+}
+
+/// Probe report: node's test reporter and env files load code.
+#[test]
+fn denies_node_options_that_load_code() {
+    check(&[
+        (
+            "node --test '--test-reporter=data:text/javascript,process.exit(1)'",
+            Refused(InlineEval),
+        ),
+        (
+            "node --test --test-reporter data:text/javascript,1",
+            Refused(InlineEval),
+        ),
+        (
+            "jq -rn '\"1\"' | node --test --test-reporter=/dev/stdin",
+            Refused(InlineEval),
+        ),
+        (
+            "cat x | node --env-file=/dev/stdin app.js",
+            Refused(InlineEval),
+        ),
+        ("node --env-file .env app.js", Refused(InlineEval)),
+        ("node --env-file-if-exists=.env app.js", Refused(InlineEval)),
+        ("node --openssl-config=x.cnf app.js", Refused(InlineEval)),
+    ]);
+}
+
+/// Probe report: `python3 -m pylint --init-hook=CODE` ran code; file tools with a code hook or
+/// a plugin-by-name option are no longer runnable modules.
+#[test]
+fn denies_python_modules_with_code_hooks() {
+    check(&[
+        (
+            "python3 -m pylint --init-hook='import os; os.system(\"id\")' x.py",
+            Refused(InlineEval),
+        ),
+        (
+            "python3 -m pylint --load-plugins=evil x.py",
+            Refused(InlineEval),
+        ),
+        ("python3 -m pytest -p evil tests", Refused(InlineEval)),
+        (
+            "python3 -m mypy --python-executable=./evil x.py",
+            Refused(InlineEval),
+        ),
+        (
+            "python3 -m flake8 --append-config=x.cfg x.py",
+            Refused(InlineEval),
+        ),
+        ("python3 -m isort x.py", Refused(InlineEval)),
+    ]);
+}
+
+/// Probe report: `xargs` without a command runs `echo` from PATH, which is never judged.
+#[test]
+fn denies_xargs_without_a_command() {
+    check(&[
+        ("jq -rn 1 | xargs", Refused(InlineEval)),
+        ("ls | xargs -0 -n 1", Refused(InlineEval)),
+        ("ls | xargs --max-args=2", Refused(InlineEval)),
+    ]);
+}

@@ -45,8 +45,8 @@ impl Host {
             command.replace("{root}", &self.root.display().to_string()),
             self.root.join("work"),
         )
-        .with_env("PATH", self.root.join("bin").display().to_string())
-        .with_env("HOME", self.root.join("home").display().to_string())
+        .with_inherited_env("PATH", self.root.join("bin").display().to_string())
+        .with_inherited_env("HOME", self.root.join("home").display().to_string())
     }
 
     /// Allowlist security, ask off, these programs allowlisted by path, the bin dir trusted

@@ -135,7 +135,14 @@ fn request_from_line(
 ) -> Result<(ExecRequest, Option<String>), String> {
     let parsed: RequestLine = serde_json::from_str(line).map_err(|e| e.to_string())?;
     let cwd = parsed.cwd.unwrap_or_else(|| default_cwd.to_owned());
-    let request = exec_request(parsed.command, parsed.argv, cwd, &parsed.env)?;
+    let mut request = exec_request(parsed.command, parsed.argv, cwd, &parsed.env)?;
+    // A line describes the whole environment the command would see on this host, so its
+    // `PATH` and `HOME` are the host's, as the gateway's own are, not a requester's override.
+    for key in ["PATH", "HOME"] {
+        if request.env.contains_key(key) {
+            request.inherited.insert(key.to_owned());
+        }
+    }
     Ok((request, parsed.agent))
 }
 

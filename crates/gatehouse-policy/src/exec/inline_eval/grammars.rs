@@ -3,7 +3,7 @@
 //! an option missing here fails closed (the command is approved only as an exact command).
 
 use super::options::Arity::{Attached, Flag, Leading, Required};
-use super::options::Role::{Code, Info, Module, Plain, ProgramFile, RunsModule, Stdin};
+use super::options::Role::{Code, Info, Module, Plain, ProgramFile, RunsModule, Settings, Stdin};
 use super::options::{Grammar, Opt, ending, flag, opt};
 
 const OCTAL: &str = "01234567";
@@ -89,8 +89,10 @@ pub(super) const PERL: Grammar = Grammar {
     unknown_attached_ok: false,
 };
 
-/// node (`node --help`): `-e`/`-p` are code; `-r`, `--import` and `--loader` load a module
-/// (a `data:` URL is code); `-i` is the REPL on stdin. Node has no abbreviations and refuses
+/// node (`node --help`): `-e`/`-p` are code; `-r`, `--import`, `--loader` and
+/// `--test-reporter` load a module (a `data:` URL is code); `--env-file*` and
+/// `--openssl-config` read settings that can load code (`NODE_OPTIONS`, an OpenSSL engine);
+/// `-i` is the REPL on stdin. Node has no abbreviations and refuses
 /// unknown options, so an unknown `--name=value` is left to it.
 pub(super) const NODE: Grammar = Grammar {
     opts: &[
@@ -106,8 +108,8 @@ pub(super) const NODE: Grammar = Grammar {
         opt(None, Some("v8-options"), Flag, Info),
         opt(None, Some("completion-bash"), Flag, Info),
         opt(Some('C'), Some("conditions"), Required, Plain),
-        opt(None, Some("env-file"), Required, Plain),
-        opt(None, Some("env-file-if-exists"), Required, Plain),
+        opt(None, Some("env-file"), Required, Settings),
+        opt(None, Some("env-file-if-exists"), Required, Settings),
         opt(None, Some("input-type"), Required, Plain),
         opt(None, Some("experimental-default-type"), Required, Plain),
         opt(None, Some("title"), Required, Plain),
@@ -119,7 +121,7 @@ pub(super) const NODE: Grammar = Grammar {
         opt(None, Some("report-filename"), Required, Plain),
         opt(None, Some("report-signal"), Required, Plain),
         opt(None, Some("icu-data-dir"), Required, Plain),
-        opt(None, Some("openssl-config"), Required, Plain),
+        opt(None, Some("openssl-config"), Required, Settings),
         opt(None, Some("tls-cipher-list"), Required, Plain),
         opt(None, Some("tls-keylog"), Required, Plain),
         opt(None, Some("unhandled-rejections"), Required, Plain),
@@ -134,7 +136,7 @@ pub(super) const NODE: Grammar = Grammar {
         opt(None, Some("watch-path"), Required, Plain),
         opt(None, Some("test-name-pattern"), Required, Plain),
         opt(None, Some("test-skip-pattern"), Required, Plain),
-        opt(None, Some("test-reporter"), Required, Plain),
+        opt(None, Some("test-reporter"), Required, Module),
         opt(None, Some("test-reporter-destination"), Required, Plain),
         opt(None, Some("test-concurrency"), Required, Plain),
         opt(None, Some("test-shard"), Required, Plain),
@@ -411,6 +413,61 @@ pub(super) const XARGS: Grammar = Grammar {
         opt(Some('l'), Some("max-lines"), Attached, Plain),
     ],
     permute: false,
+    abbreviations: true,
+    unknown_attached_ok: false,
+};
+
+/// GNU make 4.4: `-E`/`--eval` are makefile text, `-f`/`--file`/`--makefile` name a makefile;
+/// `-j`, `-l`, `-O`, `--debug` and `--shuffle` take only an attached value (a separate number
+/// after `-j` is then read as a target, which is harmless). GNU getopt permutes and
+/// abbreviates.
+pub(super) const MAKE: Grammar = Grammar {
+    opts: &[
+        flag(Some('b'), None),
+        flag(Some('m'), None),
+        flag(Some('B'), Some("always-make")),
+        flag(Some('d'), None),
+        flag(Some('e'), Some("environment-overrides")),
+        flag(Some('i'), Some("ignore-errors")),
+        flag(Some('k'), Some("keep-going")),
+        flag(Some('L'), Some("check-symlink-times")),
+        flag(Some('n'), Some("just-print")),
+        flag(None, Some("dry-run")),
+        flag(None, Some("recon")),
+        flag(Some('p'), Some("print-data-base")),
+        flag(Some('q'), Some("question")),
+        flag(Some('r'), Some("no-builtin-rules")),
+        flag(Some('R'), Some("no-builtin-variables")),
+        flag(Some('s'), Some("silent")),
+        flag(None, Some("quiet")),
+        flag(None, Some("no-silent")),
+        flag(Some('S'), Some("no-keep-going")),
+        flag(None, Some("stop")),
+        flag(Some('t'), Some("touch")),
+        flag(None, Some("trace")),
+        flag(Some('w'), Some("print-directory")),
+        flag(None, Some("no-print-directory")),
+        flag(None, Some("warn-undefined-variables")),
+        opt(Some('h'), Some("help"), Flag, Info),
+        opt(Some('v'), Some("version"), Flag, Info),
+        opt(None, Some("debug"), Attached, Plain),
+        opt(Some('j'), Some("jobs"), Attached, Plain),
+        opt(Some('l'), Some("load-average"), Attached, Plain),
+        opt(None, Some("max-load"), Attached, Plain),
+        opt(Some('O'), Some("output-sync"), Attached, Plain),
+        opt(None, Some("shuffle"), Attached, Plain),
+        opt(Some('C'), Some("directory"), Required, Plain),
+        opt(Some('I'), Some("include-dir"), Required, Plain),
+        opt(Some('o'), Some("old-file"), Required, Plain),
+        opt(None, Some("assume-old"), Required, Plain),
+        opt(Some('W'), Some("what-if"), Required, Plain),
+        opt(None, Some("new-file"), Required, Plain),
+        opt(None, Some("assume-new"), Required, Plain),
+        opt(Some('f'), Some("file"), Required, ProgramFile),
+        opt(None, Some("makefile"), Required, ProgramFile),
+        opt(Some('E'), Some("eval"), Required, Code),
+    ],
+    permute: true,
     abbreviations: true,
     unknown_attached_ok: false,
 };

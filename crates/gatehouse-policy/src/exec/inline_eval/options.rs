@@ -39,6 +39,9 @@ pub(super) enum Role {
     Module,
     /// Its value names a module that is the program itself (python `-m`); the tool checks it.
     RunsModule,
+    /// Its value names a file of settings that can load code (node `--env-file`, which may set
+    /// `NODE_OPTIONS=--import=data:…`), so it counts as code whatever the file.
+    Settings,
 }
 
 /// One option, by its short letter, its long name, or both.
@@ -257,22 +260,26 @@ impl Grammar {
     }
 }
 
-/// Whether a program operand or `-f` value makes the tool read its program from stdin: `-`,
-/// `/dev/stdin`, or a file descriptor path (`/dev/fd/0`, `/proc/self/fd/0`).
+/// Whether a program operand or `-f` value may make the tool read its program from stdin, or
+/// from some other file that is not a plain file on disk. `/dev/stdin` has many spellings
+/// (`/dev/../dev/stdin`, `../../../dev/stdin`, `/proc/self/root/dev/stdin`, `/dev/fd/0`), so
+/// rather than list them this fails closed: `-`, any path that (with empty and `.` components
+/// dropped) is under `/dev` or `/proc` (or `dev/…`, `proc/…` relative, which is that from `/`),
+/// and any path with a `..` component, which may climb anywhere.
 pub(super) fn is_stdin_path(path: &str) -> bool {
     if path == "-" {
         return true;
     }
-    // `//dev/./stdin` is the same file: compare without empty and `.` components.
     let parts: Vec<&str> = path
         .split('/')
         .filter(|part| !part.is_empty() && *part != ".")
         .collect();
-    path.starts_with('/')
-        && matches!(
-            parts.as_slice(),
-            ["dev", "stdin"] | ["dev", "fd", _] | ["proc", _, "fd", _]
-        )
+    if parts.contains(&"..") {
+        return true;
+    }
+    let absolute = path.starts_with('/');
+    let under_special = matches!(parts.first(), Some(&"dev" | &"proc"));
+    under_special && (absolute || parts.len() > 1)
 }
 
 #[cfg(test)]
@@ -347,7 +354,27 @@ mod tests {
         ] {
             assert!(is_stdin_path(path), "{path}");
         }
-        for path in ["x.sed", "dev/stdin", "/dev/null", "--"] {
+        for path in [
+            "/dev/../dev/stdin",
+            "../../../dev/stdin",
+            "/proc/self/root/dev/stdin",
+            "/dev/fd/../fd/0",
+            "/dev//../dev/stdin",
+            "dev/stdin",
+            "/dev/null",
+            "lib/../x.sed",
+            "..",
+        ] {
+            assert!(is_stdin_path(path), "{path}");
+        }
+        for path in [
+            "x.sed",
+            "./x.sed",
+            "dev",
+            "scripts/a.awk",
+            "/opt/x..y",
+            "--",
+        ] {
             assert!(!is_stdin_path(path), "{path}");
         }
     }
