@@ -142,10 +142,12 @@ fn connect(
         })?;
     let principal = state.authenticate(&params.token)?;
     state.charge(&principal)?;
+    // Quoted (`?`): the client names itself, and a newline or escape in its name must not
+    // forge a log line.
     tracing::info!(
         token = principal.name(),
-        client = %params.client.name,
-        client_version = %params.client.version,
+        client = ?params.client.name,
+        client_version = ?params.client.version,
         "Client connected."
     );
     let hub = state.events();

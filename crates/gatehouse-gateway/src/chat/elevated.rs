@@ -119,7 +119,7 @@ pub(super) fn directive(
         ElevatedStep::Store { level, reply } => {
             if let Some(key) = session_key {
                 sessions.set_level(key, level, sender)?;
-                tracing::info!(session_key = %key, level = %level.as_str(), sender_id = %sender.id, channel = %sender.channel, "Elevated level set.");
+                tracing::info!(session_key = ?key, level = %level.as_str(), sender_id = ?sender.id, channel = %sender.channel, "Elevated level set.");
                 audit(
                     exec,
                     key,
@@ -187,7 +187,7 @@ pub(crate) fn apply_elevated_level(
                 .map(|denial| denial.to_string()),
         };
         if let Some(reason) = refusal {
-            tracing::warn!(method = request.method, agent_id = %request.agent_id, level = %level.as_str(), reason = %reason, "Per-request elevated level refused.");
+            tracing::warn!(method = request.method, agent_id = ?request.agent_id, level = %level.as_str(), reason = %reason, "Per-request elevated level refused.");
             if let Some(sender) = &request.sender {
                 audit(
                     exec,

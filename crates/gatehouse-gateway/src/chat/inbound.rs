@@ -142,7 +142,7 @@ async fn resolve(
     {
         Ok(resolved) => match resolved.outcome {
             StoreOutcome::Applied(record) | StoreOutcome::Repeated(record) => {
-                tracing::info!(approval_id = %record.id, %decision, resolved_by = %by, "Approval decided in chat.");
+                tracing::info!(approval_id = %record.id, %decision, resolved_by = ?by, "Approval decided in chat.");
                 ApproveOutcome::Resolved {
                     approval_id: record.id,
                     decision,

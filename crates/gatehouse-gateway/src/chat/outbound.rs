@@ -104,7 +104,7 @@ fn bind_origin(runtime: &ChatRuntime, session_key: Option<&str>, origin: Option<
         thread_id: origin.thread_id.clone(),
     };
     if let Err(error) = runtime.sessions.bind(session_key, route) {
-        tracing::error!(session_key = %session_key, error = %error, "Cannot bind a session to its chat.");
+        tracing::error!(session_key = ?session_key, error = %error, "Cannot bind a session to its chat.");
     }
 }
 

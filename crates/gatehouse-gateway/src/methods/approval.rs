@@ -58,6 +58,20 @@ pub(super) async fn request(call: Call, params: RequestParams) -> Result<Request
         Some(argv) => (None, Some(argv)),
         None => (Some(params.command.clone()), None),
     };
+    // Approvers read `command`, the policy judges and allow-always persists `argv`: the two
+    // must say the same, or a harmless text could front for any program.
+    if let Some(argv) = &argv {
+        let text = gatehouse_policy::exec::node_command_text(argv, Some(&params.command));
+        if !text.valid {
+            return Err(invalid(
+                "exec.approval.request",
+                format!(
+                    "`command` must describe `argv` exactly (as {:?})",
+                    text.display_command
+                ),
+            ));
+        }
+    }
     let exec_req = exec_request(command, argv.clone(), params.cwd.clone(), &params.env)
         .map_err(|reason| invalid("exec.approval.request", reason))?;
     let evaluation = evaluate(&exec_req, &policy);

@@ -299,14 +299,6 @@ async fn execute(
         .timeout_ms
         .map_or(limits.run_timeout, Duration::from_millis)
         .min(limits.max_run_timeout);
-    let spawn = Spawn {
-        executable: &plan.executable,
-        argv: &plan.argv,
-        cwd: &params.cwd,
-        env: &params.env,
-        timeout,
-        max_output_bytes: limits.max_output_bytes,
-    };
     exec.audit(
         AuditKind::Execution,
         None,
@@ -314,7 +306,19 @@ async fn execute(
         json!({"status": "started", "token": call.caller.name(), "agentId": params.agent_id,
                "argv": plan.argv, "cwd": params.cwd, "executable": plan.executable}),
     );
-    let running = match runner::start(&spawn) {
+    // Spawned at the real paths the binding was just checked against, not through a symlink
+    // that could be swapped in between.
+    let started = std::fs::canonicalize(&params.cwd).and_then(|cwd| {
+        runner::start(&Spawn {
+            executable: &std::fs::canonicalize(&plan.executable)?,
+            argv: &plan.argv,
+            cwd: &cwd,
+            env: &params.env,
+            timeout,
+            max_output_bytes: limits.max_output_bytes,
+        })
+    });
+    let running = match started {
         Ok(running) => running,
         Err(error) => {
             return Ok(denied(

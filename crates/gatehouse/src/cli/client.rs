@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context as _, bail};
+use gatehouse_policy::exec::display_argv;
 use serde_json::{Value, json};
 
 /// Where the server is and who we are; shared by every client subcommand. Global, so the
@@ -115,7 +116,8 @@ impl CommandArgs {
         };
         let mut params = match self.command.as_slice() {
             [single] => json!({"command": single}),
-            argv => json!({"command": shell_join(argv), "argv": argv}),
+            // The gateway requires `command` to be the argv's own display form.
+            argv => json!({"command": display_argv(argv), "argv": argv}),
         };
         params["cwd"] = json!(cwd);
         params["agentId"] = json!(self.agent);
@@ -124,37 +126,5 @@ impl CommandArgs {
             params["timeoutMs"] = json!(seconds.saturating_mul(1000));
         }
         Ok(params)
-    }
-}
-
-/// One argv as a shell would read it back, for display and for the approval's command text.
-pub(crate) fn shell_join(argv: &[String]) -> String {
-    argv.iter()
-        .map(|arg| {
-            let plain = !arg.is_empty()
-                && arg
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
-            if plain {
-                arg.clone()
-            } else {
-                format!("'{}'", arg.replace('\'', r"'\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quotes_only_words_a_shell_would_change() {
-        let argv: Vec<String> = ["ls", "-la", "my file", "it's", ""]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        assert_eq!(shell_join(&argv), r"ls -la 'my file' 'it'\''s' ''");
     }
 }

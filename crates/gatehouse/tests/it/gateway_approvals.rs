@@ -289,6 +289,25 @@ async fn lists_the_earliest_or_the_latest_approvals() {
     );
 }
 
+/// Security review: approvers saw `command: "ls -la"` while `argv` (what is judged, run and
+/// persisted by allow-always) was `rm -rf …`.
+#[tokio::test]
+async fn refuses_a_command_text_that_does_not_describe_the_argv() {
+    let server = Server::start("").await;
+    let forged = json!({"command": "ls -la", "argv": ["rm", "-rf", "/tmp/x"], "twoPhase": true});
+    assert_eq!(
+        server
+            .error_code(AGENT, "exec.approval.request", ask_params(&server, forged))
+            .await,
+        "invalid_params"
+    );
+    let quoted = json!({"command": "echo \"a b\"", "argv": ["echo", "a b"], "twoPhase": true});
+    let accepted = server
+        .ok(AGENT, "exec.approval.request", ask_params(&server, quoted))
+        .await;
+    assert_eq!(accepted["status"], "accepted", "{accepted}");
+}
+
 #[tokio::test]
 async fn lists_pending_approvals_with_the_decisions_their_event_offered() {
     let server = Server::start("").await;
