@@ -19,6 +19,7 @@ use crate::settings::{MIN_TOKEN_CHARS, TokenSpec};
 pub struct Principal {
     name: String,
     scopes: Vec<Scope>,
+    agents: Option<Vec<String>>,
 }
 
 impl Principal {
@@ -35,6 +36,14 @@ impl Principal {
     /// Whether this principal passes `access`.
     pub fn allows(&self, access: Access) -> bool {
         access.allows(&self.scopes)
+    }
+
+    /// Whether requests with this token may name `agent_id`: the agent's policy is chosen by
+    /// that id, so a token restricted to some agents cannot borrow another's.
+    pub fn may_act_for(&self, agent_id: &str) -> bool {
+        self.agents
+            .as_ref()
+            .is_none_or(|agents| agents.iter().any(|agent| agent == agent_id))
     }
 }
 
@@ -80,6 +89,7 @@ impl Authenticator {
             let principal = Principal {
                 name: spec.name.clone(),
                 scopes: spec.scopes.clone(),
+                agents: spec.agents.clone(),
             };
             entries.push((digest, Arc::new(principal)));
         }
@@ -121,6 +131,7 @@ mod tests {
             name: name.into(),
             secret: Secret::new(secret),
             scopes: scopes.to_vec(),
+            agents: None,
         }
     }
 

@@ -35,6 +35,14 @@ pub enum Error {
         /// The scope it requires.
         required: &'static str,
     },
+    /// The token is restricted to other agents than the one the request names.
+    #[error("token `{token}` may not act for agent `{agent}`")]
+    AgentNotAllowed {
+        /// The token's name.
+        token: String,
+        /// The agent id the request named.
+        agent: String,
+    },
     /// The request asked for an elevated level that the elevated gates do not allow; refused
     /// rather than run under a level the caller did not ask for.
     #[error("`{method}` asked for elevated level `{level}`, but {reason}")]
@@ -204,6 +212,7 @@ impl Error {
             Self::HandshakeTimeout { .. } => "handshake_timeout",
             Self::Unauthorized => "unauthorized",
             Self::Forbidden { .. } => "forbidden",
+            Self::AgentNotAllowed { .. } => "agent_forbidden",
             Self::ElevatedUnavailable { .. } => "elevated_unavailable",
             Self::UnknownMethod { .. } => "unknown_method",
             Self::InvalidRequest { .. } => "invalid_request",
@@ -238,7 +247,9 @@ impl Error {
             | Self::InvalidParams { .. } => StatusCode::BAD_REQUEST,
             Self::HandshakeTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
-            Self::Forbidden { .. } | Self::ElevatedUnavailable { .. } => StatusCode::FORBIDDEN,
+            Self::Forbidden { .. }
+            | Self::AgentNotAllowed { .. }
+            | Self::ElevatedUnavailable { .. } => StatusCode::FORBIDDEN,
             Self::UnknownMethod { .. } => StatusCode::NOT_FOUND,
             Self::FrameTooLarge { .. } | Self::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
@@ -360,6 +371,10 @@ mod tests {
             },
             Error::SlowConsumer { capacity: 1 },
             Error::ShuttingDown,
+            Error::AgentNotAllowed {
+                token: "t".into(),
+                agent: "a".into(),
+            },
             Error::InvalidSettings { reason: "x".into() },
             Error::ChatSetting {
                 key: "k".into(),

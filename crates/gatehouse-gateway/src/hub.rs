@@ -289,11 +289,13 @@ mod tests {
                 name: "admin".into(),
                 secret: Secret::new("admin-secret-0123456789"),
                 scopes: vec![Scope::Admin],
+                agents: None,
             },
             TokenSpec {
                 name: "agent".into(),
                 secret: Secret::new("agent-secret-0123456789"),
                 scopes: vec![Scope::Agent],
+                agents: None,
             },
         ])
         .unwrap();

@@ -32,6 +32,7 @@
 //!         name: "admin".into(),
 //!         secret: Secret::new("a-long-random-secret-value"),
 //!         scopes: vec![Scope::Admin],
+//!         agents: None,
 //!     }],
 //!     limits: Limits::default(),
 //! };

@@ -32,6 +32,10 @@ pub struct TokenSpec {
     pub secret: Secret,
     /// What the token may do; at least one scope.
     pub scopes: Vec<Scope>,
+    /// The agent ids the token may act for; `None`, any (see [`Principal::may_act_for`]).
+    ///
+    /// [`Principal::may_act_for`]: crate::Principal::may_act_for
+    pub agents: Option<Vec<String>>,
 }
 
 /// The fewest characters a token may have: shorter ones can be guessed online despite the rate

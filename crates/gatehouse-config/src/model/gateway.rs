@@ -83,6 +83,11 @@ pub struct TokenConfig {
     pub token_env: Option<String>,
     /// Granted scopes: `operator.admin`, `operator.approvals`, `agent`.
     pub scopes: Vec<Scope>,
+    /// The agent ids this token may name in `agentId` (policy checks, approval requests,
+    /// `system.run`, `tools.effective`); absent, any. An agent host given one agent's token
+    /// cannot then borrow a more trusted agent's policy.
+    #[serde(default)]
+    pub agents: Option<Vec<String>>,
 }
 
 impl TokenConfig {

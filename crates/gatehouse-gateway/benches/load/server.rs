@@ -36,11 +36,13 @@ pub(crate) fn start(dir: &Path, threads: usize, max_pending: usize) -> Server {
                 name: "admin".into(),
                 secret: Secret::new(ADMIN),
                 scopes: vec![Scope::Admin],
+                agents: None,
             },
             TokenSpec {
                 name: "agent".into(),
                 secret: Secret::new(AGENT),
                 scopes: vec![Scope::Agent],
+                agents: None,
             },
         ],
         limits: Limits {

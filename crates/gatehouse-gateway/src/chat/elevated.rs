@@ -310,6 +310,7 @@ mod tests {
                 name: "agent".into(),
                 secret: Secret::new(AGENT),
                 scopes: vec![Scope::Agent],
+                agents: None,
             }],
             limits: Limits::default(),
         };

@@ -22,6 +22,7 @@ fn settings(limits: Limits) -> GatewaySettings {
         name: name.into(),
         secret: Secret::new(secret),
         scopes: vec![scope],
+        agents: None,
     };
     GatewaySettings {
         listen: ([127, 0, 0, 1], 0).into(),

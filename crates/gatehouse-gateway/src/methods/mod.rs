@@ -78,9 +78,22 @@ pub(crate) fn requested_policy(
     exec: &ExecServices,
     level: &LevelRequest<'_>,
 ) -> Result<(ExecPolicy, Security, ResolvedLevel), Error> {
+    acting_for(call, level.agent_id)?;
     let (policy, ask_fallback) = exec.policy(level.agent_id)?;
     let (policy, resolved) = apply_elevated_level(&call.state, exec, level, policy)?;
     Ok((policy, ask_fallback, resolved))
+}
+
+/// Refuses a request naming an agent its token may not act for.
+pub(crate) fn acting_for(call: &Call, agent_id: &str) -> Result<(), Error> {
+    if call.caller.may_act_for(agent_id) {
+        Ok(())
+    } else {
+        Err(Error::AgentNotAllowed {
+            token: call.caller.name().to_owned(),
+            agent: agent_id.to_owned(),
+        })
+    }
 }
 
 /// The method name `connect` is the WebSocket handshake, never a registered method.
@@ -225,6 +238,7 @@ mod tests {
                 name: "t".into(),
                 secret: Secret::new("t-secret-0123456789"),
                 scopes: scopes.to_vec(),
+                agents: None,
             }],
             limits: Limits::default(),
         };

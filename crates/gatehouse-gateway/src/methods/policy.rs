@@ -35,6 +35,7 @@ pub(super) async fn check(call: Call, params: CheckParams) -> Result<DecisionJso
 /// `tools.effective`: the agent's tool set and why each other tool was removed. `agent` scope.
 pub(super) async fn effective(call: Call, params: ToolsParams) -> Result<ToolsJson, Error> {
     let exec = exec_of(&call)?;
+    super::acting_for(&call, &params.agent_id)?;
     let mut inputs = ToolPolicyInputs {
         config: exec.config().tool_config(&params.agent_id),
         session: SessionContext {

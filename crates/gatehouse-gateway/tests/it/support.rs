@@ -33,6 +33,7 @@ impl Server {
             name: name.into(),
             secret: Secret::new(secret),
             scopes: vec![scope],
+            agents: None,
         };
         let settings = GatewaySettings {
             listen: ([127, 0, 0, 1], 0).into(),

@@ -88,6 +88,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             name: "admin".into(),
             secret: token.clone(),
             scopes: vec![Scope::Admin],
+            agents: None,
         });
         Some(token)
     } else {

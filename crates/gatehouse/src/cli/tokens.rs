@@ -108,6 +108,7 @@ fn token_spec(index: usize, token: &TokenConfig) -> anyhow::Result<ResolvedToken
                     ConfigScope::Agent => Scope::Agent,
                 })
                 .collect(),
+            agents: token.agents.clone(),
         },
         warning: resolved.warning,
     })

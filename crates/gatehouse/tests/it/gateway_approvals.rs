@@ -751,3 +751,38 @@ async fn applies_the_pending_cap_configured_in_gateway_limits() {
         .await;
     assert_eq!(refused["error"]["code"], "pending_limit", "{refused}");
 }
+
+/// Security review: any agent token could name any `agentId` and so run under the most
+/// trusted agent's policy. A token given `agents` may only act for those.
+#[tokio::test]
+async fn a_token_restricted_to_agents_cannot_act_for_another() {
+    const MAIN_ONLY: &str = "main-only-token-0123456789";
+    let text = format!(
+        "{{ gateway: {{ auth: {{ tokens: [
+             {{ name: 'admin', token: '{ADMIN}', scopes: ['operator.admin'] }},
+             {{ name: 'main-only', token: '{MAIN_ONLY}', scopes: ['agent'], agents: ['main'] }},
+           ] }} }},
+           agents: {{ list: [{{ id: 'main', default: true }},
+             {{ id: 'trusted', tools: {{ exec: {{ security: 'full', ask: 'off' }} }} }}] }} }}"
+    );
+    let server = Server::start_with_config(&text).await;
+    let cwd = server.scratch();
+    let run =
+        |agent: &str| json!({"argv": ["true"], "cwd": cwd, "agentId": agent, "sessionKey": "s1"});
+    let check = |agent: &str| json!({"command": "true", "cwd": cwd, "agentId": agent});
+    for (method, params) in [
+        ("system.run", run("trusted")),
+        ("exec.policy.check", check("trusted")),
+        ("tools.effective", json!({"agentId": "trusted"})),
+    ] {
+        assert_eq!(
+            server.error_code(MAIN_ONLY, method, params).await,
+            "agent_forbidden",
+            "{method}"
+        );
+    }
+    let own = server
+        .ok(MAIN_ONLY, "exec.policy.check", check("main"))
+        .await;
+    assert!(own["decision"].is_string(), "{own}");
+}
