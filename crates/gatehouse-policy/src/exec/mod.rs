@@ -9,14 +9,14 @@ mod environment;
 mod evaluate;
 mod evaluation;
 mod inline_eval;
-mod parse;
+pub(crate) mod parse;
 mod policy;
 mod request;
 mod resolve;
 mod safe_bins;
 mod segment;
 mod shells;
-mod unwrap;
+pub(crate) mod unwrap;
 
 pub use allowlist::ignored_entries as ignored_allowlist_entries;
 pub use command_text::{NodeCommandText, display_argv, node_command_text};
