@@ -1,4 +1,7 @@
-//! Who asked for which approval, and how many each agent has pending.
+//! Who asked for which approval, and how many each token has pending for each agent.
+//!
+//! The cap counts per token and agent: the agent id is the requester's word, so counting by it
+//! alone let one token fill another's cap by naming its agent.
 //!
 //! The cap is reserved before the approval is created, so concurrent requests cannot overshoot
 //! it. Ownership outlives the decision for [`OWNERSHIP_KEPT`], long enough for the requester to
@@ -31,7 +34,8 @@ pub(crate) struct Pending {
 
 #[derive(Debug, Default)]
 struct State {
-    per_agent: HashMap<String, usize>,
+    /// Pending approvals by (token name, agent id).
+    per_agent: HashMap<(String, String), usize>,
     approvals: HashMap<Uuid, Owned>,
     /// Settled approvals, oldest first, so forgetting them never scans the whole index.
     settled_order: VecDeque<(Instant, Uuid)>,
@@ -69,7 +73,10 @@ impl Pending {
     /// Takes one place under `agent`'s cap or refuses with `pending_limit`.
     pub(crate) fn reserve(&self, agent: &str, owner: &str) -> Result<Slot<'_>, Error> {
         let mut state = self.lock();
-        let count = state.per_agent.entry(agent.to_owned()).or_default();
+        let count = state
+            .per_agent
+            .entry((owner.to_owned(), agent.to_owned()))
+            .or_default();
         if *count >= self.limit {
             return Err(Error::PendingLimit {
                 agent_id: agent.to_owned(),
@@ -108,9 +115,9 @@ impl Pending {
             return;
         }
         owned.settled = Some(now);
-        let agent = owned.agent.clone();
+        let key = (owned.owner.clone(), owned.agent.clone());
         state.settled_order.push_back((now, id));
-        decrement(&mut state, &agent);
+        decrement(&mut state, key);
     }
 
     /// The decisions offered for approval `id`, while it is remembered.
@@ -145,11 +152,11 @@ fn forget_expired(state: &mut State, now: Instant) {
     }
 }
 
-fn decrement(state: &mut State, agent: &str) {
-    if let Some(count) = state.per_agent.get_mut(agent) {
+fn decrement(state: &mut State, key: (String, String)) {
+    if let Some(count) = state.per_agent.get_mut(&key) {
         *count = count.saturating_sub(1);
         if *count == 0 {
-            state.per_agent.remove(agent);
+            state.per_agent.remove(&key);
         }
     }
 }
@@ -159,10 +166,13 @@ impl Slot<'_> {
     pub(crate) fn commit(mut self, id: Uuid, offered: Offered) {
         self.committed = true;
         let mut state = self.pending.lock();
-        let agent = std::mem::take(&mut self.agent);
+        let key = (
+            std::mem::take(&mut self.owner),
+            std::mem::take(&mut self.agent),
+        );
         let owned = Owned {
-            owner: std::mem::take(&mut self.owner),
-            agent: agent.clone(),
+            owner: key.0.clone(),
+            agent: key.1.clone(),
             offered,
             settled: None,
         };
@@ -171,7 +181,7 @@ impl Slot<'_> {
                 early.owner = owned.owner;
                 early.agent = owned.agent;
                 early.offered = owned.offered;
-                decrement(&mut state, &agent);
+                decrement(&mut state, key);
             }
             _ => {
                 state.approvals.insert(id, owned);
@@ -186,7 +196,8 @@ impl Slot<'_> {
 impl Drop for Slot<'_> {
     fn drop(&mut self) {
         if !self.committed {
-            decrement(&mut self.pending.lock(), &self.agent);
+            let key = (self.owner.clone(), self.agent.clone());
+            decrement(&mut self.pending.lock(), key);
         }
     }
 }
@@ -221,6 +232,18 @@ mod tests {
             .commit(Uuid::new_v4(), ONCE_OR_DENY);
         assert!(pending.reserve("a", "t").is_err());
         assert_eq!(pending.owner_of(first).as_deref(), Some("t"));
+    }
+
+    /// Security review: one token filled another's cap by naming its agent.
+    #[test]
+    fn counts_each_token_apart_under_the_same_agent() {
+        let pending = Pending::new(1);
+        pending
+            .reserve("main", "agent-b")
+            .unwrap()
+            .commit(Uuid::new_v4(), ONCE_OR_DENY);
+        assert!(pending.reserve("main", "agent-b").is_err());
+        assert!(pending.reserve("main", "agent-a").is_ok());
     }
 
     #[test]

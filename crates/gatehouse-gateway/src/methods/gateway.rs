@@ -3,6 +3,7 @@
 use crate::auth::Principal;
 use crate::error::Error;
 use crate::methods::Call;
+use crate::scope::{Access, Scope};
 use crate::wire::{CallerInfo, NoParams, ServerInfo, StatusResult, TokensResult};
 
 /// `gateway.status`: version, uptime, open connections and who is asking; any scope.
@@ -12,7 +13,12 @@ pub(super) async fn status(call: Call, _: NoParams) -> Result<StatusResult, Erro
         uptime_ms: u64::try_from(call.state.uptime().as_millis()).unwrap_or(u64::MAX),
         connections: call.state.open_connections(),
         caller: caller_info(&call.caller),
-        chat: call.state.chat().map(|chat| chat.status()),
+        // Chat targets are approvers' chat ids and delivery errors: for operators only.
+        chat: call
+            .state
+            .chat()
+            .filter(|_| call.caller.allows(Access::Scope(Scope::Approvals)))
+            .map(|chat| chat.status()),
     })
 }
 

@@ -717,6 +717,9 @@ async fn reports_a_channel_that_stopped_and_stops_routing_to_it() {
         "{status}"
     );
     assert_eq!(status["chat"]["channels"], json!([]), "{status}");
+    // Approvers' chats are for operators' eyes.
+    let seen_by_agent = t.server.ok(AGENT, "gateway.status", json!({})).await;
+    assert!(seen_by_agent.get("chat").is_none(), "{seen_by_agent}");
     let id = t.request(json!({})).await;
     let record = t.settled(&id).await;
     assert_eq!(record["reason"], "no-approval-route", "{record}");
