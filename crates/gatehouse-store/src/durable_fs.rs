@@ -107,6 +107,23 @@ pub(crate) fn file_mode(path: &Path) -> Result<Option<u32>, StoreError> {
     }
 }
 
+/// Opens `path` with `options`, never through a symlink: a link where one of this crate's
+/// files belongs is refused as [`StoreError::UnsafeDestination`] rather than followed.
+pub(crate) fn open_no_follow(options: &mut OpenOptions, path: &Path) -> Result<File, StoreError> {
+    options
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
+                StoreError::UnsafeDestination {
+                    path: path.to_path_buf(),
+                }
+            } else {
+                StoreError::io(path, "open", e)
+            }
+        })
+}
+
 /// Replaces `path` with `bytes` atomically and durably. The caller must hold [`WriteLock`].
 pub(crate) fn replace_atomically(
     path: &Path,

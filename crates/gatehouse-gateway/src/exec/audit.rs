@@ -2,9 +2,10 @@
 //! fsyncs: records go through a channel to one writer thread, in the order they were sent.
 //!
 //! The writer commits in groups: it appends the records that arrive within [`GROUP_WINDOW`] of
-//! the first, then fsyncs once and moves the head. A sync costs three fsyncs (the log, the new
-//! head file and its directory), so a sync per record fell ever further behind under load and
-//! its fsyncs delayed the approvals database's on the same disk; with the window a record is on
+//! the first, then fsyncs once and moves the head. A sync costs two fsyncs (the log, and the
+//! head rewritten in place; it was four disk operations while the head was replaced by rename),
+//! so a sync per record fell ever further behind under load and its fsyncs delayed the approvals
+//! database's on the same disk; with the window a record is on
 //! disk at most a few milliseconds after it was queued, and there are at most a few hundred
 //! syncs a second however busy the gateway is. Requests never wait for any of this: the audit
 //! log records what happened, and approvals and decisions are durable in the approvals

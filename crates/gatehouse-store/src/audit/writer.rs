@@ -13,12 +13,11 @@ use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
-use crate::StoreError;
 use crate::durable_fs::{self, PRIVATE_FILE_MODE, WriteLock};
 
 use super::chain::{self, Anchor};
 use super::error::AuditError;
-use super::head::{self, HeadState};
+use super::head::{self, Head, HeadState};
 use super::record::{AuditEvent, AuditRecord, ChainTip, decode_line, encode_line, line_hash};
 use super::segments::{self, Segment};
 use super::verify::{Problem, ProblemKind, head_problem};
@@ -95,10 +94,10 @@ pub struct AuditLog {
 #[derive(Debug)]
 struct Writer {
     path: PathBuf,
-    head_path: PathBuf,
+    head: Head,
     file: File,
     /// Held for the writer's lifetime: a second writer on the same log would fork the chain.
-    lock: WriteLock,
+    _lock: WriteLock,
     options: AuditOptions,
     tip: ChainTip,
     /// Seq of the active file's first record, `None` while it is empty.
@@ -139,19 +138,21 @@ impl AuditLog {
                 .and_then(|()| file.sync_all())
                 .map_err(|e| AuditError::io(&path, "truncate torn tail", e))?;
         }
-        if head == HeadState::Missing {
-            // Written before the first record, so a later missing head is always a deletion.
-            head::write(&head_path, &walk.tip, &lock)?;
-        }
+        // Records read back may so far be in the page cache only (the process crashed, not
+        // the machine): sync them before the head names them. A head written here, before the
+        // first record of a new log, also means a missing head is always a deletion.
+        file.sync_data()
+            .map_err(|e| AuditError::io(&path, "fsync", e))?;
+        let head = Head::create(&head_path, &walk.tip, &lock)?;
         let report = OpenReport {
             last_seq: walk.tip.seq,
             torn_tail,
         };
         let writer = Writer {
             path: path.clone(),
-            head_path,
+            head,
             file,
-            lock,
+            _lock: lock,
             options,
             tip: walk.tip,
             file_first_seq: walk.first_seq,
@@ -263,7 +264,7 @@ impl Writer {
             .sync_data()
             .map_err(|e| AuditError::io(&self.path, "fsync", e))?;
         self.unsynced = 0;
-        head::write(&self.head_path, &self.tip, &self.lock)
+        self.head.advance(&self.tip)
     }
 
     /// Renames the full active file to its segment name and starts an empty one; the next
@@ -352,22 +353,13 @@ fn check_existing(
 
 /// Opens for appending, creating with mode 0600, never through a symlink.
 fn open_append(path: &Path) -> Result<File, AuditError> {
-    OpenOptions::new()
+    let mut options = OpenOptions::new();
+    options
         .read(true)
         .append(true)
         .create(true)
-        .mode(PRIVATE_FILE_MODE)
-        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-        .open(path)
-        .map_err(|e| {
-            if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
-                AuditError::Store(StoreError::UnsafeDestination {
-                    path: path.to_path_buf(),
-                })
-            } else {
-                AuditError::io(path, "open", e)
-            }
-        })
+        .mode(PRIVATE_FILE_MODE);
+    Ok(durable_fs::open_no_follow(&mut options, path)?)
 }
 
 fn file_mode(file: &File, path: &Path) -> Result<u32, AuditError> {

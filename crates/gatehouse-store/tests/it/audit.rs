@@ -314,6 +314,54 @@ fn leaves_batched_records_unanchored_until_synced_without_failing_verification()
 }
 
 #[test]
+fn moves_the_head_in_place_at_a_fixed_length() {
+    use std::os::unix::fs::MetadataExt as _;
+
+    let log = Log::with_records(1);
+    let (writer, _) = AuditLog::open(&log.path, AuditOptions::default()).unwrap();
+    let inode = fs::metadata(log.head()).unwrap().ino();
+    let len = fs::metadata(log.head()).unwrap().len();
+    for i in 2..=120 {
+        writer.append(i, event(i)).unwrap();
+        let head = fs::metadata(log.head()).unwrap();
+        assert_eq!((head.ino(), head.len()), (inode, len), "after record {i}");
+    }
+    assert_eq!(log.verify().anchored_seq, Some(120));
+}
+
+#[test]
+fn accepts_an_unpadded_head_from_an_earlier_version() {
+    let log = Log::with_records(3);
+    let head = fs::read_to_string(log.head()).unwrap();
+    fs::write(log.head(), format!("{}\n", head.trim_end())).unwrap();
+    assert_eq!(log.verify().anchored_seq, Some(3));
+    let writer = log.open().unwrap();
+    writer.append(4, event(4)).unwrap();
+    assert_eq!(log.verify().anchored_seq, Some(4));
+}
+
+#[test]
+fn verifies_cleanly_while_the_writer_moves_the_head() {
+    let log = Log::with_records(1);
+    let (writer, _) = AuditLog::open(&log.path, AuditOptions::default()).unwrap();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            // Seqs of different lengths and new hashes on every move: a head read half moved
+            // would be unparsable or name no record.
+            for i in 2..=400 {
+                writer.append(i, event(i)).unwrap();
+            }
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+        while !done.load(std::sync::atomic::Ordering::SeqCst) {
+            let report = log.verify();
+            assert_eq!(report.problem, None, "{report:?}");
+        }
+    });
+}
+
+#[test]
 fn creates_the_log_and_head_with_mode_0600() {
     let log = Log::with_records(1);
     assert_eq!(mode(&log.path), 0o600);
