@@ -14,7 +14,7 @@ use gatehouse_policy::exec::{ExecEvaluation, is_in_trusted_dir};
 /// (or the gateway's), as node hosts expand it (`~user` resolves to nothing); a path with `/`
 /// is relative to `cwd`; a bare name is the first executable file on the request's `PATH` (or
 /// the gateway's). Relative `PATH` entries count, relative to `cwd`, as they would for the
-/// child started there; empty entries are skipped, as the policy skips them.
+/// child started there; an empty entry is `cwd`, as the policy reads it.
 pub(crate) fn resolve_program(
     program: &str,
     cwd: &Path,
@@ -48,6 +48,22 @@ pub(crate) fn resolve_program(
         })
         .map(|dir| dir.join(program))
         .find(|candidate| is_executable(candidate))
+}
+
+/// [`resolve_program`] for the program of an argv request the policy has just evaluated: a
+/// bare name the evaluation found on `PATH` is that file, without a second search (a path
+/// lookup per `PATH` entry, on every request).
+pub(crate) fn spawned_program(
+    program: &str,
+    cwd: &Path,
+    env: &BTreeMap<String, String>,
+    evaluation: &ExecEvaluation,
+) -> Option<PathBuf> {
+    let bare = !program.contains('/') && !program.starts_with('~');
+    match &evaluation.program_on_path {
+        Some(found) if bare => Some(found.clone()),
+        _ => resolve_program(program, cwd, env),
+    }
 }
 
 /// Why a run may not start although the policy let it through, or `None`.
@@ -175,5 +191,56 @@ mod tests {
             resolve_program("sh", work.path(), &later),
             Some(work.path().join("tools/sh"))
         );
+    }
+
+    /// The file the policy found on `PATH` stands in for the search only if it is the file the
+    /// search finds: for every kind of entry, the two must name it the same way.
+    #[test]
+    fn takes_the_policys_path_hit_only_where_it_is_the_searched_file() {
+        use gatehouse_policy::exec::{ExecPolicy, ExecRequest, evaluate};
+        use std::os::unix::fs::{PermissionsExt as _, symlink};
+
+        let work = tempfile::tempdir().unwrap();
+        let root = work.path();
+        let tool = |dir: &str, name: &str, mode: u32| {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+            let path = root.join(dir).join(name);
+            std::fs::write(&path, "#!/bin/sh\n").unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        tool("cwd", "in-cwd", 0o755);
+        tool("relative", "in-relative", 0o755);
+        tool("plain", "shadowed", 0o644);
+        tool("real", "shadowed", 0o755);
+        tool("real", "target", 0o755);
+        symlink(root.join("real"), root.join("linked")).unwrap();
+        symlink(root.join("real/target"), root.join("plain/via-link")).unwrap();
+        let path = format!(
+            ":../relative:{0}/plain:{0}/linked:/usr/bin:/bin",
+            root.display()
+        );
+        let env = BTreeMap::from([("PATH".to_owned(), path)]);
+        let cwd = root.join("cwd");
+        for program in [
+            "in-cwd",
+            "in-relative",
+            "shadowed",
+            "target",
+            "via-link",
+            "sh",
+        ] {
+            let request = ExecRequest::argv([program, "x"], &cwd).with_env("PATH", &env["PATH"]);
+            let evaluation = evaluate(&request, &ExecPolicy::default());
+            let searched = resolve_program(program, &cwd, &env);
+            assert!(searched.is_some(), "{program}");
+            // Compared as bytes: `Path`'s equality skips `.` components, the binding does not.
+            let bytes = |path: &Option<PathBuf>| path.as_ref().map(|p| p.as_os_str().to_owned());
+            assert_eq!(
+                bytes(&evaluation.program_on_path),
+                bytes(&searched),
+                "{program}: the policy's hit against the search"
+            );
+            assert_eq!(spawned_program(program, &cwd, &env, &evaluation), searched);
+        }
     }
 }

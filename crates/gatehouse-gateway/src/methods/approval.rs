@@ -22,7 +22,7 @@ use uuid::Uuid;
 
 use crate::chat::LevelRequest;
 use crate::error::Error;
-use crate::exec::resolve::resolve_program;
+use crate::exec::resolve::spawned_program;
 use crate::exec::{ExecServices, has_approval_route};
 use crate::methods::{Call, exec_of, requested_policy};
 use crate::payloads::exec_request;
@@ -78,7 +78,7 @@ pub(super) async fn request(call: Call, params: RequestParams) -> Result<Request
     let resolved = match &argv {
         Some(argv) => argv
             .first()
-            .and_then(|program| resolve_program(program, &params.cwd, &params.env)),
+            .and_then(|program| spawned_program(program, &params.cwd, &params.env, &evaluation)),
         None => evaluation
             .segments
             .first()

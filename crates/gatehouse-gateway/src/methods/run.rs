@@ -22,7 +22,7 @@ use uuid::Uuid;
 
 use crate::chat::{LevelRequest, level_audit};
 use crate::error::Error;
-use crate::exec::resolve::{resolve_program, unjudged_wrapper};
+use crate::exec::resolve::{spawned_program, unjudged_wrapper};
 use crate::exec::runner::{self, Finished, Spawn};
 use crate::exec::{ExecServices, has_approval_route};
 use crate::methods::{Call, exec_of, requested_policy};
@@ -100,7 +100,7 @@ pub(super) async fn run(call: Call, params: RunParams) -> Result<RunResult, Erro
         }),
         ExecCommand::Argv(argv) => argv
             .first()
-            .and_then(|program| resolve_program(program, &params.cwd, &params.env))
+            .and_then(|program| spawned_program(program, &params.cwd, &params.env, &evaluation))
             .map(|executable| Plan {
                 argv: argv.clone(),
                 executable,

@@ -41,10 +41,14 @@ pub fn evaluate(request: &ExecRequest, policy: &ExecPolicy) -> ExecEvaluation {
     }
     let warnings = checker.allowlist.warnings.clone();
     let durable = has_exact_approval(request, policy);
-    match analysis {
+    let mut evaluation = match analysis {
         Ok(()) => decide(policy, outcomes, durable, warnings),
         Err(reason) => analysis_failed(policy, reason, durable, warnings),
+    };
+    if let ExecCommand::Argv(argv) = &request.command {
+        evaluation.program_on_path = argv.first().and_then(|word| resolver.found_on_path(word));
     }
+    evaluation
 }
 
 /// Whether the allowlist holds an `=command:` entry for this exact command text.
@@ -101,6 +105,7 @@ fn analysis_failed(
         segments: Vec::new(),
         allow_always_patterns: Vec::new(),
         warnings,
+        program_on_path: None,
     }
 }
 
@@ -166,6 +171,7 @@ fn decide(
         segments: outcomes.into_iter().map(|o| o.evaluation).collect(),
         allow_always_patterns: patterns,
         warnings,
+        program_on_path: None,
     }
 }
 

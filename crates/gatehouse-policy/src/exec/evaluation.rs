@@ -254,4 +254,8 @@ pub struct ExecEvaluation {
     pub allow_always_patterns: Vec<String>,
     /// Non-fatal findings for operators, such as ignored basename-only allowlist entries.
     pub warnings: Vec<String>,
+    /// For an argv whose program is a bare name: the file on `PATH` it was found at, as
+    /// `execvp` opens it (the entry joined with the name, symlinks kept). An executor spawns
+    /// and binds this file without a second `PATH` search, which costs a path lookup per entry.
+    pub program_on_path: Option<PathBuf>,
 }

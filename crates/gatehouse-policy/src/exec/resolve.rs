@@ -21,6 +21,8 @@ pub(crate) struct Resolver {
     /// run several programs from the same directory. Never shared across evaluations, so a
     /// re-pointed symlink is always seen.
     real_dirs: RefCell<Vec<(PathBuf, PathBuf)>>,
+    /// Bare names found on `PATH` in this evaluation, with the file as `execvp` opens it.
+    found_on_path: RefCell<Vec<(String, PathBuf)>>,
 }
 
 impl Resolver {
@@ -47,7 +49,18 @@ impl Resolver {
             })
             .unwrap_or_default();
         let had_relative_path = entries.iter().any(|dir| dir.is_relative());
-        let path_dirs = entries.iter().map(|dir| cwd.join(dir)).collect();
+        // The working directory itself for an empty entry, not `cwd/.`: the same file the
+        // executor opens, under the same name.
+        let path_dirs = entries
+            .iter()
+            .map(|dir| {
+                if dir == Path::new(".") {
+                    cwd.clone()
+                } else {
+                    cwd.join(dir)
+                }
+            })
+            .collect();
         let home = env
             .get("HOME")
             .filter(|home| !home.is_empty())
@@ -58,6 +71,7 @@ impl Resolver {
             home,
             cwd: Some(cwd),
             real_dirs: RefCell::new(Vec::new()),
+            found_on_path: RefCell::new(Vec::new()),
         }
     }
 
@@ -93,10 +107,27 @@ impl Resolver {
         // The first directory holding an executable `word` wins, as for `execve` via `PATH`,
         // even when its real path cannot be worked out: searching on would name a program
         // the shell would not run.
-        self.path_dirs
+        for dir in &self.path_dirs {
+            if let Some(real) = self.path_hit(dir, word) {
+                let found = dir.join(word);
+                self.found_on_path
+                    .borrow_mut()
+                    .push((word.to_owned(), found));
+                return real;
+            }
+        }
+        None
+    }
+
+    /// The file a bare `word` was found at on `PATH` in this evaluation, as `execvp` opens it
+    /// (the entry joined with the name, symlinks kept), so an executor can spawn and bind that
+    /// file without searching `PATH` a second time.
+    pub(crate) fn found_on_path(&self, word: &str) -> Option<PathBuf> {
+        self.found_on_path
+            .borrow()
             .iter()
-            .find_map(|dir| self.path_hit(dir, word))
-            .flatten()
+            .find(|(name, _)| name == word)
+            .map(|(_, found)| found.clone())
     }
 
     /// Resolves a script operand (`bash script.sh`): relative to the working directory, and it
