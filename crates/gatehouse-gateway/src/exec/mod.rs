@@ -11,6 +11,7 @@ mod forward;
 mod pending;
 pub(crate) mod resolve;
 pub(crate) mod runner;
+mod waiting;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -40,6 +41,7 @@ use crate::payloads::{ask_fallback, exec_policy};
 use audit::Auditor;
 pub(crate) use forward::spawn_forwarder;
 use pending::Pending;
+use waiting::RequesterGuard;
 
 /// Where the exec state lives and how it is bounded; the binary fills it from config.
 #[derive(Debug, Clone)]
@@ -256,11 +258,10 @@ impl ExecServices {
     /// Creates an approval for `owner` and waits for its decision. If the requester goes away
     /// (the socket closes, the HTTP client disconnects) at any moment — even while the approval
     /// is still being created — it is cancelled with reason `requester-gone`, so nobody approves
-    /// a command nobody will run. The work runs in its own task for that reason: dropping the
-    /// caller's future only closes the answer channel, which the task watches.
+    /// a command nobody will run (see [`waiting`]).
     ///
-    /// A person may take minutes and a stopping gateway has `shutdown_grace`, so once `shutdown`
-    /// resolves the wait answers [`Error::ShuttingDown`] at once (and a wait that would start
+    /// A person may take minutes and a stopping gateway has `shutdown_grace`, so once shutdown
+    /// begins the wait answers [`Error::ShuttingDown`] at once (and a wait that would start
     /// during shutdown creates nothing). The approval is then left pending in the store, not
     /// cancelled: the requester did not give up, and the next start cancels it with
     /// `gateway-restart` as it does every approval a stop left pending.
@@ -269,46 +270,29 @@ impl ExecServices {
         owner: &str,
         create: CreateApproval,
         has_route: bool,
-        shutdown: impl Future<Output = ()> + Send + 'static,
+        state: &crate::GatewayState,
     ) -> Result<ApprovalRecord, Error> {
-        let mut shutdown = Box::pin(shutdown);
+        let mut shutdown = std::pin::pin!(state.shutdown_signal());
         if (&mut shutdown).now_or_never().is_some() {
             return Err(Error::ShuttingDown);
         }
-        let (mut answer, answered) = tokio::sync::oneshot::channel();
         let exec = self.clone();
         let owner = owner.to_owned();
-        tokio::spawn(async move {
-            let (id, decision) = match exec.create(&owner, create, has_route).await {
-                Ok((created, decision)) => (created.id, decision),
-                Err(error) => {
-                    let _ = answer.send(Err(error));
-                    return;
-                }
-            };
-            // A decision wins a tie with shutdown, and shutdown wins one with a requester that
-            // left: a connection closed by the shutdown is not a requester giving up.
-            tokio::select! {
-                biased;
-                record = decision.decided() => {
-                    // The requester may leave right after the decision; nothing is left to undo.
-                    drop(answer.send(record.map_err(Error::from)));
-                }
-                () = &mut shutdown => {
-                    tracing::info!(approval_id = %id, "Shutting down; the approval stays pending until the next start cancels it.");
-                    drop(answer.send(Err(Error::ShuttingDown)));
-                }
-                () = answer.closed() => {
-                    // Losing the race to a decision is fine: the store keeps the first answer.
-                    if let Err(error) = exec.inner.manager.cancel(id, REASON_REQUESTER_GONE).await {
-                        tracing::debug!(approval_id = %id, error = %error, "Cancel after requester left failed.");
-                    }
-                }
+        let creating: waiting::Creating =
+            Box::pin(async move { exec.create(&owner, create, has_route).await });
+        let mut guard = RequesterGuard::new(self.clone(), state.clone(), creating);
+        let (created, decision) = guard.created().await?;
+        // A decision wins a tie with shutdown.
+        let answer = tokio::select! {
+            biased;
+            record = decision.decided() => record.map_err(Error::from),
+            () = &mut shutdown => {
+                tracing::info!(approval_id = %created.id, "Shutting down; the approval stays pending until the next start cancels it.");
+                Err(Error::ShuttingDown)
             }
-        });
-        answered.await.map_err(|_| Error::Internal {
-            reason: "the approval task ended without an answer".to_owned(),
-        })?
+        };
+        guard.answered();
+        answer
     }
 
     /// The decisions an operator may still give on `record`: none once it left `pending`, and

@@ -131,12 +131,7 @@ pub(super) async fn request(call: Call, params: RequestParams) -> Result<Request
         }));
     }
     let record = exec
-        .create_and_await(
-            call.caller.name(),
-            create,
-            route,
-            call.state.shutdown_signal(),
-        )
+        .create_and_await(call.caller.name(), create, route, &call.state)
         .await?;
     let mut result = DecisionResult::from_record(&record);
     result.fallback = fallback(&record, ask_fallback, &policy, &evaluation);

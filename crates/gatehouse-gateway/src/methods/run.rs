@@ -276,13 +276,8 @@ async fn ask(
         allow_always_patterns: summary.allow_always_patterns.clone(),
     };
     let route = has_approval_route(&call.state, &create.request);
-    exec.create_and_await(
-        call.caller.name(),
-        create,
-        route,
-        call.state.shutdown_signal(),
-    )
-    .await
+    exec.create_and_await(call.caller.name(), create, route, &call.state)
+        .await
 }
 
 /// Spawns the planned argv, announcing `exec.running` if it outlasts the threshold and

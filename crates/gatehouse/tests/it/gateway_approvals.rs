@@ -381,6 +381,52 @@ async fn cancels_a_blocking_request_whose_requester_went_away() {
     );
 }
 
+/// A requester that leaves at once often leaves while its approval is still being created;
+/// that approval must be cancelled too, not left pending for a person to answer.
+#[tokio::test]
+async fn leaves_nothing_pending_when_requesters_leave_at_once() {
+    let server = Server::start("").await;
+    let _operator = server.ws(APPROVER).await;
+    for _ in 0..30 {
+        let mut agent = server.ws(AGENT).await;
+        agent
+            .send("exec.approval.request", ask_params(&server, json!({})))
+            .await;
+        drop(agent);
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let pending = server
+            .ok(APPROVER, "exec.approval.list", json!({"state": "pending"}))
+            .await;
+        if pending["approvals"] == json!([]) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still pending: {pending}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let cancelled = server
+        .ok(
+            APPROVER,
+            "exec.approval.list",
+            json!({"state": "cancelled"}),
+        )
+        .await;
+    let reasons: Vec<&Value> = cancelled["approvals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|approval| &approval["reason"])
+        .collect();
+    assert!(
+        reasons.iter().all(|reason| *reason == "requester-gone"),
+        "{reasons:?}"
+    );
+}
+
 #[tokio::test]
 async fn waits_on_an_approval_that_expires_and_announces_the_expiry() {
     let server = Server::start("").await;
