@@ -63,6 +63,21 @@ pub(super) fn fetch(conn: &Connection, id: &str) -> Result<Option<ApprovalRecord
     raw.map(|raw| raw.into_record(conn)).transpose()
 }
 
+/// Runs `sql`, an `UPDATE … RETURNING` [`COLUMNS`] that changes at most one row, and decodes
+/// the row as the update left it: `None` when it changed nothing. A compare-and-swap that
+/// succeeds thus needs no second lookup to report its record.
+pub(super) fn update_returning(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> Result<Option<ApprovalRecord>, StoreError> {
+    let raw = conn
+        .prepare_cached(sql)?
+        .query_row(params, RawRow::read)
+        .optional()?;
+    raw.map(|raw| raw.into_record(conn)).transpose()
+}
+
 pub(super) fn fetch_required(conn: &Connection, id: &str) -> Result<ApprovalRecord, StoreError> {
     fetch(conn, id)?.ok_or_else(|| StoreError::NotFound {
         approval_id: id.to_owned(),
@@ -330,8 +345,8 @@ mod tests {
         for sql in [
             fetch_sql().as_str(),
             MESSAGES_SQL,
-            super::super::write_ops::RESOLVE_SQL,
-            super::super::write_ops::CONSUME_SQL,
+            super::super::write_ops::RESOLVE_RETURNING.as_str(),
+            super::super::write_ops::CONSUME_RETURNING.as_str(),
         ] {
             let plan = plan(&conn, sql);
             assert!(

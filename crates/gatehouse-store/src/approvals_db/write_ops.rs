@@ -5,6 +5,8 @@
 //! answer in queue order wins. A function that fails leaves its changes to the writer, which
 //! rolls them back to the savepoint taken before it.
 
+use std::sync::LazyLock;
+
 use rusqlite::{Connection, params};
 
 use super::ids::id_order;
@@ -12,7 +14,9 @@ use super::record::{
     ApprovalRecord, ApprovalState, ConsumeOutcome, DeliveredMessage, NewApproval, Resolution,
     ResolveOutcome,
 };
-use super::rows::{COLUMNS, encode, fetch, fetch_required, limit_param, sql_ms, stored_ms};
+use super::rows::{
+    COLUMNS, encode, fetch, fetch_required, limit_param, sql_ms, stored_ms, update_returning,
+};
 use crate::error::StoreError;
 
 /// Stores a new pending approval; an id that exists in any state is refused (the id index is
@@ -83,14 +87,22 @@ pub(super) fn insert(
 }
 
 /// The compare-and-swap from pending; `id_order` is ?7 (see `ids`).
-pub(super) const RESOLVE_SQL: &str = "UPDATE approvals SET state = ?2, decision = ?3, \
+const RESOLVE_SQL: &str = "UPDATE approvals SET state = ?2, decision = ?3, \
      resolved_by = ?4, reason = ?5, resolved_at_ms = ?6 \
      WHERE id_order = ?7 AND id = ?1 AND state = 'pending'";
 
 /// The compare-and-swap that takes an allow-once run; `id_order` is ?3.
-pub(super) const CONSUME_SQL: &str = "UPDATE approvals SET consumed_at_ms = ?2 \
+const CONSUME_SQL: &str = "UPDATE approvals SET consumed_at_ms = ?2 \
      WHERE id_order = ?3 AND id = ?1 \
      AND state = 'allowed' AND decision = 'allow-once' AND consumed_at_ms IS NULL";
+
+/// [`RESOLVE_SQL`] answering with the row it changed, so a decision is not read back.
+pub(super) static RESOLVE_RETURNING: LazyLock<String> =
+    LazyLock::new(|| format!("{RESOLVE_SQL} RETURNING {COLUMNS}"));
+
+/// [`CONSUME_SQL`] answering with the row it changed.
+pub(super) static CONSUME_RETURNING: LazyLock<String> =
+    LazyLock::new(|| format!("{CONSUME_SQL} RETURNING {COLUMNS}"));
 
 /// Moves a pending approval to the resolution's state, or reports the earlier winner.
 pub(super) fn resolve(
@@ -109,19 +121,24 @@ pub(super) fn resolve(
             (None, Some(reason.as_str()))
         }
     };
-    let changed = conn.prepare_cached(RESOLVE_SQL)?.execute(params![
-        id,
-        resolution.target_state().as_str(),
-        resolution.decision().map(|d| d.as_str()),
-        resolved_by,
-        reason,
-        sql_ms(at_ms),
-        id_order(id),
-    ])?;
+    let applied = update_returning(
+        conn,
+        &RESOLVE_RETURNING,
+        params![
+            id,
+            resolution.target_state().as_str(),
+            resolution.decision().map(|d| d.as_str()),
+            resolved_by,
+            reason,
+            sql_ms(at_ms),
+            id_order(id),
+        ],
+    )?;
+    if let Some(record) = applied {
+        return Ok(ResolveOutcome::Applied(record));
+    }
     let record = fetch_required(conn, id)?;
-    Ok(if changed == 1 {
-        ResolveOutcome::Applied(record)
-    } else if resolution.matches(&record) {
+    Ok(if resolution.matches(&record) {
         ResolveOutcome::Repeated(record)
     } else {
         ResolveOutcome::Rejected { winner: record }
@@ -134,13 +151,16 @@ pub(super) fn consume_allow_once(
     id: &str,
     at_ms: u64,
 ) -> Result<ConsumeOutcome, StoreError> {
-    let changed =
-        conn.prepare_cached(CONSUME_SQL)?
-            .execute(params![id, sql_ms(at_ms), id_order(id)])?;
+    let consumed = update_returning(
+        conn,
+        &CONSUME_RETURNING,
+        params![id, sql_ms(at_ms), id_order(id)],
+    )?;
+    if let Some(record) = consumed {
+        return Ok(ConsumeOutcome::Consumed(record));
+    }
     let record = fetch_required(conn, id)?;
-    Ok(if changed == 1 {
-        ConsumeOutcome::Consumed(record)
-    } else if record.consumed_at_ms.is_some() {
+    Ok(if record.consumed_at_ms.is_some() {
         ConsumeOutcome::AlreadyConsumed(record)
     } else {
         ConsumeOutcome::NotAllowOnce(record)

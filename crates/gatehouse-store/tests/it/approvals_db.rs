@@ -283,6 +283,25 @@ fn records_delivered_messages_once_each_in_order() {
     ));
 }
 
+/// A decision and a consumed run report the row their update returned, not a second read; it
+/// must be the record a read returns, delivered messages included.
+#[test]
+fn reports_a_decided_and_a_consumed_record_as_a_read_returns_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_db(&dir);
+    db.insert(&new_approval("w1", 10)).unwrap();
+    db.record_delivery("w1", &message("7001")).unwrap();
+    let outcome = db
+        .resolve("w1", &decided(ApprovalDecision::AllowOnce, "alice"), 20)
+        .unwrap();
+    assert!(outcome.applied());
+    assert_eq!(Some(outcome.winner().clone()), db.get("w1").unwrap());
+    match db.consume_allow_once("w1", 21).unwrap() {
+        ConsumeOutcome::Consumed(record) => assert_eq!(Some(record), db.get("w1").unwrap()),
+        other => panic!("expected Consumed, got {other:?}"),
+    }
+}
+
 #[test]
 fn finds_by_case_insensitive_prefix_treating_wildcards_literally() {
     let dir = tempfile::tempdir().unwrap();
