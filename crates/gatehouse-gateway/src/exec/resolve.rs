@@ -34,13 +34,13 @@ pub(crate) fn resolve_program(
     if program.contains('/') {
         return Some(cwd.join(program)).filter(|path| is_executable(path));
     }
-    // As the policy searches: an empty entry is the working directory, and the search stops
-    // at an entry starting with `~`, which shells read differently.
+    // As the policy searches: an empty entry (or `.`) is the working directory itself, and
+    // the search stops at an entry starting with `~`, which shells read differently.
     request_var(env, "PATH")?
         .split(':')
         .take_while(|dir| !dir.starts_with('~'))
         .map(|dir| {
-            if dir.is_empty() {
+            if dir.is_empty() || Path::new(dir) == Path::new(".") {
                 cwd.to_path_buf()
             } else {
                 cwd.join(dir)
@@ -221,17 +221,22 @@ mod tests {
         );
         let env = BTreeMap::from([("PATH".to_owned(), path)]);
         let cwd = root.join("cwd");
-        for program in [
+        let dot = BTreeMap::from([("PATH".to_owned(), "./:/usr/bin:/bin".to_owned())]);
+        let cases = [
             "in-cwd",
             "in-relative",
             "shadowed",
             "target",
             "via-link",
             "sh",
-        ] {
+        ]
+        .map(|program| (program, &env))
+        .into_iter()
+        .chain([("in-cwd", &dot)]);
+        for (program, env) in cases {
             let request = ExecRequest::argv([program, "x"], &cwd).with_env("PATH", &env["PATH"]);
             let evaluation = evaluate(&request, &ExecPolicy::default());
-            let searched = resolve_program(program, &cwd, &env);
+            let searched = resolve_program(program, &cwd, env);
             assert!(searched.is_some(), "{program}");
             // Compared as bytes: `Path`'s equality skips `.` components, the binding does not.
             let bytes = |path: &Option<PathBuf>| path.as_ref().map(|p| p.as_os_str().to_owned());
@@ -240,7 +245,7 @@ mod tests {
                 bytes(&searched),
                 "{program}: the policy's hit against the search"
             );
-            assert_eq!(spawned_program(program, &cwd, &env, &evaluation), searched);
+            assert_eq!(spawned_program(program, &cwd, env, &evaluation), searched);
         }
     }
 }
