@@ -7,12 +7,12 @@ mod options;
 use self::options::{Grammar, Role, is_stdin_path};
 use super::unwrap::basename;
 
-/// Programs that run code or other programs, so an allowlist entry for them is never derived
-/// by allow-always and they never qualify as safe bins.
-const INTERPRETER_LIKE: &[&str] = &[
+/// Programs that, given no arguments, read a program or commands from stdin and run them
+/// (`ed` and `dc` run `!command`, `sqlite3` runs `.system`); all of them also run code named
+/// or written on their command line. Python is matched by [`is_python`].
+const STDIN_PROGRAM_RUNNERS: &[&str] = &[
     "node",
     "nodejs",
-    "bun",
     "deno",
     "ruby",
     "irb",
@@ -24,10 +24,19 @@ const INTERPRETER_LIKE: &[&str] = &[
     "lldb",
     "lua",
     "luajit",
-    "rscript",
     "tclsh",
     "wish",
     "expect",
+    "sqlite3",
+    "ed",
+    "ex",
+    "dc",
+];
+
+/// The other programs that run code or other programs given to them.
+const OTHER_CODE_RUNNERS: &[&str] = &[
+    "bun",
+    "rscript",
     "awk",
     "gawk",
     "mawk",
@@ -58,50 +67,26 @@ const INTERPRETER_LIKE: &[&str] = &[
     "groovy",
     "scala",
     "jshell",
-    "sqlite3",
     "vim",
     "nvim",
     "emacs",
-    "ed",
-    "ex",
 ];
 
-/// Whether a program runs code or other programs given to it.
+/// Whether a program runs code or other programs given to it, so an allowlist entry for it is
+/// never derived by allow-always and it never qualifies as a safe bin.
 pub(crate) fn is_interpreter_like(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
-    is_python(&name) || INTERPRETER_LIKE.contains(&name.as_str())
+    is_python(&name)
+        || STDIN_PROGRAM_RUNNERS.contains(&name.as_str())
+        || OTHER_CODE_RUNNERS.contains(&name.as_str())
 }
 
-/// Programs that, given no arguments, read a program or commands from stdin and run them
-/// (`ed` and `dc` run `!command`, `sqlite3` runs `.system`). With stdin from a pipe, whatever
-/// the previous command prints runs. At the head of a command a bare `python3` reads what its
-/// runner gives it (`system.run` gives nothing) and is judged as before.
+/// Whether `program`, given no arguments, runs what arrives on its stdin. With stdin from a
+/// pipe, whatever the previous command prints runs. At the head of a command a bare `python3`
+/// reads what its runner gives it (`system.run` gives nothing) and is judged as before.
 pub(crate) fn reads_program_from_stdin(program: &str) -> bool {
     let name = basename(program).to_ascii_lowercase();
-    is_python(&name)
-        || [
-            "node",
-            "nodejs",
-            "deno",
-            "ruby",
-            "irb",
-            "perl",
-            "php",
-            "julia",
-            "osascript",
-            "gdb",
-            "lldb",
-            "lua",
-            "luajit",
-            "tclsh",
-            "wish",
-            "expect",
-            "sqlite3",
-            "ed",
-            "ex",
-            "dc",
-        ]
-        .contains(&name.as_str())
+    is_python(&name) || STDIN_PROGRAM_RUNNERS.contains(&name.as_str())
 }
 
 fn is_python(name: &str) -> bool {
@@ -556,6 +541,16 @@ mod tests {
     fn hit(argv: &[&str]) -> bool {
         let args: Vec<String> = argv[1..].iter().map(|a| (*a).to_owned()).collect();
         inline_code(argv[0], &args).is_some()
+    }
+
+    /// A program that runs what its stdin brings runs code: it is never a safe bin, and
+    /// allow-always never stores it.
+    #[test]
+    fn every_stdin_program_runner_is_interpreter_like() {
+        for name in STDIN_PROGRAM_RUNNERS.iter().chain(&["python3", "pypy"]) {
+            assert!(reads_program_from_stdin(name), "{name}");
+            assert!(is_interpreter_like(name), "{name}");
+        }
     }
 
     #[test]
