@@ -160,10 +160,59 @@ pub(crate) fn inline_code(program: &str, args: &[String]) -> Option<&'static str
     legacy.then_some(INLINE)
 }
 
+/// The files a code runner reads program text from, as written on its command line: an
+/// interpreter's script operand, `-f`-style values and module paths, awk's `-f` and `-i`
+/// files, sed's `-f` scripts, make's `-f` makefiles. The caller makes sure each is a plain file
+/// on disk: a name that reaches stdin through a symlink or the working directory (`stdin` run
+/// from `/dev`) is code another command writes, which the text alone cannot show. Arguments
+/// [`inline_code`] refuses (unknown options) give nothing here.
+pub(crate) fn program_files<'a>(program: &str, args: &'a [String]) -> Vec<&'a str> {
+    let name = basename(program).to_ascii_lowercase();
+    let (grammars, rules): (&[&Grammar], Option<&Rules>) = match name.as_str() {
+        n if is_python(n) => (&[&grammars::PYTHON], Some(&PYTHON_RULES)),
+        "node" | "nodejs" => (&[&grammars::NODE], Some(&NODE_RULES)),
+        "ruby" => (&[&grammars::RUBY], Some(&RUBY_RULES)),
+        "perl" => (&[&grammars::PERL], Some(&PERL_RULES)),
+        "php" => (&[&grammars::PHP], Some(&PHP_RULES)),
+        "awk" | "gawk" | "mawk" | "nawk" => (&[&grammars::AWK], None),
+        "sed" | "gsed" => (&[&grammars::SED_GNU, &grammars::SED_BSD], None),
+        "make" | "gmake" => (&[&grammars::MAKE], None),
+        _ => return Vec::new(),
+    };
+    let module_paths = rules.is_none_or(|rules| rules.module_paths);
+    let mut files = Vec::new();
+    for grammar in grammars {
+        let Ok(parsed) = grammar.parse(args) else {
+            continue;
+        };
+        for (opt, value) in &parsed.options {
+            let Some(value) = *value else { continue };
+            let is_file = match opt.role {
+                Role::ProgramFile => true,
+                Role::Module => module_paths && value.contains('/'),
+                _ => false,
+            };
+            if is_file && !files.contains(&value) {
+                files.push(value);
+            }
+        }
+        if let Some(rules) = rules
+            && !parsed.has(Role::ProgramFile)
+            && !parsed.has(Role::RunsModule)
+            && let Some(program) = parsed.operands.first()
+            && !rules.stdin_operands.contains(program)
+        {
+            files.push(program);
+        }
+    }
+    files
+}
+
 const INLINE: &str = "inline interpreter code";
 const FROM_STDIN: &str = "a program read from stdin or a path that may lead there (`/dev/…`, \
      `/proc/…`, `..`), which another command can write";
-const INTERACTIVE: &str = "code read from stdin (an interactive mode or a debugger)";
+const INTERACTIVE: &str =
+    "code typed in later (an interactive mode, or a debugger on stdin or on a network port)";
 const UNKNOWN_OPTION: &str =
     "an option Gatehouse does not know, which may carry code or take the program's place";
 const MODULE_CODE: &str = "code through a module or setting option";
@@ -176,32 +225,39 @@ struct Rules {
     module_ok: fn(&str) -> bool,
     /// First operands that are not a script but a built-in reading stdin (`node inspect`).
     stdin_operands: &'static [&'static str],
+    /// A module value with a `/` is a file path (`node -r ./hook.js`, `ruby -r ./lib`).
+    module_paths: bool,
 }
 
 const PYTHON_RULES: Rules = Rules {
     grammar: &grammars::PYTHON,
     module_ok: python_module_ok,
     stdin_operands: &[],
+    module_paths: false,
 };
 const PERL_RULES: Rules = Rules {
     grammar: &grammars::PERL,
     module_ok: perl_module_ok,
     stdin_operands: &[],
+    module_paths: false,
 };
 const NODE_RULES: Rules = Rules {
     grammar: &grammars::NODE,
     module_ok: node_module_ok,
     stdin_operands: &["inspect"],
+    module_paths: true,
 };
 const RUBY_RULES: Rules = Rules {
     grammar: &grammars::RUBY,
     module_ok: |_| true,
     stdin_operands: &[],
+    module_paths: true,
 };
 const PHP_RULES: Rules = Rules {
     grammar: &grammars::PHP,
     module_ok: php_ini_ok,
     stdin_operands: &[],
+    module_paths: false,
 };
 
 /// Options first: code, stdin modes and modules; then the program, which is a file operand,
@@ -380,10 +436,31 @@ const SED_EXECUTES: &str = "a sed script that executes or writes";
 /// sed scripts given inline (by `-e` or as the first operand) that use `e`, `w`/`W` or the
 /// `e`/`w` flags of `s`. Scripts from `-f` files are not inspected here, but a `-f` reading
 /// stdin is code another command writes. Both GNU (options anywhere) and BSD (options before
-/// the first operand) readings are checked.
+/// the first operand) readings are checked, and on a BSD host also the one where `-i` takes
+/// the next word as its suffix.
 fn sed_code(args: &[String]) -> Option<&'static str> {
+    sed_code_on(args, BSD_SED_HOST)
+}
+
+/// Whether this host's `sed` is BSD's, whose `-i` always takes a suffix: the next word when
+/// none is attached (`sed -i '' 'w ~/.profile' f` writes a file there, while GNU sed reads
+/// `''` as the script).
+const BSD_SED_HOST: bool = cfg!(any(
+    target_os = "macos",
+    target_os = "freebsd",
+    target_os = "openbsd",
+    target_os = "netbsd",
+    target_os = "dragonfly"
+));
+
+fn sed_code_on(args: &[String], bsd_host: bool) -> Option<&'static str> {
+    let suffix_dropped = bsd_host.then(|| without_in_place_suffix(args)).flatten();
+    let mut readings = vec![(&grammars::SED_GNU, args), (&grammars::SED_BSD, args)];
+    if let Some(dropped) = &suffix_dropped {
+        readings.push((&grammars::SED_BSD, dropped.as_slice()));
+    }
     let mut scripts: Vec<&str> = Vec::new();
-    for grammar in [&grammars::SED_GNU, &grammars::SED_BSD] {
+    for (grammar, args) in readings {
         let Ok(parsed) = grammar.parse(args) else {
             return Some(UNKNOWN_OPTION);
         };
@@ -411,6 +488,24 @@ fn sed_code(args: &[String]) -> Option<&'static str> {
         .iter()
         .any(|script| sed_script_executes(script))
         .then_some(SED_EXECUTES)
+}
+
+/// BSD sed's reading of a bare `-i`: the word after it is the suffix, so the arguments without
+/// that word parse as BSD sed sees them. `None` without a bare `-i` before the operands.
+fn without_in_place_suffix(args: &[String]) -> Option<Vec<String>> {
+    let parsed = grammars::SED_BSD.parse(args).ok()?;
+    let bare_in_place = parsed
+        .options
+        .iter()
+        .any(|(opt, value)| opt.short == Some('i') && value.is_none_or(str::is_empty));
+    if !bare_in_place || parsed.operands.is_empty() {
+        return None;
+    }
+    // BSD sed stops at the first operand, so the operands are the tail of the arguments.
+    let at = args.len() - parsed.operands.len();
+    let mut rest = args.to_vec();
+    rest.remove(at);
+    Some(rest)
 }
 
 /// A small sed tokenizer: addresses, then a command letter; `s` and `y` have delimited
@@ -551,6 +646,22 @@ mod tests {
             assert!(reads_program_from_stdin(name), "{name}");
             assert!(is_interpreter_like(name), "{name}");
         }
+    }
+
+    /// On a BSD host `sed -i '' SCRIPT` edits in place with an empty suffix, so SCRIPT is the
+    /// script; on a GNU host `''` is the script and SCRIPT a file.
+    #[test]
+    fn reads_the_word_after_a_bare_in_place_as_bsd_sed_does_on_bsd_hosts() {
+        let args =
+            |words: &[&str]| -> Vec<String> { words.iter().map(|w| (*w).to_owned()).collect() };
+        let writes = args(&["-i", "", "w /tmp/x", "f"]);
+        assert!(sed_code_on(&writes, true).is_some());
+        assert!(sed_code_on(&writes, false).is_none());
+        assert!(sed_code_on(&args(&["-n", "-i", "", "1e id", "f"]), true).is_some());
+        assert!(sed_code_on(&args(&["-i", "", "s/a/b/", "f"]), true).is_none());
+        // An attached suffix, or GNU's `-i SCRIPT FILE`, leaves the words as they are.
+        assert!(sed_code_on(&args(&["-i.bak", "s/a/b/", "f"]), true).is_none());
+        assert!(sed_code_on(&args(&["-i", "s/a/b/", "f"]), false).is_none());
     }
 
     #[test]

@@ -6,6 +6,13 @@ use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
 mod no_symlink;
+mod plain_file;
+
+use self::plain_file::FileKind;
+
+/// Most directories [`Resolver::changed_dir`] keeps track of; more `cd`s than this in one
+/// command make relative file operands unknown.
+const MAX_FILE_DIRS: usize = 8;
 
 /// Where names resolve: the request's `PATH`, `HOME` and working directory.
 #[derive(Debug, Clone)]
@@ -15,8 +22,15 @@ pub(crate) struct Resolver {
     /// Some entry was relative, so a `cd` changes what every later lookup finds.
     had_relative_path: bool,
     home: Option<PathBuf>,
-    /// `None` after a `cd` the analyzer could not follow.
+    /// `None` after a `cd`, where relative programs become ambiguous.
     cwd: Option<PathBuf>,
+    /// Every directory a relative file operand may be opened from: the request's working
+    /// directory and, after each `cd`, where it may have moved to (a `cd` that fails, or one in
+    /// a pipeline, leaves the shell where it was). `None` once a `cd` went somewhere its text
+    /// does not say.
+    file_dirs: Option<Vec<PathBuf>>,
+    /// `CDPATH` is set, so a relative `cd` may land in any of its directories.
+    cdpath: bool,
     /// Real paths of `PATH` directories already resolved during this evaluation; most chains
     /// run several programs from the same directory. Never shared across evaluations, so a
     /// re-pointed symlink is always seen.
@@ -69,6 +83,8 @@ impl Resolver {
             path_dirs,
             had_relative_path,
             home,
+            file_dirs: Some(vec![cwd.clone()]),
+            cdpath: env.get("CDPATH").is_some_and(|cdpath| !cdpath.is_empty()),
             cwd: Some(cwd),
             real_dirs: RefCell::new(Vec::new()),
             found_on_path: RefCell::new(Vec::new()),
@@ -82,13 +98,47 @@ impl Resolver {
 
     /// After a `cd`, relative names are ambiguous: in a pipeline or after a failed `cd` bash
     /// still runs them from the old directory. So relative programs and relative `PATH`
-    /// entries stop resolving rather than guessing.
-    pub(crate) fn forget_cwd(&mut self) {
+    /// entries stop resolving rather than guessing, and a relative file operand must be a plain
+    /// file (or nothing) in each directory the shell may be in. `target` is the directory as written, when
+    /// it is one plain word (no expansion, option, `~` or `-`); otherwise nothing relative is
+    /// known any more.
+    pub(crate) fn changed_dir(&mut self, target: Option<&str>) {
         self.cwd = None;
         // A relative entry may shadow any later one, so none of them can be trusted.
         if self.had_relative_path {
             self.path_dirs.clear();
         }
+        let followed =
+            target.filter(|target| !target.is_empty() && (target.starts_with('/') || !self.cdpath));
+        self.file_dirs = match (self.file_dirs.take(), followed) {
+            (Some(mut dirs), Some(target)) if dirs.len() < MAX_FILE_DIRS => {
+                let moved: Vec<PathBuf> = dirs.iter().map(|dir| dir.join(target)).collect();
+                for dir in moved {
+                    if !dirs.contains(&dir) {
+                        dirs.push(dir);
+                    }
+                }
+                Some(dirs)
+            }
+            _ => None,
+        };
+    }
+
+    /// Whether a program-file operand (a script, a `-f` file, a module path) opens nothing but
+    /// a plain file, in every directory it may be opened from: a regular file outside `/dev`
+    /// and `/proc`, not reached through an fd link, or nothing at all (the tool then fails
+    /// without running anything).
+    pub(crate) fn opens_only_plain_files(&self, word: &str, tilde: bool) -> bool {
+        let is_plain = |path: &Path| !matches!(plain_file::classify(path), FileKind::Other);
+        if tilde && word.starts_with('~') {
+            return self.expand_tilde(word).is_some_and(|path| is_plain(&path));
+        }
+        if word.starts_with('/') {
+            return is_plain(Path::new(word));
+        }
+        self.file_dirs
+            .as_ref()
+            .is_some_and(|dirs| dirs.iter().all(|dir| is_plain(&dir.join(word))))
     }
 
     /// Resolves a program word. A word with a `/` names a path (which may not exist yet, and
@@ -131,16 +181,18 @@ impl Resolver {
     }
 
     /// Resolves a script operand (`bash script.sh`): relative to the working directory, and it
-    /// must exist, because bash would otherwise search `PATH` for it.
+    /// must exist, because bash would otherwise search `PATH` for it. It must be a plain file
+    /// (see [`Self::opens_only_plain_files`]): a symlink to `/dev/stdin` is the pipe's text.
     pub(crate) fn resolve_script(&self, word: &str, tilde: bool) -> Option<PathBuf> {
         let candidate = if tilde && word.starts_with('~') {
             self.expand_tilde(word)?
         } else {
             self.relative_to_cwd(word)?
         };
-        std::fs::canonicalize(candidate)
-            .ok()
-            .filter(|p| p.is_file())
+        match plain_file::classify(&candidate) {
+            FileKind::Plain(real) => Some(real),
+            FileKind::Missing | FileKind::Other => None,
+        }
     }
 
     /// Looks a bare name up in `node_modules/.bin` of the working directory, and nowhere else:

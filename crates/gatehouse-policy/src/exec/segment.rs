@@ -5,7 +5,9 @@ use std::rc::Rc;
 
 use super::allowlist::{CompiledAllowlist, literal_pattern};
 use super::evaluation::{LookedThrough, Reason, Rule, SatisfiedBy, SegmentEvaluation};
-use super::inline_eval::{inline_code, is_interpreter_like, reads_program_from_stdin};
+use super::inline_eval::{
+    inline_code, is_interpreter_like, program_files, reads_program_from_stdin,
+};
 use super::parse::{ParsedSegment, Word, parse_shell};
 use super::policy::ExecPolicy;
 use super::resolve::Resolver;
@@ -159,7 +161,7 @@ impl Checker<'_> {
         }
         if shell_mode && SAFE_BUILTINS.contains(&first.text.as_str()) {
             if first.text == "cd" {
-                resolver.forget_cwd();
+                resolver.changed_dir(cd_target(&words[1..]));
             }
             out.push(SegmentOutcome {
                 evaluation: SegmentEvaluation {
@@ -273,7 +275,7 @@ impl Checker<'_> {
             }
             Target::Program { index, package_bin } => {
                 if words[index].text == "cd" {
-                    resolver.forget_cwd();
+                    resolver.changed_dir(cd_target(&words[index + 1..]));
                 }
                 let piped = segment.stdin_piped;
                 out.push(self.program(words, index, package_bin, piped, argv, resolver));
@@ -415,6 +417,15 @@ impl Checker<'_> {
             .or_else(|| {
                 (reads_pipe(&name) || real_name.is_some_and(reads_pipe))
                     .then_some("a program read from the pipe before it")
+            })
+            .or_else(|| {
+                let runs_unplain = |program: &str| {
+                    program_files(program, args).into_iter().any(|file| {
+                        !opens_only_plain_files(resolver, &words[index + 1..], args, file)
+                    })
+                };
+                (runs_unplain(&word.text) || real_name.is_some_and(runs_unplain))
+                    .then_some(UNPLAIN_PROGRAM_FILE)
             });
         let (satisfied_by, reason) = match (&resolved, inline) {
             (None, _) => (
@@ -519,6 +530,44 @@ impl Checker<'_> {
 }
 
 /// The word that decides what runs, if the target has one.
+const UNPLAIN_PROGRAM_FILE: &str = "a program file that may not be a regular file on disk \
+     (a device, a `/proc` file, a path to stdin, or a name known only at run time)";
+
+/// Whether `file`, a program-file value inside `args` (the words after the program), opens
+/// nothing but a plain file (see [`Resolver::opens_only_plain_files`]). The word holding it says whether the shell changes it first: a `~` is expanded
+/// only at the start of a whole word, and an expansion or glob is known only at run time.
+fn opens_only_plain_files(
+    resolver: &Resolver,
+    words: &[Word],
+    args: &[String],
+    file: &str,
+) -> bool {
+    let holder = args.iter().position(|arg| {
+        let arg = arg.as_bytes().as_ptr_range();
+        let value = file.as_bytes().as_ptr_range();
+        arg.start <= value.start && value.end <= arg.end
+    });
+    let Some(word) = holder.and_then(|at| words.get(at)) else {
+        return false;
+    };
+    if word.has_expansion || word.glob {
+        return false;
+    }
+    let whole = word.text.len() == file.len();
+    resolver.opens_only_plain_files(file, whole && word.tilde)
+}
+
+/// The directory a `cd` moves to, when its words say it plainly: one literal word that is not
+/// an option, `-`, `~…` or an expansion. `cd` alone goes to `HOME`, which is not followed.
+fn cd_target(operands: &[Word]) -> Option<&str> {
+    match operands {
+        [dir] if !dir.has_expansion && !dir.glob && !dir.tilde && !dir.text.starts_with('-') => {
+            Some(&dir.text)
+        }
+        _ => None,
+    }
+}
+
 fn target_index(target: &Target) -> Option<usize> {
     match target {
         Target::Program { index, .. } | Target::Opaque { index, .. } => Some(*index),

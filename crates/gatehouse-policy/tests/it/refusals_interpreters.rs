@@ -1,10 +1,11 @@
 //! Refusals found by probing shells, interpreters and safe bins: shell flags that change what
 //! runs, inline code behind options that take a value, code fed on stdin, abbreviated options.
 
+use gatehouse_policy::exec::Decision;
 use gatehouse_policy::exec::Rule::*;
 
 use crate::support::Expect::Refused;
-use crate::support::check;
+use crate::support::{STANDARD_ALLOWLIST, check, standard_host};
 
 #[test]
 fn denies_shell_flags_that_change_what_the_payload_runs() {
@@ -128,6 +129,11 @@ fn denies_code_smuggled_in_module_and_setting_options() {
         ("node -i", Refused(InlineEval)),
         ("node inspect app.js", Refused(InlineEval)),
         ("php -a", Refused(InlineEval)),
+        // A debugger port: whoever reaches it runs code in the process.
+        ("node --inspect app.js", Refused(InlineEval)),
+        ("node --inspect=0.0.0.0:9229 app.js", Refused(InlineEval)),
+        ("node --inspect-brk app.js", Refused(InlineEval)),
+        ("node --inspect-wait=9230 app.js", Refused(InlineEval)),
     ]);
 }
 
@@ -356,4 +362,77 @@ fn denies_xargs_without_a_command() {
         ("ls | xargs -0 -n 1", Refused(InlineEval)),
         ("ls | xargs --max-args=2", Refused(InlineEval)),
     ]);
+}
+
+/// A program file named by a word that only the filesystem shows to be stdin: a symlink to
+/// `/dev/stdin`, `stdin` read from `/dev` (the request's cwd or a `cd`), a `/proc` file. The
+/// words themselves look like any script, so only opening the path tells them apart.
+#[test]
+fn denies_program_files_that_reach_stdin_through_the_filesystem() {
+    use crate::support::Expect::Allow;
+
+    let host = standard_host();
+    let work = host.root.join("work");
+    for script in ["app.js", "sub/app.js", "lib/hook.js", "edit.sed"] {
+        let path = work.join(script);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "").unwrap();
+    }
+    std::os::unix::fs::symlink("/dev/stdin", work.join("s")).unwrap();
+    std::os::unix::fs::symlink("/dev", work.join("devices")).unwrap();
+    let policy = host.policy(STANDARD_ALLOWLIST);
+    let verdict = |command: &str, cwd: &std::path::Path| {
+        let mut request = host.request(command);
+        request.cwd = cwd.to_path_buf();
+        let verdict = gatehouse_policy::exec::evaluate(&request, &policy);
+        if verdict.decision == Decision::Allow {
+            Allow
+        } else {
+            Refused(verdict.reason.rule)
+        }
+    };
+    let mut failures = Vec::new();
+    let mut expect = |command: &str, cwd: &std::path::Path, expected| {
+        let actual = verdict(command, cwd);
+        if actual != expected {
+            failures.push(format!("{command:?} in {cwd:?}: {actual:?}"));
+        }
+    };
+    for command in [
+        "echo 1 | node s",
+        "echo 1 | bash -c 'node s'",
+        "printf p | sed -f s edit.sed",
+        "echo 1 | node -r ./s app.js",
+        "echo 1 | bash -c 'cd /dev && node stdin'",
+        "echo 1 | bash -c 'cd /dev/fd; node 0'",
+        "printf p | bash -c 'cd devices && sed -f stdin edit.sed'",
+        "cd /proc/self && python3 environ",
+        "cd \"$D\" && node app.js",
+        "cd ~/x && node app.js",
+    ] {
+        expect(command, &work, Refused(InlineEval));
+    }
+    // A shell script is looked up the same way; one that is not a plain file is not found.
+    expect("echo 1 | bash s", &work, Refused(Unresolved));
+    for (cwd, command) in [
+        ("/dev", "echo 1 | node stdin"),
+        ("/dev/fd", "echo 1 | node 0"),
+        ("/proc/self", "node environ"),
+    ] {
+        expect(command, std::path::Path::new(cwd), Refused(InlineEval));
+    }
+    // Plain files stay allowed, after a `cd` too: relative names are checked in every
+    // directory the shell may be in, and one missing everywhere runs nothing.
+    for command in [
+        "node app.js",
+        "node -r ./lib/hook.js app.js",
+        "sed -f edit.sed app.js",
+        "cd sub && node app.js",
+        "cd sub; node app.js",
+        "cd .. && node work/sub/app.js",
+        "node missing.js",
+    ] {
+        expect(command, &work, Allow);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

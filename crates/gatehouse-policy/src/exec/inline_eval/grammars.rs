@@ -92,8 +92,9 @@ pub(super) const PERL: Grammar = Grammar {
 /// node (`node --help`): `-e`/`-p` are code; `-r`, `--import`, `--loader` and
 /// `--test-reporter` load a module (a `data:` URL is code); `--env-file*` and
 /// `--openssl-config` read settings that can load code (`NODE_OPTIONS`, an OpenSSL engine);
-/// `-i` is the REPL on stdin. Node has no abbreviations and refuses
-/// unknown options, so an unknown `--name=value` is left to it.
+/// `-i` is the REPL on stdin, and `--inspect*` open a debugger port through which whoever
+/// reaches it runs code (`--inspect=0.0.0.0` invites the network). Node has no abbreviations
+/// and refuses unknown options, so an unknown `--name=value` is left to it.
 pub(super) const NODE: Grammar = Grammar {
     opts: &[
         opt(Some('e'), Some("eval"), Required, Code),
@@ -145,9 +146,9 @@ pub(super) const NODE: Grammar = Grammar {
         opt(None, Some("allow-fs-read"), Required, Plain),
         opt(None, Some("allow-fs-write"), Required, Plain),
         opt(None, Some("run"), Required, Info),
-        opt(None, Some("inspect"), Attached, Plain),
-        opt(None, Some("inspect-brk"), Attached, Plain),
-        opt(None, Some("inspect-wait"), Attached, Plain),
+        opt(None, Some("inspect"), Attached, Stdin),
+        opt(None, Some("inspect-brk"), Attached, Stdin),
+        opt(None, Some("inspect-wait"), Attached, Stdin),
         opt(Some('c'), Some("check"), Flag, Plain),
         opt(None, Some("test"), Flag, Info),
         flag(None, Some("test-only")),

@@ -30,7 +30,8 @@ pub(super) enum Role {
     Info,
     /// Its value is program text (`-c`, `-e`, `--eval`, sed `-e`).
     Code,
-    /// Reads program text from stdin: an interactive mode or a debugger.
+    /// Takes program text typed in later: an interactive mode, or a debugger on stdin or on a
+    /// port (`node --inspect`, which anyone reaching the port can drive).
     Stdin,
     /// Its value names the program file (`-f`), so no operand is the program.
     ProgramFile,
