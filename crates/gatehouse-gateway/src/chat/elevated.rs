@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use gatehouse_chat::commands::{ElevatedContext, ElevatedRequest, ElevatedStep, elevated_step};
+use gatehouse_chat::sanitize::one_line;
 use gatehouse_config::Config;
 use gatehouse_config::model::{ElevatedConfig, ElevatedLevel as ConfigLevel};
 use gatehouse_policy::Security;
@@ -25,7 +26,7 @@ use crate::exec::ExecServices;
 use crate::payloads::effective_tools_at_depth;
 use crate::state::GatewayState;
 
-use super::sessions::Sessions;
+use super::sessions::{BoundRoute, Sessions};
 
 /// `tools.elevated` and the agent's narrowing gates. Unparsable `allowFrom` entries admit nobody
 /// (they are dropped with a warning), never everybody.
@@ -80,6 +81,9 @@ fn default_level(config: &Config) -> Option<ElevatedLevel> {
     })
 }
 
+/// The most of a session key a chat reply shows.
+const SESSION_KEY_CHARS: usize = 80;
+
 /// Carries out an `/elevated` request for `session_key` (or answers "no session bound") and
 /// returns the reply; an authorized `set` is stored durably before the reply is returned.
 pub(super) fn directive(
@@ -126,10 +130,41 @@ pub(super) fn directive(
                     sender,
                     json!({"outcome": "set", "level": level.as_str()}),
                 );
+                // Name the session, so the owner sees which one their words reached.
+                return Ok(format!(
+                    "{reply} Session: {}.",
+                    one_line(key, SESSION_KEY_CHARS)
+                ));
             }
             Ok(reply)
         }
     }
+}
+
+/// Binds a session to a chat route (`session.bind`, or a request's `turnSource`), and records
+/// every level the move dropped (see [`Sessions::bind`]) in the log and the audit log: the owner
+/// should be able to tell why a level they set is gone.
+pub(super) fn bind_session(
+    exec: &ExecServices,
+    sessions: &Sessions,
+    session_key: &str,
+    route: BoundRoute,
+) -> Result<(), Error> {
+    for dropped in sessions.bind(session_key, route)? {
+        tracing::warn!(session_key = ?dropped, bound = ?session_key, "Elevated level dropped: the session's chat binding moved.");
+        exec.audit(
+            AuditKind::Decision,
+            None,
+            None,
+            json!({
+                "type": "elevated",
+                "sessionKey": dropped,
+                "outcome": "dropped",
+                "reason": "binding-moved",
+            }),
+        );
+    }
+    Ok(())
 }
 
 /// Records an elevated change or refusal in the hash-chained audit log, beside the tracing

@@ -6,12 +6,14 @@ use std::sync::Arc;
 
 use gatehouse_approvals::{ApprovalError, IdDisclosure};
 use gatehouse_chat::channel::{ButtonPress, Channel, Inbound, InboundText};
-use gatehouse_chat::commands::{TextAction, TextContext, check_press, interpret_text};
+use gatehouse_chat::commands::{
+    ElevatedRequest, TextAction, TextContext, check_press, interpret_text,
+};
 use gatehouse_chat::render::{Card, CardState, ResolveOutcome, SHORT_ID_LEN};
 use gatehouse_chat::replies::{ApproveOutcome, approve_outcome_text};
 use gatehouse_chat::route::{Destination, Route};
 use gatehouse_policy::ApprovalDecision;
-use gatehouse_policy::elevated::SenderIdentity;
+use gatehouse_policy::elevated::{ElevatedLevel, SenderIdentity};
 use gatehouse_store::approvals_db::ResolveOutcome as StoreOutcome;
 use tokio::sync::mpsc;
 
@@ -74,28 +76,42 @@ async fn on_text(runtime: &ChatRuntime, text: InboundText) {
         TextAction::Resolve { target, decision } => {
             resolve(runtime, &target, decision, &text.sender).await
         }
-        TextAction::Elevated(request) => {
-            let session = runtime.sessions.bound_to(
-                &channel_name,
-                &text.message.chat_id,
-                text.message.thread_id.as_deref(),
-            );
-            match directive(
+        TextAction::Elevated(request) => elevated(runtime, &text, request),
+    };
+    send_reply(runtime, channel.as_ref(), &text, &reply).await;
+}
+
+/// `/elevated` acts on the session bound to the thread it was typed in, else to the chat. An
+/// `off` typed in a thread also reaches the session bound to the whole chat: a thread binding
+/// must not hide that session's level from the owner, and `off` only ever narrows.
+fn elevated(runtime: &ChatRuntime, text: &InboundText, request: ElevatedRequest) -> String {
+    let message = &text.message;
+    let sessions = &runtime.sessions;
+    let thread = message.thread_id.as_deref();
+    let mut targets = vec![sessions.bound_to(&message.channel, &message.chat_id, thread)];
+    if request == ElevatedRequest::Set(ElevatedLevel::Off) && thread.is_some() {
+        let whole_chat = sessions.bound_to(&message.channel, &message.chat_id, None);
+        if whole_chat.is_some() && !targets.contains(&whole_chat) {
+            targets.push(whole_chat);
+        }
+    }
+    let replies: Vec<String> = targets
+        .iter()
+        .map(|session| {
+            directive(
                 &runtime.exec,
-                &runtime.sessions,
+                sessions,
                 request,
                 &text.sender,
                 session.as_deref(),
-            ) {
-                Ok(reply) => reply,
-                Err(error) => {
-                    tracing::error!(error = %error, "Cannot store an elevated level.");
-                    "The level could not be stored; nothing changed.".to_owned()
-                }
-            }
-        }
-    };
-    send_reply(runtime, channel.as_ref(), &text, &reply).await;
+            )
+            .unwrap_or_else(|error| {
+                tracing::error!(error = %error, "Cannot store an elevated level.");
+                "The level could not be stored; nothing changed.".to_owned()
+            })
+        })
+        .collect();
+    replies.join("\n")
 }
 
 /// Answers privately when the message was an interaction, else in the chat (and thread) it was

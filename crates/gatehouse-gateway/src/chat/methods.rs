@@ -12,7 +12,7 @@ use crate::methods::{Call, exec_of};
 use crate::wire::chat::SenderJson;
 
 use super::ChatRuntime;
-use super::elevated::directive;
+use super::elevated::{bind_session, directive};
 use super::sessions::BoundRoute;
 
 /// `session.bind` params.
@@ -74,7 +74,9 @@ pub(crate) async fn bind(call: Call, params: BindParams) -> Result<BindResult, E
     if params.channel.trim().is_empty() || params.to.trim().is_empty() {
         return Err(invalid("channel and to must name a conversation"));
     }
-    chat.sessions.bind(
+    bind_session(
+        &exec_of(&call)?,
+        &chat.sessions,
         &params.session_key,
         BoundRoute {
             channel: params.channel,

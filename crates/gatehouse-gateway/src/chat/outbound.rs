@@ -15,6 +15,7 @@ use gatehouse_chat::route::TurnSource;
 use gatehouse_store::approvals_db::{ApprovalRecord, ApprovalState, ListFilter, ListOrder};
 use uuid::Uuid;
 
+use super::elevated::bind_session;
 use super::sessions::BoundRoute;
 use super::view::{approval_view, locator, request_meta, stored, turn_source};
 use super::{ChatRuntime, now_ms};
@@ -103,7 +104,7 @@ fn bind_origin(runtime: &ChatRuntime, session_key: Option<&str>, origin: Option<
         account_id: origin.account_id.clone(),
         thread_id: origin.thread_id.clone(),
     };
-    if let Err(error) = runtime.sessions.bind(session_key, route) {
+    if let Err(error) = bind_session(&runtime.exec, &runtime.sessions, session_key, route) {
         tracing::error!(session_key = ?session_key, error = %error, "Cannot bind a session to its chat.");
     }
 }

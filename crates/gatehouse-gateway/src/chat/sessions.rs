@@ -37,6 +37,14 @@ struct SessionEntry {
     elevated_by: Option<StoredSender>,
 }
 
+impl SessionEntry {
+    /// Forgets the level and its setter; whether there was one.
+    fn drop_level(&mut self) -> bool {
+        self.elevated_by = None;
+        self.elevated.take().is_some()
+    }
+}
+
 /// A [`SenderIdentity`] as the sessions file keeps it.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -125,23 +133,32 @@ impl Sessions {
     }
 
     /// Binds `session_key` to `route`; a route is bound to one session, so an earlier binding of
-    /// the same route is removed.
-    pub(crate) fn bind(&self, session_key: &str, route: BoundRoute) -> Result<(), Error> {
+    /// the same route is removed. A session whose binding moves (it loses its route, or is
+    /// bound elsewhere) loses its elevated level too: the owner controls a level from the
+    /// conversation it was set in, and an `/elevated off` typed there now reaches another
+    /// session, so a level left in force would outlive the owner's power to end it. Returns
+    /// the sessions whose level was dropped.
+    pub(crate) fn bind(&self, session_key: &str, route: BoundRoute) -> Result<Vec<String>, Error> {
         if self.is_bound(session_key, &route) {
-            return Ok(());
+            return Ok(Vec::new());
         }
+        let mut dropped = Vec::new();
         self.update(|table| {
-            for entry in table.sessions.values_mut() {
-                if entry.route.as_ref() == Some(&route) {
+            for (key, entry) in &mut table.sessions {
+                if key != session_key && entry.route.as_ref() == Some(&route) {
                     entry.route = None;
+                    if entry.drop_level() {
+                        dropped.push(key.clone());
+                    }
                 }
             }
-            table
-                .sessions
-                .entry(session_key.to_owned())
-                .or_default()
-                .route = Some(route);
-        })
+            let entry = table.sessions.entry(session_key.to_owned()).or_default();
+            if entry.route.is_some() && entry.drop_level() {
+                dropped.push(session_key.to_owned());
+            }
+            entry.route = Some(route);
+        })?;
+        Ok(dropped)
     }
 
     fn is_bound(&self, session_key: &str, route: &BoundRoute) -> bool {
@@ -291,6 +308,53 @@ mod tests {
             Some("s2")
         );
         assert_eq!(sessions.bound_to("discord", "42", None), None);
+    }
+
+    /// A level lives as long as the binding it was set through: once `/elevated off` typed in
+    /// that conversation would reach another session, the level is gone.
+    #[test]
+    fn drops_the_level_of_a_session_whose_binding_moves() {
+        let dir = tempfile::tempdir().unwrap();
+        let sessions = Sessions::open(&dir.path().join("sessions.json")).unwrap();
+        let owner = SenderIdentity {
+            channel: "telegram".into(),
+            id: "4242".into(),
+            ..SenderIdentity::default()
+        };
+        let full = |key: &str| {
+            sessions
+                .set_level(key, ElevatedLevel::Full, &owner)
+                .unwrap()
+        };
+
+        // Unbound, a level stays when the session is first bound, and rebinding the same
+        // route changes nothing.
+        full("s1");
+        assert_eq!(
+            sessions.bind("s1", route("4242", None)).unwrap(),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            sessions.bind("s1", route("4242", None)).unwrap(),
+            Vec::<String>::new()
+        );
+        assert_eq!(sessions.level("s1"), Some(ElevatedLevel::Full));
+
+        // Another session takes the route: s1 loses it and its level.
+        assert_eq!(sessions.bind("decoy", route("4242", None)).unwrap(), ["s1"]);
+        assert_eq!(sessions.level("s1"), None);
+        assert_eq!(sessions.stored_level("s1"), None);
+
+        // A session moved to another conversation loses its level too.
+        full("decoy");
+        assert_eq!(
+            sessions.bind("decoy", route("4242", Some("7"))).unwrap(),
+            ["decoy"]
+        );
+        assert_eq!(sessions.level("decoy"), None);
+        let reopened = Sessions::open(&dir.path().join("sessions.json")).unwrap();
+        assert_eq!(reopened.level("s1"), None);
+        assert_eq!(reopened.level("decoy"), None);
     }
 
     #[test]

@@ -525,6 +525,94 @@ async fn sets_queries_and_refuses_elevated_and_applies_it_to_the_next_system_run
     assert_eq!(not_a_directive, json!({"handled": false}));
 }
 
+/// A level lives only as long as the binding it was set through: when another session takes
+/// the chat, `/elevated off` typed there would reach that one, so the first session's level is
+/// dropped (and audited) rather than left in force where the owner can no longer end it. An
+/// `off` typed in a forum topic bound to another session reaches the chat's session too.
+#[tokio::test]
+async fn drops_a_level_when_its_chat_binding_moves_and_an_off_in_a_topic_reaches_the_chat() {
+    let t = Telegram::start(
+        &format!("approvers: [{APPROVER}]"),
+        "tools: { elevated: { enabled: true, allowFrom: { telegram: ['4242'] } } },",
+    )
+    .await;
+    let bind = |session: &str, to: i64, thread: Option<i64>| json!({"sessionKey": session, "channel": "telegram", "to": to.to_string(), "threadId": thread});
+    let check = |session: Option<&str>| {
+        let mut params =
+            json!({"argv": ["echo", "x"], "cwd": t.server.scratch(), "agentId": "main"});
+        if let Some(session) = session {
+            params["sessionKey"] = json!(session);
+        }
+        params
+    };
+    let unelevated = t.server.ok(AGENT, "exec.policy.check", check(None)).await;
+
+    t.server
+        .ok(AGENT, "session.bind", bind("s1", APPROVER, None))
+        .await;
+    t.say(APPROVER, "/elevated full").await;
+    let set = wait_replies(&t.fake, APPROVER, 1).await;
+    assert!(
+        set[0].contains("Elevated mode is now full") && set[0].contains("Session: s1."),
+        "{set:?}"
+    );
+    let full = t
+        .server
+        .ok(AGENT, "exec.policy.check", check(Some("s1")))
+        .await;
+    assert_eq!(full["decision"], "allow", "{full}");
+
+    // Another session takes the chat: s1's level is gone, not left where `off` cannot reach.
+    t.server
+        .ok(AGENT, "session.bind", bind("decoy", APPROVER, None))
+        .await;
+    let after = t
+        .server
+        .ok(AGENT, "exec.policy.check", check(Some("s1")))
+        .await;
+    assert_eq!(after, unelevated);
+    let outcomes = elevated_audit(&t.server, 2).await;
+    assert!(
+        outcomes.contains(&(json!("dropped"), Value::Null)),
+        "{outcomes:?}"
+    );
+
+    // A forum: s2 holds the whole chat at `full`, a decoy holds topic 7; `off` typed in the
+    // topic turns off both.
+    let forum: i64 = -100_777;
+    let in_forum = |topic: Option<i64>, text: &str| {
+        let mut message = json!({
+            "from": {"id": APPROVER, "is_bot": false, "first_name": "Alice", "username": "alice"},
+            "chat": {"id": forum, "type": "supergroup", "title": "ops", "is_forum": true},
+            "text": text,
+        });
+        if let Some(topic) = topic {
+            message["message_thread_id"] = json!(topic);
+            message["is_topic_message"] = json!(true);
+        }
+        json!({"message": message})
+    };
+    t.server
+        .ok(AGENT, "session.bind", bind("s2", forum, None))
+        .await;
+    t.inject(in_forum(None, "/elevated full")).await;
+    wait_replies(&t.fake, forum, 1).await;
+    t.server
+        .ok(AGENT, "session.bind", bind("decoy2", forum, Some(7)))
+        .await;
+    t.inject(in_forum(Some(7), "/elevated off")).await;
+    let off = wait_replies(&t.fake, forum, 2).await;
+    assert!(
+        off[1].contains("Session: decoy2.") && off[1].contains("Session: s2."),
+        "{off:?}"
+    );
+    let s2 = t
+        .server
+        .ok(AGENT, "exec.policy.check", check(Some("s2")))
+        .await;
+    assert_eq!(s2["decision"], "deny", "{s2}");
+}
+
 #[tokio::test]
 async fn forwards_text_prompts_in_both_modes_through_agent_and_session_filters() {
     let t = Telegram::start(
