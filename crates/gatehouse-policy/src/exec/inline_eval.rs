@@ -4,6 +4,8 @@
 mod grammars;
 mod options;
 
+use std::path::{Path, PathBuf};
+
 use self::options::{Grammar, Role, is_stdin_path};
 use super::unwrap::basename;
 
@@ -160,13 +162,26 @@ pub(crate) fn inline_code(program: &str, args: &[String]) -> Option<&'static str
     legacy.then_some(INLINE)
 }
 
-/// The files a code runner reads program text from, as written on its command line: an
-/// interpreter's script operand, `-f`-style values and module paths, awk's `-f` and `-i`
-/// files, sed's `-f` scripts, make's `-f` makefiles. The caller makes sure each is a plain file
-/// on disk: a name that reaches stdin through a symlink or the working directory (`stdin` run
-/// from `/dev`) is code another command writes, which the text alone cannot show. Arguments
-/// [`inline_code`] refuses (unknown options) give nothing here.
-pub(crate) fn program_files<'a>(program: &str, args: &'a [String]) -> Vec<&'a str> {
+/// A file a code runner reads program text from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ProgramFile<'a> {
+    /// The path as the tool opens it, relative to the directory the command runs in.
+    pub(crate) path: String,
+    /// The arguments the path is built from (a script operand; `-C` directories), whose words
+    /// say whether the shell changes them first. Empty for a default name (`Makefile`).
+    pub(crate) written_in: Vec<&'a str>,
+    /// A directory is a program too: node runs its package, python its `__main__.py`.
+    pub(crate) directory_ok: bool,
+}
+
+/// The files a code runner reads program text from: an interpreter's script operand (with the
+/// extensions node tries), `-f`-style values and module paths, awk's `-f` and `-i` files,
+/// sed's `-f` scripts, make's `-f` makefiles or its default ones, each below the directory a
+/// `-C` moves to. The caller makes sure each is a plain file on disk: a name that reaches stdin
+/// through a symlink or the working directory (`stdin` run from `/dev`) is code another
+/// command writes, which the text alone cannot show. Arguments [`inline_code`] refuses
+/// (unknown options) give nothing here.
+pub(crate) fn program_files<'a>(program: &str, args: &'a [String]) -> Vec<ProgramFile<'a>> {
     let name = basename(program).to_ascii_lowercase();
     let (grammars, rules): (&[&Grammar], Option<&Rules>) = match name.as_str() {
         n if is_python(n) => (&[&grammars::PYTHON], Some(&PYTHON_RULES)),
@@ -179,11 +194,42 @@ pub(crate) fn program_files<'a>(program: &str, args: &'a [String]) -> Vec<&'a st
         "make" | "gmake" => (&[&grammars::MAKE], None),
         _ => return Vec::new(),
     };
+    let is_node = matches!(name.as_str(), "node" | "nodejs");
+    let is_make = matches!(name.as_str(), "make" | "gmake");
+    // ruby and make run from their `-C` directory, so their files are read below it.
+    let moves_to_dir = matches!(name.as_str(), "ruby") || is_make;
     let module_paths = rules.is_none_or(|rules| rules.module_paths);
-    let mut files = Vec::new();
+    let mut files: Vec<ProgramFile<'a>> = Vec::new();
+    let mut add = |file: ProgramFile<'a>| {
+        if !files.contains(&file) {
+            files.push(file);
+        }
+    };
     for grammar in grammars {
         let Ok(parsed) = grammar.parse(args) else {
             continue;
+        };
+        let dirs: Vec<&'a str> = parsed
+            .options
+            .iter()
+            .filter(|(opt, _)| moves_to_dir && opt.short == Some('C'))
+            .filter_map(|(_, value)| *value)
+            .collect();
+        let under_dirs = |path: &str| {
+            dirs.iter()
+                .rev()
+                .fold(PathBuf::from(path), |path, dir| Path::new(dir).join(path))
+                .to_string_lossy()
+                .into_owned()
+        };
+        let file = |path: &str, written: &'a str, directory_ok: bool| {
+            let mut written_in = vec![written];
+            written_in.extend(&dirs);
+            ProgramFile {
+                path: under_dirs(path),
+                written_in,
+                directory_ok,
+            }
         };
         for (opt, value) in &parsed.options {
             let Some(value) = *value else { continue };
@@ -192,21 +238,38 @@ pub(crate) fn program_files<'a>(program: &str, args: &'a [String]) -> Vec<&'a st
                 Role::Module => module_paths && value.contains('/'),
                 _ => false,
             };
-            if is_file && !files.contains(&value) {
-                files.push(value);
+            if is_file {
+                add(file(value, value, false));
+            }
+        }
+        if is_make && !parsed.has(Role::ProgramFile) {
+            for default in ["GNUmakefile", "makefile", "Makefile"] {
+                add(ProgramFile {
+                    path: under_dirs(default),
+                    written_in: dirs.clone(),
+                    directory_ok: false,
+                });
             }
         }
         if let Some(rules) = rules
             && !parsed.has(Role::ProgramFile)
             && !parsed.has(Role::RunsModule)
-            && let Some(program) = parsed.operands.first()
-            && !rules.stdin_operands.contains(program)
+            && let Some(program) = parsed.operands.first().copied()
+            && !rules.stdin_operands.contains(&program)
         {
-            files.push(program);
+            add(file(program, program, true));
+            if is_node {
+                for extension in NODE_EXTENSIONS {
+                    add(file(&format!("{program}{extension}"), program, false));
+                }
+            }
         }
     }
     files
 }
+
+/// What node appends to a program name it cannot find as written.
+const NODE_EXTENSIONS: &[&str] = &[".js", ".cjs", ".mjs", ".json", ".node"];
 
 const INLINE: &str = "inline interpreter code";
 const FROM_STDIN: &str = "a program read from stdin or a path that may lead there (`/dev/…`, \

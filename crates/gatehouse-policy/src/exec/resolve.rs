@@ -10,9 +10,9 @@ mod plain_file;
 
 use self::plain_file::FileKind;
 
-/// Most directories [`Resolver::changed_dir`] keeps track of; more `cd`s than this in one
-/// command make relative file operands unknown.
-const MAX_FILE_DIRS: usize = 8;
+/// Most directories [`Resolver::changed_dir`] keeps track of; `cd`s that make more possible
+/// (each may double them) make relative file operands unknown.
+const MAX_FILE_DIRS: usize = 32;
 
 /// Where names resolve: the request's `PATH`, `HOME` and working directory.
 #[derive(Debug, Clone)]
@@ -99,26 +99,38 @@ impl Resolver {
     /// After a `cd`, relative names are ambiguous: in a pipeline or after a failed `cd` bash
     /// still runs them from the old directory. So relative programs and relative `PATH`
     /// entries stop resolving rather than guessing, and a relative file operand must be a plain
-    /// file (or nothing) in each directory the shell may be in. `target` is the directory as written, when
-    /// it is one plain word (no expansion, option, `~` or `-`); otherwise nothing relative is
-    /// known any more.
-    pub(crate) fn changed_dir(&mut self, target: Option<&str>) {
+    /// file (or nothing) in each directory the shell may be in. `target` is the directory as
+    /// written, when it is one plain word (no expansion, option or `-`), with whether it
+    /// starts with an unquoted `~`; otherwise nothing relative is known any more.
+    pub(crate) fn changed_dir(&mut self, target: Option<(&str, bool)>) {
         self.cwd = None;
         // A relative entry may shadow any later one, so none of them can be trusted.
         if self.had_relative_path {
             self.path_dirs.clear();
         }
-        let followed =
-            target.filter(|target| !target.is_empty() && (target.starts_with('/') || !self.cdpath));
+        let target = match target {
+            Some((word, true)) if word.starts_with('~') => self.expand_tilde(word),
+            Some((word, _)) if !word.is_empty() => Some(PathBuf::from(word)),
+            _ => None,
+        };
+        let followed = target.filter(|target| target.is_absolute() || !self.cdpath);
         self.file_dirs = match (self.file_dirs.take(), followed) {
-            (Some(mut dirs), Some(target)) if dirs.len() < MAX_FILE_DIRS => {
-                let moved: Vec<PathBuf> = dirs.iter().map(|dir| dir.join(target)).collect();
+            (Some(mut dirs), Some(target)) => {
+                // bash's `cd` drops `dir/..` as text (`/dev/fd/..` is `/dev`), and falls back
+                // to the kernel's reading (`/proc/self`) when that fails: both are candidates.
+                let moved: Vec<PathBuf> = dirs
+                    .iter()
+                    .flat_map(|dir| {
+                        let joined = dir.join(&target);
+                        [lexically_normal(&joined), joined]
+                    })
+                    .collect();
                 for dir in moved {
                     if !dirs.contains(&dir) {
                         dirs.push(dir);
                     }
                 }
-                Some(dirs)
+                (dirs.len() <= MAX_FILE_DIRS).then_some(dirs)
             }
             _ => None,
         };
@@ -127,9 +139,18 @@ impl Resolver {
     /// Whether a program-file operand (a script, a `-f` file, a module path) opens nothing but
     /// a plain file, in every directory it may be opened from: a regular file outside `/dev`
     /// and `/proc`, not reached through an fd link, or nothing at all (the tool then fails
-    /// without running anything).
-    pub(crate) fn opens_only_plain_files(&self, word: &str, tilde: bool) -> bool {
-        let is_plain = |path: &Path| !matches!(plain_file::classify(path), FileKind::Other);
+    /// without running anything); a directory too when `directory_ok` (`node .`).
+    pub(crate) fn opens_only_plain_files(
+        &self,
+        word: &str,
+        tilde: bool,
+        directory_ok: bool,
+    ) -> bool {
+        let is_plain = |path: &Path| match plain_file::classify(path) {
+            FileKind::Missing | FileKind::Plain(_) => true,
+            FileKind::Directory => directory_ok,
+            FileKind::Other => false,
+        };
         if tilde && word.starts_with('~') {
             return self.expand_tilde(word).is_some_and(|path| is_plain(&path));
         }
@@ -191,7 +212,7 @@ impl Resolver {
         };
         match plain_file::classify(&candidate) {
             FileKind::Plain(real) => Some(real),
-            FileKind::Missing | FileKind::Other => None,
+            FileKind::Missing | FileKind::Directory | FileKind::Other => None,
         }
     }
 
@@ -285,6 +306,24 @@ impl Resolver {
             None => None,
         }
     }
+}
+
+/// `path` with `.` components dropped and each `..` taking away the component before it, as
+/// bash's `cd` reads a directory (not following symlinks); `..` at the root stays there.
+fn lexically_normal(path: &Path) -> PathBuf {
+    let mut normal = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if normal.parent().is_some() {
+                    normal.pop();
+                }
+            }
+            other => normal.push(other),
+        }
+    }
+    normal
 }
 
 /// The real path when the file exists. Otherwise the real path of its nearest existing

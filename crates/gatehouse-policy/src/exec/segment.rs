@@ -6,7 +6,7 @@ use std::rc::Rc;
 use super::allowlist::{CompiledAllowlist, literal_pattern};
 use super::evaluation::{LookedThrough, Reason, Rule, SatisfiedBy, SegmentEvaluation};
 use super::inline_eval::{
-    inline_code, is_interpreter_like, program_files, reads_program_from_stdin,
+    ProgramFile, inline_code, is_interpreter_like, program_files, reads_program_from_stdin,
 };
 use super::parse::{ParsedSegment, Word, parse_shell};
 use super::policy::ExecPolicy;
@@ -161,7 +161,9 @@ impl Checker<'_> {
         }
         if shell_mode && SAFE_BUILTINS.contains(&first.text.as_str()) {
             if first.text == "cd" {
-                resolver.changed_dir(cd_target(&words[1..]));
+                // `CDPATH=/ cd dev` searches the assigned `CDPATH`.
+                let plain = segment.assignments.is_empty();
+                resolver.changed_dir(cd_target(&words[1..]).filter(|_| plain));
             }
             out.push(SegmentOutcome {
                 evaluation: SegmentEvaluation {
@@ -421,7 +423,7 @@ impl Checker<'_> {
             .or_else(|| {
                 let runs_unplain = |program: &str| {
                     program_files(program, args).into_iter().any(|file| {
-                        !opens_only_plain_files(resolver, &words[index + 1..], args, file)
+                        !opens_only_plain_files(resolver, &words[index + 1..], args, &file)
                     })
                 };
                 (runs_unplain(&word.text) || real_name.is_some_and(runs_unplain))
@@ -533,36 +535,53 @@ impl Checker<'_> {
 const UNPLAIN_PROGRAM_FILE: &str = "a program file that may not be a regular file on disk \
      (a device, a `/proc` file, a path to stdin, or a name known only at run time)";
 
-/// Whether `file`, a program-file value inside `args` (the words after the program), opens
-/// nothing but a plain file (see [`Resolver::opens_only_plain_files`]). The word holding it says whether the shell changes it first: a `~` is expanded
-/// only at the start of a whole word, and an expansion or glob is known only at run time.
+/// Whether `file` opens nothing but a plain file (see [`Resolver::opens_only_plain_files`]).
+/// The words it was written in (`args` are the words after the program) say whether the shell
+/// changes it first: an expansion or glob is known only at run time, and a `~` is expanded only
+/// at the start of a whole word that is the path itself.
 fn opens_only_plain_files(
     resolver: &Resolver,
     words: &[Word],
     args: &[String],
-    file: &str,
+    file: &ProgramFile<'_>,
 ) -> bool {
-    let holder = args.iter().position(|arg| {
-        let arg = arg.as_bytes().as_ptr_range();
-        let value = file.as_bytes().as_ptr_range();
-        arg.start <= value.start && value.end <= arg.end
-    });
-    let Some(word) = holder.and_then(|at| words.get(at)) else {
-        return false;
-    };
-    if word.has_expansion || word.glob {
-        return false;
+    let mut tilde = false;
+    for written in &file.written_in {
+        let holder = args.iter().position(|arg| {
+            let arg = arg.as_bytes().as_ptr_range();
+            let value = written.as_bytes().as_ptr_range();
+            arg.start <= value.start && value.end <= arg.end
+        });
+        let Some(word) = holder.and_then(|at| words.get(at)) else {
+            return false;
+        };
+        if word.has_expansion || word.glob {
+            return false;
+        }
+        if word.tilde {
+            let is_the_path = file.written_in.len() == 1
+                && word.text.len() == written.len()
+                && file.path == *written;
+            if !is_the_path {
+                return false;
+            }
+            tilde = true;
+        }
     }
-    let whole = word.text.len() == file.len();
-    resolver.opens_only_plain_files(file, whole && word.tilde)
+    resolver.opens_only_plain_files(&file.path, tilde, file.directory_ok)
 }
 
-/// The directory a `cd` moves to, when its words say it plainly: one literal word that is not
-/// an option, `-`, `~…` or an expansion. `cd` alone goes to `HOME`, which is not followed.
-fn cd_target(operands: &[Word]) -> Option<&str> {
+/// The directory a `cd` moves to, when its words say it plainly: one literal word (after an
+/// optional `--`) that is not an option, `-` or an expansion, with whether it starts with an
+/// unquoted `~`. `cd` alone goes to `HOME`, which is not followed.
+fn cd_target(operands: &[Word]) -> Option<(&str, bool)> {
+    let operands = match operands {
+        [end, rest @ ..] if end.text == "--" => rest,
+        all => all,
+    };
     match operands {
-        [dir] if !dir.has_expansion && !dir.glob && !dir.tilde && !dir.text.starts_with('-') => {
-            Some(&dir.text)
+        [dir] if !dir.has_expansion && !dir.glob && !dir.text.starts_with('-') => {
+            Some((&dir.text, dir.tilde))
         }
         _ => None,
     }

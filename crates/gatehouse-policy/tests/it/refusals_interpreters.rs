@@ -380,6 +380,19 @@ fn denies_program_files_that_reach_stdin_through_the_filesystem() {
     }
     std::os::unix::fs::symlink("/dev/stdin", work.join("s")).unwrap();
     std::os::unix::fs::symlink("/dev", work.join("devices")).unwrap();
+    for (link, target) in [
+        ("mk/Makefile", "/dev/stdin".into()),
+        ("nd/app.js", "/dev/stdin".into()),
+        ("a/t", "/dev/stdin".into()),
+        ("a/up", host.root.clone()),
+    ] {
+        let link = work.join(link);
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(target, link).unwrap();
+    }
+    std::fs::create_dir_all(host.root.join("home/w")).unwrap();
+    std::fs::write(host.root.join("home/w/x.py"), "").unwrap();
+    std::fs::write(work.join("Makefile"), "all:\n").unwrap();
     let policy = host.policy(STANDARD_ALLOWLIST);
     let verdict = |command: &str, cwd: &std::path::Path| {
         let mut request = host.request(command);
@@ -408,7 +421,16 @@ fn denies_program_files_that_reach_stdin_through_the_filesystem() {
         "printf p | bash -c 'cd devices && sed -f stdin edit.sed'",
         "cd /proc/self && python3 environ",
         "cd \"$D\" && node app.js",
-        "cd ~/x && node app.js",
+        // bash reads `dir/..` in a `cd` as text: `/dev/fd/..` is `/dev`, `a/up/..` is `a`.
+        "echo 1 | bash -c 'cd /dev/fd/.. && python3 stdin'",
+        "echo 1 | bash -c 'cd a/up/.. && python3 t'",
+        "echo 1 | bash -c 'CDPATH=/ cd dev && python3 stdin'",
+        // make's default makefile, here or below `-C`; ruby's script below `-C`.
+        "printf 'all:' | make -C mk",
+        "printf 'all:' | bash -c 'cd mk && make'",
+        "echo 1 | ruby -C /dev stdin",
+        // node tries the name with an extension.
+        "echo 1 | bash -c 'cd nd && node app'",
     ] {
         expect(command, &work, Refused(InlineEval));
     }
@@ -431,6 +453,11 @@ fn denies_program_files_that_reach_stdin_through_the_filesystem() {
         "cd sub; node app.js",
         "cd .. && node work/sub/app.js",
         "node missing.js",
+        "cd ~/w && python3 x.py",
+        "cd -- sub && node app.js",
+        "node .",
+        "make",
+        "make -C sub test",
     ] {
         expect(command, &work, Allow);
     }

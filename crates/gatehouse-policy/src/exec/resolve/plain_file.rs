@@ -16,28 +16,33 @@ pub(super) enum FileKind {
     Missing,
     /// A regular file on disk, with its real path.
     Plain(PathBuf),
-    /// Something else: a directory, a device, a `/proc` file, a path through an fd link, or
-    /// one that could not be examined.
+    /// A directory on disk (`node .` runs its package, `python3 dir` its `__main__.py`).
+    Directory,
+    /// Something else: a device, a fifo, a `/proc` file, a path through an fd link, or one
+    /// that could not be examined.
     Other,
 }
 
 /// Classifies `path` (absolute; relative paths are taken from the process's own directory,
 /// which is never what a request means).
 pub(super) fn classify(path: &Path) -> FileKind {
-    match regular_without_magic_links(path) {
-        Some(Reached::Regular) => {}
+    let reached = match regular_without_magic_links(path) {
         Some(Reached::Missing) => return FileKind::Missing,
         Some(Reached::Other) => return FileKind::Other,
+        Some(reached) => reached,
         None => return fallback(path),
-    }
-    match std::fs::canonicalize(path) {
-        Ok(real) if !under_dev_or_proc(&real) => FileKind::Plain(real),
+    };
+    match (std::fs::canonicalize(path), reached) {
+        (Ok(real), _) if under_dev_or_proc(&real) => FileKind::Other,
+        (Ok(real), Reached::Regular) => FileKind::Plain(real),
+        (Ok(_), Reached::Directory) => FileKind::Directory,
         _ => FileKind::Other,
     }
 }
 
 enum Reached {
     Regular,
+    Directory,
     Missing,
     Other,
 }
@@ -56,10 +61,9 @@ fn regular_without_magic_links(path: &Path) -> Option<Reached> {
         ResolveFlags::NO_MAGICLINKS,
     );
     Some(match opened {
-        Ok(fd) => match fstat(&fd) {
-            Ok(stat) if FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile => {
-                Reached::Regular
-            }
+        Ok(fd) => match fstat(&fd).map(|stat| FileType::from_raw_mode(stat.st_mode)) {
+            Ok(FileType::RegularFile) => Reached::Regular,
+            Ok(FileType::Directory) => Reached::Directory,
             _ => Reached::Other,
         },
         Err(Errno::NOENT | Errno::NOTDIR) => Reached::Missing,
@@ -79,7 +83,9 @@ fn regular_without_magic_links(_path: &Path) -> Option<Reached> {
 /// whether it passed through one.
 fn fallback(path: &Path) -> FileKind {
     match std::fs::canonicalize(path) {
-        Ok(real) if real.is_file() && !under_dev_or_proc(&real) => FileKind::Plain(real),
+        Ok(real) if under_dev_or_proc(&real) => FileKind::Other,
+        Ok(real) if real.is_file() => FileKind::Plain(real),
+        Ok(real) if real.is_dir() => FileKind::Directory,
         Ok(_) => FileKind::Other,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => FileKind::Missing,
         Err(_) => FileKind::Other,
@@ -103,17 +109,29 @@ mod tests {
         std::os::unix::fs::symlink(&script, root.join("linked.js")).unwrap();
         std::os::unix::fs::symlink("/dev/stdin", root.join("s")).unwrap();
         std::os::unix::fs::symlink("/proc/self/fd/0", root.join("fd0")).unwrap();
+        let fifo = root.join("fifo");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
 
         assert_eq!(classify(&script), FileKind::Plain(script.clone()));
         assert_eq!(classify(&root.join("linked.js")), FileKind::Plain(script));
         assert_eq!(classify(&root.join("absent.js")), FileKind::Missing);
+        assert_eq!(classify(&root), FileKind::Directory);
         for other in [
-            root.clone(),
+            fifo,
             root.join("s"),
             root.join("fd0"),
             PathBuf::from("/dev/stdin"),
             PathBuf::from("/dev/fd/0"),
             PathBuf::from("/dev/null"),
+            PathBuf::from("/dev/fd/"),
+            PathBuf::from("/dev"),
             PathBuf::from("/proc/self/environ"),
             PathBuf::from("/proc/self/root/etc/hostname"),
         ] {
