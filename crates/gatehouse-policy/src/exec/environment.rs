@@ -45,6 +45,7 @@ const CODE_INJECTING: &[&str] = &[
     "RUBYOPT",
     "NODE_OPTIONS",
     "NODE_PATH",
+    "NODE_PRESERVE_SYMLINKS",
     "PYTHONPATH",
     "PYTHONHOME",
     "PYTHONSTARTUP",

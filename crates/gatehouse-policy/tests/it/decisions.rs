@@ -121,6 +121,7 @@ fn denies_when_the_request_environment_injects_code() {
         "LD_LIBRARY_PATH",
         "BASH_ENV",
         "NODE_OPTIONS",
+        "NODE_PRESERVE_SYMLINKS",
         "BASH_FUNC_ls%%",
         "GIT_CONFIG_COUNT",
         "GIT_SSH_COMMAND",

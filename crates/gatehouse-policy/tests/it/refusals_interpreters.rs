@@ -431,6 +431,9 @@ fn denies_program_files_that_reach_stdin_through_the_filesystem() {
         "echo 1 | ruby -C /dev stdin",
         // node tries the name with an extension.
         "echo 1 | bash -c 'cd nd && node app'",
+        // Kept symlinks make a planted link to stdin a module's source.
+        "echo 1 | node --preserve-symlinks app.js",
+        "echo 1 | node --preserve-symlinks-main app.js",
     ] {
         expect(command, &work, Refused(InlineEval));
     }

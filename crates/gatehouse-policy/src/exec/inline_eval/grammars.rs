@@ -165,8 +165,11 @@ pub(super) const NODE: Grammar = Grammar {
         flag(None, Some("trace-sigint")),
         flag(None, Some("trace-sync-io")),
         flag(None, Some("enable-source-maps")),
-        flag(None, Some("preserve-symlinks")),
-        flag(None, Some("preserve-symlinks-main")),
+        // With these node loads a module through a symlink to `/dev/stdin` as the pipe's text
+        // (it otherwise resolves the link and finds no file), so a file planted as such a link
+        // turns the pipe before node into code.
+        opt(None, Some("preserve-symlinks"), Flag, Settings),
+        opt(None, Some("preserve-symlinks-main"), Flag, Settings),
         flag(None, Some("abort-on-uncaught-exception")),
         flag(None, Some("expose-gc")),
         flag(None, Some("jitless")),
