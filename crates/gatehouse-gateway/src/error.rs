@@ -43,6 +43,14 @@ pub enum Error {
         /// The agent id the request named.
         agent: String,
     },
+    /// The session was bound by another token, whose agent host owns its `/elevated` level.
+    #[error("session `{session_key}` is bound by another token than `{token}`")]
+    SessionNotOwned {
+        /// The calling token's name.
+        token: String,
+        /// The session the call named.
+        session_key: String,
+    },
     /// The request asked for an elevated level that the elevated gates do not allow; refused
     /// rather than run under a level the caller did not ask for.
     #[error("`{method}` asked for elevated level `{level}`, but {reason}")]
@@ -213,6 +221,7 @@ impl Error {
             Self::Unauthorized => "unauthorized",
             Self::Forbidden { .. } => "forbidden",
             Self::AgentNotAllowed { .. } => "agent_forbidden",
+            Self::SessionNotOwned { .. } => "session_forbidden",
             Self::ElevatedUnavailable { .. } => "elevated_unavailable",
             Self::UnknownMethod { .. } => "unknown_method",
             Self::InvalidRequest { .. } => "invalid_request",
@@ -249,6 +258,7 @@ impl Error {
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::Forbidden { .. }
             | Self::AgentNotAllowed { .. }
+            | Self::SessionNotOwned { .. }
             | Self::ElevatedUnavailable { .. } => StatusCode::FORBIDDEN,
             Self::UnknownMethod { .. } => StatusCode::NOT_FOUND,
             Self::FrameTooLarge { .. } | Self::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
@@ -374,6 +384,10 @@ mod tests {
             Error::AgentNotAllowed {
                 token: "t".into(),
                 agent: "a".into(),
+            },
+            Error::SessionNotOwned {
+                token: "t".into(),
+                session_key: "s".into(),
             },
             Error::InvalidSettings { reason: "x".into() },
             Error::ChatSetting {

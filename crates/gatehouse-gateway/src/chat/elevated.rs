@@ -86,12 +86,14 @@ const SESSION_KEY_CHARS: usize = 80;
 
 /// Carries out an `/elevated` request for `session_key` (or answers "no session bound") and
 /// returns the reply; an authorized `set` is stored durably before the reply is returned.
+/// `token` is the agent host's relaying it (`elevated.directive`; see [`Sessions::set_level`]).
 pub(super) fn directive(
     exec: &ExecServices,
     sessions: &Sessions,
     request: ElevatedRequest,
     sender: &SenderIdentity,
     session_key: Option<&str>,
+    token: Option<&str>,
 ) -> Result<String, Error> {
     let config = exec.config();
     let (gates, agent) = gates(config, None);
@@ -122,7 +124,7 @@ pub(super) fn directive(
         }
         ElevatedStep::Store { level, reply } => {
             if let Some(key) = session_key {
-                sessions.set_level(key, level, sender)?;
+                sessions.set_level(key, level, sender, token)?;
                 tracing::info!(session_key = ?key, level = %level.as_str(), sender_id = ?sender.id, channel = %sender.channel, "Elevated level set.");
                 audit(
                     exec,
@@ -141,7 +143,8 @@ pub(super) fn directive(
     }
 }
 
-/// Binds a session to a chat route (`session.bind`, or a request's `turnSource`), and records
+/// Binds a session to a chat route for `token`'s agent host (`session.bind`, or a request's
+/// `turnSource`), and records
 /// every level the move dropped (see [`Sessions::bind`]) in the log and the audit log: the owner
 /// should be able to tell why a level they set is gone.
 pub(super) fn bind_session(
@@ -149,8 +152,9 @@ pub(super) fn bind_session(
     sessions: &Sessions,
     session_key: &str,
     route: BoundRoute,
+    token: Option<&str>,
 ) -> Result<(), Error> {
-    for dropped in sessions.bind(session_key, route)? {
+    for dropped in sessions.bind(session_key, route, token)? {
         tracing::warn!(session_key = ?dropped, bound = ?session_key, "Elevated level dropped: the session's chat binding moved.");
         exec.audit(
             AuditKind::Decision,
@@ -207,6 +211,7 @@ pub(crate) struct LevelRequest<'a> {
 pub(crate) fn apply_elevated_level(
     state: &GatewayState,
     exec: &ExecServices,
+    token: &str,
     request: &LevelRequest<'_>,
     mut policy: ExecPolicy,
 ) -> Result<(ExecPolicy, ResolvedLevel), Error> {
@@ -238,19 +243,23 @@ pub(crate) fn apply_elevated_level(
             });
         }
     }
-    // A stored level counts only while its setter may still grant it to this agent: the
-    // agent's own `allowFrom` narrows what `/elevated` typed anywhere can do, and a sender
-    // removed from the lists stops granting. `off` only narrows, so it always counts.
+    // A stored level counts only for the token whose agent host bound the session, and only
+    // while its setter may still grant it to this agent: the agent's own `allowFrom` narrows
+    // what `/elevated` typed anywhere can do, and a sender removed from the lists stops
+    // granting. `off` only narrows, so it always counts.
     let session = request
         .session_key
         .zip(state.chat())
         .and_then(|(key, chat)| chat.sessions.stored_level(key))
         .filter(|stored| {
             stored.level == ElevatedLevel::Off
-                || stored
-                    .set_by
-                    .as_ref()
-                    .is_some_and(|setter| authorize_sender(&gates, agent.as_ref(), setter).is_ok())
+                || (stored
+                    .bound_by
+                    .as_deref()
+                    .is_none_or(|owner| owner == token)
+                    && stored.set_by.as_ref().is_some_and(|setter| {
+                        authorize_sender(&gates, agent.as_ref(), setter).is_ok()
+                    }))
         })
         .map(|stored| stored.level);
     let choices = LevelChoices {

@@ -104,6 +104,7 @@ fn elevated(runtime: &ChatRuntime, text: &InboundText, request: ElevatedRequest)
                 request,
                 &text.sender,
                 session.as_deref(),
+                None,
             )
             .unwrap_or_else(|error| {
                 tracing::error!(error = %error, "Cannot store an elevated level.");

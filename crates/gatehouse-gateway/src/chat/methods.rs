@@ -84,6 +84,7 @@ pub(crate) async fn bind(call: Call, params: BindParams) -> Result<BindResult, E
             account_id: params.account_id,
             thread_id: params.thread_id,
         },
+        Some(call.caller.name()),
     )?;
     Ok(BindResult { bound: true })
 }
@@ -119,6 +120,7 @@ pub(crate) async fn elevated_directive(
         request,
         &sender,
         Some(&params.session_key),
+        Some(call.caller.name()),
     )?;
     Ok(DirectiveResult {
         handled: true,

@@ -57,7 +57,12 @@ async fn handle(runtime: &ChatRuntime, event: ApprovalEvent) {
             let id = event.id.to_string();
             let view = approval_view(&id, request, *expires_at_ms, offered.allow_always);
             let origin = turn_source(request);
-            bind_origin(runtime, request.session_key.as_deref(), origin.as_ref());
+            bind_origin(
+                runtime,
+                request.session_key.as_deref(),
+                origin.as_ref(),
+                request.requested_by.as_deref(),
+            );
             let plan = plan_delivery(request_meta(request, origin.as_ref()), &runtime.approvals);
             if plan.messages.is_empty() {
                 return;
@@ -94,7 +99,12 @@ async fn handle(runtime: &ChatRuntime, event: ApprovalEvent) {
 
 /// Ties the request's session to the conversation it came from, so `/elevated` typed there acts
 /// on it.
-fn bind_origin(runtime: &ChatRuntime, session_key: Option<&str>, origin: Option<&TurnSource>) {
+fn bind_origin(
+    runtime: &ChatRuntime,
+    session_key: Option<&str>,
+    origin: Option<&TurnSource>,
+    token: Option<&str>,
+) {
     let (Some(session_key), Some(origin)) = (session_key, origin) else {
         return;
     };
@@ -104,7 +114,7 @@ fn bind_origin(runtime: &ChatRuntime, session_key: Option<&str>, origin: Option<
         account_id: origin.account_id.clone(),
         thread_id: origin.thread_id.clone(),
     };
-    if let Err(error) = bind_session(&runtime.exec, &runtime.sessions, session_key, route) {
+    if let Err(error) = bind_session(&runtime.exec, &runtime.sessions, session_key, route, token) {
         tracing::error!(session_key = ?session_key, error = %error, "Cannot bind a session to its chat.");
     }
 }

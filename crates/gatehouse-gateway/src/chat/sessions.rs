@@ -35,6 +35,11 @@ struct SessionEntry {
     /// Who set `elevated`, so each request can check that they may still grant it to its agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     elevated_by: Option<StoredSender>,
+    /// The token whose agent host bound the session (or set its level through
+    /// `elevated.directive`): the level applies to that token's requests only, so a token
+    /// restricted to other agents cannot borrow it by naming the session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    bound_by: Option<String>,
 }
 
 impl SessionEntry {
@@ -96,6 +101,8 @@ impl From<StoredSender> for SenderIdentity {
 pub(crate) struct StoredLevel {
     pub(crate) level: ElevatedLevel,
     pub(crate) set_by: Option<SenderIdentity>,
+    /// The token whose requests the level is for; `None` for any (stored before tokens were).
+    pub(crate) bound_by: Option<String>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -132,14 +139,19 @@ impl Sessions {
         })
     }
 
-    /// Binds `session_key` to `route`; a route is bound to one session, so an earlier binding of
-    /// the same route is removed. A session whose binding moves (it loses its route, or is
-    /// bound elsewhere) loses its elevated level too: the owner controls a level from the
-    /// conversation it was set in, and an `/elevated off` typed there now reaches another
-    /// session, so a level left in force would outlive the owner's power to end it. Returns
-    /// the sessions whose level was dropped.
-    pub(crate) fn bind(&self, session_key: &str, route: BoundRoute) -> Result<Vec<String>, Error> {
-        if self.is_bound(session_key, &route) {
+    /// Binds `session_key` to `route` for the agent host holding `token`; a route is bound to
+    /// one session, so an earlier binding of the same route is removed. A session whose binding
+    /// moves (it loses its route, is bound elsewhere, or by another token) loses its elevated
+    /// level too: the owner controls a level from the conversation it was set in, and an
+    /// `/elevated off` typed there now reaches another session, so a level left in force would
+    /// outlive the owner's power to end it. Returns the sessions whose level was dropped.
+    pub(crate) fn bind(
+        &self,
+        session_key: &str,
+        route: BoundRoute,
+        token: Option<&str>,
+    ) -> Result<Vec<String>, Error> {
+        if self.is_bound(session_key, &route, token) {
             return Ok(Vec::new());
         }
         let mut dropped = Vec::new();
@@ -153,20 +165,24 @@ impl Sessions {
                 }
             }
             let entry = table.sessions.entry(session_key.to_owned()).or_default();
-            if entry.route.is_some() && entry.drop_level() {
+            let other_owner = entry
+                .bound_by
+                .as_deref()
+                .is_some_and(|owner| Some(owner) != token);
+            if (entry.route.is_some() || other_owner) && entry.drop_level() {
                 dropped.push(session_key.to_owned());
             }
             entry.route = Some(route);
+            entry.bound_by = token.map(str::to_owned);
         })?;
         Ok(dropped)
     }
 
-    fn is_bound(&self, session_key: &str, route: &BoundRoute) -> bool {
+    fn is_bound(&self, session_key: &str, route: &BoundRoute, token: Option<&str>) -> bool {
         let table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
-        table
-            .sessions
-            .get(session_key)
-            .is_some_and(|entry| entry.route.as_ref() == Some(route))
+        table.sessions.get(session_key).is_some_and(|entry| {
+            entry.route.as_ref() == Some(route) && entry.bound_by.as_deref() == token
+        })
     }
 
     /// The session bound to a chat conversation (a thread first, then the whole chat).
@@ -196,28 +212,51 @@ impl Sessions {
         self.stored_level(session_key).map(|stored| stored.level)
     }
 
-    /// The stored level of a session with who set it.
+    /// The stored level of a session with who set it and for which token.
     pub(crate) fn stored_level(&self, session_key: &str) -> Option<StoredLevel> {
         let table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
         let entry = table.sessions.get(session_key)?;
         Some(StoredLevel {
             level: entry.elevated.as_deref()?.parse().ok()?,
             set_by: entry.elevated_by.clone().map(SenderIdentity::from),
+            bound_by: entry.bound_by.clone(),
         })
     }
 
-    /// Stores a session's level and its setter durably before returning.
+    /// Stores a session's level and its setter durably before returning. `token` is the agent
+    /// host's that relays the directive (`elevated.directive`), refused with
+    /// [`Error::SessionNotOwned`] when another token bound the session and made its owner
+    /// otherwise; `None` for `/elevated` typed in a chat, whose binding chose the session.
     pub(crate) fn set_level(
         &self,
         session_key: &str,
         level: ElevatedLevel,
         set_by: &SenderIdentity,
+        token: Option<&str>,
     ) -> Result<(), Error> {
+        let mut refused = false;
         self.update(|table| {
             let entry = table.sessions.entry(session_key.to_owned()).or_default();
+            if let Some(token) = token {
+                match entry.bound_by.as_deref() {
+                    Some(owner) if owner != token => {
+                        refused = true;
+                        return;
+                    }
+                    Some(_) => {}
+                    None => entry.bound_by = Some(token.to_owned()),
+                }
+            }
             entry.elevated = Some(level.as_str().to_owned());
             entry.elevated_by = Some(StoredSender::from(set_by));
-        })
+        })?;
+        if refused {
+            return Err(Error::SessionNotOwned {
+                token: token.unwrap_or_default().to_owned(),
+                session_key: session_key.to_owned(),
+            });
+        }
+        Ok(())
     }
 
     fn update(&self, change: impl FnOnce(&mut SessionsFile)) -> Result<(), Error> {
@@ -268,7 +307,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sessions.json");
         let sessions = Sessions::open(&path).unwrap();
-        sessions.bind("s1", route("-100", Some("7"))).unwrap();
+        sessions
+            .bind("s1", route("-100", Some("7")), Some("host"))
+            .unwrap();
         let setter = SenderIdentity {
             channel: "telegram".into(),
             id: "4242".into(),
@@ -276,14 +317,15 @@ mod tests {
             ..SenderIdentity::default()
         };
         sessions
-            .set_level("s1", ElevatedLevel::Full, &setter)
+            .set_level("s1", ElevatedLevel::Full, &setter, None)
             .unwrap();
         let reopened = Sessions::open(&path).unwrap();
         assert_eq!(
             reopened.stored_level("s1"),
             Some(StoredLevel {
                 level: ElevatedLevel::Full,
-                set_by: Some(setter)
+                set_by: Some(setter),
+                bound_by: Some("host".into()),
             })
         );
         assert_eq!(
@@ -301,8 +343,12 @@ mod tests {
     fn binds_a_route_to_one_session_and_falls_back_from_thread_to_chat() {
         let dir = tempfile::tempdir().unwrap();
         let sessions = Sessions::open(&dir.path().join("sessions.json")).unwrap();
-        sessions.bind("s1", route("42", None)).unwrap();
-        sessions.bind("s2", route("42", None)).unwrap();
+        sessions
+            .bind("s1", route("42", None), Some("host"))
+            .unwrap();
+        sessions
+            .bind("s2", route("42", None), Some("host"))
+            .unwrap();
         assert_eq!(
             sessions.bound_to("telegram", "42", Some("9")).as_deref(),
             Some("s2")
@@ -323,7 +369,7 @@ mod tests {
         };
         let full = |key: &str| {
             sessions
-                .set_level(key, ElevatedLevel::Full, &owner)
+                .set_level(key, ElevatedLevel::Full, &owner, None)
                 .unwrap()
         };
 
@@ -331,30 +377,80 @@ mod tests {
         // route changes nothing.
         full("s1");
         assert_eq!(
-            sessions.bind("s1", route("4242", None)).unwrap(),
+            sessions
+                .bind("s1", route("4242", None), Some("host"))
+                .unwrap(),
             Vec::<String>::new()
         );
         assert_eq!(
-            sessions.bind("s1", route("4242", None)).unwrap(),
+            sessions
+                .bind("s1", route("4242", None), Some("host"))
+                .unwrap(),
             Vec::<String>::new()
         );
         assert_eq!(sessions.level("s1"), Some(ElevatedLevel::Full));
 
         // Another session takes the route: s1 loses it and its level.
-        assert_eq!(sessions.bind("decoy", route("4242", None)).unwrap(), ["s1"]);
+        assert_eq!(
+            sessions
+                .bind("decoy", route("4242", None), Some("host"))
+                .unwrap(),
+            ["s1"]
+        );
         assert_eq!(sessions.level("s1"), None);
         assert_eq!(sessions.stored_level("s1"), None);
 
         // A session moved to another conversation loses its level too.
         full("decoy");
         assert_eq!(
-            sessions.bind("decoy", route("4242", Some("7"))).unwrap(),
+            sessions
+                .bind("decoy", route("4242", Some("7")), Some("host"))
+                .unwrap(),
             ["decoy"]
         );
         assert_eq!(sessions.level("decoy"), None);
         let reopened = Sessions::open(&dir.path().join("sessions.json")).unwrap();
         assert_eq!(reopened.level("s1"), None);
         assert_eq!(reopened.level("decoy"), None);
+    }
+
+    /// A session belongs to the token that bound it: another token binding it takes it over
+    /// without its level, and may not set a level on it through `elevated.directive`.
+    #[test]
+    fn ties_a_session_and_its_level_to_the_token_that_bound_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let sessions = Sessions::open(&dir.path().join("sessions.json")).unwrap();
+        let owner = SenderIdentity {
+            channel: "telegram".into(),
+            id: "4242".into(),
+            ..SenderIdentity::default()
+        };
+        sessions.bind("s1", route("4242", None), Some("a")).unwrap();
+        sessions
+            .set_level("s1", ElevatedLevel::Full, &owner, Some("a"))
+            .unwrap();
+        let refused = sessions
+            .set_level("s1", ElevatedLevel::Full, &owner, Some("b"))
+            .unwrap_err();
+        assert_eq!(refused.code(), "session_forbidden");
+        assert_eq!(
+            sessions.stored_level("s1").unwrap().bound_by.as_deref(),
+            Some("a")
+        );
+        // The same route from another token is a move.
+        assert_eq!(
+            sessions.bind("s1", route("4242", None), Some("b")).unwrap(),
+            ["s1"]
+        );
+        assert_eq!(sessions.level("s1"), None);
+        // A level set for an unbound session makes its relaying token the owner.
+        sessions
+            .set_level("s9", ElevatedLevel::On, &owner, Some("c"))
+            .unwrap();
+        assert_eq!(
+            sessions.stored_level("s9").unwrap().bound_by.as_deref(),
+            Some("c")
+        );
     }
 
     #[test]

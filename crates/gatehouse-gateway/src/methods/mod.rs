@@ -80,7 +80,8 @@ pub(crate) fn requested_policy(
 ) -> Result<(ExecPolicy, Security, ResolvedLevel), Error> {
     acting_for(call, level.agent_id)?;
     let (policy, ask_fallback) = exec.policy(level.agent_id)?;
-    let (policy, resolved) = apply_elevated_level(&call.state, exec, level, policy)?;
+    let token = call.caller.name();
+    let (policy, resolved) = apply_elevated_level(&call.state, exec, token, level, policy)?;
     Ok((policy, ask_fallback, resolved))
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 use gatehouse_fakes::{Call, FakeHandle};
 use serde_json::{Value, json};
 
-use crate::gateway::{ADMIN, AGENT, APPROVER as APPROVER_TOKEN, Server};
+use crate::gateway::{ADMIN, AGENT, APPROVER as APPROVER_TOKEN, OTHER_AGENT, Server};
 
 /// The configured approver's Telegram user id (and so their private chat's id).
 const APPROVER: i64 = 4242;
@@ -561,6 +561,21 @@ async fn drops_a_level_when_its_chat_binding_moves_and_an_off_in_a_topic_reaches
         .ok(AGENT, "exec.policy.check", check(Some("s1")))
         .await;
     assert_eq!(full["decision"], "allow", "{full}");
+
+    // The level is the binding token's: another agent host naming s1 does not get it, and
+    // cannot set one on it.
+    let borrowed = t
+        .server
+        .ok(OTHER_AGENT, "exec.policy.check", check(Some("s1")))
+        .await;
+    assert_eq!(borrowed, unelevated);
+    let directive = json!({"text": "/elevated full", "sessionKey": "s1", "sender": {"channel": "telegram", "id": "4242"}});
+    assert_eq!(
+        t.server
+            .error_code(OTHER_AGENT, "elevated.directive", directive)
+            .await,
+        "session_forbidden"
+    );
 
     // Another session takes the chat: s1's level is gone, not left where `off` cannot reach.
     t.server
