@@ -356,17 +356,21 @@ mod tests {
         assert_eq!(sessions.bound_to("discord", "42", None), None);
     }
 
+    fn telegram_owner() -> SenderIdentity {
+        SenderIdentity {
+            channel: "telegram".into(),
+            id: "4242".into(),
+            ..SenderIdentity::default()
+        }
+    }
+
     /// A level lives as long as the binding it was set through: once `/elevated off` typed in
     /// that conversation would reach another session, the level is gone.
     #[test]
     fn drops_the_level_of_a_session_whose_binding_moves() {
         let dir = tempfile::tempdir().unwrap();
         let sessions = Sessions::open(&dir.path().join("sessions.json")).unwrap();
-        let owner = SenderIdentity {
-            channel: "telegram".into(),
-            id: "4242".into(),
-            ..SenderIdentity::default()
-        };
+        let owner = telegram_owner();
         let full = |key: &str| {
             sessions
                 .set_level(key, ElevatedLevel::Full, &owner, None)
@@ -420,11 +424,7 @@ mod tests {
     fn ties_a_session_and_its_level_to_the_token_that_bound_it() {
         let dir = tempfile::tempdir().unwrap();
         let sessions = Sessions::open(&dir.path().join("sessions.json")).unwrap();
-        let owner = SenderIdentity {
-            channel: "telegram".into(),
-            id: "4242".into(),
-            ..SenderIdentity::default()
-        };
+        let owner = telegram_owner();
         sessions.bind("s1", route("4242", None), Some("a")).unwrap();
         sessions
             .set_level("s1", ElevatedLevel::Full, &owner, Some("a"))
