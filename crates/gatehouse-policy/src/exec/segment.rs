@@ -421,12 +421,20 @@ impl Checker<'_> {
                     .then_some("a program read from the pipe before it")
             })
             .or_else(|| {
-                let runs_unplain = |program: &str| {
-                    program_files(program, args).into_iter().any(|file| {
-                        !opens_only_plain_files(resolver, &words[index + 1..], args, &file)
-                    })
-                };
-                (runs_unplain(&word.text) || real_name.is_some_and(runs_unplain))
+                // The name as called and the real one (`python3` → `python3.11`) usually read
+                // the same files; each is opened once.
+                let mut files = program_files(&word.text, args);
+                for file in real_name
+                    .map(|real| program_files(real, args))
+                    .unwrap_or_default()
+                {
+                    if !files.contains(&file) {
+                        files.push(file);
+                    }
+                }
+                files
+                    .iter()
+                    .any(|file| !opens_only_plain_files(resolver, &words[index + 1..], args, file))
                     .then_some(UNPLAIN_PROGRAM_FILE)
             });
         let (satisfied_by, reason) = match (&resolved, inline) {
