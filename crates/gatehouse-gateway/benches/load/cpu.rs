@@ -1,17 +1,22 @@
 //! CPU time spent during a phase, split into the load generator's threads and everything else
 //! (the gateway's workers, its blocking pool, the database writer, the audit writer), read from
-//! `/proc` so the split needs no instrumentation in the gateway.
+//! `/proc` so the split needs no instrumentation in the gateway; and the time the hypervisor
+//! kept the machine's virtual CPUs from running (`steal` in `/proc/stat`), which tells a run the
+//! host slowed apart from a slow build.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Linux reports thread times in `USER_HZ` ticks, which is 100 on every architecture it exports.
 const TICK: Duration = Duration::from_millis(10);
 
-/// CPU time used so far by the whole process and by the load generator's own threads.
+/// CPU time used so far by the whole process and by the load generator's own threads, and the
+/// machine's stolen time so far.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Usage {
     total: Duration,
     client: Duration,
+    stolen: Duration,
+    at: Instant,
 }
 
 impl Usage {
@@ -25,7 +30,13 @@ impl Usage {
             .filter(|stat| is_client_thread(stat))
             .map(|stat| ticks(&stat))
             .sum();
-        Self { total, client }
+        let stolen = stolen(&std::fs::read_to_string("/proc/stat").unwrap_or_default());
+        Self {
+            total,
+            client,
+            stolen,
+            at: Instant::now(),
+        }
     }
 
     /// CPU per request between `self` and `later`: (gateway, client).
@@ -35,6 +46,30 @@ impl Usage {
         let total = later.total.saturating_sub(self.total);
         (total.saturating_sub(client) / count, client / count)
     }
+
+    /// The share of all cores' time between `self` and `later` that the hypervisor gave to
+    /// someone else, in per cent.
+    pub(crate) fn stolen_percent(&self, later: &Usage) -> f64 {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let wall = later.at.duration_since(self.at).as_secs_f64() * cores as f64;
+        let stolen = later.stolen.saturating_sub(self.stolen).as_secs_f64();
+        if wall > 0.0 {
+            100.0 * stolen / wall
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The `steal` column of the machine's `cpu` line in `/proc/stat` (the eighth number after it).
+fn stolen(stat: &str) -> Duration {
+    let steal = stat
+        .lines()
+        .next()
+        .filter(|line| line.starts_with("cpu "))
+        .and_then(|line| line.split_whitespace().nth(8)?.parse::<u32>().ok())
+        .unwrap_or(0);
+    TICK * steal
 }
 
 /// The client runtime's workers, the schedule keeper and the main thread (which only waits).

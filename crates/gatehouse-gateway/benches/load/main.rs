@@ -16,7 +16,8 @@
 //! up as server latency). `LOAD_DUMP=FILE` writes every measured approval's moments to `FILE`
 //! as CSV (see `dump.rs`), to see when in a run the slow ones came. Before it starts the
 //! gateway, the bench spins a thread per core for `LOAD_PROBE_SECS` (3; 0 skips it) and
-//! reports how often the machine took a core away (see `host.rs`).
+//! reports how often the machine took a core away (see `host.rs`); each phase's CPU line also
+//! gives the share of the cores' time the hypervisor stole (see `cpu.rs`).
 //! Run: `cargo bench -p gatehouse-gateway --bench load`.
 
 #![allow(
@@ -241,9 +242,10 @@ fn print_open(label: &str, phase: &open_loop::Phase, (from, to): (cpu::Usage, cp
     );
     let (gateway, client) = from.per_request(&to, samples.len());
     println!(
-        "  CPU per request: gateway {} µs, client {} µs",
+        "  CPU per request: gateway {} µs, client {} µs; the host stole {:.1} % of the cores' time",
         gateway.as_micros(),
-        client.as_micros()
+        client.as_micros(),
+        from.stolen_percent(&to)
     );
 }
 
