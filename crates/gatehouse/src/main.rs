@@ -7,11 +7,6 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-/// Under glibc's malloc the gateway spent a tenth of its CPU in the allocator, and its p99 at
-/// 2,000 approvals/s was 1.5 ms longer (docs/performance.md, thirteenth round).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
     match cli::run(args) {

@@ -26,10 +26,6 @@
     reason = "a benchmark that cannot set itself up should stop loudly"
 )]
 
-/// The allocator `gatehouse serve` runs on (see the binary's `main.rs`).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 mod batches;
 mod closed_loop;
 mod cpu;
