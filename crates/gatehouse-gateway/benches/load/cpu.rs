@@ -16,6 +16,9 @@ pub(crate) struct Usage {
     total: Duration,
     client: Duration,
     stolen: Duration,
+    /// The machine's online CPUs, which the stolen time is summed over (not this process's
+    /// affinity).
+    cores: usize,
     at: Instant,
 }
 
@@ -30,11 +33,12 @@ impl Usage {
             .filter(|stat| is_client_thread(stat))
             .map(|stat| ticks(&stat))
             .sum();
-        let stolen = stolen(&std::fs::read_to_string("/proc/stat").unwrap_or_default());
+        let machine = std::fs::read_to_string("/proc/stat").unwrap_or_default();
         Self {
             total,
             client,
-            stolen,
+            stolen: stolen(&machine),
+            cores: online_cores(&machine),
             at: Instant::now(),
         }
     }
@@ -50,8 +54,7 @@ impl Usage {
     /// The share of all cores' time between `self` and `later` that the hypervisor gave to
     /// someone else, in per cent.
     pub(crate) fn stolen_percent(&self, later: &Usage) -> f64 {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let wall = later.at.duration_since(self.at).as_secs_f64() * cores as f64;
+        let wall = later.at.duration_since(self.at).as_secs_f64() * later.cores.max(1) as f64;
         let stolen = later.stolen.saturating_sub(self.stolen).as_secs_f64();
         if wall > 0.0 {
             100.0 * stolen / wall
@@ -70,6 +73,16 @@ fn stolen(stat: &str) -> Duration {
         .and_then(|line| line.split_whitespace().nth(8)?.parse::<u32>().ok())
         .unwrap_or(0);
     TICK * steal
+}
+
+/// The `cpuN` lines of `/proc/stat`, one per online CPU.
+fn online_cores(stat: &str) -> usize {
+    stat.lines()
+        .filter(|line| {
+            line.strip_prefix("cpu")
+                .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+        })
+        .count()
 }
 
 /// The client runtime's workers, the schedule keeper and the main thread (which only waits).
