@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::record::{ChainTip, LineFault, decode_line, line_hash};
+use super::record::{ChainTip, DecodedLine, LineFault, decode_line};
 use super::verify::{Problem, ProblemKind};
 
 /// The record the head file anchors, and whether the walk has met it yet.
@@ -87,8 +87,8 @@ pub(crate) fn walk(
             break;
         };
         let line = &rest[..newline];
-        let record = match decode_line(line) {
-            Ok(record) => record,
+        let DecodedLine { record, line_hash } = match decode_line(line) {
+            Ok(decoded) => decoded,
             Err(fault) => {
                 walk.problem = Some(at(None, fault_kind(fault)));
                 break;
@@ -110,7 +110,7 @@ pub(crate) fn walk(
         }
         let tip = ChainTip {
             seq: record.seq,
-            line_hash: line_hash(line),
+            line_hash,
         };
         if let Some(anchor) = anchor.as_deref_mut()
             && !anchor.observe(&tip)
@@ -141,6 +141,7 @@ mod tests {
 
     use super::super::record::{AuditEvent, AuditKind, AuditRecord, encode_line};
     use super::*;
+    use crate::approvals_file::hash_bytes;
 
     /// `n` chained lines, each with its newline.
     fn chain(n: u64) -> Vec<Vec<u8>> {
@@ -148,11 +149,12 @@ mod tests {
         (0..n)
             .map(|i| {
                 let event = AuditEvent::new(AuditKind::Request, json!({ "i": i }));
-                let mut line = encode_line(&AuditRecord::after(&tip, i, event)).unwrap();
+                let encoded = encode_line(&AuditRecord::after(&tip, i, event)).unwrap();
                 tip = ChainTip {
                     seq: tip.seq + 1,
-                    line_hash: line_hash(&line),
+                    line_hash: encoded.line_hash,
                 };
+                let mut line = encoded.bytes;
                 line.push(b'\n');
                 line
             })
@@ -174,7 +176,7 @@ mod tests {
         assert_eq!((walk.first_seq, walk.records), (Some(1), 3));
         assert_eq!(
             walk.tip.line_hash,
-            line_hash(&lines[2][..lines[2].len() - 1])
+            hash_bytes(&lines[2][..lines[2].len() - 1])
         );
         assert_eq!(walk.good_len, data.len() as u64);
     }
@@ -207,10 +209,12 @@ mod tests {
         let first = &lines[0][..lines[0].len() - 1];
         let tip = ChainTip {
             seq: 1,
-            line_hash: line_hash(first),
+            line_hash: hash_bytes(first),
         };
         let event = AuditEvent::new(AuditKind::Decision, json!("forged"));
-        let mut forged = encode_line(&AuditRecord::after(&tip, 9, event)).unwrap();
+        let mut forged = encode_line(&AuditRecord::after(&tip, 9, event))
+            .unwrap()
+            .bytes;
         forged.push(b'\n');
         lines[1] = forged;
         assert_eq!(check(&lines), Some((3, ProblemKind::PrevMismatch)));

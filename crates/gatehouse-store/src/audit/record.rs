@@ -8,8 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-
-use crate::approvals_file::hash_bytes;
+use sha2::{Digest as _, Sha256};
 
 /// `prev` of the first record ever written: there is no earlier line to hash.
 pub const GENESIS_PREV: &str = "0000000000000000000000000000000000000000000000000000000000000000";
@@ -127,21 +126,51 @@ impl ChainTip {
     }
 }
 
-/// The line for `record`, without the newline.
-pub(crate) fn encode_line(record: &AuditRecord) -> Result<Vec<u8>, serde_json::Error> {
-    let mut line = serde_json::to_vec(record)?;
-    let content_hash = hash_bytes(&line);
-    // serde_json writes a struct as one object, so the last byte is its closing brace.
-    line.pop();
-    line.extend_from_slice(HASH_MEMBER_PREFIX);
-    line.extend_from_slice(content_hash.as_bytes());
-    line.extend_from_slice(b"\"}");
-    Ok(line)
+/// A record as written: its line (without the newline) and the hash the next record's `prev`
+/// carries.
+#[derive(Debug)]
+pub(crate) struct EncodedLine {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) line_hash: String,
 }
 
-/// The sha256 hex of a line, as the next record's `prev` carries it.
-pub(crate) fn line_hash(line: &[u8]) -> String {
-    hash_bytes(line)
+/// The line for `record`. Both of a line's hashes begin with the same bytes (the JSON body up
+/// to its closing brace), so the body is hashed once and the hasher forked: every record the
+/// gateway writes is hashed here, on a thread that shares the cores with the request path.
+pub(crate) fn encode_line(record: &AuditRecord) -> Result<EncodedLine, serde_json::Error> {
+    let mut line = serde_json::to_vec(record)?;
+    // serde_json writes a struct as one object, so the last byte is its closing brace.
+    line.pop();
+    let body_len = line.len();
+    let body = BodyHasher::new(&line);
+    line.extend_from_slice(HASH_MEMBER_PREFIX);
+    line.extend_from_slice(body.content_hash().as_bytes());
+    line.extend_from_slice(b"\"}");
+    let line_hash = body.line_hash(&line[body_len..]);
+    Ok(EncodedLine {
+        bytes: line,
+        line_hash,
+    })
+}
+
+/// sha256 fed with a line's body (its JSON without the closing brace), which starts both the
+/// content hash (body + `}`) and the line hash (body + hash member).
+struct BodyHasher(Sha256);
+
+impl BodyHasher {
+    fn new(body: &[u8]) -> Self {
+        BodyHasher(Sha256::new_with_prefix(body))
+    }
+
+    /// The `hash` member's value: sha256 of the record's own JSON.
+    fn content_hash(&self) -> String {
+        hex::encode(self.0.clone().chain_update(b"}").finalize())
+    }
+
+    /// The next record's `prev`: sha256 of the whole line, `suffix` being what follows the body.
+    fn line_hash(self, suffix: &[u8]) -> String {
+        hex::encode(self.0.chain_update(suffix).finalize())
+    }
 }
 
 /// True for a sha256 digest written as 64 lower-case hex digits, the only form the writer uses.
@@ -158,8 +187,15 @@ pub(crate) enum LineFault {
     ContentEdited,
 }
 
+/// A line that passed its own checks, and the hash the next record's `prev` must carry.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct DecodedLine {
+    pub(crate) record: AuditRecord,
+    pub(crate) line_hash: String,
+}
+
 /// Parses and self-checks one line (without its newline).
-pub(crate) fn decode_line(line: &[u8]) -> Result<AuditRecord, LineFault> {
+pub(crate) fn decode_line(line: &[u8]) -> Result<DecodedLine, LineFault> {
     let Some(split) = line.len().checked_sub(HASH_SUFFIX_LEN) else {
         return Err(LineFault::Malformed("too short to be a record".to_owned()));
     };
@@ -178,7 +214,8 @@ pub(crate) fn decode_line(line: &[u8]) -> Result<AuditRecord, LineFault> {
     content.push(b'}');
     let record: AuditRecord = serde_json::from_slice(&content)
         .map_err(|error| LineFault::Malformed(error.to_string()))?;
-    if hash_bytes(&content).as_bytes() != hex {
+    let hasher = BodyHasher::new(body);
+    if hasher.content_hash().as_bytes() != hex {
         return Err(LineFault::ContentEdited);
     }
     // Re-encoding must reproduce the line: otherwise two different lines (say, with extra
@@ -189,7 +226,10 @@ pub(crate) fn decode_line(line: &[u8]) -> Result<AuditRecord, LineFault> {
                 .to_owned(),
         ));
     }
-    Ok(record)
+    Ok(DecodedLine {
+        record,
+        line_hash: hasher.line_hash(suffix),
+    })
 }
 
 #[cfg(test)]
@@ -197,6 +237,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::approvals_file::hash_bytes;
 
     fn sample() -> AuditRecord {
         let event = AuditEvent::new(AuditKind::Decision, json!({"decision": "allow-once"}))
@@ -207,7 +248,7 @@ mod tests {
 
     #[test]
     fn encodes_camel_case_fields_in_fixed_order_with_hash_last() {
-        let line = String::from_utf8(encode_line(&sample()).unwrap()).unwrap();
+        let line = String::from_utf8(encode_line(&sample()).unwrap().bytes).unwrap();
         let expected_prefix = format!(
             r#"{{"seq":1,"atMs":1700000000000,"kind":"decision","approvalId":"a1","runId":"a1","payload":{{"decision":"allow-once"}},"prev":"{GENESIS_PREV}","hash":""#
         );
@@ -218,13 +259,33 @@ mod tests {
     #[test]
     fn decodes_what_it_encodes() {
         let record = sample();
-        assert_eq!(decode_line(&encode_line(&record).unwrap()), Ok(record));
+        let line = encode_line(&record).unwrap();
+        let line_hash = line.line_hash.clone();
+        assert_eq!(
+            decode_line(&line.bytes),
+            Ok(DecodedLine { record, line_hash })
+        );
+    }
+
+    #[test]
+    fn forked_hashes_are_the_sha256_of_the_content_and_of_the_whole_line() {
+        let line = encode_line(&sample()).unwrap();
+        let split = line.bytes.len() - HASH_SUFFIX_LEN;
+        let (body, suffix) = line.bytes.split_at(split);
+        let content = [body, b"}"].concat();
+        let member = [HASH_MEMBER_PREFIX, hash_bytes(&content).as_bytes(), b"\"}"].concat();
+        assert_eq!(suffix, member.as_slice());
+        assert_eq!(line.line_hash, hash_bytes(&line.bytes));
+        assert_eq!(
+            decode_line(&line.bytes).unwrap().line_hash,
+            hash_bytes(&line.bytes)
+        );
     }
 
     #[test]
     fn denies_a_line_whose_content_was_edited() {
         let line = encode_line(&sample()).unwrap();
-        let edited = String::from_utf8(line)
+        let edited = String::from_utf8(line.bytes)
             .unwrap()
             .replace("allow-once", "allow-twice");
         assert_eq!(

@@ -18,7 +18,7 @@ use crate::durable_fs::{self, PRIVATE_FILE_MODE, WriteLock};
 use super::chain::{self, Anchor};
 use super::error::AuditError;
 use super::head::{self, Head, HeadState};
-use super::record::{AuditEvent, AuditRecord, ChainTip, decode_line, encode_line, line_hash};
+use super::record::{AuditEvent, AuditRecord, ChainTip, decode_line, encode_line};
 use super::segments::{self, Segment};
 use super::verify::{Problem, ProblemKind, head_problem};
 
@@ -172,11 +172,12 @@ impl AuditLog {
     pub fn append(&self, at_ms: u64, event: AuditEvent) -> Result<u64, AuditError> {
         let mut writer = self.writer()?;
         let record = AuditRecord::after(&writer.tip, at_ms, event);
-        let mut line = encode_line(&record).map_err(AuditError::Encode)?;
+        let encoded = encode_line(&record).map_err(AuditError::Encode)?;
         let tip = ChainTip {
             seq: record.seq,
-            line_hash: line_hash(&line),
+            line_hash: encoded.line_hash,
         };
+        let mut line = encoded.bytes;
         line.push(b'\n');
         writer.guard(|w| w.append_line(&line, tip))?;
         Ok(record.seq)
@@ -397,9 +398,9 @@ fn last_tip(segment: &Segment) -> Result<ChainTip, AuditError> {
     if !data.ends_with(b"\n") {
         return Err(bad(ProblemKind::TornLine { bytes: line.len() }));
     }
-    let record = decode_line(line).map_err(|fault| bad(chain::fault_kind(fault)))?;
+    let decoded = decode_line(line).map_err(|fault| bad(chain::fault_kind(fault)))?;
     Ok(ChainTip {
-        seq: record.seq,
-        line_hash: line_hash(line),
+        seq: decoded.record.seq,
+        line_hash: decoded.line_hash,
     })
 }
