@@ -5,6 +5,7 @@
 //! allows `exec`; a tool-policy deny stays a deny whatever the level.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use gatehouse_chat::commands::{ElevatedContext, ElevatedRequest, ElevatedStep, elevated_step};
 use gatehouse_chat::sanitize::one_line;
@@ -213,8 +214,8 @@ pub(crate) fn apply_elevated_level(
     exec: &ExecServices,
     token: &str,
     request: &LevelRequest<'_>,
-    mut policy: ExecPolicy,
-) -> Result<(ExecPolicy, ResolvedLevel), Error> {
+    mut policy: Arc<ExecPolicy>,
+) -> Result<(Arc<ExecPolicy>, ResolvedLevel), Error> {
     let config = exec.config();
     let (gates, agent) = gates(config, Some(request.agent_id));
     if let Some(level) = request.level.filter(|level| *level != ElevatedLevel::Off) {
@@ -276,10 +277,12 @@ pub(crate) fn apply_elevated_level(
         LevelSource::Request | LevelSource::Session | LevelSource::Default => {}
     }
     match elevated_exec(resolved.level, exec_tool_verdict(exec, request.agent_id)) {
+        // The shared policy is copied only here, for a request whose level changes it.
         ElevatedExec::ToolDenied | ElevatedExec::SandboxOnly => {
-            policy.security = Security::Deny;
+            Arc::make_mut(&mut policy).security = Security::Deny;
         }
         ElevatedExec::Host { security, ask } => {
+            let policy = Arc::make_mut(&mut policy);
             policy.security = security;
             policy.ask = ask;
         }

@@ -21,20 +21,24 @@ pub(crate) fn spawn_forwarder(exec: &ExecServices, hub: EventHub) {
         loop {
             match events.recv().await {
                 Ok(event) => {
-                    if !matches!(event.kind, EventKind::Requested { .. }) {
+                    let requested = matches!(event.kind, EventKind::Requested { .. });
+                    if !requested {
                         exec.pending().settled(event.id);
                     }
                     let (name, payload) = approval_event(event.id, &event.kind);
-                    let id = event.id.to_string();
                     let audience = Access::Scope(Scope::Approvals);
-                    if matches!(event.kind, EventKind::Requested { .. }) {
-                        exec.audit(AuditKind::Request, Some(&id), None, payload.clone());
-                        let delivered = json!({"surface": "websocket", "reached": hub.has_subscriber(audience)});
+                    let reached = hub.has_subscriber(audience);
+                    hub.publish(name, &payload, audience);
+                    // Published first so the payload moves into the audit record rather than
+                    // being copied: the forwarder handles every approval twice.
+                    let id = event.id.to_string();
+                    if requested {
+                        exec.audit(AuditKind::Request, Some(&id), None, payload);
+                        let delivered = json!({"surface": "websocket", "reached": reached});
                         exec.audit(AuditKind::Delivery, Some(&id), None, delivered);
                     } else {
-                        exec.audit(AuditKind::Decision, Some(&id), None, payload.clone());
+                        exec.audit(AuditKind::Decision, Some(&id), None, payload);
                     }
-                    hub.publish(name, &payload, audience);
                 }
                 Err(SubscriptionEnded::Closed) => break,
                 Err(ended) => {

@@ -9,6 +9,7 @@
 mod audit;
 mod forward;
 mod pending;
+mod policies;
 pub(crate) mod resolve;
 pub(crate) mod runner;
 mod waiting;
@@ -23,8 +24,6 @@ use gatehouse_approvals::{
     PendingDecision, SystemClock,
 };
 use gatehouse_config::Config;
-use gatehouse_policy::Security;
-use gatehouse_policy::exec::ExecPolicy;
 use gatehouse_store::approvals_db::{
     ApprovalRecord, ApprovalRequest, ApprovalState, ApprovalStore, BatchTimesSnapshot, Retention,
     SqliteApprovalStore, SqliteOptions,
@@ -36,11 +35,11 @@ use uuid::Uuid;
 
 use crate::error::Error;
 use crate::hub::EventHub;
-use crate::payloads::{ask_fallback, exec_policy};
-
 use audit::Auditor;
 pub(crate) use forward::spawn_forwarder;
 use pending::Pending;
+pub(crate) use policies::AgentPolicy;
+use policies::PolicyCache;
 use waiting::RequesterGuard;
 
 /// Where the exec state lives and how it is bounded; the binary fills it from config.
@@ -105,6 +104,8 @@ struct Inner {
     file: ExecApprovalsStore,
     /// The last settled version of the file, so a request re-parses it only after a change.
     file_cache: SnapshotCache,
+    /// Each agent's policy for the file version in `file_cache`.
+    policies: PolicyCache,
     manager: ApprovalManager,
     /// The manager's store too, for the batch times `GET /metrics` reports.
     database: Arc<SqliteApprovalStore>,
@@ -164,6 +165,7 @@ impl ExecServices {
                 config: setup.config,
                 file,
                 file_cache: SnapshotCache::new(),
+                policies: PolicyCache::default(),
                 manager,
                 database,
                 pending: Pending::new(setup.limits.max_pending_per_agent),
@@ -211,7 +213,7 @@ impl ExecServices {
     }
 
     /// The approvals file as it is now; read per request so edits apply at once.
-    pub(crate) fn snapshot(&self) -> Result<Snapshot, Error> {
+    pub(crate) fn snapshot(&self) -> Result<Arc<Snapshot>, Error> {
         let now = std::time::SystemTime::now();
         self.inner
             .file_cache
@@ -222,11 +224,12 @@ impl ExecServices {
     }
 
     /// The policy that applies to `agent` right now, and its `askFallback`.
-    pub(crate) fn policy(&self, agent: &str) -> Result<(ExecPolicy, Security), Error> {
+    pub(crate) fn policy(&self, agent: &str) -> Result<AgentPolicy, Error> {
         let snapshot = self.snapshot()?;
-        let policy = exec_policy(&self.inner.config, Some(&snapshot.file), agent);
-        let ask_fallback = ask_fallback(&self.inner.config, &snapshot.file, agent);
-        Ok((policy, ask_fallback))
+        Ok(self
+            .inner
+            .policies
+            .get(&self.inner.config, &snapshot, agent))
     }
 
     /// Creates an approval on behalf of `owner` (a token name), counting it against the agent's

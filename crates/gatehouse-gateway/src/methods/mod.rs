@@ -77,12 +77,12 @@ pub(crate) fn requested_policy(
     call: &Call,
     exec: &ExecServices,
     level: &LevelRequest<'_>,
-) -> Result<(ExecPolicy, Security, ResolvedLevel), Error> {
+) -> Result<(Arc<ExecPolicy>, Security, ResolvedLevel), Error> {
     acting_for(call, level.agent_id)?;
-    let (policy, ask_fallback) = exec.policy(level.agent_id)?;
+    let agent = exec.policy(level.agent_id)?;
     let token = call.caller.name();
-    let (policy, resolved) = apply_elevated_level(&call.state, exec, token, level, policy)?;
-    Ok((policy, ask_fallback, resolved))
+    let (policy, resolved) = apply_elevated_level(&call.state, exec, token, level, agent.policy)?;
+    Ok((policy, agent.ask_fallback, resolved))
 }
 
 /// Refuses a request naming an agent its token may not act for.

@@ -65,10 +65,13 @@ impl Resolver {
         let had_relative_path = entries.iter().any(|dir| dir.is_relative());
         // The working directory itself for an empty entry, not `cwd/.`: the same file the
         // executor opens, under the same name.
+        // An absolute entry is taken as it is (joining it to `cwd` would only copy it).
         let path_dirs = entries
-            .iter()
+            .into_iter()
             .map(|dir| {
-                if dir == Path::new(".") {
+                if dir.is_absolute() {
+                    dir
+                } else if dir == Path::new(".") {
                     cwd.clone()
                 } else {
                     cwd.join(dir)

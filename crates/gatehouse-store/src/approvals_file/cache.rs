@@ -10,7 +10,7 @@
 
 use std::os::unix::fs::MetadataExt as _;
 use std::path::Path;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::store::{ExecApprovalsStore, Snapshot};
@@ -33,7 +33,7 @@ struct Version {
 /// The last settled version read, shared by every request.
 #[derive(Debug, Default)]
 pub struct SnapshotCache {
-    last: Mutex<Option<(Version, Snapshot)>>,
+    last: Mutex<Option<(Version, Arc<Snapshot>)>>,
 }
 
 impl SnapshotCache {
@@ -43,12 +43,14 @@ impl SnapshotCache {
     }
 
     /// The file as [`ExecApprovalsStore::read`] would return it, parsed again only when it
-    /// changed. `now` is the caller's clock, for the settle rule.
+    /// changed. `now` is the caller's clock, for the settle rule. Shared, not copied: callers
+    /// may key what they derive from a version on the `Arc` itself ([`Arc::ptr_eq`]), since
+    /// every re-read returns a new one.
     pub fn read(
         &self,
         store: &ExecApprovalsStore,
         now: SystemTime,
-    ) -> Result<Snapshot, StoreError> {
+    ) -> Result<Arc<Snapshot>, StoreError> {
         let path = store.path();
         let before = version_of(path)?;
         if let Some(version) = before {
@@ -56,17 +58,17 @@ impl SnapshotCache {
             if let Some((known, snapshot)) = last.as_ref()
                 && *known == version
             {
-                return Ok(snapshot.clone());
+                return Ok(Arc::clone(snapshot));
             }
         }
-        let snapshot = store.read()?;
+        let snapshot = Arc::new(store.read()?);
         // Remember it only if nothing changed while it was read and it has settled.
         if let Some(version) = before
             && version_of(path)? == Some(version)
             && settled(version, now)
         {
             let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
-            *last = Some((version, snapshot.clone()));
+            *last = Some((version, Arc::clone(&snapshot)));
         }
         Ok(snapshot)
     }
@@ -119,7 +121,7 @@ mod tests {
         let store = ExecApprovalsStore::new(&path);
         let cache = SnapshotCache::new();
         let first = cache.read(&store, later()).unwrap();
-        assert_eq!(cache.read(&store, later()).unwrap(), first);
+        assert!(Arc::ptr_eq(&cache.read(&store, later()).unwrap(), &first));
 
         // Replaced, as our own writes do: a new inode.
         let temporary = dir.path().join("tmp.json");
