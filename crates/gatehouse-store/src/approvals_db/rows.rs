@@ -5,6 +5,8 @@
 //! transaction. Statements go through the connection's prepared-statement cache: the same few
 //! statements run thousands of times a second under load.
 
+use std::sync::LazyLock;
+
 use rusqlite::{Connection, OptionalExtension as _, Row, params};
 
 use super::ids::id_order;
@@ -51,31 +53,31 @@ pub(super) fn encode(values: &[String], what: &'static str) -> Result<String, St
 }
 
 /// Reads one approval through the id index (see `ids`); params `id_order`, `id`.
-fn fetch_sql() -> String {
-    format!("SELECT {COLUMNS} FROM approvals WHERE id_order = ?1 AND id = ?2")
-}
+pub(super) static FETCH_SQL: LazyLock<String> =
+    LazyLock::new(|| format!("SELECT {COLUMNS} FROM approvals WHERE id_order = ?1 AND id = ?2"));
 
 pub(super) fn fetch(conn: &Connection, id: &str) -> Result<Option<ApprovalRecord>, StoreError> {
     let raw = conn
-        .prepare_cached(&fetch_sql())?
+        .prepare_cached(&FETCH_SQL)?
         .query_row(params![id_order(id), id], RawRow::read)
         .optional()?;
     raw.map(|raw| raw.into_record(conn)).transpose()
 }
 
-/// Runs `sql`, an `UPDATE … RETURNING` [`COLUMNS`] that changes at most one row, and decodes
-/// the row as the update left it: `None` when it changed nothing. A compare-and-swap that
-/// succeeds thus needs no second lookup to report its record.
-pub(super) fn update_returning(
+/// Runs `sql`, an `UPDATE` of at most the one row `id` names, and reads that row as the update
+/// left it, in the same transaction: `None` when it changed nothing. Not `UPDATE … RETURNING`:
+/// SQLite gathers returned rows in a temporary b-tree it builds per execution, which costs the
+/// writer more than a second lookup through the id index.
+pub(super) fn update_then_fetch(
     conn: &Connection,
     sql: &str,
     params: impl rusqlite::Params,
+    id: &str,
 ) -> Result<Option<ApprovalRecord>, StoreError> {
-    let raw = conn
-        .prepare_cached(sql)?
-        .query_row(params, RawRow::read)
-        .optional()?;
-    raw.map(|raw| raw.into_record(conn)).transpose()
+    if conn.prepare_cached(sql)?.execute(params)? == 0 {
+        return Ok(None);
+    }
+    fetch(conn, id)
 }
 
 pub(super) fn fetch_required(conn: &Connection, id: &str) -> Result<ApprovalRecord, StoreError> {
@@ -343,16 +345,45 @@ mod tests {
         let mut conn = Connection::open_in_memory().unwrap();
         super::super::schema::migrate(&mut conn).unwrap();
         for sql in [
-            fetch_sql().as_str(),
+            FETCH_SQL.as_str(),
             MESSAGES_SQL,
-            super::super::write_ops::RESOLVE_RETURNING.as_str(),
-            super::super::write_ops::CONSUME_RETURNING.as_str(),
+            super::super::write_ops::RESOLVE_SQL,
+            super::super::write_ops::CONSUME_SQL,
         ] {
             let plan = plan(&conn, sql);
             assert!(
                 plan.contains("(id_order=? AND id=?)")
                     || plan.contains("(approval_id_order=? AND approval_id=?)"),
                 "{sql}: {plan}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_statements_on_every_approval_build_no_temporary_b_tree() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::super::schema::migrate(&mut conn).unwrap();
+        for sql in [
+            super::super::write_ops::INSERT_SQL.as_str(),
+            super::super::write_ops::RESOLVE_SQL,
+            super::super::write_ops::CONSUME_SQL,
+            FETCH_SQL.as_str(),
+            MESSAGES_SQL,
+        ] {
+            let stmt = conn.prepare(&format!("EXPLAIN {sql}")).unwrap();
+            let count = stmt.parameter_count();
+            let mut stmt = stmt;
+            let opcodes: Vec<String> = stmt
+                .query_map(
+                    rusqlite::params_from_iter(std::iter::repeat_n("1", count)),
+                    |row| row.get(1),
+                )
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert!(
+                !opcodes.iter().any(|op| op == "OpenEphemeral"),
+                "{sql}: {opcodes:?}"
             );
         }
     }

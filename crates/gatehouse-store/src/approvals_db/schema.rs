@@ -162,6 +162,100 @@ const MIGRATIONS: &[&str] = &[
     CREATE UNIQUE INDEX approval_messages_unique ON approval_messages
         (approval_id_order, approval_id, channel, ifnull(account_id, ''), chat_id, message_id);
     "#,
+    // 5: the same tables with each column's allowed values checked by `=` comparisons instead of
+    // `IN` lists: SQLite evaluates `x IN (three or more constants)` by filling a temporary
+    // b-tree with the list each time the statement runs, which was four b-trees per insert
+    // and two per decision, on the writer thread every approval waits for. Both tables are
+    // rebuilt, as in 4, because renaming the parent takes the children's foreign keys with it.
+    r#"
+    ALTER TABLE approval_messages RENAME TO approval_messages_v4;
+    ALTER TABLE approvals RENAME TO approvals_v4;
+
+    CREATE TABLE approvals (
+        id              TEXT NOT NULL,
+        id_order        INTEGER NOT NULL,
+        command         TEXT NOT NULL,
+        argv_json       TEXT NOT NULL,
+        cwd             TEXT,
+        env_keys_json   TEXT NOT NULL,
+        host            TEXT,
+        agent_id        TEXT,
+        session_key     TEXT,
+        resolved_path   TEXT,
+        security        TEXT
+                        CHECK (security = 'deny' OR security = 'allowlist' OR security = 'full'),
+        ask             TEXT CHECK (ask = 'off' OR ask = 'on-miss' OR ask = 'always'),
+        -- Two values: SQLite compares them one by one, as it does any list of two or fewer.
+        has_turn_source INTEGER NOT NULL CHECK (has_turn_source IN (0, 1)),
+        turn_channel    TEXT,
+        turn_to         TEXT,
+        turn_account_id TEXT,
+        turn_thread_id  TEXT,
+        binding_hash    TEXT,
+        binding_json    TEXT,
+        state           TEXT NOT NULL
+                        CHECK (state = 'pending' OR state = 'allowed' OR state = 'denied'
+                               OR state = 'expired' OR state = 'cancelled'),
+        decision        TEXT CHECK (decision = 'allow-once' OR decision = 'allow-always'
+                                    OR decision = 'deny'),
+        resolved_by     TEXT,
+        reason          TEXT,
+        created_at_ms   INTEGER NOT NULL,
+        expires_at_ms   INTEGER NOT NULL,
+        resolved_at_ms  INTEGER,
+        consumed_at_ms  INTEGER,
+        requested_by    TEXT,
+        CHECK ((state = 'pending') = (resolved_at_ms IS NULL)),
+        CHECK ((state = 'allowed' OR state = 'denied') = (decision IS NOT NULL)),
+        CHECK (state <> 'allowed' OR decision <> 'deny'),
+        CHECK (state <> 'denied' OR decision = 'deny'),
+        CHECK (consumed_at_ms IS NULL OR (state = 'allowed' AND decision = 'allow-once')),
+        CHECK ((binding_hash IS NULL) = (binding_json IS NULL))
+    ) STRICT;
+    INSERT INTO approvals (
+            id, id_order, command, argv_json, cwd, env_keys_json, host, agent_id,
+            session_key, resolved_path, security, ask, has_turn_source, turn_channel, turn_to,
+            turn_account_id, turn_thread_id, binding_hash, binding_json, state, decision,
+            resolved_by, reason, created_at_ms, expires_at_ms, resolved_at_ms, consumed_at_ms,
+            requested_by)
+        SELECT
+            id, id_order, command, argv_json, cwd, env_keys_json, host, agent_id,
+            session_key, resolved_path, security, ask, has_turn_source, turn_channel, turn_to,
+            turn_account_id, turn_thread_id, binding_hash, binding_json, state, decision,
+            resolved_by, reason, created_at_ms, expires_at_ms, resolved_at_ms, consumed_at_ms,
+            requested_by
+        FROM approvals_v4;
+    -- Index names go with their renamed table; the messages copied next need this one.
+    DROP INDEX approvals_by_id;
+    CREATE UNIQUE INDEX approvals_by_id ON approvals (id_order, id);
+
+    CREATE TABLE approval_messages (
+        seq               INTEGER PRIMARY KEY,
+        approval_id_order INTEGER NOT NULL,
+        approval_id       TEXT NOT NULL,
+        channel           TEXT NOT NULL,
+        account_id        TEXT,
+        chat_id           TEXT NOT NULL,
+        message_id        TEXT NOT NULL,
+        thread_id         TEXT,
+        FOREIGN KEY (approval_id_order, approval_id)
+            REFERENCES approvals (id_order, id) ON DELETE CASCADE
+    ) STRICT;
+    INSERT INTO approval_messages
+        SELECT seq, approval_id_order, approval_id, channel, account_id, chat_id, message_id,
+               thread_id
+        FROM approval_messages_v4
+        WHERE (approval_id_order, approval_id) IN (SELECT id_order, id FROM approvals_v4);
+
+    DROP TABLE approval_messages_v4;
+    DROP TABLE approvals_v4;
+    CREATE INDEX approvals_by_state ON approvals (state, created_at_ms, id);
+    CREATE INDEX approvals_by_agent ON approvals (agent_id, created_at_ms, id);
+    CREATE INDEX approvals_by_created ON approvals (created_at_ms, id);
+    CREATE INDEX approvals_by_resolution ON approvals (resolved_at_ms) WHERE state <> 'pending';
+    CREATE UNIQUE INDEX approval_messages_unique ON approval_messages
+        (approval_id_order, approval_id, channel, ifnull(account_id, ''), chat_id, message_id);
+    "#,
 ];
 
 /// The schema version this build writes.
@@ -327,5 +421,80 @@ mod tests {
             })
             .unwrap();
         assert_eq!(messages, 1);
+    }
+
+    /// Every row of `table`, each column quoted, in rowid order: a rebuild must keep them all.
+    fn dump(conn: &Connection, table: &str) -> Vec<String> {
+        let columns: Vec<String> = conn
+            .prepare(&format!(
+                "SELECT name FROM pragma_table_info('{table}') ORDER BY cid"
+            ))
+            .unwrap()
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let quoted: Vec<String> = columns.iter().map(|c| format!("quote({c})")).collect();
+        conn.prepare(&format!(
+            "SELECT {} FROM {table} ORDER BY rowid",
+            quoted.join(" || ',' || ")
+        ))
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+    }
+
+    #[test]
+    fn a_fourth_version_database_keeps_every_row_and_message_and_still_refuses_unknown_values() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "foreign_keys", true).unwrap();
+        ids::define_sql_function(&conn).unwrap();
+        for sql in &MIGRATIONS[..4] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 4).unwrap();
+        conn.execute_batch(
+            "INSERT INTO approvals (id, id_order, command, argv_json, cwd, env_keys_json, \
+             agent_id, security, ask, has_turn_source, turn_channel, turn_to, binding_hash, \
+             binding_json, state, decision, resolved_by, created_at_ms, expires_at_ms, \
+             resolved_at_ms, consumed_at_ms, requested_by) VALUES \
+             ('ran', 7, 'make deploy', '[\"make\"]', '/srv', '[]', 'main', 'allowlist', \
+              'on-miss', 1, 'slack', 'C1', 'h', '{}', 'allowed', 'allow-once', 'op', 1, 2, 3, \
+              4, 'agent'), \
+             ('waiting', 9, 'ls', '[]', NULL, '[]', NULL, NULL, NULL, 0, NULL, NULL, NULL, \
+              NULL, 'pending', NULL, NULL, 5, 6, NULL, NULL, NULL); \
+             INSERT INTO approval_messages (approval_id_order, approval_id, channel, chat_id, \
+             message_id) VALUES (7, 'ran', 'slack', 'C1', 'm1'), (9, 'waiting', 'slack', \
+             'C1', 'm2');",
+        )
+        .unwrap();
+        let (approvals, messages) = (dump(&conn, "approvals"), dump(&conn, "approval_messages"));
+
+        migrate(&mut conn).unwrap();
+
+        assert_eq!(dump(&conn, "approvals"), approvals);
+        assert_eq!(dump(&conn, "approval_messages"), messages);
+        for (column, value) in [("state", "'bogus'"), ("security", "'some'"), ("ask", "'x'")] {
+            let changed = conn.execute(
+                &format!("UPDATE approvals SET {column} = {value} WHERE id = 'waiting'"),
+                [],
+            );
+            assert!(changed.is_err(), "{column} = {value} was accepted");
+        }
+        let leftovers: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_schema WHERE name LIKE '%_v4'",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(leftovers, 0);
+        assert_eq!(index_columns(&conn, "approvals_by_id"), ["id_order", "id"]);
+        // Messages still go with their approval.
+        conn.execute("DELETE FROM approvals WHERE id = 'ran'", [])
+            .unwrap();
+        assert_eq!(dump(&conn, "approval_messages").len(), 1);
     }
 }

@@ -15,9 +15,18 @@ use super::record::{
     ResolveOutcome,
 };
 use super::rows::{
-    COLUMNS, encode, fetch, fetch_required, limit_param, sql_ms, stored_ms, update_returning,
+    COLUMNS, encode, fetch, fetch_required, limit_param, sql_ms, stored_ms, update_then_fetch,
 };
 use crate::error::StoreError;
+
+/// The insert of a new pending approval; `id_order` is ?22 (see `ids`).
+pub(super) static INSERT_SQL: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "INSERT INTO approvals (id_order, {COLUMNS}) VALUES (?22, ?1, ?2, ?3, ?4, ?5, ?6, \
+         ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, 'pending', NULL, NULL, \
+         NULL, ?19, ?20, NULL, NULL, ?21)"
+    )
+});
 
 /// Stores a new pending approval; an id that exists in any state is refused (the id index is
 /// unique, so this takes no read first). Returns the record as stored, built from what was written
@@ -29,47 +38,43 @@ pub(super) fn insert(
 ) -> Result<ApprovalRecord, StoreError> {
     let r = &approval.request;
     let turn = r.turn_source.clone().unwrap_or_default();
-    conn.prepare_cached(&format!(
-        "INSERT INTO approvals (id_order, {COLUMNS}) VALUES (?22, ?1, ?2, ?3, ?4, ?5, ?6, \
-         ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, 'pending', NULL, NULL, \
-         NULL, ?19, ?20, NULL, NULL, ?21)"
-    ))?
-    .execute(params![
-        approval.id,
-        r.command,
-        encode(&r.argv, "argv")?,
-        r.cwd,
-        encode(&r.env_keys, "env keys")?,
-        r.host,
-        r.agent_id,
-        r.session_key,
-        r.resolved_path,
-        r.security.map(|s| s.as_str()),
-        r.ask.map(|a| a.as_str()),
-        r.turn_source.is_some(),
-        turn.channel,
-        turn.to,
-        turn.account_id,
-        turn.thread_id,
-        r.binding.as_ref().map(|b| &b.hash),
-        r.binding.as_ref().map(|b| &b.json),
-        sql_ms(approval.created_at_ms),
-        sql_ms(approval.expires_at_ms),
-        r.requested_by,
-        id_order(&approval.id),
-    ])
-    .map_err(|error| match &error {
-        // Named by its columns, so a unique index added later is not taken for this one.
-        rusqlite::Error::SqliteFailure(code, Some(message))
-            if code.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
-                && message.ends_with("approvals.id_order, approvals.id") =>
-        {
-            StoreError::DuplicateId {
-                approval_id: approval.id.clone(),
+    conn.prepare_cached(&INSERT_SQL)?
+        .execute(params![
+            approval.id,
+            r.command,
+            encode(&r.argv, "argv")?,
+            r.cwd,
+            encode(&r.env_keys, "env keys")?,
+            r.host,
+            r.agent_id,
+            r.session_key,
+            r.resolved_path,
+            r.security.map(|s| s.as_str()),
+            r.ask.map(|a| a.as_str()),
+            r.turn_source.is_some(),
+            turn.channel,
+            turn.to,
+            turn.account_id,
+            turn.thread_id,
+            r.binding.as_ref().map(|b| &b.hash),
+            r.binding.as_ref().map(|b| &b.json),
+            sql_ms(approval.created_at_ms),
+            sql_ms(approval.expires_at_ms),
+            r.requested_by,
+            id_order(&approval.id),
+        ])
+        .map_err(|error| match &error {
+            // Named by its columns, so a unique index added later is not taken for this one.
+            rusqlite::Error::SqliteFailure(code, Some(message))
+                if code.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                    && message.ends_with("approvals.id_order, approvals.id") =>
+            {
+                StoreError::DuplicateId {
+                    approval_id: approval.id.clone(),
+                }
             }
-        }
-        _ => error.into(),
-    })?;
+            _ => error.into(),
+        })?;
     Ok(ApprovalRecord {
         id: approval.id,
         request: approval.request,
@@ -87,22 +92,14 @@ pub(super) fn insert(
 }
 
 /// The compare-and-swap from pending; `id_order` is ?7 (see `ids`).
-const RESOLVE_SQL: &str = "UPDATE approvals SET state = ?2, decision = ?3, \
+pub(super) const RESOLVE_SQL: &str = "UPDATE approvals SET state = ?2, decision = ?3, \
      resolved_by = ?4, reason = ?5, resolved_at_ms = ?6 \
      WHERE id_order = ?7 AND id = ?1 AND state = 'pending'";
 
 /// The compare-and-swap that takes an allow-once run; `id_order` is ?3.
-const CONSUME_SQL: &str = "UPDATE approvals SET consumed_at_ms = ?2 \
+pub(super) const CONSUME_SQL: &str = "UPDATE approvals SET consumed_at_ms = ?2 \
      WHERE id_order = ?3 AND id = ?1 \
      AND state = 'allowed' AND decision = 'allow-once' AND consumed_at_ms IS NULL";
-
-/// [`RESOLVE_SQL`] answering with the row it changed, so a decision is not read back.
-pub(super) static RESOLVE_RETURNING: LazyLock<String> =
-    LazyLock::new(|| format!("{RESOLVE_SQL} RETURNING {COLUMNS}"));
-
-/// [`CONSUME_SQL`] answering with the row it changed.
-pub(super) static CONSUME_RETURNING: LazyLock<String> =
-    LazyLock::new(|| format!("{CONSUME_SQL} RETURNING {COLUMNS}"));
 
 /// Moves a pending approval to the resolution's state, or reports the earlier winner.
 pub(super) fn resolve(
@@ -121,9 +118,9 @@ pub(super) fn resolve(
             (None, Some(reason.as_str()))
         }
     };
-    let applied = update_returning(
+    let applied = update_then_fetch(
         conn,
-        &RESOLVE_RETURNING,
+        RESOLVE_SQL,
         params![
             id,
             resolution.target_state().as_str(),
@@ -133,6 +130,7 @@ pub(super) fn resolve(
             sql_ms(at_ms),
             id_order(id),
         ],
+        id,
     )?;
     if let Some(record) = applied {
         return Ok(ResolveOutcome::Applied(record));
@@ -151,10 +149,11 @@ pub(super) fn consume_allow_once(
     id: &str,
     at_ms: u64,
 ) -> Result<ConsumeOutcome, StoreError> {
-    let consumed = update_returning(
+    let consumed = update_then_fetch(
         conn,
-        &CONSUME_RETURNING,
+        CONSUME_SQL,
         params![id, sql_ms(at_ms), id_order(id)],
+        id,
     )?;
     if let Some(record) = consumed {
         return Ok(ConsumeOutcome::Consumed(record));
