@@ -8,7 +8,6 @@
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use sha2::{Digest as _, Sha256};
 
 use super::model::{AllowlistEntry, AllowlistItem, ExecApprovalsFile, SocketConfig};
 use super::parse::{LoadNote, LoadReport, parse_str};
@@ -331,7 +330,7 @@ impl Snapshot {
 
 /// sha256 hex of file bytes: the `baseHash` currency.
 pub fn hash_bytes(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
+    hex::encode(ring::digest::digest(&ring::digest::SHA256, bytes))
 }
 
 /// Serializes the model as OpenClaw writes it: two-space JSON with `version` first and a

@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sha2::{Digest as _, Sha256};
+use ring::digest::{Context, SHA256};
 
 /// `prev` of the first record ever written: there is no earlier line to hash.
 pub const GENESIS_PREV: &str = "0000000000000000000000000000000000000000000000000000000000000000";
@@ -154,22 +154,29 @@ pub(crate) fn encode_line(record: &AuditRecord) -> Result<EncodedLine, serde_jso
 }
 
 /// sha256 fed with a line's body (its JSON without the closing brace), which starts both the
-/// content hash (body + `}`) and the line hash (body + hash member).
-struct BodyHasher(Sha256);
+/// content hash (body + `}`) and the line hash (body + hash member). `ring`'s assembly, not a
+/// portable implementation: this hashes every byte the audit log writes, about half as fast
+/// without it on CPUs lacking SHA instructions.
+struct BodyHasher(Context);
 
 impl BodyHasher {
     fn new(body: &[u8]) -> Self {
-        BodyHasher(Sha256::new_with_prefix(body))
+        let mut context = Context::new(&SHA256);
+        context.update(body);
+        BodyHasher(context)
     }
 
     /// The `hash` member's value: sha256 of the record's own JSON.
     fn content_hash(&self) -> String {
-        hex::encode(self.0.clone().chain_update(b"}").finalize())
+        let mut content = self.0.clone();
+        content.update(b"}");
+        hex::encode(content.finish())
     }
 
     /// The next record's `prev`: sha256 of the whole line, `suffix` being what follows the body.
-    fn line_hash(self, suffix: &[u8]) -> String {
-        hex::encode(self.0.chain_update(suffix).finalize())
+    fn line_hash(mut self, suffix: &[u8]) -> String {
+        self.0.update(suffix);
+        hex::encode(self.0.finish())
     }
 }
 
