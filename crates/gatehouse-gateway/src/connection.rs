@@ -10,17 +10,16 @@ use std::sync::Arc;
 
 use futures_util::stream::FuturesUnordered;
 use futures_util::{FutureExt, Sink, SinkExt, Stream, StreamExt, future::BoxFuture};
-use serde_json::Value;
 
 use crate::auth::Principal;
 use crate::error::Error;
 use crate::hub::{Start, Subscription};
-use crate::methods::{CONNECT, Call};
+use crate::methods::{CONNECT, Call, decode_params};
 use crate::metrics::Transport;
 use crate::scope::Scope;
 use crate::state::GatewayState;
 use crate::wire::{
-    ConnectParams, ConnectResult, EventsInfo, RequestFrame, ResponseFrame, ServerInfo,
+    ConnectParams, ConnectResult, EventsInfo, RawJson, RequestFrame, ResponseFrame, ServerInfo,
 };
 
 /// A frame from the client, reduced to what the protocol distinguishes.
@@ -45,7 +44,7 @@ const MAX_FRAMES_PER_FLUSH: usize = 32;
 /// Longest close reason RFC 6455 allows (125-byte control payload minus the 2-byte code).
 const MAX_CLOSE_REASON: usize = 123;
 
-type Answer = (Option<String>, &'static str, Result<Value, Error>);
+type Answer = (Option<String>, &'static str, Result<RawJson, Error>);
 
 /// Runs a connection to its end; never returns an error, because there is nobody left to tell.
 pub(crate) async fn run<Si, St>(state: GatewayState, mut sink: Si, mut stream: St)
@@ -133,12 +132,12 @@ where
 /// the answer.
 fn connect(
     state: &GatewayState,
-    params: Value,
-) -> Result<(Arc<Principal>, Subscription, Value), Error> {
+    params: Option<RawJson>,
+) -> Result<(Arc<Principal>, Subscription, RawJson), Error> {
     let params: ConnectParams =
-        serde_json::from_value(params).map_err(|error| Error::InvalidParams {
+        decode_params(params.as_deref()).map_err(|reason| Error::InvalidParams {
             method: CONNECT.to_owned(),
-            reason: error.to_string(),
+            reason,
         })?;
     let principal = state.authenticate(&params.token)?;
     state.charge(&principal)?;
@@ -171,7 +170,7 @@ fn connect(
             complete: replay.complete,
         },
     };
-    let result = serde_json::to_value(result).map_err(|error| Error::Internal {
+    let result = serde_json::value::to_raw_value(&result).map_err(|error| Error::Internal {
         reason: format!("cannot encode connect result: {error}"),
     })?;
     Ok((principal, subscription, result))

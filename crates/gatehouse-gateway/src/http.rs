@@ -1,19 +1,17 @@
 //! Plain HTTP routes: `POST /rpc`, `GET /healthz`, `GET /metrics`.
 
+use crate::error::Error;
+use crate::exec::ExecServices;
+use crate::methods::{CONNECT, Call};
+use crate::metrics::Transport;
+use crate::state::GatewayState;
+use crate::wire::{Health, HttpRequest, HttpResponse, RawJson};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::Value;
-
-use crate::error::Error;
-use crate::exec::ExecServices;
-use crate::methods::{CONNECT, Call};
-use crate::metrics::Transport;
-use crate::state::GatewayState;
-use crate::wire::{Health, HttpRequest, HttpResponse};
 
 /// `POST /rpc`: authenticate the bearer token, charge its budget, then dispatch like a WebSocket
 /// request. Authentication comes first so nothing about the body is revealed to strangers.
@@ -41,7 +39,7 @@ async fn rpc_outcome(
     state: &GatewayState,
     headers: &HeaderMap,
     body: Result<Bytes, BytesRejection>,
-) -> (&'static str, Result<Value, Error>) {
+) -> (&'static str, Result<RawJson, Error>) {
     let principal = match bearer(headers).map(|token| state.authenticate(token)) {
         Some(Ok(principal)) => principal,
         Some(Err(error)) => return ("unknown", Err(error)),

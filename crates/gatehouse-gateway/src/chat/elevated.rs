@@ -374,11 +374,15 @@ mod tests {
             params.extend(extra.clone());
         }
         let registry = call.state.registry();
+        let params = serde_json::value::to_raw_value(&params).unwrap();
         match registry
-            .dispatch(call.clone(), "exec.policy.check", params)
+            .dispatch(call.clone(), "exec.policy.check", Some(params))
             .await
         {
-            Ok(answer) => Ok(answer["decision"].as_str().unwrap().to_owned()),
+            Ok(answer) => {
+                let answer: Value = serde_json::from_str(answer.get()).unwrap();
+                Ok(answer["decision"].as_str().unwrap().to_owned())
+            }
             Err(error) => Err((error.code().to_owned(), error.to_string())),
         }
     }

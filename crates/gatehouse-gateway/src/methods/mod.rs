@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 use gatehouse_policy::Security;
 use gatehouse_policy::elevated::ResolvedLevel;
@@ -30,6 +30,7 @@ use crate::error::Error;
 use crate::exec::ExecServices;
 use crate::scope::{Access, Scope};
 use crate::state::GatewayState;
+use crate::wire::RawJson;
 
 /// What a handler gets besides its params: the gateway and the authenticated caller.
 #[derive(Debug, Clone)]
@@ -40,8 +41,8 @@ pub struct Call {
     pub caller: Arc<Principal>,
 }
 
-type MethodFuture = Pin<Box<dyn Future<Output = Result<Value, Error>> + Send>>;
-type Handler = Arc<dyn Fn(Call, Value) -> MethodFuture + Send + Sync>;
+type MethodFuture = Pin<Box<dyn Future<Output = Result<RawJson, Error>> + Send>>;
+type Handler = Arc<dyn Fn(Call, Option<RawJson>) -> MethodFuture + Send + Sync>;
 
 struct Method {
     access: Access,
@@ -95,6 +96,22 @@ pub(crate) fn acting_for(call: &Call, agent_id: &str) -> Result<(), Error> {
             agent: agent_id.to_owned(),
         })
     }
+}
+
+/// Decodes params sent as JSON text; absent or `null` params read as `{}`. The reason given on
+/// failure leaves out serde's line and column, which would count within the params alone.
+pub(crate) fn decode_params<P: DeserializeOwned>(params: Option<&RawValue>) -> Result<P, String> {
+    let text = match params.map(RawValue::get) {
+        None | Some("null") => "{}",
+        Some(text) => text,
+    };
+    serde_json::from_str(text).map_err(|error| {
+        let reason = error.to_string();
+        let position = format!(" at line {} column {}", error.line(), error.column());
+        reason
+            .strip_suffix(&position)
+            .map_or_else(|| reason.clone(), str::to_owned)
+    })
 }
 
 /// The method name `connect` is the WebSocket handshake, never a registered method.
@@ -169,21 +186,16 @@ impl Registry {
     {
         assert!(name != CONNECT, "`connect` is the handshake, not a method");
         let handler = Arc::new(handler);
-        let erased: Handler = Arc::new(move |call: Call, params: Value| {
+        let erased: Handler = Arc::new(move |call: Call, params: Option<RawJson>| {
             let handler = Arc::clone(&handler);
             Box::pin(async move {
-                let params = if params.is_null() {
-                    Value::Object(Default::default())
-                } else {
-                    params
-                };
                 let params: P =
-                    serde_json::from_value(params).map_err(|error| Error::InvalidParams {
+                    decode_params(params.as_deref()).map_err(|reason| Error::InvalidParams {
                         method: name.to_owned(),
-                        reason: error.to_string(),
+                        reason,
                     })?;
                 let result = handler(call, params).await?;
-                serde_json::to_value(result).map_err(|error| Error::Internal {
+                serde_json::value::to_raw_value(&result).map_err(|error| Error::Internal {
                     reason: format!("cannot encode the result of `{name}`: {error}"),
                 })
             }) as MethodFuture
@@ -207,7 +219,12 @@ impl Registry {
     }
 
     /// Runs `method` for `call.caller` after checking that it exists and the caller may use it.
-    pub(crate) fn dispatch(&self, call: Call, method: &str, params: Value) -> MethodFuture {
+    pub(crate) fn dispatch(
+        &self,
+        call: Call,
+        method: &str,
+        params: Option<RawJson>,
+    ) -> MethodFuture {
         let Some(entry) = self.methods.get(method) else {
             let error = Error::UnknownMethod {
                 method: method.to_owned(),
@@ -227,7 +244,7 @@ impl Registry {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
     use crate::settings::{GatewaySettings, Limits, Secret, TokenSpec};
@@ -248,10 +265,35 @@ mod tests {
         Call { state, caller }
     }
 
+    /// Dispatches as the transports do, from params as JSON text, and parses the answer.
     async fn run(scopes: &[Scope], method: &str, params: Value) -> Result<Value, Error> {
         let call = call_as(scopes);
         let registry = Registry::standard();
-        registry.dispatch(call, method, params).await
+        let params = serde_json::value::to_raw_value(&params).unwrap();
+        let answer = registry.dispatch(call, method, Some(params)).await?;
+        Ok(serde_json::from_str(answer.get()).unwrap())
+    }
+
+    #[test]
+    fn decodes_absent_and_null_params_as_an_empty_object_and_reports_errors_without_position() {
+        #[derive(Debug, serde::Deserialize, PartialEq)]
+        #[serde(deny_unknown_fields)]
+        struct Params {
+            #[serde(default)]
+            n: u8,
+        }
+        let raw = |text: &str| RawValue::from_string(text.to_owned()).unwrap();
+        assert_eq!(decode_params::<Params>(None), Ok(Params { n: 0 }));
+        assert_eq!(
+            decode_params::<Params>(Some(&raw("null"))),
+            Ok(Params { n: 0 })
+        );
+        assert_eq!(
+            decode_params::<Params>(Some(&raw(r#"{"n":3}"#))),
+            Ok(Params { n: 3 })
+        );
+        let refused = decode_params::<Params>(Some(&raw(r#"{"m":1}"#))).unwrap_err();
+        assert_eq!(refused, "unknown field `m`, expected `n`");
     }
 
     #[tokio::test]

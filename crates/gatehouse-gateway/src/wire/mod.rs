@@ -8,11 +8,18 @@ pub(crate) mod exec;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::error::Error;
 use crate::hub::EventHub;
 
-/// A WebSocket request: `{"type":"req","id","method","params"}`.
+/// JSON text checked for syntax but not parsed into a tree: method params are decoded straight
+/// into the handler's type and results encoded straight from it, so no request builds and drops
+/// an intermediate `Value` on the way in or out.
+pub(crate) type RawJson = Box<RawValue>;
+
+/// A WebSocket request: `{"type":"req","id","method","params"}`; absent or `null` params are
+/// `None`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RequestFrame {
@@ -21,7 +28,7 @@ pub(crate) struct RequestFrame {
     pub(crate) id: String,
     pub(crate) method: String,
     #[serde(default)]
-    pub(crate) params: Value,
+    pub(crate) params: Option<RawJson>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -56,16 +63,16 @@ pub(crate) struct ResponseFrame<'a> {
     id: Option<&'a str>,
     ok: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    payload: Option<&'a Value>,
+    payload: Option<&'a RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<ErrorBody>,
 }
 
 impl<'a> ResponseFrame<'a> {
     /// Answers request `id` (`null` when the request could not be read far enough to have one).
-    pub(crate) fn new(id: Option<&'a str>, outcome: &'a Result<Value, Error>) -> Self {
+    pub(crate) fn new(id: Option<&'a str>, outcome: &'a Result<RawJson, Error>) -> Self {
         let (payload, error) = match outcome {
-            Ok(payload) => (Some(payload), None),
+            Ok(payload) => (Some(&**payload), None),
             Err(error) => (None, Some(ErrorBody::from(error))),
         };
         Self {
@@ -125,13 +132,13 @@ impl<'a> EventFrame<'a> {
     }
 }
 
-/// `POST /rpc` body: `{"method","params"}`.
+/// `POST /rpc` body: `{"method","params"}`; absent or `null` params are `None`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct HttpRequest {
     pub(crate) method: String,
     #[serde(default)]
-    pub(crate) params: Value,
+    pub(crate) params: Option<RawJson>,
 }
 
 /// `POST /rpc` answer: `{"ok","payload"|"error"}`.
@@ -139,13 +146,13 @@ pub(crate) struct HttpRequest {
 pub(crate) struct HttpResponse<'a> {
     ok: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    payload: Option<&'a Value>,
+    payload: Option<&'a RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<ErrorBody>,
 }
 
 impl<'a> HttpResponse<'a> {
-    pub(crate) fn new(outcome: &'a Result<Value, Error>) -> Self {
+    pub(crate) fn new(outcome: &'a Result<RawJson, Error>) -> Self {
         match outcome {
             Ok(payload) => Self {
                 ok: true,
@@ -281,10 +288,16 @@ mod tests {
     fn parses_a_request_frame_with_and_without_params() {
         let frame = RequestFrame::parse(r#"{"type":"req","id":"1","method":"m"}"#).unwrap();
         assert_eq!((frame.id.as_str(), frame.method.as_str()), ("1", "m"));
-        assert_eq!(frame.params, Value::Null);
+        assert!(frame.params.is_none());
+        let frame =
+            RequestFrame::parse(r#"{"type":"req","id":"2","method":"m","params":null}"#).unwrap();
+        assert!(frame.params.is_none());
         let frame = RequestFrame::parse(r#"{"type":"req","id":"2","method":"m","params":{"a":1}}"#)
             .unwrap();
-        assert_eq!(frame.params, json!({"a": 1}));
+        assert_eq!(
+            frame.params.map(|raw| raw.get().to_owned()).as_deref(),
+            Some(r#"{"a":1}"#)
+        );
     }
 
     #[test]
@@ -304,7 +317,7 @@ mod tests {
 
     #[test]
     fn encodes_responses_and_events_exactly_as_the_protocol_says() {
-        let ok = Ok(json!({"x": 1}));
+        let ok = Ok(serde_json::value::to_raw_value(&json!({"x": 1})).unwrap());
         let text = ResponseFrame::new(Some("1"), &ok).to_text();
         assert_eq!(
             serde_json::from_str::<Value>(&text).unwrap(),

@@ -6,9 +6,9 @@
 //! The next record's `prev` is the sha256 of this whole line (without its newline), which chains
 //! the records even when an editor recomputes `hash`.
 
+use ring::digest::{Context, SHA256};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use ring::digest::{Context, SHA256};
 
 /// `prev` of the first record ever written: there is no earlier line to hash.
 pub const GENESIS_PREV: &str = "0000000000000000000000000000000000000000000000000000000000000000";
