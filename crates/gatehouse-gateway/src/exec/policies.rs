@@ -114,7 +114,7 @@ mod tests {
         let b = cache.get(&config, &first, "main");
         assert!(Arc::ptr_eq(&a.policy, &b.policy));
 
-        // Same content, new version: rebuilt, and equal to a fresh build.
+        // A new version (here with other content): rebuilt, and equal to a fresh build.
         let again = snapshot(
             dir.path(),
             r#"{"version":1,"defaults":{"security":"deny"}}"#,

@@ -370,9 +370,8 @@ mod tests {
             FETCH_SQL.as_str(),
             MESSAGES_SQL,
         ] {
-            let stmt = conn.prepare(&format!("EXPLAIN {sql}")).unwrap();
+            let mut stmt = conn.prepare(&format!("EXPLAIN {sql}")).unwrap();
             let count = stmt.parameter_count();
-            let mut stmt = stmt;
             let opcodes: Vec<String> = stmt
                 .query_map(
                     rusqlite::params_from_iter(std::iter::repeat_n("1", count)),
