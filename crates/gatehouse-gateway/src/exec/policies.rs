@@ -43,6 +43,15 @@ struct Built {
     by_agent: HashMap<String, AgentPolicy>,
 }
 
+impl Built {
+    /// Whether the entries were built from `snapshot` (the same version, not equal content).
+    fn is_from(&self, snapshot: &Arc<Snapshot>) -> bool {
+        self.from
+            .as_ref()
+            .is_some_and(|from| Arc::ptr_eq(from, snapshot))
+    }
+}
+
 impl PolicyCache {
     /// `agent`'s policy under `config` and `snapshot`, built only if this version has not
     /// built it yet.
@@ -54,10 +63,7 @@ impl PolicyCache {
     ) -> AgentPolicy {
         {
             let built = self.lock();
-            if built
-                .from
-                .as_ref()
-                .is_some_and(|from| Arc::ptr_eq(from, snapshot))
+            if built.is_from(snapshot)
                 && let Some(found) = built.by_agent.get(agent)
             {
                 return found.clone();
@@ -68,11 +74,7 @@ impl PolicyCache {
             ask_fallback: ask_fallback(config, &snapshot.file, agent),
         };
         let mut built = self.lock();
-        if !built
-            .from
-            .as_ref()
-            .is_some_and(|from| Arc::ptr_eq(from, snapshot))
-        {
+        if !built.is_from(snapshot) {
             built.from = Some(Arc::clone(snapshot));
             built.by_agent.clear();
         }
