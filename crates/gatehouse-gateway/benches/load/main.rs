@@ -17,7 +17,9 @@
 //! as CSV (see `dump.rs`), to see when in a run the slow ones came. Before it starts the
 //! gateway, the bench spins a thread per core for `LOAD_PROBE_SECS` (3; 0 skips it) and
 //! reports how often the machine took a core away (see `host.rs`); each phase's CPU line also
-//! gives the share of the cores' time the hypervisor stole (see `cpu.rs`).
+//! gives the share of the cores' time the hypervisor stole, and the next line splits the
+//! gateway's CPU by its threads: the runtime, the approvals writer every approval queues for,
+//! the audit writer and the checkpointer (see `cpu.rs`).
 //! Run: `cargo bench -p gatehouse-gateway --bench load`.
 
 #![allow(
@@ -243,6 +245,17 @@ fn print_open(label: &str, phase: &open_loop::Phase, (from, to): (cpu::Usage, cp
         client.as_micros(),
         from.stolen_percent(&to)
     );
+    let by_thread: Vec<String> = from
+        .per_request_by_thread(&to, samples.len())
+        .map(|(label, split)| {
+            format!(
+                "{label} {} µs (kernel {})",
+                split.sum().as_micros(),
+                split.kernel.as_micros()
+            )
+        })
+        .collect();
+    println!("  gateway CPU by thread: {}", by_thread.join(", "));
 }
 
 async fn closed(
