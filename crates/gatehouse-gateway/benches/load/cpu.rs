@@ -1,9 +1,8 @@
 //! CPU time spent during a phase, split into the load generator's threads and everything else
 //! (the gateway's workers, its blocking pool, the database writer, the audit writer), and the
 //! gateway's part again by thread, read from `/proc` so the split needs no instrumentation in
-//! the gateway; and the time the hypervisor
-//! kept the machine's virtual CPUs from running (`steal` in `/proc/stat`), which tells a run the
-//! host slowed apart from a slow build.
+//! the gateway; and the time the hypervisor kept the machine's virtual CPUs from running
+//! (`steal` in `/proc/stat`), which tells a run the host slowed apart from a slow build.
 
 use std::time::{Duration, Instant};
 
