@@ -1,17 +1,18 @@
 //! Plain HTTP routes: `POST /rpc`, `GET /healthz`, `GET /metrics`.
 
-use crate::error::Error;
-use crate::exec::ExecServices;
-use crate::methods::{CONNECT, Call};
-use crate::metrics::Transport;
-use crate::state::GatewayState;
-use crate::wire::{Health, HttpRequest, HttpResponse, RawJson};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+
+use crate::error::Error;
+use crate::exec::ExecServices;
+use crate::methods::{CONNECT, Call};
+use crate::metrics::Transport;
+use crate::state::GatewayState;
+use crate::wire::{Health, HttpRequest, HttpResponse, RawJson};
 
 /// `POST /rpc`: authenticate the bearer token, charge its budget, then dispatch like a WebSocket
 /// request. Authentication comes first so nothing about the body is revealed to strangers.

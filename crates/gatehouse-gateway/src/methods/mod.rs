@@ -106,11 +106,12 @@ pub(crate) fn decode_params<P: DeserializeOwned>(params: Option<&RawValue>) -> R
         Some(text) => text,
     };
     serde_json::from_str(text).map_err(|error| {
-        let reason = error.to_string();
+        let mut reason = error.to_string();
         let position = format!(" at line {} column {}", error.line(), error.column());
+        if reason.ends_with(&position) {
+            reason.truncate(reason.len() - position.len());
+        }
         reason
-            .strip_suffix(&position)
-            .map_or_else(|| reason.clone(), str::to_owned)
     })
 }
 
