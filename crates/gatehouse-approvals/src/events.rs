@@ -1,15 +1,19 @@
-//! Approval events for surfaces (Control UI, chat, CLI), on a broadcast channel that never waits
-//! for a subscriber.
+//! Approval events for the gateway's own consumers (the event forwarder, chat), each on its own
+//! queue that never makes the manager wait.
 //!
-//! Every event carries a sequence number that increases by one per event, in send order, so a
-//! subscriber can tell whether it missed something. A subscriber that falls more than the
-//! channel's capacity behind is dropped: its next receive reports the lag and the subscription
-//! ends, and it must re-read state (`list`) before subscribing again.
+//! Every event carries a sequence number that increases by one per event, in send order. Each
+//! subscriber receives every event from the moment it subscribed until it drops its
+//! subscription: the queues have no bound, because what consumes them frees pending-cap places,
+//! writes the audit log and edits chat cards, and an event dropped there would leave a place
+//! taken, a record missing or a card live. (A bounded broadcast used to drop a subscriber that
+//! fell behind: at 2,000 approvals a second, a runtime stalled for one second lost events.) A subscriber must therefore keep receiving, and do no slow work per event
+//! before taking the next; clients outside the process get events through the gateway's hub,
+//! whose per-connection queues are bounded.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
 use gatehouse_policy::ApprovalDecision;
-use tokio::sync::broadcast;
+use tokio::sync::mpsc;
 use uuid::Uuid;
 
 use gatehouse_store::approvals_db::ApprovalRequest;
@@ -87,97 +91,60 @@ impl Offered {
     }
 }
 
-/// The sending half: assigns sequence numbers and broadcasts without ever waiting.
-#[derive(Debug)]
+/// The sending half: numbers each event and queues it for every live subscriber.
+#[derive(Debug, Default)]
 pub(crate) struct EventBus {
-    sender: broadcast::Sender<ApprovalEvent>,
-    /// The last sequence number sent; held across `send` so numbers reach the channel in order.
-    last_seq: Mutex<u64>,
+    /// Held across numbering and queuing, so every subscriber receives events in `seq` order.
+    state: Mutex<BusState>,
+}
+
+#[derive(Debug, Default)]
+struct BusState {
+    last_seq: u64,
+    subscribers: Vec<mpsc::UnboundedSender<ApprovalEvent>>,
 }
 
 impl EventBus {
-    pub(crate) fn new(capacity: usize) -> EventBus {
-        let (sender, _) = broadcast::channel(capacity.max(1));
-        EventBus {
-            sender,
-            last_seq: Mutex::new(0),
-        }
-    }
-
     pub(crate) fn emit(&self, id: Uuid, kind: EventKind) {
-        let mut last = self.last_seq.lock().unwrap_or_else(PoisonError::into_inner);
-        *last += 1;
-        // Sending fails only when nobody subscribes, which is not an error for the manager.
-        let _ = self.sender.send(ApprovalEvent {
-            seq: *last,
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.last_seq += 1;
+        let event = ApprovalEvent {
+            seq: state.last_seq,
             id,
             kind,
-        });
+        };
+        // A send fails only once the subscription was dropped; it is forgotten here.
+        state
+            .subscribers
+            .retain(|subscriber| subscriber.send(event.clone()).is_ok());
     }
 
     pub(crate) fn subscribe(&self) -> EventSubscription {
-        EventSubscription {
-            state: Ok(self.sender.subscribe()),
-        }
+        let (sender, receiver) = mpsc::unbounded_channel();
+        self.state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .subscribers
+            .push(sender);
+        EventSubscription { receiver }
     }
 }
 
-/// One subscriber's view of the event stream.
+/// One subscriber's queue of events; dropping it unsubscribes.
 #[derive(Debug)]
 pub struct EventSubscription {
-    /// The receiver while the subscription lives, then why it ended.
-    state: Result<broadcast::Receiver<ApprovalEvent>, SubscriptionEnded>,
-}
-
-/// Why a subscription ended.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SubscriptionEnded {
-    /// The subscriber fell behind by this many events and was dropped.
-    #[error("subscriber dropped after falling {missed} events behind")]
-    Lagged {
-        /// How many events it missed.
-        missed: u64,
-    },
-    /// The manager is gone.
-    #[error("approval manager closed")]
-    Closed,
+    receiver: mpsc::UnboundedReceiver<ApprovalEvent>,
 }
 
 impl EventSubscription {
-    /// The next event. Once the subscription ended (lag or close), every call reports why.
-    pub async fn recv(&mut self) -> Result<ApprovalEvent, SubscriptionEnded> {
-        let receiver = self.state.as_mut().map_err(|ended| ended.clone())?;
-        let received = receiver.recv().await;
-        self.settle(received.map_err(|error| match error {
-            broadcast::error::RecvError::Lagged(missed) => SubscriptionEnded::Lagged { missed },
-            broadcast::error::RecvError::Closed => SubscriptionEnded::Closed,
-        }))
+    /// The next event; `None` once the manager is gone and every queued event was taken.
+    pub async fn recv(&mut self) -> Option<ApprovalEvent> {
+        self.receiver.recv().await
     }
 
-    /// The next event if one is already queued (`Ok(None)` when none is), without waiting.
-    /// Once the subscription ended, every call reports why, so a drain loop terminates.
-    pub fn try_recv(&mut self) -> Result<Option<ApprovalEvent>, SubscriptionEnded> {
-        let receiver = self.state.as_mut().map_err(|ended| ended.clone())?;
-        let received = match receiver.try_recv() {
-            Ok(event) => Ok(event),
-            Err(broadcast::error::TryRecvError::Empty) => return Ok(None),
-            Err(broadcast::error::TryRecvError::Lagged(missed)) => {
-                Err(SubscriptionEnded::Lagged { missed })
-            }
-            Err(broadcast::error::TryRecvError::Closed) => Err(SubscriptionEnded::Closed),
-        };
-        self.settle(received).map(Some)
-    }
-
-    /// Ends the subscription on the first error, so a lagging subscriber stays dropped.
-    fn settle(
-        &mut self,
-        received: Result<ApprovalEvent, SubscriptionEnded>,
-    ) -> Result<ApprovalEvent, SubscriptionEnded> {
-        if let Err(ended) = &received {
-            self.state = Err(ended.clone());
-        }
-        received
+    /// The next event if one is already queued, without waiting.
+    pub fn try_recv(&mut self) -> Option<ApprovalEvent> {
+        self.receiver.try_recv().ok()
     }
 }
 
@@ -193,34 +160,42 @@ mod tests {
 
     #[tokio::test]
     async fn numbers_events_consecutively() {
-        let bus = EventBus::new(8);
+        let bus = EventBus::default();
         let mut events = bus.subscribe();
         for _ in 0..3 {
             bus.emit(Uuid::nil(), cancelled());
         }
-        let seqs: Vec<u64> = [(); 3]
-            .iter()
-            .map(|()| events.try_recv().unwrap().unwrap().seq)
+        let seqs: Vec<u64> = std::iter::from_fn(|| events.try_recv())
+            .map(|event| event.seq)
             .collect();
         assert_eq!(seqs, vec![1, 2, 3]);
     }
 
+    /// Regression: a bounded broadcast dropped a subscriber this far behind, and the forwarder
+    /// then never freed the pending-cap places of the events it missed.
     #[tokio::test]
-    async fn drops_a_subscriber_that_lags() {
-        let bus = EventBus::new(2);
-        let mut slow = bus.subscribe();
-        for _ in 0..5 {
+    async fn a_subscriber_that_reads_late_still_receives_every_event_in_order() {
+        let bus = EventBus::default();
+        let mut late = bus.subscribe();
+        for _ in 0..10_000 {
             bus.emit(Uuid::nil(), cancelled());
         }
-        assert_eq!(
-            slow.recv().await.unwrap_err(),
-            SubscriptionEnded::Lagged { missed: 3 }
-        );
+        let seqs: Vec<u64> = std::iter::from_fn(|| late.try_recv())
+            .map(|event| event.seq)
+            .collect();
+        assert_eq!(seqs, (1..=10_000).collect::<Vec<u64>>());
+    }
+
+    #[tokio::test]
+    async fn forgets_a_dropped_subscription_and_ends_others_when_the_bus_goes() {
+        let bus = EventBus::default();
+        let mut kept = bus.subscribe();
+        drop(bus.subscribe());
         bus.emit(Uuid::nil(), cancelled());
-        assert_eq!(
-            slow.recv().await.unwrap_err(),
-            SubscriptionEnded::Lagged { missed: 3 }
-        );
+        assert_eq!(bus.state.lock().unwrap().subscribers.len(), 1);
+        drop(bus);
+        assert_eq!(kept.recv().await.map(|event| event.seq), Some(1));
+        assert!(kept.recv().await.is_none(), "the manager is gone");
     }
 
     #[test]

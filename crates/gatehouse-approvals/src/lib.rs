@@ -9,7 +9,8 @@
 //! **Invariants.** A settled approval never changes again; the first answer wins. An allow-once
 //! run is handed out at most once. Allow-always is offered only when it can be persisted and the
 //! effective ask is not `always`; deny is always offered. Ambiguous prefixes never reveal other
-//! ids to callers not allowed to see them. A slow event subscriber is dropped, never waited for.
+//! ids to callers not allowed to see them. The manager never waits for an event subscriber, and a
+//! subscriber misses no event.
 //! The manager never reads the system clock directly: time comes from a [`Clock`].
 //!
 //! **Entry point.** [`ApprovalManager::start`]; then `create`, `resolve`, `await_decision` and
@@ -54,7 +55,7 @@ mod state;
 
 pub use clock::{Clock, SystemClock, TokioClock};
 pub use error::ApprovalError;
-pub use events::{ApprovalEvent, EventKind, EventSubscription, Offered, SubscriptionEnded};
+pub use events::{ApprovalEvent, EventKind, EventSubscription, Offered};
 pub use manager::{
     AllowlistWrite, ApprovalManager, CreateApproval, Created, IdDisclosure, ManagerConfig,
     PendingDecision, REASON_NO_ROUTE, REASON_RESTART, REASON_STORE_FAILED, REASON_TIMEOUT,

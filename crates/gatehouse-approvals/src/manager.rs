@@ -37,8 +37,6 @@ pub struct ManagerConfig {
     pub default_timeout: Duration,
     /// How long a settled approval still answers late resolvers with the winner (15 s).
     pub grace: Duration,
-    /// How many events a subscriber may fall behind before it is dropped.
-    pub event_capacity: usize,
     /// How long terminal approvals are kept in the store for history (30 days).
     pub retention: Retention,
     /// How often history past `retention` is pruned while the manager runs (10 minutes); the
@@ -51,7 +49,6 @@ impl Default for ManagerConfig {
         ManagerConfig {
             default_timeout: Duration::from_secs(30 * 60),
             grace: Duration::from_secs(15),
-            event_capacity: 1024,
             retention: Retention::default(),
             prune_every: Duration::from_secs(10 * 60),
         }
@@ -160,15 +157,16 @@ impl PendingDecision {
 impl ApprovalManager {
     /// Starts the manager: cancels approvals left pending by an earlier run (reason
     /// `gateway-restart`) and starts the timer and the pruner, whose first pass deletes history
-    /// older than the retention period in the background. The returned subscription already holds the restart cancellations, so the
-    /// caller sees them although it could not subscribe earlier. Must run inside a tokio runtime.
+    /// older than the retention period in the background. The returned subscription already holds
+    /// the restart cancellations, so the caller sees them although it could not subscribe
+    /// earlier. Must run inside a tokio runtime.
     pub async fn start(
         store: Arc<dyn ApprovalStore>,
         allowlists: Arc<ExecApprovalsStore>,
         clock: Arc<dyn Clock>,
         config: ManagerConfig,
     ) -> Result<(ApprovalManager, EventSubscription), ApprovalError> {
-        let events = EventBus::new(config.event_capacity);
+        let events = EventBus::default();
         let subscription = events.subscribe();
         let inner = Arc::new(Inner {
             store,
@@ -206,7 +204,8 @@ impl ApprovalManager {
         Ok((ApprovalManager { inner }, subscription))
     }
 
-    /// A new subscriber to approval events, starting with the next event.
+    /// A new subscriber to approval events, starting with the next event. Its queue has no
+    /// bound: keep receiving, or drop it.
     pub fn subscribe(&self) -> EventSubscription {
         self.inner.events.subscribe()
     }

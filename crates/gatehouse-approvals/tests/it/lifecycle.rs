@@ -145,7 +145,7 @@ async fn pending_to_cancelled_and_answers_after_it_fail() {
     next_event(&mut h.events);
     assert_eq!(kind_name(&next_event(&mut h.events)), "cancelled");
     assert!(
-        h.events.try_recv().unwrap().is_none(),
+        h.events.try_recv().is_none(),
         "a refused answer emits nothing"
     );
 }

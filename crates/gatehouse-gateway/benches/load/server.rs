@@ -59,7 +59,6 @@ pub(crate) fn start(dir: &Path, threads: usize, max_pending: usize) -> Server {
         audit_log: dir.join("audit.jsonl"),
         limits: ExecLimits {
             max_pending_per_agent: max_pending,
-            event_buffer: 1 << 16,
             ..ExecLimits::default()
         },
     };

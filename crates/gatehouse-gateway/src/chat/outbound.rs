@@ -4,9 +4,7 @@
 
 use std::sync::Arc;
 
-use gatehouse_approvals::{
-    ApprovalEvent, EventKind, EventSubscription, IdDisclosure, SubscriptionEnded,
-};
+use gatehouse_approvals::{ApprovalEvent, EventKind, EventSubscription, IdDisclosure};
 use gatehouse_chat::plan::plan_delivery;
 use gatehouse_chat::render::{
     Card, ResolveOutcome, render_cancelled, render_expired, render_receipt,
@@ -30,19 +28,10 @@ const TOKEN_KEEP_MS: u64 = 24 * 60 * 60 * 1000;
 /// Handles approval events until the manager goes away.
 pub(super) async fn run(runtime: Arc<ChatRuntime>, mut events: EventSubscription, cutoff_ms: u64) {
     finish_restart_cancellations(&runtime, cutoff_ms).await;
-    loop {
-        match events.recv().await {
-            Ok(event) => {
-                let runtime = Arc::clone(&runtime);
-                // One task per event, so a slow platform delays no other approval.
-                tokio::spawn(async move { handle(&runtime, event).await });
-            }
-            Err(SubscriptionEnded::Closed) => break,
-            Err(ended) => {
-                tracing::error!(error = %ended, "Chat lost approval events; resubscribing.");
-                events = runtime.exec.manager().subscribe();
-            }
-        }
+    while let Some(event) = events.recv().await {
+        let runtime = Arc::clone(&runtime);
+        // One task per event, so a slow platform delays no other approval.
+        tokio::spawn(async move { handle(&runtime, event).await });
     }
 }
 

@@ -72,8 +72,6 @@ pub struct ExecLimits {
     pub max_run_timeout: Duration,
     /// A run still going after this long is announced with `exec.running`.
     pub running_event_after: Duration,
-    /// Approval events buffered for the forwarder before it counts as lagging.
-    pub event_buffer: usize,
     /// How long a settled approval stays in the approvals database.
     pub history: Duration,
 }
@@ -87,7 +85,6 @@ impl Default for ExecLimits {
             run_timeout: Duration::from_secs(60),
             max_run_timeout: Duration::from_secs(60 * 60),
             running_event_after: Duration::from_secs(1),
-            event_buffer: 4096,
             history: Duration::from_secs(30 * 24 * 60 * 60),
         }
     }
@@ -146,7 +143,6 @@ impl ExecServices {
         let database = Arc::new(database);
         let config = ManagerConfig {
             default_timeout: setup.limits.approval_timeout,
-            event_capacity: setup.limits.event_buffer,
             retention: Retention {
                 history_ms: u64::try_from(setup.limits.history.as_millis()).unwrap_or(u64::MAX),
             },
