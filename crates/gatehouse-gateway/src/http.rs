@@ -2,8 +2,7 @@
 
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::State;
-use axum::extract::rejection::BytesRejection;
+use axum::extract::{FromRequest, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
@@ -15,13 +14,10 @@ use crate::state::GatewayState;
 use crate::wire::{Health, HttpRequest, HttpResponse, RawJson};
 
 /// `POST /rpc`: authenticate the bearer token, charge its budget, then dispatch like a WebSocket
-/// request. Authentication comes first so nothing about the body is revealed to strangers.
-pub(crate) async fn rpc(
-    State(state): State<GatewayState>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
-    let (label, outcome) = rpc_outcome(&state, &headers, body).await;
+/// request. Authentication comes first, from the headers alone: a stranger's body is never read,
+/// so it costs no memory and reveals nothing.
+pub(crate) async fn rpc(State(state): State<GatewayState>, request: Request) -> Response {
+    let (label, outcome) = rpc_outcome(&state, request).await;
     let code = outcome.as_ref().map_or_else(Error::code, |_| "ok");
     state.metrics().record_request(Transport::Http, label, code);
     let status = outcome
@@ -38,15 +34,15 @@ pub(crate) async fn rpc(
 
 async fn rpc_outcome(
     state: &GatewayState,
-    headers: &HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    request: Request,
 ) -> (&'static str, Result<RawJson, Error>) {
-    let principal = match bearer(headers).map(|token| state.authenticate(token)) {
+    let principal = match bearer(request.headers()).map(|token| state.authenticate(token)) {
         Some(Ok(principal)) => principal,
         Some(Err(error)) => return ("unknown", Err(error)),
         None => return ("unknown", Err(Error::Unauthorized)),
     };
-    let body = match body {
+    // `DefaultBodyLimit` travels in the request's extensions, so this read still stops at it.
+    let body = match Bytes::from_request(request, state).await {
         Ok(body) => body,
         Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
             let limit = state.limits().max_body_bytes;

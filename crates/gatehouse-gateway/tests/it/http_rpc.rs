@@ -1,5 +1,9 @@
+use std::time::Duration;
+
 use gatehouse_gateway::Limits;
 use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 use crate::support::{ADMIN, AGENT, APPROVER, Server};
 
@@ -35,6 +39,28 @@ async fn denies_a_missing_or_wrong_token_with_401_and_a_bearer_challenge() {
         .unwrap();
     assert_eq!(response.status().as_u16(), 401);
     assert_eq!(response.headers()["www-authenticate"], "Bearer");
+}
+
+/// The body is read only after the token is known: a stranger announcing a megabyte and sending
+/// none of it is answered at once, where reading first would wait for the body.
+#[tokio::test]
+async fn answers_a_stranger_401_without_reading_the_body() {
+    let server = Server::start(Limits::default()).await;
+    let mut stream = TcpStream::connect(server.addr).await.unwrap();
+    let head = format!(
+        "POST /rpc HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\n\
+         content-length: 1000000\r\n\r\n",
+        server.addr
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = vec![0; 1024];
+    let read = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut answer))
+        .await
+        .expect("a stranger is answered without sending the body")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer[..read]);
+    assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+    assert!(answer.contains("\"unauthorized\""), "{answer}");
 }
 
 #[tokio::test]
