@@ -272,6 +272,7 @@ fn limits(limits: &GatewayLimitsConfig, path: &KeyPath, out: &mut Vec<Problem>) 
         ("maxFrameBytes", limits.max_frame_bytes),
         ("maxBodyBytes", limits.max_body_bytes),
         ("maxPendingPerAgent", limits.max_pending_per_agent),
+        ("maxPendingPerToken", limits.max_pending_per_token),
         ("maxOutputBytes", limits.max_output_bytes),
         ("runTimeoutMs", limits.run_timeout_ms),
         ("maxRunTimeoutMs", limits.max_run_timeout_ms),

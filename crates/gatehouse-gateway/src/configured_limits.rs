@@ -37,6 +37,10 @@ pub fn configured_limits(config: Option<&GatewayLimitsConfig>) -> (Limits, ExecL
         &mut exec.max_pending_per_agent,
         config.max_pending_per_agent,
     );
+    set_usize(
+        &mut exec.max_pending_per_token,
+        config.max_pending_per_token,
+    );
     set_usize(&mut exec.max_output_bytes, config.max_output_bytes);
     set_ms(&mut exec.run_timeout, config.run_timeout_ms);
     set_ms(&mut exec.max_run_timeout, config.max_run_timeout_ms);
@@ -84,6 +88,7 @@ mod tests {
                 per_second: None,
             }),
             max_pending_per_agent: Some(3),
+            max_pending_per_token: Some(9),
             max_output_bytes: Some(100),
             run_timeout_ms: Some(2_000),
             max_run_timeout_ms: Some(5_000),
@@ -103,8 +108,12 @@ mod tests {
             })
         );
         assert_eq!(
-            (exec.max_pending_per_agent, exec.max_output_bytes),
-            (3, 100)
+            (
+                exec.max_pending_per_agent,
+                exec.max_pending_per_token,
+                exec.max_output_bytes
+            ),
+            (3, 9, 100)
         );
         assert_eq!(exec.run_timeout, Duration::from_secs(2));
         assert_eq!(exec.max_run_timeout, Duration::from_secs(5));

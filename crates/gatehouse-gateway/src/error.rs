@@ -179,11 +179,15 @@ pub enum Error {
         /// The refused decision.
         decision: &'static str,
     },
-    /// The agent already has as many pending approvals as allowed.
-    #[error("agent `{agent_id}` already has {limit} pending approvals; wait for one to settle")]
+    /// The agent, or the token over all its agents, already has as many pending approvals as
+    /// allowed.
+    #[error(
+        "{holder} already has {limit} pending approvals{}; wait for one to settle",
+        .holder.scope()
+    )]
     PendingLimit {
-        /// The agent.
-        agent_id: String,
+        /// Whose cap is full.
+        holder: PendingHolder,
         /// The cap.
         limit: usize,
     },
@@ -209,6 +213,34 @@ pub enum Error {
         /// What failed, without secrets.
         reason: String,
     },
+}
+
+/// Whose pending approvals reached their cap: an agent's (per token), or a token's over every
+/// agent id it names, since agent ids are the requester's word.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PendingHolder {
+    /// `gateway.limits.maxPendingPerAgent`, for this agent id.
+    Agent(String),
+    /// `gateway.limits.maxPendingPerToken`, for this token name.
+    Token(String),
+}
+
+impl PendingHolder {
+    fn scope(&self) -> &'static str {
+        match self {
+            Self::Agent(_) => "",
+            Self::Token(_) => " across its agents",
+        }
+    }
+}
+
+impl std::fmt::Display for PendingHolder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Agent(agent) => write!(f, "agent `{agent}`"),
+            Self::Token(token) => write!(f, "token `{token}`"),
+        }
+    }
 }
 
 impl Error {
@@ -417,7 +449,7 @@ mod tests {
                 decision: "allow-always",
             },
             Error::PendingLimit {
-                agent_id: "a".into(),
+                holder: PendingHolder::Agent("a".into()),
                 limit: 1,
             },
             Error::Conflict {

@@ -67,7 +67,7 @@ mod ws;
 pub use auth::Principal;
 pub use chat::{ChatSetup, ConnectedChannel, check_chat_settings};
 pub use configured_limits::configured_limits;
-pub use error::Error;
+pub use error::{Error, PendingHolder};
 pub use exec::{ExecLimits, ExecServices, ExecSetup};
 pub use gatehouse_chat::delivery::RetryPolicy;
 pub use hub::EventHub;

@@ -31,6 +31,9 @@ pub struct GatewayLimitsConfig {
     pub rate_limit: Option<RateLimitConfig>,
     /// Pending approvals one agent may hold at once.
     pub max_pending_per_agent: Option<u64>,
+    /// Pending approvals one token may hold at once across every agent id it names, since
+    /// agent ids are the requester's word and a token without `agents` may name any.
+    pub max_pending_per_token: Option<u64>,
     /// Bytes kept of each of a run's stdout and stderr.
     pub max_output_bytes: Option<u64>,
     /// Run timeout when `system.run` names none, ms.

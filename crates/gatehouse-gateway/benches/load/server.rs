@@ -59,6 +59,7 @@ pub(crate) fn start(dir: &Path, threads: usize, max_pending: usize) -> Server {
         audit_log: dir.join("audit.jsonl"),
         limits: ExecLimits {
             max_pending_per_agent: max_pending,
+            max_pending_per_token: max_pending,
             ..ExecLimits::default()
         },
     };

@@ -4,7 +4,7 @@
 //! **Invariants.** Every approval is created through the manager, so it is durable before the
 //! requester hears of it; a request nobody can answer (no approval surface connected) is expired
 //! at once with `no-approval-route`; an agent never holds more than `max_pending_per_agent`
-//! pending approvals.
+//! pending approvals, nor a token more than `max_pending_per_token`.
 
 mod audit;
 mod forward;
@@ -37,7 +37,7 @@ use crate::error::Error;
 use crate::hub::EventHub;
 use audit::Auditor;
 pub(crate) use forward::spawn_forwarder;
-use pending::Pending;
+use pending::{Pending, PendingLimits};
 pub(crate) use policies::AgentPolicy;
 use policies::PolicyCache;
 use waiting::RequesterGuard;
@@ -62,6 +62,8 @@ pub struct ExecSetup {
 pub struct ExecLimits {
     /// Pending approvals one agent may hold at once.
     pub max_pending_per_agent: usize,
+    /// Pending approvals one token may hold at once across every agent id it names.
+    pub max_pending_per_token: usize,
     /// Approval timeout when a request names none.
     pub approval_timeout: Duration,
     /// Bytes kept of each of stdout and stderr; the rest is read and dropped.
@@ -80,6 +82,7 @@ impl Default for ExecLimits {
     fn default() -> Self {
         Self {
             max_pending_per_agent: 64,
+            max_pending_per_token: 256,
             approval_timeout: Duration::from_secs(30 * 60),
             max_output_bytes: 64 * 1024,
             run_timeout: Duration::from_secs(60),
@@ -164,7 +167,10 @@ impl ExecServices {
                 policies: PolicyCache::default(),
                 manager,
                 database,
-                pending: Pending::new(setup.limits.max_pending_per_agent),
+                pending: Pending::new(PendingLimits {
+                    per_agent: setup.limits.max_pending_per_agent,
+                    per_token: setup.limits.max_pending_per_token,
+                }),
                 limits: setup.limits,
                 audit,
                 startup_events: Mutex::new(Some(startup)),

@@ -1,7 +1,9 @@
 //! Who asked for which approval, and how many each token has pending for each agent.
 //!
 //! The cap counts per token and agent: the agent id is the requester's word, so counting by it
-//! alone let one token fill another's cap by naming its agent.
+//! alone let one token fill another's cap by naming its agent. For the same reason a second cap
+//! counts per token over every agent id it names: without it, a token whose `agents` is unset
+//! could hold any number of pending approvals by naming a new agent id for each.
 //!
 //! The cap is reserved before the approval is created, so concurrent requests cannot overshoot
 //! it. Ownership outlives the decision for [`OWNERSHIP_KEPT`], long enough for the requester to
@@ -15,7 +17,7 @@ use std::time::{Duration, Instant};
 use gatehouse_approvals::Offered;
 use uuid::Uuid;
 
-use crate::error::Error;
+use crate::error::{Error, PendingHolder};
 
 /// What an approval whose offer is not known may be answered with: never allow-always.
 pub(crate) const ONCE_OR_DENY: Offered = Offered {
@@ -25,10 +27,19 @@ pub(crate) const ONCE_OR_DENY: Offered = Offered {
 /// How long an agent may still read a settled approval it created.
 const OWNERSHIP_KEPT: Duration = Duration::from_secs(15 * 60);
 
-/// The pending cap and the owner index.
+/// How many approvals may be pending at once.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PendingLimits {
+    /// For one agent id, counted per token.
+    pub(crate) per_agent: usize,
+    /// For one token, over every agent id it names.
+    pub(crate) per_token: usize,
+}
+
+/// The pending caps and the owner index.
 #[derive(Debug)]
 pub(crate) struct Pending {
-    limit: usize,
+    limits: PendingLimits,
     state: Mutex<State>,
 }
 
@@ -36,6 +47,8 @@ pub(crate) struct Pending {
 struct State {
     /// Pending approvals by (token name, agent id).
     per_agent: HashMap<(String, String), usize>,
+    /// Pending approvals by token name, over all its agents.
+    per_token: HashMap<String, usize>,
     approvals: HashMap<Uuid, Owned>,
     /// Settled approvals, oldest first, so forgetting them never scans the whole index.
     settled_order: VecDeque<(Instant, Uuid)>,
@@ -59,9 +72,9 @@ pub(crate) struct Slot<'a> {
 }
 
 impl Pending {
-    pub(crate) fn new(limit: usize) -> Self {
+    pub(crate) fn new(limits: PendingLimits) -> Self {
         Self {
-            limit,
+            limits,
             state: Mutex::default(),
         }
     }
@@ -70,20 +83,26 @@ impl Pending {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Takes one place under `agent`'s cap or refuses with `pending_limit`.
+    /// Takes one place under `agent`'s cap and `owner`'s, or refuses with `pending_limit`.
     pub(crate) fn reserve(&self, agent: &str, owner: &str) -> Result<Slot<'_>, Error> {
         let mut state = self.lock();
-        let count = state
-            .per_agent
-            .entry((owner.to_owned(), agent.to_owned()))
-            .or_default();
-        if *count >= self.limit {
+        let token_count = state.per_token.get(owner).copied().unwrap_or(0);
+        let agent_key = (owner.to_owned(), agent.to_owned());
+        let agent_count = state.per_agent.get(&agent_key).copied().unwrap_or(0);
+        if agent_count >= self.limits.per_agent {
             return Err(Error::PendingLimit {
-                agent_id: agent.to_owned(),
-                limit: self.limit,
+                holder: PendingHolder::Agent(agent.to_owned()),
+                limit: self.limits.per_agent,
             });
         }
-        *count += 1;
+        if token_count >= self.limits.per_token {
+            return Err(Error::PendingLimit {
+                holder: PendingHolder::Token(owner.to_owned()),
+                limit: self.limits.per_token,
+            });
+        }
+        *state.per_agent.entry(agent_key).or_default() += 1;
+        *state.per_token.entry(owner.to_owned()).or_default() += 1;
         Ok(Slot {
             pending: self,
             agent: agent.to_owned(),
@@ -153,6 +172,12 @@ fn forget_expired(state: &mut State, now: Instant) {
 }
 
 fn decrement(state: &mut State, key: (String, String)) {
+    if let Some(count) = state.per_token.get_mut(&key.0) {
+        *count = count.saturating_sub(1);
+        if *count == 0 {
+            state.per_token.remove(&key.0);
+        }
+    }
     if let Some(count) = state.per_agent.get_mut(&key) {
         *count = count.saturating_sub(1);
         if *count == 0 {
@@ -206,9 +231,47 @@ impl Drop for Slot<'_> {
 mod tests {
     use super::*;
 
+    /// Limits with only the per-agent cap in play.
+    fn per_agent(per_agent: usize) -> PendingLimits {
+        PendingLimits {
+            per_agent,
+            per_token: usize::MAX,
+        }
+    }
+
+    /// Security review: a token without `agents` named a fresh agent id for each request and
+    /// held any number of pending approvals.
+    #[test]
+    fn refuses_a_token_beyond_its_cap_whatever_agent_ids_it_names() {
+        let pending = Pending::new(PendingLimits {
+            per_agent: 1,
+            per_token: 2,
+        });
+        let first = Uuid::new_v4();
+        pending
+            .reserve("a1", "t")
+            .unwrap()
+            .commit(first, ONCE_OR_DENY);
+        pending
+            .reserve("a2", "t")
+            .unwrap()
+            .commit(Uuid::new_v4(), ONCE_OR_DENY);
+        let error = pending.reserve("a3", "t").err().unwrap();
+        assert_eq!(error.code(), "pending_limit");
+        assert_eq!(
+            error.to_string(),
+            "token `t` already has 2 pending approvals across its agents; wait for one to settle"
+        );
+        // Another token is counted apart; a refused or released place is given back.
+        assert!(pending.reserve("a3", "u").is_ok());
+        pending.settled(first);
+        pending.reserve("a3", "t").unwrap().release();
+        assert!(pending.reserve("a3", "t").is_ok());
+    }
+
     #[test]
     fn refuses_beyond_the_cap_and_frees_a_place_when_an_approval_settles() {
-        let pending = Pending::new(2);
+        let pending = Pending::new(per_agent(2));
         let first = Uuid::new_v4();
         pending
             .reserve("a", "t")
@@ -237,7 +300,7 @@ mod tests {
     /// Security review: one token filled another's cap by naming its agent.
     #[test]
     fn counts_each_token_apart_under_the_same_agent() {
-        let pending = Pending::new(1);
+        let pending = Pending::new(per_agent(1));
         pending
             .reserve("main", "agent-b")
             .unwrap()
@@ -248,7 +311,7 @@ mod tests {
 
     #[test]
     fn frees_the_place_when_the_settle_outruns_the_commit() {
-        let pending = Pending::new(1);
+        let pending = Pending::new(per_agent(1));
         let id = Uuid::new_v4();
         let slot = pending.reserve("a", "t").unwrap();
         pending.settled(id);
@@ -259,7 +322,7 @@ mod tests {
 
     #[test]
     fn gives_back_a_place_that_was_never_committed() {
-        let pending = Pending::new(1);
+        let pending = Pending::new(per_agent(1));
         pending.reserve("a", "t").unwrap().release();
         drop(pending.reserve("a", "t").unwrap());
         assert!(pending.reserve("a", "t").is_ok());
@@ -267,7 +330,7 @@ mod tests {
 
     #[test]
     fn remembers_the_decisions_offered_for_a_committed_approval() {
-        let pending = Pending::new(4);
+        let pending = Pending::new(per_agent(4));
         let id = Uuid::new_v4();
         let offered = Offered { allow_always: true };
         pending.reserve("a", "t").unwrap().commit(id, offered);
@@ -277,7 +340,7 @@ mod tests {
 
     #[test]
     fn forgets_owners_settled_longer_ago_than_the_ownership_window() {
-        let pending = Pending::new(4);
+        let pending = Pending::new(per_agent(4));
         let (old, recent) = (Uuid::new_v4(), Uuid::new_v4());
         pending.reserve("a", "t").unwrap().commit(old, ONCE_OR_DENY);
         pending.settled(old);

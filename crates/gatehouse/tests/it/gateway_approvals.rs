@@ -798,6 +798,32 @@ async fn applies_the_pending_cap_configured_in_gateway_limits() {
     assert_eq!(refused["error"]["code"], "pending_limit", "{refused}");
 }
 
+/// Security review: a token without `agents` named a new `agentId` for each request and so
+/// held any number of pending approvals; `maxPendingPerToken` counts over all of them.
+#[tokio::test]
+async fn applies_the_token_wide_pending_cap_over_every_agent_id_it_names() {
+    let config = config_with_gateway("limits: { maxPendingPerToken: 2 },", "");
+    let server = Server::start_with_config(&config).await;
+    let _operator = server.ws(APPROVER).await;
+    let request = |agent: &str| ask_params(&server, json!({"twoPhase": true, "agentId": agent}));
+    for agent in ["made-up-1", "made-up-2"] {
+        let accepted = server
+            .ok(AGENT, "exec.approval.request", request(agent))
+            .await;
+        assert_eq!(accepted["status"], "accepted", "{agent}");
+    }
+    let refused = server
+        .rpc(AGENT, "exec.approval.request", request("made-up-3"))
+        .await;
+    assert_eq!(refused["error"]["code"], "pending_limit", "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("across its agents")),
+        "{refused}"
+    );
+}
+
 /// Security review: any agent token could name any `agentId` and so run under the most
 /// trusted agent's policy. A token given `agents` may only act for those.
 #[tokio::test]
