@@ -12,7 +12,7 @@ use std::time::Duration;
 use gatehouse_approvals::{CreateApproval, REASON_NO_ROUTE, binding_of, run_binding};
 use gatehouse_policy::binding::{Binding, BindingInput};
 use gatehouse_policy::elevated::SenderIdentity;
-use gatehouse_policy::exec::{Decision, ExecCommand, evaluate};
+use gatehouse_policy::exec::{Decision, ExecCommand, display_argv, evaluate};
 use gatehouse_policy::requirement::{ApprovalOutcome, DeniedReason, resolve_approval};
 use gatehouse_policy::{ApprovalDecision, Security};
 use gatehouse_store::approvals_db::{ApprovalRecord, ApprovalRequest, ApprovalState};
@@ -252,10 +252,12 @@ async fn ask(
     binding: Binding,
 ) -> Result<ApprovalRecord, Error> {
     let request = ApprovalRequest {
+        // Approvers read this text: an argv's word boundaries must survive in it (`["ls", "a b"]`
+        // is not `ls a b`).
         command: params
             .command
             .clone()
-            .unwrap_or_else(|| plan.argv.join(" ")),
+            .unwrap_or_else(|| display_argv(&plan.argv)),
         argv: plan.argv.clone(),
         cwd: Some(params.cwd.display().to_string()),
         env_keys: params.env.keys().cloned().collect(),

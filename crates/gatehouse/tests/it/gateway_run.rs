@@ -156,6 +156,21 @@ async fn runs_once_approved_under_the_approval_id() {
     assert_audited(&server, &id).await;
 }
 
+/// Security review: an argv's approval text was its words joined by spaces, so approvers read
+/// `ls a b` for `["ls", "a b"]`. The text keeps each word whole.
+#[tokio::test]
+async fn shows_approvers_an_argv_with_its_word_boundaries() {
+    let server = Server::start(ASKING).await;
+    let mut operator = server.ws(APPROVER).await;
+    let mut agent = server.ws(AGENT).await;
+    let params = run_params(&server, &["ls", "a b", "c"]);
+    let (_pending, requested) = ask_with(&mut agent, &mut operator, params).await;
+    assert_eq!(
+        requested["payload"]["request"]["command"], "ls \"a b\" c",
+        "{requested}"
+    );
+}
+
 /// The audit log holds the approval's request, delivery, decision and execution, and verifies.
 async fn assert_audited(server: &Server, id: &str) {
     let wanted = ["request", "delivery", "decision", "execution"];
