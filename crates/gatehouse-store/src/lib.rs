@@ -31,5 +31,6 @@ pub mod approvals_file;
 pub mod audit;
 mod durable_fs;
 mod error;
+pub mod private_file;
 
 pub use error::StoreError;

@@ -2,9 +2,7 @@
 //! data directory (mode 0600, replaced atomically), so a level survives a restart.
 
 use std::collections::BTreeMap;
-use std::fs::{self, OpenOptions};
-use std::io::Write as _;
-use std::os::unix::fs::OpenOptionsExt as _;
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
@@ -265,26 +263,12 @@ impl Sessions {
         let text = serde_json::to_string_pretty(&*table).map_err(|error| Error::Internal {
             reason: format!("cannot encode sessions: {error}"),
         })?;
-        write_atomically(&self.path, text.as_bytes()).map_err(|error| Error::Store {
-            reason: format!(
-                "cannot write sessions file {}: {error}",
-                self.path.display()
-            ),
+        gatehouse_store::private_file::replace(&self.path, text.as_bytes()).map_err(|error| {
+            Error::Store {
+                reason: format!("cannot write the sessions file: {error}"),
+            }
         })
     }
-}
-
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let temporary = path.with_extension("json.tmp");
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&temporary)?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    fs::rename(&temporary, path)
 }
 
 #[cfg(test)]
