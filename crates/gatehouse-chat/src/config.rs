@@ -168,18 +168,39 @@ impl ChatApprovals {
 
 impl ChatApprovalSettings {
     /// Checks and compiles the settings. Inactive parts (forwarding disabled, a client off or
-    /// `auto` without approvers) are dropped here, so nothing downstream re-checks them.
+    /// `auto` without approvers) are dropped here, so nothing downstream re-checks them. The
+    /// error is the first of [`ChatApprovalSettings::problems`].
     pub fn validate(&self) -> Result<ChatApprovals, ChatError> {
-        let forwarding = if self.forwarding.enabled {
-            Some(validate_forwarding(&self.forwarding)?)
-        } else {
-            None
-        };
+        let mut problems = Vec::new();
+        let approvals = self.compile(&mut problems);
+        match problems.into_iter().next() {
+            Some(first) => Err(first),
+            None => Ok(approvals),
+        }
+    }
+
+    /// Every refusal in the settings, not only the first, so an operator fixing a config sees
+    /// them all in one `doctor` run.
+    pub fn problems(&self) -> Vec<ChatError> {
+        let mut problems = Vec::new();
+        self.compile(&mut problems);
+        problems
+    }
+
+    /// The compiled settings, leaving out each part that was refused; every refusal goes to
+    /// `problems`.
+    fn compile(&self, problems: &mut Vec<ChatError>) -> ChatApprovals {
+        let forwarding = self
+            .forwarding
+            .enabled
+            .then(|| validate_forwarding(&self.forwarding, problems));
         let mut native = Vec::new();
         let mut approvers = BTreeMap::new();
         for settings in &self.native {
-            let ids = parse_approvers(settings)?;
-            if let Some(client) = activate(settings, &ids)? {
+            let Some(ids) = parse_approvers(settings, problems) else {
+                continue;
+            };
+            if let Some(client) = activate(settings, &ids, problems) {
                 native.push(client);
             }
             approvers
@@ -187,15 +208,15 @@ impl ChatApprovalSettings {
                 .or_insert_with(BTreeSet::new)
                 .extend(ids);
         }
-        Ok(ChatApprovals {
+        ChatApprovals {
             forwarding,
             native,
             approvers,
-        })
+        }
     }
 }
 
-fn validate_forwarding(settings: &ForwardingSettings) -> Result<Forwarding, ChatError> {
+fn validate_forwarding(settings: &ForwardingSettings, problems: &mut Vec<ChatError>) -> Forwarding {
     let mut targets = Vec::new();
     for (index, target) in settings.targets.iter().enumerate() {
         let route = Route::from_target(
@@ -204,30 +225,39 @@ fn validate_forwarding(settings: &ForwardingSettings) -> Result<Forwarding, Chat
             &target.to,
             target.account_id.as_deref(),
             target.thread_id.as_deref(),
-        )?;
-        if !targets.contains(&route) {
-            targets.push(route);
+        );
+        match route {
+            Ok(route) if !targets.contains(&route) => targets.push(route),
+            Ok(_) => {}
+            Err(error) => problems.push(error),
         }
     }
-    Ok(Forwarding {
+    Forwarding {
         mode: settings.mode,
         agents: AgentFilter::new(settings.agent_filter.as_deref()),
         sessions: session_filter(
             settings.session_filter.as_deref(),
             "approvals.exec.sessionFilter",
-        )?,
+            problems,
+        ),
         targets,
-    })
+    }
 }
 
-fn parse_approvers(settings: &NativeClientSettings) -> Result<BTreeSet<String>, ChatError> {
+/// The client's approver ids, each refused one going to `problems`; `None` when the client
+/// names no channel, which leaves nothing to check.
+fn parse_approvers(
+    settings: &NativeClientSettings,
+    problems: &mut Vec<ChatError>,
+) -> Option<BTreeSet<String>> {
     let channel = settings.channel.trim();
     if channel.is_empty() {
-        return Err(ChatError::InvalidTarget {
+        problems.push(ChatError::InvalidTarget {
             field: "channels.<channel>.execApprovals".to_owned(),
             value: settings.channel.clone(),
             reason: "the client names no channel",
         });
+        return None;
     }
     let mut approvers = BTreeSet::new();
     for (index, raw) in settings.approvers.iter().enumerate() {
@@ -237,16 +267,18 @@ fn parse_approvers(settings: &NativeClientSettings) -> Result<BTreeSet<String>, 
         } else {
             user_id_problem(channel, id)
         };
-        if let Some(reason) = refusal {
-            return Err(ChatError::InvalidTarget {
+        match refusal {
+            Some(reason) => problems.push(ChatError::InvalidTarget {
                 field: format!("channels.{channel}.execApprovals.approvers[{index}]"),
                 value: raw.clone(),
                 reason,
-            });
+            }),
+            None => {
+                approvers.insert(id.to_owned());
+            }
         }
-        approvers.insert(id.to_owned());
     }
-    Ok(approvers)
+    Some(approvers)
 }
 
 /// Why `id` cannot be a user on a platform whose ids have a known form. Presses and messages
@@ -273,33 +305,44 @@ fn user_id_problem(channel: &str, id: &str) -> Option<&'static str> {
     }
 }
 
-/// A session filter whose refusal names the key it came from.
-fn session_filter(entries: Option<&[String]>, key: &str) -> Result<SessionFilter, ChatError> {
-    SessionFilter::new(entries).map_err(|inner| ChatError::Setting {
-        key: key.to_owned(),
-        inner: Box::new(inner),
+/// A session filter whose refusal, naming the key it came from, goes to `problems`; a refused
+/// filter matches no session, so nothing is forwarded on a filter that was not understood.
+fn session_filter(
+    entries: Option<&[String]>,
+    key: &str,
+    problems: &mut Vec<ChatError>,
+) -> SessionFilter {
+    SessionFilter::new(entries).unwrap_or_else(|inner| {
+        problems.push(ChatError::Setting {
+            key: key.to_owned(),
+            inner: Box::new(inner),
+        });
+        SessionFilter::nothing()
     })
 }
 
+/// The active client, or `None` when it is off (or refused: the refusal goes to `problems`).
 fn activate(
     settings: &NativeClientSettings,
     approvers: &BTreeSet<String>,
-) -> Result<Option<NativeClient>, ChatError> {
+    problems: &mut Vec<ChatError>,
+) -> Option<NativeClient> {
     let channel = settings.channel.trim();
     let active = match settings.enabled {
         NativeEnabled::Off => false,
         NativeEnabled::Auto => !approvers.is_empty(),
         NativeEnabled::On if approvers.is_empty() => {
-            return Err(ChatError::NoApprovers {
+            problems.push(ChatError::NoApprovers {
                 channel: channel.to_owned(),
             });
+            false
         }
         NativeEnabled::On => true,
     };
     if !active {
-        return Ok(None);
+        return None;
     }
-    Ok(Some(NativeClient {
+    Some(NativeClient {
         channel: channel.to_owned(),
         account_id: settings
             .account_id
@@ -311,9 +354,10 @@ fn activate(
         sessions: session_filter(
             settings.session_filter.as_deref(),
             &format!("channels.{channel}.execApprovals.sessionFilter"),
-        )?,
+            problems,
+        ),
         cleanup_after_resolve: settings.cleanup_after_resolve,
-    }))
+    })
 }
 
 /// Reduces the id spellings operators write (`<@123>`, `<@!123>`, `user:123`,

@@ -68,6 +68,13 @@ impl SessionFilter {
         })
     }
 
+    /// A filter no session passes: what stands in for one that was refused.
+    pub(crate) fn nothing() -> Self {
+        Self {
+            matchers: Some(Vec::new()),
+        }
+    }
+
     /// Whether a request in `session_key` passes; with a filter set, a request without a session
     /// key does not.
     pub fn admits(&self, session_key: Option<&str>) -> bool {

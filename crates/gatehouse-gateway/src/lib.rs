@@ -65,7 +65,7 @@ mod wire;
 mod ws;
 
 pub use auth::Principal;
-pub use chat::{ChatSetup, ConnectedChannel, check_chat_settings};
+pub use chat::{ChatSetup, ConnectedChannel, chat_setting_problems, check_chat_settings};
 pub use configured_limits::configured_limits;
 pub use error::{Error, PendingHolder};
 pub use exec::{ExecLimits, ExecServices, ExecSetup};

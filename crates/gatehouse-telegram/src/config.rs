@@ -112,29 +112,39 @@ impl TelegramConfig {
         })
     }
 
-    /// Refuses a configuration Telegram would refuse later, with the key to fix.
+    /// Refuses a configuration Telegram would refuse later, with the key to fix: the first of
+    /// [`TelegramConfig::problems`].
     pub fn validate(&self) -> Result<(), TelegramError> {
-        let refuse = |field, reason: &str| {
-            Err(TelegramError::InvalidConfig {
+        match self.problems().into_iter().next() {
+            Some(first) => Err(first),
+            None => Ok(()),
+        }
+    }
+
+    /// Every key Telegram would refuse, not only the first, so one `doctor` run lists them all.
+    pub fn problems(&self) -> Vec<TelegramError> {
+        let mut problems = Vec::new();
+        let mut refuse = |field, reason: &str| {
+            problems.push(TelegramError::InvalidConfig {
                 field,
                 reason: reason.to_owned(),
-            })
+            });
         };
         if !is_bot_token(self.bot_token.expose()) {
-            return refuse(
+            refuse(
                 "botToken",
                 "expected the form <digits>:<secret> as BotFather prints it",
             );
         }
         if !matches!(self.api_url.scheme(), "https" | "http") {
-            return refuse("apiUrl", "must be an http or https URL");
+            refuse("apiUrl", "must be an http or https URL");
         }
         if self.call_timeout.is_zero() {
-            return refuse("callTimeout", "must be positive");
+            refuse("callTimeout", "must be positive");
         }
         // Under a second would be short polling: a busy loop against the Bot API.
         if !(Duration::from_secs(1)..=Duration::from_secs(50)).contains(&self.poll_timeout) {
-            return refuse("pollTimeout", "must be between 1 s and 50 s");
+            refuse("pollTimeout", "must be between 1 s and 50 s");
         }
         let hook = match &self.mode {
             UpdateMode::LongPolling => None,
@@ -143,19 +153,20 @@ impl TelegramConfig {
         };
         if let Some((url, path, secret_token)) = hook {
             if !is_secret_token(secret_token.expose()) {
-                return refuse(
-                    "webhook.secretToken",
-                    "1 to 256 characters of A-Z, a-z, 0-9, _ and -",
+                refuse(
+                    "webhookSecret",
+                    "must be 32 to 256 characters of A-Z, a-z, 0-9, _ and - \
+                     (for example the output of `openssl rand -hex 32`)",
                 );
             }
             if !path.starts_with('/') {
-                return refuse("webhook.path", "must start with /");
+                refuse("webhookUrl", "its path must start with /");
             }
             if !matches!(url.scheme(), "https" | "http") {
-                return refuse("webhook.url", "must be an https URL");
+                refuse("webhookUrl", "must be an https URL");
             }
         }
-        Ok(())
+        problems
     }
 }
 
@@ -171,9 +182,14 @@ fn is_bot_token(token: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
-/// Telegram's own rule for `secret_token`.
+/// The shortest webhook secret accepted. Telegram takes one character, but the secret is all
+/// that stands between anyone who can reach the webhook and a forged approver's `/approve`, and
+/// the endpoint answers every guess at once: 32 characters put guessing out of reach.
+const MIN_SECRET_LEN: usize = 32;
+
+/// Telegram's own rule for `secret_token`, with our lower bound on its length.
 fn is_secret_token(secret: &str) -> bool {
-    (1..=256).contains(&secret.len())
+    (MIN_SECRET_LEN..=256).contains(&secret.len())
         && secret
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
@@ -187,6 +203,52 @@ mod tests {
     fn redacts_the_bot_token_in_debug() {
         let config = TelegramConfig::new(Secret::new("123:very-secret")).unwrap();
         assert!(!format!("{config:?}").contains("very-secret"));
+    }
+
+    /// Security review: a one-character webhook secret was accepted, and 26 guesses forged an
+    /// approver's `/approve`.
+    #[test]
+    fn denies_a_webhook_secret_short_enough_to_guess() {
+        let webhook = |secret: &str| {
+            let mut config = TelegramConfig::new(Secret::new("123:ABC_def-9")).unwrap();
+            config.mode = UpdateMode::HostedWebhook(HostedWebhook::new(
+                Url::parse("https://gatehouse.example/telegram").unwrap(),
+                Secret::new(secret),
+            ));
+            config.validate()
+        };
+        for secret in [
+            "x",
+            &"a".repeat(31),
+            &"a".repeat(257),
+            &format!("{}!", "a".repeat(40)),
+        ] {
+            let refused = webhook(secret).unwrap_err().to_string();
+            assert!(
+                refused.starts_with("invalid channels.telegram.webhookSecret: must be 32"),
+                "{secret:?}: {refused}"
+            );
+        }
+        assert_eq!(webhook(&"a-Z_9".repeat(7)), Ok(()));
+    }
+
+    /// Operator review: a config with a bad token and a bad webhook URL took two runs to fix.
+    #[test]
+    fn lists_every_refused_key() {
+        let mut config = TelegramConfig::new(Secret::new("notatoken")).unwrap();
+        config.mode = UpdateMode::HostedWebhook(HostedWebhook::new(
+            Url::parse("ftp://gatehouse.example/telegram").unwrap(),
+            Secret::new("short"),
+        ));
+        let fields: Vec<_> = config
+            .problems()
+            .into_iter()
+            .map(|problem| match problem {
+                TelegramError::InvalidConfig { field, .. } => field,
+                other => panic!("{other}"),
+            })
+            .collect();
+        assert_eq!(fields, ["botToken", "webhookSecret", "webhookUrl"]);
     }
 
     #[test]
@@ -223,7 +285,7 @@ mod tests {
             config.mode = hook(bad);
             assert!(config.validate().is_err(), "{bad:?} was accepted");
         }
-        config.mode = hook("s3cret_-X");
+        config.mode = hook("s3cret_-X0123456789abcdefghijklmn");
         assert_eq!(config.validate(), Ok(()));
         let hosted = |secret: &str| {
             UpdateMode::HostedWebhook(HostedWebhook::new(
@@ -233,7 +295,7 @@ mod tests {
         };
         config.mode = hosted("has space");
         assert!(config.validate().is_err());
-        config.mode = hosted("s3cret_-X");
+        config.mode = hosted("s3cret_-X0123456789abcdefghijklmn");
         assert_eq!(config.validate(), Ok(()));
     }
 

@@ -221,12 +221,12 @@ fn refusal_text(target: &str, error: ApprovalError) -> String {
     approve_outcome_text(&outcome)
 }
 
-/// Who decided, as stored and shown on receipts: the channel and the sender's handle or id.
+/// Who decided, as stored and shown on receipts: the channel and the sender's platform id, which
+/// the audit trail can pin to one account, with the handle beside it for people (a handle can be
+/// renamed or later taken by someone else).
 fn decided_by(sender: &SenderIdentity) -> String {
-    let handle = sender
-        .username
-        .as_deref()
-        .map(|name| format!("@{name}"))
-        .unwrap_or_else(|| sender.id.clone());
-    format!("{}:{handle}", sender.channel)
+    match sender.username.as_deref() {
+        Some(name) => format!("{}:{} (@{name})", sender.channel, sender.id),
+        None => format!("{}:{}", sender.channel, sender.id),
+    }
 }

@@ -47,7 +47,7 @@ use cards::CardIndex;
 pub(crate) use elevated::{LevelRequest, apply_elevated_level, level_audit};
 use sessions::Sessions;
 pub(crate) use settings::chat_approvals;
-pub use settings::check_chat_settings;
+pub use settings::{chat_setting_problems, check_chat_settings};
 
 /// One connected chat adapter, as the binary hands it to the gateway.
 pub struct ConnectedChannel {

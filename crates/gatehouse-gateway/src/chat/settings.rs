@@ -16,30 +16,46 @@ use crate::error::Error;
 /// The validated chat-approval settings of `config`; an unusable block is a settings error naming
 /// what to fix.
 pub(crate) fn chat_approvals(config: &Config) -> Result<ChatApprovals, Error> {
-    chat_settings(config).validate().map_err(|error| {
-        let (key, message) = match &error {
-            ChatError::Setting { key, inner } => (key.clone(), inner.to_string()),
-            ChatError::InvalidTarget {
-                field,
-                value,
-                reason,
-            } => (field.clone(), format!("{value:?}: {reason}")),
-            ChatError::NoApprovers { channel } => (
-                format!("channels.{channel}.execApprovals.enabled"),
-                error.to_string(),
-            ),
-            _ => ("approvals.exec".to_owned(), error.to_string()),
-        };
-        Error::ChatSetting { key, message }
-    })
+    chat_settings(config).validate().map_err(setting_error)
+}
+
+/// A chat-core refusal as the settings error `serve` and `doctor` place at the key's line and
+/// column.
+fn setting_error(error: ChatError) -> Error {
+    let (key, message) = match &error {
+        ChatError::Setting { key, inner } => (key.clone(), inner.to_string()),
+        ChatError::InvalidTarget {
+            field,
+            value,
+            reason,
+        } => (field.clone(), format!("{value:?}: {reason}")),
+        ChatError::NoApprovers { channel } => (
+            format!("channels.{channel}.execApprovals.enabled"),
+            error.to_string(),
+        ),
+        _ => ("approvals.exec".to_owned(), error.to_string()),
+    };
+    Error::ChatSetting { key, message }
+}
+
+/// The first chat approval setting `serve` would refuse (see [`chat_setting_problems`]).
+pub fn check_chat_settings(config: &Config) -> Result<(), Error> {
+    match chat_setting_problems(config).into_iter().next() {
+        Some(first) => Err(first),
+        None => Ok(()),
+    }
 }
 
 /// Every chat approval setting `serve` would refuse, checked before anything starts so `serve`
-/// refuses a config without touching the data directory and `doctor` reports the same: the
+/// refuses a config without touching the data directory and `doctor` lists them all: the
 /// settings themselves, and forwarding targets on a channel that is not configured, which
-/// nothing could deliver.
-pub fn check_chat_settings(config: &Config) -> Result<(), Error> {
-    chat_approvals(config)?;
+/// nothing could deliver. Each is an [`Error::ChatSetting`] naming its key.
+pub fn chat_setting_problems(config: &Config) -> Vec<Error> {
+    let mut problems: Vec<Error> = chat_settings(config)
+        .problems()
+        .into_iter()
+        .map(setting_error)
+        .collect();
     let configured = config.channels.configured();
     let targets = config
         .approvals
@@ -55,7 +71,7 @@ pub fn check_chat_settings(config: &Config) -> Result<(), Error> {
             _ => false,
         };
         if !known {
-            return Err(Error::ChatSetting {
+            problems.push(Error::ChatSetting {
                 key: format!("approvals.exec.targets[{index}].channel"),
                 message: format!(
                     "{:?} is not a configured chat channel (configure it under `channels`: \
@@ -65,7 +81,7 @@ pub fn check_chat_settings(config: &Config) -> Result<(), Error> {
             });
         }
     }
-    Ok(())
+    problems
 }
 
 fn chat_settings(config: &Config) -> ChatApprovalSettings {
@@ -140,6 +156,39 @@ mod tests {
     fn approvals(text: &str) -> Result<ChatApprovals, Error> {
         let loaded = gatehouse_config::load_str(text, std::path::Path::new("test.json5")).unwrap();
         chat_approvals(&loaded.config)
+    }
+
+    /// Operator review: doctor showed one refusal per run, so a config with four took four
+    /// more runs to fix.
+    #[test]
+    fn lists_every_refused_setting_at_its_key() {
+        let text = "{ channels: {
+              telegram: { botToken: '1:x', execApprovals: { approvers: ['@alice', 4242, 'bob'] } },
+              discord: { token: 'x', execApprovals: { approvers: ['bob#1234'] } } },
+            approvals: { exec: { enabled: true, mode: 'targets', sessionFilter: ['re:('],
+              targets: [{ channel: 'matrix', to: 'room' }] } } }";
+        let loaded = gatehouse_config::load_str(text, std::path::Path::new("test.json5")).unwrap();
+        let keys: Vec<String> = chat_setting_problems(&loaded.config)
+            .into_iter()
+            .map(|problem| match problem {
+                Error::ChatSetting { key, .. } => key,
+                other => panic!("{other}"),
+            })
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "approvals.exec.sessionFilter",
+                "channels.telegram.execApprovals.approvers[0]",
+                "channels.telegram.execApprovals.approvers[2]",
+                "channels.discord.execApprovals.approvers[0]",
+                "approvals.exec.targets[0].channel",
+            ]
+        );
+        assert_eq!(
+            check_chat_settings(&loaded.config).err().map(|e| e.code()),
+            Some("invalid_chat_settings")
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ use teloxide::prelude::*;
 
 use crate::support::{APPROVER, Running, calls, config, connect, control, fake};
 
-const SECRET: &str = "s3cret-token_42";
+const SECRET: &str = "s3cret-token_42-0123456789abcdef0123";
 
 async fn say(fake: &FakeHandle, text: &str) -> Value {
     control(

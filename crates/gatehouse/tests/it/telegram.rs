@@ -174,12 +174,12 @@ async fn delivers_a_card_to_the_approver_dm_and_resolves_by_button() {
     let record = t.settled(&id).await;
     assert_eq!(record["state"], "allowed");
     assert_eq!(record["decision"], "allow-once");
-    assert_eq!(record["resolvedBy"], "telegram:@alice");
+    assert_eq!(record["resolvedBy"], "telegram:4242 (@alice)");
     let edits = t.calls("editMessageText", 1).await;
     assert_eq!(edits[0].body["chat_id"], json!(APPROVER));
     assert_eq!(edits[0].body["message_id"], json!(1));
     let receipt = edits[0].body["text"].as_str().unwrap();
-    assert!(receipt.contains("by telegram:@alice"), "{receipt}");
+    assert!(receipt.contains("by telegram:4242 (@alice)"), "{receipt}");
     assert!(
         edits[0].body["reply_markup"]["inline_keyboard"]
             .as_array()
@@ -699,7 +699,7 @@ async fn elevated_audit(server: &Server, at_least: usize) -> Vec<(Value, Value)>
 }
 
 /// The secret the webhook tests configure.
-const WEBHOOK_SECRET: &str = "hook_secret-0123";
+const WEBHOOK_SECRET: &str = "hook_secret-0123456789abcdef012345";
 
 #[tokio::test]
 async fn resolves_by_webhook_on_the_gateways_listener_and_refuses_a_wrong_secret() {
@@ -752,7 +752,7 @@ async fn resolves_by_webhook_on_the_gateways_listener_and_refuses_a_wrong_secret
     t.press(APPROVER, APPROVER, 1, &allow).await;
     let record = t.settled(&id).await;
     assert_eq!(record["decision"], "allow-once");
-    assert_eq!(record["resolvedBy"], "telegram:@alice");
+    assert_eq!(record["resolvedBy"], "telegram:4242 (@alice)");
 }
 
 #[tokio::test]
