@@ -36,15 +36,26 @@ pub fn evaluate(request: &ExecRequest, policy: &ExecPolicy) -> ExecEvaluation {
             checker.check(segment, &mut resolver, shell_mode, 0, &mut outcomes)
         })
     });
-    if let Some(variable) = environment::code_injecting_variable(&request.env, &request.inherited) {
-        environment::refuse_all(&mut outcomes, variable);
+    let env_refusal = environment::refusal(
+        &request.env,
+        &request.inherited,
+        &policy.safe_bin_trusted_dirs,
+    );
+    if let Some(reason) = &env_refusal {
+        environment::refuse_all(&mut outcomes, reason);
     }
     let warnings = checker.allowlist.warnings.clone();
-    let durable = has_exact_approval(request, policy);
+    // An exact-command approval was given for the text in the environment a person saw; the
+    // same text with a variable of the requester's is another command.
+    let exact = has_exact_approval(request, policy);
+    let durable = exact && env_refusal.is_none();
     let mut evaluation = match analysis {
         Ok(()) => decide(policy, outcomes, durable, warnings),
         Err(reason) => analysis_failed(policy, reason, durable, warnings),
     };
+    if let Some(reason) = env_refusal.filter(|_| exact && evaluation.decision != Decision::Allow) {
+        evaluation.reason = reason;
+    }
     if let ExecCommand::Argv(argv) = &request.command {
         evaluation.program_on_path = argv.first().and_then(|word| resolver.found_on_path(word));
     }

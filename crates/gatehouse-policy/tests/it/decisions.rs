@@ -201,7 +201,7 @@ fn denies_path_entries_that_climb_out_of_a_symlink() {
     let policy = host.policy(&["rg"]);
     let request = host
         .request("rg needle")
-        .with_env("PATH", host.root.join("link/../bin").display().to_string());
+        .with_inherited_env("PATH", host.root.join("link/../bin").display().to_string());
     let verdict = gatehouse_policy::exec::evaluate(&request, &policy);
     assert_eq!(verdict.decision, Decision::Deny, "{}", verdict.reason);
     assert_eq!(
@@ -219,9 +219,10 @@ fn resolves_a_symlinked_path_directory_to_its_real_location() {
     policy.allowlist = vec![gatehouse_policy::exec::AllowlistEntry::new(
         host.root.join("real/bin/rg").display().to_string(),
     )];
+    // The host's PATH: one the requester set would need a person whatever it resolves to.
     let request = host
         .request("rg needle")
-        .with_env("PATH", host.root.join("linked-bin").display().to_string());
+        .with_inherited_env("PATH", host.root.join("linked-bin").display().to_string());
     let verdict = gatehouse_policy::exec::evaluate(&request, &policy);
     assert_eq!(verdict.decision, Decision::Allow, "{}", verdict.reason);
     assert_eq!(
@@ -243,7 +244,7 @@ fn sees_a_repointed_path_directory_on_the_next_evaluation() {
     )];
     let request = host
         .request("rg needle")
-        .with_env("PATH", link.display().to_string());
+        .with_inherited_env("PATH", link.display().to_string());
     let before = gatehouse_policy::exec::evaluate(&request, &policy);
     assert_eq!(before.decision, Decision::Allow, "{}", before.reason);
 

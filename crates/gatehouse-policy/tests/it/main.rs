@@ -23,4 +23,5 @@ mod exec_conformance; // every case of tests/conformance/exec-cases.jsonl throug
 mod never_panics; // proptest: the analyzer returns a verdict for any input, never panics
 mod refusals; // hand-written `denies_…` lists: smuggling, quoting tricks, wrappers, safe bins
 mod refusals_interpreters; // shell flags, inline code behind valued options, code on stdin
+mod request_env; // the request's own variables: the harmless list, PATH, exact approvals
 mod support; // shared helpers: a temp host with executables, policy builders, `check` lists

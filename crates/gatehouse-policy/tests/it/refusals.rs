@@ -374,7 +374,9 @@ fn searches_path_as_the_shell_does_and_stops_where_shells_differ() {
     let policy = host.policy(&["ls"]);
     let bin = host.root.join("bin").display().to_string();
     for path in [format!(":{bin}"), format!("{bin}::"), format!("{bin}:")] {
-        let request = host.request("head -n 1").with_env("PATH", path.clone());
+        let request = host
+            .request("head -n 1")
+            .with_inherited_env("PATH", path.clone());
         let verdict = gatehouse_policy::exec::evaluate(&request, &policy);
         let first = path.starts_with(':');
         let expected = if first {
@@ -391,7 +393,9 @@ fn searches_path_as_the_shell_does_and_stops_where_shells_differ() {
             assert_ne!(verdict.decision, Decision::Allow, "{path}");
         }
     }
-    let tilde = host.request("ls").with_env("PATH", format!("~/bin:{bin}"));
+    let tilde = host
+        .request("ls")
+        .with_inherited_env("PATH", format!("~/bin:{bin}"));
     let verdict = gatehouse_policy::exec::evaluate(&tilde, &policy);
     assert_eq!(verdict.segments[0].resolved_path, None);
     assert_ne!(verdict.decision, Decision::Allow);
