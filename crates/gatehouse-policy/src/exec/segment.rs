@@ -69,11 +69,25 @@ const SHADOWING_BUILTINS: &[(&str, &[&str])] = &[
 /// Builtins with no effect outside the shell process.
 const SAFE_BUILTINS: &[&str] = &["cd", "true", "false", "pwd", ":"];
 
-/// Why a shell would run a builtin that does more than the program it is judged as.
-fn shadowing_builtin_refusal(words: &[Word]) -> Option<Reason> {
+/// Why the shell would run `words` as a builtin that hands code or names to the shell itself,
+/// or one that shadows the program it would be judged as (`shell_mode`: `printf` and `test`
+/// are builtins only to a shell). Asked of the first word and again of every program word
+/// found behind a wrapper: after the keyword `time` the shell still runs its own builtins
+/// (`time printf -v 'a[$(id)]' x`), and a carrier is refused behind any wrapper.
+fn builtin_refusal(words: &[Word], shell_mode: bool) -> Option<Reason> {
+    let first = words.first()?;
+    if CARRIER_BUILTINS.contains(&first.text.as_str()) {
+        return Some(Reason::new(
+            Rule::ShellCarrier,
+            format!("`{}` hands code or names to the shell itself", first.text),
+        ));
+    }
+    if !shell_mode {
+        return None;
+    }
     let (name, options) = SHADOWING_BUILTINS
         .iter()
-        .find(|(name, _)| words.first().is_some_and(|w| w.text == *name))?;
+        .find(|(name, _)| first.text == *name)?;
     let args = &words[1..];
     // `printf` takes options only before its format; `test` reads an operator anywhere.
     let searched = if *name == "printf" {
@@ -96,6 +110,24 @@ fn shadowing_builtin_refusal(words: &[Word]) -> Option<Reason> {
             option.text
         ),
     ))
+}
+
+/// `time A=1 cmd` assigns `A` for `cmd`, as a plain `A=1 cmd` does: bash reads a `NAME=value`
+/// word after the keyword as an assignment, not as a program.
+fn assignment_refusal(word: &Word) -> Option<Reason> {
+    let (name, _) = word.text.split_once('=')?;
+    let name = name.strip_suffix('+').unwrap_or(name);
+    let is_name = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    is_name.then(|| {
+        Reason::new(
+            Rule::EnvAssignment,
+            format!(
+                "`{}` changes the program's environment, which can change what it does",
+                word.text
+            ),
+        )
+    })
 }
 
 /// The policy parts every segment is checked against, prepared once per request.
@@ -145,17 +177,7 @@ impl Checker<'_> {
             inline_eval: false,
             persist: None,
         };
-        if CARRIER_BUILTINS.contains(&first.text.as_str()) {
-            out.push(refused(
-                None,
-                Reason::new(
-                    Rule::ShellCarrier,
-                    format!("`{}` hands code or names to the shell itself", first.text),
-                ),
-            ));
-            return Ok(());
-        }
-        if shell_mode && let Some(reason) = shadowing_builtin_refusal(words) {
+        if let Some(reason) = builtin_refusal(words, shell_mode) {
             out.push(refused(None, reason));
             return Ok(());
         }
@@ -259,28 +281,24 @@ impl Checker<'_> {
                     persist: None,
                 });
             }
-            Target::Program { index, .. }
-                if CARRIER_BUILTINS.contains(&words[index].text.as_str()) =>
-            {
-                // `time eval …`: `time` is a shell keyword, so what follows it is still run by
-                // the shell, builtins included.
-                out.push(refused(
-                    None,
-                    Reason::new(
-                        Rule::ShellCarrier,
-                        format!(
-                            "`{}` hands code or names to the shell itself",
-                            words[index].text
-                        ),
-                    ),
-                ));
-            }
             Target::Program { index, package_bin } => {
-                if words[index].text == "cd" {
-                    resolver.changed_dir(cd_target(&words[index + 1..]));
+                // The first word was asked above. Behind `time`, a shell keyword, the shell
+                // still runs builtins and assignments (`time printf -v 'a[$(id)]' x`).
+                let behind_wrapper = (index > 0)
+                    .then(|| {
+                        builtin_refusal(&words[index..], shell_mode)
+                            .or_else(|| assignment_refusal(&words[index]))
+                    })
+                    .flatten();
+                if let Some(reason) = behind_wrapper {
+                    out.push(refused(None, reason));
+                } else {
+                    if words[index].text == "cd" {
+                        resolver.changed_dir(cd_target(&words[index + 1..]));
+                    }
+                    let piped = segment.stdin_piped;
+                    out.push(self.program(words, index, package_bin, piped, argv, resolver));
                 }
-                let piped = segment.stdin_piped;
-                out.push(self.program(words, index, package_bin, piped, argv, resolver));
             }
         }
         for outcome in &mut out[first_outcome..] {

@@ -114,7 +114,7 @@ fn walk(words: &[Word], through: &mut Vec<usize>) -> Target {
             "env" => env_options(words, index + 1),
             "nice" => nice_options(words, index + 1),
             "nohup" => simple_options("nohup", words, index + 1, &[]),
-            "time" => simple_options("time", words, index + 1, &["-p", "--portability"]),
+            "time" => time_options(words, index + 1),
             "stdbuf" => stdbuf_options(words, index + 1),
             "timeout" => timeout_options(words, index + 1),
             "caffeinate" => caffeinate_options(words, index + 1),
@@ -288,6 +288,24 @@ fn simple_options(wrapper: &str, words: &[Word], mut i: usize, flags: &[&str]) -
         return Step::Next(i);
     }
     Step::Next(i)
+}
+
+/// `time` is bash's keyword at the head of a command and GNU's program elsewhere; only what
+/// both read alike is unwrapped: one `-p`, then the command. The keyword takes a single `-p`
+/// (`time -p -p X` runs a program named `-p`) and no long options, and whether it skips a `--`
+/// depends on bash's version, so any other option word is refused.
+fn time_options(words: &[Word], mut i: usize) -> Step {
+    if words.get(i).is_some_and(|word| word.text == "-p") {
+        i += 1;
+    }
+    match words.get(i) {
+        Some(word) if word.text.starts_with('-') => refuse(
+            "time",
+            &word.text,
+            "is read as an option by one `time` and as the program by another",
+        ),
+        _ => Step::Next(i),
+    }
 }
 
 fn is_buffer_mode(value: &str) -> bool {

@@ -24,4 +24,5 @@ mod never_panics; // proptest: the analyzer returns a verdict for any input, nev
 mod refusals; // hand-written `denies_…` lists: smuggling, quoting tricks, wrappers, safe bins
 mod refusals_interpreters; // shell flags, inline code behind valued options, code on stdin
 mod request_env; // the request's own variables: the harmless list, PATH, exact approvals
+mod review_regressions; // security review bypasses (`time` builtins, sed, npm, …) and neighbours
 mod support; // shared helpers: a temp host with executables, policy builders, `check` lists
