@@ -3,6 +3,7 @@
 
 mod grammars;
 mod options;
+mod sed_script;
 
 use std::path::{Path, PathBuf};
 
@@ -497,8 +498,8 @@ const AWK_INLINE: &str = "an inline awk program";
 const SED_EXECUTES: &str = "a sed script that executes or writes";
 
 /// sed scripts given inline (by `-e` or as the first operand) that use `e`, `w`/`W` or the
-/// `e`/`w` flags of `s`. Scripts from `-f` files are not inspected here, but a `-f` reading
-/// stdin is code another command writes. Both GNU (options anywhere) and BSD (options before
+/// `e`/`w` flags of `s` (see [`sed_script`]). Scripts from `-f` files are not inspected here,
+/// but a `-f` reading stdin is code another command writes. Both GNU (options anywhere) and BSD (options before
 /// the first operand) readings are checked, and on a BSD host also the one where `-i` takes
 /// the next word as its suffix.
 fn sed_code(args: &[String]) -> Option<&'static str> {
@@ -522,15 +523,18 @@ fn sed_code_on(args: &[String], bsd_host: bool) -> Option<&'static str> {
     if let Some(dropped) = &suffix_dropped {
         readings.push((&grammars::SED_BSD, dropped.as_slice()));
     }
-    let mut scripts: Vec<&str> = Vec::new();
+    let mut scripts: Vec<String> = Vec::new();
     for (grammar, args) in readings {
         let Ok(parsed) = grammar.parse(args) else {
             return Some(UNKNOWN_OPTION);
         };
+        // sed joins its `-e` pieces with newlines into one script, so a piece can end inside a
+        // command the next one finishes (`-e 'a\' -e TEXT`).
+        let mut pieces: Vec<&str> = Vec::new();
         for (opt, value) in &parsed.options {
             let value = value.unwrap_or_default();
             match opt.role {
-                Role::Code => scripts.push(value),
+                Role::Code => pieces.push(value),
                 Role::ProgramFile if is_stdin_path(value) => return Some(FROM_STDIN),
                 // GNU reads a line length; BSD's `-l` takes no value, making this word the
                 // script, so only a number is unambiguous.
@@ -543,13 +547,15 @@ fn sed_code_on(args: &[String], bsd_host: bool) -> Option<&'static str> {
                 _ => {}
             }
         }
-        if !parsed.has(Role::Code) && !parsed.has(Role::ProgramFile) {
-            scripts.extend(parsed.operands.first());
+        if !pieces.is_empty() {
+            scripts.push(pieces.join("\n"));
+        } else if !parsed.has(Role::ProgramFile) {
+            scripts.extend(parsed.operands.first().map(|script| (*script).to_owned()));
         }
     }
     scripts
         .iter()
-        .any(|script| sed_script_executes(script))
+        .any(|script| sed_script::executes(script))
         .then_some(SED_EXECUTES)
 }
 
@@ -569,89 +575,6 @@ fn without_in_place_suffix(args: &[String]) -> Option<Vec<String>> {
     let mut rest = args.to_vec();
     rest.remove(at);
     Some(rest)
-}
-
-/// A small sed tokenizer: addresses, then a command letter; `s` and `y` have delimited
-/// parts. Anything it cannot follow counts as executing.
-fn sed_script_executes(script: &str) -> bool {
-    let chars: Vec<char> = script.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        if c.is_whitespace() || c == ';' || c == '{' || c == '}' || c == '!' || c == ',' {
-            i += 1;
-            continue;
-        }
-        if c.is_ascii_digit() || c == '$' || c == '~' || c == '+' {
-            i += 1;
-            continue;
-        }
-        if c == '/' || c == '\\' {
-            let delimiter = if c == '\\' {
-                chars.get(i + 1).copied()
-            } else {
-                Some('/')
-            };
-            let Some(delimiter) = delimiter else {
-                return true;
-            };
-            i += if c == '\\' { 2 } else { 1 };
-            match skip_delimited(&chars, i, delimiter) {
-                Some(next) => i = next,
-                None => return true,
-            }
-            continue;
-        }
-        match c {
-            'e' | 'w' | 'W' => return true,
-            's' | 'y' => {
-                let Some(&delimiter) = chars.get(i + 1) else {
-                    return true;
-                };
-                let mut next = i + 2;
-                for _ in 0..2 {
-                    match skip_delimited(&chars, next, delimiter) {
-                        Some(after) => next = after,
-                        None => return true,
-                    }
-                }
-                while let Some(&flag) = chars.get(next) {
-                    if flag == ';' || flag == '\n' || flag == '}' {
-                        break;
-                    }
-                    if c == 's' && (flag == 'e' || flag == 'w' || flag == 'W') {
-                        return true;
-                    }
-                    next += 1;
-                }
-                i = next;
-            }
-            'a' | 'i' | 'c' | 'b' | 't' | 'T' | ':' | 'q' | 'Q' | 'l' | 'L' | 'r' | 'R' => {
-                while i < chars.len() && chars[i] != '\n' && chars[i] != ';' {
-                    i += 1;
-                }
-            }
-            'p' | 'P' | 'd' | 'D' | 'n' | 'N' | 'g' | 'G' | 'h' | 'H' | 'x' | 'z' | '=' | 'F' => {
-                i += 1;
-            }
-            _ => return true,
-        }
-    }
-    false
-}
-
-fn skip_delimited(chars: &[char], mut i: usize, delimiter: char) -> Option<usize> {
-    while let Some(&c) = chars.get(i) {
-        if c == '\\' {
-            i += 2;
-            continue;
-        }
-        if c == delimiter {
-            return Some(i + 1);
-        }
-        i += 1;
-    }
-    None
 }
 
 /// xargs runs a command built from its input: the one its operands name or, without any,

@@ -72,3 +72,68 @@ fn allows_time_and_printf_without_the_builtin_only_options() {
     let policy = host.policy(&["test"]);
     assert_allowed(&host, &policy, &["time test -f Cargo.toml"]);
 }
+
+/// GNU sed 4.9 ends a label at whitespace or `;`, BSD sed at the end of the line; text,
+/// file names, bracket expressions and `-e` pieces joined by newlines all decide where the
+/// next command starts.
+#[test]
+fn denies_sed_commands_hidden_where_the_tokenizer_lost_its_place() {
+    check(&[
+        ("sed -n ':a e touch P' in.txt", Refused(InlineEval)),
+        ("sed -n ':x w written.txt' in.txt", Refused(InlineEval)),
+        ("sed -n ':x\tw written.txt' in.txt", Refused(InlineEval)),
+        ("sed -n 'bx e id;:x' in.txt", Refused(InlineEval)),
+        ("sed -n 'tx\te id;:x' in.txt", Refused(InlineEval)),
+        // `a` text and `r` file names run to the end of the line, `;` included.
+        (
+            "sed -n 'a x;s/x/\ne touch P\n/p/p' in.txt",
+            Refused(InlineEval),
+        ),
+        (
+            "sed -n 'r x;s/x/\ne touch P\n/p/p' in.txt",
+            Refused(InlineEval),
+        ),
+        (
+            "sed -n 'R x;y/x/\ne touch P\n/q/p' in.txt",
+            Refused(InlineEval),
+        ),
+        // A delimiter inside a bracket expression does not end the regex.
+        ("sed -n 's/[/]/;s|/w out|x|' in.txt", Refused(InlineEval)),
+        ("sed -n '/[/]/;s|/w out|x|' in.txt", Refused(InlineEval)),
+        // sed joins `-e` pieces with newlines: `a\` makes the next piece its text.
+        (
+            "sed -n -e 'a\\' -e 's/x/\ne touch P\n/p/p' in.txt",
+            Refused(InlineEval),
+        ),
+        (
+            "sed -n -e 's/x/y/;:a' -e 'e touch P' in.txt",
+            Refused(InlineEval),
+        ),
+        // BSD sed reads the whole line as the label, then runs `w`.
+        ("sed -n ':a s/x/\nw out\n/p/p' in.txt", Refused(InlineEval)),
+        // Exit codes and line lengths are numbers; anything else is not a known command.
+        ("sed 'q e id' in.txt", Refused(InlineEval)),
+        ("sed 's€x€y€' in.txt", Refused(InlineEval)),
+    ]);
+}
+
+#[test]
+fn allows_everyday_sed_scripts() {
+    check(&[
+        ("sed ':a;N;$!ba;s/\\n/ /g' in.txt", Allow),
+        ("sed -e :a -e '$!N;s/\\n//;ta' in.txt", Allow),
+        ("sed -n '/start/,/end/{p;q}' in.txt", Allow),
+        ("sed 's/[a-z]*/X/g' in.txt", Allow),
+        ("sed 's/[[:space:]]\\+$//' in.txt", Allow),
+        ("sed -E 's/([^,]*),.*/\\1/' in.txt", Allow),
+        ("sed '1i header' in.txt", Allow),
+        ("sed '$a footer; with a semicolon' in.txt", Allow),
+        ("sed 'r other.txt' in.txt", Allow),
+        ("sed -e 's/a/b/' -e 's/c/d/' in.txt", Allow),
+        ("sed 'y/abc/xyz/' in.txt", Allow),
+        ("sed -n 'l 80' in.txt", Allow),
+        ("sed '5q' in.txt", Allow),
+        ("sed '/^$/d; s/  */ /g' in.txt", Allow),
+        ("sed 's|/usr/local|/opt|' in.txt", Allow),
+    ]);
+}
