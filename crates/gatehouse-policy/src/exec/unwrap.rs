@@ -121,19 +121,19 @@ fn walk(words: &[Word], through: &mut Vec<usize>) -> Target {
             "sandbox-exec" => sandbox_exec_options(words, index + 1),
             "npx" | "bunx" => {
                 package_bin = true;
-                runner_options(&name, words, index + 1)
+                package_runner(&name, words, index + 1)
             }
             "npm" | "pnpm" | "yarn" => match package_subcommand(&name, words.get(index + 1)) {
                 Subcommand::Exec => {
                     package_bin = true;
-                    runner_options(&name, words, index + 2)
+                    package_runner(&name, words, index + 2)
                 }
-                Subcommand::Download => {
+                Subcommand::Opaque(why) => {
                     return Target::Opaque {
                         index,
                         reason: Reason::new(
                             Rule::WrapperRefused,
-                            format!("`{name} dlx` downloads and runs a package from the registry"),
+                            format!("`{name} {}` {why}", words[index + 1].text),
                         ),
                     };
                 }
@@ -438,20 +438,88 @@ fn sandbox_exec_options(words: &[Word], mut i: usize) -> Step {
 enum Subcommand {
     /// Runs a locally installed package binary (`npm exec`, `pnpm exec`).
     Exec,
-    /// Downloads a package and runs it (`pnpm dlx`, `yarn dlx`).
-    Download,
+    /// Runs something the policy cannot judge by its `.bin` path (`pnpm dlx`, `yarn exec`);
+    /// the reason completes "`yarn exec` …".
+    Opaque(&'static str),
     /// Anything else: the package manager itself is the program.
     Other,
 }
 
 fn package_subcommand(manager: &str, word: Option<&Word>) -> Subcommand {
     match (manager, word.map(|w| w.text.as_str())) {
-        ("npm", Some("exec" | "x")) | ("pnpm", Some("exec")) | ("yarn", Some("exec")) => {
-            Subcommand::Exec
+        ("npm", Some("exec" | "x")) | ("pnpm", Some("exec")) => Subcommand::Exec,
+        ("pnpm" | "yarn", Some("dlx")) => {
+            Subcommand::Opaque("downloads and runs a package from the registry")
         }
-        ("pnpm" | "yarn", Some("dlx")) => Subcommand::Download,
+        // Yarn 2 and later run the word as shell code, with the workspace's dependencies'
+        // binaries on PATH rather than node_modules/.bin.
+        ("yarn", Some("exec")) => Subcommand::Opaque(
+            "runs its argument as shell code (yarn 2 and later); only an entry for yarn itself \
+             satisfies it",
+        ),
         _ => Subcommand::Other,
     }
+}
+
+/// Finds the program a package runner runs from `start` (the word after `npx`, or after
+/// `npm exec`), refusing every word the runner reads otherwise than the policy would judge it.
+/// - npm parses options anywhere before a `--`, so one after the package name is npm's
+///   (`npm exec tool --package=file:../x` installs that package; npx puts a `--` before the
+///   first operand itself, and bunx passes them on too).
+/// - pnpm passes every word after `exec` on, so an option there is the command itself.
+/// - A name that is not a plain binary name is a package spec the runner installs: a path
+///   (`./x` is a directory package with install scripts), a repository (`user/repo`), a scope
+///   or a version.
+fn package_runner(runner: &str, words: &[Word], start: usize) -> Step {
+    let step = match (runner, words.get(start)) {
+        ("pnpm", Some(word)) if word.text.starts_with('-') => {
+            return refuse(
+                "pnpm exec",
+                &word.text,
+                "is passed on as the command to run, not read as an option",
+            );
+        }
+        ("pnpm", _) => Step::Next(start),
+        _ => runner_options(runner, words, start),
+    };
+    let Step::Next(program) = step else {
+        return step;
+    };
+    let Some(name) = words.get(program) else {
+        return step;
+    };
+    if !is_bin_name(&name.text) {
+        return refuse(
+            runner,
+            &name.text,
+            "names a package to install (a path, repository, scope or version), not a program \
+             in node_modules/.bin",
+        );
+    }
+    let options_ended = program > start && words[program - 1].text == "--";
+    if runner == "npm"
+        && !options_ended
+        && let Some(option) = words[program + 1..]
+            .iter()
+            .find(|w| w.text.starts_with('-'))
+    {
+        return refuse(
+            "npm exec",
+            &option.text,
+            "after the package name is read by npm, not passed to the program (write \
+             `npm exec -- NAME ARGS` or `npx NAME ARGS`)",
+        );
+    }
+    step
+}
+
+/// A name as npm links binaries into node_modules/.bin: letters, digits, `-`, `_` and `.`, not
+/// starting with `-` or `.`.
+fn is_bin_name(word: &str) -> bool {
+    word.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 /// Package runners accept only options that do not change which package runs; `runner` names

@@ -3,10 +3,10 @@
 //! `allows_…` list beside it the everyday neighbours that must keep running.
 
 use gatehouse_policy::exec::Rule::*;
-use gatehouse_policy::exec::{Decision, ExecPolicy};
+use gatehouse_policy::exec::{AllowlistEntry, Decision, ExecPolicy};
 
 use crate::support::Expect::{Allow, Refused};
-use crate::support::{Host, check};
+use crate::support::{Host, check, write_executable};
 
 /// Asserts that each command runs without a person on this host under this policy.
 fn assert_allowed(host: &Host, policy: &ExecPolicy, commands: &[&str]) {
@@ -136,4 +136,91 @@ fn allows_everyday_sed_scripts() {
         ("sed '/^$/d; s/  */ /g' in.txt", Allow),
         ("sed 's|/usr/local|/opt|' in.txt", Allow),
     ]);
+}
+
+/// A host with `npm`, `npx`, `pnpm` and `yarn` on PATH and `tool` installed in the working
+/// directory's `node_modules/.bin`, allowlisted there.
+fn node_host() -> (Host, ExecPolicy) {
+    let host = Host::with_bins(&["npm", "npx", "pnpm", "yarn", "bunx"]);
+    let local = host.root.join("work/node_modules/.bin/tool");
+    write_executable(&local);
+    let mut policy = host.policy(&[]);
+    policy
+        .allowlist
+        .push(AllowlistEntry::new(local.display().to_string()));
+    (host, policy)
+}
+
+/// npm parses options anywhere before a `--`, so those after the package name are npm's:
+/// `--package` installs another package (running its install scripts), `--registry` and
+/// `--node-options` change where it comes from and what node loads. A package spec with a `/`
+/// is a directory, tarball or repository npm installs, not a file to run. pnpm passes
+/// everything after `exec` to the command, so an option there is the command; yarn 2+ runs its
+/// `exec` argument as shell code, from the workspace's dependencies rather than `.bin`.
+#[test]
+fn denies_package_runner_words_the_runner_reads_differently() {
+    let (host, policy) = node_host();
+    let mut failures = Vec::new();
+    for (command, rule) in [
+        (
+            "npm exec tool --package=file:../evilpkg --yes",
+            WrapperRefused,
+        ),
+        (
+            "npm exec tool --registry=http://127.0.0.1:9/",
+            WrapperRefused,
+        ),
+        (
+            "npm x tool --node-options=--require=./hook.js",
+            WrapperRefused,
+        ),
+        ("npm exec tool arg -c id", WrapperRefused),
+        ("npm exec --yes tool -- --package=x", WrapperRefused),
+        ("npx ./tool", WrapperRefused),
+        ("npx user/repo", WrapperRefused),
+        ("npm exec ../evilpkg", WrapperRefused),
+        ("npx -y -- ./tool", WrapperRefused),
+        ("bunx ./tool", WrapperRefused),
+        ("pnpm exec --yes tool", WrapperRefused),
+        ("pnpm exec -- tool", WrapperRefused),
+        ("yarn exec tool", WrapperRefused),
+    ] {
+        let verdict = host.evaluate(command, &policy);
+        if verdict.decision == Decision::Allow || verdict.reason.rule != rule {
+            failures.push(format!(
+                "{command}: {:?} {}",
+                verdict.decision, verdict.reason
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // A spec was judged as a file under the working directory, which a broad entry covers.
+    let mut broad = policy.clone();
+    broad.allowlist = vec![AllowlistEntry::new(format!(
+        "{}/work/**",
+        host.root.display()
+    ))];
+    for command in ["npx user/repo", "npx ./pkg", "npm exec -- sub/dir"] {
+        let verdict = host.evaluate(command, &broad);
+        assert_ne!(verdict.decision, Decision::Allow, "{command}");
+    }
+}
+
+#[test]
+fn allows_package_runners_passing_options_to_the_package() {
+    let (host, policy) = node_host();
+    assert_allowed(
+        &host,
+        &policy,
+        &[
+            "npx tool --package=x --registry=y",
+            "npx --yes tool --flag",
+            "npm exec -- tool --package=x",
+            "npm exec --yes -- tool -c x",
+            "npm exec tool arg",
+            "npm x tool",
+            "pnpm exec tool -r --filter x",
+            "bunx tool --flag",
+        ],
+    );
 }
