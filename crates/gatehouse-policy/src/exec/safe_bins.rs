@@ -597,11 +597,11 @@ impl<'p> SafeBins<'p> {
         }
     }
 
-    /// Whether `name` is configured as a safe bin at all.
+    /// Whether `name` is configured as a safe bin at all. Names match exactly: on Linux `HEAD`
+    /// is not `head` but another program (libwww-perl's `lwp-request`), and a configured name
+    /// (lower-cased when the config is read) never admits a program spelled otherwise.
     pub(crate) fn is_listed(&self, name: &str) -> bool {
-        self.names
-            .iter()
-            .any(|listed| listed.trim().eq_ignore_ascii_case(name))
+        self.names.iter().any(|listed| listed.trim() == name)
     }
 
     /// Checks a call of a listed safe bin: trusted location, profile, operands.
@@ -629,7 +629,7 @@ impl<'p> SafeBins<'p> {
         let configured = self
             .profiles
             .iter()
-            .find(|(key, _)| key.trim().eq_ignore_ascii_case(name))
+            .find(|(key, _)| key.trim() == name)
             .map(|(_, profile)| from_config(profile));
         let Some(profile) = configured.or_else(|| builtin_profile(name)) else {
             return refuse(format!(
@@ -647,7 +647,7 @@ impl<'p> SafeBins<'p> {
                 format!("`{arg}`: expansions are refused in safe-bin arguments"),
             ));
         }
-        let real_long = real_long_options(&name.to_ascii_lowercase());
+        let real_long = real_long_options(name);
         let positionals = validate_args(&profile, real_long, args)
             .map_err(|detail| Reason::new(Rule::SafeBinRefused, format!("`{name}`: {detail}")))?;
         if let (true, Some(filter)) = (name == "jq", positionals.first()) {

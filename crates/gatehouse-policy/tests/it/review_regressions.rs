@@ -3,7 +3,7 @@
 //! `allows_…` list beside it the everyday neighbours that must keep running.
 
 use gatehouse_policy::exec::Rule::*;
-use gatehouse_policy::exec::{AllowlistEntry, Decision, ExecPolicy};
+use gatehouse_policy::exec::{AllowlistEntry, Decision, ExecPolicy, SafeBinProfile};
 
 use crate::support::Expect::{Allow, Refused};
 use crate::support::{Host, check, write_executable};
@@ -223,4 +223,27 @@ fn allows_package_runners_passing_options_to_the_package() {
             "bunx tool --flag",
         ],
     );
+}
+
+/// Safe bins are matched by the exact name run: on Linux `HEAD` is another program
+/// (libwww-perl's `lwp-request`), not `head`, and a custom profile for `head` is not its.
+#[test]
+fn denies_a_safe_bin_name_in_another_case() {
+    let host = Host::with_bins(&["head", "HEAD", "myfilter", "MyFilter"]);
+    let mut policy = host.policy(&[]);
+    policy.safe_bins = vec!["head".into(), "myfilter".into()];
+    let profile = SafeBinProfile {
+        max_positional: Some(0),
+        allowed_value_flags: vec!["-n".into()],
+        ..SafeBinProfile::default()
+    };
+    policy
+        .safe_bin_profiles
+        .insert("head".into(), profile.clone());
+    policy.safe_bin_profiles.insert("myfilter".into(), profile);
+    for command in ["HEAD -n 1", "Head -n 1", "MyFilter -n 1"] {
+        let verdict = host.evaluate(command, &policy);
+        assert_ne!(verdict.decision, Decision::Allow, "{command}");
+    }
+    assert_allowed(&host, &policy, &["head -n 1", "myfilter -n 1"]);
 }
