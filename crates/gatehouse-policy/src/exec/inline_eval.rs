@@ -388,8 +388,14 @@ fn python_runnable_module(module: &str) -> bool {
     PYTHON_RUNNABLE_MODULES.contains(&module)
 }
 
-fn python_module_ok(_: &str) -> bool {
-    true
+/// A warning filter (`-W action:message:category:module:lineno`) imports the module its
+/// category names (`ignore::this.X` runs `this`, `antigravity` opens a browser) before the
+/// program starts; a category without a dot is a builtin one and imports nothing.
+fn python_module_ok(filter: &str) -> bool {
+    filter
+        .split(':')
+        .nth(2)
+        .is_none_or(|category| !category.contains('.'))
 }
 
 /// `-MFoo=a,b` becomes `use Foo split(/,/, q\0a,b\0)`, but anything else after the name is
@@ -499,9 +505,9 @@ const SED_EXECUTES: &str = "a sed script that executes or writes";
 
 /// sed scripts given inline (by `-e` or as the first operand) that use `e`, `w`/`W` or the
 /// `e`/`w` flags of `s` (see [`sed_script`]). Scripts from `-f` files are not inspected here,
-/// but a `-f` reading stdin is code another command writes. Both GNU (options anywhere) and BSD (options before
-/// the first operand) readings are checked, and on a BSD host also the one where `-i` takes
-/// the next word as its suffix.
+/// but a `-f` reading stdin is code another command writes. Both GNU (options anywhere) and
+/// BSD (options before the first operand) readings are checked, and on a BSD host also the one
+/// where `-i` takes the next word as its suffix.
 fn sed_code(args: &[String]) -> Option<&'static str> {
     sed_code_on(args, BSD_SED_HOST)
 }

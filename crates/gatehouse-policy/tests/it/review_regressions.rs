@@ -247,3 +247,37 @@ fn denies_a_safe_bin_name_in_another_case() {
     }
     assert_allowed(&host, &policy, &["head -n 1", "myfilter -n 1"]);
 }
+
+/// A `-W` filter whose category has a dot imports that module first (`ignore::this.X` prints
+/// the Zen of Python; `antigravity` opens a browser): the effect `PYTHONWARNINGS` is refused
+/// for.
+#[test]
+fn denies_python_warning_filters_that_import_a_module() {
+    check(&[
+        (
+            "python3 -W ignore::mod.Cls -m json.tool in.json",
+            Refused(InlineEval),
+        ),
+        (
+            "python3 -Wignore::antigravity.X script.py",
+            Refused(InlineEval),
+        ),
+        (
+            "python3 -W 'error:msg:pkg.mod.Warn:x:1' script.py",
+            Refused(InlineEval),
+        ),
+    ]);
+}
+
+#[test]
+fn allows_python_warning_filters_naming_builtin_categories() {
+    check(&[
+        ("python3 -W ignore -m json.tool in.json", Allow),
+        ("python3 -W ignore::DeprecationWarning script.py", Allow),
+        (
+            "python3 -W 'error:some.message:UserWarning:pkg.mod' script.py",
+            Allow,
+        ),
+        ("python3 -Wd script.py", Allow),
+    ]);
+}

@@ -9,7 +9,8 @@ use super::options::{Grammar, Opt, ending, flag, opt};
 const OCTAL: &str = "01234567";
 
 /// CPython (`python -h`): `-c` and `-m` end the options, `-W`, `-X` and
-/// `--check-hash-based-pycs` take a value, `-i` reads code from stdin after the script.
+/// `--check-hash-based-pycs` take a value (`-W`'s may name a module to import), `-i` reads
+/// code from stdin after the script.
 pub(super) const PYTHON: Grammar = Grammar {
     opts: &[
         flag(Some('b'), None),
@@ -38,7 +39,8 @@ pub(super) const PYTHON: Grammar = Grammar {
         opt(Some('i'), None, Flag, Stdin),
         ending('c', Required, Code),
         ending('m', Required, RunsModule),
-        opt(Some('W'), None, Required, Plain),
+        // A warning filter whose category has a dot imports that module.
+        opt(Some('W'), None, Required, Module),
         opt(Some('X'), None, Required, Plain),
         opt(Some('Q'), None, Required, Plain),
         opt(None, Some("check-hash-based-pycs"), Required, Plain),
