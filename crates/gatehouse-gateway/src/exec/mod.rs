@@ -6,6 +6,7 @@
 //! at once with `no-approval-route`; an agent never holds more than `max_pending_per_agent`
 //! pending approvals, nor a token more than `max_pending_per_token`.
 
+mod allowlist_use;
 mod audit;
 mod forward;
 mod pending;
@@ -20,10 +21,11 @@ use std::time::Duration;
 
 use futures_util::FutureExt as _;
 use gatehouse_approvals::{
-    ApprovalManager, CreateApproval, Created, EventSubscription, ManagerConfig, Offered,
-    PendingDecision, SystemClock,
+    ApprovalManager, Clock as _, CreateApproval, Created, EventSubscription, ManagerConfig,
+    Offered, PendingDecision, SystemClock,
 };
 use gatehouse_config::Config;
+use gatehouse_policy::exec::ExecEvaluation;
 use gatehouse_store::approvals_db::{
     ApprovalRecord, ApprovalRequest, ApprovalState, ApprovalStore, BatchTimesSnapshot, Retention,
     SqliteApprovalStore, SqliteOptions,
@@ -35,6 +37,7 @@ use uuid::Uuid;
 
 use crate::error::Error;
 use crate::hub::EventHub;
+use allowlist_use::{AllowlistUse, EntryUse};
 use audit::Auditor;
 pub(crate) use forward::spawn_forwarder;
 use pending::{Pending, PendingLimits};
@@ -112,6 +115,8 @@ struct Inner {
     limits: ExecLimits,
     pending: Pending,
     audit: Auditor,
+    /// The allowlist entries' last uses, written to the approvals file off the run's path.
+    allowlist_use: Arc<AllowlistUse>,
     /// The manager's first subscription, which holds the restart cancellations; taken once by
     /// the forwarder.
     startup_events: Mutex<Option<EventSubscription>>,
@@ -162,7 +167,7 @@ impl ExecServices {
         Ok(Self {
             inner: Arc::new(Inner {
                 config: setup.config,
-                file,
+                file: file.clone(),
                 file_cache: SnapshotCache::new(),
                 policies: PolicyCache::default(),
                 manager,
@@ -173,6 +178,7 @@ impl ExecServices {
                 }),
                 limits: setup.limits,
                 audit,
+                allowlist_use: Arc::new(AllowlistUse::new(file.clone())),
                 startup_events: Mutex::new(Some(startup)),
             }),
         })
@@ -208,6 +214,31 @@ impl ExecServices {
         payload: Value,
     ) {
         self.inner.audit.record(kind, approval_id, run_id, payload);
+    }
+
+    /// Marks each allowlist entry that let `evaluation`'s segments run for `agent_id`, now
+    /// (`lastUsedAt`); written in the background.
+    pub(crate) fn record_allowlist_uses(
+        &self,
+        agent_id: &str,
+        command: &str,
+        evaluation: &ExecEvaluation,
+    ) {
+        let used_at_ms = SystemClock.now_ms();
+        for segment in &evaluation.segments {
+            if let Some(entry) = &segment.allowlist_entry {
+                self.inner.allowlist_use.record(EntryUse {
+                    agent_id,
+                    entry,
+                    used_at_ms,
+                    command,
+                    resolved_path: segment
+                        .resolved_path
+                        .as_ref()
+                        .map(|path| path.display().to_string()),
+                });
+            }
+        }
     }
 
     pub(crate) fn pending(&self) -> &Pending {

@@ -143,7 +143,14 @@ pub(super) async fn run(call: Call, params: RunParams) -> Result<RunResult, Erro
                 evaluation.reason.to_string(),
             ));
         }
-        Decision::Allow => Uuid::new_v4(),
+        Decision::Allow => {
+            exec.record_allowlist_uses(
+                &params.agent_id,
+                &command_text(&params, &plan),
+                &evaluation,
+            );
+            Uuid::new_v4()
+        }
         Decision::Ask => {
             // An approval-backed run must bind exactly what it runs; refuse when it cannot.
             let binding = match Binding::compute(&input) {
@@ -241,6 +248,15 @@ struct Summary {
     allow_always_patterns: Vec<String>,
 }
 
+/// The command as people read it (approvers, `lastUsedCommand`): the shell string, or the argv
+/// in its quoted display form, whose word boundaries survive (`["ls", "a b"]` is not `ls a b`).
+fn command_text(params: &RunParams, plan: &Plan) -> String {
+    params
+        .command
+        .clone()
+        .unwrap_or_else(|| display_argv(&plan.argv))
+}
+
 /// Creates the approval and waits for its outcome; `shutting_down` once the gateway stops, so
 /// the run answers that error and never starts (see [`ExecServices::create_and_await`]).
 async fn ask(
@@ -252,12 +268,7 @@ async fn ask(
     binding: Binding,
 ) -> Result<ApprovalRecord, Error> {
     let request = ApprovalRequest {
-        // Approvers read this text: an argv's word boundaries must survive in it (`["ls", "a b"]`
-        // is not `ls a b`).
-        command: params
-            .command
-            .clone()
-            .unwrap_or_else(|| display_argv(&plan.argv)),
+        command: command_text(params, plan),
         argv: plan.argv.clone(),
         cwd: Some(params.cwd.display().to_string()),
         env_keys: params.env.keys().cloned().collect(),

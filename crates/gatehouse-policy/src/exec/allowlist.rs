@@ -55,8 +55,9 @@ pub fn ignored_entries(entries: &[AllowlistEntry], home: Option<&Path>) -> Vec<S
 #[derive(Debug)]
 pub(crate) struct CompiledAllowlist {
     set: GlobSet,
-    /// Per glob in `set`, the entry's optional argument pattern.
-    arg_patterns: Vec<Option<Regex>>,
+    /// Per glob in `set`, the index of its entry in the policy's allowlist and the entry's
+    /// optional argument pattern.
+    globs: Vec<(usize, Option<Regex>)>,
     /// Entries that were skipped, with why, for operators.
     pub(crate) warnings: Vec<String>,
 }
@@ -66,9 +67,9 @@ impl CompiledAllowlist {
     /// used are skipped with a warning, never widened.
     pub(crate) fn new(entries: &[AllowlistEntry], home: Option<&Path>) -> Self {
         let mut builder = GlobSetBuilder::new();
-        let mut arg_patterns = Vec::new();
+        let mut globs = Vec::new();
         let mut warnings = Vec::new();
-        for entry in entries {
+        for (index, entry) in entries.iter().enumerate() {
             let pattern = entry.pattern.trim();
             if pattern.is_empty() || pattern.starts_with("=command:") {
                 continue;
@@ -106,7 +107,7 @@ impl CompiledAllowlist {
                 },
             };
             builder.add(glob);
-            arg_patterns.push(arg_pattern);
+            globs.push((index, arg_pattern));
         }
         let set = builder.build().unwrap_or_else(|error| {
             warnings.push(format!("allowlist ignored: {error}"));
@@ -114,21 +115,22 @@ impl CompiledAllowlist {
         });
         CompiledAllowlist {
             set,
-            arg_patterns,
+            globs,
             warnings,
         }
     }
 
-    /// Whether some entry matches the resolved path and, if it has one, its argument pattern.
-    pub(crate) fn matches(&self, path: &Path, args: &[String]) -> bool {
+    /// The index, in the policy's allowlist, of the first entry that matches the resolved path
+    /// and, if it has one, its argument pattern: the entry whose use the gateway records.
+    pub(crate) fn matching_entry(&self, path: &Path, args: &[String]) -> Option<usize> {
         let joined = args.join(" ");
         self.set
             .matches(path)
             .into_iter()
-            .any(|index| match self.arg_patterns.get(index) {
-                Some(Some(regex)) => regex.is_match(&joined),
-                Some(None) => true,
-                None => false,
+            .find_map(|glob| match self.globs.get(glob) {
+                Some((entry, Some(regex))) => regex.is_match(&joined).then_some(*entry),
+                Some((entry, None)) => Some(*entry),
+                None => None,
             })
     }
 }
@@ -182,7 +184,9 @@ mod tests {
     fn allows(patterns: &[&str], path: &str) -> bool {
         let entries: Vec<AllowlistEntry> =
             patterns.iter().map(|p| AllowlistEntry::new(*p)).collect();
-        CompiledAllowlist::new(&entries, Some(Path::new("/home/u"))).matches(Path::new(path), &[])
+        CompiledAllowlist::new(&entries, Some(Path::new("/home/u")))
+            .matching_entry(Path::new(path), &[])
+            .is_some()
     }
 
     #[test]
@@ -229,13 +233,33 @@ mod tests {
     }
 
     #[test]
+    fn names_the_first_matching_entry_by_its_place_in_the_policy() {
+        let entries = [
+            AllowlistEntry::new("git"),
+            AllowlistEntry {
+                pattern: "/usr/bin/git".into(),
+                arg_pattern: Some("push".into()),
+            },
+            AllowlistEntry::new("/usr/bin/*"),
+        ];
+        let compiled = CompiledAllowlist::new(&entries, None);
+        let git = |arg: &str| compiled.matching_entry(Path::new("/usr/bin/git"), &[arg.into()]);
+        assert_eq!(git("push"), Some(1));
+        assert_eq!(git("status"), Some(2));
+    }
+
+    #[test]
     fn checks_argument_patterns() {
         let entry = AllowlistEntry {
             pattern: "/usr/bin/git".into(),
             arg_pattern: Some("status( .*)?".into()),
         };
         let compiled = CompiledAllowlist::new(&[entry], None);
-        assert!(compiled.matches(Path::new("/usr/bin/git"), &["status".into()]));
-        assert!(!compiled.matches(Path::new("/usr/bin/git"), &["push".into()]));
+        let git = |args: &[&str]| {
+            let args: Vec<String> = args.iter().map(|arg| (*arg).to_owned()).collect();
+            compiled.matching_entry(Path::new("/usr/bin/git"), &args)
+        };
+        assert_eq!(git(&["status"]), Some(0));
+        assert_eq!(git(&["push"]), None);
     }
 }

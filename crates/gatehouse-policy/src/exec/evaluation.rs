@@ -4,6 +4,8 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use super::policy::AllowlistEntry;
+
 /// The verdict for one request.
 ///
 /// Ordered from least to most restrictive, so combining verdicts is a `max`: the strictest wins
@@ -227,6 +229,9 @@ pub struct SegmentEvaluation {
     pub resolved_path: Option<PathBuf>,
     /// What satisfied the segment; `None` means a person must decide (or it is denied).
     pub satisfied_by: Option<SatisfiedBy>,
+    /// The allowlist entry that satisfied it (with `satisfied_by` `allowlist`), so whoever runs
+    /// the command can record the entry's use (`lastUsedAt`).
+    pub allowlist_entry: Option<AllowlistEntry>,
     /// Why the segment was or was not satisfied.
     pub reason: Reason,
     /// What runs before the program, outermost first (for `sh -c` payloads, the outer

@@ -9,7 +9,7 @@ use super::inline_eval::{
     ProgramFile, inline_code, is_interpreter_like, program_files, reads_program_from_stdin,
 };
 use super::parse::{ParsedSegment, Word, parse_shell};
-use super::policy::ExecPolicy;
+use super::policy::{AllowlistEntry, ExecPolicy};
 use super::resolve::Resolver;
 use super::safe_bins::SafeBins;
 use super::unwrap::{Target, Unwrapped, basename, unwrap};
@@ -171,6 +171,7 @@ impl Checker<'_> {
                 argv: argv.clone(),
                 resolved_path: resolved,
                 satisfied_by: None,
+                allowlist_entry: None,
                 reason,
                 looked_through: Vec::new(),
             },
@@ -192,6 +193,7 @@ impl Checker<'_> {
                     argv,
                     resolved_path: None,
                     satisfied_by: Some(SatisfiedBy::Builtin),
+                    allowlist_entry: None,
                     reason: Reason::new(
                         Rule::AllowlistSatisfied,
                         format!("`{}` is a shell builtin with no outside effect", first.text),
@@ -258,9 +260,10 @@ impl Checker<'_> {
                 let word = &words[index];
                 let resolved = resolver.resolve_program(&word.text, word.tilde);
                 let args = &argv[index + 1..];
-                let satisfied = resolved
+                let entry = resolved
                     .as_deref()
-                    .is_some_and(|path| self.allowlist.matches(path, args));
+                    .and_then(|path| self.allowlisted(path, args));
+                let satisfied = entry.is_some();
                 let reason = if satisfied {
                     Reason::new(
                         Rule::AllowlistSatisfied,
@@ -274,6 +277,7 @@ impl Checker<'_> {
                         argv,
                         resolved_path: resolved,
                         satisfied_by: satisfied.then_some(SatisfiedBy::Allowlist),
+                        allowlist_entry: entry,
                         reason,
                         looked_through: Vec::new(),
                     },
@@ -356,51 +360,57 @@ impl Checker<'_> {
         let shell_path = resolver.resolve_program(&shell_word.text, shell_word.tilde);
         let script_path = resolver.resolve_script(&script_word.text, script_word.tilde);
         let args = &argv[script + 1..];
-        let (satisfied_by, reason) = match &script_path {
-            None => (
-                None,
-                Reason::new(
-                    Rule::Unresolved,
-                    format!(
-                        "script `{}` not found in the working directory",
-                        script_word.text
+        let script_entry = script_path
+            .as_deref()
+            .and_then(|path| self.allowlisted(path, args));
+        let shell_entry = shell_path
+            .as_deref()
+            .and_then(|path| self.allowlisted(path, &argv[shell + 1..]));
+        let (satisfied_by, reason, allowlist_entry) =
+            match (&script_path, script_entry, shell_entry) {
+                (None, ..) => (
+                    None,
+                    Reason::new(
+                        Rule::Unresolved,
+                        format!(
+                            "script `{}` not found in the working directory",
+                            script_word.text
+                        ),
                     ),
+                    None,
                 ),
-            ),
-            Some(path) if self.allowlist.matches(path, args) => (
-                Some(SatisfiedBy::Allowlist),
-                Reason::new(
-                    Rule::AllowlistSatisfied,
-                    format!("an allowlist entry matches script `{}`", path.display()),
+                (Some(path), Some(entry), _) => (
+                    Some(SatisfiedBy::Allowlist),
+                    Reason::new(
+                        Rule::AllowlistSatisfied,
+                        format!("an allowlist entry matches script `{}`", path.display()),
+                    ),
+                    Some(entry),
                 ),
-            ),
-            Some(_)
-                if shell_path
-                    .as_deref()
-                    .is_some_and(|path| self.allowlist.matches(path, &argv[shell + 1..])) =>
-            {
-                (
+                (Some(_), None, Some(entry)) => (
                     Some(SatisfiedBy::Allowlist),
                     Reason::new(
                         Rule::AllowlistSatisfied,
                         format!("an allowlist entry matches `{}`", shell_word.text),
                     ),
-                )
-            }
-            Some(path) => (
-                None,
-                Reason::new(
-                    Rule::NoAllowlistMatch,
-                    format!("no allowlist entry matches script `{}`", path.display()),
+                    Some(entry),
                 ),
-            ),
-        };
+                (Some(path), None, None) => (
+                    None,
+                    Reason::new(
+                        Rule::NoAllowlistMatch,
+                        format!("no allowlist entry matches script `{}`", path.display()),
+                    ),
+                    None,
+                ),
+            };
         let persist = script_path.as_deref().and_then(path_string);
         SegmentOutcome {
             evaluation: SegmentEvaluation {
                 argv,
                 resolved_path: script_path,
                 satisfied_by,
+                allowlist_entry,
                 reason,
                 looked_through: Vec::new(),
             },
@@ -455,7 +465,7 @@ impl Checker<'_> {
                     .any(|file| !opens_only_plain_files(resolver, &words[index + 1..], args, file))
                     .then_some(UNPLAIN_PROGRAM_FILE)
             });
-        let (satisfied_by, reason) = match (&resolved, inline) {
+        let (satisfied_by, reason, allowlist_entry) = match (&resolved, inline) {
             (None, _) => (
                 None,
                 Reason::new(
@@ -466,6 +476,7 @@ impl Checker<'_> {
                         format!("`{}` does not resolve to an executable on PATH", word.text)
                     },
                 ),
+                None,
             ),
             (Some(_), Some(what)) => (
                 None,
@@ -473,6 +484,7 @@ impl Checker<'_> {
                     Rule::InlineEval,
                     format!("`{name}` runs {what}; approve the exact command instead"),
                 ),
+                None,
             ),
             (Some(path), None) => {
                 let globbed = words[index + 1..].iter().any(|w| w.glob);
@@ -490,6 +502,7 @@ impl Checker<'_> {
                 argv,
                 resolved_path: resolved,
                 satisfied_by,
+                allowlist_entry,
                 reason,
                 looked_through: Vec::new(),
             },
@@ -498,21 +511,29 @@ impl Checker<'_> {
         }
     }
 
-    /// Allowlist first, then safe bins, then trusted skill binaries.
+    /// The allowlist entry that matches the resolved path and arguments, if any.
+    fn allowlisted(&self, path: &Path, args: &[String]) -> Option<AllowlistEntry> {
+        let index = self.allowlist.matching_entry(path, args)?;
+        self.policy.allowlist.get(index).cloned()
+    }
+
+    /// Allowlist first, then safe bins, then trusted skill binaries; the entry is the
+    /// allowlist's, when it was one.
     fn satisfy(
         &self,
         name: &str,
         path: &Path,
         args: &[String],
         globbed: bool,
-    ) -> (Option<SatisfiedBy>, Reason) {
-        if self.allowlist.matches(path, args) {
+    ) -> (Option<SatisfiedBy>, Reason, Option<AllowlistEntry>) {
+        if let Some(entry) = self.allowlisted(path, args) {
             return (
                 Some(SatisfiedBy::Allowlist),
                 Reason::new(
                     Rule::AllowlistSatisfied,
                     format!("an allowlist entry matches `{}`", path.display()),
                 ),
+                Some(entry),
             );
         }
         let mut refusal = None;
@@ -525,6 +546,7 @@ impl Checker<'_> {
                             Rule::AllowlistSatisfied,
                             format!("`{name}` is a safe bin called within its profile"),
                         ),
+                        None,
                     );
                 }
                 Err(reason) => refusal = Some(reason),
@@ -537,6 +559,7 @@ impl Checker<'_> {
                     Rule::AllowlistSatisfied,
                     format!("`{name}` is a trusted skill binary"),
                 ),
+                None,
             );
         }
         let reason = refusal.unwrap_or_else(|| {
@@ -545,7 +568,7 @@ impl Checker<'_> {
                 format!("no allowlist entry matches `{}`", path.display()),
             )
         });
-        (None, reason)
+        (None, reason, None)
     }
 
     fn is_trusted_skill(&self, name: &str, path: &Path) -> bool {

@@ -199,38 +199,19 @@ impl ExecApprovalsStore {
         Ok(added)
     }
 
-    /// Records a use of an allowlist entry (`lastUsedAt`, `lastUsedCommand`, `lastResolvedPath`).
+    /// Records uses of allowlist entries (`lastUsedAt`, `lastUsedCommand`, `lastResolvedPath`),
+    /// each for the agent that ran the command, in one replacement of the file.
     ///
-    /// The agent's own entry is updated, or the `*` entry when the match came from there.
-    /// Returns false when no entry for the rule exists any more (it was removed meanwhile).
-    pub fn record_allowlist_hit(
+    /// The agent's own entry is updated, or the `*` entry when the match came from there. Returns
+    /// how many hits found their entry: one removed meanwhile is skipped.
+    pub fn record_allowlist_hits(
         &self,
-        agent_id: &str,
-        hit: AllowlistHit<'_>,
-    ) -> Result<bool, StoreError> {
+        hits: &[(&str, AllowlistHit<'_>)],
+    ) -> Result<usize, StoreError> {
         let (_, found) = self.update(|file| {
-            for key in [agent_id, super::parse::WILDCARD_AGENT_ID] {
-                let Some(agent) = file.agents.get_mut(key) else {
-                    continue;
-                };
-                let entry = agent
-                    .allowlist
-                    .iter_mut()
-                    .flatten()
-                    .find_map(|item| match item {
-                        AllowlistItem::Entry(e) if e.same_rule(hit.pattern, hit.arg_pattern) => {
-                            Some(e)
-                        }
-                        _ => None,
-                    });
-                if let Some(entry) = entry {
-                    entry.last_used_at = Some(hit.used_at_ms);
-                    entry.last_used_command = Some(hit.command.to_owned());
-                    entry.last_resolved_path = hit.resolved_path.map(str::to_owned);
-                    return true;
-                }
-            }
-            false
+            hits.iter()
+                .filter(|(agent_id, hit)| record_hit(file, agent_id, hit))
+                .count()
         })?;
         Ok(found)
     }
@@ -369,4 +350,29 @@ fn keep_stored_token(next: &mut ExecApprovalsFile, current: Option<&ExecApproval
 
 fn new_id() -> String {
     uuid::Uuid::new_v4().to_string()
+}
+
+/// Writes `hit` on the entry it names, the agent's own or else the `*` one; false when neither
+/// holds it any more.
+fn record_hit(file: &mut ExecApprovalsFile, agent_id: &str, hit: &AllowlistHit<'_>) -> bool {
+    for key in [agent_id, super::parse::WILDCARD_AGENT_ID] {
+        let Some(agent) = file.agents.get_mut(key) else {
+            continue;
+        };
+        let entry = agent
+            .allowlist
+            .iter_mut()
+            .flatten()
+            .find_map(|item| match item {
+                AllowlistItem::Entry(e) if e.same_rule(hit.pattern, hit.arg_pattern) => Some(e),
+                _ => None,
+            });
+        if let Some(entry) = entry {
+            entry.last_used_at = Some(hit.used_at_ms);
+            entry.last_used_command = Some(hit.command.to_owned());
+            entry.last_resolved_path = hit.resolved_path.map(str::to_owned);
+            return true;
+        }
+    }
+    false
 }

@@ -299,21 +299,13 @@ fn records_a_hit_on_the_agent_entry_or_the_wildcard_entry() {
         command: "ls -l",
         resolved_path: Some("/bin/ls"),
     };
-    assert!(
-        store
-            .record_allowlist_hit("main", hit("/bin/ls", Some("^-l")))
-            .unwrap()
-    );
-    assert!(
-        store
-            .record_allowlist_hit("main", hit("/bin/hostname", None))
-            .unwrap()
-    );
-    assert!(
-        !store
-            .record_allowlist_hit("main", hit("/bin/ls", None))
-            .unwrap()
-    );
+    let hits = [
+        ("main", hit("/bin/ls", Some("^-l"))),
+        ("main", hit("/bin/hostname", None)),
+        ("main", hit("/bin/ls", None)),
+    ];
+    // The third names no entry (its argPattern differs), so two of three are found.
+    assert_eq!(store.record_allowlist_hits(&hits).unwrap(), 2);
     let written = on_disk(&store);
     let ls = &written["agents"]["main"]["allowlist"][0];
     assert_eq!(ls["lastUsedAt"], 42);
@@ -338,7 +330,7 @@ fn concurrent_hits_and_additions_from_threads_lose_nothing() {
                     store.add_allowlist_entry("main", entry(&pattern)).unwrap();
                     let command = format!("shared {t} {i}");
                     store
-                        .record_allowlist_hit(
+                        .record_allowlist_hits(&[(
                             "main",
                             AllowlistHit {
                                 pattern: "/bin/shared",
@@ -347,7 +339,7 @@ fn concurrent_hits_and_additions_from_threads_lose_nothing() {
                                 command: &command,
                                 resolved_path: None,
                             },
-                        )
+                        )])
                         .unwrap();
                 }
             });

@@ -90,10 +90,11 @@ fn hit_writer(dir: &Path) {
     let pid = std::process::id();
     for i in 0..HITS_PER_PROCESS {
         add(&store, "main", &format!("/bin/p{pid}-{i}"));
-        assert!(
+        assert_eq!(
             store
-                .record_allowlist_hit("main", hit("/bin/shared", i as u64))
-                .unwrap()
+                .record_allowlist_hits(&[("main", hit("/bin/shared", i as u64))])
+                .unwrap(),
+            1
         );
     }
 }
@@ -140,7 +141,7 @@ fn crash_writer(dir: &Path) {
         let pattern = format!("/bin/c-{k:06}");
         add(&store, "crash", &pattern);
         store
-            .record_allowlist_hit("crash", hit(&pattern, k as u64))
+            .record_allowlist_hits(&[("crash", hit(&pattern, k as u64))])
             .unwrap();
         k += 1;
 

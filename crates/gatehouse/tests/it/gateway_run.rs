@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::gateway::{AGENT, APPROVER, Server, Ws, audit_records, script};
+use crate::gateway::{ADMIN, AGENT, APPROVER, Server, Ws, audit_records, script};
 
 const FULL: &str = "tools: { exec: { security: 'full', ask: 'off' } },";
 const ASKING: &str = "tools: { exec: { security: 'allowlist', ask: 'always' } },";
@@ -169,6 +169,41 @@ async fn shows_approvers_an_argv_with_its_word_boundaries() {
         requested["payload"]["request"]["command"], "ls \"a b\" c",
         "{requested}"
     );
+}
+
+/// Operator review: `lastUsedAt` never moved when an entry let a run through, so an entry in
+/// daily use looked unused to an operator pruning by last use.
+#[tokio::test]
+async fn records_the_use_of_the_allowlist_entry_that_let_a_run_through() {
+    let server = Server::start("tools: { exec: { security: 'allowlist', ask: 'off' } },").await;
+    let echo = std::fs::canonicalize("/bin/echo").unwrap();
+    let read = server.ok(APPROVER, "exec.approvals.get", json!({})).await;
+    let mut file = read["file"].clone();
+    file["agents"] = json!({"main": {"allowlist": [{"pattern": echo}]}});
+    server
+        .ok(
+            ADMIN,
+            "exec.approvals.set",
+            json!({"file": file, "baseHash": read["hash"]}),
+        )
+        .await;
+    let answer = server
+        .ok(AGENT, "system.run", run_params(&server, &["echo", "a b"]))
+        .await;
+    assert_eq!(answer["stdout"], "a b\n", "{answer}");
+    // Recorded off the run's path: wait for the file to show it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let entry = loop {
+        let read = server.ok(APPROVER, "exec.approvals.get", json!({})).await;
+        let entry = read["file"]["agents"]["main"]["allowlist"][0].clone();
+        if entry["lastUsedAt"].is_u64() || std::time::Instant::now() > deadline {
+            break entry;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert!(entry["lastUsedAt"].is_u64(), "{entry}");
+    assert_eq!(entry["lastUsedCommand"], "echo \"a b\"", "{entry}");
+    assert_eq!(entry["lastResolvedPath"], json!(echo), "{entry}");
 }
 
 /// The audit log holds the approval's request, delivery, decision and execution, and verifies.
