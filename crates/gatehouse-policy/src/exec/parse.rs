@@ -5,6 +5,11 @@
 //! every error or missing node and every operator other than `| && || ; &` ends analysis with a
 //! [`Reason`] naming the rule, so a construct the grammar learns tomorrow is refused until it is
 //! listed here.
+//!
+//! The grammar decides the structure; [`word`] reads each word's value from its own bytes, as
+//! bash and dash do, not from the grammar's pieces of it.
+
+mod word;
 
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -19,9 +24,6 @@ pub(crate) const MAX_COMMAND_BYTES: usize = 64 * 1024;
 /// Parser progress callbacks (tree-sitter makes one per 100 operations) before a parse is
 /// cancelled; an ordinary command of the maximum length stays well below it (see the tests).
 const MAX_PARSE_CALLBACKS: usize = 20_000;
-
-/// Deepest nesting of strings/expansions inside one word that the walker follows.
-const MAX_WORD_DEPTH: usize = 32;
 
 /// One word of a simple command after quote removal.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -290,17 +292,16 @@ fn parse_command(node: Node<'_>, source: &str) -> Result<ParsedSegment, Reason> 
         match child.kind() {
             "variable_assignment" => {
                 check_subtree(child, source)?;
+                word::check_assignment(text(child, source))?;
                 segment.assignments.push(text(child, source).to_owned());
             }
             "command_name" => {
-                let word = match child.named_child_count() {
-                    1 => child
-                        .named_child(0)
-                        .map(|part| parse_word(part, source, 0))
-                        .transpose()?,
+                let part = match child.named_child_count() {
+                    1 => child.named_child(0),
                     _ => None,
                 };
-                let word = word.ok_or_else(|| syntax_error(child, source))?;
+                let part = part.ok_or_else(|| syntax_error(child, source))?;
+                let word = parse_word(part, source)?;
                 check_command_position(&word)?;
                 segment.words.push(word);
             }
@@ -317,7 +318,7 @@ fn parse_command(node: Node<'_>, source: &str) -> Result<ParsedSegment, Reason> 
             | "process_substitution"
             | "arithmetic_expansion"
             | "brace_expression" => {
-                segment.words.push(parse_word(child, source, 0)?);
+                segment.words.push(parse_word(child, source)?);
             }
             "comment" => {}
             _ if !child.is_named() => {
@@ -358,171 +359,15 @@ fn check_command_position(word: &Word) -> Result<(), Reason> {
     Ok(())
 }
 
-/// Builds one word from a word-like node, refusing substitutions anywhere inside it.
-fn parse_word(node: Node<'_>, source: &str, depth: usize) -> Result<Word, Reason> {
-    let mut word = Word {
-        text: String::new(),
-        has_expansion: false,
-        tilde: false,
-        glob: false,
-    };
-    let mut unquoted = String::new();
-    append_word(node, source, depth, &mut word, &mut unquoted)?;
-    word.tilde = word.tilde && expands_tilde(text(node, source));
-    check_brace_expansion(&unquoted, text(node, source))?;
-    word.glob = unquoted.contains(['*', '?', '[']);
-    Ok(word)
+/// One word: substitutions the grammar found anywhere inside are refused with their rule,
+/// then the value is read from the word's own text (see [`word`]).
+fn parse_word(node: Node<'_>, source: &str) -> Result<Word, Reason> {
+    check_subtree(node, source)?;
+    word::read_word(text(node, source))
 }
 
-fn append_word(
-    node: Node<'_>,
-    source: &str,
-    depth: usize,
-    word: &mut Word,
-    unquoted: &mut String,
-) -> Result<(), Reason> {
-    if depth > MAX_WORD_DEPTH {
-        return Err(Reason::new(
-            Rule::TooDeep,
-            "a word nests deeper than the analyzer follows",
-        ));
-    }
-    if node.is_error() || node.is_missing() {
-        return Err(syntax_error(node, source));
-    }
-    let raw = text(node, source);
-    match node.kind() {
-        "word" | "number" => {
-            scan_literal(raw, word)?;
-            if word.text.is_empty() && unquoted.is_empty() && raw.starts_with('~') {
-                // Only where the word begins (checked in `parse_word`): `''~/x` is `./~/x`.
-                word.tilde = true;
-            }
-            unquoted.push_str(raw);
-            word.text.push_str(&unescape_unquoted(raw));
-        }
-        "raw_string" => {
-            let inner = raw.strip_prefix('\'').and_then(|r| r.strip_suffix('\''));
-            let inner = inner.ok_or_else(|| syntax_error(node, source))?;
-            word.text.push_str(inner);
-        }
-        "string" => {
-            let mut cursor = node.walk();
-            for child in node.children(&mut cursor) {
-                match child.kind() {
-                    "\"" => {}
-                    "string_content" => {
-                        let content = text(child, source);
-                        scan_literal(content, word)?;
-                        word.text.push_str(&unescape_double_quoted(content));
-                    }
-                    "simple_expansion"
-                    | "expansion"
-                    | "command_substitution"
-                    | "arithmetic_expansion"
-                    | "process_substitution" => {
-                        append_word(child, source, depth + 1, word, unquoted)?;
-                    }
-                    _ => return Err(refuse_node(child, source)),
-                }
-            }
-        }
-        "concatenation" => {
-            let mut cursor = node.walk();
-            for child in node.children(&mut cursor) {
-                append_word(child, source, depth + 1, word, unquoted)?;
-            }
-        }
-        "simple_expansion" | "expansion" => {
-            check_subtree(node, source)?;
-            if node.kind() == "expansion" {
-                check_plain_expansion(raw)?;
-            }
-            word.has_expansion = true;
-            unquoted.push_str(raw);
-            word.text.push_str(raw);
-        }
-        "ansi_c_string" => {
-            return Err(Reason::new(
-                Rule::UnsupportedSyntax,
-                format!("ANSI-C quoting `{raw}` can hide any character"),
-            ));
-        }
-        "translated_string" => {
-            return Err(Reason::new(
-                Rule::UnsupportedSyntax,
-                "locale-translated strings `$\"…\"` are not analyzed",
-            ));
-        }
-        _ => return Err(refuse_node(node, source)),
-    }
-    Ok(())
-}
-
-/// Bash expands a leading `~` only when nothing up to the first unquoted `/` is quoted:
-/// `~''/x` and `''~/x` both name `./~/x`.
-fn expands_tilde(raw: &str) -> bool {
-    let prefix = raw.split('/').next().unwrap_or(raw);
-    prefix.starts_with('~') && !prefix.contains(['\'', '"', '\\', '$', '`'])
-}
-
-/// `${NAME}` and `${1}` only. Every operator inside the braces can run code bash hides in a
-/// value: `${X:=…}` assigns, and array subscripts (`${a[X]}`), indirection (`${!X}`) and
-/// `${X@P}` evaluate it, command substitutions included.
-fn check_plain_expansion(raw: &str) -> Result<(), Reason> {
-    let inner = raw
-        .strip_prefix("${")
-        .and_then(|rest| rest.strip_suffix('}'))
-        .unwrap_or_default();
-    let plain = match inner.as_bytes() {
-        [] => false,
-        [first, rest @ ..] if first.is_ascii_alphabetic() || *first == b'_' => rest
-            .iter()
-            .all(|byte| byte.is_ascii_alphanumeric() || *byte == b'_'),
-        digits => digits.iter().all(u8::is_ascii_digit),
-    };
-    if plain {
-        Ok(())
-    } else {
-        Err(Reason::new(
-            Rule::ParameterExpansion,
-            format!(
-                "`{raw}`: only plain `${{NAME}}` is analyzed; operators, subscripts and \
-                 indirection inside `${{…}}` can run code hidden in a value"
-            ),
-        ))
-    }
-}
-
-/// Literal text the grammar did not split further may still hide backticks or `$[…]`; a `$`
-/// marks the word as expanded (conservatively, even when escaped).
-fn scan_literal(raw: &str, word: &mut Word) -> Result<(), Reason> {
-    if raw.contains('`') {
-        return Err(Reason::new(
-            Rule::CommandSubstitution,
-            "backticks run a command",
-        ));
-    }
-    if raw.contains("${") {
-        return Err(Reason::new(
-            Rule::ParameterExpansion,
-            "`${` inside a literal word is not analyzed",
-        ));
-    }
-    if raw.contains("$[") {
-        return Err(Reason::new(
-            Rule::Arithmetic,
-            "`$[…]` is arithmetic expansion",
-        ));
-    }
-    if raw.contains('$') {
-        word.has_expansion = true;
-    }
-    Ok(())
-}
-
-/// Refuses substitutions and unknown constructs anywhere under a node whose own text is kept
-/// verbatim (assignments, `${…}` expansions).
+/// Refuses the substitutions the grammar found anywhere under a word or assignment, with their
+/// own rule; [`word`] refuses whatever else its text holds.
 fn check_subtree(node: Node<'_>, source: &str) -> Result<(), Reason> {
     let mut stack = vec![node];
     while let Some(current) = stack.pop() {
@@ -533,8 +378,6 @@ fn check_subtree(node: Node<'_>, source: &str) -> Result<(), Reason> {
             "command_substitution"
             | "process_substitution"
             | "arithmetic_expansion"
-            | "ansi_c_string"
-            | "translated_string"
             | "array"
             | "subshell"
             | "heredoc_redirect"
@@ -542,36 +385,8 @@ fn check_subtree(node: Node<'_>, source: &str) -> Result<(), Reason> {
             | "herestring_redirect" => return Err(refuse_node(current, source)),
             _ => {}
         }
-        if current.kind() == "word" && text(current, source).contains('`') {
-            return Err(Reason::new(
-                Rule::CommandSubstitution,
-                "backticks run a command",
-            ));
-        }
         let mut cursor = current.walk();
         stack.extend(current.children(&mut cursor));
-    }
-    Ok(())
-}
-
-/// `{a,b}` and `{1..3}` become several words in bash; the analyzer would see one.
-fn check_brace_expansion(unquoted: &str, written: &str) -> Result<(), Reason> {
-    let Some(open) = unquoted.find('{') else {
-        return Ok(());
-    };
-    let rest = &unquoted[open + 1..];
-    let Some(close) = rest.rfind('}') else {
-        return Ok(());
-    };
-    let inner = &rest[..close];
-    if inner.contains(',') || inner.contains("..") {
-        return Err(Reason::new(
-            Rule::UnsupportedSyntax,
-            format!(
-                "brace expansion {} turns one word into several",
-                code(written)
-            ),
-        ));
     }
     Ok(())
 }
@@ -629,6 +444,11 @@ fn has_heredoc(node: Node<'_>) -> bool {
         .any(|child| matches!(child.kind(), "heredoc_redirect" | "herestring_redirect"))
 }
 
+/// A refusal for text the grammar and the shell read differently.
+fn mismatch(detail: String) -> Reason {
+    Reason::new(Rule::UnsupportedSyntax, detail)
+}
+
 fn syntax_error(node: Node<'_>, source: &str) -> Reason {
     if node.is_missing() {
         Reason::new(
@@ -647,13 +467,29 @@ fn text<'s>(node: Node<'_>, source: &'s str) -> &'s str {
     source.get(node.byte_range()).unwrap_or("")
 }
 
-/// Text set off as code in a reason; one with a backtick gets a double-backtick fence, so
-/// ``true `#` `` reads as itself.
+/// Longest text, in characters, that a reason quotes.
+const MAX_QUOTED_CHARS: usize = 80;
+
+/// Text set off as code in a reason: cut at [`MAX_QUOTED_CHARS`], newlines and tabs shown as
+/// `⏎` and `⇥` so the reason stays one line, and a double-backtick fence around text with a
+/// backtick, so ``true `#` `` reads as itself.
 fn code(text: &str) -> String {
-    if text.contains('`') {
-        format!("`` {text} ``")
+    let mut shown: String = text
+        .chars()
+        .take(MAX_QUOTED_CHARS)
+        .map(|c| match c {
+            '\n' => '⏎',
+            '\t' => '⇥',
+            other => other,
+        })
+        .collect();
+    if text.chars().nth(MAX_QUOTED_CHARS).is_some() {
+        shown.push('…');
+    }
+    if shown.contains('`') {
+        format!("`` {shown} ``")
     } else {
-        format!("`{text}`")
+        format!("`{shown}`")
     }
 }
 
@@ -666,42 +502,6 @@ fn snippet(node: Node<'_>, source: &str) -> String {
         short.push('…');
     }
     short
-}
-
-/// Outside quotes a backslash keeps the next character literally.
-fn unescape_unquoted(raw: &str) -> String {
-    let mut out = String::with_capacity(raw.len());
-    let mut chars = raw.chars();
-    while let Some(c) = chars.next() {
-        if c == '\\' {
-            if let Some(next) = chars.next() {
-                out.push(next);
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// Inside double quotes a backslash escapes only `$`, `` ` ``, `"` and `\`.
-fn unescape_double_quoted(raw: &str) -> String {
-    let mut out = String::with_capacity(raw.len());
-    let mut chars = raw.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\\' {
-            match chars.peek() {
-                Some(&next) if matches!(next, '$' | '`' | '"' | '\\') => {
-                    out.push(next);
-                    chars.next();
-                }
-                _ => out.push(c),
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ mod decision_conformance; // the requirement-rule kinds of tests/conformance/dec
 mod decisions; // security x ask x analysis through exec::evaluate, segment reports, warnings
 mod exec_conformance; // every case of tests/conformance/exec-cases.jsonl through `exec::evaluate`
 mod never_panics; // proptest: the analyzer returns a verdict for any input, never panics
+mod parser_agreement; // the analyzer reads words, blanks, newlines and comments as bash and dash do
 mod refusals; // hand-written `denies_…` lists: smuggling, quoting tricks, wrappers, safe bins
 mod refusals_interpreters; // shell flags, inline code behind valued options, code on stdin
 mod request_env; // the request's own variables: the harmless list, PATH, exact approvals
