@@ -6,9 +6,13 @@
 //! [`Reason`] naming the rule, so a construct the grammar learns tomorrow is refused until it is
 //! listed here.
 //!
-//! The grammar decides the structure; [`word`] reads each word's value from its own bytes, as
-//! bash and dash do, not from the grammar's pieces of it.
+//! The grammar only decides the structure. Two checks make the segments what the shell runs:
+//! [`layout`] refuses a command unless every byte belongs to an accepted word, operator or
+//! comment, with only blanks and newlines between them where the shell has them, and [`word`]
+//! reads each word's value from its own bytes, as bash and dash do, not from the grammar's
+//! pieces of it.
 
+mod layout;
 mod word;
 
 use std::borrow::Cow;
@@ -16,6 +20,7 @@ use std::cell::RefCell;
 
 use tree_sitter::{Node, ParseOptions, ParseState, Parser, Point, Tree};
 
+use self::layout::{Token, TokenKind, check_layout};
 use super::evaluation::{Reason, Rule};
 
 /// Longest command text analyzed; longer commands go to a person instead of the parser.
@@ -89,13 +94,15 @@ pub(crate) fn parse_shell(source: &str) -> Result<Vec<ParsedSegment>, Reason> {
         tokens_on_char_boundaries(&tree, source)?;
     }
     let root = tree.root_node();
-    let segments = walk_statements(root, source)?;
+    let mut tokens = Vec::new();
+    let segments = walk_statements(root, source, &mut tokens)?;
     if root.has_error() {
         return Err(Reason::new(
             Rule::SyntaxError,
             "the command does not parse as bash",
         ));
     }
+    check_layout(&tokens, source)?;
     if segments.is_empty() {
         return Err(Reason::new(Rule::EmptyCommand, "no command to run"));
     }
@@ -225,8 +232,12 @@ fn precheck(source: &str) -> Result<(), Reason> {
 }
 
 /// Walks lists and pipelines iteratively (a long `a && b && …` chain nests deeply) and collects
-/// the simple commands in source order.
-fn walk_statements(root: Node<'_>, source: &str) -> Result<Vec<ParsedSegment>, Reason> {
+/// the simple commands, and every token accepted, in source order.
+fn walk_statements(
+    root: Node<'_>,
+    source: &str,
+    tokens: &mut Vec<Token>,
+) -> Result<Vec<ParsedSegment>, Reason> {
     let mut segments = Vec::new();
     // Each node with whether its stdin comes from a pipe: every command of a pipeline but the
     // first reads the one before it.
@@ -237,6 +248,10 @@ fn walk_statements(root: Node<'_>, source: &str) -> Result<Vec<ParsedSegment>, R
         }
         if !node.is_named() {
             check_operator(node)?;
+            tokens.push(Token {
+                range: node.byte_range(),
+                kind: TokenKind::Operator(node.kind()),
+            });
             continue;
         }
         match node.kind() {
@@ -251,9 +266,13 @@ fn walk_statements(root: Node<'_>, source: &str) -> Result<Vec<ParsedSegment>, R
                 }
                 stack.extend(children.into_iter().rev());
             }
-            "comment" => {}
+            "comment" => tokens.push(Token {
+                range: node.byte_range(),
+                kind: TokenKind::Comment,
+            }),
             "command" => {
-                let mut segment = parse_command(node, source)?;
+                let command = segments.len();
+                let mut segment = parse_command(node, source, command, tokens)?;
                 segment.stdin_piped = piped;
                 segments.push(segment);
             }
@@ -278,7 +297,13 @@ fn check_operator(node: Node<'_>) -> Result<(), Reason> {
     }
 }
 
-fn parse_command(node: Node<'_>, source: &str) -> Result<ParsedSegment, Reason> {
+/// One simple command; `command` is its index, recorded with its words' tokens.
+fn parse_command(
+    node: Node<'_>,
+    source: &str,
+    command: usize,
+    tokens: &mut Vec<Token>,
+) -> Result<ParsedSegment, Reason> {
     let mut segment = ParsedSegment {
         assignments: Vec::new(),
         words: Vec::new(),
@@ -289,10 +314,15 @@ fn parse_command(node: Node<'_>, source: &str) -> Result<ParsedSegment, Reason> 
         if child.is_error() || child.is_missing() {
             return Err(syntax_error(child, source));
         }
+        let word_token = |node: Node<'_>| Token {
+            range: node.byte_range(),
+            kind: TokenKind::Word { command },
+        };
         match child.kind() {
             "variable_assignment" => {
                 check_subtree(child, source)?;
                 word::check_assignment(text(child, source))?;
+                tokens.push(word_token(child));
                 segment.assignments.push(text(child, source).to_owned());
             }
             "command_name" => {
@@ -303,6 +333,7 @@ fn parse_command(node: Node<'_>, source: &str) -> Result<ParsedSegment, Reason> 
                 let part = part.ok_or_else(|| syntax_error(child, source))?;
                 let word = parse_word(part, source)?;
                 check_command_position(&word)?;
+                tokens.push(word_token(part));
                 segment.words.push(word);
             }
             "word"
@@ -319,8 +350,12 @@ fn parse_command(node: Node<'_>, source: &str) -> Result<ParsedSegment, Reason> 
             | "arithmetic_expansion"
             | "brace_expression" => {
                 segment.words.push(parse_word(child, source)?);
+                tokens.push(word_token(child));
             }
-            "comment" => {}
+            "comment" => tokens.push(Token {
+                range: child.byte_range(),
+                kind: TokenKind::Comment,
+            }),
             _ if !child.is_named() => {
                 return Err(Reason::new(
                     Rule::UnsupportedSyntax,

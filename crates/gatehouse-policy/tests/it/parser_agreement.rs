@@ -1,7 +1,8 @@
-//! The analyzer reads a command as bash and dash do: each word's value is the one the shell
-//! passes. Each `denies_…` line is a command tree-sitter-bash once read differently from the
-//! shell, so that the allowlist judged one command while another ran; each `allows_…` line is a
-//! legitimate neighbour that must keep working, with the argv the shell really runs.
+//! The analyzer reads a command as bash and dash do: every byte belongs to a word, operator or
+//! comment it accepted, and each word's value is the one the shell passes. Each `denies_…` line
+//! is a command tree-sitter-bash once read differently from the shell, so that the allowlist
+//! judged one command while another ran; each `allows_…` line is a legitimate neighbour that
+//! must keep working, with the argv the shell really runs.
 
 use gatehouse_policy::exec::Decision;
 use gatehouse_policy::exec::Rule::*;
@@ -59,6 +60,35 @@ fn denies_a_newline_swallowed_into_the_next_escaped_word() {
         ("ls\n\\\"touch\\\" x", Unanalyzable(UnsupportedSyntax)),
         ("ls\n\\'rm' -rf /", Unanalyzable(UnsupportedSyntax)),
         ("sh -c 'ls\n\\rm -rf /'", Unanalyzable(UnsupportedSyntax)),
+    ]);
+}
+
+#[test]
+fn denies_escaped_blanks_the_parser_skips() {
+    // `\ ` and `\⇥` are blanks to the grammar and word characters to the shell: what follows
+    // them looked like a comment, or a different word, to the parser.
+    check(&[
+        ("ls \\ #; touch PWNED", Unanalyzable(UnsupportedSyntax)),
+        ("ls \\\t#; touch PWNED", Unanalyzable(UnsupportedSyntax)),
+        ("jq -n . \\ #; touch P; id", Unanalyzable(UnsupportedSyntax)),
+        ("cat x | jq . \\ #; id", Unanalyzable(UnsupportedSyntax)),
+        ("sh -c 'ls \\ #; rm -rf /'", Unanalyzable(UnsupportedSyntax)),
+        // The program is ` b`, not `b`.
+        ("\\ ls", Unanalyzable(UnsupportedSyntax)),
+        ("ls \\ -la", Unanalyzable(UnsupportedSyntax)),
+        ("ls x\\\ty", Unanalyzable(UnsupportedSyntax)),
+    ]);
+}
+
+#[test]
+fn denies_words_the_parser_splits_or_joins_differently() {
+    check(&[
+        // One argument to bash (`$X y`), two to the grammar.
+        ("ls \"$X\"\\ y", Unanalyzable(UnsupportedSyntax)),
+        ("\"$X\"\\ y", Unanalyzable(ParameterExpansion)),
+        // `"a"\b` is the one word `ab`; the grammar made two.
+        ("ls \"a\"\\b", Unanalyzable(UnsupportedSyntax)),
+        ("cat x | grep -e \"a\"\\b", Unanalyzable(UnsupportedSyntax)),
     ]);
 }
 

@@ -1,13 +1,13 @@
 //! One word's value, read from its source text the way bash and dash read it.
 //!
-//! The grammar decides where a word starts and ends; what the word *is* comes from here, from
-//! every byte of its text and never from the grammar's children. tree-sitter-bash drops the
-//! blanks it skips between a string's parts (a newline in `"a⏎b"` was lost, so `sh -c
-//! 'ls'"⏎"'id'` read as one command), and a token of the grammar can hold text the shell ends
-//! the word at (`⏎\x`). This reader accepts literal characters, backslash escapes, single and
-//! double quotes and plain `$NAME`/`${NAME}` expansions; anything else, above all a blank,
-//! newline or operator character the shell would end the word at, is refused, so a value it
-//! returns is the one the shell passes.
+//! The grammar decides where a word starts and ends (checked by [`super::layout`]); what the
+//! word *is* comes from here, from every byte of its text and never from the grammar's
+//! children. tree-sitter-bash drops the blanks it skips between a string's parts (a newline in
+//! `"a⏎b"` was lost, so `sh -c 'ls'"⏎"'id'` read as one command), and a token of the grammar
+//! can hold text the shell ends the word at (`⏎\x`). This reader accepts literal characters,
+//! backslash escapes, single and double quotes and plain `$NAME`/`${NAME}` expansions;
+//! anything else, above all a blank, newline or operator character the shell would end the
+//! word at, is refused, so a value it returns is the one the shell passes.
 
 use std::iter::Peekable;
 use std::str::CharIndices;
