@@ -166,5 +166,12 @@ fn allows_escaped_characters_inside_words() {
         ),
         ("echo a\\\"b c\\'d", &[&["echo", "a\"b", "c'd"]]),
         ("echo 'a'\"b\"c\\ d", &[&["echo", "abc d"]]),
+        ("echo 'it'\\''s'", &[&["echo", "it's"]]),
+        ("ls $HOME/My\\ Documents", &[&["ls", "$HOME/My Documents"]]),
+        ("ls ~/My\\ Documents", &[&["ls", "~/My Documents"]]),
+        (
+            "ls \"$HOME\"/My\\ Docs/'a b'",
+            &[&["ls", "$HOME/My Docs/a b"]],
+        ),
     ]);
 }

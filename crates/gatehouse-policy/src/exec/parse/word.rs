@@ -115,9 +115,9 @@ impl<'r> Reader<'r> {
         Ok((reader.word, reader.unquoted))
     }
 
-    /// An escaped character of the value. Conservatively, an escaped `$` still marks the word
-    /// as expanded and an escaped backtick is still refused, as outside single quotes
-    /// everywhere.
+    /// An escaped character of the value. An escaped `$` still marks the word as expanded and
+    /// an escaped backtick is still refused: conservatively, as is every `$` and backtick
+    /// outside single quotes.
     fn literal(&mut self, c: char) -> Result<(), Reason> {
         match c {
             '`' => return Err(backticks()),
@@ -154,7 +154,7 @@ impl<'r> Reader<'r> {
         Err(self.unterminated(at))
     }
 
-    /// `"…"`: a backslash escapes only `$`, `` ` ``, `"` and `\`; `$` expands.
+    /// `"…"`: a backslash escapes only `$`, `` ` ``, `"`, `\` and a newline; `$` expands.
     fn double_quoted(&mut self, at: usize) -> Result<(), Reason> {
         while let Some((inner, c)) = self.chars.next() {
             match c {
