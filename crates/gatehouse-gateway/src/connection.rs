@@ -7,6 +7,7 @@
 //! response, then sent as the close reason, so a client sees why whichever it reads.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::stream::FuturesUnordered;
 use futures_util::{FutureExt, Sink, SinkExt, Stream, StreamExt, future::BoxFuture};
@@ -41,6 +42,9 @@ pub(crate) enum Outbound {
 /// that the socket is read again soon.
 const MAX_FRAMES_PER_FLUSH: usize = 32;
 
+/// Longest wait for the last frames to leave once a connection is over.
+const FINAL_FLUSH: Duration = Duration::from_secs(5);
+
 /// Longest close reason RFC 6455 allows (125-byte control payload minus the 2-byte code).
 const MAX_CLOSE_REASON: usize = 123;
 
@@ -56,6 +60,11 @@ where
     if let Some((principal, subscription)) = handshake(&state, &mut sink, &mut stream).await {
         serve(&state, principal, subscription, &mut sink, &mut stream).await;
     }
+    // However the connection ended, the socket may still owe the peer a frame: above all the
+    // echo of a close the peer sent, which RFC 6455 §5.5.1 requires (without it the peer sees
+    // the TCP connection drop and records 1006). Closing the sink flushes it; bounded, because
+    // a peer that stopped reading would otherwise hold this task forever.
+    let _ = tokio::time::timeout(FINAL_FLUSH, sink.close()).await;
 }
 
 /// Reads the first frame, which must be a valid `connect`; anything else is refused and closed.

@@ -1,7 +1,7 @@
 use gatehouse_gateway::Limits;
 use serde_json::json;
 
-use crate::support::{ADMIN, AGENT, APPROVER, Server};
+use crate::support::{ADMIN, AGENT, APPROVER, Frame, Server};
 
 #[tokio::test]
 async fn connect_answers_the_token_scopes_and_server_version() {
@@ -100,4 +100,20 @@ async fn answers_unknown_methods_with_their_own_code() {
     ws.connect(ADMIN).await;
     let refused = ws.call("exec.approval.list", json!({})).await;
     assert_eq!(refused["error"]["code"], "unknown_method");
+}
+
+/// RFC 6455 §5.5.1: a close is answered with a close. The gateway used to drop the TCP connection
+/// instead, so a client that said goodbye recorded an abnormal closure (1006).
+#[tokio::test]
+async fn answers_a_client_close_with_the_same_code() {
+    let server = Server::start(Limits::default()).await;
+    let mut connected = server.ws().await;
+    connected.connect(AGENT).await;
+    let mut anonymous = server.ws().await;
+    for ws in [&mut connected, &mut anonymous] {
+        match ws.close_with(1000).await {
+            Frame::Close(code, _) => assert_eq!(code, 1000),
+            Frame::Json(value) => panic!("expected a close, got {value}"),
+        }
+    }
 }

@@ -10,6 +10,8 @@ use tokio::net::TcpStream;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 pub(crate) const ADMIN: &str = "admin-secret-0123456789";
@@ -169,6 +171,18 @@ impl Ws {
             Frame::Json(value) => value,
             Frame::Close(code, reason) => panic!("closed with {code}: {reason}"),
         }
+    }
+
+    /// Sends a close frame with `code` and returns the close frame that answers it; a server
+    /// that drops the connection instead fails the read (tungstenite's "reset without closing
+    /// handshake", which browsers report as 1006).
+    pub(crate) async fn close_with(&mut self, code: u16) -> Frame {
+        let close = CloseFrame {
+            code: CloseCode::from(code),
+            reason: "bye".into(),
+        };
+        self.stream.close(Some(close)).await.unwrap();
+        self.frame().await
     }
 
     /// Expects a close frame with `code` whose reason starts with `error_code`.
