@@ -18,7 +18,7 @@ use crate::hub::{Start, Subscription};
 use crate::methods::{CONNECT, Call, decode_params};
 use crate::metrics::Transport;
 use crate::scope::Scope;
-use crate::state::GatewayState;
+use crate::state::{GatewayState, Unauthenticated};
 use crate::wire::{
     ConnectParams, ConnectResult, EventsInfo, RawJson, RequestFrame, ResponseFrame, ServerInfo,
 };
@@ -28,6 +28,11 @@ use crate::wire::{
 pub(crate) enum Inbound {
     Text(String),
     Binary,
+    /// A frame or message over the limit, refused by the socket before it was read whole.
+    TooLarge {
+        size: usize,
+        limit: usize,
+    },
     Close,
 }
 
@@ -51,13 +56,21 @@ const MAX_CLOSE_REASON: usize = 123;
 type Answer = (Option<String>, &'static str, Result<RawJson, Error>);
 
 /// Runs a connection to its end; never returns an error, because there is nobody left to tell.
-pub(crate) async fn run<Si, St>(state: GatewayState, mut sink: Si, mut stream: St)
-where
+/// `unauthenticated` is its place among the connections still to send `connect`, given back as
+/// soon as `connect` succeeds.
+pub(crate) async fn run<Si, St>(
+    state: GatewayState,
+    unauthenticated: Unauthenticated,
+    mut sink: Si,
+    mut stream: St,
+) where
     Si: Sink<Outbound> + Unpin,
     St: Stream<Item = Inbound> + Unpin,
 {
     let _open = state.track_connection();
-    if let Some((principal, subscription)) = handshake(&state, &mut sink, &mut stream).await {
+    if let Some((principal, subscription)) =
+        handshake(&state, unauthenticated, &mut sink, &mut stream).await
+    {
         serve(&state, principal, subscription, &mut sink, &mut stream).await;
     }
     // However the connection ended, the socket may still owe the peer a frame: above all the
@@ -69,9 +82,11 @@ where
 
 /// Reads the first frame, which must be a valid `connect`; anything else is refused and closed.
 /// The client is subscribed to events before it hears `connect` succeed, so an approval
-/// requested right after the handshake already counts it as a surface and reaches it.
+/// requested right after the handshake already counts it as a surface and reaches it. The
+/// connection's unauthenticated place is given back before the client hears it is connected.
 async fn handshake<Si, St>(
     state: &GatewayState,
+    unauthenticated: Unauthenticated,
     sink: &mut Si,
     stream: &mut St,
 ) -> Option<(Arc<Principal>, Subscription)>
@@ -105,12 +120,18 @@ where
             refuse(state, sink, (None, CONNECT), binary_refused()).await;
             return None;
         }
+        Ok(Some(Inbound::TooLarge { size, limit })) => {
+            refuse(
+                state,
+                sink,
+                (None, CONNECT),
+                Error::FrameTooLarge { size, limit },
+            )
+            .await;
+            return None;
+        }
         Ok(Some(Inbound::Text(text))) => text,
     };
-    if let Err(error) = check_size(state, &text) {
-        refuse(state, sink, (None, CONNECT), error).await;
-        return None;
-    }
     let frame = match RequestFrame::parse(&text) {
         Ok(frame) => frame,
         Err((id, error)) => {
@@ -127,6 +148,7 @@ where
     }
     match connect(state, frame.params) {
         Ok((principal, subscription, result)) => {
+            drop(unauthenticated);
             let sent = answer(state, sink, (Some(frame.id), CONNECT, Ok(result))).await;
             sent.then_some((principal, subscription))
         }
@@ -234,11 +256,11 @@ async fn serve<Si, St>(
                         return;
                     }
                 }
+                Some(Inbound::TooLarge { size, limit }) => {
+                    refuse(state, sink, (None, "unknown"), Error::FrameTooLarge { size, limit }).await;
+                    return;
+                }
                 Some(Inbound::Text(text)) => {
-                    if let Err(error) = check_size(state, &text) {
-                        refuse(state, sink, (None, "unknown"), error).await;
-                        return;
-                    }
                     match start(state, &principal, &text) {
                         Ok(request) => in_flight.push(request),
                         Err(refused) => {
@@ -277,17 +299,6 @@ fn start(
     Ok(running
         .map(move |outcome| (Some(id), label, outcome))
         .boxed())
-}
-
-fn check_size(state: &GatewayState, text: &str) -> Result<(), Error> {
-    let limit = state.limits().max_frame_bytes;
-    if text.len() > limit {
-        return Err(Error::FrameTooLarge {
-            size: text.len(),
-            limit,
-        });
-    }
-    Ok(())
 }
 
 fn binary_refused() -> Error {

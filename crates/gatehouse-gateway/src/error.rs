@@ -96,6 +96,13 @@ pub enum Error {
         /// The configured limit.
         limit: usize,
     },
+    /// Too many WebSockets are open without having sent `connect`; this one is refused before
+    /// it upgrades, and may retry shortly.
+    #[error("{limit} WebSocket connections are already waiting to authenticate; retry shortly")]
+    HandshakeLimit {
+        /// How many may wait at once.
+        limit: usize,
+    },
     /// The token has used up its request budget for now.
     #[error("rate limit exceeded for token `{token}`; retry in {retry_after_ms} ms")]
     RateLimited {
@@ -260,6 +267,7 @@ impl Error {
             Self::InvalidParams { .. } => "invalid_params",
             Self::FrameTooLarge { .. } => "frame_too_large",
             Self::BodyTooLarge { .. } => "body_too_large",
+            Self::HandshakeLimit { .. } => "handshake_limit",
             Self::RateLimited { .. } => "rate_limited",
             Self::SlowConsumer { .. } => "slow_consumer",
             Self::ShuttingDown => "shutting_down",
@@ -295,7 +303,9 @@ impl Error {
             Self::UnknownMethod { .. } => StatusCode::NOT_FOUND,
             Self::FrameTooLarge { .. } | Self::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Self::SlowConsumer { .. } | Self::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+            Self::HandshakeLimit { .. } | Self::SlowConsumer { .. } | Self::ShuttingDown => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             Self::NotFound { .. } => StatusCode::NOT_FOUND,
             Self::AmbiguousPrefix { .. }
             | Self::ApprovalExpired { .. }
@@ -407,6 +417,7 @@ mod tests {
             },
             Error::FrameTooLarge { size: 2, limit: 1 },
             Error::BodyTooLarge { limit: 1 },
+            Error::HandshakeLimit { limit: 1 },
             Error::RateLimited {
                 token: "t".into(),
                 retry_after_ms: 1,

@@ -3,7 +3,10 @@
 //!
 //! **Invariants.**
 //! - Nothing runs before authentication: a WebSocket's first request must be `connect`, an HTTP
-//!   request must carry `Authorization: Bearer`; tokens are compared in constant time.
+//!   request must carry `Authorization: Bearer`; tokens are compared in constant time. What a
+//!   stranger can make the gateway hold is bounded: an HTTP body is not read before the token is
+//!   checked, a WebSocket's first message is 16 KiB at most, and only
+//!   [`Limits::max_unauthenticated`] sockets may wait to authenticate at once.
 //! - Every method declares its required scope where it is registered, and every refusal has a
 //!   stable code ([`Error::code`]); the wire shapes live only in `wire/` and [`payloads`].
 //! - Publishing an event never waits for a client: a connection whose queue overflows is closed

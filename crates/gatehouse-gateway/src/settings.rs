@@ -57,6 +57,10 @@ pub struct Limits {
     pub max_in_flight: usize,
     /// Time a new WebSocket has to send `connect`.
     pub handshake_timeout: Duration,
+    /// WebSockets that may be open at once without having authenticated with `connect`; another
+    /// is refused `handshake_limit` (503) before it upgrades. Each costs little (its first
+    /// message is bounded to 16 KiB), but strangers must not be able to open them without end.
+    pub max_unauthenticated: usize,
     /// Time open connections get to finish in-flight requests on shutdown, counted from the
     /// shutdown signal; connections still open after it are dropped, so a stop never takes
     /// longer. Calls waiting for a person do not use it: they answer `shutting_down` at once.
@@ -77,6 +81,7 @@ impl Default for Limits {
             event_queue: 1_024,
             max_in_flight: 256,
             handshake_timeout: Duration::from_secs(10),
+            max_unauthenticated: 256,
             shutdown_grace: Duration::from_secs(10),
         }
     }
@@ -92,6 +97,7 @@ impl Limits {
             ("event_queue", self.event_queue == 0),
             ("max_in_flight", self.max_in_flight == 0),
             ("handshake_timeout", self.handshake_timeout.is_zero()),
+            ("max_unauthenticated", self.max_unauthenticated == 0),
             ("rate.burst", self.rate.is_some_and(|rate| rate.burst == 0)),
             (
                 "rate.per_second",

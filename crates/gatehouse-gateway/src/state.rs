@@ -3,7 +3,7 @@
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use tokio::sync::watch;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
 use crate::auth::{Authenticator, Principal};
 use crate::chat::ChatRuntime;
@@ -32,6 +32,8 @@ struct Inner {
     started: Instant,
     shutdown: watch::Sender<bool>,
     connections: watch::Sender<usize>,
+    /// One permit per WebSocket that may be open without having authenticated.
+    unauthenticated: Arc<Semaphore>,
     exec: Option<ExecServices>,
     chat: OnceLock<Arc<ChatRuntime>>,
 }
@@ -72,6 +74,12 @@ impl GatewayState {
             started: Instant::now(),
             shutdown: watch::Sender::new(false),
             connections: watch::Sender::new(0),
+            unauthenticated: Arc::new(Semaphore::new(
+                settings
+                    .limits
+                    .max_unauthenticated
+                    .min(Semaphore::MAX_PERMITS),
+            )),
             exec,
             chat: OnceLock::new(),
         };
@@ -147,6 +155,17 @@ impl GatewayState {
         *self.inner.connections.borrow()
     }
 
+    /// Takes one of the [`Limits::max_unauthenticated`] places for a WebSocket that has not
+    /// sent `connect` yet; `handshake_limit` when none is free.
+    pub(crate) fn admit_unauthenticated(&self) -> Result<Unauthenticated, Error> {
+        Arc::clone(&self.inner.unauthenticated)
+            .try_acquire_owned()
+            .map(|permit| Unauthenticated { _permit: permit })
+            .map_err(|_| Error::HandshakeLimit {
+                limit: self.inner.limits.max_unauthenticated,
+            })
+    }
+
     pub(crate) fn authenticate(&self, token: &str) -> Result<Arc<Principal>, Error> {
         self.inner.auth.authenticate(token)
     }
@@ -190,4 +209,11 @@ impl Drop for ConnectionGuard {
             .connections
             .send_modify(|open| *open = open.saturating_sub(1));
     }
+}
+
+/// A WebSocket's place among those not yet authenticated; the place is free again when this
+/// drops, which the connection does once `connect` succeeded, or when it ends.
+#[derive(Debug)]
+pub(crate) struct Unauthenticated {
+    _permit: OwnedSemaphorePermit,
 }

@@ -54,7 +54,8 @@ impl Client {
             inbound,
             |mut rx: mpsc::Receiver<Inbound>| async move { rx.recv().await.map(|item| (item, rx)) },
         ));
-        let task = tokio::spawn(run(state.clone(), sink, stream));
+        let place = state.admit_unauthenticated().unwrap();
+        let task = tokio::spawn(run(state.clone(), place, sink, stream));
         Self {
             to_server,
             from_server,
@@ -147,6 +148,50 @@ async fn denies_an_unknown_token_and_closes() {
     let refused = client.connect("wrong-secret-0123456789").await;
     assert_eq!(refused["error"]["code"], "unauthorized");
     client.expect_close(1008, "unauthorized: ").await;
+}
+
+#[tokio::test]
+async fn gives_back_its_unauthenticated_place_once_connected_or_refused() {
+    let limits = Limits {
+        max_unauthenticated: 1,
+        ..Limits::default()
+    };
+    let state = GatewayState::new(&settings(limits)).unwrap();
+    let mut connected = Client::spawn(&state, 16);
+    let full = state.admit_unauthenticated().unwrap_err();
+    assert_eq!(full.code(), "handshake_limit");
+    connected.connect(ADMIN).await;
+    let mut refused = Client::spawn(&state, 16);
+    assert!(state.admit_unauthenticated().is_err());
+    refused.connect("wrong-secret-0123456789").await;
+    refused.expect_close(1008, "unauthorized: ").await;
+    refused.task.await.unwrap();
+    assert!(state.admit_unauthenticated().is_ok());
+}
+
+#[tokio::test]
+async fn refuses_a_frame_the_socket_found_too_large_before_and_after_connect() {
+    let state = GatewayState::new(&settings(Limits::default())).unwrap();
+    for connected in [false, true] {
+        let mut client = Client::spawn(&state, 16);
+        if connected {
+            client.connect(AGENT).await;
+        }
+        let too_large = Inbound::TooLarge {
+            size: 20_000,
+            limit: 16_384,
+        };
+        client.to_server.send(too_large).await.unwrap();
+        let refused = client.recv_json().await;
+        assert_eq!(refused["id"], Value::Null);
+        assert_eq!(refused["error"]["code"], "frame_too_large");
+        assert_eq!(
+            refused["error"]["message"],
+            "frame of 20000 bytes exceeds the limit of 16384 bytes"
+        );
+        client.expect_close(1009, "frame_too_large: ").await;
+        client.task.await.unwrap();
+    }
 }
 
 #[tokio::test]
@@ -362,7 +407,8 @@ async fn connected_recording(
         inbound,
         |mut rx: mpsc::Receiver<Inbound>| async move { rx.recv().await.map(|item| (item, rx)) },
     ));
-    tokio::spawn(run(state.clone(), sink, stream));
+    let place = state.admit_unauthenticated().unwrap();
+    tokio::spawn(run(state.clone(), place, sink, stream));
     let connect = json!({"type":"req","id":"c","method":"connect",
                          "params":{"token": ADMIN, "client":{"name":"test","version":"1"}}});
     to_server

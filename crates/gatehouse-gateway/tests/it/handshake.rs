@@ -117,3 +117,19 @@ async fn answers_a_client_close_with_the_same_code() {
         }
     }
 }
+
+/// The gateway upgrades connections itself (to bound what a stranger may send before
+/// `connect`), so it refuses what is not a WebSocket opening handshake in the protocol's terms.
+#[tokio::test]
+async fn refuses_a_plain_get_of_the_websocket_path_with_400() {
+    let server = Server::start(Limits::default()).await;
+    let response = reqwest::get(server.url("/ws")).await.unwrap();
+    assert_eq!(response.status(), 400);
+    assert_eq!(response.headers()["sec-websocket-version"], "13");
+    let body: serde_json::Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "invalid_request");
+    assert_eq!(
+        body["error"]["message"],
+        "invalid request: not a WebSocket upgrade: `Connection` must include `upgrade`"
+    );
+}

@@ -1,7 +1,9 @@
-use gatehouse_gateway::{Limits, RateLimit};
-use serde_json::json;
+use std::time::Duration;
 
-use crate::support::{ADMIN, AGENT, Server};
+use gatehouse_gateway::{Limits, RateLimit};
+use serde_json::{Value, json};
+
+use crate::support::{ADMIN, AGENT, APPROVER, Server, Ws};
 
 #[tokio::test]
 async fn closes_a_websocket_that_sends_an_oversized_frame_with_message_too_big() {
@@ -130,4 +132,90 @@ async fn refuses_to_build_a_gateway_with_zero_limits() {
     };
     let error = gatehouse_gateway::GatewayState::new(&settings).unwrap_err();
     assert_eq!(error.code(), "invalid_settings");
+}
+
+/// The answer and close of a frame refused for its size, before its payload was read (so the
+/// answer cannot name its request).
+async fn expect_frame_too_large(ws: &mut Ws, size: usize, limit: usize) {
+    let refused = ws.json().await;
+    assert_eq!(refused["id"], Value::Null, "{refused}");
+    assert_eq!(refused["error"]["code"], "frame_too_large", "{refused}");
+    assert_eq!(
+        refused["error"]["message"],
+        format!("frame of {size} bytes exceeds the limit of {limit} bytes")
+    );
+    ws.expect_close(1009, "frame_too_large").await;
+}
+
+/// Before `connect` a stranger may send 16 KiB, not the 1 MiB frame limit: a first frame
+/// announcing more is refused at its header, so the gateway neither reserves nor waits for its
+/// payload (the handshake timeout is far away).
+#[tokio::test]
+async fn refuses_a_first_frame_over_16_kib_at_its_header() {
+    let server = Server::start(Limits {
+        handshake_timeout: Duration::from_secs(60),
+        ..Limits::default()
+    })
+    .await;
+    let mut ws = server.ws().await;
+    ws.announce_text_frame(1_000_000).await;
+    expect_frame_too_large(&mut ws, 1_000_000, 16_384).await;
+}
+
+/// The 16 KiB are room enough for any real `connect`, and bind only the first message.
+#[tokio::test]
+async fn allows_a_long_connect_then_frames_up_to_the_frame_limit() {
+    let server = Server::start(Limits::default()).await;
+    let mut ws = server.ws().await;
+    let name = "n".repeat(12 * 1024);
+    let connected = ws
+        .call(
+            "connect",
+            json!({"token": ADMIN, "client": {"name": name, "version": "1"}}),
+        )
+        .await;
+    assert_eq!(connected["ok"], true, "{connected}");
+    let status = ws
+        .call("gateway.status", json!({"pad": "x".repeat(512 * 1024)}))
+        .await;
+    assert_eq!(status["error"]["code"], "invalid_params");
+}
+
+/// After `connect` the frame limit itself is enforced at the header, not a multiple of it.
+#[tokio::test]
+async fn refuses_a_frame_announced_over_the_limit_after_connect_at_its_header() {
+    let server = Server::start(Limits::default()).await;
+    let mut ws = server.ws().await;
+    ws.connect(ADMIN).await;
+    ws.announce_text_frame(2 * 1024 * 1024).await;
+    expect_frame_too_large(&mut ws, 2_097_152, 1_048_576).await;
+}
+
+/// Strangers cannot hold sockets open without end: past `max_unauthenticated` sockets that have
+/// not sent `connect`, the upgrade is refused with 503; a socket that authenticates gives its
+/// place back, and authenticated sockets never count.
+#[tokio::test]
+async fn refuses_websockets_beyond_the_unauthenticated_limit_with_503() {
+    let server = Server::start(Limits {
+        max_unauthenticated: 2,
+        ..Limits::default()
+    })
+    .await;
+    let mut first = server.ws().await;
+    let _second = server.ws().await;
+    let Err((status, refused)) = server.try_ws().await else {
+        panic!("a third stranger was let in");
+    };
+    assert_eq!(status, 503);
+    assert_eq!(refused["error"]["code"], "handshake_limit", "{refused}");
+    assert_eq!(
+        refused["error"]["message"],
+        "2 WebSocket connections are already waiting to authenticate; retry shortly"
+    );
+
+    first.connect(AGENT).await;
+    let mut third = server.ws().await;
+    assert!(server.try_ws().await.is_err(), "the second and third wait");
+    assert_eq!(third.connect(APPROVER).await["ok"], true);
+    assert_eq!(first.call("gateway.status", json!({})).await["ok"], true);
 }

@@ -6,6 +6,7 @@ use gatehouse_gateway::{
     GatewaySettings, GatewayState, Limits, Registry, Scope, Secret, TokenSpec,
 };
 use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt as _;
 use tokio::net::TcpStream;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -72,10 +73,25 @@ impl Server {
     }
 
     pub(crate) async fn ws(&self) -> Ws {
-        let (stream, _) = tokio_tungstenite::connect_async(format!("ws://{}/ws", self.addr))
-            .await
-            .unwrap();
-        Ws { stream, next_id: 0 }
+        match self.try_ws().await {
+            Ok(ws) => ws,
+            Err((status, body)) => panic!("upgrade refused with {status}: {body}"),
+        }
+    }
+
+    /// Opens a WebSocket; a refused upgrade is its HTTP status and JSON body.
+    pub(crate) async fn try_ws(&self) -> Result<Ws, (u16, Value)> {
+        match tokio_tungstenite::connect_async(format!("ws://{}/ws", self.addr)).await {
+            Ok((stream, _)) => Ok(Ws { stream, next_id: 0 }),
+            Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
+                let body = response.body().as_deref().unwrap_or_default();
+                Err((
+                    response.status().as_u16(),
+                    serde_json::from_slice(body).unwrap_or(Value::Null),
+                ))
+            }
+            Err(error) => panic!("cannot open a WebSocket: {error}"),
+        }
     }
 
     pub(crate) async fn rpc(&self, token: Option<&str>, body: Value) -> (u16, Value) {
@@ -171,6 +187,15 @@ impl Ws {
             Frame::Json(value) => value,
             Frame::Close(code, reason) => panic!("closed with {code}: {reason}"),
         }
+    }
+
+    /// Writes the header of a masked text frame of `len` bytes and none of its payload, to see
+    /// what the gateway does before the payload could have arrived.
+    pub(crate) async fn announce_text_frame(&mut self, len: u64) {
+        let mut header = vec![0x81, 0x80 | 127];
+        header.extend_from_slice(&len.to_be_bytes());
+        header.extend_from_slice(&[1, 2, 3, 4]);
+        self.stream.get_mut().write_all(&header).await.unwrap();
     }
 
     /// Sends a close frame with `code` and returns the close frame that answers it; a server
