@@ -100,6 +100,8 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
 }
 
 /// `GET /healthz`: the process is up and serving; unauthenticated and content-free on purpose.
+/// Once shutdown began the listener is closed, so only a request already under way on an
+/// accepted connection gets here, and hears 503 `shutting-down`.
 pub(crate) async fn healthz(State(state): State<GatewayState>) -> Response {
     if state.is_shutting_down() {
         return (

@@ -3,9 +3,11 @@ use std::time::{Duration, Instant};
 
 use gatehouse_gateway::{Access, Call, Limits, Registry};
 use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpStream;
 use tokio::sync::Notify;
 
-use crate::support::{AGENT, Server};
+use crate::support::{AGENT, Server, read_until};
 
 #[tokio::test]
 async fn closes_websockets_with_going_away_on_shutdown() {
@@ -105,4 +107,57 @@ async fn drops_an_http_request_still_running_when_the_grace_ends() {
         .unwrap()
         .unwrap();
     assert!(dropped.is_err(), "{dropped:?}");
+}
+
+/// What a load balancer or a client sees once shutdown began: the listener is closed, so a new
+/// connection is refused; an idle kept-alive connection is closed; and a request already on its
+/// way, on a connection accepted before, is still answered, with 503 and `Connection: close`:
+/// `/healthz` says `shutting-down`, `GET /ws` `shutting_down`.
+#[tokio::test]
+async fn refuses_new_connections_and_answers_requests_under_way_503_on_shutdown() {
+    let server = Server::start(Limits::default()).await;
+    let addr = server.addr;
+    let mut health = TcpStream::connect(addr).await.unwrap();
+    health
+        .write_all(b"GET /healthz HTTP/1.1\r\nhost: gatehouse\r\n")
+        .await
+        .unwrap();
+    let mut upgrade = TcpStream::connect(addr).await.unwrap();
+    upgrade
+        .write_all(
+            b"GET /ws HTTP/1.1\r\nhost: gatehouse\r\nconnection: upgrade\r\nupgrade: websocket\r\n\
+              sec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n",
+        )
+        .await
+        .unwrap();
+    // Answered, so accepted, and so were the two before it: a listener accepts in order.
+    let mut idle = TcpStream::connect(addr).await.unwrap();
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nhost: gatehouse\r\n\r\n")
+        .await
+        .unwrap();
+    let ok = read_until(&mut idle, "{\"status\":\"ok\"}").await;
+    assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+
+    let stopping = tokio::spawn(server.stop());
+    let mut rest = [0; 64];
+    let closed = tokio::time::timeout(Duration::from_secs(5), idle.read(&mut rest)).await;
+    assert_eq!(closed.unwrap().unwrap(), 0, "the idle connection is closed");
+    let refused = tokio::time::timeout(Duration::from_secs(5), async {
+        while TcpStream::connect(addr).await.is_ok() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(refused.is_ok(), "new connections are refused");
+
+    for (stream, answer) in [
+        (&mut health, "{\"status\":\"shutting-down\"}"),
+        (&mut upgrade, "\"code\":\"shutting_down\""),
+    ] {
+        stream.write_all(b"\r\n").await.unwrap();
+        let response = read_until(stream, answer).await.to_ascii_lowercase();
+        assert!(response.starts_with("http/1.1 503"), "{response}");
+        assert!(response.contains("connection: close"), "{response}");
+    }
+    stopping.await.unwrap();
 }

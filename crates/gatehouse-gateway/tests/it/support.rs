@@ -6,7 +6,7 @@ use gatehouse_gateway::{
     GatewaySettings, GatewayState, Limits, Registry, Scope, Secret, TokenSpec,
 };
 use serde_json::{Value, json};
-use tokio::io::AsyncWriteExt as _;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -220,4 +220,19 @@ impl Ws {
             Frame::Json(value) => panic!("expected a close, got {value}"),
         }
     }
+}
+
+/// Reads from `stream` until what was read contains `end`; all of it, as text.
+pub(crate) async fn read_until(stream: &mut TcpStream, end: &str) -> String {
+    let mut read = Vec::new();
+    let mut chunk = [0; 1024];
+    while !String::from_utf8_lossy(&read).contains(end) {
+        let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut chunk))
+            .await
+            .expect("an answer within 5 s")
+            .unwrap();
+        assert_ne!(n, 0, "closed after {:?}", String::from_utf8_lossy(&read));
+        read.extend_from_slice(&chunk[..n]);
+    }
+    String::from_utf8_lossy(&read).into_owned()
 }
