@@ -6,9 +6,9 @@ const str = (value) => (typeof value === "string" ? value : undefined);
 const num = (value) => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
 
 /**
- * The decisions a person may give. Allow-always only when the server offers it: the
- * `requested` event lists `allowedDecisions`; a stored record (`list`, `get`) does not, so an
- * approval loaded after a reconnect offers allow-once and deny only.
+ * The decisions a person may give. Allow-always only when the server offers it: the approval
+ * lists `allowedDecisions`, in the `requested` event and in `list` and `get` alike (empty once
+ * settled, and without allow-always for a pending approval an earlier gateway run created).
  */
 function offeredDecisions(raw) {
   const allowAlways = Array.isArray(raw.allowedDecisions) && raw.allowedDecisions.includes("allow-always");

@@ -226,13 +226,29 @@ async fn follows_decisions_expiry_and_withdrawal_live_and_after_a_reload() {
     )
     .await;
 
-    // A reload rebuilds history from `exec.approval.list`, not from events.
+    // A reload rebuilds history from `exec.approval.list`, not from events, and a pending
+    // approval offers the same decisions as when it arrived live: the list carries them too.
+    let pending = request_two_phase(&server, &["df", "-h"], 120_000).await;
+    let pending_buttons = format!(
+        "[...document.querySelectorAll(\"li.approval[data-id='{pending}'] button.decision\")].map(b => b.dataset.decision)"
+    );
+    let offered = json!(["allow-once", "allow-always", "deny"]);
+    page.wait_for(
+        &format!("JSON.stringify({pending_buttons}) === '{offered}'"),
+        "the pending approval live, allow-always offered",
+    )
+    .await;
     page.navigate(&server.base).await;
     page.wait_for(
         &format!(
             "document.body.dataset.connection === 'connected' && JSON.stringify({history}) === '{expected}'"
         ),
         "the same history after a reload",
+    )
+    .await;
+    page.wait_for(
+        &format!("JSON.stringify({pending_buttons}) === '{offered}'"),
+        "the same decisions offered after a reload",
     )
     .await;
     assert_eq!(browser.problems(), Vec::<String>::new());
