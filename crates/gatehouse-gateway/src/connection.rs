@@ -7,10 +7,10 @@
 //! response, then sent as the close reason, so a client sees why whichever it reads.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures_util::stream::FuturesUnordered;
 use futures_util::{FutureExt, Sink, SinkExt, Stream, StreamExt, future::BoxFuture};
+use tokio::sync::oneshot;
 
 use crate::auth::Principal;
 use crate::error::Error;
@@ -47,9 +47,6 @@ pub(crate) enum Outbound {
 /// that the socket is read again soon.
 const MAX_FRAMES_PER_FLUSH: usize = 32;
 
-/// Longest wait for the last frames to leave once a connection is over.
-const FINAL_FLUSH: Duration = Duration::from_secs(5);
-
 /// Longest close reason RFC 6455 allows (125-byte control payload minus the 2-byte code).
 const MAX_CLOSE_REASON: usize = 123;
 
@@ -77,7 +74,7 @@ pub(crate) async fn run<Si, St>(
     // echo of a close the peer sent, which RFC 6455 §5.5.1 requires (without it the peer sees
     // the TCP connection drop and records 1006). Closing the sink flushes it; bounded, because
     // a peer that stopped reading would otherwise hold this task forever.
-    let _ = tokio::time::timeout(FINAL_FLUSH, sink.close()).await;
+    let _ = tokio::time::timeout(state.limits().write_timeout, sink.close()).await;
 }
 
 /// Reads the first frame, which must be a valid `connect`; anything else is refused and closed.
@@ -98,7 +95,7 @@ where
     let first = tokio::select! {
         biased;
         () = state.shutdown_signal() => {
-            close(sink, &Error::ShuttingDown).await;
+            close(state, sink, &Error::ShuttingDown).await;
             return None;
         }
         next = tokio::time::timeout(timeout, stream.next()) => next,
@@ -238,14 +235,20 @@ async fn serve<Si, St>(
             }
             Some(frame) = subscription.events.recv() => {
                 let more = || subscription.events.try_recv().ok().map(Outbound::Text);
-                if !send_coalesced(sink, Outbound::Text(frame), more).await {
-                    return;
+                let sending = send_coalesced(sink, Outbound::Text(frame), more);
+                match write_unless_dropped(state, &mut subscription.dropped, sending).await {
+                    Write::Sent => {}
+                    Write::Failed => return,
+                    Write::Dropped(reason) => break reason,
                 }
             }
             Some(done) = in_flight.next(), if !in_flight.is_empty() => {
                 let more = || in_flight.next().now_or_never().flatten().map(|done| response(state, done));
-                if !send_coalesced(sink, response(state, done), more).await {
-                    return;
+                let sending = send_coalesced(sink, response(state, done), more);
+                match write_unless_dropped(state, &mut subscription.dropped, sending).await {
+                    Write::Sent => {}
+                    Write::Failed => return,
+                    Write::Dropped(reason) => break reason,
                 }
             }
             // At the in-flight cap the socket is simply not read: TCP backpressure slows the client.
@@ -273,7 +276,35 @@ async fn serve<Si, St>(
             },
         }
     };
-    close(sink, &reason).await;
+    close(state, sink, &reason).await;
+}
+
+/// How a write in the authenticated phase ended.
+enum Write {
+    Sent,
+    /// The peer is gone, or stopped reading for longer than the write timeout.
+    Failed,
+    /// The hub dropped this subscriber while the write waited: close with the reason.
+    Dropped(Error),
+}
+
+/// Runs `sending`, giving up after the write timeout or when the hub drops this subscriber: a
+/// peer that stopped reading blocks the write, and neither must then hold the connection open.
+async fn write_unless_dropped(
+    state: &GatewayState,
+    dropped: &mut oneshot::Receiver<Error>,
+    sending: impl Future<Output = bool>,
+) -> Write {
+    tokio::select! {
+        biased;
+        reason = dropped => Write::Dropped(
+            reason.unwrap_or_else(|_| Error::Internal { reason: "event hub closed".into() }),
+        ),
+        sent = tokio::time::timeout(state.limits().write_timeout, sending) => match sent {
+            Ok(true) => Write::Sent,
+            Ok(false) | Err(_) => Write::Failed,
+        },
+    }
 }
 
 /// Parses a request and starts it, or returns the immediate refusal.
@@ -307,12 +338,17 @@ fn binary_refused() -> Error {
     }
 }
 
-/// Sends one response and counts it; false when the peer is gone.
+/// Sends one response and counts it; false when the peer is gone or stopped reading for longer
+/// than the write timeout.
 async fn answer<Si>(state: &GatewayState, sink: &mut Si, done: Answer) -> bool
 where
     Si: Sink<Outbound> + Unpin,
 {
-    sink.send(response(state, done)).await.is_ok()
+    let sending = sink.send(response(state, done));
+    matches!(
+        tokio::time::timeout(state.limits().write_timeout, sending).await,
+        Ok(Ok(()))
+    )
 }
 
 /// A finished request's response frame, counted in the metrics.
@@ -359,20 +395,22 @@ async fn refuse<Si>(
     let code = error.close_code();
     let reason = close_reason(&error);
     if answer(state, sink, (id, label, Err(error))).await {
-        let _ = sink.send(Outbound::Close { code, reason }).await;
+        let closing = sink.send(Outbound::Close { code, reason });
+        let _ = tokio::time::timeout(state.limits().write_timeout, closing).await;
     }
 }
 
-async fn close<Si>(sink: &mut Si, error: &Error)
+/// Sends a close with `error`; bounded by the write timeout, since the peer may have stopped
+/// reading.
+async fn close<Si>(state: &GatewayState, sink: &mut Si, error: &Error)
 where
     Si: Sink<Outbound> + Unpin,
 {
-    let _ = sink
-        .send(Outbound::Close {
-            code: error.close_code(),
-            reason: close_reason(error),
-        })
-        .await;
+    let closing = sink.send(Outbound::Close {
+        code: error.close_code(),
+        reason: close_reason(error),
+    });
+    let _ = tokio::time::timeout(state.limits().write_timeout, closing).await;
 }
 
 /// `code: message`, cut at a character boundary to fit a close frame.

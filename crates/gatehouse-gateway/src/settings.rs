@@ -65,6 +65,10 @@ pub struct Limits {
     /// shutdown signal; connections still open after it are dropped, so a stop never takes
     /// longer. Calls waiting for a person do not use it: they answer `shutting_down` at once.
     pub shutdown_grace: Duration,
+    /// Longest a WebSocket frame may wait to be written: a peer that stopped reading fills its
+    /// socket, and its connection is dropped then, instead of holding a task and its buffers
+    /// until the peer leaves.
+    pub write_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -83,6 +87,7 @@ impl Default for Limits {
             handshake_timeout: Duration::from_secs(10),
             max_unauthenticated: 256,
             shutdown_grace: Duration::from_secs(10),
+            write_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -97,6 +102,7 @@ impl Limits {
             ("event_queue", self.event_queue == 0),
             ("max_in_flight", self.max_in_flight == 0),
             ("handshake_timeout", self.handshake_timeout.is_zero()),
+            ("write_timeout", self.write_timeout.is_zero()),
             ("max_unauthenticated", self.max_unauthenticated == 0),
             ("rate.burst", self.rate.is_some_and(|rate| rate.burst == 0)),
             (

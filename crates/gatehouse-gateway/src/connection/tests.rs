@@ -260,6 +260,58 @@ async fn drops_a_slow_consumer_with_a_reason_and_never_blocks_the_publisher() {
     client.task.await.unwrap();
 }
 
+/// Transport review: a client that stopped reading blocked the connection in its write, where
+/// it never saw the hub drop it, so the task and its buffers lived until the peer left.
+#[tokio::test]
+async fn ends_a_connection_whose_peer_stopped_reading() {
+    let limits = Limits {
+        event_queue: 2,
+        write_timeout: Duration::from_millis(200),
+        ..Limits::default()
+    };
+    let state = GatewayState::new(&settings(limits)).unwrap();
+    // Room for one frame after the connect answer; the test never reads again.
+    let mut client = Client::spawn(&state, 1);
+    client.connect(ADMIN).await;
+    let publish = |range: std::ops::Range<u32>| {
+        for i in range {
+            state
+                .events()
+                .publish("tick", &json!({"i": i}), Access::AnyScope);
+        }
+    };
+    // Two events (the queue holds two): the second blocks the connection in its write; then
+    // enough to overflow the queue, so the hub drops it while it waits there.
+    publish(0..2);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    publish(2..10);
+    tokio::time::timeout(Duration::from_secs(5), &mut client.task)
+        .await
+        .expect("the connection outlived a peer that stopped reading")
+        .unwrap();
+}
+
+/// A client that sends requests but never reads their answers is let go as well.
+#[tokio::test]
+async fn ends_a_connection_whose_peer_never_reads_its_answers() {
+    let limits = Limits {
+        write_timeout: Duration::from_millis(200),
+        ..Limits::default()
+    };
+    let state = GatewayState::new(&settings(limits)).unwrap();
+    let mut client = Client::spawn(&state, 1);
+    client.connect(ADMIN).await;
+    for i in 0..4 {
+        client
+            .send(json!({"type":"req","id": format!("r{i}"),"method":"gateway.status","params":{}}))
+            .await;
+    }
+    tokio::time::timeout(Duration::from_secs(5), &mut client.task)
+        .await
+        .expect("the connection outlived a peer that never read its answers")
+        .unwrap();
+}
+
 /// A connected agent with one `test.slow` request running: it has started and waits for
 /// `release`.
 async fn connected_with_slow_request(limits: Limits) -> (GatewayState, Client, Arc<Notify>) {
