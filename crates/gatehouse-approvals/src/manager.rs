@@ -182,6 +182,14 @@ impl ApprovalManager {
         let cancelled = inner
             .blocking(move |store| store.cancel_all_pending(REASON_RESTART, now))
             .await?;
+        // Agents waiting on them must ask again; an operator reading the log should know why.
+        if !cancelled.is_empty() {
+            tracing::info!(
+                count = cancelled.len(),
+                reason = REASON_RESTART,
+                "Cancelled the approvals an earlier run left pending."
+            );
+        }
         for record in cancelled {
             let id = parse_id(&record.id)?;
             inner.events.emit(

@@ -261,34 +261,52 @@ const MIGRATIONS: &[&str] = &[
 /// The schema version this build writes.
 pub(crate) const CURRENT_VERSION: i64 = MIGRATIONS.len() as i64;
 
-/// Brings the database to [`CURRENT_VERSION`].
+/// Brings the database to [`CURRENT_VERSION`]. A new database runs every migration too, as one
+/// creation: only an existing database's steps are announced as upgrades.
 pub(crate) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     ids::define_sql_function(conn)?;
+    let mut creating = false;
     loop {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let version: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
-        if version > CURRENT_VERSION {
-            return Err(StoreError::SchemaTooNew {
-                found: version,
-                supported: CURRENT_VERSION,
-            });
-        }
+        let version = schema_version(&tx)?;
         let Some(sql) = usize::try_from(version)
             .ok()
             .and_then(|v| MIGRATIONS.get(v))
         else {
             return Ok(());
         };
-        // A rebuild takes seconds per million approvals, during which nothing else starts.
-        tracing::info!(
-            from = version,
-            to = version + 1,
-            "Upgrading the approvals database schema."
-        );
+        if version == 0 {
+            creating = true;
+            tracing::info!(
+                version = CURRENT_VERSION,
+                "Creating the approvals database."
+            );
+        } else if !creating {
+            // A rebuild takes seconds per million approvals, during which nothing else starts.
+            tracing::info!(
+                from = version,
+                to = version + 1,
+                "Upgrading the approvals database schema."
+            );
+        }
         tx.execute_batch(sql)?;
         tx.pragma_update(None, "user_version", version + 1)?;
         tx.commit()?;
     }
+}
+
+/// The database's schema version, refused when it is newer than this build: writing could
+/// break the invariants of a schema it does not know. Shared by the migration and by the
+/// read-only check, so the two refuse the same databases.
+pub(crate) fn schema_version(conn: &Connection) -> Result<i64, StoreError> {
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    if version > CURRENT_VERSION {
+        return Err(StoreError::SchemaTooNew {
+            found: version,
+            supported: CURRENT_VERSION,
+        });
+    }
+    Ok(version)
 }
 
 #[cfg(test)]

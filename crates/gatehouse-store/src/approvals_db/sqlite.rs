@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OpenFlags};
 
 use super::batch_times::BatchTimesSnapshot;
 use super::checkpoint::{CheckpointSchedule, Checkpointer, LogRestart};
@@ -95,6 +95,29 @@ impl SqliteApprovalStore {
         Self::start(conn, readers, Some(checkpointer), restart, path, options)
     }
 
+    /// Finds what [`SqliteApprovalStore::open`] would refuse in the database at `path` (a file
+    /// that is not a database, a schema newer than this build) without writing anything, and
+    /// returns its schema version (0 when it does not exist yet): for a check of a data
+    /// directory (`gatehouse doctor`) before or while a gateway uses it. While the database has
+    /// no `-wal` log (no gateway has it open) it is read as immutable, so no `-wal` or `-shm`
+    /// file is created beside it; otherwise it is read as a gateway's readers read it.
+    pub fn check(path: &Path) -> Result<i64, StoreError> {
+        if !path
+            .try_exists()
+            .map_err(|e| StoreError::io(path, "stat", e))?
+        {
+            return Ok(0);
+        }
+        let read_only = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = match immutable_uri(path) {
+            Some(uri) if !wal_path(path).exists() => {
+                Connection::open_with_flags(uri, read_only | OpenFlags::SQLITE_OPEN_URI)?
+            }
+            _ => Connection::open_with_flags(path, read_only)?,
+        };
+        schema::schema_version(&conn)
+    }
+
     /// A private database that lives and dies with this value: the real store, without a file,
     /// for tests of the crates above and for `--ephemeral` runs.
     pub fn open_in_memory() -> Result<Self, StoreError> {
@@ -156,6 +179,25 @@ impl SqliteApprovalStore {
             checkpointer.stop();
         }
     }
+}
+
+/// The database's write-ahead log, beside it.
+fn wal_path(path: &Path) -> PathBuf {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    PathBuf::from(wal)
+}
+
+/// `file:PATH?immutable=1`, with the characters a URI gives meaning escaped; `None` for a path
+/// that is not UTF-8 or that would read as a URI's authority (`//host/…`), which is then opened
+/// by name.
+fn immutable_uri(path: &Path) -> Option<String> {
+    let text = path.to_str().filter(|text| !text.starts_with("//"))?;
+    let escaped = text
+        .replace('%', "%25")
+        .replace('?', "%3f")
+        .replace('#', "%23");
+    Some(format!("file:{escaped}?immutable=1"))
 }
 
 fn prepare_writer(mut conn: Connection) -> Result<Connection, StoreError> {

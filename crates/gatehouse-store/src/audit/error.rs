@@ -29,8 +29,9 @@ pub enum AuditError {
     },
 
     /// The log on disk fails verification in a way a crash cannot cause; appending would bury
-    /// the evidence, so the writer refuses to open it.
-    #[error("{path}: refusing to extend a broken audit chain: {problem}", path = path.display())]
+    /// the evidence, so the writer refuses to open it. The message names the file through the
+    /// problem, which says which of the log's files (active, rotated or head) holds it.
+    #[error("refusing to extend a broken audit chain: {problem}")]
     BrokenChain {
         /// The log file that was being opened.
         path: PathBuf,

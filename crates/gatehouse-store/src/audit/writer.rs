@@ -7,12 +7,13 @@
 //! like history.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{Read as _, Write as _};
+use std::io::{ErrorKind, Read as _, Write as _};
 use std::num::NonZeroU32;
 use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
+use crate::StoreError;
 use crate::durable_fs::{self, PRIVATE_FILE_MODE, WriteLock};
 
 use super::chain::{self, Anchor};
@@ -119,20 +120,17 @@ impl AuditLog {
         let path = path.into();
         let lock = durable_fs::lock_exclusive(&path)?;
         let mut file = open_append(&path)?;
-        refuse_loose_mode(&path, file_mode(&file, &path)?)?;
-        let head_path = head::head_path(&path);
-        if let Some(mode) = durable_fs::file_mode(&head_path)? {
-            refuse_loose_mode(&head_path, mode)?;
-        }
-        let head = head::read(&head_path)?;
-        let start = match segments::list(&path)?.last() {
-            Some(segment) => last_tip(segment)?,
-            None => ChainTip::genesis(),
-        };
-        let mut data = Vec::new();
-        file.read_to_end(&mut data)
-            .map_err(|e| AuditError::io(&path, "read", e))?;
-        let (walk, torn_tail) = check_existing(&path, &head_path, &head, start, data)?;
+        let mode = file_mode(&file, &path)?;
+        let Examined {
+            head_path,
+            walk,
+            torn_tail,
+        } = examine(&path, Some(mode), || {
+            let mut data = Vec::new();
+            file.read_to_end(&mut data)
+                .map_err(|e| AuditError::io(&path, "read", e))?;
+            Ok(data)
+        })?;
         if torn_tail.is_some() {
             file.set_len(walk.good_len)
                 .and_then(|()| file.sync_all())
@@ -165,6 +163,39 @@ impl AuditLog {
             path,
         };
         Ok((log, report))
+    }
+
+    /// Finds what [`AuditLog::open`] would refuse in the log at `path`, by the same checks,
+    /// without creating, repairing or locking anything: for a check of a data directory
+    /// (`gatehouse doctor`) before or while a gateway uses it. The report says what opening would
+    /// find; a torn last line in it would be cut off, and a log that does not exist yet would be
+    /// created. It reads the head before the file, and the writer moves the head only after the
+    /// records it names are synced, so a log being written passes; a rotation at the very moment
+    /// of the check can still show as a broken chain.
+    pub fn check(path: &Path) -> Result<OpenReport, AuditError> {
+        let mut options = OpenOptions::new();
+        options.read(true);
+        let file = match durable_fs::open_no_follow(&mut options, path) {
+            Ok(file) => Some(file),
+            Err(StoreError::Io { source, .. }) if source.kind() == ErrorKind::NotFound => None,
+            Err(error) => return Err(error.into()),
+        };
+        let mode = file
+            .as_ref()
+            .map(|file| file_mode(file, path))
+            .transpose()?;
+        let examined = examine(path, mode, || {
+            let mut data = Vec::new();
+            if let Some(mut file) = file {
+                file.read_to_end(&mut data)
+                    .map_err(|e| AuditError::io(path, "read", e))?;
+            }
+            Ok(data)
+        })?;
+        Ok(OpenReport {
+            last_seq: examined.walk.tip.seq,
+            torn_tail: examined.torn_tail,
+        })
     }
 
     /// Appends `event` as the next record, observed at `at_ms` (Unix milliseconds, the caller's
@@ -293,6 +324,43 @@ impl Drop for Writer {
             let _ = self.sync();
         }
     }
+}
+
+/// What [`examine`] found in a log it does not refuse.
+struct Examined {
+    head_path: PathBuf,
+    walk: chain::FileWalk,
+    torn_tail: Option<TornTail>,
+}
+
+/// Every check `open` makes before it writes, shared with `check` so the two cannot disagree:
+/// the modes of the active file (`None` when it does not exist yet) and of the head, then the
+/// chain from the newest rotated file through the active file's bytes, which `read_active`
+/// reads only after the head was read.
+fn examine(
+    path: &Path,
+    mode: Option<u32>,
+    read_active: impl FnOnce() -> Result<Vec<u8>, AuditError>,
+) -> Result<Examined, AuditError> {
+    if let Some(mode) = mode {
+        refuse_loose_mode(path, mode)?;
+    }
+    let head_path = head::head_path(path);
+    if let Some(mode) = durable_fs::file_mode(&head_path)? {
+        refuse_loose_mode(&head_path, mode)?;
+    }
+    let head = head::read(&head_path)?;
+    let start = match segments::list(path)?.last() {
+        Some(segment) => last_tip(segment)?,
+        None => ChainTip::genesis(),
+    };
+    let data = read_active()?;
+    let (walk, torn_tail) = check_existing(path, &head_path, &head, start, data)?;
+    Ok(Examined {
+        head_path,
+        walk,
+        torn_tail,
+    })
 }
 
 /// Checks the active file's contents against the chain and the head, as `verify` would, and

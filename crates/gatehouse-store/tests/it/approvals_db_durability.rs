@@ -193,6 +193,50 @@ fn refuses_a_database_from_a_newer_schema() {
         matches!(err, StoreError::SchemaTooNew { found: 99, .. }),
         "{err}"
     );
+    let err = SqliteApprovalStore::check(&path).unwrap_err();
+    assert!(
+        matches!(err, StoreError::SchemaTooNew { found: 99, .. }),
+        "{err}"
+    );
+}
+
+/// `doctor` checks the database with `check`: it must refuse what `open` refuses, and write
+/// nothing, neither the database nor a `-wal` or `-shm` file beside it.
+#[test]
+fn checks_a_database_as_open_would_without_writing_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("approvals.sqlite");
+    assert_eq!(SqliteApprovalStore::check(&path).unwrap(), 0);
+    let created = open_db(&dir).path().to_path_buf();
+    assert_eq!(created, path);
+    let names = || {
+        let mut names: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(
+        names(),
+        ["approvals.sqlite"],
+        "a closed database keeps no log"
+    );
+    let version = SqliteApprovalStore::check(&path).unwrap();
+    assert!(version > 0);
+    assert_eq!(names(), ["approvals.sqlite"]);
+    // Beside a gateway that has it open, the database is read as its readers read it.
+    let open = SqliteApprovalStore::open(&path, SqliteOptions::default()).unwrap();
+    assert_eq!(SqliteApprovalStore::check(&path).unwrap(), version);
+    drop(open);
+    fs::write(&path, "not a database, just text ".repeat(100)).unwrap();
+    let opened = SqliteApprovalStore::open(&path, SqliteOptions::default()).unwrap_err();
+    let checked = SqliteApprovalStore::check(&path).unwrap_err();
+    assert_eq!(checked.to_string(), opened.to_string());
+    assert_eq!(
+        checked.to_string(),
+        "approvals database: file is not a database"
+    );
 }
 
 #[test]

@@ -105,11 +105,13 @@ fn check(edit: impl FnOnce(&mut Vec<Vec<u8>>)) -> Verdict {
     log.problem()
 }
 
-/// Like [`check`], and asserts that the writer refuses to open the edited log for that reason.
+/// Like [`check`], and asserts that the writer refuses to open the edited log for that reason,
+/// and that `AuditLog::check` finds the same refusal first.
 fn check_refused(edit: impl FnOnce(&mut Vec<Vec<u8>>)) -> Verdict {
     let log = Log::with_records(5);
     log.rewrite(edit);
     let verdict = log.problem();
+    assert_eq!(broken_kind(AuditLog::check(&log.path)), verdict.2);
     assert_eq!(broken_kind(log.open()), verdict.2);
     verdict
 }
@@ -125,7 +127,7 @@ fn seq_mismatch(expected: u64, found: u64) -> ProblemKind {
     ProblemKind::SeqMismatch { expected, found }
 }
 
-fn broken_kind(result: Result<AuditLog, AuditError>) -> ProblemKind {
+fn broken_kind<T: std::fmt::Debug>(result: Result<T, AuditError>) -> ProblemKind {
     match result {
         Err(AuditError::BrokenChain { problem, .. }) => problem.kind,
         other => panic!("expected a broken chain, got {other:?}"),
@@ -202,6 +204,10 @@ fn denies_a_deleted_head_when_the_log_has_records() {
     let log = Log::with_records(3);
     fs::remove_file(log.head()).unwrap();
     assert_eq!(log.problem(), (None, None, ProblemKind::HeadMissing));
+    assert_eq!(
+        broken_kind(AuditLog::check(&log.path)),
+        ProblemKind::HeadMissing
+    );
     assert_eq!(broken_kind(log.open()), ProblemKind::HeadMissing);
 }
 
@@ -243,6 +249,44 @@ fn reports_then_repairs_a_torn_line_left_by_a_crash() {
     drop(writer);
     let report = log.verify();
     assert_eq!((report.problem, report.records), (None, 4));
+}
+
+/// `doctor` checks a data directory with `AuditLog::check`: it must find what `open` would do
+/// (here, cut a torn line) without doing it.
+#[test]
+fn checks_a_torn_line_as_open_would_find_it_without_repairing_it() {
+    let log = Log::with_records(3);
+    let mut data = fs::read(&log.path).unwrap();
+    data.extend_from_slice(br#"{"seq":4,"#);
+    fs::write(&log.path, &data).unwrap();
+    let report = AuditLog::check(&log.path).unwrap();
+    assert_eq!(report.last_seq, 3);
+    assert_eq!(report.torn_tail.map(|torn| torn.line), Some(4));
+    assert_eq!(fs::read(&log.path).unwrap(), data, "the file is untouched");
+}
+
+#[test]
+fn checks_a_log_that_does_not_exist_yet_without_creating_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let report = AuditLog::check(&path).unwrap();
+    assert_eq!((report.last_seq, report.torn_tail), (0, None));
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+/// A running gateway holds the log open, with records appended but not yet synced or anchored.
+#[test]
+fn checks_a_log_beside_its_writer() {
+    let log = Log::with_records(2);
+    let options = AuditOptions {
+        sync: SyncPolicy::Batched {
+            max_unsynced: NonZeroU32::new(100).unwrap(),
+        },
+        rotate_at_bytes: None,
+    };
+    let (writer, _) = AuditLog::open(&log.path, options).unwrap();
+    writer.append(3, event(3)).unwrap();
+    assert_eq!(AuditLog::check(&log.path).unwrap().last_seq, 3);
 }
 
 #[test]
@@ -376,6 +420,16 @@ fn refuses_to_append_to_a_log_others_can_read() {
         log.open(),
         Err(AuditError::LoosePermissions { mode: 0o644, .. })
     ));
+    assert!(matches!(
+        AuditLog::check(&log.path),
+        Err(AuditError::LoosePermissions { mode: 0o644, .. })
+    ));
+    fs::set_permissions(&log.path, fs::Permissions::from_mode(0o600)).unwrap();
+    fs::set_permissions(log.head(), fs::Permissions::from_mode(0o640)).unwrap();
+    assert!(matches!(
+        AuditLog::check(&log.path),
+        Err(AuditError::LoosePermissions { mode: 0o640, .. })
+    ));
 }
 
 #[test]
@@ -384,6 +438,14 @@ fn refuses_to_open_a_log_through_a_symlink() {
     let link = log.path.with_file_name("link.jsonl");
     std::os::unix::fs::symlink(&log.path, &link).unwrap();
     let result = AuditLog::open(&link, AuditOptions::default());
+    assert!(
+        matches!(
+            result,
+            Err(AuditError::Store(StoreError::UnsafeDestination { .. }))
+        ),
+        "{result:?}"
+    );
+    let result = AuditLog::check(&link);
     assert!(
         matches!(
             result,
@@ -439,6 +501,7 @@ fn denies_a_head_older_than_the_rotated_files() {
     fs::write(log.head(), stale).unwrap();
     let expected = ProblemKind::HeadBehind { anchored_seq: 1 };
     assert_eq!(log.problem(), (None, None, expected.clone()));
+    assert_eq!(broken_kind(AuditLog::check(&log.path)), expected);
     let result = AuditLog::open(&log.path, rotating()).map(|(log, _)| log);
     assert_eq!(broken_kind(result), expected);
 }

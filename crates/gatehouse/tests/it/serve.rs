@@ -268,10 +268,23 @@ async fn reuses_the_admin_token_across_restarts() {
     let data_dir = tempfile::tempdir().unwrap();
     let first = start(data_dir.path()).await;
     let token = first.token.clone();
-    assert!(terminate(first).await.0.success());
+    let (status, stderr) = terminate(first).await;
+    assert!(status.success(), "{stderr}");
+    // Operator walkthrough: a fresh database was logged as five schema upgrades.
+    assert_eq!(
+        stderr.matches("Creating the approvals database.").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(!stderr.contains("Upgrading"), "{stderr}");
     let second = start(data_dir.path()).await;
     assert_eq!(second.token, token);
-    assert!(terminate(second).await.0.success());
+    let (status, stderr) = terminate(second).await;
+    assert!(status.success(), "{stderr}");
+    assert!(
+        !stderr.contains("Creating") && !stderr.contains("Upgrading"),
+        "{stderr}"
+    );
 }
 
 #[tokio::test]
@@ -371,7 +384,13 @@ async fn answers_calls_waiting_for_a_person_with_shutting_down_on_sigterm() {
         assert_eq!(answer["payload"]["state"], "cancelled", "{answer}");
         assert_eq!(answer["payload"]["reason"], "gateway-restart", "{answer}");
     }
-    assert!(terminate(restarted).await.0.success());
+    let (status, stderr) = terminate(restarted).await;
+    assert!(status.success(), "{stderr}");
+    // Operator walkthrough: the cancellations at start were not logged at all.
+    assert!(
+        stderr.contains("Cancelled the approvals an earlier run left pending. count=3"),
+        "{stderr}"
+    );
 }
 
 /// `rpc` as `AGENT` with owned arguments, for a spawned task.
