@@ -1,6 +1,7 @@
 //! Rules that span several keys and so cannot be expressed by the types alone.
 
 use std::collections::BTreeSet;
+use std::net::SocketAddr;
 
 use crate::keypath::KeyPath;
 use crate::model::snowflake;
@@ -120,6 +121,7 @@ fn agents(config: &Config, path: &KeyPath, out: &mut Vec<Problem>) {
 }
 
 fn gateway(gateway: &GatewayConfig, path: &KeyPath, out: &mut Vec<Problem>) {
+    listen(gateway.listen.as_deref(), path, out);
     if let Some(limits) = &gateway.limits {
         self::limits(limits, &path.key("limits"), out);
     }
@@ -265,7 +267,7 @@ fn discord_ids(discord: &DiscordConfig, path: &KeyPath, out: &mut Vec<Problem>) 
     }
 }
 
-/// Zero limits lock every client out; a default run timeout above the maximum could never apply.
+/// Zero limits lock every client out rather than protect the gateway.
 fn limits(limits: &GatewayLimitsConfig, path: &KeyPath, out: &mut Vec<Problem>) {
     let rate = limits.rate_limit.as_ref();
     let numbers = [
@@ -300,12 +302,56 @@ fn limits(limits: &GatewayLimitsConfig, path: &KeyPath, out: &mut Vec<Problem>) 
             });
         }
     }
-    if let (Some(run), Some(max)) = (limits.run_timeout_ms, limits.max_run_timeout_ms)
-        && run > max
+    run_timeouts(limits, path, out);
+}
+
+/// The run timeouts as the gateway applies them, defaults included: a `runTimeoutMs` above the
+/// maximum could never apply, and a `maxRunTimeoutMs` below the default run timeout would cut
+/// every run that names no timeout short without a word. The refusal names the key written.
+fn run_timeouts(limits: &GatewayLimitsConfig, path: &KeyPath, out: &mut Vec<Problem>) {
+    let run = limits.effective_run_timeout_ms();
+    let max = limits.effective_max_run_timeout_ms();
+    if run <= max {
+        return;
+    }
+    let (key, message) = match (limits.run_timeout_ms, limits.max_run_timeout_ms) {
+        (Some(_), Some(_)) => (
+            "runTimeoutMs",
+            format!("{run} ms is above `maxRunTimeoutMs` ({max} ms)"),
+        ),
+        (Some(_), None) => (
+            "runTimeoutMs",
+            format!(
+                "{run} ms is above `maxRunTimeoutMs` ({max} ms, its default); raise \
+                 `maxRunTimeoutMs` too"
+            ),
+        ),
+        (None, _) => (
+            "maxRunTimeoutMs",
+            format!(
+                "{max} ms is below `runTimeoutMs` ({run} ms, its default), so every run naming \
+                 no timeout would be cut to {max} ms; lower `runTimeoutMs` too"
+            ),
+        ),
+    };
+    out.push(Problem {
+        path: path.key(key),
+        message,
+    });
+}
+
+/// `gateway.listen` must be what `serve` can bind: an IP address and a port. A host name is not
+/// resolved (`localhost` may name an address the operator did not mean).
+fn listen(listen: Option<&str>, path: &KeyPath, out: &mut Vec<Problem>) {
+    if let Some(text) = listen
+        && text.parse::<SocketAddr>().is_err()
     {
         out.push(Problem {
-            path: path.key("runTimeoutMs"),
-            message: format!("{run} ms is above `maxRunTimeoutMs` ({max} ms)"),
+            path: path.key("listen"),
+            message: format!(
+                "{text:?} is not an IP address and port like 127.0.0.1:18790 or [::1]:18790 \
+                 (host names are not resolved)"
+            ),
         });
     }
 }

@@ -47,6 +47,25 @@ pub struct GatewayLimitsConfig {
     pub history_days: Option<u64>,
 }
 
+impl GatewayLimitsConfig {
+    /// `runTimeoutMs` when unset. Kept here rather than in the gateway so the load can compare
+    /// the two run timeouts as the gateway will apply them, defaults included.
+    pub const DEFAULT_RUN_TIMEOUT_MS: u64 = 60_000;
+    /// `maxRunTimeoutMs` when unset.
+    pub const DEFAULT_MAX_RUN_TIMEOUT_MS: u64 = 60 * 60 * 1000;
+
+    /// The run timeout a request naming none gets.
+    pub fn effective_run_timeout_ms(&self) -> u64 {
+        self.run_timeout_ms.unwrap_or(Self::DEFAULT_RUN_TIMEOUT_MS)
+    }
+
+    /// The longest run timeout a request may ask for.
+    pub fn effective_max_run_timeout_ms(&self) -> u64 {
+        self.max_run_timeout_ms
+            .unwrap_or(Self::DEFAULT_MAX_RUN_TIMEOUT_MS)
+    }
+}
+
 /// `gateway.limits.rateLimit`: a token bucket per token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]

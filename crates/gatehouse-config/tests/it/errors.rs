@@ -290,6 +290,76 @@ fn refuses_a_default_run_timeout_above_the_maximum() {
     assert!(message.contains("maxRunTimeoutMs"), "{message}");
 }
 
+/// Operator walkthrough: with only one of the two keys written, the other's default was never
+/// compared, so a run timeout of two hours loaded (and was cut to the one-hour maximum), and a
+/// maximum of one second silently cut every run naming no timeout to one second.
+#[test]
+fn refuses_run_timeouts_that_conflict_with_the_other_keys_default() {
+    let cases = [
+        (
+            "runTimeoutMs: 7200000",
+            "runTimeoutMs",
+            "7200000 ms is above `maxRunTimeoutMs` (3600000 ms, its default); raise \
+             `maxRunTimeoutMs` too",
+        ),
+        (
+            "maxRunTimeoutMs: 1000",
+            "maxRunTimeoutMs",
+            "1000 ms is below `runTimeoutMs` (60000 ms, its default), so every run naming no \
+             timeout would be cut to 1000 ms; lower `runTimeoutMs` too",
+        ),
+    ];
+    for (written, key, expected) in cases {
+        let text = format!("{{ gateway: {{ limits: {{\n  {written},\n}} }} }}");
+        let refused = check(&text);
+        let expected = (
+            "invalid",
+            2,
+            3,
+            format!("gateway.limits.{key}"),
+            expected.to_owned(),
+        );
+        assert_eq!(refused, expected, "{written}");
+    }
+}
+
+#[test]
+fn allows_run_timeouts_within_the_other_keys_default() {
+    for text in [
+        "{ gateway: { limits: { runTimeoutMs: 3600000 } } }",
+        "{ gateway: { limits: { maxRunTimeoutMs: 60000 } } }",
+        "{ gateway: { limits: { runTimeoutMs: 1000, maxRunTimeoutMs: 1000 } } }",
+    ] {
+        assert!(load_str(text, Path::new("gh.json5")).is_ok(), "{text}");
+    }
+}
+
+/// Operator walkthrough: a host name in `gateway.listen` loaded, and only `serve` refused it,
+/// without the file, line and column every other config error carries.
+#[test]
+fn refuses_a_listen_address_that_is_not_an_ip_address_and_port() {
+    for value in ["'localhost:18790'", "'127.0.0.1'", "'::1:80'"] {
+        let text = format!("{{ gateway: {{\n  listen: {value},\n}} }}");
+        let (kind, line, column, key, message) = check(&text);
+        assert_eq!(
+            (kind, key.as_str(), line, column),
+            ("invalid", "gateway.listen", 2, 3),
+            "{value}"
+        );
+        assert!(
+            message.ends_with(
+                "is not an IP address and port like 127.0.0.1:18790 or [::1]:18790 (host \
+                 names are not resolved)"
+            ),
+            "{message}"
+        );
+    }
+    for value in ["'127.0.0.1:18790'", "'[::1]:18790'", "'0.0.0.0:0'"] {
+        let text = format!("{{ gateway: {{ listen: {value} }} }}");
+        assert!(load_str(&text, Path::new("gh.json5")).is_ok(), "{value}");
+    }
+}
+
 #[test]
 fn refuses_a_gateway_limit_of_the_wrong_type_with_its_position() {
     let text = "{ gateway: { limits: { rateLimit: { burst: 'many' } } } }";

@@ -25,6 +25,7 @@ use gatehouse_approvals::{
     Offered, PendingDecision, SystemClock,
 };
 use gatehouse_config::Config;
+use gatehouse_config::model::GatewayLimitsConfig;
 use gatehouse_policy::exec::ExecEvaluation;
 use gatehouse_store::approvals_db::{
     ApprovalRecord, ApprovalRequest, ApprovalState, ApprovalStore, BatchTimesSnapshot, Retention,
@@ -88,8 +89,10 @@ impl Default for ExecLimits {
             max_pending_per_token: 256,
             approval_timeout: Duration::from_secs(30 * 60),
             max_output_bytes: 64 * 1024,
-            run_timeout: Duration::from_secs(60),
-            max_run_timeout: Duration::from_secs(60 * 60),
+            // The config crate owns these two: it refuses a config whose run timeout, defaults
+            // included, is above the maximum.
+            run_timeout: Duration::from_millis(GatewayLimitsConfig::DEFAULT_RUN_TIMEOUT_MS),
+            max_run_timeout: Duration::from_millis(GatewayLimitsConfig::DEFAULT_MAX_RUN_TIMEOUT_MS),
             running_event_after: Duration::from_secs(1),
             history: Duration::from_secs(30 * 24 * 60 * 60),
         }

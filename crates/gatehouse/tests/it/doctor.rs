@@ -149,21 +149,26 @@ fn warns_about_full_fallback_loose_secrets_and_open_listen() {
 }
 
 /// Operator walkthrough: `gateway.listen: "localhost:18803"` passed doctor (the parse error was
-/// dropped, and with it the non-loopback check) while serve refused it.
+/// dropped, and with it the non-loopback check) while serve refused it; then doctor printed
+/// `config …: ok` before the error, which came without file, line and column. It is a config
+/// error now, placed like every other one, for serve and doctor alike.
 #[test]
-fn reports_the_listen_error_serve_stops_with() {
+fn reports_a_listen_address_serve_cannot_bind_as_a_config_error() {
     let files = Files::new();
     let path = files.write(
         "gatehouse.json5",
         &config_with("listen: 'localhost:18803',", ""),
     );
-    let run = doctor_reports_the_refusal(
-        &files.join("serve-data"),
-        &files.join("data"),
-        &path,
-        "`gateway.listen`",
+    let served = serve_refusing(&files.join("serve-data"), &path, &[]);
+    let expected = format!(
+        "gatehouse: {path}:2:14: `gateway.listen`: \"localhost:18803\" is not an IP address and \
+         port like 127.0.0.1:18790 or [::1]:18790 (host names are not resolved)\n"
     );
-    assert!(!run.stdout.contains("no problems found"), "{}", run.stdout);
+    assert_eq!(served.stderr, expected);
+    let run = doctor(&files.join("data"), &["--config", &path], &[]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert_eq!(run.stderr, expected);
+    assert_eq!(run.stdout, "");
 }
 
 /// Operator walkthrough: a token whose secret is too short passed doctor; serve refused it. Doctor
@@ -470,7 +475,7 @@ fn reports_an_unreadable_approvals_file_with_everything_else() {
     std::fs::write(data.join("exec-approvals.json"), "{ not json").unwrap();
     let path = files.write(
         "gatehouse.json5",
-        &config_with("listen: 'localhost:18790',", ""),
+        &config("").replace(crate::gateway::AGENT, "too-short"),
     );
     let run = doctor(&data, &["--config", &path], &[]);
     assert_eq!(run.code, 2, "{}", run.stdout);
@@ -480,8 +485,9 @@ fn reports_an_unreadable_approvals_file_with_everything_else() {
         run.stdout
     );
     assert!(
-        run.stdout.contains("`gateway.listen`"),
-        "the listen error is still reported: {}",
+        run.stdout
+            .contains("token `agent` is shorter than 16 characters"),
+        "the token error is still reported: {}",
         run.stdout
     );
 }

@@ -515,7 +515,7 @@ async fn leaves_no_admin_token_behind_when_gateway_listen_is_invalid() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("`gateway.listen`: \"nowhere\" is not an address"),
+        stderr.contains("`gateway.listen`: \"nowhere\" is not an IP address and port"),
         "{stderr}"
     );
     assert!(!data_dir.join("admin.token").exists());
