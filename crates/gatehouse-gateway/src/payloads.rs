@@ -15,6 +15,7 @@ use gatehouse_policy::Security;
 use gatehouse_policy::exec::{
     Decision, ExecEvaluation, ExecPolicy, ExecRequest, SegmentEvaluation,
 };
+use gatehouse_policy::requirement::{ApprovalOutcome, resolve_approval};
 use gatehouse_policy::tools::{EffectiveTools, SpawnContext, ToolPolicyInputs, effective_tools};
 use gatehouse_store::approvals_file::{
     ExecApprovalsFile, HostFallback, RequestedPolicy, SettingSource,
@@ -213,6 +214,29 @@ pub fn ask_fallback(config: &Config, file: &ExecApprovalsFile, agent: &str) -> S
     }
 }
 
+/// What an unanswered approval actually falls back to under `security`: the policy clamps
+/// `ask_fallback` to the security when it resolves a timeout, so a `full` fallback under
+/// `allowlist` acts as `allowlist`. Found by asking that very resolution (on a command that is
+/// and one that is not allowlisted) rather than by restating the clamp, so what `doctor` shows
+/// is what the gateway does.
+pub fn effective_ask_fallback(ask_fallback: Security, security: Security) -> Security {
+    let runs = |allowlisted| {
+        resolve_approval(
+            ApprovalOutcome::TimedOut,
+            ask_fallback,
+            security,
+            true,
+            allowlisted,
+        )
+        .approved
+    };
+    match (runs(false), runs(true)) {
+        (true, _) => Security::Full,
+        (false, true) => Security::Allowlist,
+        (false, false) => Security::Deny,
+    }
+}
+
 /// A request from its wire fields: exactly one of `command` (a shell string) and a non-empty
 /// `argv`; the environment is the host's `PATH`/`HOME` under the request's overrides.
 pub fn exec_request(
@@ -283,5 +307,26 @@ mod tests {
             request.env.get("PATH"),
             Some(&format!("/tmp/x:{host_path}"))
         );
+    }
+
+    #[test]
+    fn clamps_the_fallback_to_the_security_as_a_timeout_does() {
+        use Security::{Allowlist, Deny, Full};
+        let cases = [
+            (Full, Full, Full),
+            (Full, Allowlist, Allowlist),
+            (Full, Deny, Deny),
+            (Allowlist, Full, Allowlist),
+            (Allowlist, Allowlist, Allowlist),
+            (Deny, Full, Deny),
+            (Deny, Allowlist, Deny),
+        ];
+        for (fallback, security, effective) in cases {
+            assert_eq!(
+                effective_ask_fallback(fallback, security),
+                effective,
+                "askFallback {fallback} under security {security}"
+            );
+        }
     }
 }

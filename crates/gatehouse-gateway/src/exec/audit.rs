@@ -18,7 +18,9 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use gatehouse_store::audit::{AuditEvent, AuditKind, AuditLog, AuditOptions, SyncPolicy};
+use gatehouse_store::audit::{
+    AuditError, AuditEvent, AuditKind, AuditLog, AuditOptions, SyncPolicy,
+};
 use serde_json::Value;
 
 use crate::error::Error;
@@ -50,9 +52,7 @@ impl Auditor {
             },
             ..AuditOptions::default()
         };
-        let (log, report) = AuditLog::open(path, options).map_err(|error| Error::Store {
-            reason: format!("audit log {}: {error}", path.display()),
-        })?;
+        let (log, report) = AuditLog::open(path, options).map_err(refused)?;
         if let Some(torn) = &report.torn_tail {
             tracing::warn!(line = torn.line, path = %path.display(), "Removed a torn audit record left by a crash.");
         }
@@ -67,6 +67,12 @@ impl Auditor {
             sender: Some(sender),
             writer: Some(writer),
         })
+    }
+
+    /// What [`Auditor::open`] would refuse in the log at `path`, as the same error, found
+    /// without creating, repairing or locking anything.
+    pub(crate) fn check(path: &Path) -> Result<(), Error> {
+        AuditLog::check(path).map(drop).map_err(refused)
     }
 
     /// Queues one record, stamped now.
@@ -92,6 +98,14 @@ impl Auditor {
         if !sent {
             tracing::error!("Audit writer stopped; record not written.");
         }
+    }
+}
+
+/// The log's refusal as a store error. Its message names the file (every open error does),
+/// so the path is not repeated.
+fn refused(error: AuditError) -> Error {
+    Error::Store {
+        reason: error.to_string(),
     }
 }
 

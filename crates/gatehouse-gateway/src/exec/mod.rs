@@ -148,9 +148,7 @@ impl ExecServices {
             tracing::warn!(path = %snapshot.path.display(), %note, "Approvals file note.");
         }
         let database = SqliteApprovalStore::open(&setup.database, SqliteOptions::default())
-            .map_err(|error| Error::Store {
-                reason: error.to_string(),
-            })?;
+            .map_err(database_refused)?;
         let database = Arc::new(database);
         let config = ManagerConfig {
             default_timeout: setup.limits.approval_timeout,
@@ -185,6 +183,22 @@ impl ExecServices {
                 startup_events: Mutex::new(Some(startup)),
             }),
         })
+    }
+
+    /// Every refusal [`ExecServices::start`] would stop at in `setup`'s audit log and approvals
+    /// database (a loose mode, a broken chain, a schema newer than this build, a file that is
+    /// no database), found by the same checks and worded as the same errors, without writing
+    /// anything, so it may run beside a gateway using them. `gatehouse doctor` runs it; the
+    /// approvals file it reads itself, for the policy it shows.
+    pub fn check(setup: &ExecSetup) -> Vec<Error> {
+        let audit = Auditor::check(&setup.audit_log);
+        let database = SqliteApprovalStore::check(&setup.database)
+            .map(drop)
+            .map_err(database_refused);
+        [audit, database]
+            .into_iter()
+            .filter_map(Result::err)
+            .collect()
     }
 
     pub(crate) fn config(&self) -> &Config {
@@ -362,6 +376,13 @@ impl ExecServices {
             .lock()
             .ok()
             .and_then(|mut slot| slot.take())
+    }
+}
+
+/// The approvals database's refusal to open, as `start` and `check` report it.
+fn database_refused(error: gatehouse_store::StoreError) -> Error {
+    Error::Store {
+        reason: error.to_string(),
     }
 }
 

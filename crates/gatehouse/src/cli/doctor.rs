@@ -1,10 +1,11 @@
 //! `gatehouse doctor`: check a deployment before (or while) it runs.
 //!
 //! It validates the config with line and column, then finds what would stop `gatehouse serve`
-//! from starting with it by running serve's own steps short of listening or calling a platform:
-//! the listen address, every gateway token (resolved and held to the gateway's rules), and every
-//! enabled channel's secrets and settings. It shows the effective exec policy of every agent and
-//! warns about risky settings. Exit 0 when all is well, 1 with warnings only, 2 when the config
+//! from starting with it by running serve's own steps short of listening, calling a platform
+//! or writing a file: the listen address, every gateway token (resolved and held to the
+//! gateway's rules), every enabled channel's secrets and settings, and the data directory's
+//! admin token, audit log and approvals database. It shows the effective exec policy of every
+//! agent and warns about risky settings. Exit 0 when all is well, 1 with warnings only, 2 when the config
 //! does not load or `serve` would refuse it.
 
 use std::collections::BTreeSet;
@@ -13,7 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use gatehouse_config::{Config, ConfigError, DEFAULT_AGENT_ID, load_file};
-use gatehouse_gateway::payloads::{ask_fallback, exec_policy};
+use gatehouse_gateway::payloads::{ask_fallback, effective_ask_fallback, exec_policy};
+use gatehouse_gateway::{ExecServices, configured_limits};
 use gatehouse_policy::Security;
 use gatehouse_policy::exec::{AllowlistEntry, ignored_allowlist_entries};
 use gatehouse_store::approvals_file::ExecApprovalsStore;
@@ -21,7 +23,8 @@ use gatehouse_store::approvals_file::ExecApprovalsStore;
 use gatehouse_chat::sanitize::{make_visible, one_line};
 
 use super::serve::{
-    ADMIN_TOKEN_FILE, APPROVALS_FILE, default_data_dir, listen_address, read_admin_token,
+    ADMIN_TOKEN_FILE, APPROVALS_FILE, default_data_dir, exec_setup, listen_address,
+    read_admin_token,
 };
 use super::tokens::review_tokens;
 
@@ -62,6 +65,7 @@ pub(crate) fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
         findings.error(&error);
     }
     check_admin_token(&config, &data_dir.join(ADMIN_TOKEN_FILE), &mut findings);
+    check_data_files(&config, &data_dir, &mut findings);
     check_agents(&config, &data_dir, &mut findings);
     match args.token {
         Some(token) => live_check(
@@ -216,10 +220,17 @@ fn check_agents(config: &Config, data_dir: &Path, findings: &mut Findings) {
     );
     for agent in &agents {
         let policy = exec_policy(config, Some(&approvals.file), agent);
-        let ask_fallback = ask_fallback(config, &approvals.file, agent);
+        let configured = ask_fallback(config, &approvals.file, agent);
+        let ask_fallback = effective_ask_fallback(configured, policy.security);
+        let clamped = if configured == ask_fallback {
+            String::new()
+        } else {
+            format!(" (configured {configured}, clamped to the security)")
+        };
         let allowlist = review_allowlist(&policy.allowlist);
         println!(
-            "agent {}: security {}, ask {}, askFallback {ask_fallback}, {} allowlist entries",
+            "agent {}: security {}, ask {}, askFallback {ask_fallback}{clamped}, {} allowlist \
+             entries",
             one_line(agent, 200),
             policy.security,
             policy.ask,
@@ -238,6 +249,33 @@ fn check_agents(config: &Config, data_dir: &Path, findings: &mut Findings) {
                 "agent {agent}: askFallback is full, so an unanswered approval runs the command"
             ));
         }
+    }
+}
+
+/// What `serve` would refuse in the data directory: one that is not a directory, and whatever
+/// the gateway's own check of its audit log and approvals database finds (the checks
+/// `ExecServices::start` makes, worded as its errors), read without writing anything.
+fn check_data_files(config: &Config, data_dir: &Path, findings: &mut Findings) {
+    let shown = data_dir.display();
+    if !data_dir.exists() {
+        println!("data directory {shown}: none yet (serve creates it)");
+        return;
+    }
+    if !data_dir.is_dir() {
+        findings.error(&anyhow::anyhow!(
+            "cannot create data directory {shown}: it exists and is not a directory"
+        ));
+        return;
+    }
+    let (_, limits) = configured_limits(config.gateway.limits.as_ref());
+    let refusals = ExecServices::check(&exec_setup(config.clone(), data_dir, limits));
+    if refusals.is_empty() {
+        println!("data directory {shown}: ok");
+    } else {
+        println!("data directory {shown}: serve would refuse it");
+    }
+    for refusal in refusals {
+        findings.error(&anyhow::Error::new(refusal));
     }
 }
 
@@ -277,6 +315,7 @@ fn live_check(server: &super::client::ServerArgs, findings: &mut Findings) {
     let status = match server.call("gateway.status", serde_json::json!({})) {
         Ok(status) => status,
         Err(error) => {
+            println!("live check: failed");
             findings.warn(format!("live check: {error:#}"));
             return;
         }

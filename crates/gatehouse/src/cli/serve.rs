@@ -19,10 +19,11 @@ use std::process::ExitCode;
 use anyhow::{Context as _, bail};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use gatehouse_config::Config;
 use gatehouse_gateway::RetryPolicy;
 use gatehouse_gateway::{
-    ChatSetup, ExecServices, ExecSetup, GatewaySettings, GatewayState, MIN_TOKEN_CHARS, Scope,
-    Secret, TokenSpec, configured_limits,
+    ChatSetup, ExecLimits, ExecServices, ExecSetup, GatewaySettings, GatewayState, MIN_TOKEN_CHARS,
+    Scope, Secret, TokenSpec, configured_limits,
 };
 use rand::RngCore as _;
 use rustix::fs::{FlockOperation, flock};
@@ -100,13 +101,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         tokens,
         limits,
     };
-    let setup = ExecSetup {
-        config,
-        approvals_file: data_dir.join(APPROVALS_FILE),
-        database: data_dir.join(DATABASE_FILE),
-        audit_log: data_dir.join(gatehouse_store::audit::LOG_FILE_NAME),
-        limits: exec_limits,
-    };
+    let setup = exec_setup(config, &data_dir, exec_limits);
     runtime.block_on(async {
         // Taken before the approval manager starts, so the chat runtime edits exactly the
         // cards of approvals this start cancelled.
@@ -130,6 +125,17 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .await
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The exec state in `data_dir`, as `serve` starts it and `doctor` checks it.
+pub(crate) fn exec_setup(config: Config, data_dir: &Path, limits: ExecLimits) -> ExecSetup {
+    ExecSetup {
+        config,
+        approvals_file: data_dir.join(APPROVALS_FILE),
+        database: data_dir.join(DATABASE_FILE),
+        audit_log: data_dir.join(gatehouse_store::audit::LOG_FILE_NAME),
+        limits,
+    }
 }
 
 /// The address to listen on: the flag, else `gateway.listen`, else [`DEFAULT_LISTEN`]; `doctor`
