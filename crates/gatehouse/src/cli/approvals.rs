@@ -10,10 +10,11 @@ use anyhow::bail;
 use clap::Subcommand;
 use serde_json::{Value, json};
 
-use gatehouse_chat::sanitize::one_line;
+use gatehouse_chat::sanitize::{make_visible, one_line};
+use gatehouse_policy::exec::ignored_allowlist_entries;
 use gatehouse_store::approvals_file::AllowlistEntry;
 
-use super::client::ServerArgs;
+use super::client::{ServerArgs, at_least_one};
 
 /// Flags of `gatehouse approvals`.
 #[derive(Debug, clap::Args)]
@@ -41,8 +42,8 @@ enum ApprovalsCommand {
         #[arg(long)]
         newest_first: bool,
         /// At most this many (the gateway caps it at 1,000).
-        #[arg(long, default_value_t = 100)]
-        limit: usize,
+        #[arg(long, default_value_t = 100, value_parser = at_least_one)]
+        limit: u64,
     },
     /// Show one approval by id or unique prefix.
     Get {
@@ -167,6 +168,9 @@ pub(crate) fn run(args: ApprovalsArgs) -> anyhow::Result<ExitCode> {
 
 /// Reads the file, changes one agent's allowlist, and writes it back based on the hash read.
 fn allowlist(server: &ServerArgs, command: AllowlistCommand) -> anyhow::Result<Value> {
+    if let AllowlistCommand::Add { pattern, .. } = &command {
+        refuse_ignored_pattern(pattern.trim())?;
+    }
     let read = server.call("exec.approvals.get", json!({}))?;
     let agent = match &command {
         AllowlistCommand::List { agent }
@@ -182,15 +186,22 @@ fn allowlist(server: &ServerArgs, command: AllowlistCommand) -> anyhow::Result<V
             let pattern = pattern.trim();
             // The rule the gateway's own adds follow (`AllowlistEntry::same_rule`): a pattern
             // already there without an argument pattern is not added twice.
-            let existing = entries.iter().find(|item| {
-                serde_json::from_value::<AllowlistEntry>((*item).clone())
-                    .is_ok_and(|known| known.same_rule(pattern, None))
+            let existing = entries.iter().find_map(|item| {
+                serde_json::from_value::<AllowlistEntry>(item.clone())
+                    .ok()
+                    .filter(|known| known.same_rule(pattern, None))
             });
             if let Some(existing) = existing {
                 eprintln!(
-                    "agent `{}` already has {pattern:?} (entry {}); nothing changed",
+                    "agent `{}` already has `{}` (entry {}){}; nothing changed",
                     one_line(&agent, 200),
-                    one_line(existing["id"].as_str().unwrap_or("without an id"), 80)
+                    one_line(&existing.pattern, 200),
+                    one_line(existing.id.as_deref().unwrap_or("without an id"), 80),
+                    if existing.pattern.trim() == pattern {
+                        String::new()
+                    } else {
+                        format!(", the same rule as `{}`", one_line(pattern, 200))
+                    }
                 );
                 return Ok(json!({"agent": agent, "allowlist": entries}));
             }
@@ -218,4 +229,25 @@ fn allowlist(server: &ServerArgs, command: AllowlistCommand) -> anyhow::Result<V
         json!({"file": file, "baseHash": read["hash"]}),
     )?;
     Ok(json!({"agent": agent, "allowlist": written["file"]["agents"][&agent]["allowlist"]}))
+}
+
+/// Refuses a pattern the policy would skip (a bare name such as `git`, a bad glob), with the
+/// policy's own reason: added, it would sit in the file allowing nothing, and only `doctor`
+/// would say so later. `~` expands against the gateway's `HOME`, which is not known here; a
+/// stand-in does, since where it points never decides whether an entry is used.
+fn refuse_ignored_pattern(pattern: &str) -> anyhow::Result<()> {
+    let entry = gatehouse_policy::exec::AllowlistEntry {
+        pattern: pattern.to_owned(),
+        arg_pattern: None,
+    };
+    let stand_in_home = std::path::Path::new("/home/gatehouse");
+    match ignored_allowlist_entries(&[entry], Some(stand_in_home)).first() {
+        Some(reason) if pattern.contains('/') => bail!("not added: {}", make_visible(reason)),
+        Some(reason) => bail!(
+            "not added: {} (`command -v {}` on the gateway host prints it)",
+            make_visible(reason),
+            one_line(pattern, 200)
+        ),
+        None => Ok(()),
+    }
 }

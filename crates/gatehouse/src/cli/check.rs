@@ -69,6 +69,9 @@ struct RequestLine {
 /// Runs the subcommand.
 pub(crate) fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let sources = Sources::load(args.config.as_deref(), args.approvals.as_deref())?;
+    sources
+        .known_agent(&args.agent)
+        .map_err(anyhow::Error::msg)?;
     let cwd = match args.cwd {
         Some(cwd) => cwd,
         None => std::env::current_dir().context("cannot determine the current directory")?,
@@ -116,10 +119,15 @@ fn run_batch(
         let json = match request_from_line(&line, default_cwd) {
             Ok((request, agent)) => {
                 let agent = agent.as_deref().unwrap_or(default_agent);
-                let policy = policies
-                    .entry(agent.to_owned())
-                    .or_insert_with(|| sources.policy(agent));
-                DecisionJson::from(&evaluate(&request, policy))
+                match sources.known_agent(agent) {
+                    Ok(()) => {
+                        let policy = policies
+                            .entry(agent.to_owned())
+                            .or_insert_with(|| sources.policy(agent));
+                        DecisionJson::from(&evaluate(&request, policy))
+                    }
+                    Err(problem) => DecisionJson::invalid_request(&problem),
+                }
             }
             Err(problem) => DecisionJson::invalid_request(&problem),
         };

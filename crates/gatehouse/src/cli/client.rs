@@ -37,14 +37,12 @@ impl ServerArgs {
 
     /// Calls `method` and returns its payload; a refusal becomes an error naming its code.
     pub(crate) fn call(&self, method: &str, params: Value) -> anyhow::Result<Value> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .context("cannot start the async runtime")?;
-        runtime.block_on(self.call_async(method, params))
+        block_on(self.call_async(method, params))
     }
 
-    async fn call_async(&self, method: &str, params: Value) -> anyhow::Result<Value> {
+    /// [`Self::call`] for calls that must run beside others (a wait and what watches it); a
+    /// refusal is a [`Refusal`].
+    pub(crate) async fn call_async(&self, method: &str, params: Value) -> anyhow::Result<Value> {
         let Some(token) = &self.token else {
             bail!(
                 "no token: pass --token or set GATEHOUSE_TOKEN (a gateway started without \
@@ -73,12 +71,44 @@ impl ServerArgs {
                         .unwrap_or("unknown")
                         .to_owned()
                 };
-                bail!("{method}: {} ({})", text("message"), text("code"))
+                Err(Refusal {
+                    method: method.to_owned(),
+                    code: text("code"),
+                    message: text("message"),
+                }
+                .into())
             }
             None => bail!("{method}: the gateway's answer has no `ok` field"),
         }
     }
 }
+
+/// Runs `work` on a runtime of its own: each client command is one short burst of calls.
+pub(crate) fn block_on<T>(work: impl Future<Output = anyhow::Result<T>>) -> anyhow::Result<T> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(work)
+}
+
+/// The gateway's refusal of a call, with its stable code, so a caller can tell one refusal
+/// from another without reading the message.
+#[derive(Debug)]
+pub(crate) struct Refusal {
+    method: String,
+    /// The error code (`not_found`, `forbidden`, …).
+    pub(crate) code: String,
+    message: String,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {} ({})", self.method, self.message, self.code)
+    }
+}
+
+impl std::error::Error for Refusal {}
 
 /// What `request` and `run` send: a command for an agent, from a cwd, with a time limit.
 #[derive(Debug, clap::Args)]
@@ -87,7 +117,7 @@ pub(crate) struct CommandArgs {
     pub(crate) server: ServerArgs,
     /// Seconds: how long `request` waits for a decision, or how long `run` lets the command
     /// run [default: the server's].
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", value_parser = at_least_one)]
     timeout: Option<u64>,
     /// Print the server's answer as JSON.
     #[arg(long)]
@@ -126,5 +156,15 @@ impl CommandArgs {
             params["timeoutMs"] = json!(seconds.saturating_mul(1000));
         }
         Ok(params)
+    }
+}
+
+/// A count or duration for which zero means nothing useful (an approval that expires at once, a
+/// listing of nothing): refused as a usage error, so the mistake is not mistaken for an answer.
+pub(crate) fn at_least_one(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("must be at least 1".to_owned()),
+        Ok(value) => Ok(value),
+        Err(error) => Err(error.to_string()),
     }
 }

@@ -9,6 +9,8 @@ use gatehouse_gateway::payloads::exec_policy;
 use gatehouse_policy::exec::ExecPolicy;
 use gatehouse_store::approvals_file::{ExecApprovalsFile, parse_str};
 
+use super::agent_ids::known_agent;
+
 /// Policy sources shared by every request of one invocation.
 pub(crate) struct Sources {
     config: Config,
@@ -22,6 +24,16 @@ impl Sources {
             config: super::config::load(config)?,
             approvals: approvals.map(load_approvals).transpose()?,
         })
+    }
+
+    /// Refuses an agent id the config's `agents.list` and the approvals file both leave out,
+    /// when the config lists agents (see [`known_agent`]).
+    pub(crate) fn known_agent(&self, agent: &str) -> Result<(), String> {
+        let in_file = self
+            .approvals
+            .iter()
+            .flat_map(|file| file.agents.keys().map(String::as_str));
+        known_agent(&self.config, in_file, agent)
     }
 
     /// The config's exec settings for `agent`, composed with the approvals file when given;

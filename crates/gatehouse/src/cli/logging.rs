@@ -55,21 +55,27 @@ fn filter_from(value: Option<&str>) -> (Targets, Option<String>) {
     }
 }
 
-/// A directive `Targets` would read as a target name although it is something else: a span or
-/// field filter (`gatehouse[span{x}]=debug`) parses as a target that matches nothing, which
-/// would leave only what the other directives name, or nothing, logged.
+/// A directive `Targets` would read as a target name although it is none: it parses as a
+/// target that matches nothing, which would leave only what the other directives name, or
+/// nothing, logged. A span or field filter (`gatehouse[span{x}]=debug`) is named as such; any
+/// other character a module path cannot hold (`bogus!!`) is a typo, not a filter.
 fn unsupported_directive(value: &str) -> Option<String> {
     let is_target_char = |c: char| c.is_ascii_alphanumeric() || "_:-.".contains(c);
-    value
-        .split(',')
-        .map(str::trim)
-        .find(|directive| {
-            let target = directive.split_once('=').map_or(*directive, |(t, _)| t);
-            !target.chars().all(is_target_char)
-        })
-        .map(|directive| {
-            format!("`{directive}`: span and field filters are not supported, only target=level")
-        })
+    value.split(',').map(str::trim).find_map(|directive| {
+        let target = directive.split_once('=').map_or(directive, |(t, _)| t);
+        if target.chars().all(is_target_char) {
+            None
+        } else if target.contains(['[', ']', '{', '}']) {
+            Some(format!(
+                "`{directive}`: span and field filters are not supported, only target=level"
+            ))
+        } else {
+            Some(format!(
+                "`{directive}`: `{target}` is neither a level (trace, debug, info, warn, error, \
+                 off) nor a target (a module path such as gatehouse_gateway::ws)"
+            ))
+        }
+    })
 }
 
 #[cfg(test)]
@@ -105,6 +111,33 @@ mod tests {
         for value in ["gatehouse[span{x}]=debug", "info,gatehouse[{x}]=debug"] {
             let (filter, refused) = filter_from(Some(value));
             assert!(refused.is_some_and(|why| why.contains("span")), "{value}");
+            assert!(filter.would_enable("gatehouse", &Level::INFO), "{value}");
+        }
+    }
+
+    /// Operator walkthrough: `RUST_LOG='bogus!!'` was reported as a span or field filter.
+    #[test]
+    fn a_target_with_stray_characters_is_named_as_no_target_not_as_a_span_filter() {
+        for (value, directive, target) in [
+            ("bogus!!", "bogus!!", "bogus!!"),
+            (
+                "info,gatehouse gateway=debug",
+                "gatehouse gateway=debug",
+                "gatehouse gateway",
+            ),
+        ] {
+            let (filter, refused) = filter_from(Some(value));
+            assert_eq!(
+                refused.as_deref(),
+                Some(
+                    format!(
+                        "`{directive}`: `{target}` is neither a level (trace, debug, info, warn, \
+                         error, off) nor a target (a module path such as gatehouse_gateway::ws)"
+                    )
+                    .as_str()
+                ),
+                "{value}"
+            );
             assert!(filter.would_enable("gatehouse", &Level::INFO), "{value}");
         }
     }

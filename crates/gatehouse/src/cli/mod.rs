@@ -1,5 +1,6 @@
 //! Command-line surface: one module per subcommand.
 
+mod agent_ids;
 mod approvals;
 mod audit;
 mod channels;

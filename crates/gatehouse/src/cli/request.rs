@@ -2,25 +2,39 @@
 //! Exit 0 when it may run (a person allowed it, or `askFallback` did), 20 when it may not.
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use gatehouse_store::approvals_db::mint_approval_id;
 use serde_json::{Value, json};
 
-use super::client::CommandArgs;
+use super::client::{CommandArgs, Refusal, ServerArgs, block_on};
 
 /// Exit status when the command may not run; the same as `gatehouse check`'s deny.
 pub(crate) const EXIT_DENIED: u8 = 20;
 
-/// Runs the subcommand. The approval's id is chosen here and named on stderr before the wait,
-/// which may last until the approval expires, so the person at the terminal knows what to
-/// answer (or look for) meanwhile. It is minted as the gateway mints its own, so the store
-/// indexes it as cheaply.
+/// The first and the longest pause between two looks for the approval while the request waits.
+const FIRST_LOOK: Duration = Duration::from_millis(50);
+const LONGEST_PAUSE: Duration = Duration::from_secs(1);
+
+/// Runs the subcommand. The wait may last until the approval expires, so the person at the
+/// terminal is told which approval to answer (or look for) as soon as the gateway holds it,
+/// and only then: a request refused outright (no token, `forbidden`, a full pending cap)
+/// names no approval that never existed. The id is chosen here, as the gateway mints its own
+/// (so the store indexes it as cheaply), to be looked for while the request waits.
 pub(crate) fn run(args: CommandArgs) -> anyhow::Result<ExitCode> {
-    let id = mint_approval_id(super::now_ms());
+    let id = mint_approval_id(super::now_ms()).to_string();
     let mut params = args.params()?;
-    params["id"] = json!(id.to_string());
-    eprintln!("gatehouse: waiting for a decision on approval {id}");
-    let answer = args.server.call("exec.approval.request", params)?;
+    params["id"] = json!(id);
+    let server = &args.server;
+    let answer = block_on(async {
+        let request = server.call_async("exec.approval.request", params);
+        let mut request = std::pin::pin!(request);
+        tokio::select! {
+            answer = &mut request => return answer,
+            () = announce_once_held(server, &id) => {}
+        }
+        request.await
+    })?;
     let may_run = may_run(&answer);
     if args.json {
         println!("{answer}");
@@ -32,6 +46,33 @@ pub(crate) fn run(args: CommandArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(EXIT_DENIED)
     })
+}
+
+/// Looks for approval `id` (the requester may read its own) until the gateway holds it, then
+/// names it on stderr. Any answer but `not_found` ends the looking without a word: the request
+/// itself reports what is wrong.
+async fn announce_once_held(server: &ServerArgs, id: &str) {
+    let mut pause = FIRST_LOOK;
+    loop {
+        tokio::time::sleep(pause).await;
+        match server
+            .call_async("exec.approval.get", json!({"id": id}))
+            .await
+        {
+            Ok(_) => {
+                eprintln!("gatehouse: waiting for a decision on approval {id}");
+                return;
+            }
+            Err(error)
+                if error
+                    .downcast_ref::<Refusal>()
+                    .is_some_and(|refusal| refusal.code == "not_found") =>
+            {
+                pause = (pause * 2).min(LONGEST_PAUSE);
+            }
+            Err(_) => return,
+        }
+    }
 }
 
 /// Allowed by a person, or by `askFallback` when nobody answered.

@@ -27,9 +27,10 @@ pub(crate) fn run(args: CommandArgs) -> anyhow::Result<ExitCode> {
         }
     }
     if answer["status"] == "denied" {
+        let reason = answer["reason"].as_str().unwrap_or("unknown");
         eprintln!(
-            "gatehouse: denied ({}): {}",
-            answer["reason"].as_str().unwrap_or("unknown"),
+            "gatehouse: denied ({reason}{}): {}",
+            approval_named(reason, &answer),
             answer["detail"].as_str().unwrap_or_default()
         );
         return Ok(ExitCode::from(EXIT_DENIED));
@@ -39,4 +40,14 @@ pub(crate) fn run(args: CommandArgs) -> anyhow::Result<ExitCode> {
     }
     let code = answer["exitCode"].as_i64().unwrap_or(1);
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+}
+
+/// `; approval ID` when a person was asked: the run then carries the approval's id, so the
+/// denial can be looked up with `gatehouse approvals get`, as `request` names its approval.
+/// A `policy` denial asked nobody, and its run id names no approval.
+fn approval_named(reason: &str, answer: &serde_json::Value) -> String {
+    match (reason, answer["runId"].as_str()) {
+        ("policy", _) | (_, None) => String::new(),
+        (_, Some(id)) => format!("; approval {id}"),
+    }
 }

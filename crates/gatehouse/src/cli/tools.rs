@@ -48,6 +48,7 @@ pub(crate) struct ToolsArgs {
 /// Runs the subcommand.
 pub(crate) fn run(args: ToolsArgs) -> anyhow::Result<ExitCode> {
     let config = super::config::load(args.config.as_deref())?;
+    super::agent_ids::known_agent(&config, [], &args.agent).map_err(anyhow::Error::msg)?;
     let plugin_tools = args
         .plugin_tools
         .iter()
@@ -101,6 +102,12 @@ fn print_human(out: &mut impl Write, effective: &EffectiveTools) -> std::io::Res
     writeln!(out, "allowed: {}", allowed.join(" "))?;
     for tool in effective.tools.iter().filter(|t| !t.allowed) {
         match &tool.removed_by {
+            // A rule with no key comes already parenthesised, as `(owner-only tool)`.
+            Some(removal) if removal.config_path.starts_with('(') => writeln!(
+                out,
+                "  {}: removed by {} {}",
+                tool.name, removal.step, removal.config_path
+            )?,
             Some(removal) => writeln!(
                 out,
                 "  {}: removed by {} ({})",

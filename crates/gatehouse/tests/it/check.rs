@@ -172,6 +172,61 @@ fn batch_mode_applies_each_lines_agent() {
     assert_eq!(line["decision"], "deny");
 }
 
+/// Operator walkthrough: `--agent nosuch` answered with the global settings, a plausible answer
+/// for a typo. Once the config lists agents, an id neither it nor the approvals file names is
+/// refused (exit 2), and in a batch its line is a `deny` naming the problem.
+#[test]
+fn refuses_an_agent_the_config_does_not_list() {
+    let files = Files::new();
+    let config = files.write(
+        "gh.json5",
+        "{ agents: { list: [ { id: 'locked', tools: { exec: { security: 'deny' } } } ] } }",
+    );
+    let run = gatehouse(
+        &["check", "--config", &config, "--agent", "lokced", "ls"],
+        "",
+    );
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert_eq!(
+        run.stderr,
+        "gatehouse: agent `lokced` is not in `agents.list` (`locked`); an unlisted id gets the \
+         global settings, so a typo would answer for the wrong agent\n"
+    );
+    let input = "{\"command\": \"ls\", \"agent\": \"lokced\"}\n";
+    let run = gatehouse(&["check", "--config", &config, "--jsonl"], input);
+    let line: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    assert_eq!(line["decision"], "deny");
+    assert!(
+        line["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("invalid request: agent `lokced` is not in `agents.list`"),
+        "{line}"
+    );
+    // The default agent, an agent the approvals file names, and any id without a list, answer.
+    let approvals = files.write(
+        "exec-approvals.json",
+        r#"{"version": 1, "agents": {"ci": {"allowlist": []}}}"#,
+    );
+    for args in [
+        &["check", "--config", &config, "ls"][..],
+        &[
+            "check",
+            "--config",
+            &config,
+            "--approvals",
+            &approvals,
+            "--agent",
+            "ci",
+            "ls",
+        ][..],
+        &["check", "--agent", "anything", "ls"][..],
+    ] {
+        let run = gatehouse(args, "");
+        assert_ne!(run.code, 2, "{args:?}: {}", run.stderr);
+    }
+}
+
 #[test]
 fn refuses_a_missing_command_as_a_usage_error() {
     let run = gatehouse(&["check"], "");

@@ -27,6 +27,29 @@ fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// Runs `args` as `token` against an address nothing listens on: for refusals that must come
+/// before any call.
+async fn offline(token: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gatehouse"))
+        .args(args)
+        .env("GATEHOUSE_URL", "http://127.0.0.1:9")
+        .env("GATEHOUSE_TOKEN", token)
+        .output()
+        .await
+        .unwrap()
+}
+
+/// Answers approval `id` with `deny`, as an operator.
+async fn deny(server: &Server, id: &str) {
+    server
+        .ok(
+            APPROVER,
+            "exec.approval.resolve",
+            json!({"id": id, "decision": "deny"}),
+        )
+        .await;
+}
+
 #[tokio::test]
 async fn request_exits_20_when_nobody_can_be_asked() {
     let server = Server::start("").await;
@@ -115,14 +138,93 @@ async fn request_names_the_approval_it_waits_on_before_the_answer() {
         line,
         format!("gatehouse: waiting for a decision on approval {id}\n")
     );
-    server
-        .ok(
-            APPROVER,
-            "exec.approval.resolve",
-            json!({"id": id, "decision": "deny"}),
-        )
-        .await;
+    deny(&server, &id).await;
     assert_eq!(waiting.wait().await.unwrap().code(), Some(20));
+}
+
+/// Operator walkthrough: `request` named an approval before sending the request, so a request
+/// refused outright (no token, a wrong one, a scope it lacks) named one that never existed.
+#[tokio::test]
+async fn request_refused_outright_names_no_approval() {
+    let server = Server::start("").await;
+    let _operator = server.ws(APPROVER).await;
+    let wrong = output(
+        &server,
+        "not-a-token-of-this-gateway",
+        &["request", "--", "ls"],
+    )
+    .await;
+    let forbidden = output(&server, APPROVER, &["request", "--", "ls"]).await;
+    for (out, code) in [(wrong, "unauthorized"), (forbidden, "forbidden")] {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.starts_with("gatehouse: exec.approval.request: ")
+                && stderr.ends_with(&format!("({code})\n"))
+                && stderr.lines().count() == 1,
+            "{stderr}"
+        );
+    }
+    let no_token = client(&server, AGENT, &["request", "--", "ls"])
+        .env_remove("GATEHOUSE_TOKEN")
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&no_token.stderr);
+    assert!(
+        stderr.starts_with("gatehouse: no token:") && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+}
+
+/// Operator walkthrough: `run` never named the approval it waited on; a denial names it now.
+#[tokio::test]
+async fn run_names_the_approval_a_person_denied() {
+    let server = Server::start("").await;
+    let mut operator = server.ws(APPROVER).await;
+    let waiting = client(&server, AGENT, &["run", "--", "make deploy"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let requested = operator.event("exec.approval.requested").await;
+    let id = requested["payload"]["id"].as_str().unwrap().to_owned();
+    deny(&server, &id).await;
+    let out = waiting.wait_with_output().await.unwrap();
+    assert_eq!(out.status.code(), Some(20));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("gatehouse: denied (user-denied; approval {id}): user-denied\n")
+    );
+}
+
+/// Operator walkthrough: `--limit 0` listed nothing as if nothing matched, and `--timeout 0`
+/// created an approval that expired at once.
+#[tokio::test]
+async fn refuses_a_zero_limit_or_timeout_before_calling_the_gateway() {
+    for args in [
+        &["approvals", "list", "--limit", "0"][..],
+        &["request", "--timeout", "0", "--", "ls"][..],
+        &["run", "--timeout", "0", "--", "ls"][..],
+    ] {
+        let out = offline(AGENT, args).await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("must be at least 1"), "{args:?}: {stderr}");
+    }
+}
+
+/// Operator walkthrough: `allowlist add git` added an entry the policy ignores (a bare name);
+/// only `doctor` said so, later. It is refused with the policy's reason, before any call.
+#[tokio::test]
+async fn refuses_to_add_an_allowlist_entry_the_policy_would_ignore() {
+    let out = offline(ADMIN, &["approvals", "allowlist", "add", "git"]).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "gatehouse: not added: allowlist entry `git` ignored: a bare name would match any \
+         program of that name; use its absolute path (`command -v git` on the gateway host \
+         prints it)\n"
+    );
 }
 
 #[tokio::test]
@@ -227,6 +329,17 @@ async fn allowlist_add_list_and_remove_edit_the_servers_file() {
         String::from_utf8_lossy(&again.stderr).contains("nothing changed"),
         "{}",
         String::from_utf8_lossy(&again.stderr)
+    );
+    // Operator walkthrough: the duplicate was named as typed, not as the entry it duplicates.
+    let shouted = git.to_uppercase();
+    let again = output(&server, ADMIN, &["approvals", "allowlist", "add", &shouted]).await;
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        stderr.starts_with(&format!("agent `main` already has `{git}` (entry "))
+            && stderr.ends_with(&format!(
+                "), the same rule as `{shouted}`; nothing changed\n"
+            )),
+        "{stderr}"
     );
     let listed = output(
         &server,

@@ -62,6 +62,39 @@ fn names_the_config_key_that_removed_a_tool() {
     assert_eq!(entry(&out, "exec")["allowed"], true);
 }
 
+/// Operator walkthrough: the readable output showed `removed by owner ((owner-only tool))`, and
+/// `--agent` with an id the config does not list answered with the global settings.
+#[test]
+fn names_each_removal_once_in_words_and_refuses_an_unlisted_agent() {
+    let files = Files::new();
+    let config = files.write(
+        "gh.json5",
+        "{ tools: { profile: 'full' }, agents: { list: [ { id: 'ops', tools: { deny: ['exec'] } } ] } }",
+    );
+    let run = gatehouse(&["tools", "--config", &config, "--agent", "ops"], "");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("\n  cron: removed by owner (owner-only tool)\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("\n  exec: removed by agent (agents.list[0].tools.deny)\n"),
+        "{}",
+        run.stdout
+    );
+    let run = gatehouse(&["tools", "--config", &config, "--agent", "osp"], "");
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(
+        run.stderr
+            .starts_with("gatehouse: agent `osp` is not in `agents.list` (`ops`)"),
+        "{}",
+        run.stderr
+    );
+}
+
 #[test]
 fn owner_only_tools_need_the_owner_flag() {
     let files = Files::new();
