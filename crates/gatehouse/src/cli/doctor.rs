@@ -18,7 +18,7 @@ use gatehouse_gateway::payloads::{ask_fallback, effective_ask_fallback, exec_pol
 use gatehouse_gateway::{ExecServices, configured_limits};
 use gatehouse_policy::Security;
 use gatehouse_policy::exec::{AllowlistEntry, ignored_allowlist_entries};
-use gatehouse_store::approvals_file::ExecApprovalsStore;
+use gatehouse_store::approvals_file::{ExecApprovalsStore, Snapshot};
 
 use gatehouse_chat::sanitize::{make_visible, one_line};
 
@@ -65,8 +65,9 @@ pub(crate) fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
         findings.error(&error);
     }
     check_admin_token(&config, &data_dir.join(ADMIN_TOKEN_FILE), &mut findings);
-    check_data_files(&config, &data_dir, &mut findings);
-    check_agents(&config, &data_dir, &mut findings);
+    if let Some(approvals) = check_data_files(&config, &data_dir, &mut findings) {
+        check_agents(&config, &approvals, &mut findings);
+    }
     match args.token {
         Some(token) => live_check(
             &super::client::ServerArgs::new(args.url, token),
@@ -191,20 +192,9 @@ fn check_channels(config: &Config, findings: &mut Findings) {
     }
 }
 
-/// Prints every agent's effective exec policy and warns about the settings that let commands
-/// run with nobody asked, and about allowlist entries the policy ignores.
-fn check_agents(config: &Config, data_dir: &Path, findings: &mut Findings) {
-    let path = data_dir.join(APPROVALS_FILE);
-    let approvals = match ExecApprovalsStore::new(&path).read() {
-        Ok(approvals) => approvals,
-        Err(error) => {
-            // `serve` refuses to start on it; what was found before still counts.
-            let error =
-                anyhow::Error::new(error).context(format!("cannot read {}", path.display()));
-            findings.error(&error);
-            return;
-        }
-    };
+/// Prints every agent's effective exec policy under `approvals` and warns about the settings
+/// that let commands run with nobody asked, and about allowlist entries the policy ignores.
+fn check_agents(config: &Config, approvals: &Snapshot, findings: &mut Findings) {
     for note in &approvals.report.notes {
         findings.warn(format!("{}: {note}", approvals.path.display()));
     }
@@ -252,24 +242,37 @@ fn check_agents(config: &Config, data_dir: &Path, findings: &mut Findings) {
     }
 }
 
-/// What `serve` would refuse in the data directory: one that is not a directory, and whatever
-/// the gateway's own check of its audit log and approvals database finds (the checks
-/// `ExecServices::start` makes, worded as its errors), read without writing anything.
-fn check_data_files(config: &Config, data_dir: &Path, findings: &mut Findings) {
+/// What `serve` would refuse in the data directory: one that is not a directory, an
+/// `exec-approvals.json` it cannot read, and whatever the gateway's own check of its audit log
+/// and approvals database finds (the checks `ExecServices::start` makes, worded as its
+/// errors), all read without writing anything. The approvals file as read, for the agent
+/// lines; `None` when it cannot be read.
+fn check_data_files(config: &Config, data_dir: &Path, findings: &mut Findings) -> Option<Snapshot> {
     let shown = data_dir.display();
-    if !data_dir.exists() {
-        println!("data directory {shown}: none yet (serve creates it)");
-        return;
-    }
-    if !data_dir.is_dir() {
+    if data_dir.exists() && !data_dir.is_dir() {
         findings.error(&anyhow::anyhow!(
             "cannot create data directory {shown}: it exists and is not a directory"
         ));
-        return;
+        return None;
+    }
+    let path = data_dir.join(APPROVALS_FILE);
+    let approvals = match ExecApprovalsStore::new(&path).read() {
+        Ok(approvals) => Some(approvals),
+        Err(error) => {
+            // `serve` refuses to start on it; what else is found still counts.
+            let error =
+                anyhow::Error::new(error).context(format!("cannot read {}", path.display()));
+            findings.error(&error);
+            None
+        }
+    };
+    if !data_dir.exists() {
+        println!("data directory {shown}: none yet (serve creates it)");
+        return approvals;
     }
     let (_, limits) = configured_limits(config.gateway.limits.as_ref());
     let refusals = ExecServices::check(&exec_setup(config.clone(), data_dir, limits));
-    if refusals.is_empty() {
+    if refusals.is_empty() && approvals.is_some() {
         println!("data directory {shown}: ok");
     } else {
         println!("data directory {shown}: serve would refuse it");
@@ -277,6 +280,7 @@ fn check_data_files(config: &Config, data_dir: &Path, findings: &mut Findings) {
     for refusal in refusals {
         findings.error(&anyhow::Error::new(refusal));
     }
+    approvals
 }
 
 /// An agent's allowlist as the policy uses it.

@@ -486,6 +486,14 @@ fn reports_an_unreadable_approvals_file_with_everything_else() {
         "the token error is still reported: {}",
         run.stdout
     );
+    assert!(
+        run.stdout.contains(&format!(
+            "\ndata directory {}: serve would refuse it\n",
+            data.display()
+        )),
+        "{}",
+        run.stdout
+    );
 }
 
 /// Writes an intact audit log of `records` records into `data`, as a gateway leaves it.
