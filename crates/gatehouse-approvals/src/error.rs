@@ -69,6 +69,17 @@ pub enum ApprovalError {
         /// The refused id.
         id: Uuid,
     },
+    /// A chosen id whose short id (its first 8 hex digits, what cards show and people type)
+    /// is already another approval's, pending or settled: a person who typed it could be
+    /// answering the wrong one. Says nothing of that approval.
+    #[error(
+        "approval id {id} starts with {}, the short id of an existing approval; choose an id that starts differently",
+        short_text(.id)
+    )]
+    ShortIdInUse {
+        /// The refused id.
+        id: Uuid,
+    },
     /// The decision was not offered for this approval (allow-always when it cannot persist).
     #[error("{decision} is not offered for approval {id}")]
     DecisionNotOffered {
@@ -109,4 +120,8 @@ pub enum ApprovalError {
         /// The stored id.
         id: String,
     },
+}
+
+fn short_text(id: &Uuid) -> String {
+    format!("{:08x}", gatehouse_store::approvals_db::short_id(id))
 }

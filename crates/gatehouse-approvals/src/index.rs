@@ -131,35 +131,15 @@ impl Index {
         true
     }
 
-    /// Finds the one in-memory id a key names. A full id is returned as is; a prefix must match
-    /// exactly one entry. The other ids of an ambiguous prefix are listed only for callers
-    /// allowed to see them, so a prefix cannot be used to enumerate approvals.
-    pub(crate) fn find(&self, key: &Key, reveal_candidates: bool) -> Result<Uuid, ApprovalError> {
-        let (value, digits) = match *key {
-            Key::Full(id) => return Ok(id),
-            Key::Prefix { value, digits, .. } => (value, digits),
-        };
+    /// Every id in memory whose first `digits` hex digits are `value`. Reads every entry:
+    /// prefixes are typed by people, so this is not on a hot path.
+    pub(crate) fn matching(&self, value: u128, digits: u32) -> Vec<Uuid> {
         let shift = 128 - 4 * digits;
-        let mut matches = self
-            .entries
+        self.entries
             .iter()
             .map(|entry| *entry.key())
-            .filter(|id| id.as_u128() >> shift == value);
-        let Some(first) = matches.next() else {
-            return Err(ApprovalError::UnknownPrefix);
-        };
-        let rest: Vec<Uuid> = matches.collect();
-        if rest.is_empty() {
-            return Ok(first);
-        }
-        let count = rest.len() + 1;
-        let candidates = reveal_candidates.then(|| {
-            let mut all = rest;
-            all.push(first);
-            all.sort();
-            all
-        });
-        Err(ApprovalError::AmbiguousPrefix { count, candidates })
+            .filter(|id| id.as_u128() >> shift == value)
+            .collect()
     }
 }
 
@@ -226,35 +206,26 @@ mod tests {
         assert!(std::mem::size_of::<(Uuid, Entry)>() <= 40);
     }
 
-    #[test]
-    fn finds_a_unique_prefix_in_any_case() {
-        let index = index_of(&[A, B]);
-        let key = Key::parse("3F2A1B").unwrap();
-        assert_eq!(
-            index.find(&key, false).unwrap(),
-            Uuid::parse_str(A).unwrap()
-        );
-        let hyphenated = Key::parse("3f2a1b00-00").unwrap();
-        assert_eq!(index.find(&hyphenated, false).unwrap().to_string(), A);
+    fn matching(index: &Index, key: &str) -> Vec<String> {
+        let Key::Prefix { value, digits, .. } = Key::parse(key).unwrap() else {
+            panic!("{key} is not a prefix");
+        };
+        let mut ids: Vec<String> = index
+            .matching(value, digits)
+            .iter()
+            .map(Uuid::to_string)
+            .collect();
+        ids.sort();
+        ids
     }
 
     #[test]
-    fn ambiguous_prefix_hides_candidates_from_unauthorized_callers() {
+    fn matches_a_prefix_in_any_case_with_or_without_hyphens() {
         let index = index_of(&[A, B]);
-        let key = Key::parse("3f2a1").unwrap();
-        match index.find(&key, false) {
-            Err(ApprovalError::AmbiguousPrefix { count, candidates }) => {
-                assert_eq!((count, candidates), (2, None));
-            }
-            other => panic!("expected ambiguity, got {other:?}"),
-        }
-        match index.find(&key, true) {
-            Err(ApprovalError::AmbiguousPrefix { candidates, .. }) => {
-                let ids: Vec<String> = candidates.unwrap().iter().map(Uuid::to_string).collect();
-                assert_eq!(ids, vec![A, B]);
-            }
-            other => panic!("expected ambiguity, got {other:?}"),
-        }
+        assert_eq!(matching(&index, "3F2A1B"), [A]);
+        assert_eq!(matching(&index, "3f2a1b00-00"), [A]);
+        assert_eq!(matching(&index, "3f2a1"), [A, B]);
+        assert_eq!(matching(&index, "ffff"), Vec::<String>::new());
     }
 
     #[test]
@@ -265,15 +236,5 @@ mod tests {
                 "{bad}"
             );
         }
-    }
-
-    #[test]
-    fn unmatched_prefix_is_unknown() {
-        let index = index_of(&[A]);
-        let key = Key::parse("ffff").unwrap();
-        assert!(matches!(
-            index.find(&key, false),
-            Err(ApprovalError::UnknownPrefix)
-        ));
     }
 }

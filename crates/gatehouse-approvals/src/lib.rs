@@ -8,8 +8,10 @@
 //!
 //! **Invariants.** A settled approval never changes again; the first answer wins. An allow-once
 //! run is handed out at most once. Allow-always is offered only when it can be persisted and the
-//! effective ask is not `always`; deny is always offered. Ambiguous prefixes never reveal other
-//! ids to callers not allowed to see them. The manager never waits for an event subscriber, and a
+//! effective ask is not `always`; deny is always offered. A short id (an id's first 8 hex digits, what
+//! people type) names one approval: a new approval never gets one already in use, and a prefix
+//! matching several approvals, in memory or stored, is refused. Ambiguous prefixes never reveal
+//! other ids to callers not allowed to see them. The manager never waits for an event subscriber, and a
 //! subscriber misses no event.
 //! The manager never reads the system clock directly: time comes from a [`Clock`].
 //!
@@ -51,6 +53,7 @@ mod events;
 mod index;
 mod manager;
 mod run_binding;
+mod short_ids;
 mod state;
 
 pub use clock::{Clock, SystemClock, TokioClock};

@@ -10,6 +10,7 @@ use gatehouse_policy::ApprovalDecision;
 use gatehouse_store::approvals_db::{
     ApprovalRecord, ApprovalRequest, ApprovalState, ApprovalStore, ConsumeOutcome,
     DeliveredMessage, ListFilter, Resolution, ResolveOutcome, Retention, mint_approval_id,
+    short_id,
 };
 use gatehouse_store::approvals_file::{AddedEntry, ExecApprovalsStore};
 use uuid::Uuid;
@@ -19,6 +20,7 @@ use crate::deadlines::Deadlines;
 use crate::error::ApprovalError;
 use crate::events::{EventBus, EventKind, EventSubscription, Offered};
 use crate::index::{AllowAlwaysPlan, Entry, Index, Key, Status, Waiters};
+use crate::short_ids::ShortIds;
 use crate::state::{Announce, Inner, not_found_as_unknown, prune_periodically, run_timer};
 
 /// Reason recorded when a pending approval times out.
@@ -29,6 +31,14 @@ pub const REASON_NO_ROUTE: &str = "no-approval-route";
 pub const REASON_STORE_FAILED: &str = "store-failed";
 /// Reason recorded for approvals left pending by an earlier run of the gateway.
 pub const REASON_RESTART: &str = "gateway-restart";
+
+/// How many fresh ids `create` tries for one approval before giving up. A fresh id's short id
+/// is taken with the odds (approvals stored) / 2^32, about 1 in 43,000 with 100,000 stored, so
+/// a second try is rare and a third practically never happens.
+const MINT_ATTEMPTS: usize = 8;
+
+/// The most ids an ambiguous prefix lists to a caller allowed to see them.
+const MAX_CANDIDATES: usize = 50;
 
 /// Tunables; the defaults are the documented ones.
 #[derive(Debug, Clone)]
@@ -68,6 +78,7 @@ pub enum IdDisclosure {
 #[derive(Debug, Clone)]
 pub struct CreateApproval {
     /// An id chosen by the requester (a UUID); minted with `mint_approval_id` when absent.
+    /// Refused when it, or its short id, is already in use.
     pub id: Option<String>,
     /// What is asked, as stored and shown to approvers.
     pub request: ApprovalRequest,
@@ -123,6 +134,7 @@ impl std::fmt::Debug for ApprovalManager {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ApprovalManager")
             .field("in_memory", &self.inner.index.len())
+            .field("short_ids_in_use", &self.inner.short_ids.len())
             .finish_non_exhaustive()
     }
 }
@@ -156,8 +168,10 @@ impl PendingDecision {
 
 impl ApprovalManager {
     /// Starts the manager: cancels approvals left pending by an earlier run (reason
-    /// `gateway-restart`) and starts the timer and the pruner, whose first pass deletes history
-    /// older than the retention period in the background. The returned subscription already holds
+    /// `gateway-restart`), reads the short ids in use from the store (every id in it: about
+    /// 50 ms per 200,000 approvals), and starts the timer and the pruner, whose first pass
+    /// deletes history older than the retention period in the background. The returned
+    /// subscription already holds
     /// the restart cancellations, so the caller sees them although it could not subscribe
     /// earlier. Must run inside a tokio runtime.
     pub async fn start(
@@ -174,6 +188,7 @@ impl ApprovalManager {
             clock,
             config,
             index: Index::default(),
+            short_ids: ShortIds::default(),
             deadlines: Arc::new(Deadlines::default()),
             events,
             tasks: std::sync::OnceLock::new(),
@@ -199,6 +214,8 @@ impl ApprovalManager {
                 },
             );
         }
+        let stored = inner.blocking(|store| store.short_ids()).await?;
+        inner.short_ids.load(stored);
         let timer = tokio::spawn(run_timer(
             Arc::downgrade(&inner),
             Arc::clone(&inner.deadlines),
@@ -250,13 +267,10 @@ impl ApprovalManager {
         let inner = &self.inner;
         let created_at_ms = inner.clock.now_ms();
         let (id, announce) = match &create.id {
-            Some(text) => (
-                Uuid::try_parse(text).map_err(|_| ApprovalError::InvalidId { id: text.clone() })?,
-                Announce::Durable,
-            ),
-            // 74 random bits beside the time cannot be taken, so only a failing store can
-            // refuse a fresh id.
-            None => (mint_approval_id(created_at_ms), Announce::Early),
+            Some(text) => (self.claim_chosen(text)?, Announce::Durable),
+            // 74 random bits beside the time cannot be taken, and its short id is claimed
+            // here, so only a failing store can refuse a fresh id.
+            None => (self.claim_minted(created_at_ms)?, Announce::Early),
         };
         let plan = allow_always_plan(&create);
         let offered = Offered {
@@ -270,6 +284,7 @@ impl ApprovalManager {
             waiters,
         };
         if !inner.index.insert_new(id, entry) {
+            // Unreachable while the short ids are exact: the entry in memory holds this one's.
             return Err(ApprovalError::IdInUse { id });
         }
         let times = (created_at_ms, expires_at_ms);
@@ -282,6 +297,30 @@ impl ApprovalManager {
             expires_at_ms,
             offered,
         })
+    }
+
+    /// Parses a requester's id and claims its short id. An id still in memory is `IdInUse`, as
+    /// ever; any other whose short id is taken (by a stored approval, perhaps this very id) is
+    /// `ShortIdInUse`. Neither says whose approval holds it.
+    fn claim_chosen(&self, text: &str) -> Result<Uuid, ApprovalError> {
+        let id = Uuid::try_parse(text).map_err(|_| ApprovalError::InvalidId {
+            id: text.to_owned(),
+        })?;
+        if self.inner.short_ids.claim(short_id(&id)) {
+            Ok(id)
+        } else if self.inner.index.status(&id).is_some() {
+            Err(ApprovalError::IdInUse { id })
+        } else {
+            Err(ApprovalError::ShortIdInUse { id })
+        }
+    }
+
+    /// Mints an id whose short id is not in use, and claims it.
+    fn claim_minted(&self, created_at_ms: u64) -> Result<Uuid, ApprovalError> {
+        self.inner
+            .short_ids
+            .claim_first(MINT_ATTEMPTS, || mint_approval_id(created_at_ms))
+            .map_err(|id| ApprovalError::ShortIdInUse { id })
     }
 
     /// Answers an approval named by id or unique prefix. The first answer wins; the same answer
@@ -479,39 +518,38 @@ impl ApprovalManager {
         self.inner.index.len()
     }
 
-    /// Resolves a key to one id: memory first (pending and grace), then the store for ids and
-    /// prefixes of older approvals.
+    /// Resolves a key to one id. A prefix must match exactly one approval among those in memory
+    /// (pending, in their grace period, or announced while their insert is still queued) and
+    /// those in the store, taken together: a prefix that is unique in memory may also match an
+    /// older approval in the store, and a person who typed it may mean either.
     async fn find(&self, key: &str, disclosure: IdDisclosure) -> Result<Uuid, ApprovalError> {
         let reveal = disclosure == IdDisclosure::Revealed;
-        let key = Key::parse(key)?;
-        match self.inner.index.find(&key, reveal) {
-            Err(ApprovalError::UnknownPrefix) => {}
-            found => return found,
-        }
-        let Key::Prefix { text, .. } = key else {
-            return Err(ApprovalError::UnknownPrefix);
+        let (text, value, digits) = match Key::parse(key)? {
+            Key::Full(id) => return Ok(id),
+            Key::Prefix {
+                text,
+                value,
+                digits,
+            } => (text, value, digits),
         };
+        let mut matches = self.inner.index.matching(value, digits);
         // Only a count is needed unless the caller may see the ids.
-        let limit = if reveal { 50 } else { 2 };
-        let records = self
+        let limit = if reveal { MAX_CANDIDATES } else { 2 };
+        let stored = self
             .inner
             .blocking(move |store| store.find_by_prefix(&text, limit))
             .await?;
-        match records.as_slice() {
+        for record in &stored {
+            matches.push(parse_id(&record.id)?);
+        }
+        matches.sort_unstable();
+        matches.dedup();
+        match matches.as_slice() {
             [] => Err(ApprovalError::UnknownPrefix),
-            [only] => parse_id(&only.id),
+            [only] => Ok(*only),
             several => Err(ApprovalError::AmbiguousPrefix {
                 count: several.len(),
-                candidates: if reveal {
-                    Some(
-                        several
-                            .iter()
-                            .map(|r| parse_id(&r.id))
-                            .collect::<Result<_, _>>()?,
-                    )
-                } else {
-                    None
-                },
+                candidates: reveal.then(|| several.iter().take(MAX_CANDIDATES).copied().collect()),
             }),
         }
     }

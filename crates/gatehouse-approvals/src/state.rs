@@ -10,7 +10,7 @@ use std::time::Duration;
 use gatehouse_store::StoreError;
 use gatehouse_store::approvals_db::{
     ApprovalRecord, ApprovalRequest, ApprovalState, ApprovalStore, Completion, NewApproval,
-    Resolution, ResolveOutcome,
+    Resolution, ResolveOutcome, short_id,
 };
 use gatehouse_store::approvals_file::{ExecApprovalsStore, NewAllowlistEntry};
 use tokio::task::AbortHandle;
@@ -22,6 +22,7 @@ use crate::error::ApprovalError;
 use crate::events::{EventBus, EventKind, Offered};
 use crate::index::{AllowAlwaysPlan, Index, Status};
 use crate::manager::{AllowlistWrite, ManagerConfig, REASON_STORE_FAILED, REASON_TIMEOUT};
+use crate::short_ids::ShortIds;
 
 /// When an approval is announced: as soon as its insert is queued, or once it is durable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +55,8 @@ pub(crate) struct Inner {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) config: ManagerConfig,
     pub(crate) index: Index,
+    /// The short id of every approval in memory or in the store.
+    pub(crate) short_ids: ShortIds,
     pub(crate) deadlines: Arc<Deadlines>,
     pub(crate) events: EventBus,
     /// The timer task and the pruning task, stopped with the manager.
@@ -120,8 +123,9 @@ impl Inner {
         AllowlistWrite::Failed(error)
     }
 
-    /// Stores a pending approval whose entry is already in memory, then arms its timer; on
-    /// failure the entry is removed again. Returns once the row is durable.
+    /// Stores a pending approval whose entry is already in memory and whose short id is
+    /// claimed, then arms its timer; on failure the entry is removed again and the short id
+    /// given back (unless the store holds the id already). Returns once the row is durable.
     ///
     /// With [`Announce::Early`] the `requested` event goes out as soon as the insert is queued,
     /// so approvers see it while the row is being committed: every later write (a decision, a
@@ -168,8 +172,11 @@ impl Inner {
                         inner.events.emit(id, requested);
                     }
                 }
-                Err(_) => {
+                Err(error) => {
                     inner.index.remove(&id);
+                    if !matches!(error, StoreError::DuplicateId { .. }) {
+                        inner.short_ids.release(short_id(&id));
+                    }
                     let mut stage = lock(&failure_stage);
                     if *stage == Stage::Announced {
                         let reason = REASON_STORE_FAILED.to_owned();
@@ -227,10 +234,18 @@ impl Inner {
         self.config.retention.cutoff(self.clock.now_ms())
     }
 
-    /// One write of a pruning: fewer than [`PRUNE_CHUNK`] deleted means none are left.
+    /// One write of a pruning, whose short ids are free again: fewer than [`PRUNE_CHUNK`]
+    /// deleted means none are left.
     async fn prune_chunk(&self, cutoff_ms: u64) -> Result<usize, ApprovalError> {
-        self.blocking(move |store| store.prune_terminal_before(cutoff_ms, PRUNE_CHUNK))
-            .await
+        let pruned = self
+            .blocking(move |store| store.prune_terminal_before(cutoff_ms, PRUNE_CHUNK))
+            .await?;
+        for id in &pruned {
+            if let Ok(id) = Uuid::try_parse(id) {
+                self.short_ids.release(short_id(&id));
+            }
+        }
+        Ok(pruned.len())
     }
 
     /// Applies a resolution through the store's compare-and-swap. The change that wins updates

@@ -172,11 +172,12 @@ pub enum Error {
         /// The winning decision.
         decision: &'static str,
     },
-    /// An explicit approval id is already taken.
-    #[error("approval id {id} is already in use")]
+    /// An explicit approval id is already taken, or its short id (first 8 hex digits) is
+    /// another approval's; the message says which, never whose.
+    #[error("{reason}")]
     IdInUse {
-        /// The refused id.
-        id: String,
+        /// Why, naming the refused id.
+        reason: String,
     },
     /// The decision is not offered for this approval (allow-always when it cannot persist).
     #[error("{decision} is not offered for approval {id}")]
@@ -369,7 +370,9 @@ impl From<ApprovalError> for Error {
                 id: id.to_string(),
                 decision: decision.as_str(),
             },
-            ApprovalError::IdInUse { id } => Error::IdInUse { id: id.to_string() },
+            ApprovalError::IdInUse { .. } | ApprovalError::ShortIdInUse { .. } => Error::IdInUse {
+                reason: error.to_string(),
+            },
             ApprovalError::DecisionNotOffered { id, decision } => Error::DecisionNotOffered {
                 id: id.to_string(),
                 decision: decision.as_str(),
@@ -454,7 +457,7 @@ mod tests {
                 id: "x".into(),
                 decision: "deny",
             },
-            Error::IdInUse { id: "x".into() },
+            Error::IdInUse { reason: "x".into() },
             Error::DecisionNotOffered {
                 id: "x".into(),
                 decision: "allow-always",

@@ -2,10 +2,10 @@
 
 use gatehouse_approvals::{ApprovalError, CreateApproval, IdDisclosure};
 use gatehouse_policy::ApprovalDecision;
-use gatehouse_store::approvals_db::ListFilter;
+use gatehouse_store::approvals_db::{ApprovalStore, ListFilter, NewApproval};
 use uuid::Uuid;
 
-use crate::support::{Harness, persistable, start, start_paused};
+use crate::support::{Harness, persistable, request, sqlite, start, start_paused};
 
 /// Creates approvals with chosen ids so prefixes collide on purpose.
 async fn with_ids(ids: &[&str]) -> Harness {
@@ -23,6 +23,30 @@ async fn add_ids(h: Harness, ids: &[&str]) -> Harness {
             .unwrap();
     }
     h
+}
+
+/// The ids an operator is shown for an ambiguous prefix.
+async fn candidates(h: &Harness, prefix: &str) -> Vec<String> {
+    let revealed = h
+        .manager
+        .get(prefix, IdDisclosure::Revealed)
+        .await
+        .unwrap_err();
+    let ApprovalError::AmbiguousPrefix {
+        candidates: Some(ids),
+        ..
+    } = revealed
+    else {
+        panic!("expected candidates, got {revealed:?}");
+    };
+    ids.iter().map(Uuid::to_string).collect()
+}
+
+async fn assert_undecided(h: &Harness, ids: &[&str]) {
+    for id in ids {
+        let record = h.manager.get(id, IdDisclosure::Hidden).await.unwrap();
+        assert!(record.decision.is_none(), "{id} was left alone");
+    }
 }
 
 const A: &str = "a1b2c3d4-0000-4000-8000-00000000000a";
@@ -71,20 +95,7 @@ async fn an_ambiguous_prefix_hides_other_ids_from_unauthorized_callers() {
         "the message leaks no id: {hidden}"
     );
 
-    let revealed = h
-        .manager
-        .get("a1b2", IdDisclosure::Revealed)
-        .await
-        .unwrap_err();
-    let ApprovalError::AmbiguousPrefix {
-        candidates: Some(ids),
-        ..
-    } = revealed
-    else {
-        panic!("expected candidates, got {revealed:?}");
-    };
-    let ids: Vec<String> = ids.iter().map(Uuid::to_string).collect();
-    assert_eq!(ids, vec![A, B]);
+    assert_eq!(candidates(&h, "a1b2").await, vec![A, B]);
 }
 
 #[tokio::test]
@@ -99,10 +110,7 @@ async fn an_ambiguous_prefix_resolves_nothing() {
             IdDisclosure::Revealed,
         )
         .await;
-    for id in [A, B] {
-        let record = h.manager.get(id, IdDisclosure::Hidden).await.unwrap();
-        assert!(record.decision.is_none(), "{id} was left alone");
-    }
+    assert_undecided(&h, &[A, B]).await;
 }
 
 #[tokio::test]
@@ -194,4 +202,37 @@ async fn an_approval_is_found_as_soon_as_it_is_announced() {
         .collect();
     assert_eq!(ids, vec![announced.id.to_string()]);
     assert_eq!(created.await.unwrap().unwrap().id, announced.id);
+}
+
+/// The approval a prefix names is found among those in memory and those stored, together: a
+/// prefix unique in memory may still match a stored approval (here one another process wrote),
+/// and the person who typed it may mean either.
+#[tokio::test]
+async fn refuses_a_prefix_matching_one_approval_in_memory_and_another_in_the_store() {
+    let h = with_ids(&[A]).await;
+    let stored = "a1b2c3d4-ffff-4000-8000-00000000000c";
+    sqlite(h.dir.path())
+        .insert(&NewApproval {
+            id: stored.to_owned(),
+            request: request("rm -rf /tmp/important"),
+            created_at_ms: 1,
+            expires_at_ms: u64::MAX,
+        })
+        .unwrap();
+    let refused = h
+        .answer("a1b2c3d4", ApprovalDecision::AllowOnce)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            ApprovalError::AmbiguousPrefix {
+                count: 2,
+                candidates: None
+            }
+        ),
+        "{refused:?}"
+    );
+    assert_eq!(candidates(&h, "A1B2C3D4").await, vec![A, stored]);
+    assert_undecided(&h, &[A, stored]).await;
 }

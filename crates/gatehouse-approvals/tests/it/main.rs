@@ -23,6 +23,8 @@ mod race;
 mod restart;
 // History pruned while the manager runs.
 mod retention;
+// Short ids name one approval: chosen ids sharing one are refused until pruning.
+mod short_ids;
 // A store that refuses a write: announced approvals are withdrawn.
 mod store_failure;
 // Shared fixtures: a manager on a real store in a temp dir.

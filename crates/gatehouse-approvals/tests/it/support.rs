@@ -154,6 +154,10 @@ impl ApprovalStore for PausedTimeStore {
         self.0.find_by_prefix(prefix, limit)
     }
 
+    fn short_ids(&self) -> Result<Vec<u32>, StoreError> {
+        self.0.short_ids()
+    }
+
     fn list(&self, filter: &ListFilter) -> Result<Vec<ApprovalRecord>, StoreError> {
         self.0.list(filter)
     }
@@ -194,7 +198,11 @@ impl ApprovalStore for PausedTimeStore {
         self.0.cancel_all_pending(reason, at_ms)
     }
 
-    fn prune_terminal_before(&self, cutoff_ms: u64, limit: usize) -> Result<usize, StoreError> {
+    fn prune_terminal_before(
+        &self,
+        cutoff_ms: u64,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
         self.0.prune_terminal_before(cutoff_ms, limit)
     }
 }

@@ -35,12 +35,18 @@ use crate::wire::exec::{
 /// The most approvals one `exec.approval.list` returns.
 const MAX_LIST: usize = 1_000;
 
+// Cards tell people to type `SHORT_ID_LEN` digits, and the manager keeps that many unique
+// (`SHORT_ID_DIGITS`): were cards to show fewer, a typed short id could name two approvals.
+const _: () =
+    assert!(gatehouse_chat::render::SHORT_ID_LEN == gatehouse_store::approvals_db::SHORT_ID_DIGITS);
+
 /// The longest reason a resolver may give; it is stored, audited and sent to every operator.
 const MAX_REASON_CHARS: usize = 1_000;
 
 /// `exec.approval.request`: creates a pending approval and answers when it is decided, or at
 /// once with `twoPhase`; a blocking request answers `shutting_down` once the gateway stops (see
-/// [`ExecServices::create_and_await`]). `agent` scope.
+/// [`ExecServices::create_and_await`]). `agent` scope. A chosen `id` that is taken, or whose
+/// short id is, answers `id_in_use` without saying whose approval holds it.
 pub(super) async fn request(call: Call, params: RequestParams) -> Result<RequestAnswer, Error> {
     let exec = exec_of(&call)?;
     if let Some(id) = &params.id {

@@ -10,6 +10,10 @@
 //! random bits): the short id people type is a prefix, and it must not be shared by every
 //! approval created in the same minute.
 //!
+//! The short id is an id's first 32 bits, the 8 hex digits chat cards show and people type
+//! ([`short_id`]). Ids are random there so that the short id names one approval; the approval
+//! manager keeps every stored short id in memory to keep it so (see `gatehouse-approvals`).
+//!
 //! Any other version 8 UUID orders by its last 48 bits too, whatever they mean, and every other
 //! id (a requester's v4, or one minted before this layout) orders as 0. Both are correct, since
 //! the order is a function of the id; ids that order as 0 are as costly to index as every id
@@ -28,6 +32,16 @@ pub fn mint_approval_id(created_at_ms: u64) -> Uuid {
     let mut bytes = *Uuid::new_v4().as_bytes();
     bytes[TIME_BYTES].copy_from_slice(&created_at_ms.to_be_bytes()[2..]);
     Builder::from_custom_bytes(bytes).into_uuid()
+}
+
+/// How many hex digits of an id make its short id: what chat cards show and people type.
+pub const SHORT_ID_DIGITS: usize = 8;
+
+/// The short id of `id` as a number: its first 32 bits, that is its first [`SHORT_ID_DIGITS`]
+/// hex digits. Two approvals sharing one would make the short id on a card ambiguous.
+pub fn short_id(id: &Uuid) -> u32 {
+    let [a, b, c, d, ..] = *id.as_bytes();
+    u32::from_be_bytes([a, b, c, d])
 }
 
 /// Where `id` sorts in the id index: the last 48 bits of a version 8 UUID (the time a minted
@@ -97,6 +111,16 @@ mod tests {
         ] {
             assert_eq!(id_order(id), order, "{id}");
         }
+    }
+
+    #[test]
+    fn the_short_id_is_the_first_eight_hex_digits() {
+        let id = Uuid::parse_str("0f98895b-dead-4bad-8bad-0123456789ab").unwrap();
+        assert_eq!(short_id(&id), 0x0f98_895b);
+        assert_eq!(
+            format!("{:08x}", short_id(&id)),
+            id.to_string()[..SHORT_ID_DIGITS]
+        );
     }
 
     #[test]

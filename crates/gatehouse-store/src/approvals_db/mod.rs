@@ -18,7 +18,7 @@ mod write_ops;
 mod writer;
 
 pub use batch_times::{BATCH_TIME_BOUNDS, BatchTimesSnapshot};
-pub use ids::mint_approval_id;
+pub use ids::{SHORT_ID_DIGITS, mint_approval_id, short_id};
 pub use record::{
     ApprovalRecord, ApprovalRequest, ApprovalState, ConsumeOutcome, DeliveredMessage, ListFilter,
     ListOrder, NewApproval, Resolution, ResolveOutcome, Retention, RunBinding, TurnSource,

@@ -8,6 +8,7 @@
 use std::sync::LazyLock;
 
 use rusqlite::{Connection, OptionalExtension as _, Row, params};
+use uuid::Uuid;
 
 use super::ids::id_order;
 use super::record::{
@@ -101,6 +102,26 @@ pub(super) fn find_by_prefix(
         ),
         rusqlite::params![pattern, limit_param(limit)],
     )
+}
+
+/// Every stored id; SQLite reads them from the smallest index holding them, not the table.
+const ALL_IDS_SQL: &str = "SELECT id FROM approvals";
+
+/// The short id of every stored id that is a UUID (see [`super::short_id`]).
+pub(super) fn short_ids(conn: &Connection) -> Result<Vec<u32>, StoreError> {
+    let mut stmt = conn.prepare(ALL_IDS_SQL)?;
+    let mut rows = stmt.query([])?;
+    let mut shorts = Vec::new();
+    while let Some(row) = rows.next()? {
+        // Only ids the manager wrote can collide with one it is about to write, and those are
+        // UUIDs; any other text is no one's short id.
+        if let Ok(text) = row.get_ref(0)?.as_str()
+            && let Ok(id) = Uuid::try_parse(text)
+        {
+            shorts.push(super::short_id(&id));
+        }
+    }
+    Ok(shorts)
 }
 
 /// Approvals matching `filter`, oldest first.
@@ -385,6 +406,14 @@ mod tests {
                 "{sql}: {opcodes:?}"
             );
         }
+    }
+
+    #[test]
+    fn short_ids_are_read_from_an_index_not_the_table() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::super::schema::migrate(&mut conn).unwrap();
+        let plan = plan(&conn, ALL_IDS_SQL);
+        assert!(plan.contains("COVERING INDEX"), "{plan}");
     }
 
     #[test]

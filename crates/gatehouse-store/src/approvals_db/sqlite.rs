@@ -237,6 +237,10 @@ impl ApprovalStore for SqliteApprovalStore {
             .read(|conn| rows::find_by_prefix(conn, prefix, limit))
     }
 
+    fn short_ids(&self) -> Result<Vec<u32>, StoreError> {
+        self.readers.read(rows::short_ids)
+    }
+
     fn list(&self, filter: &ListFilter) -> Result<Vec<ApprovalRecord>, StoreError> {
         self.readers.read(|conn| rows::list(conn, filter))
     }
@@ -287,7 +291,11 @@ impl ApprovalStore for SqliteApprovalStore {
             .submit(move |conn| write_ops::cancel_all_pending(conn, &reason, at_ms))
     }
 
-    fn prune_terminal_before(&self, cutoff_ms: u64, limit: usize) -> Result<usize, StoreError> {
+    fn prune_terminal_before(
+        &self,
+        cutoff_ms: u64,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
         self.writer
             .submit(move |conn| write_ops::prune_terminal_before(conn, cutoff_ms, limit))
     }

@@ -42,6 +42,12 @@ pub trait ApprovalStore: Send + Sync {
     fn find_by_prefix(&self, prefix: &str, limit: usize)
     -> Result<Vec<ApprovalRecord>, StoreError>;
 
+    /// The short id ([`super::short_id`]) of every stored approval whose id is a UUID, in no
+    /// set order and with repeats, for a caller that keeps them in memory (the approval
+    /// manager, which refuses to give a new approval a short id already in use). Reads every
+    /// row: for start-up, never for a request.
+    fn short_ids(&self) -> Result<Vec<u32>, StoreError>;
+
     /// Approvals matching `filter`, oldest first.
     fn list(&self, filter: &ListFilter) -> Result<Vec<ApprovalRecord>, StoreError>;
 
@@ -80,8 +86,13 @@ pub trait ApprovalStore: Send + Sync {
     ) -> Result<Vec<ApprovalRecord>, StoreError>;
 
     /// Deletes up to `limit` terminal approvals resolved before `cutoff_ms` (see
-    /// [`super::record::Retention::cutoff`]), oldest first, with their messages; returns how
-    /// many. Pending rows are never pruned. The limit keeps each write short, since every
-    /// other write waits behind it: fewer than `limit` deleted means none are left.
-    fn prune_terminal_before(&self, cutoff_ms: u64, limit: usize) -> Result<usize, StoreError>;
+    /// [`super::record::Retention::cutoff`]), oldest first, with their messages; returns their
+    /// ids, so a caller that keeps their short ids can forget them. Pending rows are never
+    /// pruned. The limit keeps each write short, since every other write waits behind it: fewer
+    /// than `limit` deleted means none are left.
+    fn prune_terminal_before(
+        &self,
+        cutoff_ms: u64,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError>;
 }

@@ -213,16 +213,21 @@ pub(super) fn cancel_all_pending(
 }
 
 /// Deletes up to `limit` terminal approvals resolved before `cutoff_ms`, oldest first (through
-/// `approvals_by_resolution`); pending rows are never pruned.
+/// `approvals_by_resolution`), and returns their ids; pending rows are never pruned.
 pub(super) fn prune_terminal_before(
     conn: &Connection,
     cutoff_ms: u64,
     limit: usize,
-) -> Result<usize, StoreError> {
-    Ok(conn
-        .prepare_cached(
-            "DELETE FROM approvals WHERE rowid IN (SELECT rowid FROM approvals \
-             WHERE state <> 'pending' AND resolved_at_ms < ?1 ORDER BY resolved_at_ms LIMIT ?2)",
-        )?
-        .execute(params![sql_ms(cutoff_ms), limit_param(limit)])?)
+) -> Result<Vec<String>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "DELETE FROM approvals WHERE rowid IN (SELECT rowid FROM approvals \
+         WHERE state <> 'pending' AND resolved_at_ms < ?1 ORDER BY resolved_at_ms LIMIT ?2) \
+         RETURNING id",
+    )?;
+    let ids = stmt
+        .query_map(params![sql_ms(cutoff_ms), limit_param(limit)], |row| {
+            row.get(0)
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(ids)
 }

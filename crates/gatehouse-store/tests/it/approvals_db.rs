@@ -253,7 +253,10 @@ fn minted_and_chosen_ids_are_found_written_and_refused_twice_alike() {
         let found = db.find_by_prefix(&id[..8], 10).unwrap();
         assert_eq!(found.len(), 1, "{id}");
     }
-    assert_eq!(db.prune_terminal_before(2_000, 10).unwrap(), 2);
+    assert_eq!(
+        db.prune_terminal_before(2_000, 10).unwrap(),
+        [minted.as_str(), chosen]
+    );
     assert_eq!(db.get(&minted).unwrap(), None);
 }
 
@@ -300,6 +303,27 @@ fn reports_a_decided_and_a_consumed_record_as_a_read_returns_it() {
         ConsumeOutcome::Consumed(record) => assert_eq!(Some(record), db.get("w1").unwrap()),
         other => panic!("expected Consumed, got {other:?}"),
     }
+}
+
+/// The approval manager loads these at start to keep every short id naming one approval.
+#[test]
+fn reports_the_short_id_of_every_stored_uuid() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_db(&dir);
+    let ids = [
+        "0f98895b-0000-4000-8000-000000000001",
+        "0F98895B-0000-4000-8000-000000000002",
+        "a1b2c3d4-0000-8000-8000-000000000003",
+        "not-a-uuid",
+    ];
+    for (i, id) in ids.iter().enumerate() {
+        db.insert(&new_approval(id, i as u64)).unwrap();
+    }
+    db.resolve(ids[0], &decided(ApprovalDecision::Deny, "bob"), 9)
+        .unwrap();
+    let mut shorts = db.short_ids().unwrap();
+    shorts.sort_unstable();
+    assert_eq!(shorts, [0x0f98_895b, 0x0f98_895b, 0xa1b2_c3d4]);
 }
 
 #[test]
@@ -441,12 +465,18 @@ fn prunes_only_terminal_rows_older_than_the_retention() {
     )
     .unwrap();
     let cutoff = Retention::default().cutoff(now);
-    assert_eq!(db.prune_terminal_before(cutoff, 100).unwrap(), 1);
+    assert_eq!(
+        db.prune_terminal_before(cutoff, 100).unwrap(),
+        ["old-denied"]
+    );
     assert_eq!(db.get("old-denied").unwrap(), None);
     assert!(db.get("new-denied").unwrap().is_some());
     assert!(db.get("old-pending").unwrap().is_some());
     let short = Retention { history_ms: day };
-    assert_eq!(db.prune_terminal_before(short.cutoff(now), 100).unwrap(), 1);
+    assert_eq!(
+        db.prune_terminal_before(short.cutoff(now), 100).unwrap(),
+        ["new-denied"]
+    );
 }
 
 #[test]
@@ -458,7 +488,10 @@ fn prunes_in_chunks_oldest_first() {
         db.resolve(id, &decided(ApprovalDecision::Deny, "bob"), resolved_at_ms)
             .unwrap();
     }
-    assert_eq!(db.prune_terminal_before(40, 2).unwrap(), 2);
+    assert_eq!(
+        db.prune_terminal_before(40, 2).unwrap(),
+        ["first", "second"]
+    );
     let left: Vec<String> = db
         .list(&ListFilter::default())
         .unwrap()
@@ -466,6 +499,13 @@ fn prunes_in_chunks_oldest_first() {
         .map(|r| r.id)
         .collect();
     assert_eq!(left, ["kept", "third"]);
-    assert_eq!(db.prune_terminal_before(40, 2).unwrap(), 1, "the last one");
-    assert_eq!(db.prune_terminal_before(40, 2).unwrap(), 0);
+    assert_eq!(
+        db.prune_terminal_before(40, 2).unwrap(),
+        ["third"],
+        "the last one"
+    );
+    assert_eq!(
+        db.prune_terminal_before(40, 2).unwrap(),
+        Vec::<String>::new()
+    );
 }

@@ -732,9 +732,10 @@ async fn cancels_pending_approvals_when_the_server_restarts() {
 async fn takes_explicit_ids_refuses_reuse_and_lists_candidates_of_an_ambiguous_prefix() {
     let server = Server::start("").await;
     let _operator = server.ws(APPROVER).await;
+    // Their short ids (8 digits) differ; seven digits name both.
     let ids = [
-        "aaaaaaaa-0000-4000-8000-000000000001",
-        "aaaaaaaa-0000-4000-8000-000000000002",
+        "aaaaaaa0-0000-4000-8000-000000000001",
+        "aaaaaaa1-0000-4000-8000-000000000002",
     ];
     for id in ids {
         let params = ask_params(&server, json!({"twoPhase": true, "id": id}));
@@ -752,7 +753,7 @@ async fn takes_explicit_ids_refuses_reuse_and_lists_candidates_of_an_ambiguous_p
         .rpc(
             APPROVER,
             "exec.approval.resolve",
-            json!({"id": "AAAAAAAA", "decision": "deny"}),
+            json!({"id": "AAAAAAA", "decision": "deny"}),
         )
         .await;
     assert_eq!(
@@ -780,6 +781,55 @@ async fn takes_explicit_ids_refuses_reuse_and_lists_candidates_of_an_ambiguous_p
         (repeated["applied"].clone(), repeated["decision"].clone()),
         (json!(false), json!("deny"))
     );
+}
+
+/// The attack on short ids: an agent's approval is cancelled, and the agent (or another that
+/// read the short id in a shared chat) asks again under an id that starts with the same 8 hex
+/// digits, for another command, hoping the approver types the short id they saw first.
+#[tokio::test]
+async fn refuses_an_id_that_reuses_another_approvals_short_id() {
+    let server = Server::start("").await;
+    let operator = server.ws(APPROVER).await;
+    let first = two_phase(&server).await;
+    let short = first[..8].to_owned();
+    let hijack = |server: &Server| {
+        ask_params(
+            server,
+            json!({"twoPhase": true, "id": format!("{short}-dead-4bad-8bad-0123456789ab"),
+                   "command": "rm -rf /tmp/important", "argv": ["rm", "-rf", "/tmp/important"]}),
+        )
+    };
+    for token in [AGENT, OTHER_AGENT] {
+        let refused = server
+            .rpc(token, "exec.approval.request", hijack(&server))
+            .await;
+        assert_eq!(refused["error"]["code"], "id_in_use", "{refused}");
+        let message = refused["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(&short) && !message.contains(&first),
+            "says the short id is taken, not by whom: {message}"
+        );
+    }
+    // Cancelled by the restart and no longer in memory: only the database still holds it.
+    drop(operator);
+    let server = server.restart().await;
+    let _operator = server.ws(APPROVER).await;
+    let refused = server
+        .rpc(AGENT, "exec.approval.request", hijack(&server))
+        .await;
+    assert_eq!(refused["error"]["code"], "id_in_use", "{refused}");
+    let typed = server
+        .rpc(
+            APPROVER,
+            "exec.approval.resolve",
+            json!({"id": short, "decision": "allow-once"}),
+        )
+        .await;
+    assert_eq!(typed["error"]["code"], "approval_cancelled", "{typed}");
+    let pending = server
+        .ok(APPROVER, "exec.approval.list", json!({"state": "pending"}))
+        .await;
+    assert_eq!(pending["approvals"], json!([]), "nothing was created");
 }
 
 #[tokio::test]
