@@ -55,13 +55,16 @@ pub enum ApprovalError {
         /// Why it was cancelled.
         reason: String,
     },
-    /// The approval was decided and its grace period is over.
-    #[error("approval {id} was already resolved ({decision})")]
+    /// The approval was decided and its grace period is over. Says who won, as an answer in
+    /// the grace period does.
+    #[error("approval {id} was already resolved ({decision}{})", by_note(.resolved_by))]
     AlreadyResolved {
         /// The approval.
         id: Uuid,
         /// The decision that won.
         decision: ApprovalDecision,
+        /// Who gave it, as stored (`None` for rows that do not say).
+        resolved_by: Option<String>,
     },
     /// An approval with this id exists already (pending or not); ids are never reused.
     #[error("approval id {id} is already in use")]
@@ -120,6 +123,13 @@ pub enum ApprovalError {
         /// The stored id.
         id: String,
     },
+}
+
+fn by_note(resolved_by: &Option<String>) -> String {
+    resolved_by
+        .as_deref()
+        .map(|who| format!(" by {who}"))
+        .unwrap_or_default()
 }
 
 fn short_text(id: &Uuid) -> String {

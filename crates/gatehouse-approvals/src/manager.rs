@@ -620,7 +620,11 @@ fn terminal_error(id: Uuid, record: &ApprovalRecord) -> ApprovalError {
     match (record.state, record.decision) {
         (ApprovalState::Expired, _) => ApprovalError::Expired { id, reason },
         (ApprovalState::Cancelled, _) => ApprovalError::Cancelled { id, reason },
-        (_, Some(decision)) => ApprovalError::AlreadyResolved { id, decision },
+        (_, Some(decision)) => ApprovalError::AlreadyResolved {
+            id,
+            decision,
+            resolved_by: record.resolved_by.clone(),
+        },
         (_, None) => ApprovalError::Unknown { id },
     }
 }

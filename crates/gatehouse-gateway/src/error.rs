@@ -164,13 +164,16 @@ pub enum Error {
         /// Why, e.g. `gateway-restart`.
         reason: String,
     },
-    /// The approval was decided and its grace period is over.
-    #[error("approval {id} was already resolved ({decision})")]
+    /// The approval was decided and its grace period is over; says who decided, as the
+    /// answer within the grace period does.
+    #[error("approval {id} was already resolved ({decision}{})", by_note(.resolved_by))]
     AlreadyResolved {
         /// The approval.
         id: String,
         /// The winning decision.
         decision: &'static str,
+        /// Who gave it, when the record says.
+        resolved_by: Option<String>,
     },
     /// An explicit approval id is already taken, or its short id (first 8 hex digits) is
     /// another approval's; the message says which, never whose.
@@ -334,6 +337,13 @@ impl Error {
     }
 }
 
+fn by_note(resolved_by: &Option<String>) -> String {
+    resolved_by
+        .as_deref()
+        .map(|who| format!(" by {who}"))
+        .unwrap_or_default()
+}
+
 fn candidates_note(candidates: &Option<Vec<String>>) -> String {
     match candidates {
         Some(ids) => format!(": {}", ids.join(", ")),
@@ -366,9 +376,14 @@ impl From<ApprovalError> for Error {
                 id: id.to_string(),
                 reason,
             },
-            ApprovalError::AlreadyResolved { id, decision } => Error::AlreadyResolved {
+            ApprovalError::AlreadyResolved {
+                id,
+                decision,
+                resolved_by,
+            } => Error::AlreadyResolved {
                 id: id.to_string(),
                 decision: decision.as_str(),
+                resolved_by,
             },
             ApprovalError::IdInUse { .. } | ApprovalError::ShortIdInUse { .. } => Error::IdInUse {
                 reason: error.to_string(),
@@ -456,6 +471,7 @@ mod tests {
             Error::AlreadyResolved {
                 id: "x".into(),
                 decision: "deny",
+                resolved_by: None,
             },
             Error::IdInUse { reason: "x".into() },
             Error::DecisionNotOffered {

@@ -170,8 +170,9 @@ async fn finds_settled_approvals_by_prefix_in_the_store_after_eviction() {
             .await,
         Err(ApprovalError::AlreadyResolved {
             decision: ApprovalDecision::Deny,
+            resolved_by: Some(ref who),
             ..
-        })
+        }) if who == "alice"
     ));
 }
 

@@ -201,11 +201,15 @@ fn refusal_text(target: &str, error: ApprovalError) -> String {
             let short: String = id.to_string().chars().take(SHORT_ID_LEN).collect();
             return format!("Approval {short} was cancelled ({reason}); nothing to decide.");
         }
-        ApprovalError::AlreadyResolved { id, decision } => ApproveOutcome::AlreadyResolved {
+        ApprovalError::AlreadyResolved {
+            id,
+            decision,
+            resolved_by,
+        } => ApproveOutcome::AlreadyResolved {
             approval_id: id.to_string(),
             winner: ResolveOutcome {
                 decision,
-                decided_by: "someone else".into(),
+                decided_by: resolved_by.unwrap_or_else(|| "someone else".into()),
             },
         },
         ApprovalError::DecisionNotOffered { decision, .. } => {

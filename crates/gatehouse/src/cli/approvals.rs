@@ -14,7 +14,7 @@ use gatehouse_chat::sanitize::{make_visible, one_line};
 use gatehouse_policy::exec::ignored_allowlist_entries;
 use gatehouse_store::approvals_file::AllowlistEntry;
 
-use super::client::{ServerArgs, at_least_one};
+use super::client::{ServerArgs, at_least_one, refused_with};
 
 /// Flags of `gatehouse approvals`.
 #[derive(Debug, clap::Args)]
@@ -93,7 +93,8 @@ enum AllowlistCommand {
 
 /// Runs the subcommand. Without `--json` the answers are shown for people, with every
 /// agent-supplied text made visible (an escape sequence in a command must not restyle the
-/// operator's terminal). A `resolve` that did not apply exits 1, so scripts notice.
+/// operator's terminal). A `resolve` that did not apply because someone answered first exits 1
+/// and says who and what, within the grace period or after it, so scripts notice.
 pub(crate) fn run(args: ApprovalsArgs) -> anyhow::Result<ExitCode> {
     let server = &args.server;
     let answer = match args.command {
@@ -137,10 +138,15 @@ pub(crate) fn run(args: ApprovalsArgs) -> anyhow::Result<ExitCode> {
             decision,
             reason,
         } => {
-            let answer = server.call(
+            let answer = match server.call(
                 "exec.approval.resolve",
                 json!({"id": id, "decision": decision, "reason": reason}),
-            )?;
+            ) {
+                Err(error) if refused_with(&error, "already_resolved") => {
+                    decided_earlier(server, &id)?
+                }
+                answered => answered?,
+            };
             let applied = answer["applied"] == true;
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&answer)?);
@@ -164,6 +170,21 @@ pub(crate) fn run(args: ApprovalsArgs) -> anyhow::Result<ExitCode> {
     };
     println!("{}", serde_json::to_string_pretty(&answer)?);
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a `resolve` that came after the grace period gets told, in the shape of the answer one
+/// within it gets (`applied: false` and the winner): the gateway refuses it with
+/// `already_resolved`, and the stored record says who decided what.
+fn decided_earlier(server: &ServerArgs, key: &str) -> anyhow::Result<Value> {
+    let record = server.call("exec.approval.get", json!({"id": key}))?;
+    Ok(json!({
+        "id": record["id"],
+        "applied": false,
+        "state": record["state"],
+        "decision": record["decision"],
+        "resolvedBy": record["resolvedBy"],
+        "allowlistAdded": [],
+    }))
 }
 
 /// Reads the file, changes one agent's allowlist, and writes it back based on the hash read.

@@ -92,8 +92,9 @@ pub(crate) fn block_on<T>(work: impl Future<Output = anyhow::Result<T>>) -> anyh
     runtime.block_on(work)
 }
 
-/// The gateway's refusal of a call, with its stable code, so a caller can tell one refusal
-/// from another without reading the message.
+/// The gateway's refusal of a call, with its stable code (`docs/protocol.md`), so a caller can
+/// tell one refusal from another without reading the message; a command that handles some
+/// refusals itself finds this among the error's causes ([`refused_with`]).
 #[derive(Debug)]
 pub(crate) struct Refusal {
     method: String,
@@ -109,6 +110,13 @@ impl std::fmt::Display for Refusal {
 }
 
 impl std::error::Error for Refusal {}
+
+/// Whether `error` is the gateway refusing with `code`.
+pub(crate) fn refused_with(error: &anyhow::Error, code: &str) -> bool {
+    error
+        .downcast_ref::<Refusal>()
+        .is_some_and(|refusal| refusal.code == code)
+}
 
 /// What `request` and `run` send: a command for an agent, from a cwd, with a time limit.
 #[derive(Debug, clap::Args)]

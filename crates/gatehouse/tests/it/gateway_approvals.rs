@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use crate::gateway::{
     ADMIN, AGENT, APPROVER, OTHER_AGENT, Server, audit_records, config_with_gateway,
+    settled_long_ago,
 };
 
 fn ask_params(server: &Server, extra: Value) -> Value {
@@ -610,41 +611,6 @@ async fn reads_the_approvals_file_redacted_and_refuses_stale_writes() {
             .await,
         "conflict"
     );
-}
-
-/// Stores an approval settled `age` ago in the database of `data`, as an earlier run would have.
-fn settled_long_ago(data: &std::path::Path, age: std::time::Duration) -> String {
-    use gatehouse_store::approvals_db::{
-        ApprovalRequest, ApprovalStore, NewApproval, Resolution, SqliteApprovalStore,
-        SqliteOptions, mint_approval_id,
-    };
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as u64;
-    let settled_at = now - age.as_millis() as u64;
-    let id = mint_approval_id(settled_at - 1_000).to_string();
-    let store =
-        SqliteApprovalStore::open(data.join("approvals.db"), SqliteOptions::default()).unwrap();
-    let request = ApprovalRequest {
-        command: "make deploy".to_owned(),
-        ..ApprovalRequest::default()
-    };
-    store
-        .insert(&NewApproval {
-            id: id.clone(),
-            request,
-            created_at_ms: settled_at - 1_000,
-            expires_at_ms: settled_at + 60_000,
-        })
-        .unwrap();
-    let deny = Resolution::Decided {
-        decision: gatehouse_policy::ApprovalDecision::Deny,
-        resolved_by: Some("admin".to_owned()),
-        reason: None,
-    };
-    store.resolve(&id, &deny, settled_at).unwrap();
-    id
 }
 
 #[tokio::test]

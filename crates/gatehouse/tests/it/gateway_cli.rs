@@ -6,7 +6,7 @@ use std::process::Output;
 use serde_json::{Value, json};
 use tokio::process::Command;
 
-use crate::gateway::{ADMIN, AGENT, APPROVER, Server};
+use crate::gateway::{ADMIN, AGENT, APPROVER, Server, config, settled_long_ago};
 
 fn client(server: &Server, token: &str, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_gatehouse"));
@@ -112,6 +112,47 @@ async fn request_exits_0_when_a_person_allows_and_approvals_cli_sees_it() {
         shown.contains("state      allowed: allow-once by approver")
             && shown.contains("command    make deploy"),
         "{shown}"
+    );
+}
+
+/// Past its grace period the gateway refuses a late answer with `already_resolved`; `resolve`
+/// still says who answered what and exits 1, as it does within the grace period.
+#[tokio::test]
+async fn resolve_after_the_grace_period_says_who_answered_and_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let id = settled_long_ago(&data, std::time::Duration::from_secs(60));
+    std::fs::write(dir.path().join("gatehouse.json5"), config("")).unwrap();
+    let server = Server::start_in(dir, "127.0.0.1:0").await;
+    let late = output(
+        &server,
+        APPROVER,
+        &["approvals", "resolve", &id[..8], "allow-once"],
+    )
+    .await;
+    assert_eq!(
+        late.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&late.stderr)
+    );
+    assert_eq!(
+        stdout(&late),
+        format!("{id}: not applied: already answered deny by admin\n")
+    );
+    let late = output(
+        &server,
+        APPROVER,
+        &["approvals", "resolve", "--json", &id, "deny"],
+    )
+    .await;
+    assert_eq!(late.status.code(), Some(1));
+    let answer: Value = serde_json::from_str(&stdout(&late)).unwrap();
+    assert_eq!(
+        answer,
+        json!({"id": id, "applied": false, "state": "denied", "decision": "deny",
+               "resolvedBy": "admin", "allowlistAdded": []})
     );
 }
 
