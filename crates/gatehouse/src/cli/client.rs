@@ -99,7 +99,7 @@ pub(crate) fn block_on<T>(work: impl Future<Output = anyhow::Result<T>>) -> anyh
 pub(crate) struct Refusal {
     method: String,
     /// The error code (`not_found`, `forbidden`, …).
-    pub(crate) code: String,
+    code: String,
     message: String,
 }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use gatehouse_store::approvals_db::mint_approval_id;
 use serde_json::{Value, json};
 
-use super::client::{CommandArgs, Refusal, ServerArgs, block_on};
+use super::client::{CommandArgs, ServerArgs, block_on, refused_with};
 
 /// Exit status when the command may not run; the same as `gatehouse check`'s deny.
 pub(crate) const EXIT_DENIED: u8 = 20;
@@ -16,24 +16,30 @@ pub(crate) const EXIT_DENIED: u8 = 20;
 const FIRST_LOOK: Duration = Duration::from_millis(50);
 const LONGEST_PAUSE: Duration = Duration::from_secs(1);
 
+/// Ids minted before giving up on `id_in_use`: each clash has odds of stored approvals in 2^32.
+const MINT_ATTEMPTS: u32 = 3;
+
 /// Runs the subcommand. The wait may last until the approval expires, so the person at the
 /// terminal is told which approval to answer (or look for) as soon as the gateway holds it,
 /// and only then: a request refused outright (no token, `forbidden`, a full pending cap)
 /// names no approval that never existed. The id is chosen here, as the gateway mints its own
 /// (so the store indexes it as cheaply), to be looked for while the request waits.
 pub(crate) fn run(args: CommandArgs) -> anyhow::Result<ExitCode> {
-    let id = mint_approval_id(super::now_ms()).to_string();
-    let mut params = args.params()?;
-    params["id"] = json!(id);
+    let params = args.params()?;
     let server = &args.server;
     let answer = block_on(async {
-        let request = server.call_async("exec.approval.request", params);
-        let mut request = std::pin::pin!(request);
-        tokio::select! {
-            answer = &mut request => return answer,
-            () = announce_once_held(server, &id) => {}
+        let mut attempt = 1;
+        loop {
+            let id = mint_approval_id(super::now_ms()).to_string();
+            match request_as(server, params.clone(), &id).await {
+                // The gateway refuses an id whose short form another approval already shows
+                // (a chance of stored approvals in 2^32); nothing was created, so mint again.
+                Err(error) if refused_with(&error, "id_in_use") && attempt < MINT_ATTEMPTS => {
+                    attempt += 1;
+                }
+                answer => return answer,
+            }
         }
-        request.await
     })?;
     let may_run = may_run(&answer);
     if args.json {
@@ -46,6 +52,18 @@ pub(crate) fn run(args: CommandArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(EXIT_DENIED)
     })
+}
+
+/// Asks for approval `id` of `params`, naming it on stderr once the gateway holds it.
+async fn request_as(server: &ServerArgs, mut params: Value, id: &str) -> anyhow::Result<Value> {
+    params["id"] = json!(id);
+    let request = server.call_async("exec.approval.request", params);
+    let mut request = std::pin::pin!(request);
+    tokio::select! {
+        answer = &mut request => return answer,
+        () = announce_once_held(server, id) => {}
+    }
+    request.await
 }
 
 /// Looks for approval `id` (the requester may read its own) until the gateway holds it, then
@@ -63,11 +81,7 @@ async fn announce_once_held(server: &ServerArgs, id: &str) {
                 eprintln!("gatehouse: waiting for a decision on approval {id}");
                 return;
             }
-            Err(error)
-                if error
-                    .downcast_ref::<Refusal>()
-                    .is_some_and(|refusal| refusal.code == "not_found") =>
-            {
+            Err(error) if refused_with(&error, "not_found") => {
                 pause = (pause * 2).min(LONGEST_PAUSE);
             }
             Err(_) => return,
