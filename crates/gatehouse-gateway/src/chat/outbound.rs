@@ -132,7 +132,14 @@ async fn finish(runtime: &ChatRuntime, record: &ApprovalRecord) {
     let Some((card, resolved)) = final_card(runtime, record) else {
         return;
     };
-    let copies: Vec<_> = record.messages.iter().map(locator).collect();
+    // A copy whose delivery was recorded after an earlier pass is finished by a later one; the
+    // copies an earlier pass already finished are left alone.
+    let copies: Vec<_> = record
+        .messages
+        .iter()
+        .map(locator)
+        .filter(|copy| runtime.cards.claim_final(copy))
+        .collect();
     let cleanup = |channel: &str| {
         resolved
             && runtime
