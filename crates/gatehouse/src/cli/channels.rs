@@ -66,7 +66,15 @@ pub(crate) fn check_all(config: &Config, warnings: &mut Vec<String>) -> Vec<anyh
     let started = config.channels.started();
     let mut errors = Vec::new();
     if let Some(section) = started.telegram {
-        errors.extend(telegram_config(section, warnings).err());
+        match telegram_settings(section, warnings) {
+            Ok(config) => errors.extend(
+                config
+                    .problems()
+                    .into_iter()
+                    .map(|problem| anyhow::Error::new(problem).context(TELEGRAM_UNUSABLE)),
+            ),
+            Err(error) => errors.push(error),
+        }
     }
     if let Some(section) = started.discord {
         errors.extend(discord::adapter_config(section, warnings).err());
@@ -108,8 +116,22 @@ async fn connect_telegram(
     ))
 }
 
-/// The adapter's settings from `channels.telegram`; every missing or unusable key is named.
+/// What a Telegram settings refusal is reported under.
+const TELEGRAM_UNUSABLE: &str = "`channels.telegram` is not usable";
+
+/// The adapter's settings from `channels.telegram`, checked as Telegram would check them; every
+/// missing or unusable key is named.
 fn telegram_config(
+    section: &TelegramSection,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<TelegramConfig> {
+    let config = telegram_settings(section, warnings)?;
+    config.validate().context(TELEGRAM_UNUSABLE)?;
+    Ok(config)
+}
+
+/// The adapter's settings from `channels.telegram`, before Telegram's own rules are checked.
+fn telegram_settings(
     section: &TelegramSection,
     warnings: &mut Vec<String>,
 ) -> anyhow::Result<TelegramConfig> {
@@ -124,9 +146,6 @@ fn telegram_config(
     if let Some(api_url) = &section.api_url {
         config.api_url = config_url("channels.telegram.apiUrl", api_url)?;
     }
-    config
-        .validate()
-        .context("`channels.telegram` is not usable")?;
     Ok(config)
 }
 

@@ -17,15 +17,35 @@ pub(crate) fn load(path: Option<&Path>) -> anyhow::Result<Config> {
     Ok(loaded.config)
 }
 
-/// The chat approval settings `serve` would refuse, as a config error at the key's line and
-/// column in `path`, checked before anything is started or written.
+/// The chat approval settings `serve` would refuse, checked before anything is started or
+/// written: every one of them (see [`chat_problems`]), in one error.
 pub(crate) fn check_chat(path: Option<&Path>, config: &Config) -> anyhow::Result<()> {
-    match gatehouse_gateway::check_chat_settings(config) {
-        Ok(()) => Ok(()),
-        Err(gatehouse_gateway::Error::ChatSetting { key, message }) => Err(match path {
-            Some(path) => invalid_setting(path, &key, message).into(),
-            None => anyhow::anyhow!("`{key}`: {message}"),
-        }),
-        Err(other) => Err(other.into()),
+    let mut problems = chat_problems(path, config);
+    if problems.len() <= 1 {
+        return problems.pop().map_or(Ok(()), Err);
     }
+    let lines: Vec<String> = problems
+        .iter()
+        .map(|problem| format!("{problem:#}"))
+        .collect();
+    Err(anyhow::anyhow!(
+        "{} chat approval settings are refused:\n  {}",
+        problems.len(),
+        lines.join("\n  ")
+    ))
+}
+
+/// Every chat approval setting `serve` would refuse, each as a config error at its key's line
+/// and column in `path`, so `doctor` lists them all in one run.
+pub(crate) fn chat_problems(path: Option<&Path>, config: &Config) -> Vec<anyhow::Error> {
+    gatehouse_gateway::chat_setting_problems(config)
+        .into_iter()
+        .map(|problem| match problem {
+            gatehouse_gateway::Error::ChatSetting { key, message } => match path {
+                Some(path) => invalid_setting(path, &key, message).into(),
+                None => anyhow::anyhow!("`{key}`: {message}"),
+            },
+            other => other.into(),
+        })
+        .collect()
 }

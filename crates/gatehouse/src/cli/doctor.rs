@@ -61,8 +61,8 @@ pub(crate) fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
     check_listen(args.listen, &config, &mut findings);
     check_tokens(&config, &mut findings);
     check_channels(&config, &mut findings);
-    if let Err(error) = super::config::check_chat(args.config.as_deref(), &config) {
-        findings.error(&error);
+    for problem in super::config::chat_problems(args.config.as_deref(), &config) {
+        findings.error(&problem);
     }
     check_admin_token(&config, &data_dir.join(ADMIN_TOKEN_FILE), &mut findings);
     if let Some(approvals) = check_data_files(&config, &data_dir, &mut findings) {

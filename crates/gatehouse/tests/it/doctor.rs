@@ -303,6 +303,43 @@ fn reports_chat_settings_serve_refuses_with_line_and_column() {
     }
 }
 
+/// Operator walkthrough: a config with four chat problems took four more doctor runs to fix,
+/// one refusal showing per run.
+#[test]
+fn lists_every_chat_setting_and_channel_key_serve_refuses_in_one_run() {
+    let files = Files::new();
+    let path = files.write(
+        "gatehouse.json5",
+        &config(
+            "channels: {
+               telegram: { botToken: 'notatoken', webhookUrl: 'ftp://x/hook', webhookSecret: 'x',
+                           execApprovals: { approvers: [4242] } },
+               discord: { botToken: 'MTEw.tok', applicationId: '110',
+                          execApprovals: { approvers: ['bob'] } } },
+             approvals: { exec: { enabled: true, targets: [{ channel: 'matrix', to: 'room' }] } },",
+        ),
+    );
+    let run = doctor(&files.join("data"), &["--config", &path], &[]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    for expected in [
+        "`channels.discord.execApprovals.approvers[0]`",
+        "`approvals.exec.targets[0].channel`",
+        "invalid channels.telegram.botToken",
+        "invalid channels.telegram.webhookSecret",
+        "invalid channels.telegram.webhookUrl",
+    ] {
+        assert!(run.stdout.contains(expected), "{expected}: {}", run.stdout);
+    }
+    let served = serve_refusing(&files.join("serve-data"), &path, &[]);
+    assert!(
+        served
+            .stderr
+            .contains("2 chat approval settings are refused"),
+        "{}",
+        served.stderr
+    );
+}
+
 /// Operator walkthrough: a channel token file at 0644 was not warned about, and a gateway token
 /// file at 0644 was warned about twice (on stderr by the resolver, on stdout by doctor).
 #[test]
