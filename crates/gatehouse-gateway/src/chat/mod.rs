@@ -46,6 +46,7 @@ use crate::wire::chat::{ChatFailure, ChatStatus, StoppedChannel};
 use cards::CardIndex;
 pub(crate) use elevated::{LevelRequest, apply_elevated_level, level_audit};
 use sessions::Sessions;
+pub use sessions::check_sessions_file;
 pub(crate) use settings::chat_approvals;
 pub use settings::{chat_setting_problems, check_chat_settings};
 

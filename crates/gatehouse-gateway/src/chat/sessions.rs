@@ -116,21 +116,30 @@ pub(crate) struct Sessions {
     table: Mutex<SessionsFile>,
 }
 
+/// The sessions file as stored; absent is an empty table.
+fn read_table(path: &Path) -> Result<SessionsFile, Error> {
+    match fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text).map_err(|error| Error::Store {
+            reason: format!("sessions file {}: {error}", path.display()),
+        }),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(SessionsFile::default()),
+        Err(error) => Err(Error::Store {
+            reason: format!("cannot read sessions file {}: {error}", path.display()),
+        }),
+    }
+}
+
+/// The refusal `serve` would stop at on the sessions file at `path` (unreadable or malformed),
+/// found by the same reading, without writing anything, for `gatehouse doctor`.
+pub fn check_sessions_file(path: &Path) -> Result<(), Error> {
+    read_table(path).map(drop)
+}
+
 impl Sessions {
     /// Loads the file (an absent file is an empty table); an unreadable or malformed one stops
     /// the start, since silently dropping stored levels would change decisions.
     pub(crate) fn open(path: &Path) -> Result<Sessions, Error> {
-        let table = match fs::read_to_string(path) {
-            Ok(text) => serde_json::from_str(&text).map_err(|error| Error::Store {
-                reason: format!("sessions file {}: {error}", path.display()),
-            })?,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => SessionsFile::default(),
-            Err(error) => {
-                return Err(Error::Store {
-                    reason: format!("cannot read sessions file {}: {error}", path.display()),
-                });
-            }
-        };
+        let table = read_table(path)?;
         Ok(Sessions {
             path: path.to_owned(),
             table: Mutex::new(table),

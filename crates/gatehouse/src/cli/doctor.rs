@@ -23,7 +23,7 @@ use gatehouse_store::approvals_file::{ExecApprovalsStore, Snapshot};
 use gatehouse_chat::sanitize::{make_visible, one_line};
 
 use super::serve::{
-    ADMIN_TOKEN_FILE, APPROVALS_FILE, default_data_dir, exec_setup, listen_address,
+    ADMIN_TOKEN_FILE, APPROVALS_FILE, SESSIONS_FILE, default_data_dir, exec_setup, listen_address,
     read_admin_token,
 };
 use super::tokens::review_tokens;
@@ -271,7 +271,8 @@ fn check_data_files(config: &Config, data_dir: &Path, findings: &mut Findings) -
         return approvals;
     }
     let (_, limits) = configured_limits(config.gateway.limits.as_ref());
-    let refusals = ExecServices::check(&exec_setup(config.clone(), data_dir, limits));
+    let mut refusals = ExecServices::check(&exec_setup(config.clone(), data_dir, limits));
+    refusals.extend(gatehouse_gateway::check_sessions_file(&data_dir.join(SESSIONS_FILE)).err());
     if refusals.is_empty() && approvals.is_some() {
         println!("data directory {shown}: ok");
     } else {

@@ -41,7 +41,7 @@ pub(crate) const ADMIN_TOKEN_FILE: &str = "admin.token";
 /// `exec-approvals.json` inside the data directory.
 pub(crate) const APPROVALS_FILE: &str = "exec-approvals.json";
 /// Session bindings and `/elevated` levels inside the data directory.
-const SESSIONS_FILE: &str = "sessions.json";
+pub(crate) const SESSIONS_FILE: &str = "sessions.json";
 /// The approvals database inside the data directory.
 const DATABASE_FILE: &str = "approvals.db";
 /// The file a running `serve` holds an exclusive `flock` on, inside the data directory.

@@ -612,6 +612,17 @@ fn reports_an_approvals_database_serve_cannot_open() {
     doctor_reports_the_refusal(&data, &data, &path, "file is not a database");
 }
 
+/// Operator-CLI review: a malformed sessions.json stopped serve but passed doctor.
+#[test]
+fn reports_a_sessions_file_serve_cannot_read() {
+    let files = Files::new();
+    let path = files.write("gatehouse.json5", &config(""));
+    let data = files.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("sessions.json"), "{ not json").unwrap();
+    doctor_reports_the_refusal(&data, &data, &path, "sessions file");
+}
+
 /// A data directory a gateway left behind, with records in its audit log, is sound.
 #[test]
 fn finds_no_problem_in_an_intact_data_directory() {
