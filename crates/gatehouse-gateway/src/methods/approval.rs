@@ -25,7 +25,7 @@ use crate::error::Error;
 use crate::exec::resolve::spawned_program;
 use crate::exec::{ExecServices, has_approval_route};
 use crate::methods::{Call, exec_of, requested_policy};
-use crate::payloads::exec_request;
+use crate::payloads::{effective_ask_fallback, exec_request};
 use crate::scope::{Access, Scope};
 use crate::wire::exec::{
     Accepted, ApprovalJson, DecisionResult, FallbackJson, IdParams, ListParams, ListResult,
@@ -161,8 +161,10 @@ fn fallback(
         evaluation.analysis_ok,
         evaluation.allowlist_satisfied,
     );
+    // The fallback that applied: a `full` fallback under `allowlist` acts as `allowlist`, and
+    // naming the configured one would tell the requester it could have run.
     Some(FallbackJson {
-        ask_fallback: ask_fallback.as_str(),
+        ask_fallback: effective_ask_fallback(ask_fallback, policy.security).as_str(),
         approved: result.approved,
         denied_reason: result.denied_reason.map(|reason| reason.as_str()),
     })

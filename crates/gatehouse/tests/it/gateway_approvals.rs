@@ -129,6 +129,26 @@ async fn expires_at_once_with_no_approval_route_and_applies_ask_fallback() {
     assert_eq!(waited["state"], "expired");
 }
 
+/// Operator-CLI review: the answer named the configured `askFallback: full` while the gateway
+/// applied it clamped to `allowlist`, so `gatehouse request` printed "askFallback full denied it".
+#[tokio::test]
+async fn names_the_fallback_that_applied_clamped_to_the_security() {
+    let server = Server::start(
+        "tools: { exec: { security: 'allowlist', ask: 'always', askFallback: 'full' } },",
+    )
+    .await;
+    let answer = server
+        .ok(
+            AGENT,
+            "exec.approval.request",
+            ask_params(&server, json!({})),
+        )
+        .await;
+    assert_eq!(answer["state"], "expired", "{answer}");
+    assert_eq!(answer["fallback"]["askFallback"], "allowlist", "{answer}");
+    assert_eq!(answer["fallback"]["approved"], false, "{answer}");
+}
+
 #[tokio::test]
 async fn runs_the_two_phase_flow_with_prefix_resolve_and_wait_after_resolve() {
     let server = Server::start("").await;
