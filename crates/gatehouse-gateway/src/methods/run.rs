@@ -283,7 +283,7 @@ async fn ask(
         requested_by: Some(call.caller.name().to_owned()),
     };
     let create = CreateApproval {
-        id: None,
+        id: params.id.clone(),
         request,
         timeout: params.approval_timeout_ms.map(Duration::from_millis),
         allow_always_patterns: summary.allow_always_patterns.clone(),

@@ -112,6 +112,9 @@ pub(crate) struct RequestParams {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct RunParams {
+    /// The approval's id, if a person must be asked (as `exec.approval.request`'s `id`), so the
+    /// requester can name the approval while it waits.
+    pub(crate) id: Option<String>,
     pub(crate) command: Option<String>,
     pub(crate) argv: Option<Vec<String>>,
     pub(crate) cwd: PathBuf,

@@ -1,6 +1,7 @@
 //! Command-line surface: one module per subcommand.
 
 mod agent_ids;
+mod approval_id;
 mod approvals;
 mod audit;
 mod channels;

@@ -4,6 +4,7 @@
 use std::io::Write as _;
 use std::process::ExitCode;
 
+use super::approval_id::call_naming_approval;
 use super::client::CommandArgs;
 use super::request::EXIT_DENIED;
 
@@ -14,7 +15,9 @@ pub(crate) fn run(args: CommandArgs) -> anyhow::Result<ExitCode> {
         // `system.run` takes exactly one of the two; an argv must not go through a shell.
         params.as_object_mut().map(|p| p.remove("command"));
     }
-    let answer = args.server.call("system.run", params)?;
+    // Named while it waits, as `request` names it; a run the allowlist lets through asks
+    // nobody, and the id goes unused.
+    let answer = call_naming_approval(&args.server, "system.run", params)?;
     if args.json {
         println!("{answer}");
     } else {

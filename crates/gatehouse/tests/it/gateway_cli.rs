@@ -156,31 +156,41 @@ async fn resolve_after_the_grace_period_says_who_answered_and_exits_1() {
     );
 }
 
+/// `request`, and `run` too since `system.run` takes an `id` (operator walkthrough: `run`
+/// named no approval while it waited), name the approval they wait on before the answer.
 #[tokio::test]
-async fn request_names_the_approval_it_waits_on_before_the_answer() {
+async fn request_and_run_name_the_approval_they_wait_on_before_the_answer() {
     let server = Server::start("").await;
     let mut operator = server.ws(APPROVER).await;
-    let mut waiting = client(&server, AGENT, &["request", "--", "make deploy"])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let requested = operator.event("exec.approval.requested").await;
-    let id = requested["payload"]["id"].as_str().unwrap().to_owned();
-    let mut stderr = waiting.stderr.take().unwrap();
+    for command in ["request", "run"] {
+        let mut waiting = client(&server, AGENT, &[command, "--", "make deploy"])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let requested = operator.event("exec.approval.requested").await;
+        let id = requested["payload"]["id"].as_str().unwrap().to_owned();
+        let mut stderr = waiting.stderr.take().unwrap();
+        assert_eq!(
+            first_line(&mut stderr).await,
+            format!("gatehouse: waiting for a decision on approval {id}\n"),
+            "{command}"
+        );
+        deny(&server, &id).await;
+        assert_eq!(waiting.wait().await.unwrap().code(), Some(20), "{command}");
+    }
+}
+
+/// The first line `stream` gives, read byte by byte so nothing after it is taken.
+async fn first_line(stream: &mut tokio::process::ChildStderr) -> String {
     let mut line = String::new();
     while !line.contains('\n') {
         let mut byte = [0_u8; 1];
-        tokio::io::AsyncReadExt::read_exact(&mut stderr, &mut byte)
+        tokio::io::AsyncReadExt::read_exact(stream, &mut byte)
             .await
             .unwrap();
         line.push(char::from(byte[0]));
     }
-    assert_eq!(
-        line,
-        format!("gatehouse: waiting for a decision on approval {id}\n")
-    );
-    deny(&server, &id).await;
-    assert_eq!(waiting.wait().await.unwrap().code(), Some(20));
+    line
 }
 
 /// Operator walkthrough: `request` named an approval before sending the request, so a request
@@ -223,17 +233,22 @@ async fn request_refused_outright_names_no_approval() {
 async fn run_names_the_approval_a_person_denied() {
     let server = Server::start("").await;
     let mut operator = server.ws(APPROVER).await;
-    let waiting = client(&server, AGENT, &["run", "--", "make deploy"])
+    let mut waiting = client(&server, AGENT, &["run", "--", "make deploy"])
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let requested = operator.event("exec.approval.requested").await;
     let id = requested["payload"]["id"].as_str().unwrap().to_owned();
+    let mut stderr = waiting.stderr.take().unwrap();
+    first_line(&mut stderr).await;
     deny(&server, &id).await;
-    let out = waiting.wait_with_output().await.unwrap();
-    assert_eq!(out.status.code(), Some(20));
+    let mut rest = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut rest)
+        .await
+        .unwrap();
+    assert_eq!(waiting.wait().await.unwrap().code(), Some(20));
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
+        rest,
         format!("gatehouse: denied (user-denied; approval {id}): user-denied\n")
     );
 }
