@@ -16,7 +16,8 @@
 //! up as server latency). `LOAD_DUMP=FILE` writes every measured approval's moments to `FILE`
 //! as CSV (see `dump.rs`), to see when in a run the slow ones came. Before it starts the
 //! gateway, the bench spins a thread per core for `LOAD_PROBE_SECS` (3; 0 skips it) and
-//! reports how often the machine took a core away (see `host.rs`); each phase's CPU line also
+//! reports how often the machine took a core away and how long a thread takes to wake another
+//! that sleeps (see `host.rs`); each phase's CPU line also
 //! gives the share of the cores' time the hypervisor stole, and the next line splits the
 //! gateway's CPU by its threads: the runtime, the approvals writer every approval queues for,
 //! the audit writer and the checkpointer (see `cpu.rs`).
@@ -63,6 +64,9 @@ fn main() {
     let probe = Duration::from_secs_f64(env_or("LOAD_PROBE_SECS", 3.0));
     if !probe.is_zero() {
         println!("host: {}", host::Stalls::probe(probe).line());
+        if let Some(wakes) = host::WakeRoundTrips::probe(probe, Duration::from_micros(300)) {
+            println!("host: {}", wakes.line());
+        }
     }
     let requesters: usize = env_or("LOAD_REQUESTERS", 1_000);
     let dir = match std::env::var_os("LOAD_DIR") {
