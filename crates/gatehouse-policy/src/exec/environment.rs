@@ -6,14 +6,16 @@
 //! (`JAVA_TOOL_OPTIONS`), and hundreds more that tools read. No list of the dangerous ones is
 //! complete, so this is a list of the harmless ones: a variable the requester sets keeps
 //! auto-allow only if it is listed here with a value of the listed shape. Any other withdraws
-//! every auto-allow (shell builtins aside), so a person decides. The variables the host filled
+//! every auto-allow, shell builtins' too (the shell that runs a builtin is a program that reads
+//! the same variables: `LD_PRELOAD` loads into it, bash's `SHELLOPTS=xtrace` runs `PS4`), so a
+//! person decides. The variables the host filled
 //! in from its own environment ([`ExecRequest::inherited`](super::ExecRequest)) are the host's
 //! settings, not the requester's, and are not judged.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use super::evaluation::{Reason, Rule, SatisfiedBy};
+use super::evaluation::{Reason, Rule};
 use super::policy::DEFAULT_SAFE_BIN_TRUSTED_DIRS;
 use super::segment::SegmentOutcome;
 
@@ -160,11 +162,12 @@ fn only_trusted_dirs(path: &str, trusted_dirs: &[PathBuf]) -> bool {
     })
 }
 
-/// Withdraws every auto-allow except shell builtins: the variable reaches whatever program runs.
+/// Withdraws every auto-allow, builtins' too: the variable reaches whatever program runs, and the
+/// shell running a builtin is one.
 pub(crate) fn refuse_all(outcomes: &mut [SegmentOutcome], reason: &Reason) {
     for outcome in outcomes {
         let evaluation = &mut outcome.evaluation;
-        if matches!(evaluation.satisfied_by, Some(SatisfiedBy::Builtin) | None) {
+        if evaluation.satisfied_by.is_none() {
             continue;
         }
         evaluation.satisfied_by = None;

@@ -94,6 +94,31 @@ fn denies_requester_variables_not_known_to_be_harmless() {
 
 /// An exact-command approval covers the text a person saw, not the same text with a variable
 /// of the requester's.
+/// Final review: a command of shell builtins alone kept its auto-allow under any variable, but
+/// the shell running it is a program: `LD_PRELOAD` loads into it, bash's `SHELLOPTS=xtrace`
+/// runs `PS4`.
+#[test]
+fn denies_shell_builtins_under_a_requester_variable() {
+    let env: &[(&str, &str)] = &[
+        ("LD_PRELOAD", "/tmp/x.so"),
+        ("SHELLOPTS", "xtrace"),
+        ("PS4", "$(id)"),
+        ("BASH_ENV", "/tmp/x.sh"),
+        ("ENV", "/tmp/x.sh"),
+    ];
+    for command in ["true", "cd /", "cd / && true"] {
+        assert_eq!(
+            unexpected(command, env, Decision::Deny),
+            Vec::<String>::new(),
+            "{command}"
+        );
+    }
+    assert_eq!(
+        unexpected("true", &[("LANG", "C")], Decision::Allow),
+        Vec::<String>::new()
+    );
+}
+
 #[test]
 fn denies_an_exact_command_approval_under_a_requester_variable() {
     let (host, mut policy) = host();
@@ -158,7 +183,4 @@ fn allows_a_requester_path_of_trusted_directories_and_the_hosts_own_settings() {
         .with_inherited_env("PATH", bin)
         .with_inherited_env("HOME", "/anywhere");
     assert_eq!(evaluate(&inherited, &policy).decision, Decision::Allow);
-    // A builtin keeps running: no program sees the variable.
-    let builtin = host.request("cd /tmp").with_env("CC", "x");
-    assert_eq!(evaluate(&builtin, &policy).decision, Decision::Allow);
 }
