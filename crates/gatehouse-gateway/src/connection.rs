@@ -80,7 +80,8 @@ pub(crate) async fn run<Si, St>(
 /// Reads the first frame, which must be a valid `connect`; anything else is refused and closed.
 /// The client is subscribed to events before it hears `connect` succeed, so an approval
 /// requested right after the handshake already counts it as a surface and reaches it. The
-/// connection's unauthenticated place is given back before the client hears it is connected.
+/// connection's unauthenticated place is given back once its first message is in, before the
+/// client hears whether it is connected.
 async fn handshake<Si, St>(
     state: &GatewayState,
     unauthenticated: Unauthenticated,
@@ -100,6 +101,10 @@ where
         }
         next = tokio::time::timeout(timeout, stream.next()) => next,
     };
+    // Nothing more is read before `connect` succeeds, and a refusal below ends the connection:
+    // the place is given back now, so a peer that does not read its refusal cannot hold it
+    // past the handshake timeout.
+    drop(unauthenticated);
     let text = match first {
         Err(_) => {
             let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
@@ -145,7 +150,6 @@ where
     }
     match connect(state, frame.params) {
         Ok((principal, subscription, result)) => {
-            drop(unauthenticated);
             let sent = answer(state, sink, (Some(frame.id), CONNECT, Ok(result))).await;
             sent.then_some((principal, subscription))
         }

@@ -261,7 +261,10 @@ async fn drops_a_slow_consumer_with_a_reason_and_never_blocks_the_publisher() {
 }
 
 /// Transport review: a client that stopped reading blocked the connection in its write, where
-/// it never saw the hub drop it, so the task and its buffers lived until the peer left.
+/// it never saw the hub drop it, so the task and its buffers lived until the peer left. The
+/// write timeout ends it (a peer that never reads cannot take the slow-consumer close either;
+/// one that reads slowly gets that close at its next read, which the race with the hub's drop
+/// in `write_unless_dropped` makes prompt).
 #[tokio::test]
 async fn ends_a_connection_whose_peer_stopped_reading() {
     let limits = Limits {

@@ -4,14 +4,23 @@
 //!
 //! A use is recorded off the run's path: the file is replaced (fsynced, under its lock) on a
 //! blocking thread, and uses that arrive while a replacement is under way are written together in
-//! the next one, keeping the latest use of each entry. A failure is logged and loses only these
-//! marks, never a decision.
+//! the next one, keeping the latest use of each entry. Each entry is marked at most once a
+//! [`MARK_EVERY`]: every replacement is a new version of the file, which every request then
+//! re-reads and every agent's policy is rebuilt from, so marks on each run would cost every
+//! request. A failure is logged and loses only these marks, never a decision.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 use gatehouse_policy::exec::AllowlistEntry;
 use gatehouse_store::approvals_file::{AllowlistHit, ExecApprovalsStore};
+
+/// How often one entry's last use is written at most: `lastUsedAt` is to the minute.
+const MARK_EVERY: Duration = Duration::from_secs(60);
+
+/// An entry as one agent uses it: (agent, pattern, argPattern).
+type EntryKey = (String, String, Option<String>);
 
 /// The uses waiting to be written, and whether a writer is already on its way.
 #[derive(Debug)]
@@ -22,8 +31,10 @@ pub(crate) struct AllowlistUse {
 
 #[derive(Debug, Default)]
 struct Queue {
-    /// The latest use of each (agent, pattern, argPattern).
-    uses: HashMap<(String, String, Option<String>), Use>,
+    /// The latest use of each entry, not yet written.
+    uses: HashMap<EntryKey, Use>,
+    /// When each entry's use was last queued; bounded by the number of entries agents use.
+    marked: HashMap<EntryKey, Instant>,
     writing: bool,
 }
 
@@ -64,6 +75,15 @@ impl AllowlistUse {
             used.entry.arg_pattern.clone(),
         );
         let mut queue = self.lock();
+        let now = Instant::now();
+        if queue
+            .marked
+            .get(&key)
+            .is_some_and(|at| now.duration_since(*at) < MARK_EVERY)
+        {
+            return;
+        }
+        queue.marked.insert(key.clone(), now);
         queue.uses.insert(
             key,
             Use {
@@ -80,12 +100,16 @@ impl AllowlistUse {
         tokio::task::spawn_blocking(move || this.write_queued());
     }
 
-    /// Writes batches until the queue is empty, then lets the next use start a writer.
+    /// Writes batches until the queue is empty, then lets the next use start a writer. If a
+    /// write panics, the flag is lowered all the same, so later uses start a writer again.
     fn write_queued(&self) {
+        let _lowered = LowerOnPanic(self);
         loop {
             let uses = {
                 let mut queue = self.lock();
                 if queue.uses.is_empty() {
+                    // Under the lock that `record` checks it with: a use queued after this
+                    // starts a writer of its own.
                     queue.writing = false;
                     return;
                 }
@@ -108,5 +132,60 @@ impl AllowlistUse {
                 tracing::warn!(%error, "Allowlist entries' last use could not be recorded.");
             }
         }
+    }
+}
+
+/// Lowers the writing flag when the writer unwinds; a writer that returns lowers it itself.
+struct LowerOnPanic<'a>(&'a AllowlistUse);
+
+impl Drop for LowerOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.lock().writing = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use gatehouse_store::approvals_file::NewAllowlistEntry;
+
+    use super::*;
+
+    /// Final review: a mark on every allowlisted run rewrote the approvals file each time, and
+    /// each new version cost every request a re-read and every agent a policy rebuild.
+    #[tokio::test]
+    async fn marks_an_entry_at_most_once_a_minute() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = ExecApprovalsStore::new(dir.path().join("exec-approvals.json"));
+        let new = NewAllowlistEntry {
+            pattern: "/usr/bin/git",
+            arg_pattern: None,
+            source: None,
+            now_ms: 1,
+        };
+        file.add_allowlist_entry("main", new).unwrap();
+        let recorder = Arc::new(AllowlistUse::new(file.clone()));
+        let entry = AllowlistEntry::new("/usr/bin/git");
+        for (at, command) in [(10, "git status"), (20, "git log")] {
+            recorder.record(EntryUse {
+                agent_id: "main",
+                entry: &entry,
+                used_at_ms: at,
+                command,
+                resolved_path: None,
+            });
+        }
+        let last_command = || {
+            let snapshot = file.read().unwrap();
+            let value = serde_json::to_value(&snapshot.file).unwrap();
+            value["agents"]["main"]["allowlist"][0]["lastUsedCommand"].clone()
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while last_command().is_null() && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(last_command(), "git status");
     }
 }

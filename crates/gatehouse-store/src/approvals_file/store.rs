@@ -368,6 +368,10 @@ fn record_hit(file: &mut ExecApprovalsFile, agent_id: &str, hit: &AllowlistHit<'
                 _ => None,
             });
         if let Some(entry) = entry {
+            // Two agents' uses of one `*` entry may be written in either order: keep the later.
+            if entry.last_used_at.is_some_and(|at| at > hit.used_at_ms) {
+                return true;
+            }
             entry.last_used_at = Some(hit.used_at_ms);
             entry.last_used_command = Some(hit.command.to_owned());
             entry.last_resolved_path = hit.resolved_path.map(str::to_owned);

@@ -312,6 +312,22 @@ fn records_a_hit_on_the_agent_entry_or_the_wildcard_entry() {
     assert_eq!(ls["lastUsedCommand"], "ls -l");
     assert_eq!(ls["lastResolvedPath"], "/bin/ls");
     assert_eq!(written["agents"]["*"]["allowlist"][0]["lastUsedAt"], 42);
+    // Final review: two agents' uses of the `*` entry, written in either order, keep the later.
+    let earlier = AllowlistHit {
+        used_at_ms: 7,
+        command: "hostname -f",
+        ..hit("/bin/hostname", None)
+    };
+    assert_eq!(
+        store.record_allowlist_hits(&[("other", earlier)]).unwrap(),
+        1
+    );
+    let written = on_disk(&store);
+    assert_eq!(written["agents"]["*"]["allowlist"][0]["lastUsedAt"], 42);
+    assert_eq!(
+        written["agents"]["*"]["allowlist"][0]["lastUsedCommand"],
+        "ls -l"
+    );
 }
 
 #[test]
