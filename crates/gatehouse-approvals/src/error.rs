@@ -83,6 +83,16 @@ pub enum ApprovalError {
         /// The refused id.
         id: Uuid,
     },
+    /// Every id minted for a new approval had a short id already in use: the database holds so
+    /// many approvals (a good fraction of 2^32) that short ids no longer name one approval.
+    #[error(
+        "no free short id in {attempts} minted ids: the approvals history is too large for short \
+         ids to stay unique; shorten gateway.limits.historyDays"
+    )]
+    NoFreeShortId {
+        /// How many ids were minted.
+        attempts: usize,
+    },
     /// The decision was not offered for this approval (allow-always when it cannot persist).
     #[error("{decision} is not offered for approval {id}")]
     DecisionNotOffered {

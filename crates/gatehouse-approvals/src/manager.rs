@@ -320,7 +320,9 @@ impl ApprovalManager {
         self.inner
             .short_ids
             .claim_first(MINT_ATTEMPTS, || mint_approval_id(created_at_ms))
-            .map_err(|id| ApprovalError::ShortIdInUse { id })
+            .ok_or(ApprovalError::NoFreeShortId {
+                attempts: MINT_ATTEMPTS,
+            })
     }
 
     /// Answers an approval named by id or unique prefix. The first answer wins; the same answer

@@ -53,24 +53,15 @@ impl ShortIds {
     }
 
     /// Claims the short id of the first of up to `attempts` ids from `fresh` whose short id is
-    /// free, and returns that id; the last id tried when every one was taken.
+    /// free, and returns that id; `None` when every one was taken.
     pub(crate) fn claim_first(
         &self,
         attempts: usize,
         mut fresh: impl FnMut() -> Uuid,
-    ) -> Result<Uuid, Uuid> {
-        let mut id = fresh();
-        for _ in 1..attempts {
-            if self.claim(short_id(&id)) {
-                return Ok(id);
-            }
-            id = fresh();
-        }
-        if self.claim(short_id(&id)) {
-            Ok(id)
-        } else {
-            Err(id)
-        }
+    ) -> Option<Uuid> {
+        (0..attempts)
+            .map(|_| fresh())
+            .find(|id| self.claim(short_id(id)))
     }
 
     /// Gives back one use of `short`: its approval was never stored, or has been pruned.
@@ -122,13 +113,16 @@ mod tests {
         ]
         .map(|id| Uuid::parse_str(id).unwrap());
         let mut minted = ids.iter().copied();
-        assert_eq!(shorts.claim_first(8, || minted.next().unwrap()), Ok(ids[2]));
+        assert_eq!(
+            shorts.claim_first(8, || minted.next().unwrap()),
+            Some(ids[2])
+        );
         assert!(
             !shorts.claim(0x7777_7777),
             "the id handed out holds its short id"
         );
         let mut taken = ids.iter().copied().cycle();
-        assert_eq!(shorts.claim_first(3, || taken.next().unwrap()), Err(ids[2]));
+        assert_eq!(shorts.claim_first(3, || taken.next().unwrap()), None);
     }
 
     #[test]

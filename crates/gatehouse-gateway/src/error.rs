@@ -393,6 +393,7 @@ impl From<ApprovalError> for Error {
                 decision: decision.as_str(),
             },
             ApprovalError::Store(_)
+            | ApprovalError::NoFreeShortId { .. }
             | ApprovalError::Task(_)
             | ApprovalError::Unanswered
             | ApprovalError::CorruptId { .. } => Error::Store {

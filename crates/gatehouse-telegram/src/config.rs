@@ -163,7 +163,10 @@ impl TelegramConfig {
                 refuse("webhookUrl", "its path must start with /");
             }
             if !matches!(url.scheme(), "https" | "http") {
-                refuse("webhookUrl", "must be an https URL");
+                refuse(
+                    "webhookUrl",
+                    "must be an https (or, behind a proxy, http) URL",
+                );
             }
         }
         problems

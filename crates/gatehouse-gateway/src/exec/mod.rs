@@ -283,8 +283,8 @@ impl ExecServices {
     }
 
     /// Creates an approval on behalf of `owner` (a token name), counting it against the agent's
-    /// pending cap; expires it at once when `has_route` is false. The returned claim on the
-    /// decision may be dropped by callers that answer before it is given (two-phase).
+    /// pending cap and the token's; expires it at once when `has_route` is false. The returned
+    /// claim on the decision may be dropped by callers that answer before it is given (two-phase).
     pub(crate) async fn create(
         &self,
         owner: &str,

@@ -363,31 +363,34 @@ impl Checker<'_> {
         let script_entry = script_path
             .as_deref()
             .and_then(|path| self.allowlisted(path, args));
-        let shell_entry = shell_path
-            .as_deref()
-            .and_then(|path| self.allowlisted(path, &argv[shell + 1..]));
-        let (satisfied_by, reason, allowlist_entry) =
-            match (&script_path, script_entry, shell_entry) {
-                (None, ..) => (
-                    None,
-                    Reason::new(
-                        Rule::Unresolved,
-                        format!(
-                            "script `{}` not found in the working directory",
-                            script_word.text
-                        ),
+        // The shell itself is matched only when the script is not.
+        let shell_entry = || {
+            shell_path
+                .as_deref()
+                .and_then(|path| self.allowlisted(path, &argv[shell + 1..]))
+        };
+        let (satisfied_by, reason, allowlist_entry) = match (&script_path, script_entry) {
+            (None, ..) => (
+                None,
+                Reason::new(
+                    Rule::Unresolved,
+                    format!(
+                        "script `{}` not found in the working directory",
+                        script_word.text
                     ),
-                    None,
                 ),
-                (Some(path), Some(entry), _) => (
-                    Some(SatisfiedBy::Allowlist),
-                    Reason::new(
-                        Rule::AllowlistSatisfied,
-                        format!("an allowlist entry matches script `{}`", path.display()),
-                    ),
-                    Some(entry),
+                None,
+            ),
+            (Some(path), Some(entry)) => (
+                Some(SatisfiedBy::Allowlist),
+                Reason::new(
+                    Rule::AllowlistSatisfied,
+                    format!("an allowlist entry matches script `{}`", path.display()),
                 ),
-                (Some(_), None, Some(entry)) => (
+                Some(entry),
+            ),
+            (Some(path), None) => match shell_entry() {
+                Some(entry) => (
                     Some(SatisfiedBy::Allowlist),
                     Reason::new(
                         Rule::AllowlistSatisfied,
@@ -395,7 +398,7 @@ impl Checker<'_> {
                     ),
                     Some(entry),
                 ),
-                (Some(path), None, None) => (
+                None => (
                     None,
                     Reason::new(
                         Rule::NoAllowlistMatch,
@@ -403,7 +406,8 @@ impl Checker<'_> {
                     ),
                     None,
                 ),
-            };
+            },
+        };
         let persist = script_path.as_deref().and_then(path_string);
         SegmentOutcome {
             evaluation: SegmentEvaluation {
