@@ -52,6 +52,22 @@ const MAX_CLOSE_REASON: usize = 123;
 
 type Answer = (Option<String>, &'static str, Result<RawJson, Error>);
 
+/// Whether the peer may still take a frame when the connection ends: once a write has timed
+/// out, the closing flush would only wait out the write timeout again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Peer {
+    /// Writes went through (or the peer left cleanly): flush what is owed, such as a close echo.
+    Reading,
+    /// A write timed out or failed: nothing more is written.
+    Stalled,
+}
+
+impl Peer {
+    fn after(sent: bool) -> Self {
+        if sent { Peer::Reading } else { Peer::Stalled }
+    }
+}
+
 /// Runs a connection to its end; never returns an error, because there is nobody left to tell.
 /// `unauthenticated` is its place among the connections still to send `connect`, given back as
 /// soon as `connect` succeeds.
@@ -65,16 +81,20 @@ pub(crate) async fn run<Si, St>(
     St: Stream<Item = Inbound> + Unpin,
 {
     let _open = state.track_connection();
-    if let Some((principal, subscription)) =
-        handshake(&state, unauthenticated, &mut sink, &mut stream).await
-    {
-        serve(&state, principal, subscription, &mut sink, &mut stream).await;
-    }
+    let peer = match handshake(&state, unauthenticated, &mut sink, &mut stream).await {
+        Ok((principal, subscription)) => {
+            serve(&state, principal, subscription, &mut sink, &mut stream).await
+        }
+        Err(peer) => peer,
+    };
     // However the connection ended, the socket may still owe the peer a frame: above all the
     // echo of a close the peer sent, which RFC 6455 §5.5.1 requires (without it the peer sees
     // the TCP connection drop and records 1006). Closing the sink flushes it; bounded, because
-    // a peer that stopped reading would otherwise hold this task forever.
-    let _ = tokio::time::timeout(state.limits().write_timeout, sink.close()).await;
+    // a peer that stopped reading would otherwise hold this task forever, and skipped when a
+    // write has already timed out, so a stalled peer costs one write timeout, not two or three.
+    if peer == Peer::Reading {
+        let _ = tokio::time::timeout(state.limits().write_timeout, sink.close()).await;
+    }
 }
 
 /// Reads the first frame, which must be a valid `connect`; anything else is refused and closed.
@@ -87,7 +107,7 @@ async fn handshake<Si, St>(
     unauthenticated: Unauthenticated,
     sink: &mut Si,
     stream: &mut St,
-) -> Option<(Arc<Principal>, Subscription)>
+) -> Result<(Arc<Principal>, Subscription), Peer>
 where
     Si: Sink<Outbound> + Unpin,
     St: Stream<Item = Inbound> + Unpin,
@@ -96,8 +116,7 @@ where
     let first = tokio::select! {
         biased;
         () = state.shutdown_signal() => {
-            close(state, sink, &Error::ShuttingDown).await;
-            return None;
+            return Err(close(state, sink, &Error::ShuttingDown).await);
         }
         next = tokio::time::timeout(timeout, stream.next()) => next,
     };
@@ -108,55 +127,38 @@ where
     let text = match first {
         Err(_) => {
             let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
-            refuse(
-                state,
-                sink,
-                (None, CONNECT),
-                Error::HandshakeTimeout { timeout_ms },
-            )
-            .await;
-            return None;
+            let error = Error::HandshakeTimeout { timeout_ms };
+            return Err(refuse(state, sink, (None, CONNECT), error).await);
         }
-        Ok(None | Some(Inbound::Close)) => return None,
+        Ok(None | Some(Inbound::Close)) => return Err(Peer::Reading),
         Ok(Some(Inbound::Binary)) => {
-            refuse(state, sink, (None, CONNECT), binary_refused()).await;
-            return None;
+            return Err(refuse(state, sink, (None, CONNECT), binary_refused()).await);
         }
         Ok(Some(Inbound::TooLarge { size, limit })) => {
-            refuse(
-                state,
-                sink,
-                (None, CONNECT),
-                Error::FrameTooLarge { size, limit },
-            )
-            .await;
-            return None;
+            let error = Error::FrameTooLarge { size, limit };
+            return Err(refuse(state, sink, (None, CONNECT), error).await);
         }
         Ok(Some(Inbound::Text(text))) => text,
     };
     let frame = match RequestFrame::parse(&text) {
         Ok(frame) => frame,
-        Err((id, error)) => {
-            refuse(state, sink, (id, CONNECT), error).await;
-            return None;
-        }
+        Err((id, error)) => return Err(refuse(state, sink, (id, CONNECT), error).await),
     };
     if frame.method != CONNECT {
         let error = Error::HandshakeRequired {
             method: frame.method,
         };
-        refuse(state, sink, (Some(frame.id), CONNECT), error).await;
-        return None;
+        return Err(refuse(state, sink, (Some(frame.id), CONNECT), error).await);
     }
     match connect(state, frame.params) {
         Ok((principal, subscription, result)) => {
-            let sent = answer(state, sink, (Some(frame.id), CONNECT, Ok(result))).await;
-            sent.then_some((principal, subscription))
+            if answer(state, sink, (Some(frame.id), CONNECT, Ok(result))).await {
+                Ok((principal, subscription))
+            } else {
+                Err(Peer::Stalled)
+            }
         }
-        Err(error) => {
-            refuse(state, sink, (Some(frame.id), CONNECT), error).await;
-            None
-        }
+        Err(error) => Err(refuse(state, sink, (Some(frame.id), CONNECT), error).await),
     }
 }
 
@@ -215,7 +217,8 @@ async fn serve<Si, St>(
     mut subscription: Subscription,
     sink: &mut Si,
     stream: &mut St,
-) where
+) -> Peer
+where
     Si: Sink<Outbound> + Unpin,
     St: Stream<Item = Inbound> + Unpin,
 {
@@ -232,7 +235,7 @@ async fn serve<Si, St>(
                 // Finish what the client already asked for, then say goodbye.
                 while let Some(done) = in_flight.next().await {
                     if !answer(state, sink, done).await {
-                        return;
+                        return Peer::Stalled;
                     }
                 }
                 break Error::ShuttingDown;
@@ -242,7 +245,7 @@ async fn serve<Si, St>(
                 let sending = send_coalesced(sink, Outbound::Text(frame), more);
                 match write_unless_dropped(state, &mut subscription.dropped, sending).await {
                     Write::Sent => {}
-                    Write::Failed => return,
+                    Write::Failed => return Peer::Stalled,
                     Write::Dropped(reason) => break reason,
                 }
             }
@@ -251,28 +254,27 @@ async fn serve<Si, St>(
                 let sending = send_coalesced(sink, response(state, done), more);
                 match write_unless_dropped(state, &mut subscription.dropped, sending).await {
                     Write::Sent => {}
-                    Write::Failed => return,
+                    Write::Failed => return Peer::Stalled,
                     Write::Dropped(reason) => break reason,
                 }
             }
             // At the in-flight cap the socket is simply not read: TCP backpressure slows the client.
             inbound = stream.next(), if in_flight.len() < state.limits().max_in_flight => match inbound {
-                None | Some(Inbound::Close) => return,
+                None | Some(Inbound::Close) => return Peer::Reading,
                 Some(Inbound::Binary) => {
                     if !answer(state, sink, (None, "unknown", Err(binary_refused()))).await {
-                        return;
+                        return Peer::Stalled;
                     }
                 }
                 Some(Inbound::TooLarge { size, limit }) => {
-                    refuse(state, sink, (None, "unknown"), Error::FrameTooLarge { size, limit }).await;
-                    return;
+                    return refuse(state, sink, (None, "unknown"), Error::FrameTooLarge { size, limit }).await;
                 }
                 Some(Inbound::Text(text)) => {
                     match start(state, &principal, &text) {
                         Ok(request) => in_flight.push(request),
                         Err(refused) => {
                             if !answer(state, sink, refused).await {
-                                return;
+                                return Peer::Stalled;
                             }
                         }
                     }
@@ -280,7 +282,7 @@ async fn serve<Si, St>(
             },
         }
     };
-    close(state, sink, &reason).await;
+    close(state, sink, &reason).await
 }
 
 /// How a write in the authenticated phase ended.
@@ -391,22 +393,25 @@ async fn refuse<Si>(
     sink: &mut Si,
     (id, label): (Option<String>, &'static str),
     error: Error,
-) where
+) -> Peer
+where
     Si: Sink<Outbound> + Unpin,
 {
     // The code only: a params error can quote what the client sent, which may be a secret.
     tracing::info!(code = error.code(), "Refusing WebSocket connection.");
     let code = error.close_code();
     let reason = close_reason(&error);
-    if answer(state, sink, (id, label, Err(error))).await {
-        let closing = sink.send(Outbound::Close { code, reason });
-        let _ = tokio::time::timeout(state.limits().write_timeout, closing).await;
+    if !answer(state, sink, (id, label, Err(error))).await {
+        return Peer::Stalled;
     }
+    let closing = sink.send(Outbound::Close { code, reason });
+    let sent = tokio::time::timeout(state.limits().write_timeout, closing).await;
+    Peer::after(matches!(sent, Ok(Ok(()))))
 }
 
 /// Sends a close with `error`; bounded by the write timeout, since the peer may have stopped
 /// reading.
-async fn close<Si>(state: &GatewayState, sink: &mut Si, error: &Error)
+async fn close<Si>(state: &GatewayState, sink: &mut Si, error: &Error) -> Peer
 where
     Si: Sink<Outbound> + Unpin,
 {
@@ -414,7 +419,8 @@ where
         code: error.close_code(),
         reason: close_reason(error),
     });
-    let _ = tokio::time::timeout(state.limits().write_timeout, closing).await;
+    let sent = tokio::time::timeout(state.limits().write_timeout, closing).await;
+    Peer::after(matches!(sent, Ok(Ok(()))))
 }
 
 /// `code: message`, cut at a character boundary to fit a close frame.

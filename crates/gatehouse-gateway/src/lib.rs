@@ -30,7 +30,6 @@
 //! use gatehouse_gateway::{GatewaySettings, GatewayState, Limits, Scope, Secret, TokenSpec, serve};
 //!
 //! let settings = GatewaySettings {
-//!     listen: "127.0.0.1:18790".parse()?,
 //!     tokens: vec![TokenSpec {
 //!         name: "admin".into(),
 //!         secret: Secret::new("a-long-random-secret-value"),
@@ -40,7 +39,7 @@
 //!     limits: Limits::default(),
 //! };
 //! let state = GatewayState::new(&settings)?;
-//! let listener = tokio::net::TcpListener::bind(settings.listen).await?;
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:18790").await?;
 //! serve(listener, state, async { let _ = tokio::signal::ctrl_c().await; }).await?;
 //! # Ok(())
 //! # }

@@ -4,7 +4,6 @@
 //! `gateway.auth.tokens[{name, token | tokenFile | tokenEnv, scopes}]` and the limit keys into them,
 //! and the binary builds the embedded default from them when no config file is given.
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
 pub use gatehouse_config::Secret;
@@ -15,8 +14,6 @@ use crate::scope::Scope;
 /// Everything the gateway needs to start.
 #[derive(Debug, Clone)]
 pub struct GatewaySettings {
-    /// Where the binary binds the listener.
-    pub listen: SocketAddr,
     /// Every token that may connect; at least one is required.
     pub tokens: Vec<TokenSpec>,
     /// Size, rate and queue limits.

@@ -30,7 +30,6 @@ pub(crate) fn start(dir: &Path, threads: usize, max_pending: usize) -> Server {
         .build()
         .unwrap();
     let settings = GatewaySettings {
-        listen: ([127, 0, 0, 1], 0).into(),
         tokens: vec![
             TokenSpec {
                 name: "admin".into(),
@@ -66,9 +65,7 @@ pub(crate) fn start(dir: &Path, threads: usize, max_pending: usize) -> Server {
     let addr = runtime.block_on(async move {
         let exec = ExecServices::start(setup).await.unwrap();
         let state = GatewayState::with_exec(&settings, exec).unwrap();
-        let listener = tokio::net::TcpListener::bind(settings.listen)
-            .await
-            .unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(gatehouse_gateway::serve(
             listener,

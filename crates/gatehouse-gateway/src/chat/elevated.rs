@@ -352,7 +352,6 @@ mod tests {
         .await
         .unwrap();
         let settings = GatewaySettings {
-            listen: ([127, 0, 0, 1], 0).into(),
             tokens: vec![TokenSpec {
                 name: "agent".into(),
                 secret: Secret::new(AGENT),

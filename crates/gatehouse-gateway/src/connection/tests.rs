@@ -1,9 +1,12 @@
 //! The connection loop driven through channels, without sockets.
 
+use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use futures_util::{sink, stream};
+use futures_util::{Sink, sink, stream};
 use serde_json::{Value, json};
 use tokio::sync::{Notify, mpsc};
 
@@ -25,7 +28,6 @@ fn settings(limits: Limits) -> GatewaySettings {
         agents: None,
     };
     GatewaySettings {
-        listen: ([127, 0, 0, 1], 0).into(),
         tokens: vec![
             token("admin", ADMIN, Scope::Admin),
             token("agent", AGENT, Scope::Agent),
@@ -38,18 +40,51 @@ struct Client {
     to_server: mpsc::Sender<Inbound>,
     from_server: mpsc::Receiver<Outbound>,
     task: tokio::task::JoinHandle<()>,
+    /// Set once the connection asked its sink to close (the closing flush).
+    closed: Arc<AtomicBool>,
+}
+
+/// A sink that notes whether it was asked to close.
+struct CloseSpy<S> {
+    inner: S,
+    closed: Arc<AtomicBool>,
+}
+
+impl<S: Sink<Outbound> + Unpin> Sink<Outbound> for CloseSpy<S> {
+    type Error = S::Error;
+
+    fn poll_ready(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        Pin::new(&mut self.inner).poll_ready(cx)
+    }
+
+    fn start_send(mut self: Pin<&mut Self>, item: Outbound) -> Result<(), S::Error> {
+        Pin::new(&mut self.inner).start_send(item)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.closed.store(true, Ordering::SeqCst);
+        Pin::new(&mut self.inner).poll_close(cx)
+    }
 }
 
 impl Client {
     fn spawn(state: &GatewayState, outbound_capacity: usize) -> Self {
         let (to_server, inbound) = mpsc::channel(16);
         let (outbound, from_server) = mpsc::channel(outbound_capacity);
-        let sink = Box::pin(sink::unfold(
-            outbound,
-            |tx: mpsc::Sender<Outbound>, item| async move {
-                tx.send(item).await.map(|()| tx).map_err(|_| ())
-            },
-        ));
+        let closed = Arc::new(AtomicBool::new(false));
+        let sink = CloseSpy {
+            inner: Box::pin(sink::unfold(
+                outbound,
+                |tx: mpsc::Sender<Outbound>, item| async move {
+                    tx.send(item).await.map(|()| tx).map_err(|_| ())
+                },
+            )),
+            closed: Arc::clone(&closed),
+        };
         let stream = Box::pin(stream::unfold(
             inbound,
             |mut rx: mpsc::Receiver<Inbound>| async move { rx.recv().await.map(|item| (item, rx)) },
@@ -60,6 +95,7 @@ impl Client {
             to_server,
             from_server,
             task,
+            closed,
         }
     }
 
@@ -294,7 +330,10 @@ async fn ends_a_connection_whose_peer_stopped_reading() {
         .unwrap();
 }
 
-/// A client that sends requests but never reads their answers is let go as well.
+/// A client that sends requests but never reads their answers is let go as well, after one
+/// write timeout: the closing flush would wait on the same stalled write (transport review: it
+/// held the connection for the timeout twice), so once a write has timed out nothing more is
+/// written.
 #[tokio::test]
 async fn ends_a_connection_whose_peer_never_reads_its_answers() {
     let limits = Limits {
@@ -313,6 +352,24 @@ async fn ends_a_connection_whose_peer_never_reads_its_answers() {
         .await
         .expect("the connection outlived a peer that never read its answers")
         .unwrap();
+    assert!(
+        !client.closed.load(Ordering::SeqCst),
+        "the closing flush waited on the stalled peer"
+    );
+}
+
+/// A peer that leaves cleanly is still owed the closing flush (the echo of its close).
+#[tokio::test]
+async fn flushes_on_close_for_a_peer_that_left_cleanly() {
+    let state = GatewayState::new(&settings(Limits::default())).unwrap();
+    let mut client = Client::spawn(&state, 4);
+    client.connect(ADMIN).await;
+    client.to_server.send(Inbound::Close).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(5), &mut client.task)
+        .await
+        .expect("the connection outlived its peer's close")
+        .unwrap();
+    assert!(client.closed.load(Ordering::SeqCst));
 }
 
 /// A connected agent with one `test.slow` request running: it has started and waits for

@@ -252,7 +252,6 @@ mod tests {
 
     fn call_as(scopes: &[Scope]) -> Call {
         let settings = GatewaySettings {
-            listen: ([127, 0, 0, 1], 0).into(),
             tokens: vec![TokenSpec {
                 name: "t".into(),
                 secret: Secret::new("t-secret-0123456789"),

@@ -123,7 +123,6 @@ async fn rate_limits_websocket_requests_and_keeps_the_connection() {
 #[tokio::test]
 async fn refuses_to_build_a_gateway_with_zero_limits() {
     let settings = gatehouse_gateway::GatewaySettings {
-        listen: ([127, 0, 0, 1], 0).into(),
         tokens: vec![],
         limits: Limits {
             max_frame_bytes: 0,

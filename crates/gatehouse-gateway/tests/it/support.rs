@@ -39,7 +39,6 @@ impl Server {
             agents: None,
         };
         let settings = GatewaySettings {
-            listen: ([127, 0, 0, 1], 0).into(),
             tokens: vec![
                 token("admin", ADMIN, Scope::Admin),
                 token("approver", APPROVER, Scope::Approvals),
@@ -48,9 +47,7 @@ impl Server {
             limits,
         };
         let state = GatewayState::with_registry(&settings, registry).unwrap();
-        let listener = tokio::net::TcpListener::bind(settings.listen)
-            .await
-            .unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (shutdown, signal) = oneshot::channel::<()>();
         let task = tokio::spawn(gatehouse_gateway::serve(

@@ -3,8 +3,8 @@
 //! The data directory holds `exec-approvals.json`, the approvals database and the audit log, and
 //! one `serve` at a time owns it: a second one would wait forever on the audit log's write lock,
 //! then take over silently when the first stopped, so it is refused at start instead. Everything
-//! that can fail cheaply (flags, config, the lock) is checked before the admin token is created,
-//! so a failed start leaves no token behind. Tokens come from
+//! that can fail cheaply (flags, config, the lock, binding the listen address) is checked before
+//! the admin token is created, so a failed start leaves no token behind. Tokens come from
 //! `gateway.auth.tokens` in the config; with no config, or a config without tokens, one
 //! `operator.admin` token is generated on first start into a 0600 file and reused afterwards.
 //! The login URL carrying that token goes to stdout for the operator, never to the logs.
@@ -82,6 +82,11 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     // Declared before the runtime, so it is dropped after it: nothing of the gateway outlives it.
     let _lock = DataDirLock::take(&data_dir)?;
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    // Bound before anything is created or connected: a port in use is the commonest failed
+    // start, and it should fail in a moment, leaving nothing behind.
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind(listen))
+        .with_context(|| format!("cannot listen on {listen}"))?;
     let mut tokens = super::tokens::configured_tokens(&config)?;
     let admin_token = if tokens.is_empty() {
         let token = load_or_create_admin_token(&data_dir.join(ADMIN_TOKEN_FILE))?;
@@ -96,11 +101,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         None
     };
     let (limits, exec_limits) = configured_limits(config.gateway.limits.as_ref());
-    let settings = GatewaySettings {
-        listen,
-        tokens,
-        limits,
-    };
+    let settings = GatewaySettings { tokens, limits };
     let setup = exec_setup(config, &data_dir, exec_limits);
     runtime.block_on(async {
         // Taken before the approval manager starts, so the chat runtime edits exactly the
@@ -116,7 +117,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             sessions_file: data_dir.join(SESSIONS_FILE),
         })?;
         serve(
-            settings.listen,
+            listener,
             state,
             connected.routes,
             admin_token.as_ref(),
@@ -192,16 +193,13 @@ impl DataDirLock {
 }
 
 async fn serve(
-    listen: SocketAddr,
+    listener: tokio::net::TcpListener,
     state: GatewayState,
     channel_routes: axum::Router,
     admin_token: Option<&Secret>,
     data_dir: &Path,
 ) -> anyhow::Result<()> {
     let shutdown = shutdown_signal()?;
-    let listener = tokio::net::TcpListener::bind(listen)
-        .await
-        .with_context(|| format!("cannot listen on {listen}"))?;
     let addr = listener
         .local_addr()
         .context("cannot read the listening address")?;

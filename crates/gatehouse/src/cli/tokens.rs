@@ -6,8 +6,6 @@ use gatehouse_config::Config;
 use gatehouse_config::model::{Scope as ConfigScope, TokenConfig};
 use gatehouse_gateway::{GatewaySettings, GatewayState, Scope, TokenSpec, configured_limits};
 
-use super::serve::DEFAULT_LISTEN;
-
 /// The tokens of `gateway.auth.tokens`, secrets resolved; a token file others can read is
 /// reported on stderr, as the config loader does for every secret. The gateway checks the
 /// tokens themselves (length, names, scopes) when it starts.
@@ -56,9 +54,6 @@ pub(crate) fn review_tokens(config: &Config) -> TokenReview {
         let mut tokens = accepted.clone();
         tokens.push(resolved.spec.clone());
         let settings = GatewaySettings {
-            // The gateway does not look at the address when it checks its settings; `serve`
-            // parses it before, and `doctor` checks it on its own.
-            listen: DEFAULT_LISTEN,
             tokens,
             limits: limits.clone(),
         };

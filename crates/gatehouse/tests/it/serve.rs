@@ -508,18 +508,21 @@ async fn leaves_no_admin_token_behind_when_gateway_listen_is_invalid() {
     std::fs::write(&file, "{ gateway: { listen: 'nowhere' } }").unwrap();
     let data_dir = dir.path().join("data");
     let file = file.display().to_string();
-    let output = serve_command(&data_dir, &["--config", &file])
-        .output()
-        .await
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = refused_start(&data_dir, &["--config", &file]).await;
     assert!(
         stderr.contains("`gateway.listen`: \"nowhere\" is not an IP address and port"),
         "{stderr}"
     );
     assert!(!data_dir.join("admin.token").exists());
+}
+
+/// Runs a `serve` that must refuse to start: exit status 2, nothing on stdout (so no login
+/// URL); returns its stderr.
+async fn refused_start(data_dir: &Path, extra: &[&str]) -> String {
+    let output = serve_command(data_dir, extra).output().await.unwrap();
+    assert_eq!(output.status.code(), Some(2));
     assert!(output.stdout.is_empty());
+    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 /// Operator report: `GATEHOUSE_CONFIG` chose the config of `check` and `tools` but not of
@@ -538,4 +541,25 @@ async fn reads_the_config_named_by_gatehouse_config() {
     assert_eq!(answer["payload"]["caller"]["name"], "admin", "{answer}");
     assert!(!data_dir.join("admin.token").exists());
     assert!(terminate(served).await.0.success());
+}
+
+/// Operator report: with the port taken, `serve` opened the database, generated `admin.token`
+/// and connected the chat channels before it found out it could not listen.
+#[tokio::test]
+async fn fails_at_once_and_creates_nothing_when_the_port_is_taken() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = taken.local_addr().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().join("data");
+    let stderr = refused_start(&data_dir, &["--listen", &address]).await;
+    assert!(
+        stderr.contains(&format!("cannot listen on {address}")),
+        "{stderr}"
+    );
+    for created_later in ["admin.token", "approvals.db", "exec-approvals.json"] {
+        assert!(
+            !data_dir.join(created_later).exists(),
+            "{created_later} was created"
+        );
+    }
 }
