@@ -46,27 +46,37 @@ impl DiscordConfig {
         }
     }
 
-    /// Refuses a configuration Discord would refuse later, naming the key to fix.
+    /// Refuses a configuration Discord would refuse later, with the key to fix: the first of
+    /// [`DiscordConfig::problems`].
     pub fn validate(&self) -> Result<(), DiscordError> {
-        let refuse = |field, reason: &str| {
-            Err(DiscordError::InvalidConfig {
+        match self.problems().into_iter().next() {
+            Some(first) => Err(first),
+            None => Ok(()),
+        }
+    }
+
+    /// Every key Discord would refuse, not only the first, so one `doctor` run lists them all.
+    pub fn problems(&self) -> Vec<DiscordError> {
+        let mut problems = Vec::new();
+        let mut refuse = |field, reason: &str| {
+            problems.push(DiscordError::InvalidConfig {
                 field,
                 reason: reason.to_owned(),
-            })
+            });
         };
         let token = self.bot_token.expose().trim();
         let token = token.strip_prefix("Bot ").unwrap_or(token);
         if token.is_empty() || !token.bytes().all(|b| b.is_ascii_graphic()) {
-            return refuse(
+            refuse(
                 "botToken",
                 "expected the bot token from the Developer Portal (Bot > Reset Token)",
             );
         }
         if self.application_id == 0 {
-            return refuse("applicationId", "must be the application's snowflake id");
+            refuse("applicationId", "must be the application's snowflake id");
         }
         if self.guild_ids.contains(&0) {
-            return refuse("guildIds", "every entry must be a guild's snowflake id");
+            refuse("guildIds", "every entry must be a guild's snowflake id");
         }
         if let Some(url) = &self.api_url {
             let origin = url
@@ -74,16 +84,16 @@ impl DiscordConfig {
                 .or_else(|| url.strip_prefix("https://"));
             if origin.is_none_or(|rest| rest.is_empty() || rest.trim_end_matches('/').contains('/'))
             {
-                return refuse(
+                refuse(
                     "apiUrl",
                     "must be an http(s) origin such as http://127.0.0.1:8082, without a path",
                 );
             }
         }
         if self.call_timeout.is_zero() {
-            return refuse("callTimeout", "must be positive");
+            refuse("callTimeout", "must be positive");
         }
-        Ok(())
+        problems
     }
 
     /// The gateway intents: messages in guilds and DMs (for text `/approve`), plus message
@@ -143,6 +153,25 @@ mod tests {
                 other => panic!("{field}: {other:?}"),
             }
         }
+    }
+
+    /// Operator review: a config with a bad token and a bad API URL took two runs to fix.
+    #[test]
+    fn lists_every_refused_key() {
+        let mut broken = config();
+        broken.bot_token = Secret::new("Bot a b");
+        broken.api_url = Some("http://127.0.0.1:1/api/v10".into());
+        let fields: Vec<_> = broken
+            .problems()
+            .into_iter()
+            .map(|problem| match problem {
+                DiscordError::InvalidConfig { field, .. } => field,
+                other => panic!("{other}"),
+            })
+            .collect();
+        assert_eq!(fields, ["botToken", "apiUrl"]);
+        assert_eq!(broken.validate(), Err(broken.problems().remove(0)));
+        assert!(config().problems().is_empty());
     }
 
     #[test]

@@ -67,22 +67,32 @@ impl SlackConfig {
         })
     }
 
-    /// Refuses a configuration Slack would refuse later, naming the key to fix.
+    /// Refuses a configuration Slack would refuse later, with the key to fix: the first of
+    /// [`SlackConfig::problems`].
     pub fn validate(&self) -> Result<(), SlackError> {
-        let refuse = |field, reason: &str| {
-            Err(SlackError::InvalidConfig {
+        match self.problems().into_iter().next() {
+            Some(first) => Err(first),
+            None => Ok(()),
+        }
+    }
+
+    /// Every key Slack would refuse, not only the first, so one `doctor` run lists them all.
+    pub fn problems(&self) -> Vec<SlackError> {
+        let mut problems = Vec::new();
+        let mut refuse = |field, reason: &str| {
+            problems.push(SlackError::InvalidConfig {
                 field,
                 reason: reason.to_owned(),
-            })
+            });
         };
         if !self.bot_token.expose().starts_with("xoxb-") {
-            return refuse("botToken", "expected a bot token starting with xoxb-");
+            refuse("botToken", "expected a bot token starting with xoxb-");
         }
         if !matches!(self.api_url.scheme(), "https" | "http") {
-            return refuse("apiUrl", "must be an http or https URL");
+            refuse("apiUrl", "must be an http or https URL");
         }
         if self.command_reply_wait >= Duration::from_millis(2500) {
-            return refuse(
+            refuse(
                 "commandReplyWait",
                 "must stay under 2.5 s: Slack drops slash command replies after 3 s",
             );
@@ -90,18 +100,18 @@ impl SlackConfig {
         match self.mode {
             SlackMode::Socket => match &self.app_token {
                 Some(token) if token.expose().starts_with("xapp-") => {}
-                Some(_) => return refuse("appToken", "expected an app-level token (xapp-…)"),
-                None => return refuse("appToken", "Socket Mode needs an app-level token"),
+                Some(_) => refuse("appToken", "expected an app-level token (xapp-…)"),
+                None => refuse("appToken", "Socket Mode needs an app-level token"),
             },
             SlackMode::Http => match &self.signing_secret {
                 Some(secret) if !secret.expose().trim().is_empty() => {}
-                _ => return refuse("signingSecret", "HTTP mode needs the app's signing secret"),
+                _ => refuse("signingSecret", "HTTP mode needs the app's signing secret"),
             },
         }
         if self.socket_connections == 0 {
-            return refuse("socketConnections", "must be at least 1");
+            refuse("socketConnections", "must be at least 1");
         }
-        Ok(())
+        problems
     }
 
     /// The Web API base as slack-morphism wants it (no trailing slash).
@@ -166,6 +176,28 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    /// Operator review: a config with a user token and a bot token as app token took two runs
+    /// to fix.
+    #[test]
+    fn lists_every_refused_key() {
+        let config = SlackConfig {
+            bot_token: Secret::new("xoxp-1"),
+            app_token: Some(Secret::new("xoxb-2")),
+            ..socket()
+        };
+        let fields: Vec<_> = config
+            .problems()
+            .into_iter()
+            .map(|problem| match problem {
+                SlackError::InvalidConfig { field, .. } => field,
+                other => panic!("{other}"),
+            })
+            .collect();
+        assert_eq!(fields, ["botToken", "appToken"]);
+        assert_eq!(config.validate(), Err(config.problems().remove(0)));
+        assert!(socket().problems().is_empty());
     }
 
     #[test]

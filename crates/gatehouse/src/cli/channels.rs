@@ -14,7 +14,9 @@ use anyhow::{Context as _, bail};
 use axum::Router;
 use gatehouse_config::model::TelegramConfig as TelegramSection;
 use gatehouse_config::{Config, SecretSource};
+use gatehouse_discord::DiscordConfig;
 use gatehouse_gateway::ConnectedChannel;
+use gatehouse_slack::SlackConfig;
 use gatehouse_telegram::{HostedWebhook, Secret, TelegramChannel, TelegramConfig, UpdateMode};
 
 mod discord;
@@ -59,30 +61,82 @@ pub(crate) async fn connect_all(config: &Config) -> anyhow::Result<Connected> {
 }
 
 /// Builds the settings of every enabled channel as [`connect_all`] does, stopping short of the
-/// network: one error for each channel `serve` would refuse before connecting (a secret it
-/// cannot read, a missing key, a malformed URL). A secret file readable by group or others
-/// goes to `warnings`; a channel's check stops at its first error, like its start.
+/// network: an error for everything `serve` would refuse before connecting (a secret it cannot
+/// read, a missing key, a malformed URL). A secret file readable by group or others goes to
+/// `warnings`. Building a channel's settings stops at its first error, like its start; settings
+/// that could be built are then checked by the adapter's own rules, and every key it refuses is
+/// an error of its own.
 pub(crate) fn check_all(config: &Config, warnings: &mut Vec<String>) -> Vec<anyhow::Error> {
     let started = config.channels.started();
     let mut errors = Vec::new();
     if let Some(section) = started.telegram {
-        match telegram_settings(section, warnings) {
-            Ok(config) => errors.extend(
-                config
-                    .problems()
-                    .into_iter()
-                    .map(|problem| anyhow::Error::new(problem).context(TELEGRAM_UNUSABLE)),
-            ),
-            Err(error) => errors.push(error),
-        }
+        errors.extend(refusals(
+            telegram_settings(section, warnings),
+            TelegramConfig::problems,
+            TELEGRAM_UNUSABLE,
+        ));
     }
     if let Some(section) = started.discord {
-        errors.extend(discord::adapter_config(section, warnings).err());
+        errors.extend(refusals(
+            discord::settings(section, warnings),
+            DiscordConfig::problems,
+            discord::UNUSABLE,
+        ));
     }
     if let Some(section) = started.slack {
-        errors.extend(slack::adapter_config(section, warnings).err());
+        errors.extend(refusals(
+            slack::settings(section, warnings),
+            SlackConfig::problems,
+            slack::UNUSABLE,
+        ));
     }
     errors
+}
+
+/// For `doctor`: the error that stopped a channel's settings being built, or every key of them
+/// its adapter refuses (`problems`), each reported under `unusable` as `serve` reports it.
+fn refusals<C, E>(
+    settings: anyhow::Result<C>,
+    problems: impl FnOnce(&C) -> Vec<E>,
+    unusable: &'static str,
+) -> Vec<anyhow::Error>
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    match settings {
+        Ok(settings) => problems(&settings)
+            .into_iter()
+            .map(|problem| anyhow::Error::new(problem).context(unusable))
+            .collect(),
+        Err(error) => vec![error],
+    }
+}
+
+/// For `serve`: a channel's settings, unless its adapter refuses a key (`problems`). Then one
+/// error under `unusable` naming every refused key, one a line, so a single start shows all
+/// there is to fix, as `doctor` lists them.
+fn usable<C, E>(
+    settings: C,
+    problems: impl FnOnce(&C) -> Vec<E>,
+    unusable: &'static str,
+) -> anyhow::Result<C>
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let mut problems = problems(&settings);
+    if problems.len() <= 1 {
+        return match problems.pop() {
+            Some(problem) => Err(anyhow::Error::new(problem).context(unusable)),
+            None => Ok(settings),
+        };
+    }
+    let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    Err(anyhow::anyhow!(
+        "{} keys are refused:\n  {}",
+        problems.len(),
+        lines.join("\n  ")
+    )
+    .context(unusable))
 }
 
 /// Runs one channel's settings step for `serve`, printing the warnings its secrets raised on
@@ -120,14 +174,16 @@ async fn connect_telegram(
 const TELEGRAM_UNUSABLE: &str = "`channels.telegram` is not usable";
 
 /// The adapter's settings from `channels.telegram`, checked as Telegram would check them; every
-/// missing or unusable key is named.
+/// missing or unusable key is named (all the keys Telegram refuses, not only the first).
 fn telegram_config(
     section: &TelegramSection,
     warnings: &mut Vec<String>,
 ) -> anyhow::Result<TelegramConfig> {
-    let config = telegram_settings(section, warnings)?;
-    config.validate().context(TELEGRAM_UNUSABLE)?;
-    Ok(config)
+    usable(
+        telegram_settings(section, warnings)?,
+        TelegramConfig::problems,
+        TELEGRAM_UNUSABLE,
+    )
 }
 
 /// The adapter's settings from `channels.telegram`, before Telegram's own rules are checked.

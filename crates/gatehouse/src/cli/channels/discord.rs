@@ -22,9 +22,25 @@ pub(crate) async fn connect(section: &DiscordSection) -> anyhow::Result<Connecte
     })
 }
 
-/// The adapter's settings from the config section; every missing or unusable key is named. A
-/// token file readable by group or others goes to `warnings`.
-pub(super) fn adapter_config(
+/// What a Discord settings refusal is reported under.
+pub(super) const UNUSABLE: &str = "`channels.discord` is not usable";
+
+/// The adapter's settings from the config section, checked as Discord would check them; every
+/// missing or unusable key is named (all the keys Discord refuses, not only the first). A token
+/// file readable by group or others goes to `warnings`.
+fn adapter_config(
+    section: &DiscordSection,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<DiscordConfig> {
+    super::usable(
+        settings(section, warnings)?,
+        DiscordConfig::problems,
+        UNUSABLE,
+    )
+}
+
+/// The adapter's settings from the config section, before Discord's own rules are checked.
+pub(super) fn settings(
     section: &DiscordSection,
     warnings: &mut Vec<String>,
 ) -> anyhow::Result<DiscordConfig> {
@@ -42,9 +58,6 @@ pub(super) fn adapter_config(
     config.api_url = section.api_url.clone();
     config.guild_ids = section.guild_snowflakes();
     config.message_content_intent = section.message_content_intent.unwrap_or(false);
-    config
-        .validate()
-        .context("`channels.discord` is not usable")?;
     Ok(config)
 }
 
@@ -90,5 +103,38 @@ mod tests {
         ))
         .unwrap_err();
         assert!(format!("{error:#}").contains("apiUrl"), "{error:#}");
+    }
+
+    /// Operator review: a token with a space and an API URL with a path took two starts to fix,
+    /// one refusal showing per start.
+    #[test]
+    fn names_every_key_discord_refuses() {
+        let error = adapter_config_of(&section(
+            "botToken: 'Bot a b', applicationId: 77, apiUrl: 'http://127.0.0.1:9/api/v10'",
+        ))
+        .unwrap_err();
+        let shown = format!("{error:#}");
+        assert!(
+            shown.starts_with("`channels.discord` is not usable: 2 keys are refused:\n  "),
+            "{shown}"
+        );
+        let token = shown.find("\n  invalid channels.discord.botToken: expected the bot token");
+        let url = shown.find("\n  invalid channels.discord.apiUrl: must be an http(s) origin");
+        assert!(
+            matches!((token, url), (Some(t), Some(u)) if t < u),
+            "{shown}"
+        );
+    }
+
+    /// One refused key is reported as before: the key itself under the channel.
+    #[test]
+    fn names_a_single_refused_key_without_a_count() {
+        let error =
+            adapter_config_of(&section("botToken: 'Bot a b', applicationId: 77")).unwrap_err();
+        assert_eq!(
+            format!("{error:#}"),
+            "`channels.discord` is not usable: invalid channels.discord.botToken: expected the \
+             bot token from the Developer Portal (Bot > Reset Token)"
+        );
     }
 }

@@ -28,11 +28,7 @@ pub(crate) async fn connect(section: &SlackSection) -> anyhow::Result<ConnectedS
         .await
         .context("cannot connect to Slack (`channels.slack`)")?;
     let routes = match mode {
-        SlackMode::Http => Some(
-            channel
-                .http_router()
-                .context("`channels.slack` is not usable")?,
-        ),
+        SlackMode::Http => Some(channel.http_router().context(UNUSABLE)?),
         SlackMode::Socket => None,
     };
     Ok(ConnectedSlack {
@@ -45,9 +41,25 @@ pub(crate) async fn connect(section: &SlackSection) -> anyhow::Result<ConnectedS
     })
 }
 
-/// The adapter's settings from the config section; every missing or unusable key is named.
-/// Secret files readable by group or others go to `warnings`.
-pub(super) fn adapter_config(
+/// What a Slack settings refusal is reported under.
+pub(super) const UNUSABLE: &str = "`channels.slack` is not usable";
+
+/// The adapter's settings from the config section, checked as Slack would check them; every
+/// missing or unusable key is named (all the keys Slack refuses, not only the first). Secret
+/// files readable by group or others go to `warnings`.
+fn adapter_config(
+    section: &SlackSection,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<SlackConfig> {
+    super::usable(
+        settings(section, warnings)?,
+        SlackConfig::problems,
+        UNUSABLE,
+    )
+}
+
+/// The adapter's settings from the config section, before Slack's own rules are checked.
+pub(super) fn settings(
     section: &SlackSection,
     warnings: &mut Vec<String>,
 ) -> anyhow::Result<SlackConfig> {
@@ -75,8 +87,8 @@ pub(super) fn adapter_config(
     }
     // `new` fills Slack's published defaults; the tokens are then set to exactly what the
     // operator configured (HTTP mode may have no app token).
-    let mut config = SlackConfig::new(bot, app.clone().unwrap_or_else(|| Secret::new("")))
-        .context("`channels.slack` is not usable")?;
+    let mut config =
+        SlackConfig::new(bot, app.clone().unwrap_or_else(|| Secret::new(""))).context(UNUSABLE)?;
     config.app_token = app;
     config.signing_secret = signing;
     config.mode = mode;
@@ -86,9 +98,6 @@ pub(super) fn adapter_config(
     if let Some(api_url) = &section.api_url {
         config.api_url = config_url("channels.slack.apiUrl", api_url)?;
     }
-    config
-        .validate()
-        .context("`channels.slack` is not usable")?;
     Ok(config)
 }
 
@@ -161,5 +170,23 @@ mod tests {
     fn denies_http_mode_without_a_signing_secret() {
         let error = adapter_config_of(&section("mode: 'http'")).unwrap_err();
         assert!(format!("{error:#}").contains("signingSecret"), "{error:#}");
+    }
+
+    /// Operator review: a user token as bot token and a bot token as app token took two starts
+    /// to fix, one refusal showing per start.
+    #[test]
+    fn names_every_key_slack_refuses() {
+        let text = "{ channels: { slack: { botToken: 'xoxp-1', appToken: 'xoxb-2' } } }";
+        let loaded = gatehouse_config::load_str(text, std::path::Path::new("t.json5")).unwrap();
+        let section = loaded.config.channels.slack.unwrap();
+        let error = adapter_config_of(&section).unwrap_err();
+        let shown = format!("{error:#}");
+        assert!(
+            shown.starts_with("`channels.slack` is not usable: 2 keys are refused:\n  "),
+            "{shown}"
+        );
+        let bot = shown.find("\n  invalid channels.slack.botToken: expected a bot token");
+        let app = shown.find("\n  invalid channels.slack.appToken: expected an app-level token");
+        assert!(matches!((bot, app), (Some(b), Some(a)) if b < a), "{shown}");
     }
 }
