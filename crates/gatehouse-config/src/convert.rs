@@ -49,7 +49,7 @@ impl Config {
                     .collect()
             })
             .unwrap_or_default();
-        let safe = SafeBinConfig::resolve(global, local);
+        let safe = self.safe_bins(agent_id);
         AgentExecSettings {
             policy: ExecPolicy {
                 security: layered(local, global, |e| e.security).unwrap_or(defaults.security),
@@ -99,6 +99,11 @@ impl Config {
                 .and_then(|e| e.apply_patch.as_ref())
                 .and_then(|a| a.allow_models.clone()),
         }
+    }
+
+    /// The safe-bin settings for `agent_id`, its `tools.exec` merged over the global one.
+    pub fn safe_bins(&self, agent_id: &str) -> SafeBinConfig {
+        SafeBinConfig::resolve(self.tools.exec.as_ref(), self.agent_exec(agent_id))
     }
 
     fn agent_exec(&self, agent_id: &str) -> Option<&ExecConfig> {

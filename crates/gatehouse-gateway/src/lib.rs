@@ -67,9 +67,7 @@ mod wire;
 mod ws;
 
 pub use auth::Principal;
-pub use chat::{
-    ChatSetup, ConnectedChannel, chat_setting_problems, check_chat_settings, check_sessions_file,
-};
+pub use chat::{ChatSetup, ConnectedChannel, chat_setting_problems, check_sessions_file};
 pub use configured_limits::configured_limits;
 pub use error::{Error, PendingHolder};
 pub use exec::{ExecLimits, ExecServices, ExecSetup};

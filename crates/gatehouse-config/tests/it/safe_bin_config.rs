@@ -1,16 +1,10 @@
 use std::path::{Path, PathBuf};
 
 use gatehouse_config::{SafeBinConfig, load_str};
-use gatehouse_policy::exec::SafeBinProfile;
+use gatehouse_policy::exec::{SafeBinProfile, has_builtin_profile};
 use serde_json::{Map, Value, json};
 
 const CASES: &str = include_str!("../../../../tests/conformance/decision-cases.jsonl");
-
-/// Safe bins the policy core ships a profile for (issue 2).
-// FIXME: take this from gatehouse-policy once its safe-bin profiles are public.
-const BUILTIN_PROFILES: [&str; 9] = [
-    "jq", "cut", "uniq", "head", "tail", "tr", "wc", "grep", "sort",
-];
 
 /// Builds the merged settings the way the binary does: a config file with the global
 /// `tools.exec` and one agent whose `tools.exec` is the case's `local`.
@@ -77,7 +71,7 @@ fn check(case: &Value) {
                 }
             }
             "unprofiledSafeBins" => {
-                let have = merged.unprofiled(|name| BUILTIN_PROFILES.contains(&name));
+                let have = merged.unprofiled(has_builtin_profile);
                 assert_eq!(have, strings(expected), "{id}: unprofiledSafeBins");
             }
             "trustedDirsContains" => {

@@ -48,7 +48,7 @@ pub(crate) use elevated::{LevelRequest, apply_elevated_level, level_audit};
 use sessions::Sessions;
 pub use sessions::check_sessions_file;
 pub(crate) use settings::chat_approvals;
-pub use settings::{chat_setting_problems, check_chat_settings};
+pub use settings::chat_setting_problems;
 
 /// One connected chat adapter, as the binary hands it to the gateway.
 pub struct ConnectedChannel {

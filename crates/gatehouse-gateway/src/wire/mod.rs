@@ -243,7 +243,8 @@ pub(crate) struct StatusResult {
     pub(crate) uptime_ms: u64,
     pub(crate) connections: usize,
     pub(crate) caller: CallerInfo,
-    /// Chat approvals, when any chat channel was started.
+    /// Chat approvals, for `operator.*` callers when the chat runtime runs (always under
+    /// `serve`, with empty lists when no channel is configured).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) chat: Option<chat::ChatStatus>,
 }

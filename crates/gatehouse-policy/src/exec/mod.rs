@@ -29,4 +29,4 @@ pub use policy::{
     SkillBin,
 };
 pub use request::{ExecCommand, ExecRequest};
-pub use safe_bins::is_in_trusted_dir;
+pub use safe_bins::{has_builtin_profile, is_in_trusted_dir};

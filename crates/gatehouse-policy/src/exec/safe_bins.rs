@@ -44,6 +44,12 @@ const HEAD_TAIL_FLAGS: &[&str] = &[
     "--zero-terminated",
 ];
 
+/// Whether Gatehouse ships a profile for safe bin `name` (normalized, lower-case): a safe bin
+/// with neither this nor a configured profile is never allowed as one, which `doctor` reports.
+pub fn has_builtin_profile(name: &str) -> bool {
+    builtin_profile(name).is_some()
+}
+
 /// The built-in profile of a safe bin, if Gatehouse ships one.
 fn builtin_profile(name: &str) -> Option<Profile<'static>> {
     let profile = match name {

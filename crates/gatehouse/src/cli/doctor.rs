@@ -17,7 +17,7 @@ use gatehouse_config::{Config, ConfigError, DEFAULT_AGENT_ID, load_file};
 use gatehouse_gateway::payloads::{ask_fallback, effective_ask_fallback, exec_policy};
 use gatehouse_gateway::{ExecServices, configured_limits};
 use gatehouse_policy::Security;
-use gatehouse_policy::exec::{AllowlistEntry, ignored_allowlist_entries};
+use gatehouse_policy::exec::{AllowlistEntry, has_builtin_profile, ignored_allowlist_entries};
 use gatehouse_store::approvals_file::{ExecApprovalsStore, Snapshot};
 
 use gatehouse_chat::sanitize::{make_visible, one_line};
@@ -208,7 +208,16 @@ fn check_agents(config: &Config, approvals: &Snapshot, findings: &mut Findings) 
             .filter(|id| *id != "*")
             .cloned(),
     );
+    let mut writable_dirs = BTreeSet::new();
     for agent in &agents {
+        let safe_bins = config.safe_bins(agent);
+        for name in safe_bins.unprofiled(has_builtin_profile) {
+            findings.warn(format!(
+                "agent {agent}: safe bin {name} has no profile (none built in, none under \
+                 safeBinProfiles), so it is never allowed as a safe bin"
+            ));
+        }
+        writable_dirs.extend(safe_bins.writable_trusted_dir_warnings());
         let policy = exec_policy(config, Some(&approvals.file), agent);
         let configured = ask_fallback(config, &approvals.file, agent);
         let ask_fallback = effective_ask_fallback(configured, policy.security);
@@ -239,6 +248,10 @@ fn check_agents(config: &Config, approvals: &Snapshot, findings: &mut Findings) 
                 "agent {agent}: askFallback is full, so an unanswered approval runs the command"
             ));
         }
+    }
+    // Trusted directories are mostly global: one warning each, not one per agent.
+    for warning in writable_dirs {
+        findings.warn(warning);
     }
 }
 

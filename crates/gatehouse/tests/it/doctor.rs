@@ -24,13 +24,15 @@ fn doctor(data_dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
 }
 
 /// Runs `gatehouse serve --data-dir DIR --config FILE` on a config it must refuse at start,
-/// before listening.
+/// before it serves anything.
 fn serve_refusing(data_dir: &Path, config: &str, env: &[(&str, &str)]) -> Run {
     let run = run_binary(
         Command::new(env!("CARGO_BIN_EXE_gatehouse"))
             .args(["serve", "--data-dir"])
             .arg(data_dir)
-            .args(["--config", config]),
+            // A port of its own: serve binds before the checks these tests are after, and
+            // tests run in parallel.
+            .args(["--listen", "127.0.0.1:0", "--config", config]),
         env,
     );
     assert_eq!(run.code, 2, "serve did not refuse: {}", run.stderr);
@@ -304,7 +306,7 @@ fn reports_chat_settings_serve_refuses_with_line_and_column() {
 }
 
 /// Operator walkthrough: a config with four chat problems took four more doctor runs to fix,
-/// one refusal showing per run.
+/// one refusal showing per run; Discord and Slack still showed only their first refused key.
 #[test]
 fn lists_every_chat_setting_and_channel_key_serve_refuses_in_one_run() {
     let files = Files::new();
@@ -314,8 +316,10 @@ fn lists_every_chat_setting_and_channel_key_serve_refuses_in_one_run() {
             "channels: {
                telegram: { botToken: 'notatoken', webhookUrl: 'ftp://x/hook', webhookSecret: 'x',
                            execApprovals: { approvers: [4242] } },
-               discord: { botToken: 'MTEw.tok', applicationId: '110',
-                          execApprovals: { approvers: ['bob'] } } },
+               discord: { botToken: 'Bot a b', applicationId: '110',
+                          apiUrl: 'http://127.0.0.1:9/api/v10',
+                          execApprovals: { approvers: ['bob'] } },
+               slack: { botToken: 'xoxp-1', appToken: 'xoxb-2' } },
              approvals: { exec: { enabled: true, targets: [{ channel: 'matrix', to: 'room' }] } },",
         ),
     );
@@ -327,6 +331,10 @@ fn lists_every_chat_setting_and_channel_key_serve_refuses_in_one_run() {
         "invalid channels.telegram.botToken",
         "invalid channels.telegram.webhookSecret",
         "invalid channels.telegram.webhookUrl",
+        "\nerror: `channels.discord` is not usable: invalid channels.discord.botToken: ",
+        "\nerror: `channels.discord` is not usable: invalid channels.discord.apiUrl: ",
+        "\nerror: `channels.slack` is not usable: invalid channels.slack.botToken: ",
+        "\nerror: `channels.slack` is not usable: invalid channels.slack.appToken: ",
     ] {
         assert!(run.stdout.contains(expected), "{expected}: {}", run.stdout);
     }
@@ -338,6 +346,65 @@ fn lists_every_chat_setting_and_channel_key_serve_refuses_in_one_run() {
         "{}",
         served.stderr
     );
+}
+
+/// Operator walkthrough: serve refused a Discord token with a space, then, once it was fixed,
+/// the API URL with a path; doctor listed the token only. Both now name every key the adapter
+/// refuses, Slack's too.
+#[test]
+fn serve_and_doctor_name_every_discord_and_slack_key_refused() {
+    let cases = [
+        (
+            "discord: { botToken: 'Bot a b', applicationId: '110',
+                        apiUrl: 'http://127.0.0.1:9/api/v10' }",
+            "`channels.discord` is not usable",
+            [
+                "invalid channels.discord.botToken: ",
+                "invalid channels.discord.apiUrl: ",
+            ],
+        ),
+        (
+            "slack: { botToken: 'xoxp-1', appToken: 'xoxb-2' }",
+            "`channels.slack` is not usable",
+            [
+                "invalid channels.slack.botToken: ",
+                "invalid channels.slack.appToken: ",
+            ],
+        ),
+    ];
+    for (channel, unusable, keys) in cases {
+        let files = Files::new();
+        // A port of its own: serve binds before it builds the channels.
+        let path = files.write(
+            "gatehouse.json5",
+            &config_with(
+                "listen: '127.0.0.1:0',",
+                &format!("channels: {{ {channel} }},"),
+            ),
+        );
+        let served = serve_refusing(&files.join("serve-data"), &path, &[]);
+        assert!(
+            served
+                .stderr
+                .contains(&format!("gatehouse: {unusable}: 2 keys are refused:\n")),
+            "{}",
+            served.stderr
+        );
+        let run = doctor(&files.join("data"), &["--config", &path], &[]);
+        assert_eq!(run.code, 2, "{}", run.stdout);
+        for key in keys {
+            assert!(
+                served.stderr.contains(&format!("\n  {key}")),
+                "{key}: {}",
+                served.stderr
+            );
+            assert!(
+                run.stdout.contains(&format!("\nerror: {unusable}: {key}")),
+                "{key}: {}",
+                run.stdout
+            );
+        }
+    }
 }
 
 /// Operator walkthrough: a channel token file at 0644 was not warned about, and a gateway token
@@ -737,4 +804,38 @@ fn shows_agent_ids_without_their_escape_sequences() {
         run.stdout
     );
     assert!(!run.stdout.contains('\u{1b}'), "{:?}", run.stdout);
+}
+
+/// Review: the safe-bin warnings were documented as doctor's (a safe bin nothing profiles, a
+/// trusted directory others may write to), but doctor never showed them.
+#[test]
+fn warns_about_unprofiled_safe_bins_and_writable_trusted_dirs() {
+    let files = Files::new();
+    let open_dir = files.join("shared-bin");
+    std::fs::create_dir(&open_dir).unwrap();
+    std::fs::set_permissions(&open_dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let open_dir = open_dir.display().to_string();
+    let tools = format!(
+        "tools: {{ exec: {{ safeBins: ['head', 'myfilter'], safeBinTrustedDirs: ['{open_dir}'] }} }},
+  agents: {{ list: [{{ id: 'ops' }}] }},"
+    );
+    let path = files.write("gatehouse.json5", &config_with("", &tools));
+    let run = doctor(&files.join("data"), &["--config", &path], &[]);
+    let text = &run.stdout;
+    assert_eq!(run.code, 1, "{text}");
+    for agent in ["main", "ops"] {
+        assert!(
+            text.contains(&format!(
+                "warning: agent {agent}: safe bin myfilter has no profile (none built in, none \
+                 under safeBinProfiles), so it is never allowed as a safe bin"
+            )),
+            "{text}"
+        );
+    }
+    assert!(!text.contains("safe bin head "), "{text}");
+    let writable = format!(
+        "warning: safeBinTrustedDirs includes world-writable directory {open_dir}; remove it or \
+         chmod 755 it"
+    );
+    assert_eq!(text.matches(&writable).count(), 1, "{text}");
 }
