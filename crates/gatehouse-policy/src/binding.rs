@@ -3,17 +3,23 @@
 //!
 //! A binding is a set of sha256 digests, one per bound field: the canonical working directory
 //! (symlinks resolved), the exact argv, the env overrides (keys and values), the agent id, the
-//! session key, the canonical path of the resolved executable and, when the program is a script
-//! or an interpreter runs a file, the contents of exactly that file. It is computed when the
-//! approval is requested and recomputed right before execution; [`Binding::mismatch`] names the
-//! first field that differs, and a difference is a denial (`approval binding mismatch: <field>`).
+//! session key, the canonical path of the resolved executable and, in `script`, the program
+//! text read from files: the script when the program is one or an interpreter runs a file (its
+//! contents' digest), or the files a tool reads its program from — sed's and awk's `-f` scripts,
+//! the makefiles GNU make reads (see `binding/program_files.rs`; a digest over the list of their
+//! canonical paths and contents). It is computed when the approval is requested and recomputed
+//! right before execution; [`Binding::mismatch`] names the first field that differs, and a
+//! difference is a denial (`approval binding mismatch: <field>`).
 //!
 //! Only digests are kept, so a stored binding never holds env values (which may be secrets).
+//! Files the program opens as it runs are not bound: modules a script imports, files a makefile
+//! `include`s or its recipes run, data files.
 //!
-//! Script identification fails closed: when an interpreter's program file cannot be named
-//! exactly — several operands that are files, inline code mixed with a file, a program read from
-//! stdin, an unreadable file — [`Binding::compute`] refuses with a [`BindingError`] and no
-//! approval-backed run may be minted.
+//! Script identification fails closed: when a program file cannot be named exactly — several
+//! operands that are files, inline code mixed with a file, a program read from stdin, an
+//! unreadable file, an option that is not understood, code loaded from a search path —
+//! [`Binding::compute`] refuses with a [`BindingError`] and no approval-backed run may be
+//! minted.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -25,6 +31,10 @@ use sha2::{Digest as _, Sha256};
 
 use crate::exec::parse::Word;
 use crate::exec::unwrap::{Target, Unwrapped, unwrap};
+
+mod program_files;
+
+use program_files::Tool;
 
 /// A sha256 digest; fields are compared as digests so the stored form never holds the values.
 pub type Digest = [u8; 32];
@@ -62,7 +72,8 @@ pub enum BindingField {
     SessionKey,
     /// The canonical path of the resolved executable.
     Executable,
-    /// The contents of the script file the program runs.
+    /// The program text read from files: the script the program runs, or the files a tool reads
+    /// its program from (`sed -f`, `awk -f`, make's makefiles).
     Script,
 }
 
@@ -141,6 +152,17 @@ pub enum ScriptAmbiguity {
     ModuleFromSearchPath(String),
     /// A dispatch wrapper (`nice`, `timeout`, …) whose target the policy cannot name.
     UnclearWrapper(String),
+    /// An option of a tool that reads its program from files (sed, awk, make) that is not
+    /// understood, so which words name program files cannot be told.
+    UnknownOption(String),
+    /// A variable that changes which files a tool reads code from (`MAKEFILES`, `VPATH`,
+    /// `AWKPATH`), set in the request's env, by a wrapper, or on make's command line.
+    FilesFromSetting(String),
+    /// make finds no makefile in the directory it runs in, and would try to build one with its
+    /// built-in rules (copying `Makefile.sh`, checking out `Makefile,v`).
+    NoMakefile(String),
+    /// A make other than GNU make, whose makefile lookup is not the one bound here.
+    NotGnuMake(String),
 }
 
 /// The denial raised when a recomputed binding differs from the approved one.
@@ -215,13 +237,19 @@ impl Binding {
                 source,
             }
         })?;
-        let script_path = script_operand(program, &executable, &input.argv[1..], &cwd)?;
-        let script = match &script_path {
-            Some(path) => Some(hash_file(path)?),
+        let launch = Launch {
+            cwd: &cwd,
+            env: input.env,
+            assigned: Vec::new(),
+        };
+        let source = script_operand(program, &executable, &input.argv[1..], &launch)?;
+        let script = match &source {
+            Some(Script::File(path)) => Some(hash_file(path)?),
+            Some(Script::Program(digest)) => Some(*digest),
             None => None,
         };
         // A script run directly is bound by its contents already (an edit names `script`).
-        let identity = if script_path.as_deref() == Some(executable.as_path()) {
+        let identity = if matches!(&source, Some(Script::File(path)) if *path == executable) {
             Vec::new()
         } else {
             file_identity(&executable).map_err(|source| BindingError::Executable {
@@ -431,41 +459,164 @@ impl fmt::Display for ScriptAmbiguity {
             ScriptAmbiguity::UnclearWrapper(wrapper) => {
                 write!(f, "what {wrapper:?} runs cannot be named")
             }
+            ScriptAmbiguity::UnknownOption(option) => {
+                write!(f, "option {option:?} is not understood")
+            }
+            ScriptAmbiguity::FilesFromSetting(setting) => {
+                write!(f, "{setting:?} changes which files it reads code from")
+            }
+            ScriptAmbiguity::NoMakefile(dir) => write!(
+                f,
+                "no makefile in {dir:?}; make would try to build one with its built-in rules"
+            ),
+            ScriptAmbiguity::NotGnuMake(program) => write!(
+                f,
+                "{program:?} is not GNU make, the only make whose makefiles can be named"
+            ),
         }
     }
 }
 
-/// Names the one file whose contents must be bound, if any.
+/// Where the program runs and the variables it is given, as far as they decide which files a
+/// tool reads its program from.
+struct Launch<'a> {
+    /// The canonical working directory.
+    cwd: &'a Path,
+    /// The request's env overrides.
+    env: &'a BTreeMap<String, String>,
+    /// `NAME=VALUE` words of the wrappers in front of the program (`env MAKEFILES=x make`),
+    /// which set variables the request's env does not show.
+    assigned: Vec<(&'a str, &'a str)>,
+}
+
+impl Launch<'_> {
+    /// The value the program sees for `name`, from a wrapper's assignment or the request's env.
+    fn sets(&self, name: &str) -> Option<&str> {
+        self.assigned
+            .iter()
+            .rev()
+            .find(|(key, _)| *key == name)
+            .map(|(_, value)| *value)
+            .or_else(|| self.env.get(name).map(String::as_str))
+    }
+
+    /// The same launch, with these wrapper words' assignments added.
+    fn assigning<'b>(&'b self, words: &'b [String]) -> Launch<'b> {
+        let mut assigned: Vec<(&'b str, &'b str)> = self.assigned.clone();
+        assigned.extend(
+            words
+                .iter()
+                .filter(|word| !word.starts_with('-'))
+                .filter_map(|word| word.split_once('=')),
+        );
+        Launch {
+            cwd: self.cwd,
+            env: self.env,
+            assigned,
+        }
+    }
+}
+
+/// What the program reads its code from, when that is files.
+enum Script {
+    /// One file, bound by its contents alone: a `#!` script run directly, or the file an
+    /// interpreter runs.
+    File(PathBuf),
+    /// The files a tool reads its program from (sed, awk, make), already hashed as one list.
+    Program(Digest),
+}
+
+/// What a program name denotes for the binding.
+enum Kind {
+    /// An interpreter whose program is a file operand.
+    Interpreter(&'static Interpreter),
+    /// A tool that reads its program from files named by options, or found by name.
+    Tool(Tool),
+    /// `busybox` or `toybox`, whose first argument names the applet that runs.
+    Multiplexer,
+}
+
+/// Multiplexers whose first argument is the applet; the applet's files are bound.
+const MULTIPLEXERS: &[&str] = &["busybox", "toybox"];
+
+fn kind_of(program: &str) -> Option<Kind> {
+    if let Some(interpreter) = find_interpreter(program) {
+        return Some(Kind::Interpreter(interpreter));
+    }
+    let name = file_name(program)?;
+    if MULTIPLEXERS.contains(&name) {
+        return Some(Kind::Multiplexer);
+    }
+    Tool::named(name).map(Kind::Tool)
+}
+
+/// Names the files whose contents must be bound, if any.
 ///
 /// The executable itself is bound when it is a script (`#!`). An interpreter binds exactly one
-/// file operand; `env` prefixes are looked through so `env python x.py` binds `x.py`.
+/// file operand; a tool the files its program is read from. `env` prefixes, dispatch wrappers
+/// and multiplexers are looked through, so `env python x.py` binds `x.py` and `nice make` the
+/// makefile.
 fn script_operand(
     program: &str,
     executable: &Path,
     args: &[String],
-    cwd: &Path,
-) -> Result<Option<PathBuf>, BindingError> {
+    launch: &Launch<'_>,
+) -> Result<Option<Script>, BindingError> {
     if file_name(program) == Some("env") {
-        return env_target(args, cwd);
+        return env_target(args, launch);
     }
-    if let Some(wrapped) = through_wrappers(program, args, cwd) {
+    if let Some(wrapped) = through_wrappers(program, args, launch) {
         return wrapped;
     }
-    let known = find_interpreter(program).or_else(|| {
+    // By the executable's name (`./py` a link to python) only what does not dispatch on argv[0]:
+    // busybox run as `echo` runs its `echo` applet, whose arguments name no applet.
+    let known = kind_of(program).or_else(|| {
         executable
             .file_name()
             .and_then(|name| name.to_str())
-            .and_then(find_interpreter)
+            .and_then(kind_of)
+            .filter(|kind| !matches!(kind, Kind::Multiplexer))
     });
     match known {
-        Some(interpreter) => interpreter_program(program, interpreter, args, cwd),
-        None if starts_with_shebang(executable) => Ok(Some(executable.to_path_buf())),
+        Some(kind) => run_by(kind, program, args, launch),
+        None if starts_with_shebang(executable) => Ok(Some(Script::File(executable.to_path_buf()))),
         None => Ok(None),
     }
 }
 
+/// The files a program of this kind reads its code from.
+fn run_by(
+    kind: Kind,
+    program: &str,
+    args: &[String],
+    launch: &Launch<'_>,
+) -> Result<Option<Script>, BindingError> {
+    match kind {
+        Kind::Interpreter(interpreter) => {
+            interpreter_program(program, interpreter, args, launch.cwd)
+                .map(|file| file.map(Script::File))
+        }
+        Kind::Tool(tool) => {
+            program_files::bind(tool, program, args, launch).map(|list| list.map(Script::Program))
+        }
+        Kind::Multiplexer => match args.split_first() {
+            // A nested multiplexer is refused rather than followed without end.
+            Some((applet, rest)) if !applet.starts_with('-') => match kind_of(applet) {
+                Some(Kind::Multiplexer) => Err(BindingError::ScriptNotIdentified {
+                    program: program.to_owned(),
+                    reason: ScriptAmbiguity::UnclearWrapper(program.to_owned()),
+                }),
+                Some(kind) => run_by(kind, applet, rest, launch),
+                None => Ok(None),
+            },
+            // `busybox --list` and the like run no applet.
+            _ => Ok(None),
+        },
+    }
+}
+
 /// Looks through `env [-i] [NAME=VALUE…] program args…` to the program it runs.
-fn env_target(args: &[String], cwd: &Path) -> Result<Option<PathBuf>, BindingError> {
+fn env_target(args: &[String], launch: &Launch<'_>) -> Result<Option<Script>, BindingError> {
     let mut rest = args;
     while let Some((first, tail)) = rest.split_first() {
         if first == "-i" || first == "-" || first == "--ignore-environment" {
@@ -484,21 +635,22 @@ fn env_target(args: &[String], cwd: &Path) -> Result<Option<PathBuf>, BindingErr
     let Some((program, tail)) = rest.split_first() else {
         return Ok(None);
     };
-    wrapped_program(program, tail, cwd)
+    let assignments = args.get(..args.len() - rest.len()).unwrap_or_default();
+    wrapped_program(program, tail, &launch.assigning(assignments))
 }
 
-/// The script of a program a wrapper starts: an interpreter's operand, or the program itself
-/// when it is a `#!` script in the working directory.
+/// The script of a program a wrapper starts: an interpreter's operand, a tool's program files,
+/// or the program itself when it is a `#!` script in the working directory.
 fn wrapped_program(
     program: &str,
     args: &[String],
-    cwd: &Path,
-) -> Result<Option<PathBuf>, BindingError> {
-    match find_interpreter(program) {
-        Some(interpreter) => interpreter_program(program, interpreter, args, cwd),
+    launch: &Launch<'_>,
+) -> Result<Option<Script>, BindingError> {
+    match kind_of(program) {
+        Some(kind) => run_by(kind, program, args, launch),
         None => {
-            let candidate = cwd.join(program);
-            Ok(starts_with_shebang(&candidate).then_some(candidate))
+            let candidate = launch.cwd.join(program);
+            Ok(starts_with_shebang(&candidate).then_some(Script::File(candidate)))
         }
     }
 }
@@ -510,8 +662,8 @@ fn wrapped_program(
 fn through_wrappers(
     program: &str,
     args: &[String],
-    cwd: &Path,
-) -> Option<Result<Option<PathBuf>, BindingError>> {
+    launch: &Launch<'_>,
+) -> Option<Result<Option<Script>, BindingError>> {
     let argv: Vec<&str> = std::iter::once(program)
         .chain(args.iter().map(String::as_str))
         .collect();
@@ -526,10 +678,14 @@ fn through_wrappers(
             .map(<[String]>::to_vec)
             .unwrap_or_default()
     };
+    // The wrappers' words before the program: `env`'s assignments among them.
+    let before = |index: usize| args.get(..index.saturating_sub(1)).unwrap_or_default();
     Some(match target {
-        Target::Program { index, .. } => wrapped_program(word(index), &rest(index), cwd),
+        Target::Program { index, .. } => {
+            wrapped_program(word(index), &rest(index), &launch.assigning(before(index)))
+        }
         Target::ShellScript { shell, .. } | Target::InlineShell { shell, .. } => {
-            wrapped_program(word(shell), &rest(shell), cwd)
+            wrapped_program(word(shell), &rest(shell), &launch.assigning(before(shell)))
         }
         Target::Opaque { .. } | Target::Refused(_) => Err(BindingError::ScriptNotIdentified {
             program: program.to_owned(),
@@ -651,14 +807,17 @@ fn hash_file(path: &Path) -> Result<Digest, BindingError> {
     Ok(hasher.finalize().into())
 }
 
-/// Hashes a sequence of byte strings, each length-prefixed so `["a b"]` and `["a", "b"]` differ.
 /// Which file the executable is, cheaply: device, inode, size, and modification and status
 /// change times. A binary replaced at the same path (a new inode, or new contents, which move
 /// the times; the status change time cannot be set back) no longer matches, without hashing a
 /// program of many megabytes on every run.
 fn file_identity(path: &Path) -> io::Result<Vec<u8>> {
+    fs::metadata(path).map(|meta| identity_of(&meta))
+}
+
+/// [`file_identity`] of metadata already read.
+fn identity_of(meta: &fs::Metadata) -> Vec<u8> {
     use std::os::unix::fs::MetadataExt as _;
-    let meta = fs::metadata(path)?;
     let fields = [
         meta.dev(),
         meta.ino(),
@@ -668,12 +827,13 @@ fn file_identity(path: &Path) -> io::Result<Vec<u8>> {
         meta.ctime().cast_unsigned(),
         meta.ctime_nsec().cast_unsigned(),
     ];
-    Ok(fields
+    fields
         .iter()
         .flat_map(|field| field.to_be_bytes())
-        .collect())
+        .collect()
 }
 
+/// Hashes a sequence of byte strings, each length-prefixed so `["a b"]` and `["a", "b"]` differ.
 fn digest_fields<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> Digest {
     let mut hasher = Sha256::new();
     for part in parts {

@@ -1,8 +1,8 @@
 //! Interpreters and carriers running code given on the command line (`python -c`, `awk '…'`,
 //! `find -exec`, `xargs cmd`): allowlisting the interpreter must not approve arbitrary code.
 
-mod grammars;
-mod options;
+pub(crate) mod grammars;
+pub(crate) mod options;
 mod sed_script;
 
 use std::path::{Path, PathBuf};
@@ -487,10 +487,7 @@ fn awk_code(args: &[String]) -> Option<&'static str> {
             Role::ProgramFile | Role::Module if is_stdin_path(value) => return Some(FROM_STDIN),
             // mawk's `-W version` and friends print and exit; other `-W` words are options
             // (gawk: `-W source=…`) that are not looked into.
-            Role::Plain
-                if opt.short == Some('W')
-                    && !matches!(value, "version" | "v" | "usage" | "help" | "copyright") =>
-            {
+            Role::Plain if opt.short == Some('W') && !AWK_INFO_WORDS.contains(&value) => {
                 return Some(UNKNOWN_OPTION);
             }
             _ => {}
@@ -499,6 +496,10 @@ fn awk_code(args: &[String]) -> Option<&'static str> {
     let inline = !parsed.has(Role::ProgramFile) && !parsed.operands.is_empty();
     inline.then_some(AWK_INLINE)
 }
+
+/// The `-W` words with which mawk and gawk print something and exit, reading no program file;
+/// every other `-W` word is an option (mawk's `-W exec FILE`, gawk's `-W file=…`).
+pub(crate) const AWK_INFO_WORDS: &[&str] = &["version", "v", "usage", "help", "copyright"];
 
 const AWK_INLINE: &str = "an inline awk program";
 const SED_EXECUTES: &str = "a sed script that executes or writes";

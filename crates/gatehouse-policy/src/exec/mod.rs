@@ -8,7 +8,7 @@ mod command_text;
 mod environment;
 mod evaluate;
 mod evaluation;
-mod inline_eval;
+pub(crate) mod inline_eval;
 pub(crate) mod parse;
 mod policy;
 mod request;

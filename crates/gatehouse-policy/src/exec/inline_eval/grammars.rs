@@ -11,7 +11,7 @@ const OCTAL: &str = "01234567";
 /// CPython (`python -h`): `-c` and `-m` end the options, `-W`, `-X` and
 /// `--check-hash-based-pycs` take a value (`-W`'s may name a module to import), `-i` reads
 /// code from stdin after the script.
-pub(super) const PYTHON: Grammar = Grammar {
+pub(crate) const PYTHON: Grammar = Grammar {
     opts: &[
         flag(Some('b'), None),
         flag(Some('B'), None),
@@ -53,7 +53,7 @@ pub(super) const PYTHON: Grammar = Grammar {
 /// perl (`perlrun`): `-e`/`-E` are code, `-I` takes the rest of the cluster or the next word,
 /// `-M`/`-m`/`-x`/`-i`/`-F`/`-C`/`-V` only the rest of the cluster, `-0`/`-l` only octal
 /// digits (the cluster goes on), and `-d` starts the debugger, which reads stdin.
-pub(super) const PERL: Grammar = Grammar {
+pub(crate) const PERL: Grammar = Grammar {
     opts: &[
         flag(Some('a'), None),
         flag(Some('c'), None),
@@ -97,7 +97,7 @@ pub(super) const PERL: Grammar = Grammar {
 /// `-i` is the REPL on stdin, and `--inspect*` open a debugger port through which whoever
 /// reaches it runs code (`--inspect=0.0.0.0` invites the network). Node has no abbreviations
 /// and refuses unknown options, so an unknown `--name=value` is left to it.
-pub(super) const NODE: Grammar = Grammar {
+pub(crate) const NODE: Grammar = Grammar {
     opts: &[
         opt(Some('e'), Some("eval"), Required, Code),
         opt(Some('p'), Some("print"), Required, Code),
@@ -217,7 +217,7 @@ pub(super) const NODE: Grammar = Grammar {
 
 /// ruby (`ruby --help`): `-e` is code; `-C`, `-E`, `-I`, `-r` take a value, `-F`, `-i`,
 /// `-x`, `-K` only the rest of the cluster, `-0`/`-W` only digits.
-pub(super) const RUBY: Grammar = Grammar {
+pub(crate) const RUBY: Grammar = Grammar {
     opts: &[
         flag(Some('a'), None),
         flag(Some('c'), None),
@@ -263,7 +263,7 @@ pub(super) const RUBY: Grammar = Grammar {
 
 /// php (`php -h`): `-r`, `-B`, `-R`, `-E` are code, `-f`/`-F` name the program file, `-d`
 /// sets an ini entry (checked: some load code), `-a` is the interactive shell on stdin.
-pub(super) const PHP: Grammar = Grammar {
+pub(crate) const PHP: Grammar = Grammar {
     opts: &[
         flag(Some('n'), Some("no-php-ini")),
         flag(Some('e'), Some("profile-info")),
@@ -332,7 +332,7 @@ const SED_OPTS: &[Opt] = &[
 ];
 
 /// GNU sed permutes: `sed p -e 'e id'` runs `e id` (and `p` is a file).
-pub(super) const SED_GNU: Grammar = Grammar {
+pub(crate) const SED_GNU: Grammar = Grammar {
     opts: SED_OPTS,
     permute: true,
     abbreviations: true,
@@ -340,7 +340,7 @@ pub(super) const SED_GNU: Grammar = Grammar {
 };
 
 /// BSD sed stops at the first operand.
-pub(super) const SED_BSD: Grammar = Grammar {
+pub(crate) const SED_BSD: Grammar = Grammar {
     opts: SED_OPTS,
     permute: false,
     abbreviations: true,
@@ -349,7 +349,7 @@ pub(super) const SED_BSD: Grammar = Grammar {
 
 /// gawk 5 (with mawk's `-W`): `-e`/`--source` are code wherever they appear, `-f`/`-E` name
 /// program files, `-i`/`-l` load a source file or an extension.
-pub(super) const AWK: Grammar = Grammar {
+pub(crate) const AWK: Grammar = Grammar {
     opts: &[
         flag(Some('b'), Some("characters-as-bytes")),
         flag(Some('c'), Some("traditional")),
@@ -391,7 +391,7 @@ pub(super) const AWK: Grammar = Grammar {
 /// GNU findutils xargs (with BSD's `-J`, `-R`, `-S`): `--replace`, `--max-lines` and `--eof`
 /// (`-i`, `-l`, `-e`) take an optional value that must be attached, so the next word is the
 /// command.
-pub(super) const XARGS: Grammar = Grammar {
+pub(crate) const XARGS: Grammar = Grammar {
     opts: &[
         flag(Some('0'), Some("null")),
         flag(Some('o'), Some("open-tty")),
@@ -427,7 +427,7 @@ pub(super) const XARGS: Grammar = Grammar {
 /// `-j`, `-l`, `-O`, `--debug` and `--shuffle` take only an attached value (a separate number
 /// after `-j` is then read as a target, which is harmless). GNU getopt permutes and
 /// abbreviates.
-pub(super) const MAKE: Grammar = Grammar {
+pub(crate) const MAKE: Grammar = Grammar {
     opts: &[
         flag(Some('b'), None),
         flag(Some('m'), None),

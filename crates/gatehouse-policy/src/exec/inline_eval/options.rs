@@ -7,7 +7,7 @@
 
 /// How an option takes its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Arity {
+pub(crate) enum Arity {
     /// No value.
     Flag,
     /// A value: the rest of the cluster (`-Wignore`), else the next word; `--opt=v` or
@@ -22,7 +22,7 @@ pub(super) enum Arity {
 
 /// What an option means for the program that runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Role {
+pub(crate) enum Role {
     /// Changes nothing about which code runs.
     Plain,
     /// Needs no program: prints something and exits (`--version`), or finds its own files
@@ -47,22 +47,22 @@ pub(super) enum Role {
 
 /// One option, by its short letter, its long name, or both.
 #[derive(Debug)]
-pub(super) struct Opt {
-    pub(super) short: Option<char>,
-    pub(super) long: Option<&'static str>,
-    pub(super) arity: Arity,
-    pub(super) role: Role,
+pub(crate) struct Opt {
+    pub(crate) short: Option<char>,
+    pub(crate) long: Option<&'static str>,
+    pub(crate) arity: Arity,
+    pub(crate) role: Role,
     /// Everything after it belongs to the program (python `-c`, `-m`).
-    pub(super) ends: bool,
+    pub(crate) ends: bool,
 }
 
 /// A plain option without a value.
-pub(super) const fn flag(short: Option<char>, long: Option<&'static str>) -> Opt {
+pub(crate) const fn flag(short: Option<char>, long: Option<&'static str>) -> Opt {
     opt(short, long, Arity::Flag, Role::Plain)
 }
 
 /// An option with this arity and role.
-pub(super) const fn opt(
+pub(crate) const fn opt(
     short: Option<char>,
     long: Option<&'static str>,
     arity: Arity,
@@ -78,7 +78,7 @@ pub(super) const fn opt(
 }
 
 /// An option after which every word belongs to the program.
-pub(super) const fn ending(short: char, arity: Arity, role: Role) -> Opt {
+pub(crate) const fn ending(short: char, arity: Arity, role: Role) -> Opt {
     Opt {
         short: Some(short),
         long: None,
@@ -90,29 +90,29 @@ pub(super) const fn ending(short: char, arity: Arity, role: Role) -> Opt {
 
 /// A tool's option grammar.
 #[derive(Debug)]
-pub(super) struct Grammar {
-    pub(super) opts: &'static [Opt],
+pub(crate) struct Grammar {
+    pub(crate) opts: &'static [Opt],
     /// GNU getopt permutes: options may follow operands (GNU sed `sed p -e 'e id'`).
-    pub(super) permute: bool,
+    pub(crate) permute: bool,
     /// GNU getopt_long accepts any unambiguous prefix of a long option (`--expr=…`).
-    pub(super) abbreviations: bool,
+    pub(crate) abbreviations: bool,
     /// An unknown `--name=value` is taken as a flag: node rejects unknown options itself and
     /// passes V8 flags (`--max-old-space-size=4096`) written that way; the value is attached,
     /// so it cannot shift which word is the program.
-    pub(super) unknown_attached_ok: bool,
+    pub(crate) unknown_attached_ok: bool,
 }
 
 /// A parsed command line: options in order with their values, then the operands.
 #[derive(Debug)]
-pub(super) struct Parsed<'a> {
-    pub(super) options: Vec<(&'static Opt, Option<&'a str>)>,
+pub(crate) struct Parsed<'a> {
+    pub(crate) options: Vec<(&'static Opt, Option<&'a str>)>,
     /// Operands in order; for a tool that stops at the first operand, it and everything after.
-    pub(super) operands: Vec<&'a str>,
+    pub(crate) operands: Vec<&'a str>,
 }
 
 impl Parsed<'_> {
     /// Whether some given option has this role.
-    pub(super) fn has(&self, role: Role) -> bool {
+    pub(crate) fn has(&self, role: Role) -> bool {
         self.options.iter().any(|(opt, _)| opt.role == role)
     }
 }
@@ -120,7 +120,10 @@ impl Parsed<'_> {
 /// The grammar does not know an option (or it is ambiguous, or misused): what it does with the
 /// words around it cannot be told.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Unknown;
+pub(crate) struct Unknown<'a> {
+    /// The argument the option was found in, as written (`-z`, `--bogus=1`).
+    pub(crate) word: &'a str,
+}
 
 impl Grammar {
     fn short(&self, letter: char) -> Option<&'static Opt> {
@@ -146,7 +149,7 @@ impl Grammar {
     }
 
     /// Parses `args` (the words after the program name).
-    pub(super) fn parse<'a>(&self, args: &'a [String]) -> Result<Parsed<'a>, Unknown> {
+    pub(crate) fn parse<'a>(&self, args: &'a [String]) -> Result<Parsed<'a>, Unknown<'a>> {
         let mut parsed = Parsed {
             options: Vec::new(),
             operands: Vec::new(),
@@ -174,10 +177,11 @@ impl Grammar {
                 rest_are_operands(&mut parsed, i);
                 break;
             }
-            let ended = match arg.strip_prefix("--") {
-                Some(long) => self.long_option(long, args, &mut i, &mut parsed)?,
-                None => self.cluster(&arg[1..], args, &mut i, &mut parsed)?,
+            let known = match arg.strip_prefix("--") {
+                Some(long) => self.long_option(long, args, &mut i, &mut parsed),
+                None => self.cluster(&arg[1..], args, &mut i, &mut parsed),
             };
+            let ended = known.ok_or(Unknown { word: arg })?;
             if ended {
                 rest_are_operands(&mut parsed, i);
                 break;
@@ -186,26 +190,26 @@ impl Grammar {
         Ok(parsed)
     }
 
-    /// One `--name[=value]`; returns whether it ends the options.
+    /// One `--name[=value]`; returns whether it ends the options, `None` when it is unknown.
     fn long_option<'a>(
         &self,
         long: &'a str,
         args: &'a [String],
         i: &mut usize,
         parsed: &mut Parsed<'a>,
-    ) -> Result<bool, Unknown> {
+    ) -> Option<bool> {
         let (name, inline) = match long.split_once('=') {
             Some((name, value)) => (name, Some(value)),
             None => (long, None),
         };
         let Some(opt) = self.long(name) else {
             return match inline {
-                Some(_) if self.unknown_attached_ok => Ok(false),
-                _ => Err(Unknown),
+                Some(_) if self.unknown_attached_ok => Some(false),
+                _ => None,
             };
         };
         let value = match opt.arity {
-            Arity::Flag if inline.is_some() => return Err(Unknown),
+            Arity::Flag if inline.is_some() => return None,
             Arity::Flag => None,
             Arity::Required => match inline {
                 Some(value) => Some(value),
@@ -218,21 +222,21 @@ impl Grammar {
             Arity::Attached | Arity::Leading(_) => inline,
         };
         parsed.options.push((opt, value));
-        Ok(opt.ends)
+        Some(opt.ends)
     }
 
-    /// One `-abc` cluster; returns whether it ends the options.
+    /// One `-abc` cluster; returns whether it ends the options, `None` when a letter is unknown.
     fn cluster<'a>(
         &self,
         cluster: &'a str,
         args: &'a [String],
         i: &mut usize,
         parsed: &mut Parsed<'a>,
-    ) -> Result<bool, Unknown> {
+    ) -> Option<bool> {
         let mut rest = cluster;
         while let Some(letter) = rest.chars().next() {
             rest = &rest[letter.len_utf8()..];
-            let opt = self.short(letter).ok_or(Unknown)?;
+            let opt = self.short(letter)?;
             let value = match opt.arity {
                 Arity::Flag => None,
                 Arity::Required if rest.is_empty() => {
@@ -254,10 +258,10 @@ impl Grammar {
             };
             parsed.options.push((opt, value));
             if opt.ends {
-                return Ok(true);
+                return Some(true);
             }
         }
-        Ok(false)
+        Some(false)
     }
 }
 
@@ -267,7 +271,7 @@ impl Grammar {
 /// rather than list them this fails closed: `-`, any path that (with empty and `.` components
 /// dropped) is under `/dev` or `/proc` (or `dev/…`, `proc/…` relative, which is that from `/`),
 /// and any path with a `..` component, which may climb anywhere.
-pub(super) fn is_stdin_path(path: &str) -> bool {
+pub(crate) fn is_stdin_path(path: &str) -> bool {
     if path == "-" {
         return true;
     }
@@ -301,9 +305,11 @@ mod tests {
         unknown_attached_ok: false,
     };
 
-    fn parse(args: &[&str]) -> Result<(Vec<String>, Vec<String>), Unknown> {
+    fn parse(args: &[&str]) -> Result<(Vec<String>, Vec<String>), String> {
         let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
-        let parsed = TOY.parse(&args)?;
+        let parsed = TOY
+            .parse(&args)
+            .map_err(|unknown| unknown.word.to_owned())?;
         let options = parsed
             .options
             .iter()
@@ -338,10 +344,16 @@ mod tests {
 
     #[test]
     fn refuses_what_it_does_not_know() {
-        assert_eq!(parse(&["-z"]), Err(Unknown));
-        assert_eq!(parse(&["--qu"]), Err(Unknown), "ambiguous: --quiet, --quit");
-        assert_eq!(parse(&["--bogus=1"]), Err(Unknown));
-        assert_eq!(parse(&["--quiet=1"]), Err(Unknown));
+        let unknown = |word: &str| Err(word.to_owned());
+        assert_eq!(parse(&["-z"]), unknown("-z"));
+        assert_eq!(parse(&["-nz", "x"]), unknown("-nz"));
+        assert_eq!(
+            parse(&["--qu"]),
+            unknown("--qu"),
+            "ambiguous: --quiet, --quit"
+        );
+        assert_eq!(parse(&["--bogus=1"]), unknown("--bogus=1"));
+        assert_eq!(parse(&["--quiet=1"]), unknown("--quiet=1"));
     }
 
     #[test]

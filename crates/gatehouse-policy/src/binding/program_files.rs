@@ -1,0 +1,378 @@
+//! Tools whose program is in files rather than in argv: sed's and awk's `-f` scripts and the
+//! makefiles GNU make reads. Approving `make deploy` or `awk -f report.awk data.csv` approves
+//! what those files say at that moment, so their contents are bound.
+//!
+//! Arguments are read with the option grammars the policy judges these tools by, so both agree
+//! on which word names a program file; an option the grammar does not know refuses the binding.
+//! Per tool:
+//!
+//! - **sed** (`sed`, `gsed`): every `-f`/`--file` script, in order, read as GNU sed reads options
+//!   (also after operands), which finds every file BSD sed would.
+//! - **awk** (`awk`, `gawk`, `mawk`, `nawk`): every `-f`/`--file` and `-E`/`--exec` program file
+//!   and gawk's `-DFILE`/`--debug=FILE` debugger commands (which can `eval` code), in order.
+//!   `-i`/`--include` and `-l`/`--load` load from `AWKPATH` and are refused, as are `-W` words
+//!   other than `version`, `usage`, `help` and `copyright`, and `AWKPATH` itself beside a file
+//!   (gawk looks a `-f` name up on it).
+//! - **GNU make** (`make`, `gmake`): every `-f`/`--file`/`--makefile` makefile in order or,
+//!   without one, the first of `GNUmakefile`, `makefile` and `Makefile` that exists, in the
+//!   directory the `-C`s lead to (none: refused, since make would then try to build one with
+//!   its built-in rules). Beside each makefile, the files make's built-in rules could remake it
+//!   from before reading it again (see [`Bound::remake_sources`]). `MAKEFILES` (read first) and
+//!   `VPATH` (searched for those files) are refused wherever they are set, and so is BSD make.
+//!
+//! Without such a file (sed's or awk's program is then the first operand) nothing is bound
+//! here: argv binds the program. Data operands are never bound, nor are files the program
+//! opens as it runs (`include`d makefiles, awk's `@include`, sed's `r` files).
+//!
+//! The digest is the sha256 over the (path, digest) pairs in order, each length-prefixed, with
+//! canonical paths, so a file found at another path differs even with the same contents.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::{BindingError, Digest, Launch, ScriptAmbiguity, digest_fields, hash_file, identity_of};
+use crate::exec::inline_eval::AWK_INFO_WORDS;
+use crate::exec::inline_eval::grammars;
+use crate::exec::inline_eval::options::{Opt, Parsed, Role, Unknown};
+
+/// A tool whose program is read from files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Tool {
+    /// GNU or BSD sed.
+    Sed,
+    /// gawk, mawk, nawk, busybox's awk.
+    Awk,
+    /// GNU make.
+    GnuMake,
+    /// BSD make, whose makefile lookup (`.depend`, `-m` directories, `sys.mk`) is not bound.
+    OtherMake,
+}
+
+/// Whether this host's `make` is BSD make (macOS ships GNU make).
+const BSD_MAKE_HOST: bool = cfg!(any(
+    target_os = "freebsd",
+    target_os = "openbsd",
+    target_os = "netbsd",
+    target_os = "dragonfly"
+));
+
+/// The names GNU make looks for, in its order, when no `-f` is given.
+const DEFAULT_MAKEFILES: [&str; 3] = ["GNUmakefile", "makefile", "Makefile"];
+
+/// Variables that make GNU make read files not named on its command line: `MAKEFILES` lists
+/// makefiles read before the others, `VPATH` directories searched for the files a makefile can
+/// be remade from.
+const MAKE_FILE_VARIABLES: [&str; 2] = ["MAKEFILES", "VPATH"];
+
+impl Tool {
+    /// The tool a program's file name denotes, ignoring trailing version digits (`gawk-5.3`).
+    pub(super) fn named(name: &str) -> Option<Tool> {
+        let name = name.to_ascii_lowercase();
+        let stem = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
+        match stem {
+            "sed" | "gsed" => Some(Tool::Sed),
+            "awk" | "gawk" | "mawk" | "nawk" => Some(Tool::Awk),
+            "make" if BSD_MAKE_HOST => Some(Tool::OtherMake),
+            "make" | "gmake" => Some(Tool::GnuMake),
+            "bmake" | "pmake" | "bsdmake" => Some(Tool::OtherMake),
+            _ => None,
+        }
+    }
+}
+
+/// The digest of the files `tool` reads its program from, `None` when its program is all in
+/// argv; refused when those files cannot be named exactly.
+pub(super) fn bind(
+    tool: Tool,
+    program: &str,
+    args: &[String],
+    launch: &Launch<'_>,
+) -> Result<Option<Digest>, BindingError> {
+    let files = match tool {
+        Tool::Sed => sed(program, args)?,
+        Tool::Awk => awk(program, args, launch)?,
+        Tool::GnuMake => return make(program, args, launch),
+        Tool::OtherMake => {
+            return Err(refused(
+                program,
+                ScriptAmbiguity::NotGnuMake(program.to_owned()),
+            ));
+        }
+    };
+    if files.is_empty() {
+        return Ok(None);
+    }
+    let mut bound = Bound::default();
+    for file in files {
+        bound.contents(program, launch.cwd, file)?;
+    }
+    Ok(Some(bound.digest()))
+}
+
+/// sed's `-f` scripts. The BSD reading (options end at the first operand) finds a subset.
+fn sed<'a>(program: &str, args: &'a [String]) -> Result<Vec<&'a str>, BindingError> {
+    let parsed = grammars::SED_GNU
+        .parse(args)
+        .map_err(|unknown| not_understood(program, unknown))?;
+    Ok(values(&parsed, Role::ProgramFile))
+}
+
+/// awk's program files; refuses what loads code from a search path or is not understood.
+fn awk<'a>(
+    program: &str,
+    args: &'a [String],
+    launch: &Launch<'_>,
+) -> Result<Vec<&'a str>, BindingError> {
+    let parsed = grammars::AWK
+        .parse(args)
+        .map_err(|unknown| not_understood(program, unknown))?;
+    let mut files = Vec::new();
+    for &(opt, value) in &parsed.options {
+        match opt.role {
+            Role::Module => {
+                let written = written(opt, value);
+                return Err(refused(
+                    program,
+                    ScriptAmbiguity::ModuleFromSearchPath(written),
+                ));
+            }
+            Role::ProgramFile => files.extend(value),
+            Role::Plain
+                if opt.short == Some('W')
+                    && !AWK_INFO_WORDS.contains(&value.unwrap_or_default()) =>
+            {
+                let written = written(opt, value);
+                return Err(refused(program, ScriptAmbiguity::UnknownOption(written)));
+            }
+            // gawk's debugger reads its commands from this file; `eval` among them runs code.
+            Role::Plain if opt.short == Some('D') => files.extend(value),
+            _ => {}
+        }
+    }
+    if !files.is_empty() && launch.sets("AWKPATH").is_some() {
+        return Err(refused(
+            program,
+            ScriptAmbiguity::FilesFromSetting("AWKPATH".to_owned()),
+        ));
+    }
+    Ok(files)
+}
+
+/// GNU make's makefiles and what they could be remade from. `--version` and `--help` print and
+/// exit without reading any.
+fn make(
+    program: &str,
+    args: &[String],
+    launch: &Launch<'_>,
+) -> Result<Option<Digest>, BindingError> {
+    let parsed = grammars::MAKE
+        .parse(args)
+        .map_err(|unknown| not_understood(program, unknown))?;
+    if parsed.has(Role::Info) {
+        return Ok(None);
+    }
+    if let Some(setting) = make_file_setting(&parsed, launch) {
+        return Err(refused(program, ScriptAmbiguity::FilesFromSetting(setting)));
+    }
+    // make changes to every `-C` directory in turn, each relative to the one before, and only
+    // then reads its makefiles, `-f` ones too.
+    let dir = parsed
+        .options
+        .iter()
+        .filter(|(opt, _)| opt.short == Some('C'))
+        .filter_map(|(_, value)| *value)
+        .fold(launch.cwd.to_path_buf(), |dir, next| dir.join(next));
+    let mut makefiles = values(&parsed, Role::ProgramFile);
+    if makefiles.is_empty() {
+        // A name that exists at all is the one make picks, even a dangling symlink (refused
+        // below as not a file).
+        let found = DEFAULT_MAKEFILES
+            .into_iter()
+            .find(|name| fs::symlink_metadata(dir.join(name)).is_ok());
+        let Some(found) = found else {
+            let dir = dir.to_string_lossy().into_owned();
+            return Err(refused(program, ScriptAmbiguity::NoMakefile(dir)));
+        };
+        makefiles.push(found);
+    }
+    let mut bound = Bound::default();
+    for makefile in makefiles {
+        bound.contents(program, &dir, makefile)?;
+        bound.remake_sources(&dir.join(makefile))?;
+    }
+    Ok(Some(bound.digest()))
+}
+
+/// Where a variable of [`MAKE_FILE_VARIABLES`] is set: by name in the environment (never its
+/// value, which may be a secret), else the command-line definition or `--eval` that sets it.
+/// `MAKEFLAGS` can carry definitions too; any mention in it counts.
+fn make_file_setting(parsed: &Parsed<'_>, launch: &Launch<'_>) -> Option<String> {
+    if let Some(name) = MAKE_FILE_VARIABLES
+        .into_iter()
+        .find(|name| launch.sets(name).is_some())
+    {
+        return Some(name.to_owned());
+    }
+    let mentions = |text: &str| {
+        let text = text.to_ascii_uppercase();
+        MAKE_FILE_VARIABLES.iter().any(|name| text.contains(name))
+    };
+    if let Some(flags) = ["MAKEFLAGS", "GNUMAKEFLAGS"]
+        .into_iter()
+        .find(|flags| launch.sets(flags).is_some_and(mentions))
+    {
+        return Some(flags.to_owned());
+    }
+    let definitions = parsed.operands.iter().filter(|word| word.contains('='));
+    if let Some(definition) = definitions.into_iter().find(|word| mentions(word)) {
+        return Some((*definition).to_owned());
+    }
+    values(parsed, Role::Code)
+        .into_iter()
+        .any(mentions)
+        .then(|| "--eval".to_owned())
+}
+
+/// The bound files as (path, digest) pairs, in the order the tool reads them.
+#[derive(Debug, Default)]
+struct Bound(Vec<(PathBuf, Digest)>);
+
+impl Bound {
+    /// Adds a program file by its canonical path and contents: `name` as the tool opens it,
+    /// relative to `dir`. It must be a regular file on disk; `-` is stdin, and a name under
+    /// `/dev` or `/proc` means this process's files here and the tool's there.
+    fn contents(&mut self, program: &str, dir: &Path, name: &str) -> Result<(), BindingError> {
+        if name == "-" {
+            return Err(refused(program, ScriptAmbiguity::ProgramFromStdin));
+        }
+        let file = fs::canonicalize(dir.join(name))
+            .ok()
+            .filter(|path| {
+                path.is_file() && !path.starts_with("/dev") && !path.starts_with("/proc")
+            })
+            .ok_or_else(|| refused(program, ScriptAmbiguity::NotAFile(name.to_owned())))?;
+        let digest = hash_file(&file)?;
+        self.0.push((file, digest));
+        Ok(())
+    }
+
+    /// Adds which files GNU make's built-in rules could remake `makefile` from before reading
+    /// it again. make tries the makefile's name with any suffix (`Makefile.sh` is copied over
+    /// `Makefile` when newer, `Makefile.c` compiled into it, through chains such as
+    /// `Makefile.y` → `.c` → `.o`), `s.Makefile`, `RCS/Makefile,v` and `SCCS/s.Makefile`. Every
+    /// entry of the makefile's directory named so (and of its `RCS/` and `SCCS/`) is bound by
+    /// which file it is (device, inode, size, times), so one created, edited or touched after
+    /// approval differs. Directories a makefile's own `VPATH` names are not searched.
+    fn remake_sources(&mut self, makefile: &Path) -> Result<(), BindingError> {
+        let (Some(dir), Some(name)) = (makefile.parent(), makefile.file_name()) else {
+            return Ok(());
+        };
+        let name = name.as_encoded_bytes();
+        let sccs_name = [b"s.".as_slice(), name].concat();
+        let mut sources = entries(dir, true, |entry| {
+            (entry.starts_with(name) && entry != name) || entry.starts_with(&sccs_name)
+        })?;
+        sources.extend(entries(&dir.join("RCS"), false, |entry| {
+            entry.starts_with(name)
+        })?);
+        sources.extend(entries(&dir.join("SCCS"), false, |entry| {
+            entry.starts_with(&sccs_name)
+        })?);
+        sources.sort();
+        for source in sources {
+            // Followed as make follows it; a dangling link by itself. One gone since it was
+            // listed is not there for make either.
+            let meta = fs::metadata(&source).or_else(|_| fs::symlink_metadata(&source));
+            if let Ok(meta) = meta {
+                let digest = digest_fields([b"remake source".as_slice(), &identity_of(&meta)]);
+                self.0.push((source, digest));
+            }
+        }
+        Ok(())
+    }
+
+    /// One digest over every pair, each part length-prefixed.
+    fn digest(&self) -> Digest {
+        digest_fields(
+            self.0
+                .iter()
+                .flat_map(|(path, digest)| [path.as_os_str().as_encoded_bytes(), digest]),
+        )
+    }
+}
+
+/// The entries of `dir` whose names pass `keep`. A directory that must exist and cannot be
+/// listed refuses the binding; an optional one (`RCS/`) that is missing has none.
+fn entries(
+    dir: &Path,
+    required: bool,
+    keep: impl Fn(&[u8]) -> bool,
+) -> Result<Vec<PathBuf>, BindingError> {
+    let unreadable = |source| BindingError::ScriptUnreadable {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let listing = match fs::read_dir(dir) {
+        Ok(listing) => listing,
+        Err(error)
+            if !required
+                && matches!(
+                    error.kind(),
+                    io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                ) =>
+        {
+            return Ok(Vec::new());
+        }
+        Err(error) => return Err(unreadable(error)),
+    };
+    let mut kept = Vec::new();
+    for entry in listing {
+        let name = entry.map_err(unreadable)?.file_name();
+        if keep(name.as_encoded_bytes()) {
+            kept.push(dir.join(name));
+        }
+    }
+    Ok(kept)
+}
+
+/// The values given to options of this role, in order; an option missing its value (the tool
+/// then refuses to start) names nothing.
+fn values<'a>(parsed: &Parsed<'a>, role: Role) -> Vec<&'a str> {
+    parsed
+        .options
+        .iter()
+        .filter(|(opt, _)| opt.role == role)
+        .filter_map(|(_, value)| *value)
+        .collect()
+}
+
+/// An option as a person would write it, for a reason: `-i lib`, `--load`.
+fn written(opt: &Opt, value: Option<&str>) -> String {
+    let name = match (opt.short, opt.long) {
+        (Some(letter), _) => format!("-{letter}"),
+        (None, Some(long)) => format!("--{long}"),
+        (None, None) => String::new(),
+    };
+    match value {
+        Some(value) => format!("{name} {value}"),
+        None => name,
+    }
+}
+
+fn not_understood(program: &str, unknown: Unknown<'_>) -> BindingError {
+    refused(
+        program,
+        ScriptAmbiguity::UnknownOption(unknown.word.to_owned()),
+    )
+}
+
+fn refused(program: &str, reason: ScriptAmbiguity) -> BindingError {
+    BindingError::ScriptNotIdentified {
+        program: program.to_owned(),
+        reason,
+    }
+}
+
+#[cfg(test)]
+mod tests;
