@@ -238,12 +238,7 @@ async fn denies_a_script_edited_between_approval_and_run() {
     let (pending, id) = ask(&server, &mut agent, &mut operator, &["sh", "job.sh"]).await;
     script(&work, "job.sh", "echo something else entirely");
     let answer = decide(&mut operator, &mut agent, (&pending, &id), "allow-once").await;
-    assert_eq!(answer["payload"]["status"], "denied", "{answer}");
-    assert_eq!(answer["payload"]["reason"], "binding-mismatch");
-    assert_eq!(
-        answer["payload"]["detail"],
-        "approval binding mismatch: script"
-    );
+    assert_script_mismatch(&answer);
     let denied = operator.event("exec.denied").await;
     assert_eq!(
         (
@@ -251,6 +246,44 @@ async fn denies_a_script_edited_between_approval_and_run() {
             denied["payload"]["reason"].clone()
         ),
         (json!(id), json!("binding-mismatch"))
+    );
+}
+
+/// Closing notes: `awk -f report.awk data.csv` bound no program file, so a `report.awk`
+/// edited while the approval waited ran under it. The program file is bound; the data is not.
+#[tokio::test]
+async fn binds_an_awk_program_file_but_not_its_data() {
+    let server = Server::start(ASKING).await;
+    let mut operator = server.ws(APPROVER).await;
+    let mut agent = server.ws(AGENT).await;
+    let work = server.scratch();
+    std::fs::write(
+        work.join("report.awk"),
+        "{ total += $2 } END { print total }\n",
+    )
+    .unwrap();
+    std::fs::write(work.join("data.csv"), "a 1\n").unwrap();
+    let argv = ["awk", "-f", "report.awk", "data.csv"];
+
+    let (pending, id) = ask(&server, &mut agent, &mut operator, &argv).await;
+    std::fs::write(work.join("data.csv"), "a 1\nb 2\n").unwrap();
+    let answer = decide(&mut operator, &mut agent, (&pending, &id), "allow-once").await;
+    assert_eq!(answer["payload"]["status"], "finished", "{answer}");
+    assert_eq!(answer["payload"]["stdout"], "3\n", "{answer}");
+
+    let (pending, id) = ask(&server, &mut agent, &mut operator, &argv).await;
+    std::fs::write(work.join("report.awk"), "BEGIN { print \"edited\" }\n").unwrap();
+    let answer = decide(&mut operator, &mut agent, (&pending, &id), "allow-once").await;
+    assert_script_mismatch(&answer);
+}
+
+/// The run was denied because the program text it reads from files changed after approval.
+fn assert_script_mismatch(answer: &Value) {
+    assert_eq!(answer["payload"]["status"], "denied", "{answer}");
+    assert_eq!(answer["payload"]["reason"], "binding-mismatch");
+    assert_eq!(
+        answer["payload"]["detail"],
+        "approval binding mismatch: script"
     );
 }
 
