@@ -163,6 +163,9 @@ pub enum ScriptAmbiguity {
     NoMakefile(String),
     /// A make other than GNU make, whose makefile lookup is not the one bound here.
     NotGnuMake(String),
+    /// An option (`-B`/`--always-make`) that makes make remake its makefiles from files whose
+    /// contents are not bound, even when nothing changed.
+    RemakesMakefiles(String),
 }
 
 /// The denial raised when a recomputed binding differs from the approved one.
@@ -468,6 +471,11 @@ impl fmt::Display for ScriptAmbiguity {
             ScriptAmbiguity::NoMakefile(dir) => write!(
                 f,
                 "no makefile in {dir:?}; make would try to build one with its built-in rules"
+            ),
+            ScriptAmbiguity::RemakesMakefiles(option) => write!(
+                f,
+                "{option:?} makes make remake its makefiles from files whose contents are not \
+                 bound"
             ),
             ScriptAmbiguity::NotGnuMake(program) => write!(
                 f,

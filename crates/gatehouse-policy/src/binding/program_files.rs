@@ -172,6 +172,15 @@ fn make(
     if parsed.has(Role::Info) {
         return Ok(None);
     }
+    // `-B` remakes every makefile from a remake source even when nothing changed.
+    if let Some((opt, _)) = parsed
+        .options
+        .iter()
+        .find(|(opt, _)| opt.short == Some('B'))
+    {
+        let written = written(opt, None);
+        return Err(refused(program, ScriptAmbiguity::RemakesMakefiles(written)));
+    }
     if let Some(setting) = make_file_setting(&parsed, launch) {
         return Err(refused(program, ScriptAmbiguity::FilesFromSetting(setting)));
     }
@@ -198,7 +207,7 @@ fn make(
     }
     let mut bound = Bound::default();
     for makefile in makefiles {
-        bound.contents(program, &dir, makefile)?;
+        bound.makefile(program, &dir, makefile)?;
         bound.remake_sources(&dir.join(makefile))?;
     }
     Ok(Some(bound.digest()))
@@ -239,20 +248,32 @@ fn make_file_setting(parsed: &Parsed<'_>, launch: &Launch<'_>) -> Option<String>
 struct Bound(Vec<(PathBuf, Digest)>);
 
 impl Bound {
-    /// Adds a program file by its canonical path and contents: `name` as the tool opens it,
-    /// relative to `dir`. It must be a regular file on disk; `-` is stdin, and a name under
-    /// `/dev` or `/proc` means this process's files here and the tool's there.
+    /// Adds a program file (see [`program_file`]) by its canonical path and contents.
     fn contents(&mut self, program: &str, dir: &Path, name: &str) -> Result<(), BindingError> {
-        if name == "-" {
-            return Err(refused(program, ScriptAmbiguity::ProgramFromStdin));
-        }
-        let file = fs::canonicalize(dir.join(name))
-            .ok()
-            .filter(|path| {
-                path.is_file() && !path.starts_with("/dev") && !path.starts_with("/proc")
-            })
-            .ok_or_else(|| refused(program, ScriptAmbiguity::NotAFile(name.to_owned())))?;
+        let file = program_file(program, dir, name)?;
         let digest = hash_file(&file)?;
+        self.0.push((file, digest));
+        Ok(())
+    }
+
+    /// Adds a makefile by its contents and by which file it is (device, inode, size, times),
+    /// both of the file and of the name make opens: make remakes a makefile that is older than
+    /// a remake source (`Makefile.sh`), so setting its time back changes what runs.
+    fn makefile(&mut self, program: &str, dir: &Path, name: &str) -> Result<(), BindingError> {
+        let file = program_file(program, dir, name)?;
+        let unreadable = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| BindingError::ScriptUnreadable { path, source }
+        };
+        let target = fs::metadata(&file).map_err(unreadable(&file))?;
+        let named = dir.join(name);
+        let link = fs::symlink_metadata(&named).map_err(unreadable(&named))?;
+        let contents = hash_file(&file)?;
+        let digest = digest_fields([
+            contents.as_slice(),
+            &identity_of(&target),
+            &identity_of(&link),
+        ]);
         self.0.push((file, digest));
         Ok(())
     }
@@ -300,6 +321,19 @@ impl Bound {
                 .flat_map(|(path, digest)| [path.as_os_str().as_encoded_bytes(), digest]),
         )
     }
+}
+
+/// The canonical path of a program file: `name` as the tool opens it, relative to `dir`. It
+/// must be a regular file on disk; `-` is stdin, and a name under `/dev` or `/proc` means this
+/// process's files here and the tool's there.
+fn program_file(program: &str, dir: &Path, name: &str) -> Result<PathBuf, BindingError> {
+    if name == "-" {
+        return Err(refused(program, ScriptAmbiguity::ProgramFromStdin));
+    }
+    fs::canonicalize(dir.join(name))
+        .ok()
+        .filter(|path| path.is_file() && !path.starts_with("/dev") && !path.starts_with("/proc"))
+        .ok_or_else(|| refused(program, ScriptAmbiguity::NotAFile(name.to_owned())))
 }
 
 /// The entries of `dir` whose names pass `keep`. A directory that must exist and cannot be

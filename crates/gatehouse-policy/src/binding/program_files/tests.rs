@@ -570,3 +570,45 @@ fn says_why_it_refuses_in_words() {
          from"
     );
 }
+
+/// Sets a file's modification time back, as `touch -d 2019-01-01` does.
+fn backdate(path: &Path) {
+    let file = fs::File::options().write(true).open(path).unwrap();
+    let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_546_300_800);
+    file.set_modified(when).unwrap();
+}
+
+/// Attack: `Makefile.sh` older than `Makefile` at approval; `Makefile` is set back afterwards,
+/// so make's built-in `%: %.sh` rule copies `Makefile.sh` over it and runs that instead.
+#[test]
+fn make_binds_when_its_makefile_was_last_changed() {
+    let files = &[
+        ("Makefile", "deploy:\n\techo M\n"),
+        ("Makefile.sh", "deploy:\n\techo evil\n"),
+    ];
+    let dir = workdir(files);
+    backdate(&dir.path().join("Makefile.sh"));
+    let approved = bind(dir.path(), &["make", "deploy"]).unwrap();
+    backdate(&dir.path().join("Makefile"));
+    let now = bind(dir.path(), &["make", "deploy"]).unwrap();
+    assert_eq!(approved.mismatch(&now), Some(BindingField::Script));
+    let named = &["make", "-f", "build.mk"];
+    let result = after(MAKE, named, |dir| backdate(&dir.join("build.mk")));
+    assert_eq!(result, SCRIPT);
+}
+
+#[test]
+fn refuses_make_remaking_every_makefile() {
+    for argv in [
+        &["make", "-B", "deploy"][..],
+        &["make", "-kB"],
+        &["make", "--always-make"],
+        &["make", "--always"],
+        &["make", "-f", "build.mk", "-B"],
+    ] {
+        assert!(
+            matches!(refusal(MAKE, argv), ScriptAmbiguity::RemakesMakefiles(_)),
+            "{argv:?}"
+        );
+    }
+}
