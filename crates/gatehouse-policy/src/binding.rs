@@ -166,6 +166,8 @@ pub enum ScriptAmbiguity {
     /// An option (`-B`/`--always-make`) that makes make remake its makefiles from files whose
     /// contents are not bound, even when nothing changed.
     RemakesMakefiles(String),
+    /// A make `-f` or `-C` value starting with `~`, which make expands to a home directory.
+    HomeDirectory(String),
 }
 
 /// The denial raised when a recomputed binding differs from the approved one.
@@ -476,6 +478,10 @@ impl fmt::Display for ScriptAmbiguity {
                 f,
                 "{option:?} makes make remake its makefiles from files whose contents are not \
                  bound"
+            ),
+            ScriptAmbiguity::HomeDirectory(option) => write!(
+                f,
+                "{option:?} starts with `~`, which make expands to a home directory"
             ),
             ScriptAmbiguity::NotGnuMake(program) => write!(
                 f,

@@ -181,6 +181,15 @@ fn make(
         let written = written(opt, None);
         return Err(refused(program, ScriptAmbiguity::RemakesMakefiles(written)));
     }
+    // make expands a leading `~` (`-f ~/x.mk`, `-C ~user`) to a home directory.
+    let home = parsed.options.iter().find(|(opt, value)| {
+        (opt.short == Some('C') || opt.role == Role::ProgramFile)
+            && value.is_some_and(|value| value.starts_with('~'))
+    });
+    if let Some(&(opt, value)) = home {
+        let written = written(opt, value);
+        return Err(refused(program, ScriptAmbiguity::HomeDirectory(written)));
+    }
     if let Some(setting) = make_file_setting(&parsed, launch) {
         return Err(refused(program, ScriptAmbiguity::FilesFromSetting(setting)));
     }

@@ -612,3 +612,31 @@ fn refuses_make_remaking_every_makefile() {
         );
     }
 }
+
+/// Attack: a decoy directory named `~` in the working directory was bound while make read
+/// `$HOME/x.mk`.
+#[test]
+fn refuses_make_paths_it_would_expand_from_home() {
+    let decoy = &[
+        ("~/x.mk", "deploy:\n"),
+        ("~/Makefile", "deploy:\n"),
+        ("~user/x.mk", "deploy:\n"),
+        ("Makefile", "deploy:\n"),
+    ];
+    for argv in [
+        &["make", "-f", "~/x.mk", "deploy"][..],
+        &["make", "-f~/x.mk"],
+        &["make", "--file=~/x.mk"],
+        &["make", "--makefile", "~/x.mk"],
+        &["make", "-f", "~user/x.mk"],
+        &["make", "-C", "~"],
+        &["make", "-C~"],
+        &["make", "--directory=~/"],
+        &["make", "--dir", "~user"],
+    ] {
+        assert!(
+            matches!(refusal(decoy, argv), ScriptAmbiguity::HomeDirectory(_)),
+            "{argv:?}"
+        );
+    }
+}
