@@ -168,6 +168,9 @@ pub enum ScriptAmbiguity {
     RemakesMakefiles(String),
     /// A make `-f` or `-C` value starting with `~`, which make expands to a home directory.
     HomeDirectory(String),
+    /// A make command-line definition whose variable name is not a plain identifier (make
+    /// expands `V$()PATH=x` to `VPATH`), so which variable it sets cannot be told.
+    UnclearDefinition(String),
 }
 
 /// The denial raised when a recomputed binding differs from the approved one.
@@ -483,6 +486,10 @@ impl fmt::Display for ScriptAmbiguity {
                 f,
                 "{option:?} starts with `~`, which make expands to a home directory"
             ),
+            ScriptAmbiguity::UnclearDefinition(word) => write!(
+                f,
+                "definition {word:?} does not name a plain variable, so what it sets cannot be told"
+            ),
             ScriptAmbiguity::NotGnuMake(program) => write!(
                 f,
                 "{program:?} is not GNU make, the only make whose makefiles can be named"
@@ -512,6 +519,13 @@ impl Launch<'_> {
             .find(|(key, _)| *key == name)
             .map(|(_, value)| *value)
             .or_else(|| self.env.get(name).map(String::as_str))
+    }
+
+    /// Every variable name the program is given here: wrappers' assignments, then the
+    /// request's env.
+    fn names(&self) -> impl Iterator<Item = &str> {
+        let assigned = self.assigned.iter().map(|(key, _)| *key);
+        assigned.chain(self.env.keys().map(String::as_str))
     }
 
     /// The same launch, with these wrapper words' assignments added.

@@ -62,8 +62,9 @@ const DEFAULT_MAKEFILES: [&str; 3] = ["GNUmakefile", "makefile", "Makefile"];
 
 /// Variables that make GNU make read files not named on its command line: `MAKEFILES` lists
 /// makefiles read before the others, `VPATH` directories searched for the files a makefile can
-/// be remade from.
-const MAKE_FILE_VARIABLES: [&str; 2] = ["MAKEFILES", "VPATH"];
+/// be remade from, and `MAKEFLAGS`/`GNUMAKEFLAGS` carry options (`--eval=include x.mk`,
+/// `-B`) and definitions that argv does not show.
+const MAKE_SETTINGS: [&str; 4] = ["MAKEFILES", "VPATH", "MAKEFLAGS", "GNUMAKEFLAGS"];
 
 impl Tool {
     /// The tool a program's file name denotes, ignoring trailing version digits (`gawk-5.3`).
@@ -190,8 +191,8 @@ fn make(
         let written = written(opt, value);
         return Err(refused(program, ScriptAmbiguity::HomeDirectory(written)));
     }
-    if let Some(setting) = make_file_setting(&parsed, launch) {
-        return Err(refused(program, ScriptAmbiguity::FilesFromSetting(setting)));
+    if let Some(reason) = make_file_setting(&parsed, launch) {
+        return Err(refused(program, reason));
     }
     // make changes to every `-C` directory in turn, each relative to the one before, and only
     // then reads its makefiles, `-f` ones too.
@@ -222,34 +223,56 @@ fn make(
     Ok(Some(bound.digest()))
 }
 
-/// Where a variable of [`MAKE_FILE_VARIABLES`] is set: by name in the environment (never its
-/// value, which may be a secret), else the command-line definition or `--eval` that sets it.
-/// `MAKEFLAGS` can carry definitions too; any mention in it counts.
-fn make_file_setting(parsed: &Parsed<'_>, launch: &Launch<'_>) -> Option<String> {
-    if let Some(name) = MAKE_FILE_VARIABLES
-        .into_iter()
-        .find(|name| launch.sets(name).is_some())
-    {
-        return Some(name.to_owned());
+/// Why make's variables could make it read files no option names, if they can: a variable of
+/// [`MAKE_SETTINGS`] set in the environment at all (by name, never its value, which may be a
+/// secret), a command-line definition of one or of a name that is not a plain identifier (make
+/// expands `V$()PATH`), or `--eval` text that mentions one or expands anything. Names compare
+/// case-insensitively, more than make does, to fail closed.
+fn make_file_setting(parsed: &Parsed<'_>, launch: &Launch<'_>) -> Option<ScriptAmbiguity> {
+    let is_setting = |name: &str| {
+        MAKE_SETTINGS
+            .iter()
+            .any(|setting| setting.eq_ignore_ascii_case(name))
+    };
+    if let Some(name) = launch.names().find(|name| is_setting(name)) {
+        return Some(ScriptAmbiguity::FilesFromSetting(name.to_owned()));
+    }
+    for word in parsed.operands.iter().filter(|word| word.contains('=')) {
+        let name = definition_name(word);
+        if !is_identifier(name) {
+            return Some(ScriptAmbiguity::UnclearDefinition((*word).to_owned()));
+        }
+        if is_setting(name) {
+            return Some(ScriptAmbiguity::FilesFromSetting((*word).to_owned()));
+        }
     }
     let mentions = |text: &str| {
         let text = text.to_ascii_uppercase();
-        MAKE_FILE_VARIABLES.iter().any(|name| text.contains(name))
+        text.contains('$') || MAKE_SETTINGS.iter().any(|name| text.contains(name))
     };
-    if let Some(flags) = ["MAKEFLAGS", "GNUMAKEFLAGS"]
-        .into_iter()
-        .find(|flags| launch.sets(flags).is_some_and(mentions))
-    {
-        return Some(flags.to_owned());
-    }
-    let definitions = parsed.operands.iter().filter(|word| word.contains('='));
-    if let Some(definition) = definitions.into_iter().find(|word| mentions(word)) {
-        return Some((*definition).to_owned());
-    }
     values(parsed, Role::Code)
         .into_iter()
         .any(mentions)
-        .then(|| "--eval".to_owned())
+        .then(|| ScriptAmbiguity::FilesFromSetting("--eval".to_owned()))
+}
+
+/// The variable a command-line definition sets: the words before `=` without the operator
+/// (`:=`, `::=`, `:::=`, `+=`, `?=`, `!=`).
+fn definition_name(word: &str) -> &str {
+    let before = word.split_once('=').map_or(word, |(name, _)| name);
+    [":::", "::", ":", "+", "?", "!"]
+        .into_iter()
+        .find_map(|operator| before.strip_suffix(operator))
+        .unwrap_or(before)
+}
+
+/// `[A-Za-z_][A-Za-z0-9_.]*`: a name make takes as written, with nothing to expand.
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
 }
 
 /// The bound files as (path, digest) pairs, in the order the tool reads them.

@@ -640,3 +640,83 @@ fn refuses_make_paths_it_would_expand_from_home() {
         );
     }
 }
+
+/// Attacks: make expands a definition's name (`V$()PATH`), and `MAKEFLAGS` in the env makes it
+/// read a makefile first (`--eval=include inc.mk`) while approvers see only the env's keys.
+#[test]
+fn refuses_make_variables_that_could_name_other_files() {
+    let files = &[MAKE, &[("inc.mk", "deploy:\n\techo evil\n")]].concat();
+    for (argv, reason) in [
+        (
+            &["make", "V$()PATH=later", "deploy"][..],
+            ScriptAmbiguity::UnclearDefinition("V$()PATH=later".to_owned()),
+        ),
+        (
+            &["make", "MAKE$(E)FILES:=inc.mk"],
+            ScriptAmbiguity::UnclearDefinition("MAKE$(E)FILES:=inc.mk".to_owned()),
+        ),
+        (
+            &["make", "override VPATH=sub"],
+            ScriptAmbiguity::UnclearDefinition("override VPATH=sub".to_owned()),
+        ),
+        (
+            &["make", "VPATH =sub"],
+            ScriptAmbiguity::UnclearDefinition("VPATH =sub".to_owned()),
+        ),
+        (
+            &["make", "vpath+=sub"],
+            ScriptAmbiguity::FilesFromSetting("vpath+=sub".to_owned()),
+        ),
+        (
+            &["make", "MAKEFLAGS=--eval=include inc.mk"],
+            ScriptAmbiguity::FilesFromSetting("MAKEFLAGS=--eval=include inc.mk".to_owned()),
+        ),
+        (
+            &["make", "GNUMAKEFLAGS::=-B"],
+            ScriptAmbiguity::FilesFromSetting("GNUMAKEFLAGS::=-B".to_owned()),
+        ),
+        (
+            &["make", "--eval=$(eval include inc.mk)"],
+            ScriptAmbiguity::FilesFromSetting("--eval".to_owned()),
+        ),
+        (
+            &["make", "-E", "vpath %.sh sub"],
+            ScriptAmbiguity::FilesFromSetting("--eval".to_owned()),
+        ),
+        (
+            &["make", "--eval=MAKEFLAGS += -B"],
+            ScriptAmbiguity::FilesFromSetting("--eval".to_owned()),
+        ),
+        (
+            &["env", "MAKEFLAGS=-k", "make", "deploy"],
+            ScriptAmbiguity::FilesFromSetting("MAKEFLAGS".to_owned()),
+        ),
+        (
+            &["env", "-i", "GNUMAKEFLAGS=-k", "make", "deploy"],
+            ScriptAmbiguity::FilesFromSetting("GNUMAKEFLAGS".to_owned()),
+        ),
+    ] {
+        assert_eq!(refusal(files, argv), reason, "{argv:?}");
+    }
+    for (key, value) in [
+        ("MAKEFLAGS", "--eval=include\\ inc.mk"),
+        ("MAKEFLAGS", "-Einclude\\ inc.mk"),
+        ("GNUMAKEFLAGS", "--eval=include\\ inc.mk"),
+        ("MAKEFLAGS", "-k"),
+        ("VPATH", "sub"),
+        ("makefiles", "inc.mk"),
+    ] {
+        assert_eq!(
+            refusal_with(files, &["make", "deploy"], &[(key, value)]),
+            ScriptAmbiguity::FilesFromSetting(key.to_owned()),
+            "{key}={value}"
+        );
+    }
+    for argv in [
+        &["make", "CFLAGS+=-O2", "V=1", "deploy"][..],
+        &["make", "PREFIX:=/usr", "lib.dir=x", "_X?=1"],
+        &["make", "--eval=all: ; @true"],
+    ] {
+        assert!(script_of(files, argv).is_some(), "{argv:?}");
+    }
+}
