@@ -171,6 +171,9 @@ pub enum ScriptAmbiguity {
     /// A make command-line definition whose variable name is not a plain identifier (make
     /// expands `V$()PATH=x` to `VPATH`), so which variable it sets cannot be told.
     UnclearDefinition(String),
+    /// A makefile named with a suffix of make's built-in suffix rules, which could remake it
+    /// from a file of another name (`rules.s` from `rules.S`).
+    MakefileSuffix(String),
 }
 
 /// The denial raised when a recomputed binding differs from the approved one.
@@ -489,6 +492,11 @@ impl fmt::Display for ScriptAmbiguity {
             ScriptAmbiguity::UnclearDefinition(word) => write!(
                 f,
                 "definition {word:?} does not name a plain variable, so what it sets cannot be told"
+            ),
+            ScriptAmbiguity::MakefileSuffix(name) => write!(
+                f,
+                "makefile {name:?} ends in a suffix make's built-in rules could remake it from \
+                 another file by"
             ),
             ScriptAmbiguity::NotGnuMake(program) => write!(
                 f,

@@ -215,6 +215,11 @@ fn make(
         };
         makefiles.push(found);
     }
+    // A suffix rule remakes `rules.s` from `rules.S`, a name the remake sources below miss.
+    if let Some(makefile) = makefiles.iter().find(|name| has_built_in_suffix(name)) {
+        let makefile = (*makefile).to_owned();
+        return Err(refused(program, ScriptAmbiguity::MakefileSuffix(makefile)));
+    }
     let mut bound = Bound::default();
     for makefile in makefiles {
         bound.makefile(program, &dir, makefile)?;
@@ -273,6 +278,27 @@ fn is_identifier(name: &str) -> bool {
         .next()
         .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+}
+
+/// GNU make 4.3's default `.SUFFIXES` (`make -p -f /dev/null`): a target ending in one can be
+/// remade by a suffix rule from the same stem with another of them (`.s` from `.S`, `.c` from
+/// `.y`). `.lm`, which older makes list, is kept.
+const BUILT_IN_SUFFIXES: [&str; 36] = [
+    ".out", ".a", ".ln", ".o", ".c", ".cc", ".C", ".cpp", ".p", ".f", ".F", ".m", ".r", ".y", ".l",
+    ".ym", ".yl", ".s", ".S", ".mod", ".sym", ".def", ".h", ".info", ".dvi", ".tex", ".texinfo",
+    ".texi", ".txinfo", ".w", ".ch", ".web", ".sh", ".elc", ".el", ".lm",
+];
+
+/// Whether a makefile's name ends in a [`BUILT_IN_SUFFIXES`] one, compared case-insensitively
+/// (more than make does, to fail closed).
+fn has_built_in_suffix(name: &str) -> bool {
+    let name = name.as_bytes();
+    BUILT_IN_SUFFIXES.iter().any(|suffix| {
+        name.len()
+            .checked_sub(suffix.len())
+            .and_then(|at| name.get(at..))
+            .is_some_and(|end| end.eq_ignore_ascii_case(suffix.as_bytes()))
+    })
 }
 
 /// The bound files as (path, digest) pairs, in the order the tool reads them.

@@ -720,3 +720,26 @@ fn refuses_make_variables_that_could_name_other_files() {
         assert!(script_of(files, argv).is_some(), "{argv:?}");
     }
 }
+
+/// Attack: `make -f rules.s` approved; `rules.S` dropped in later is preprocessed over it by
+/// the `%.s: %.S` rule and make restarts with it. Its name does not start with `rules.s`.
+#[test]
+fn refuses_a_makefile_a_suffix_rule_could_remake() {
+    let files = &[
+        ("rules.s", "deploy:\n"),
+        ("x.C", "deploy:\n"),
+        ("x.SH", "deploy:\n"),
+    ];
+    for argv in [
+        &["make", "-f", "rules.s", "deploy"][..],
+        &["make", "--file=x.C"],
+        &["make", "-f", "x.SH"],
+    ] {
+        assert!(
+            matches!(refusal(files, argv), ScriptAmbiguity::MakefileSuffix(_)),
+            "{argv:?}"
+        );
+    }
+    let named = &["make", "-f", "build.mk"];
+    check(MAKE, named, &["build.mk.sh", "build.mk.c"], &["build.S"]);
+}
