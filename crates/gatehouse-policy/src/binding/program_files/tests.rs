@@ -148,6 +148,18 @@ fn refusal(files: &[(&str, &str)], argv: &[&str]) -> ScriptAmbiguity {
     refusal_with(files, argv, &[])
 }
 
+/// Asserts that each of `argvs` among `files` is refused for a reason `expected` accepts.
+fn refuses_all(
+    files: &[(&str, &str)],
+    argvs: &[&[&str]],
+    expected: impl Fn(&ScriptAmbiguity) -> bool,
+) {
+    for argv in argvs {
+        let reason = refusal(files, argv);
+        assert!(expected(&reason), "{argv:?}: {reason:?}");
+    }
+}
+
 fn script_of(files: &[(&str, &str)], argv: &[&str]) -> Option<[u8; 32]> {
     let dir = workdir(files);
     bind(dir.path(), argv).unwrap().script
@@ -599,18 +611,16 @@ fn make_binds_when_its_makefile_was_last_changed() {
 
 #[test]
 fn refuses_make_remaking_every_makefile() {
-    for argv in [
-        &["make", "-B", "deploy"][..],
+    let argvs: &[&[&str]] = &[
+        &["make", "-B", "deploy"],
         &["make", "-kB"],
         &["make", "--always-make"],
         &["make", "--always"],
         &["make", "-f", "build.mk", "-B"],
-    ] {
-        assert!(
-            matches!(refusal(MAKE, argv), ScriptAmbiguity::RemakesMakefiles(_)),
-            "{argv:?}"
-        );
-    }
+    ];
+    refuses_all(MAKE, argvs, |reason| {
+        matches!(reason, ScriptAmbiguity::RemakesMakefiles(_))
+    });
 }
 
 /// Attack: a decoy directory named `~` in the working directory was bound while make read
@@ -623,8 +633,8 @@ fn refuses_make_paths_it_would_expand_from_home() {
         ("~user/x.mk", "deploy:\n"),
         ("Makefile", "deploy:\n"),
     ];
-    for argv in [
-        &["make", "-f", "~/x.mk", "deploy"][..],
+    let argvs: &[&[&str]] = &[
+        &["make", "-f", "~/x.mk", "deploy"],
         &["make", "-f~/x.mk"],
         &["make", "--file=~/x.mk"],
         &["make", "--makefile", "~/x.mk"],
@@ -633,12 +643,10 @@ fn refuses_make_paths_it_would_expand_from_home() {
         &["make", "-C~"],
         &["make", "--directory=~/"],
         &["make", "--dir", "~user"],
-    ] {
-        assert!(
-            matches!(refusal(decoy, argv), ScriptAmbiguity::HomeDirectory(_)),
-            "{argv:?}"
-        );
-    }
+    ];
+    refuses_all(decoy, argvs, |reason| {
+        matches!(reason, ScriptAmbiguity::HomeDirectory(_))
+    });
 }
 
 /// Attacks: make expands a definition's name (`V$()PATH`), and `MAKEFLAGS` in the env makes it
@@ -730,16 +738,14 @@ fn refuses_a_makefile_a_suffix_rule_could_remake() {
         ("x.C", "deploy:\n"),
         ("x.SH", "deploy:\n"),
     ];
-    for argv in [
-        &["make", "-f", "rules.s", "deploy"][..],
+    let argvs: &[&[&str]] = &[
+        &["make", "-f", "rules.s", "deploy"],
         &["make", "--file=x.C"],
         &["make", "-f", "x.SH"],
-    ] {
-        assert!(
-            matches!(refusal(files, argv), ScriptAmbiguity::MakefileSuffix(_)),
-            "{argv:?}"
-        );
-    }
+    ];
+    refuses_all(files, argvs, |reason| {
+        matches!(reason, ScriptAmbiguity::MakefileSuffix(_))
+    });
     let named = &["make", "-f", "build.mk"];
     check(MAKE, named, &["build.mk.sh", "build.mk.c"], &["build.S"]);
 }
