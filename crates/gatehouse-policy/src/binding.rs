@@ -174,6 +174,9 @@ pub enum ScriptAmbiguity {
     /// A makefile named with a suffix of make's built-in suffix rules, which could remake it
     /// from a file of another name (`rules.s` from `rules.S`).
     MakefileSuffix(String),
+    /// An option of sed, awk or make given a next word that starts with `-` as its value, which
+    /// another implementation of the tool reads as an option (`sed -l -f x.sed` on BSD sed).
+    OptionAsValue(String),
 }
 
 /// The denial raised when a recomputed binding differs from the approved one.
@@ -497,6 +500,11 @@ impl fmt::Display for ScriptAmbiguity {
                 f,
                 "makefile {name:?} ends in a suffix make's built-in rules could remake it from \
                  another file by"
+            ),
+            ScriptAmbiguity::OptionAsValue(option) => write!(
+                f,
+                "{option:?} takes a word starting with `-` as its value, which other versions \
+                 read as an option"
             ),
             ScriptAmbiguity::NotGnuMake(program) => write!(
                 f,

@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use super::{BindingError, Digest, Launch, ScriptAmbiguity, digest_fields, hash_file, identity_of};
 use crate::exec::inline_eval::AWK_INFO_WORDS;
 use crate::exec::inline_eval::grammars;
-use crate::exec::inline_eval::options::{Opt, Parsed, Role, Unknown};
+use crate::exec::inline_eval::options::{Grammar, Opt, Parsed, Role, Unknown};
 
 /// A tool whose program is read from files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,9 +113,7 @@ pub(super) fn bind(
 
 /// sed's `-f` scripts. The BSD reading (options end at the first operand) finds a subset.
 fn sed<'a>(program: &str, args: &'a [String]) -> Result<Vec<&'a str>, BindingError> {
-    let parsed = grammars::SED_GNU
-        .parse(args)
-        .map_err(|unknown| not_understood(program, unknown))?;
+    let parsed = parse(&grammars::SED_GNU, program, args)?;
     Ok(values(&parsed, Role::ProgramFile))
 }
 
@@ -125,9 +123,7 @@ fn awk<'a>(
     args: &'a [String],
     launch: &Launch<'_>,
 ) -> Result<Vec<&'a str>, BindingError> {
-    let parsed = grammars::AWK
-        .parse(args)
-        .map_err(|unknown| not_understood(program, unknown))?;
+    let parsed = parse(&grammars::AWK, program, args)?;
     let mut files = Vec::new();
     for &(opt, value) in &parsed.options {
         match opt.role {
@@ -167,9 +163,7 @@ fn make(
     args: &[String],
     launch: &Launch<'_>,
 ) -> Result<Option<Digest>, BindingError> {
-    let parsed = grammars::MAKE
-        .parse(args)
-        .map_err(|unknown| not_understood(program, unknown))?;
+    let parsed = parse(&grammars::MAKE, program, args)?;
     if parsed.has(Role::Info) {
         return Ok(None);
     }
@@ -449,6 +443,30 @@ fn written(opt: &Opt, value: Option<&str>) -> String {
     match value {
         Some(value) => format!("{name} {value}"),
         None => name,
+    }
+}
+
+/// Parses `args` with `grammar` for the binding, refusing an option it does not know and an
+/// option whose value is a next word starting with `-`: another implementation reads that word
+/// as an option (BSD sed's `-l` is a flag, so `sed -l -f x.sed` runs `x.sed` there; BWK awk
+/// skips an unknown `-e` and reads `-f` next).
+fn parse<'a>(
+    grammar: &Grammar,
+    program: &str,
+    args: &'a [String],
+) -> Result<Parsed<'a>, BindingError> {
+    let parsed = grammar
+        .parse(args)
+        .map_err(|unknown| not_understood(program, unknown))?;
+    let option_like = parsed.next_word.iter().find_map(|&index| {
+        let &(opt, value) = parsed.options.get(index)?;
+        value
+            .filter(|value| value.starts_with('-') && *value != "-")
+            .map(|value| written(opt, Some(value)))
+    });
+    match option_like {
+        Some(written) => Err(refused(program, ScriptAmbiguity::OptionAsValue(written))),
+        None => Ok(parsed),
     }
 }
 

@@ -749,3 +749,38 @@ fn refuses_a_makefile_a_suffix_rule_could_remake() {
     let named = &["make", "-f", "build.mk"];
     check(MAKE, named, &["build.mk.sh", "build.mk.c"], &["build.S"]);
 }
+
+/// Attacks: the GNU reading takes `-f` as `-l`'s (or `-e`'s) value and binds nothing, while BSD
+/// sed (`-l` a flag) or BWK awk (skipping the unknown `-e`) runs `evil.*` as the program.
+#[test]
+fn refuses_an_option_like_word_taken_as_a_value() {
+    let files = &[
+        SED,
+        AWK,
+        MAKE,
+        &[("evil.sed", "e id\n"), ("evil.awk", "BEGIN{}\n")],
+    ]
+    .concat();
+    let argvs: &[&[&str]] = &[
+        &["sed", "-l", "-f", "evil.sed", "in.txt"],
+        &["sed", "-n", "-l", "-fevil.sed", "in.txt"],
+        &["sed", "--line-length", "--file=evil.sed", "in.txt"],
+        &["sed", "-e", "-f", "evil.sed"],
+        &["awk", "-e", "-f", "evil.awk", "data.csv"],
+        &["awk", "-v", "-f", "evil.awk"],
+        &["awk", "-F", "--", "-f", "evil.awk"],
+        &["make", "-I", "-f", "build.mk"],
+        &["make", "-o", "--file=build.mk"],
+    ];
+    refuses_all(files, argvs, |reason| {
+        matches!(reason, ScriptAmbiguity::OptionAsValue(_))
+    });
+    for argv in [
+        &["sed", "-l", "80", "-f", "x.sed", "in.txt"][..],
+        &["awk", "-F-", "-f", "report.awk", "data.csv"],
+        &["awk", "-v", "x=-1", "-f", "report.awk", "data.csv"],
+        &["sed", "-e", "s/-/+/", "in.txt"],
+    ] {
+        assert!(bind(workdir(files).path(), argv).is_ok(), "{argv:?}");
+    }
+}
