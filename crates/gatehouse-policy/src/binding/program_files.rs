@@ -3,7 +3,9 @@
 //! what those files say at that moment, so their contents are bound.
 //!
 //! Arguments are read with the option grammars the policy judges these tools by, so both agree
-//! on which word names a program file; an option the grammar does not know refuses the binding.
+//! on which word names a program file; an option the grammar does not know refuses the binding,
+//! and so does an option whose value is the next word and starts with `-` (`sed -l -f x.sed`:
+//! BSD sed's `-l` is a flag, BWK awk skips an unknown `-e`, so there `-f` is an option).
 //! Per tool:
 //!
 //! - **sed** (`sed`, `gsed`): every `-f`/`--file` script, in order, read as GNU sed reads options
@@ -16,16 +18,27 @@
 //! - **GNU make** (`make`, `gmake`): every `-f`/`--file`/`--makefile` makefile in order or,
 //!   without one, the first of `GNUmakefile`, `makefile` and `Makefile` that exists, in the
 //!   directory the `-C`s lead to (none: refused, since make would then try to build one with
-//!   its built-in rules). Beside each makefile, the files make's built-in rules could remake it
-//!   from before reading it again (see [`Bound::remake_sources`]). `MAKEFILES` (read first) and
-//!   `VPATH` (searched for those files) are refused wherever they are set, and so is BSD make.
+//!   its built-in rules). Each makefile by its contents and by which file it is (device, inode,
+//!   size, times; of the name make opens and of the file it leads to), since make remakes a
+//!   makefile older than a remake source; beside it, the files make's built-in rules could
+//!   remake it from (see [`Bound::remake_sources`]). Refused: `-B`/`--always-make` (remakes
+//!   every makefile regardless of times); a `-f` or `-C` value starting with `~` (make expands
+//!   it to a home directory); a makefile whose name ends in a suffix of make's default
+//!   `.SUFFIXES` (a suffix rule remakes `rules.s` from `rules.S`, a name not beside it as a
+//!   prefix); `MAKEFILES`, `VPATH`, `MAKEFLAGS` or `GNUMAKEFLAGS` in the request's env or a
+//!   wrapper's assignments at all (they name makefiles, search paths or options argv does not
+//!   show); a command-line definition of one of those or of a name that is not a plain
+//!   identifier (make expands `V$()PATH`); `--eval` text containing `$` or one of those names;
+//!   BSD make.
 //!
 //! Without such a file (sed's or awk's program is then the first operand) nothing is bound
 //! here: argv binds the program. Data operands are never bound, nor are files the program
 //! opens as it runs (`include`d makefiles, awk's `@include`, sed's `r` files).
 //!
 //! The digest is the sha256 over the (path, digest) pairs in order, each length-prefixed, with
-//! canonical paths, so a file found at another path differs even with the same contents.
+//! canonical paths, so a file found at another path differs even with the same contents; a
+//! file's digest is of its contents, a makefile's of its contents and identity, a remake
+//! source's of its identity.
 
 use std::fs;
 use std::io;
