@@ -7,7 +7,7 @@
 //! text read from files: the script when the program is one or an interpreter runs a file (its
 //! contents' digest), or the files a tool reads its program from — sed's and awk's `-f` scripts,
 //! the makefiles GNU make reads (see `binding/program_files.rs`; a digest over the list of their
-//! canonical paths and contents). It is computed when the approval is requested and recomputed
+//! canonical paths and contents, for makefiles and their remake sources which file they are). It is computed when the approval is requested and recomputed
 //! right before execution; [`Binding::mismatch`] names the first field that differs, and a
 //! difference is a denial (`approval binding mismatch: <field>`).
 //!
@@ -177,6 +177,9 @@ pub enum ScriptAmbiguity {
     /// An option of sed, awk or make given a next word that starts with `-` as its value, which
     /// another implementation of the tool reads as an option (`sed -l -f x.sed` on BSD sed).
     OptionAsValue(String),
+    /// argv[0] names sed, awk or make (or an interpreter) but the executable it resolved to is
+    /// another of those (`./awk` a link to `python3`), so its arguments cannot be read by name.
+    OtherProgram(String),
 }
 
 /// The denial raised when a recomputed binding differs from the approved one.
@@ -506,6 +509,10 @@ impl fmt::Display for ScriptAmbiguity {
                 "{option:?} takes a word starting with `-` as its value, which other versions \
                  read as an option"
             ),
+            ScriptAmbiguity::OtherProgram(executable) => write!(
+                f,
+                "it runs {executable:?}, a different program than its name says"
+            ),
             ScriptAmbiguity::NotGnuMake(program) => write!(
                 f,
                 "{program:?} is not GNU make, the only make whose makefiles can be named"
@@ -612,6 +619,7 @@ fn script_operand(
     if let Some(wrapped) = through_wrappers(program, args, launch) {
         return wrapped;
     }
+    same_program(program, executable)?;
     // By the executable's name (`./py` a link to python) only what does not dispatch on argv[0]:
     // busybox run as `echo` runs its `echo` applet, whose arguments name no applet.
     let known = kind_of(program).or_else(|| {
@@ -626,6 +634,27 @@ fn script_operand(
         None if starts_with_shebang(executable) => Ok(Some(Script::File(executable.to_path_buf()))),
         None => Ok(None),
     }
+}
+
+/// Refuses when argv[0]'s name and the executable's file name denote different programs and
+/// one is sed, awk or make (`./awk` a link to python3, `./make` to bmake): its arguments would
+/// be read by the wrong grammar. Names of one family agree (`awk` running `mawk`), and a
+/// multiplexer (busybox) runs the applet argv[0] names.
+fn same_program(program: &str, executable: &Path) -> Result<(), BindingError> {
+    let runs = executable.file_name().and_then(|name| name.to_str());
+    let differ = match (kind_of(program), runs.and_then(kind_of)) {
+        (Some(Kind::Tool(named)), Some(Kind::Tool(actual))) => named != actual,
+        (Some(Kind::Tool(_)), Some(Kind::Interpreter(_)))
+        | (Some(Kind::Interpreter(_) | Kind::Multiplexer), Some(Kind::Tool(_))) => true,
+        _ => false,
+    };
+    if !differ {
+        return Ok(());
+    }
+    Err(BindingError::ScriptNotIdentified {
+        program: program.to_owned(),
+        reason: ScriptAmbiguity::OtherProgram(runs.unwrap_or_default().to_owned()),
+    })
 }
 
 /// The files a program of this kind reads its code from.

@@ -6,6 +6,8 @@
 //! on which word names a program file; an option the grammar does not know refuses the binding,
 //! and so does an option whose value is the next word and starts with `-` (`sed -l -f x.sed`:
 //! BSD sed's `-l` is a flag, BWK awk skips an unknown `-e`, so there `-f` is an option).
+//! The tool is named by argv[0]; `binding.rs` refuses one whose resolved executable's name
+//! denotes another program (`./awk` a link to `python3`).
 //! Per tool:
 //!
 //! - **sed** (`sed`, `gsed`): every `-f`/`--file` script, in order, read as GNU sed reads options

@@ -18,6 +18,9 @@ const SCRIPT: Result<(), BindingMismatch> = Err(BindingMismatch {
     field: BindingField::Script,
 });
 
+/// An executable whose name denotes no tool or interpreter, so argv[0] alone says what runs.
+const NEUTRAL: &str = "/usr/bin/env";
+
 const SED: &[(&str, &str)] = &[("x.sed", "s/a/b/\n"), ("y.sed", "p\n"), ("in.txt", "a\n")];
 
 const AWK: &[(&str, &str)] = &[
@@ -68,7 +71,7 @@ fn bind_with(
         env,
         agent_id: "main",
         session_key: "agent:main:main",
-        resolved_executable: Path::new("/bin/sh"),
+        resolved_executable: Path::new(NEUTRAL),
     })
 }
 
@@ -103,7 +106,7 @@ fn after(
         env: &BTreeMap::new(),
         agent_id: "main",
         session_key: "agent:main:main",
-        resolved_executable: Path::new("/bin/sh"),
+        resolved_executable: Path::new(NEUTRAL),
     })
 }
 
@@ -782,5 +785,45 @@ fn refuses_an_option_like_word_taken_as_a_value() {
         &["sed", "-e", "s/-/+/", "in.txt"],
     ] {
         assert!(bind(workdir(files).path(), argv).is_ok(), "{argv:?}");
+    }
+}
+
+/// Attack: `./awk` a link to python3 (or `./make` to bmake) was read as awk (or GNU make).
+#[test]
+fn refuses_a_name_that_denotes_another_program_than_runs() {
+    let dir = workdir(&[AWK, MAKE].concat());
+    let bin = tempfile::tempdir().unwrap();
+    let link = |name: &str| {
+        let path = bin.path().join(name);
+        fs::write(&path, "").unwrap();
+        path
+    };
+    for (argv, executable) in [
+        (&["./awk", "-f", "report.awk"][..], link("python3")),
+        (&["./make", "deploy"], link("bmake")),
+        (&["sed", "-f", "report.awk"], link("gawk")),
+        (&["python3", "report.awk"], link("mawk")),
+        (&["./busybox", "make"], link("gmake")),
+    ] {
+        let refused = bind_as(dir.path(), argv, &executable);
+        assert!(
+            matches!(
+                refused,
+                Err(BindingError::ScriptNotIdentified {
+                    reason: ScriptAmbiguity::OtherProgram(_),
+                    ..
+                })
+            ),
+            "{argv:?} running {executable:?}: {refused:?}"
+        );
+    }
+    for (argv, executable) in [
+        (&["awk", "-f", "report.awk"][..], link("mawk")),
+        (&["/usr/bin/make", "deploy"], link("make")),
+        (&["make", "deploy"], link("gmake-4.3")),
+        (&["gawk", "-f", "report.awk"], link("busybox")),
+    ] {
+        let bound = bind_as(dir.path(), argv, &executable);
+        assert!(bound.is_ok_and(|bound| bound.binds_script()), "{argv:?}");
     }
 }
