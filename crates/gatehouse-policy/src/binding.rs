@@ -7,7 +7,7 @@
 //! text read from files: the script when the program is one or an interpreter runs a file (its
 //! contents' digest), or the files a tool reads its program from — sed's and awk's `-f` scripts,
 //! the makefiles GNU make reads (see `binding/program_files.rs`; a digest over the list of their
-//! canonical paths and contents). It is computed when the approval is requested and recomputed
+//! canonical paths and contents, for makefiles and their remake sources which file they are). It is computed when the approval is requested and recomputed
 //! right before execution; [`Binding::mismatch`] names the first field that differs, and a
 //! difference is a denial (`approval binding mismatch: <field>`).
 //!
@@ -163,6 +163,23 @@ pub enum ScriptAmbiguity {
     NoMakefile(String),
     /// A make other than GNU make, whose makefile lookup is not the one bound here.
     NotGnuMake(String),
+    /// An option (`-B`/`--always-make`) that makes make remake its makefiles from files whose
+    /// contents are not bound, even when nothing changed.
+    RemakesMakefiles(String),
+    /// A make `-f` or `-C` value starting with `~`, which make expands to a home directory.
+    HomeDirectory(String),
+    /// A make command-line definition whose variable name is not a plain identifier (make
+    /// expands `V$()PATH=x` to `VPATH`), so which variable it sets cannot be told.
+    UnclearDefinition(String),
+    /// A makefile named with a suffix of make's built-in suffix rules, which could remake it
+    /// from a file of another name (`rules.s` from `rules.S`).
+    MakefileSuffix(String),
+    /// An option of sed, awk or make given a next word that starts with `-` as its value, which
+    /// another implementation of the tool reads as an option (`sed -l -f x.sed` on BSD sed).
+    OptionAsValue(String),
+    /// argv[0] names sed, awk or make (or an interpreter) but the executable it resolved to is
+    /// another of those (`./awk` a link to `python3`), so its arguments cannot be read by name.
+    OtherProgram(String),
 }
 
 /// The denial raised when a recomputed binding differs from the approved one.
@@ -469,6 +486,33 @@ impl fmt::Display for ScriptAmbiguity {
                 f,
                 "no makefile in {dir:?}; make would try to build one with its built-in rules"
             ),
+            ScriptAmbiguity::RemakesMakefiles(option) => write!(
+                f,
+                "{option:?} makes make remake its makefiles from files whose contents are not \
+                 bound"
+            ),
+            ScriptAmbiguity::HomeDirectory(option) => write!(
+                f,
+                "{option:?} starts with `~`, which make expands to a home directory"
+            ),
+            ScriptAmbiguity::UnclearDefinition(word) => write!(
+                f,
+                "definition {word:?} does not name a plain variable, so what it sets cannot be told"
+            ),
+            ScriptAmbiguity::MakefileSuffix(name) => write!(
+                f,
+                "makefile {name:?} ends in a suffix make's built-in rules could remake it from \
+                 another file by"
+            ),
+            ScriptAmbiguity::OptionAsValue(option) => write!(
+                f,
+                "{option:?} takes a word starting with `-` as its value, which other versions \
+                 read as an option"
+            ),
+            ScriptAmbiguity::OtherProgram(executable) => write!(
+                f,
+                "it runs {executable:?}, a different program than its name says"
+            ),
             ScriptAmbiguity::NotGnuMake(program) => write!(
                 f,
                 "{program:?} is not GNU make, the only make whose makefiles can be named"
@@ -498,6 +542,13 @@ impl Launch<'_> {
             .find(|(key, _)| *key == name)
             .map(|(_, value)| *value)
             .or_else(|| self.env.get(name).map(String::as_str))
+    }
+
+    /// Every variable name the program is given here: wrappers' assignments, then the
+    /// request's env.
+    fn names(&self) -> impl Iterator<Item = &str> {
+        let assigned = self.assigned.iter().map(|(key, _)| *key);
+        assigned.chain(self.env.keys().map(String::as_str))
     }
 
     /// The same launch, with these wrapper words' assignments added.
@@ -568,6 +619,7 @@ fn script_operand(
     if let Some(wrapped) = through_wrappers(program, args, launch) {
         return wrapped;
     }
+    same_program(program, executable)?;
     // By the executable's name (`./py` a link to python) only what does not dispatch on argv[0]:
     // busybox run as `echo` runs its `echo` applet, whose arguments name no applet.
     let known = kind_of(program).or_else(|| {
@@ -582,6 +634,27 @@ fn script_operand(
         None if starts_with_shebang(executable) => Ok(Some(Script::File(executable.to_path_buf()))),
         None => Ok(None),
     }
+}
+
+/// Refuses when argv[0]'s name and the executable's file name denote different programs and
+/// one is sed, awk or make (`./awk` a link to python3, `./make` to bmake): its arguments would
+/// be read by the wrong grammar. Names of one family agree (`awk` running `mawk`), and a
+/// multiplexer (busybox) runs the applet argv[0] names.
+fn same_program(program: &str, executable: &Path) -> Result<(), BindingError> {
+    let runs = executable.file_name().and_then(|name| name.to_str());
+    let differ = match (kind_of(program), runs.and_then(kind_of)) {
+        (Some(Kind::Tool(named)), Some(Kind::Tool(actual))) => named != actual,
+        (Some(Kind::Tool(_)), Some(Kind::Interpreter(_)))
+        | (Some(Kind::Interpreter(_) | Kind::Multiplexer), Some(Kind::Tool(_))) => true,
+        _ => false,
+    };
+    if !differ {
+        return Ok(());
+    }
+    Err(BindingError::ScriptNotIdentified {
+        program: program.to_owned(),
+        reason: ScriptAmbiguity::OtherProgram(runs.unwrap_or_default().to_owned()),
+    })
 }
 
 /// The files a program of this kind reads its code from.

@@ -18,6 +18,9 @@ const SCRIPT: Result<(), BindingMismatch> = Err(BindingMismatch {
     field: BindingField::Script,
 });
 
+/// An executable whose name denotes no tool or interpreter, so argv[0] alone says what runs.
+const NEUTRAL: &str = "/usr/bin/env";
+
 const SED: &[(&str, &str)] = &[("x.sed", "s/a/b/\n"), ("y.sed", "p\n"), ("in.txt", "a\n")];
 
 const AWK: &[(&str, &str)] = &[
@@ -68,7 +71,7 @@ fn bind_with(
         env,
         agent_id: "main",
         session_key: "agent:main:main",
-        resolved_executable: Path::new("/bin/sh"),
+        resolved_executable: Path::new(NEUTRAL),
     })
 }
 
@@ -103,7 +106,7 @@ fn after(
         env: &BTreeMap::new(),
         agent_id: "main",
         session_key: "agent:main:main",
-        resolved_executable: Path::new("/bin/sh"),
+        resolved_executable: Path::new(NEUTRAL),
     })
 }
 
@@ -146,6 +149,18 @@ fn refusal_with(files: &[(&str, &str)], argv: &[&str], env: &[(&str, &str)]) -> 
 
 fn refusal(files: &[(&str, &str)], argv: &[&str]) -> ScriptAmbiguity {
     refusal_with(files, argv, &[])
+}
+
+/// Asserts that each of `argvs` among `files` is refused for a reason `expected` accepts.
+fn refuses_all(
+    files: &[(&str, &str)],
+    argvs: &[&[&str]],
+    expected: impl Fn(&ScriptAmbiguity) -> bool,
+) {
+    for argv in argvs {
+        let reason = refusal(files, argv);
+        assert!(expected(&reason), "{argv:?}: {reason:?}");
+    }
 }
 
 fn script_of(files: &[(&str, &str)], argv: &[&str]) -> Option<[u8; 32]> {
@@ -569,4 +584,246 @@ fn says_why_it_refuses_in_words() {
         "cannot identify the script make runs: \"VPATH=src\" changes which files it reads code \
          from"
     );
+}
+
+/// Sets a file's modification time back, as `touch -d 2019-01-01` does.
+fn backdate(path: &Path) {
+    let file = fs::File::options().write(true).open(path).unwrap();
+    let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_546_300_800);
+    file.set_modified(when).unwrap();
+}
+
+/// Attack: `Makefile.sh` older than `Makefile` at approval; `Makefile` is set back afterwards,
+/// so make's built-in `%: %.sh` rule copies `Makefile.sh` over it and runs that instead.
+#[test]
+fn make_binds_when_its_makefile_was_last_changed() {
+    let files = &[
+        ("Makefile", "deploy:\n\techo M\n"),
+        ("Makefile.sh", "deploy:\n\techo evil\n"),
+    ];
+    let dir = workdir(files);
+    backdate(&dir.path().join("Makefile.sh"));
+    let approved = bind(dir.path(), &["make", "deploy"]).unwrap();
+    backdate(&dir.path().join("Makefile"));
+    let now = bind(dir.path(), &["make", "deploy"]).unwrap();
+    assert_eq!(approved.mismatch(&now), Some(BindingField::Script));
+    let named = &["make", "-f", "build.mk"];
+    let result = after(MAKE, named, |dir| backdate(&dir.join("build.mk")));
+    assert_eq!(result, SCRIPT);
+}
+
+#[test]
+fn refuses_make_remaking_every_makefile() {
+    let argvs: &[&[&str]] = &[
+        &["make", "-B", "deploy"],
+        &["make", "-kB"],
+        &["make", "--always-make"],
+        &["make", "--always"],
+        &["make", "-f", "build.mk", "-B"],
+    ];
+    refuses_all(MAKE, argvs, |reason| {
+        matches!(reason, ScriptAmbiguity::RemakesMakefiles(_))
+    });
+}
+
+/// Attack: a decoy directory named `~` in the working directory was bound while make read
+/// `$HOME/x.mk`.
+#[test]
+fn refuses_make_paths_it_would_expand_from_home() {
+    let decoy = &[
+        ("~/x.mk", "deploy:\n"),
+        ("~/Makefile", "deploy:\n"),
+        ("~user/x.mk", "deploy:\n"),
+        ("Makefile", "deploy:\n"),
+    ];
+    let argvs: &[&[&str]] = &[
+        &["make", "-f", "~/x.mk", "deploy"],
+        &["make", "-f~/x.mk"],
+        &["make", "--file=~/x.mk"],
+        &["make", "--makefile", "~/x.mk"],
+        &["make", "-f", "~user/x.mk"],
+        &["make", "-C", "~"],
+        &["make", "-C~"],
+        &["make", "--directory=~/"],
+        &["make", "--dir", "~user"],
+    ];
+    refuses_all(decoy, argvs, |reason| {
+        matches!(reason, ScriptAmbiguity::HomeDirectory(_))
+    });
+}
+
+/// Attacks: make expands a definition's name (`V$()PATH`), and `MAKEFLAGS` in the env makes it
+/// read a makefile first (`--eval=include inc.mk`) while approvers see only the env's keys.
+#[test]
+fn refuses_make_variables_that_could_name_other_files() {
+    let files = &[MAKE, &[("inc.mk", "deploy:\n\techo evil\n")]].concat();
+    for (argv, reason) in [
+        (
+            &["make", "V$()PATH=later", "deploy"][..],
+            ScriptAmbiguity::UnclearDefinition("V$()PATH=later".to_owned()),
+        ),
+        (
+            &["make", "MAKE$(E)FILES:=inc.mk"],
+            ScriptAmbiguity::UnclearDefinition("MAKE$(E)FILES:=inc.mk".to_owned()),
+        ),
+        (
+            &["make", "override VPATH=sub"],
+            ScriptAmbiguity::UnclearDefinition("override VPATH=sub".to_owned()),
+        ),
+        (
+            &["make", "VPATH =sub"],
+            ScriptAmbiguity::UnclearDefinition("VPATH =sub".to_owned()),
+        ),
+        (
+            &["make", "vpath+=sub"],
+            ScriptAmbiguity::FilesFromSetting("vpath+=sub".to_owned()),
+        ),
+        (
+            &["make", "MAKEFLAGS=--eval=include inc.mk"],
+            ScriptAmbiguity::FilesFromSetting("MAKEFLAGS=--eval=include inc.mk".to_owned()),
+        ),
+        (
+            &["make", "GNUMAKEFLAGS::=-B"],
+            ScriptAmbiguity::FilesFromSetting("GNUMAKEFLAGS::=-B".to_owned()),
+        ),
+        (
+            &["make", "--eval=$(eval include inc.mk)"],
+            ScriptAmbiguity::FilesFromSetting("--eval".to_owned()),
+        ),
+        (
+            &["make", "-E", "vpath %.sh sub"],
+            ScriptAmbiguity::FilesFromSetting("--eval".to_owned()),
+        ),
+        (
+            &["make", "--eval=MAKEFLAGS += -B"],
+            ScriptAmbiguity::FilesFromSetting("--eval".to_owned()),
+        ),
+        (
+            &["env", "MAKEFLAGS=-k", "make", "deploy"],
+            ScriptAmbiguity::FilesFromSetting("MAKEFLAGS".to_owned()),
+        ),
+        (
+            &["env", "-i", "GNUMAKEFLAGS=-k", "make", "deploy"],
+            ScriptAmbiguity::FilesFromSetting("GNUMAKEFLAGS".to_owned()),
+        ),
+    ] {
+        assert_eq!(refusal(files, argv), reason, "{argv:?}");
+    }
+    for (key, value) in [
+        ("MAKEFLAGS", "--eval=include\\ inc.mk"),
+        ("MAKEFLAGS", "-Einclude\\ inc.mk"),
+        ("GNUMAKEFLAGS", "--eval=include\\ inc.mk"),
+        ("MAKEFLAGS", "-k"),
+        ("VPATH", "sub"),
+        ("makefiles", "inc.mk"),
+    ] {
+        assert_eq!(
+            refusal_with(files, &["make", "deploy"], &[(key, value)]),
+            ScriptAmbiguity::FilesFromSetting(key.to_owned()),
+            "{key}={value}"
+        );
+    }
+    for argv in [
+        &["make", "CFLAGS+=-O2", "V=1", "deploy"][..],
+        &["make", "PREFIX:=/usr", "lib.dir=x", "_X?=1"],
+        &["make", "--eval=all: ; @true"],
+    ] {
+        assert!(script_of(files, argv).is_some(), "{argv:?}");
+    }
+}
+
+/// Attack: `make -f rules.s` approved; `rules.S` dropped in later is preprocessed over it by
+/// the `%.s: %.S` rule and make restarts with it. Its name does not start with `rules.s`.
+#[test]
+fn refuses_a_makefile_a_suffix_rule_could_remake() {
+    let files = &[
+        ("rules.s", "deploy:\n"),
+        ("x.C", "deploy:\n"),
+        ("x.SH", "deploy:\n"),
+    ];
+    let argvs: &[&[&str]] = &[
+        &["make", "-f", "rules.s", "deploy"],
+        &["make", "--file=x.C"],
+        &["make", "-f", "x.SH"],
+    ];
+    refuses_all(files, argvs, |reason| {
+        matches!(reason, ScriptAmbiguity::MakefileSuffix(_))
+    });
+    let named = &["make", "-f", "build.mk"];
+    check(MAKE, named, &["build.mk.sh", "build.mk.c"], &["build.S"]);
+}
+
+/// Attacks: the GNU reading takes `-f` as `-l`'s (or `-e`'s) value and binds nothing, while BSD
+/// sed (`-l` a flag) or BWK awk (skipping the unknown `-e`) runs `evil.*` as the program.
+#[test]
+fn refuses_an_option_like_word_taken_as_a_value() {
+    let files = &[
+        SED,
+        AWK,
+        MAKE,
+        &[("evil.sed", "e id\n"), ("evil.awk", "BEGIN{}\n")],
+    ]
+    .concat();
+    let argvs: &[&[&str]] = &[
+        &["sed", "-l", "-f", "evil.sed", "in.txt"],
+        &["sed", "-n", "-l", "-fevil.sed", "in.txt"],
+        &["sed", "--line-length", "--file=evil.sed", "in.txt"],
+        &["sed", "-e", "-f", "evil.sed"],
+        &["awk", "-e", "-f", "evil.awk", "data.csv"],
+        &["awk", "-v", "-f", "evil.awk"],
+        &["awk", "-F", "--", "-f", "evil.awk"],
+        &["make", "-I", "-f", "build.mk"],
+        &["make", "-o", "--file=build.mk"],
+    ];
+    refuses_all(files, argvs, |reason| {
+        matches!(reason, ScriptAmbiguity::OptionAsValue(_))
+    });
+    for argv in [
+        &["sed", "-l", "80", "-f", "x.sed", "in.txt"][..],
+        &["awk", "-F-", "-f", "report.awk", "data.csv"],
+        &["awk", "-v", "x=-1", "-f", "report.awk", "data.csv"],
+        &["sed", "-e", "s/-/+/", "in.txt"],
+    ] {
+        assert!(bind(workdir(files).path(), argv).is_ok(), "{argv:?}");
+    }
+}
+
+/// Attack: `./awk` a link to python3 (or `./make` to bmake) was read as awk (or GNU make).
+#[test]
+fn refuses_a_name_that_denotes_another_program_than_runs() {
+    let dir = workdir(&[AWK, MAKE].concat());
+    let bin = tempfile::tempdir().unwrap();
+    let link = |name: &str| {
+        let path = bin.path().join(name);
+        fs::write(&path, "").unwrap();
+        path
+    };
+    for (argv, executable) in [
+        (&["./awk", "-f", "report.awk"][..], link("python3")),
+        (&["./make", "deploy"], link("bmake")),
+        (&["sed", "-f", "report.awk"], link("gawk")),
+        (&["python3", "report.awk"], link("mawk")),
+        (&["./busybox", "make"], link("gmake")),
+    ] {
+        let refused = bind_as(dir.path(), argv, &executable);
+        assert!(
+            matches!(
+                refused,
+                Err(BindingError::ScriptNotIdentified {
+                    reason: ScriptAmbiguity::OtherProgram(_),
+                    ..
+                })
+            ),
+            "{argv:?} running {executable:?}: {refused:?}"
+        );
+    }
+    for (argv, executable) in [
+        (&["awk", "-f", "report.awk"][..], link("mawk")),
+        (&["/usr/bin/make", "deploy"], link("make")),
+        (&["make", "deploy"], link("gmake-4.3")),
+        (&["gawk", "-f", "report.awk"], link("busybox")),
+    ] {
+        let bound = bind_as(dir.path(), argv, &executable);
+        assert!(bound.is_ok_and(|bound| bound.binds_script()), "{argv:?}");
+    }
 }

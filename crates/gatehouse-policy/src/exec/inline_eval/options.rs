@@ -108,6 +108,10 @@ pub(crate) struct Parsed<'a> {
     pub(crate) options: Vec<(&'static Opt, Option<&'a str>)>,
     /// Operands in order; for a tool that stops at the first operand, it and everything after.
     pub(crate) operands: Vec<&'a str>,
+    /// Which `options` (by index) took their value from the next word (`-f FILE`) rather than
+    /// attached (`-fFILE`, `--file=FILE`): another tool's grammar may read that word as an
+    /// option instead.
+    pub(crate) next_word: Vec<usize>,
 }
 
 impl Parsed<'_> {
@@ -153,6 +157,7 @@ impl Grammar {
         let mut parsed = Parsed {
             options: Vec::new(),
             operands: Vec::new(),
+            next_word: Vec::new(),
         };
         let rest_are_operands = |parsed: &mut Parsed<'a>, from: usize| {
             parsed.operands.extend(
@@ -214,6 +219,7 @@ impl Grammar {
             Arity::Required => match inline {
                 Some(value) => Some(value),
                 None => {
+                    parsed.next_word.push(parsed.options.len());
                     let next = args.get(*i).map(String::as_str);
                     *i += 1;
                     next
@@ -240,6 +246,7 @@ impl Grammar {
             let value = match opt.arity {
                 Arity::Flag => None,
                 Arity::Required if rest.is_empty() => {
+                    parsed.next_word.push(parsed.options.len());
                     let next = args.get(*i).map(String::as_str);
                     *i += 1;
                     next
@@ -340,6 +347,24 @@ mod tests {
         assert_eq!(operands, ["-e", "x"]);
         let (options, _) = parse(&["--expr=x", "--in-place"]).unwrap();
         assert_eq!(options, ["e=x", "i=-"]);
+    }
+
+    #[test]
+    fn tells_which_values_were_the_next_word() {
+        let args: Vec<String> = [
+            "-n",
+            "-e",
+            "x",
+            "-ey",
+            "--expression",
+            "z",
+            "--expression=w",
+        ]
+        .iter()
+        .map(|a| (*a).to_owned())
+        .collect();
+        let parsed = TOY.parse(&args).unwrap();
+        assert_eq!(parsed.next_word, [1, 3]);
     }
 
     #[test]
