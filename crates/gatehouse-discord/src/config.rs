@@ -49,10 +49,7 @@ impl DiscordConfig {
     /// Refuses a configuration Discord would refuse later, with the key to fix: the first of
     /// [`DiscordConfig::problems`].
     pub fn validate(&self) -> Result<(), DiscordError> {
-        match self.problems().into_iter().next() {
-            Some(first) => Err(first),
-            None => Ok(()),
-        }
+        self.problems().into_iter().next().map_or(Ok(()), Err)
     }
 
     /// Every key Discord would refuse, not only the first, so one `doctor` run lists them all.

@@ -70,10 +70,7 @@ impl SlackConfig {
     /// Refuses a configuration Slack would refuse later, with the key to fix: the first of
     /// [`SlackConfig::problems`].
     pub fn validate(&self) -> Result<(), SlackError> {
-        match self.problems().into_iter().next() {
-            Some(first) => Err(first),
-            None => Ok(()),
-        }
+        self.problems().into_iter().next().map_or(Ok(()), Err)
     }
 
     /// Every key Slack would refuse, not only the first, so one `doctor` run lists them all.

@@ -115,10 +115,7 @@ impl TelegramConfig {
     /// Refuses a configuration Telegram would refuse later, with the key to fix: the first of
     /// [`TelegramConfig::problems`].
     pub fn validate(&self) -> Result<(), TelegramError> {
-        match self.problems().into_iter().next() {
-            Some(first) => Err(first),
-            None => Ok(()),
-        }
+        self.problems().into_iter().next().map_or(Ok(()), Err)
     }
 
     /// Every key Telegram would refuse, not only the first, so one `doctor` run lists them all.

@@ -155,6 +155,13 @@ impl Server {
             .unwrap()
     }
 
+    /// `exec.approval.resolve` of `id` (or a prefix) with `decision`, as the approver token;
+    /// the whole answer.
+    pub(crate) async fn resolve(&self, id: &str, decision: &str) -> Value {
+        let params = json!({"id": id, "decision": decision});
+        self.rpc(APPROVER, "exec.approval.resolve", params).await
+    }
+
     /// `POST /rpc` that must succeed; its payload.
     pub(crate) async fn ok(&self, token: &str, method: &str, params: Value) -> Value {
         let answer = self.rpc(token, method, params).await;

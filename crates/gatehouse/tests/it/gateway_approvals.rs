@@ -469,13 +469,7 @@ async fn waits_on_an_approval_that_expires_and_announces_the_expiry() {
     );
     let expired = operator.event("exec.approval.expired").await;
     assert_eq!(expired["payload"], json!({"id": id, "reason": "timeout"}));
-    let late = server
-        .rpc(
-            APPROVER,
-            "exec.approval.resolve",
-            json!({"id": id, "decision": "allow-once"}),
-        )
-        .await;
+    let late = server.resolve(id, "allow-once").await;
     assert_eq!(late["error"]["code"], "approval_expired", "{late}");
 }
 
@@ -702,13 +696,7 @@ async fn cancels_pending_approvals_when_the_server_restarts() {
         .await;
     assert_eq!(own["reason"], "gateway-restart");
     assert_hidden_from_other_agents(&server, &id).await;
-    let late = server
-        .rpc(
-            APPROVER,
-            "exec.approval.resolve",
-            json!({"id": id, "decision": "deny"}),
-        )
-        .await;
+    let late = server.resolve(&id, "deny").await;
     assert_eq!(late["error"]["code"], "approval_cancelled", "{late}");
     // The cancellation is recorded like any decision.
     audited_decision_with_reason(&server, &id, "gateway-restart").await;
@@ -735,34 +723,16 @@ async fn takes_explicit_ids_refuses_reuse_and_lists_candidates_of_an_ambiguous_p
             .await,
         "id_in_use"
     );
-    let ambiguous = server
-        .rpc(
-            APPROVER,
-            "exec.approval.resolve",
-            json!({"id": "AAAAAAA", "decision": "deny"}),
-        )
-        .await;
+    let ambiguous = server.resolve("AAAAAAA", "deny").await;
     assert_eq!(
         ambiguous["error"]["code"], "ambiguous_prefix",
         "{ambiguous}"
     );
     let message = ambiguous["error"]["message"].as_str().unwrap();
     assert!(ids.iter().all(|id| message.contains(id)), "{message}");
-    let resolved = server
-        .ok(
-            APPROVER,
-            "exec.approval.resolve",
-            json!({"id": ids[1], "decision": "deny"}),
-        )
-        .await;
-    assert_eq!(resolved["applied"], true);
-    let repeated = server
-        .ok(
-            APPROVER,
-            "exec.approval.resolve",
-            json!({"id": ids[1], "decision": "deny"}),
-        )
-        .await;
+    let resolved = server.resolve(ids[1], "deny").await;
+    assert_eq!(resolved["payload"]["applied"], true, "{resolved}");
+    let repeated = server.resolve(ids[1], "deny").await["payload"].clone();
     assert_eq!(
         (repeated["applied"].clone(), repeated["decision"].clone()),
         (json!(false), json!("deny"))
@@ -804,13 +774,7 @@ async fn refuses_an_id_that_reuses_another_approvals_short_id() {
         .rpc(AGENT, "exec.approval.request", hijack(&server))
         .await;
     assert_eq!(refused["error"]["code"], "id_in_use", "{refused}");
-    let typed = server
-        .rpc(
-            APPROVER,
-            "exec.approval.resolve",
-            json!({"id": short, "decision": "allow-once"}),
-        )
-        .await;
+    let typed = server.resolve(&short, "allow-once").await;
     assert_eq!(typed["error"]["code"], "approval_cancelled", "{typed}");
     let pending = server
         .ok(APPROVER, "exec.approval.list", json!({"state": "pending"}))

@@ -6,7 +6,7 @@ use std::process::Output;
 use serde_json::{Value, json};
 use tokio::process::Command;
 
-use crate::gateway::{ADMIN, AGENT, APPROVER, Server, config, settled_long_ago};
+use crate::gateway::{ADMIN, AGENT, APPROVER, Server, Ws, config, settled_long_ago};
 
 fn client(server: &Server, token: &str, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_gatehouse"));
@@ -41,13 +41,8 @@ async fn offline(token: &str, args: &[&str]) -> Output {
 
 /// Answers approval `id` with `deny`, as an operator.
 async fn deny(server: &Server, id: &str) {
-    server
-        .ok(
-            APPROVER,
-            "exec.approval.resolve",
-            json!({"id": id, "decision": "deny"}),
-        )
-        .await;
+    let denied = server.resolve(id, "deny").await;
+    assert_eq!(denied["ok"], true, "{denied}");
 }
 
 #[tokio::test]
@@ -163,13 +158,8 @@ async fn request_and_run_name_the_approval_they_wait_on_before_the_answer() {
     let server = Server::start("").await;
     let mut operator = server.ws(APPROVER).await;
     for command in ["request", "run"] {
-        let mut waiting = client(&server, AGENT, &[command, "--", "make deploy"])
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let requested = operator.event("exec.approval.requested").await;
-        let id = requested["payload"]["id"].as_str().unwrap().to_owned();
-        let mut stderr = waiting.stderr.take().unwrap();
+        let (mut waiting, mut stderr, id) =
+            waiting_on_approval(&server, &mut operator, &[command, "--", "make deploy"]).await;
         assert_eq!(
             first_line(&mut stderr).await,
             format!("gatehouse: waiting for a decision on approval {id}\n"),
@@ -178,6 +168,23 @@ async fn request_and_run_name_the_approval_they_wait_on_before_the_answer() {
         deny(&server, &id).await;
         assert_eq!(waiting.wait().await.unwrap().code(), Some(20), "{command}");
     }
+}
+
+/// Starts the agent CLI with `args` (a `request` or `run` that asks a person) and waits for
+/// its approval to be announced: the child, its stderr and the approval's id.
+async fn waiting_on_approval(
+    server: &Server,
+    operator: &mut Ws,
+    args: &[&str],
+) -> (tokio::process::Child, tokio::process::ChildStderr, String) {
+    let mut waiting = client(server, AGENT, args)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let requested = operator.event("exec.approval.requested").await;
+    let id = requested["payload"]["id"].as_str().unwrap().to_owned();
+    let stderr = waiting.stderr.take().unwrap();
+    (waiting, stderr, id)
 }
 
 /// The first line `stream` gives, read byte by byte so nothing after it is taken.
@@ -233,13 +240,8 @@ async fn request_refused_outright_names_no_approval() {
 async fn run_names_the_approval_a_person_denied() {
     let server = Server::start("").await;
     let mut operator = server.ws(APPROVER).await;
-    let mut waiting = client(&server, AGENT, &["run", "--", "make deploy"])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let requested = operator.event("exec.approval.requested").await;
-    let id = requested["payload"]["id"].as_str().unwrap().to_owned();
-    let mut stderr = waiting.stderr.take().unwrap();
+    let (mut waiting, mut stderr, id) =
+        waiting_on_approval(&server, &mut operator, &["run", "--", "make deploy"]).await;
     first_line(&mut stderr).await;
     deny(&server, &id).await;
     let mut rest = String::new();
