@@ -32,6 +32,7 @@ mod error;
 mod excerpt;
 mod keypath;
 mod known;
+mod lex;
 mod load;
 mod locate;
 pub mod model;

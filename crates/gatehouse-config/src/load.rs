@@ -16,6 +16,7 @@ use crate::error::ConfigError;
 use crate::excerpt::Source;
 use crate::keypath::KeyPath;
 use crate::known::{self, Verdict};
+use crate::lex;
 use crate::locate::{self, Location};
 use crate::model::Config;
 use crate::suggest::closest;
@@ -102,10 +103,14 @@ pub fn invalid_setting(file: &Path, key: &str, message: String) -> ConfigError {
 
 /// Checks config `text`; `file` names it in errors (it is not read).
 pub fn load_str(text: &str, file: &Path) -> Result<LoadedConfig, ConfigError> {
-    let tree = Node::parse(text).map_err(|error| ConfigError::Invalid {
+    let syntax = |diagnostic| ConfigError::Invalid {
         file: file.to_owned(),
-        diagnostics: vec![syntax_error(text, &error)],
-    })?;
+        diagnostics: vec![diagnostic],
+    };
+    if let Some(diagnostic) = too_deep(text) {
+        return Err(syntax(diagnostic));
+    }
+    let tree = Node::parse(text).map_err(|error| syntax(syntax_error(text, &error)))?;
     let typed = typed::run(tree);
     let mut found = Found::new(text);
     for refusal in &typed.refused {
@@ -222,6 +227,23 @@ fn classify_ignored(typed: &Outcome, found: &mut Found<'_>) -> Vec<ConfigWarning
     }
     warnings.sort_by_key(|warning| (warning.line, warning.column));
     warnings
+}
+
+/// Nesting the parser should not recurse into, refused where it passes [`lex::MAX_DEPTH`].
+fn too_deep(text: &str) -> Option<Diagnostic> {
+    let chars: Vec<char> = text.chars().collect();
+    let at = lex::too_deep(&chars)?;
+    let offset: usize = chars[..at].iter().map(|c| c.len_utf8()).sum();
+    let at = Location::from(json5::Position::from_offset(offset, text));
+    Some(Diagnostic {
+        kind: DiagnosticKind::Syntax,
+        key: None,
+        line: at.line,
+        column: at.column,
+        message: format!("nested deeper than {} levels", lex::MAX_DEPTH),
+        suggestion: None,
+        excerpt: Some(Source::new(text).point(at.line, at.column)),
+    })
 }
 
 /// json5 places an end-of-file error at the construct left open; the operator needs both

@@ -1,9 +1,11 @@
 //! Masking the values of secret-looking keys in config text before a line of it is shown.
 //!
-//! A light lexer rather than the json5 parser, so that a file with a syntax error (where no
-//! tree exists) is masked too. It errs toward masking: a value is hidden when its own key looks
+//! It reads tokens with `lex` rather than the json5 parser, so that a file with a syntax error
+//! (where no tree exists) is masked too. It errs toward masking: a value is hidden when its own key looks
 //! like a secret, when it is an element of a list under such a key, or when it lies anywhere
 //! under an object under such a key or under OpenClaw's `env` or `secrets` sections.
+
+use crate::lex::{Token, tokens};
 
 /// Words in a key that mark its value as a secret. Keys naming where a secret is kept
 /// (`tokenFile`, `tokenEnv`) are not secrets themselves, and are shown.
@@ -43,103 +45,56 @@ struct Frame {
 /// so lines and columns are unchanged.
 pub(super) fn mask_secrets(text: &str) -> String {
     let mut chars: Vec<char> = text.chars().collect();
+    let mut hidden = Vec::new();
     let mut frames: Vec<Frame> = Vec::new();
     let mut key: Option<String> = None;
     let mut at_key = false;
-    let mut i = 0;
-    while let Some(&c) = chars.get(i) {
-        let next = chars.get(i + 1).copied();
-        match c {
-            '/' if next == Some('/') => {
-                while chars
-                    .get(i)
-                    .is_some_and(|&c| !json5::char::is_json5_line_terminator(c))
-                {
-                    i += 1;
-                }
-            }
-            '/' if next == Some('*') => {
-                i += 2;
-                while i < chars.len() && !(chars[i] == '*' && chars.get(i + 1) == Some(&'/')) {
-                    i += 1;
-                }
-                i += 2;
-            }
-            '{' | '[' => {
+    for (_, token) in tokens(&chars) {
+        match token {
+            Token::Open(bracket) => {
                 let parent = frames.last();
                 let key = key.take();
                 let under_secret = key.as_deref().is_some_and(is_secret_key);
                 frames.push(Frame {
-                    object: c == '{',
+                    object: bracket == '{',
                     hidden: parent.is_some_and(|frame| frame.hidden)
                         || key.as_deref().is_some_and(holds_secrets)
-                        || (c == '{' && under_secret),
-                    secret_items: c == '['
+                        || (bracket == '{' && under_secret),
+                    secret_items: bracket == '['
                         && (under_secret
                             || (key.is_none() && parent.is_some_and(|frame| frame.secret_items))),
                 });
-                at_key = c == '{';
-                i += 1;
+                at_key = bracket == '{';
             }
-            '}' | ']' => {
+            Token::Close => {
                 frames.pop();
                 key = None;
                 at_key = false;
-                i += 1;
             }
-            ',' => {
+            Token::Comma => {
                 at_key = frames.last().is_some_and(|frame| frame.object);
                 key = None;
-                i += 1;
             }
-            ':' => i += 1,
-            c if c.is_whitespace() || c == '\u{feff}' => i += 1,
-            _ => {
-                let end = token_end(&chars, i);
-                if at_key {
-                    key = Some(unquote(&chars[i..end]));
-                    at_key = false;
-                } else {
-                    let frame = frames.last();
-                    let secret = frame
-                        .is_some_and(|frame| frame.hidden || (!frame.object && frame.secret_items))
-                        || key.as_deref().is_some_and(is_secret_key);
-                    if secret {
-                        mask(&mut chars[i..end]);
-                    }
-                    key = None;
+            Token::Colon => {}
+            Token::Word(start, end) if at_key => {
+                key = Some(unquote(&chars[start..end]));
+                at_key = false;
+            }
+            Token::Word(start, end) => {
+                let frame = frames.last();
+                let secret = frame
+                    .is_some_and(|frame| frame.hidden || (!frame.object && frame.secret_items))
+                    || key.take().as_deref().is_some_and(is_secret_key);
+                if secret {
+                    hidden.push(start..end);
                 }
-                i = end.max(i + 1);
             }
         }
+    }
+    for word in hidden {
+        mask(&mut chars[word]);
     }
     chars.into_iter().collect()
-}
-
-/// End of the token at `start`: a string ends at its closing quote or at a line end it does
-/// not escape; anything else at a delimiter.
-fn token_end(chars: &[char], start: usize) -> usize {
-    let quote = chars[start];
-    if quote == '"' || quote == '\'' {
-        let mut i = start + 1;
-        while let Some(&c) = chars.get(i) {
-            match c {
-                '\\' => i += 2,
-                c if c == quote => return i + 1,
-                '\n' | '\r' => return i,
-                _ => i += 1,
-            }
-        }
-        return chars.len();
-    }
-    let mut i = start;
-    while chars
-        .get(i)
-        .is_some_and(|&c| !c.is_whitespace() && !",:[]{}'\"/".contains(c))
-    {
-        i += 1;
-    }
-    i
 }
 
 fn unquote(token: &[char]) -> String {

@@ -360,3 +360,33 @@ fn suggests_a_used_key_for_an_ignored_one_close_to_it() {
          mean `telegram`?"
     );
 }
+
+/// The parser recurses once per level and has no limit of its own: 100,000 nested lists
+/// overflowed the stack (an abort, not an error). Nesting is refused past 128 levels, at the
+/// bracket that goes too deep; 128 levels still parse, even on a test thread's small stack.
+#[test]
+fn refuses_nesting_deeper_than_128_levels_instead_of_overflowing_the_stack() {
+    let nested = |levels: usize| {
+        format!(
+            "{{\n  models: {}{} }}",
+            "[".repeat(levels - 1),
+            "]".repeat(levels - 1)
+        )
+    };
+    let loaded = load_str(&nested(128), Path::new("gh.json5")).unwrap();
+    assert_eq!(loaded.warnings[0].key, "models");
+    for levels in [129, 100_000] {
+        assert_eq!(
+            found(&nested(levels)),
+            [(
+                DiagnosticKind::Syntax,
+                String::new(),
+                2,
+                138,
+                "nested deeper than 128 levels".to_owned(),
+                None
+            )],
+            "{levels}"
+        );
+    }
+}
