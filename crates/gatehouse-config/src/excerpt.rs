@@ -9,6 +9,8 @@
 
 use std::fmt;
 
+use crate::lex::{self, Token};
+
 mod mask;
 
 use mask::mask_secrets;
@@ -78,32 +80,13 @@ fn lines(text: &str) -> Vec<&str> {
 }
 
 /// Characters of the token starting at 1-based `column`: a quoted string up to its closing
-/// quote, a run of identifier or number characters, else one character.
+/// quote, a word up to a delimiter, else one character.
 fn token_width(line: &str, column: usize) -> usize {
     let rest: Vec<char> = line.chars().skip(column.saturating_sub(1)).collect();
-    match rest.first() {
-        Some(&quote @ ('"' | '\'')) => quoted_len(&rest, quote),
-        Some(_) => rest
-            .iter()
-            .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '.' | '+' | '-'))
-            .count()
-            .max(1),
-        None => 1,
+    match lex::tokens(&rest).next() {
+        Some((0, Token::Word(_, end))) => end,
+        _ => 1,
     }
-}
-
-/// Length of the quoted string at the start of `chars`, quotes included; to the end of the line
-/// when it is not closed there.
-fn quoted_len(chars: &[char], quote: char) -> usize {
-    let mut i = 1;
-    while let Some(&c) = chars.get(i) {
-        match c {
-            '\\' => i += 2,
-            c if c == quote => return i + 1,
-            _ => i += 1,
-        }
-    }
-    chars.len()
 }
 
 /// Longest stretch of a line shown; longer lines are cut around the column.
