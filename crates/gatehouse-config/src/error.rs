@@ -1,6 +1,9 @@
 //! Every way loading or resolving configuration can fail, with the place it failed as data.
 
-use std::path::PathBuf;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::diagnostic::Diagnostic;
 
 /// A configuration failure. Variants keep file, line, column and key path as fields so the
 /// binary can print them and tests can assert on them without parsing messages.
@@ -15,57 +18,15 @@ pub enum ConfigError {
         source: std::io::Error,
     },
 
-    /// The text is not valid JSON5.
-    #[error("{}:{line}:{column}: syntax error: {message}", file.display())]
-    Syntax {
-        /// The config file.
-        file: PathBuf,
-        /// 1-based line of the offending character.
-        line: usize,
-        /// 1-based column of the offending character.
-        column: usize,
-        /// What the parser expected.
-        message: String,
-    },
-
-    /// A value has the wrong type or an invalid setting (`security: "ful"`, two token sources).
-    #[error("{}:{line}:{column}: `{key}`: {message}", file.display())]
+    /// The file was read and has problems: every one found, in file order (a syntax error
+    /// stops parsing, so it comes alone). `Display` prints each as `file:line:column: …` with
+    /// its source line and a caret, then how many there are.
+    #[error("{}", Problems { file, diagnostics })]
     Invalid {
         /// The config file.
         file: PathBuf,
-        /// 1-based line of the value (or of the enclosing object when the value is absent).
-        line: usize,
-        /// 1-based column.
-        column: usize,
-        /// Dotted key path, e.g. `tools.exec.security` or `agents.list[1].id`.
-        key: String,
-        /// Why the value was refused.
-        message: String,
-    },
-
-    /// Keys Gatehouse does not know. Silently ignoring a misspelt security key would loosen
-    /// policy, so these are errors in every section Gatehouse interprets.
-    #[error(
-        "{}:{line}:{column}: {kind} key `{key}`{hint}{more}",
-        file.display(),
-        kind = if hint.is_some() { "unsupported" } else { "unknown" },
-        hint = hint.as_ref().map(|h| format!(" ({h})")).unwrap_or_default(),
-        more = if others.is_empty() { String::new() } else { format!("; also unknown: {}", others.join(", ")) }
-    )]
-    UnknownKey {
-        /// The config file.
-        file: PathBuf,
-        /// 1-based line of the first unknown key.
-        line: usize,
-        /// 1-based column of the first unknown key.
-        column: usize,
-        /// Dotted key path of the first unknown key.
-        key: String,
-        /// Why an OpenClaw key is refused rather than ignored, when it is one (the message then
-        /// says "unsupported key").
-        hint: Option<String>,
-        /// Further unknown keys, each as `path (line L, column C)`.
-        others: Vec<String>,
+        /// The problems, ordered by line and column; never empty.
+        diagnostics: Vec<Diagnostic>,
     },
 
     /// A secret could not be resolved from its `…File` or `…Env` source.
@@ -76,4 +37,48 @@ pub enum ConfigError {
         /// What went wrong, naming the file or variable but never the secret.
         message: String,
     },
+}
+
+impl ConfigError {
+    /// The located problems; empty for an unreadable file or an unresolvable secret.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        match self {
+            Self::Invalid { diagnostics, .. } => diagnostics,
+            Self::Read { .. } | Self::Secret { .. } => &[],
+        }
+    }
+}
+
+/// The blocks of [`ConfigError::Invalid`], a blank line apart and with one gutter width, and a
+/// count when there are several (the count last, where the terminal leaves the reader).
+struct Problems<'a> {
+    file: &'a Path,
+    diagnostics: &'a [Diagnostic],
+}
+
+impl fmt::Display for Problems<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let gutter = self
+            .diagnostics
+            .iter()
+            .map(Diagnostic::gutter)
+            .max()
+            .unwrap_or(1);
+        for (index, diagnostic) in self.diagnostics.iter().enumerate() {
+            if index > 0 {
+                f.write_str("\n\n")?;
+            }
+            write!(f, "{}:", self.file.display())?;
+            diagnostic.render(f, gutter)?;
+        }
+        if self.diagnostics.len() > 1 {
+            write!(
+                f,
+                "\n\n{} problems in {}",
+                self.diagnostics.len(),
+                self.file.display()
+            )?;
+        }
+        Ok(())
+    }
 }

@@ -66,6 +66,33 @@ impl KeyPath {
         &self.0
     }
 
+    /// The path of the value holding this one; the root is its own parent.
+    pub(crate) fn parent(&self) -> Self {
+        Self(
+            self.0
+                .split_last()
+                .map_or_else(Vec::new, |(_, rest)| rest.to_vec()),
+        )
+    }
+
+    /// The final object key, if the path ends in one.
+    pub(crate) fn last_key(&self) -> Option<&str> {
+        match self.0.last() {
+            Some(Segment::Key(key)) => Some(key),
+            _ => None,
+        }
+    }
+
+    /// Whether this path is `ancestor` or lies below it.
+    pub(crate) fn starts_with(&self, ancestor: &Self) -> bool {
+        self.0.starts_with(&ancestor.0)
+    }
+
+    /// The path made of these steps.
+    pub(crate) fn from_segments(segments: Vec<Segment>) -> Self {
+        Self(segments)
+    }
+
     /// Whether this path matches a pattern such as `agents.list[].model` or `channels.*`:
     /// `*` stands for any one key, `[]` for any index.
     pub(crate) fn matches(&self, pattern: &str) -> bool {

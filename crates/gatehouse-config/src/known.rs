@@ -350,6 +350,27 @@ pub(crate) fn classify(path: &KeyPath) -> Verdict {
     Verdict::Unknown
 }
 
+/// The OpenClaw keys known directly under `parent`, for a "did you mean" on a misspelt one.
+pub(crate) fn keys_at(parent: &KeyPath) -> impl Iterator<Item = &'static str> {
+    let top_level = parent
+        .segments()
+        .is_empty()
+        .then_some(TOP_LEVEL)
+        .into_iter()
+        .flatten()
+        .copied();
+    let patterns = NESTED
+        .iter()
+        .copied()
+        .chain(REFUSED.iter().map(|(pattern, _)| *pattern))
+        .chain(NOTED.iter().map(|(pattern, _)| *pattern));
+    let nested = patterns.filter_map(move |pattern| {
+        let (holder, key) = pattern.rsplit_once('.')?;
+        (key != "*" && !key.ends_with("[]") && parent.matches(holder)).then_some(key)
+    });
+    top_level.chain(nested)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -402,5 +423,20 @@ mod tests {
             verdict(root.key("channels").key("telegram").key("bottoken")),
             "unknown"
         );
+    }
+
+    #[test]
+    fn lists_the_openclaw_keys_at_a_level() {
+        let root = KeyPath::root();
+        assert!(keys_at(&root).any(|key| key == "models"));
+        let agent = root.key("agents").key("list").index(0);
+        assert!(keys_at(&agent).any(|key| key == "model"));
+        let auth = root.key("gateway").key("auth");
+        let keys: Vec<_> = keys_at(&auth).collect();
+        assert!(
+            keys.contains(&"token") && keys.contains(&"rateLimit"),
+            "{keys:?}"
+        );
+        assert!(!keys.contains(&"port"));
     }
 }

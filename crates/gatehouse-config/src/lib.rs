@@ -1,7 +1,9 @@
 //! Gatehouse configuration: the JSON5 file operators write, with OpenClaw's keys.
 //!
 //! **Purpose.** Turn a config file into typed data ([`Config`]) and, from it, the plain
-//! inputs the policy core evaluates. Every failure names the file, line, column and key path.
+//! inputs the policy core evaluates. Every failure names the file, line, column and key path;
+//! a broken file is reported whole, every problem at once ([`ConfigError::Invalid`] holds them
+//! as [`Diagnostic`]s and prints each with its source line and a caret).
 //!
 //! **Invariants.** Unknown keys are errors in every section Gatehouse interprets (a misspelt
 //! security key must not silently loosen policy); known OpenClaw keys Gatehouse does not use
@@ -25,18 +27,25 @@
 //! ```
 
 mod convert;
+mod diagnostic;
 mod error;
+mod excerpt;
 mod keypath;
 mod known;
+mod lex;
 mod load;
 mod locate;
 pub mod model;
 mod safe_bins;
 mod secret;
 mod secrets_list;
+mod suggest;
+mod tree;
+mod typed;
 mod validate;
 
 pub use convert::{AgentExecSettings, DEFAULT_AGENT_ID};
+pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use error::ConfigError;
 pub use load::{ConfigWarning, LoadedConfig, invalid_setting, load_file, load_str};
 pub use model::Config;

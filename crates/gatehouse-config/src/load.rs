@@ -1,21 +1,27 @@
-//! Reading a config file: syntax, types, unknown keys and cross-field rules, each failure
-//! reported with file, line, column and key path.
+//! Reading a config file: syntax, types, unknown keys and cross-field rules, every problem
+//! reported at once with file, line, column, key path and its source line.
 //!
-//! Three passes over the text, all cheap for a config file: a syntax pass (json5 reports the
-//! position), a typed pass (serde_path_to_error supplies the key path, json5 the position,
-//! serde_ignored every key the model did not consume), and the cross-field rules. Keys the
-//! model did not consume are classified by `known`: OpenClaw keys Gatehouse ignores become
-//! warnings, everything else an error, so one misspelt key cannot silently loosen policy.
+//! The text is parsed once into a tree; json5 reports a syntax error's position, and parsing
+//! stops there, so a syntax error comes alone. The typed pass (`typed`) reads the model from
+//! the tree, setting aside each value it refuses so that all are found; serde_ignored supplies
+//! every key the model did not read, classified by `known`: OpenClaw keys Gatehouse ignores
+//! become warnings, everything else an error, so one misspelt key cannot silently loosen
+//! policy. Then the cross-field rules (`validate`). Every problem is placed by `locate` and
+//! they are reported in file order.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use serde::de::IgnoredAny;
-
+use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::error::ConfigError;
+use crate::excerpt::Source;
 use crate::keypath::KeyPath;
 use crate::known::{self, Verdict};
+use crate::lex;
 use crate::locate::{self, Location};
 use crate::model::Config;
+use crate::suggest::closest;
+use crate::tree::Node;
+use crate::typed::{self, Outcome};
 use crate::validate;
 
 /// A loaded config and what the operator should hear about it.
@@ -23,7 +29,7 @@ use crate::validate;
 pub struct LoadedConfig {
     /// The typed config.
     pub config: Config,
-    /// Non-fatal findings, in document order.
+    /// Non-fatal findings, in file order.
     pub warnings: Vec<ConfigWarning>,
 }
 
@@ -34,10 +40,13 @@ pub struct ConfigWarning {
     pub key: String,
     /// 1-based line.
     pub line: usize,
-    /// 1-based column.
+    /// 1-based column, in characters.
     pub column: usize,
     /// What the operator should know.
     pub message: String,
+    /// A key Gatehouse reads that this ignored one is close to (`telegram` for a
+    /// `channels.telegarm` that is ignored as some other OpenClaw channel).
+    pub suggestion: Option<String>,
 }
 
 impl std::fmt::Display for ConfigWarning {
@@ -46,7 +55,11 @@ impl std::fmt::Display for ConfigWarning {
             f,
             "{}:{}: `{}`: {}",
             self.line, self.column, self.key, self.message
-        )
+        )?;
+        match &self.suggestion {
+            Some(key) => write!(f, "; did you mean `{key}`?"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -60,102 +73,182 @@ pub fn load_file(file: &Path) -> Result<LoadedConfig, ConfigError> {
 }
 
 /// A refusal of the setting at `key` (dotted, as errors print it) made outside this crate, such
-/// as the chat settings the gateway checks, placed at its line and column in `file` like this
-/// crate's own refusals. An unreadable file or unparsable key places it at 1:1.
+/// as the chat settings the gateway checks, placed at its line and column in `file` with its
+/// source line, like this crate's own refusals. An unreadable file or unparsable key places it
+/// at 1:1 without a source line.
 pub fn invalid_setting(file: &Path, key: &str, message: String) -> ConfigError {
-    let at = std::fs::read_to_string(file)
-        .ok()
+    let text = std::fs::read_to_string(file).ok();
+    let at = text
+        .as_deref()
         .zip(KeyPath::parse(key))
-        .map_or(locate::Location { line: 1, column: 1 }, |(text, path)| {
-            locate::locate(&text, &path)
+        .map_or(Location { line: 1, column: 1 }, |(text, path)| {
+            locate::locate(text, &path)
         });
+    let excerpt = text
+        .as_deref()
+        .map(|text| Source::new(text).excerpt(at.line, at.column));
     ConfigError::Invalid {
         file: file.to_owned(),
-        line: at.line,
-        column: at.column,
-        key: key.to_owned(),
-        message,
+        diagnostics: vec![Diagnostic {
+            kind: DiagnosticKind::Invalid,
+            key: Some(key.to_owned()),
+            line: at.line,
+            column: at.column,
+            message,
+            suggestion: None,
+            excerpt,
+        }],
     }
 }
 
 /// Checks config `text`; `file` names it in errors (it is not read).
 pub fn load_str(text: &str, file: &Path) -> Result<LoadedConfig, ConfigError> {
-    json5::from_str::<IgnoredAny>(text).map_err(|error| syntax_error(text, file, &error))?;
-
-    let mut ignored = Vec::new();
-    let mut on_ignored = |path: serde_ignored::Path<'_>| ignored.push(KeyPath::from_ignored(&path));
-    let mut deserializer = json5::Deserializer::from_str(text);
-    let typed: Result<Config, _> = serde_path_to_error::deserialize(
-        serde_ignored::Deserializer::new(&mut deserializer, &mut on_ignored),
-    );
-    let config = typed.map_err(|error| {
-        let key = KeyPath::from_path_to_error(error.path());
-        let inner = error.into_inner();
-        let at = position(&inner);
-        ConfigError::Invalid {
-            file: file.to_owned(),
-            line: at.line,
-            column: at.column,
-            key: key.to_string(),
-            message: type_message(&inner),
+    let syntax = |diagnostic| ConfigError::Invalid {
+        file: file.to_owned(),
+        diagnostics: vec![diagnostic],
+    };
+    if let Some(diagnostic) = too_deep(text) {
+        return Err(syntax(diagnostic));
+    }
+    let tree = Node::parse(text).map_err(|error| syntax(syntax_error(text, &error)))?;
+    let typed = typed::run(tree);
+    let mut found = Found::new(text);
+    for refusal in &typed.refused {
+        let at = locate::locate_value(text, &refusal.path);
+        found.problem(
+            DiagnosticKind::Invalid,
+            &refusal.path,
+            at,
+            refusal.message.clone(),
+        );
+    }
+    let warnings = classify_ignored(&typed, &mut found);
+    if let Some(config) = &typed.config {
+        for problem in validate::problems(config) {
+            let path = typed.written_path(&problem.path);
+            if !typed.may_echo(&path) {
+                let at = locate::locate(text, &path);
+                found.problem(DiagnosticKind::Invalid, &path, at, problem.message);
+            }
         }
-    })?;
-
-    let warnings = classify_ignored(text, file, &ignored)?;
-
-    if let Some(problem) = validate::problems(&config).into_iter().next() {
-        let at = locate::locate(text, &problem.path);
-        return Err(ConfigError::Invalid {
+    }
+    match typed.config {
+        Some(config) if found.diagnostics.is_empty() => Ok(LoadedConfig { config, warnings }),
+        _ => Err(ConfigError::Invalid {
             file: file.to_owned(),
+            diagnostics: found.in_file_order(),
+        }),
+    }
+}
+
+/// The problems found so far, each placed and shown with its source line.
+struct Found<'a> {
+    text: &'a str,
+    source: Option<Source<'a>>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl<'a> Found<'a> {
+    fn new(text: &'a str) -> Self {
+        Self {
+            text,
+            source: None,
+            diagnostics: Vec::new(),
+        }
+    }
+
+    fn problem(&mut self, kind: DiagnosticKind, path: &KeyPath, at: Location, message: String) {
+        self.push(kind, path, at, message, None);
+    }
+
+    fn push(
+        &mut self,
+        kind: DiagnosticKind,
+        path: &KeyPath,
+        at: Location,
+        message: String,
+        suggestion: Option<&str>,
+    ) {
+        // Masking secrets costs a pass over the text: done once, and only for a broken file.
+        let source = self.source.get_or_insert_with(|| Source::new(self.text));
+        self.diagnostics.push(Diagnostic {
+            kind,
+            key: Some(path.to_string()),
             line: at.line,
             column: at.column,
-            key: problem.path.to_string(),
-            message: problem.message,
+            message,
+            suggestion: suggestion.map(str::to_owned),
+            excerpt: Some(source.excerpt(at.line, at.column)),
         });
     }
 
-    Ok(LoadedConfig { config, warnings })
+    fn in_file_order(mut self) -> Vec<Diagnostic> {
+        self.diagnostics
+            .sort_by_key(|diagnostic| (diagnostic.line, diagnostic.column));
+        self.diagnostics
+    }
 }
 
-fn classify_ignored(
-    text: &str,
-    file: &Path,
-    ignored: &[KeyPath],
-) -> Result<Vec<ConfigWarning>, ConfigError> {
+/// Sorts the keys the model did not read into warnings (OpenClaw keys Gatehouse ignores) and
+/// problems (refused OpenClaw keys, unknown keys with the closest known key at their level).
+fn classify_ignored(typed: &Outcome, found: &mut Found<'_>) -> Vec<ConfigWarning> {
     let mut warnings = Vec::new();
-    let mut unknown: Vec<(KeyPath, Location, Option<&'static str>)> = Vec::new();
-    for path in ignored {
-        let at = locate::locate(text, path);
+    for ignored in &typed.ignored {
+        let path = &ignored.path;
+        let at = locate::locate(found.text, path);
+        let written = path.last_key().unwrap_or_default();
+        let fields = ignored.fields.iter().copied();
         match known::classify(path) {
             Verdict::Ignored(note) => warnings.push(ConfigWarning {
                 key: path.to_string(),
                 line: at.line,
                 column: at.column,
                 message: note.to_owned(),
+                suggestion: closest(written, fields).map(str::to_owned),
             }),
-            Verdict::Refused(why) => unknown.push((path.clone(), at, Some(why))),
-            Verdict::Unknown => unknown.push((path.clone(), at, None)),
+            Verdict::Refused(why) => found.problem(
+                DiagnosticKind::UnsupportedKey,
+                path,
+                at,
+                format!("unsupported key ({why})"),
+            ),
+            Verdict::Unknown => {
+                let parent = path.parent();
+                let known = fields.chain(known::keys_at(&parent));
+                found.push(
+                    DiagnosticKind::UnknownKey,
+                    path,
+                    at,
+                    "unknown key".to_owned(),
+                    closest(written, known),
+                );
+            }
         }
     }
-    let mut rest = unknown.into_iter();
-    match rest.next() {
-        None => Ok(warnings),
-        Some((key, at, hint)) => Err(ConfigError::UnknownKey {
-            file: PathBuf::from(file),
-            line: at.line,
-            column: at.column,
-            key: key.to_string(),
-            hint: hint.map(str::to_owned),
-            others: rest
-                .map(|(key, at, _)| format!("{key} (line {}, column {})", at.line, at.column))
-                .collect(),
-        }),
-    }
+    warnings.sort_by_key(|warning| (warning.line, warning.column));
+    warnings
+}
+
+/// Nesting the parser should not recurse into, refused where it passes [`lex::MAX_DEPTH`].
+fn too_deep(text: &str) -> Option<Diagnostic> {
+    let chars: Vec<char> = text.chars().collect();
+    let at = lex::too_deep(&chars)?;
+    let offset: usize = chars[..at].iter().map(|c| c.len_utf8()).sum();
+    let at = Location::from(json5::Position::from_offset(offset, text));
+    Some(Diagnostic {
+        kind: DiagnosticKind::Syntax,
+        key: None,
+        line: at.line,
+        column: at.column,
+        message: format!("nested deeper than {} levels", lex::MAX_DEPTH),
+        suggestion: None,
+        excerpt: Some(Source::new(text).point(at.line, at.column)),
+    })
 }
 
 /// json5 places an end-of-file error at the construct left open; the operator needs both
 /// where the file ended and what was left open.
-fn syntax_error(text: &str, file: &Path, error: &json5::Error) -> ConfigError {
+fn syntax_error(text: &str, error: &json5::Error) -> Diagnostic {
     use json5::ErrorCode as Code;
     let at = position(error);
     let message = message_without_position(error);
@@ -193,28 +286,15 @@ fn syntax_error(text: &str, file: &Path, error: &json5::Error) -> ConfigError {
         (true, false) => (end, message),
         (false, _) => (at, message),
     };
-    ConfigError::Syntax {
-        file: file.to_owned(),
+    Diagnostic {
+        kind: DiagnosticKind::Syntax,
+        key: None,
         line: at.line,
         column: at.column,
         message,
+        suggestion: None,
+        excerpt: Some(Source::new(text).point(at.line, at.column)),
     }
-}
-
-/// In the typed pass a json5 "expected …" code means the value has the wrong type; say so in
-/// the operator's terms.
-fn type_message(error: &json5::Error) -> String {
-    use json5::ErrorCode as Code;
-    let wanted = match error.code() {
-        Some(Code::ExpectedOpeningBrace) => "an object `{ … }`",
-        Some(Code::ExpectedOpeningBracket) => "a list `[ … ]`",
-        Some(Code::ExpectedString) => "a string",
-        Some(Code::ExpectedNumber) => "a number",
-        Some(Code::ExpectedBool) => "true or false",
-        Some(Code::ExpectedStringOrObject) => "a string or an object",
-        _ => return message_without_position(error),
-    };
-    format!("wrong type: expected {wanted}")
 }
 
 fn position(error: &json5::Error) -> Location {

@@ -31,11 +31,23 @@ impl From<json5::Position> for Location {
 }
 
 /// The position of the key at `path` (or of the array element, for an index), or the
-/// deepest existing ancestor when the path does not exist; 1:1 when nothing matches.
+/// deepest existing ancestor when the path does not exist; 1:1 when nothing matches. Unknown
+/// keys and broken rules point here: the key is what the operator fixes.
 pub(crate) fn locate(text: &str, path: &KeyPath) -> Location {
+    walk(text, path, false)
+}
+
+/// Like [`locate`], but the position of the value at `path` rather than of its key: a value of
+/// the wrong type points here.
+pub(crate) fn locate_value(text: &str, path: &KeyPath) -> Location {
+    walk(text, path, true)
+}
+
+fn walk(text: &str, path: &KeyPath, to_value: bool) -> Location {
     let mut deserializer = json5::Deserializer::from_str(text);
     let seed = Walk {
         rest: path.segments(),
+        to_value,
     };
     match seed.deserialize(&mut deserializer) {
         Err(error) => error
@@ -45,9 +57,11 @@ pub(crate) fn locate(text: &str, path: &KeyPath) -> Location {
     }
 }
 
-/// Walks toward `rest`; returns `Err(FOUND)` raised at the target.
+/// Walks toward `rest`; returns `Err(FOUND)` raised at the target (a final key itself, unless
+/// `to_value`).
 struct Walk<'p> {
     rest: &'p [Segment],
+    to_value: bool,
 }
 
 impl<'de> DeserializeSeed<'de> for Walk<'_> {
@@ -71,10 +85,13 @@ impl<'de> Visitor<'de> for Walk<'_> {
         };
         while let Some(matched) = map.next_key_seed(Key {
             target,
-            is_last: rest.is_empty(),
+            is_last: rest.is_empty() && !self.to_value,
         })? {
             if matched {
-                return map.next_value_seed(Walk { rest });
+                return map.next_value_seed(Walk {
+                    rest,
+                    to_value: self.to_value,
+                });
             }
             map.next_value::<IgnoredAny>()?;
         }
@@ -91,7 +108,10 @@ impl<'de> Visitor<'de> for Walk<'_> {
                 return Err(de::Error::custom(FOUND));
             }
         }
-        match seq.next_element_seed(Walk { rest })? {
+        match seq.next_element_seed(Walk {
+            rest,
+            to_value: self.to_value,
+        })? {
             Some(()) | None => Err(de::Error::custom(FOUND)),
         }
     }
@@ -176,6 +196,15 @@ mod tests {
             .index(1)
             .key("model");
         assert_eq!(at(&path), (6, 16));
+    }
+
+    #[test]
+    fn locates_values_after_their_keys() {
+        let path = KeyPath::root().key("tools").key("exec").key("security");
+        let at = locate_value(TEXT, &path);
+        assert_eq!((at.line, at.column), (3, 23));
+        let at = locate_value(TEXT, &KeyPath::root().key("tools"));
+        assert_eq!((at.line, at.column), (2, 10));
     }
 
     #[test]

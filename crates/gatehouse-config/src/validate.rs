@@ -17,7 +17,7 @@ pub(crate) struct Problem {
     pub(crate) message: String,
 }
 
-/// Every rule violation in document order of checking; the loader reports the first.
+/// Every rule violation, in the order checked; the loader reports them all, in file order.
 pub(crate) fn problems(config: &Config) -> Vec<Problem> {
     let mut out = Vec::new();
     let root = KeyPath::root();

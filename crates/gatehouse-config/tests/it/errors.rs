@@ -1,40 +1,27 @@
 use std::path::Path;
 
-use gatehouse_config::{ConfigError, load_str};
+use gatehouse_config::{ConfigError, Diagnostic, DiagnosticKind, load_str};
 
-/// Loads `text` and returns `(kind, line, column, key, message)` of the error.
-fn check(text: &str) -> (&'static str, usize, usize, String, String) {
+/// Every problem `load_str` reports for `text`, in file order.
+pub(crate) fn problems(text: &str) -> Vec<Diagnostic> {
     match load_str(text, Path::new("gh.json5")) {
         Ok(_) => panic!("expected an error"),
-        Err(ConfigError::Syntax {
-            line,
-            column,
-            message,
-            ..
-        }) => ("syntax", line, column, String::new(), message),
-        Err(ConfigError::Invalid {
-            line,
-            column,
-            key,
-            message,
-            ..
-        }) => ("invalid", line, column, key, message),
-        Err(ConfigError::UnknownKey {
-            line,
-            column,
-            key,
-            hint,
-            others,
-            ..
-        }) => (
-            "unknown",
-            line,
-            column,
-            key,
-            format!("{}|{}", hint.unwrap_or_default(), others.join(";")),
-        ),
+        Err(ConfigError::Invalid { diagnostics, .. }) => diagnostics,
         Err(other) => panic!("unexpected error {other}"),
     }
+}
+
+/// Loads `text` and returns `(kind, line, column, key, message)` of its first problem.
+fn check(text: &str) -> (&'static str, usize, usize, String, String) {
+    let first = problems(text).remove(0);
+    let kind = match first.kind {
+        DiagnosticKind::Syntax => "syntax",
+        DiagnosticKind::Invalid => "invalid",
+        DiagnosticKind::UnknownKey => "unknown",
+        DiagnosticKind::UnsupportedKey => "unsupported",
+    };
+    let key = first.key.unwrap_or_default();
+    (kind, first.line, first.column, key, first.message)
 }
 
 #[test]
@@ -79,7 +66,10 @@ fn reports_wrong_type_inside_agent_list() {
     assert_eq!(kind, "invalid");
     assert_eq!(key, "agents.list[1].tools.deny");
     assert_eq!((line, column), (4, 34));
-    assert_eq!(message, "wrong type: expected a list `[ … ]`");
+    assert_eq!(
+        message,
+        "wrong type: expected a list `[ … ]`, found a string"
+    );
 }
 
 #[test]
@@ -94,23 +84,35 @@ fn reports_unknown_key_with_its_position() {
 #[test]
 fn reports_every_unknown_key_at_once() {
     let text = "{ tool: {}, agents: { list: [ { id: 'a', tols: {} } ] } }";
-    let (kind, line, column, key, rest) = check(text);
-    assert_eq!(kind, "unknown");
-    assert_eq!((key.as_str(), line, column), ("tool", 1, 3));
-    assert_eq!(rest, "|agents.list[0].tols (line 1, column 42)");
+    let found: Vec<_> = problems(text)
+        .into_iter()
+        .map(|found| (found.kind, found.key.unwrap(), found.line, found.column))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (DiagnosticKind::UnknownKey, "tool".to_owned(), 1, 3),
+            (
+                DiagnosticKind::UnknownKey,
+                "agents.list[0].tols".to_owned(),
+                1,
+                42
+            ),
+        ]
+    );
 }
 
 #[test]
 fn refuses_openclaw_keys_whose_omission_would_change_policy() {
     let text = "{ tools: { exec: { mode: 'auto' } } }";
-    let (kind, _, _, key, rest) = check(text);
-    assert_eq!((kind, key.as_str()), ("unknown", "tools.exec.mode"));
-    assert!(rest.contains("tools.exec.security"), "{rest}");
+    let (kind, _, _, key, message) = check(text);
+    assert_eq!((kind, key.as_str()), ("unsupported", "tools.exec.mode"));
+    assert!(message.contains("tools.exec.security"), "{message}");
     let message = load_str(text, Path::new("gh.json5"))
         .unwrap_err()
         .to_string();
     assert!(
-        message.starts_with("gh.json5:1:20: unsupported key `tools.exec.mode` (OpenClaw"),
+        message.starts_with("gh.json5:1:20: `tools.exec.mode`: unsupported key (OpenClaw"),
         "{message}"
     );
 }

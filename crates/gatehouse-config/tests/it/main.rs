@@ -5,6 +5,10 @@
 
 // Loading: syntax, type, unknown-key and cross-field errors with file, line, column, key.
 mod errors;
+// Every problem of a file in one load, in file order, none made up while collecting them.
+mod every_problem;
+// The printed report: source lines, carets, masked secrets, long lines.
+mod rendering;
 // Loading well-formed configs: values, OpenClaw keys accepted with warnings.
 mod loading;
 // Secrets: redaction, tokenFile/tokenEnv resolution and permission warnings.
@@ -17,3 +21,5 @@ mod convert;
 mod example;
 // Property: loading any text returns a config or an error, never a panic.
 mod never_panics;
+// Exhaustive: one wrong value anywhere in the example config is one problem, at its path.
+mod one_mistake;

@@ -124,22 +124,38 @@ proptest! {
         let text = parts.concat();
         match load_str(&text, Path::new("fuzz.json5")) {
             Ok(_) => {}
-            Err(ConfigError::Syntax { line, column, .. })
-            | Err(ConfigError::Invalid { line, column, .. })
-            | Err(ConfigError::UnknownKey { line, column, .. }) => {
-                prop_assert!(line >= 1 && column >= 1);
-            }
-            Err(other) => prop_assert!(false, "unexpected error kind: {other}"),
+            Err(error) => check_report(&error)?,
         }
     }
 
     #[test]
     fn loading_any_document_never_panics(doc in document()) {
-        let _ = load_str(&doc.to_string(), Path::new("fuzz.json5"));
+        if let Err(error) = load_str(&doc.to_string(), Path::new("fuzz.json5")) {
+            check_report(&error)?;
+        }
     }
 
     #[test]
     fn loading_arbitrary_unicode_never_panics(text in "\\PC{0,200}") {
-        let _ = load_str(&text, Path::new("fuzz.json5"));
+        if let Err(error) = load_str(&text, Path::new("fuzz.json5")) {
+            check_report(&error)?;
+        }
     }
+}
+
+/// A load error is a non-empty list of placed problems in file order, and its report renders.
+fn check_report(error: &ConfigError) -> Result<(), TestCaseError> {
+    let ConfigError::Invalid { diagnostics, .. } = error else {
+        return Err(TestCaseError::fail(format!(
+            "unexpected error kind: {error}"
+        )));
+    };
+    prop_assert!(!diagnostics.is_empty());
+    for found in diagnostics {
+        prop_assert!(found.line >= 1 && found.column >= 1);
+    }
+    let places: Vec<_> = diagnostics.iter().map(|d| (d.line, d.column)).collect();
+    prop_assert!(places.is_sorted(), "{places:?}");
+    prop_assert!(error.to_string().starts_with("fuzz.json5:"));
+    Ok(())
 }

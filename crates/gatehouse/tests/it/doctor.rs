@@ -160,7 +160,8 @@ fn reports_a_listen_address_serve_cannot_bind_as_a_config_error() {
     let served = serve_refusing(&files.join("serve-data"), &path, &[]);
     let expected = format!(
         "gatehouse: {path}:2:14: `gateway.listen`: \"localhost:18803\" is not an IP address and \
-         port like 127.0.0.1:18790 or [::1]:18790 (host names are not resolved)\n"
+         port like 127.0.0.1:18790 or [::1]:18790 (host names are not resolved)\n  |\n2 |   \
+         gateway: {{ listen: 'localhost:18803',  auth: {{ tokens: [\n  |              ^^^^^^\n"
     );
     assert_eq!(served.stderr, expected);
     let run = doctor(&files.join("data"), &["--config", &path], &[]);
