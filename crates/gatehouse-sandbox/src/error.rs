@@ -69,6 +69,18 @@ pub enum PlanError {
         /// The host path.
         path: PathBuf,
     },
+    /// A mount point lies below a link in a mounted host directory.
+    #[error(
+        "{} cannot be mounted: {} is a symbolic link, and a mount made through it would land          wherever it points (a link the sandbox left in its own home could put the workspace          over /usr/bin); remove the link",
+        dest.display(),
+        link.display()
+    )]
+    MountPointLink {
+        /// Where the sandbox would see the mount.
+        dest: PathBuf,
+        /// The host path of the link on the way.
+        link: PathBuf,
+    },
     /// The request's environment was refused.
     #[error(transparent)]
     Env(#[from] EnvRefused),

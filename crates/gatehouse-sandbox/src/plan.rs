@@ -179,6 +179,7 @@ pub fn plan(
     user.sort_by_key(|mount| depth(&mount.dest));
     let mut mounts = system_mounts();
     mounts.extend(user);
+    check_mount_points(&mounts)?;
     let layout = Layout::new(mounts);
 
     for (what, path) in [("working directory", run.cwd), ("program", run.executable)] {
@@ -208,6 +209,51 @@ pub fn plan(
         layout,
         skipped,
     })
+}
+
+/// bubblewrap creates each mount point and mounts on it following links, as `mount(2)`
+/// does. A mount point inside an earlier bind (the workspace inside the agent's persistent
+/// home) is therefore reached through a host directory: if anything there is a link (one a
+/// sandboxed run left in its home), the mount would land elsewhere, over `/usr/bin` say, and
+/// the program bound on the host would not be the one run. Each such path is walked on the
+/// host: what exists of it must be plain directories; what is missing bubblewrap creates.
+fn check_mount_points(mounts: &[Mount]) -> Result<(), PlanError> {
+    for (index, mount) in mounts.iter().enumerate() {
+        let parent = mounts
+            .get(..index)
+            .unwrap_or_default()
+            .iter()
+            .rev()
+            .find(|earlier| mount.dest.starts_with(&earlier.dest) && mount.dest != earlier.dest);
+        let Some(Mount {
+            dest: parent_dest,
+            kind: MountKind::Bind { source, .. },
+            ..
+        }) = parent
+        else {
+            continue;
+        };
+        let below = mount
+            .dest
+            .strip_prefix(parent_dest)
+            .unwrap_or(Path::new(""));
+        let mut at = source.clone();
+        for component in below.components() {
+            at.push(component);
+            match std::fs::symlink_metadata(&at) {
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    return Err(PlanError::MountPointLink {
+                        dest: mount.dest.clone(),
+                        link: at,
+                    });
+                }
+                Ok(_) => {}
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => break,
+                Err(error) => return Err(state_error(&at, &error.to_string())),
+            }
+        }
+    }
+    Ok(())
 }
 
 fn bind(dest: &Path, source: &Path, writable: bool, role: MountRole) -> Mount {

@@ -250,3 +250,68 @@ fn refuses_an_agent_id_that_cannot_name_a_directory() {
     }
     assert!(!fixture.data.join("sandbox").exists());
 }
+
+/// The workspace inside the real home, under isolation `home`: the sandbox sees it at its
+/// path, inside the agent's own home.
+#[test]
+fn a_workspace_inside_the_home_is_mounted_into_the_agents_own_home() {
+    let fixture = Fixture::new();
+    let workspace = fixture.home.join("Projects/ws");
+    std::fs::create_dir(&workspace).unwrap();
+    std::fs::write(workspace.join("file"), "in the workspace\n").unwrap();
+    let settings = with_workspace_in(&fixture, Isolation::Home, &workspace);
+    let planned = fixture
+        .plan_in(&settings, &["cat", "file"], &BTreeMap::new(), &workspace)
+        .unwrap();
+    let run = crate::support::output(&planned);
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "in the workspace\n");
+    // bubblewrap made the mount point in the agent's home, not in the real one.
+    assert!(fixture.data.join("sandbox/main/home/Projects/ws").is_dir());
+}
+
+/// Security review: a sandboxed run could leave a link in its persistent home where a later
+/// run mounts the workspace (`~/Projects -> /usr`), and bubblewrap, mounting through it, would
+/// put the workspace elsewhere (over a directory of programs the binding trusts).
+#[test]
+fn a_link_a_run_left_where_the_workspace_is_mounted_is_refused() {
+    let fixture = Fixture::new();
+    let workspace = fixture.home.join("Projects/ws");
+    std::fs::create_dir(&workspace).unwrap();
+    let settings = with_workspace_in(&fixture, Isolation::Home, &workspace);
+    let planned = fixture
+        .plan_in(
+            &settings,
+            &[
+                "sh",
+                "-c",
+                "cd / && mv ~/Projects ~/Moved && ln -s /usr ~/Projects",
+            ],
+            &BTreeMap::new(),
+            &workspace,
+        )
+        .unwrap();
+    let run = crate::support::output(&planned);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let link = fixture.data.join("sandbox/main/home/Projects");
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+    let error = fixture
+        .plan_in(&settings, &["true"], &BTreeMap::new(), &workspace)
+        .unwrap_err();
+    assert_eq!(
+        error,
+        PlanError::MountPointLink {
+            dest: workspace.clone(),
+            link
+        }
+    );
+}
+
+fn with_workspace_in(fixture: &Fixture, isolation: Isolation, path: &Path) -> SandboxSettings {
+    let mut settings = fixture.settings(isolation);
+    settings.workspace = Some(path.display().to_string());
+    settings
+}
