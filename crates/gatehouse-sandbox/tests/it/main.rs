@@ -6,6 +6,8 @@
 
 // The binding: host paths, inodes and mismatches through the mounts.
 mod binding;
+// The layout against what a real sandbox sees, with links left in mounted directories.
+mod differential;
 // The run's environment: built, never the gateway's.
 mod environment;
 // Runs end with their run, their runner and the gateway.
