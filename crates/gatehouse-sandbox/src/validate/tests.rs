@@ -253,3 +253,80 @@ fn a_root_that_is_not_absolute_is_refused() {
         Err(MountRefusal::NotAbsolute { .. })
     ));
 }
+
+mod property {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Path components to build from: plain names, hidden ones, links into the credentials
+    /// and into `/etc`, `.` and `..`.
+    const PARTS: &[&str] = &[
+        "home",
+        "Documents",
+        "notes",
+        ".ssh",
+        "data",
+        "allowed",
+        "w",
+        "to-ssh",
+        "to-etc",
+        ".",
+        "..",
+    ];
+
+    /// The places no accepted path may be, lie in or contain, resolved.
+    fn sensitive(host: &Host) -> Vec<PathBuf> {
+        let mut paths = vec![
+            host.context.home.join(".ssh"),
+            host.context.data_dir.clone(),
+            host.root.join("config.json5"),
+            PathBuf::from("/etc"),
+            PathBuf::from("/proc"),
+        ];
+        for path in ["/run", "/var/run/docker.sock"] {
+            paths.push(std::fs::canonicalize(path).unwrap_or_else(|_| path.into()));
+        }
+        paths
+    }
+
+    /// Whatever is accepted is its own real path (no link was followed on the way) and meets
+    /// no sensitive place, checked against the file system's own resolution.
+    #[test]
+    fn an_accepted_source_is_real_and_meets_nothing_sensitive() {
+        let host = Host::new();
+        let home = &host.context.home;
+        std::os::unix::fs::symlink(home.join(".ssh"), home.join("to-ssh")).unwrap();
+        std::os::unix::fs::symlink("/etc", home.join("to-etc")).unwrap();
+        std::os::unix::fs::symlink("/etc", host.root.join("allowed/to-etc")).unwrap();
+        let deny = DenyList::new(&host.context);
+        let places = sensitive(&host);
+        let roots = ["", "/etc", "/run", "/var/run", "/usr", "/"];
+        let strategy = (
+            prop::sample::select(roots.to_vec()),
+            prop::collection::vec(prop::sample::select(PARTS.to_vec()), 0..5),
+        );
+        let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(2048));
+        let outcome = runner.run(&strategy, |(absolute, parts)| {
+            let base = match absolute {
+                "" => host.root.clone(),
+                absolute => PathBuf::from(absolute),
+            };
+            let raw = parts.iter().fold(base, |path, part| path.join(part));
+            if let Ok(path) = check_source(&raw.display().to_string(), home, &deny, None) {
+                prop_assert_eq!(std::fs::canonicalize(&path).ok(), Some(path.clone()));
+                for place in &places {
+                    prop_assert!(
+                        !path.starts_with(place) && !place.starts_with(&path),
+                        "{} meets {}",
+                        path.display(),
+                        place.display()
+                    );
+                }
+            }
+            Ok(())
+        });
+        if let Err(failure) = outcome {
+            panic!("{failure}");
+        }
+    }
+}
