@@ -42,6 +42,13 @@ pub enum BwrapError {
         /// The `PATH` searched.
         searched: String,
     },
+    /// `bwrapPath` is relative: it would be looked up from whatever directory the gateway
+    /// runs in.
+    #[error("`sandbox.bwrapPath` {} is not an absolute path", path.display())]
+    Relative {
+        /// The configured path.
+        path: PathBuf,
+    },
     /// `bwrapPath` is not an executable file.
     #[error("`sandbox.bwrapPath` {} is not an executable file", path.display())]
     NotExecutable {
@@ -64,6 +71,9 @@ impl Bubblewrap {
     /// runs, done once when the gateway starts.
     pub fn locate(binary: &BwrapBinary, search_path: Option<&OsStr>) -> Result<Self, BwrapError> {
         let path = match binary {
+            BwrapBinary::At(path) if !path.is_absolute() => {
+                return Err(BwrapError::Relative { path: path.clone() });
+            }
             BwrapBinary::At(path) if is_executable(path) => path.clone(),
             BwrapBinary::At(path) => {
                 return Err(BwrapError::NotExecutable { path: path.clone() });
@@ -247,6 +257,8 @@ mod tests {
         let error =
             Bubblewrap::locate(&BwrapBinary::At(empty.path().join("bwrap")), None).unwrap_err();
         assert!(matches!(error, BwrapError::NotExecutable { .. }), "{error}");
+        let error = Bubblewrap::locate(&BwrapBinary::At("bin/bwrap".into()), None).unwrap_err();
+        assert!(matches!(error, BwrapError::Relative { .. }), "{error}");
         let error = Bubblewrap::locate(&BwrapBinary::At("/bin/true".into()), None).unwrap_err();
         assert!(matches!(error, BwrapError::Unexpected { .. }), "{error}");
         // A relative `PATH` entry is not searched, even if it holds a `bwrap`.

@@ -137,9 +137,12 @@ pub fn plan(
 
     let mut user = Vec::new();
     let mut skipped = Vec::new();
-    let state = || StateDir::new(&host.data_dir, run.agent_id);
+    let agent_state = || StateDir::new(&host.data_dir, run.agent_id);
     match settings.isolation {
-        Isolation::Home => user.push(bind(home, &state()?.dir(&["home"])?, true, MountRole::Home)),
+        Isolation::Home => {
+            let backing = agent_state()?.dir(&["home"])?;
+            user.push(bind(home, &backing, true, MountRole::Home));
+        }
         Isolation::AutodocsRead | Isolation::AutodocsWrite => {
             user.push(tmpfs(home));
             let writable = settings.isolation == Isolation::AutodocsWrite;
@@ -149,7 +152,7 @@ pub fn plan(
         }
         Isolation::Volumes => {
             user.push(tmpfs(home));
-            let state = state()?;
+            let state = agent_state()?;
             for (index, raw) in settings.volumes.iter().enumerate() {
                 let volume = volume_path(raw, home)
                     .map_err(|refusal| PlanError::Volume { index, refusal })?;

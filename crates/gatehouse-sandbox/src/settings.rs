@@ -254,8 +254,9 @@ impl SandboxSettings {
 /// environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostContext {
-    /// The gateway user's real home directory, absolute. Inside the sandbox `HOME` is this
-    /// same path, with what backs it chosen by the isolation mode.
+    /// The gateway user's home directory, absolute and real (no link in any component, as
+    /// `realpath` gives it: the autodocs directories are checked below it). Inside the sandbox
+    /// `HOME` is this same path, with what backs it chosen by the isolation mode.
     pub home: PathBuf,
     /// The user name a run sees in `USER` and `LOGNAME`.
     pub user: String,
