@@ -6,6 +6,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use crate::env::ChildEnv;
 use crate::layout::{Layout, MountKind};
 use crate::settings::BwrapBinary;
 
@@ -159,6 +160,8 @@ pub(crate) struct Invocation<'a> {
     pub(crate) program: &'a Path,
     /// The bound argv; `argv[0]` is passed with `--argv0` when bubblewrap has it.
     pub(crate) argv: &'a [String],
+    /// The run's environment.
+    pub(crate) env: &'a ChildEnv,
 }
 
 /// bubblewrap's arguments for one run: namespaces, then the mounts in order (the root made
@@ -170,9 +173,10 @@ pub(crate) struct Invocation<'a> {
 /// namespaces are the host's: changing the host name needs a capability the run does not
 /// have, no cgroup file system is mounted, and each namespace costs every run time. `--die-with-parent` kills the run with
 /// bubblewrap and bubblewrap with the gateway; `--new-session` detaches it from any terminal,
-/// so it cannot push input into one (`TIOCSTI`). The environment is not in the arguments: a
-/// process's arguments are readable by every local user in `/proc`, its environment is not,
-/// so the plan gives bubblewrap exactly the run's environment and bubblewrap passes it on.
+/// so it cannot push input into one (`TIOCSTI`). The run's environment is set with
+/// `--clearenv` and `--setenv` while bubblewrap itself starts with none: bubblewrap runs on the
+/// host before any namespace exists, and a request's `LD_PRELOAD` or `GLIBC_TUNABLES` in its
+/// own environment would act on its loader there.
 pub(crate) fn arguments(run: &Invocation<'_>) -> Vec<OsString> {
     let mut args: Vec<OsString> = [
         "--unshare-user",
@@ -191,6 +195,10 @@ pub(crate) fn arguments(run: &Invocation<'_>) -> Vec<OsString> {
     }
     if run.features.disable_userns {
         args.push("--disable-userns".into());
+    }
+    args.push("--clearenv".into());
+    for (name, value) in run.env.vars() {
+        args.extend(["--setenv".into(), name.into(), value.into()]);
     }
     for mount in run.layout.mounts() {
         match &mount.kind {

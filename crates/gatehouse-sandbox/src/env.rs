@@ -237,6 +237,13 @@ pub struct ChildEnv {
 }
 
 impl ChildEnv {
+    /// No variables at all (`gatehouse doctor`'s probe runs `true` with nothing).
+    pub(crate) fn empty() -> Self {
+        ChildEnv {
+            vars: BTreeMap::new(),
+        }
+    }
+
     /// The variables, by name.
     pub fn vars(&self) -> &BTreeMap<String, String> {
         &self.vars

@@ -70,19 +70,21 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The command that starts the run: bubblewrap with the plan's arguments, exactly the
-    /// run's environment, stdin from `/dev/null`, in a process group of its own (so the runner
-    /// can kill whatever is left of it at once). The runner pipes stdout and stderr, applies
-    /// its timeout and output bounds, and must not add environment variables. When it kills
-    /// bubblewrap, the sandbox dies with it (`--die-with-parent`), however the run detached.
+    /// The command that starts the run: bubblewrap with the plan's arguments (the run's
+    /// environment among them), no environment of its own, stdin from `/dev/null`, in a
+    /// process group of its own (so the runner can kill whatever is left of it at once). The
+    /// runner pipes stdout and stderr, applies its timeout and output bounds, and must not add
+    /// environment variables: they would reach bubblewrap's own loader on the host. When it
+    /// kills bubblewrap, the sandbox dies with it (`--die-with-parent`), however the run
+    /// detached.
     pub fn command(&self) -> Command {
         let mut command = Command::new(&self.bwrap);
         command
             .args(&self.args)
+            .env_clear()
             .current_dir("/")
             .stdin(Stdio::null())
             .process_group(0);
-        self.env.apply(&mut command);
         command
     }
 
@@ -195,7 +197,8 @@ pub fn plan(
     }
     let base = BaseEnv::sandbox(home, &host.user, &search_path);
     let mut env = build_env(&base, run.env, &EnvLimits::default())?;
-    // bubblewrap sets `PWD` to the directory it changes to; the plan says so too.
+    // What a shell started there would see; bubblewrap sets it to the directory it changes
+    // to as well.
     env.set("PWD", run.cwd.to_string_lossy().into_owned());
     let args = arguments(&Invocation {
         layout: &layout,
@@ -204,6 +207,7 @@ pub fn plan(
         cwd: run.cwd,
         program: run.executable,
         argv: run.argv,
+        env: &env,
     });
     Ok(Plan {
         bwrap: bwrap.path.clone(),

@@ -10,6 +10,7 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::bwrap::{Bubblewrap, BwrapError, Invocation, arguments};
+use crate::env::ChildEnv;
 use crate::layout::Layout;
 use crate::settings::BwrapBinary;
 use crate::system::system_mounts;
@@ -98,6 +99,7 @@ fn try_sandbox(bwrap: &Bubblewrap) -> Result<(), String> {
         cwd: Path::new("/"),
         program,
         argv: &["true".to_owned()],
+        env: &ChildEnv::empty(),
     });
     let child = std::process::Command::new(&bwrap.path)
         .args(&args)

@@ -36,13 +36,29 @@ fn the_run_sees_exactly_the_built_environment_and_none_of_the_gateways() {
     assert_eq!(seen["HOME"], fixture.home.display().to_string());
     assert_eq!(seen["LANG"], "C.UTF-8");
     assert!(!seen.keys().any(|key| key.starts_with("CARGO")), "{seen:?}");
-    // Not in bubblewrap's arguments either, where every local user could read it.
-    assert!(
-        !planned
-            .args()
-            .iter()
-            .any(|arg| arg == "CI" || arg == "--setenv")
+}
+
+/// Security review: the run's environment was once bubblewrap's own, so a request's
+/// `LD_PRELOAD` (or `GLIBC_TUNABLES`) acted on bubblewrap's loader, on the host, before any
+/// namespace existed. The loader complains once per process that gets the variable: the run
+/// alone must complain.
+#[test]
+fn a_requests_loader_variables_reach_the_run_but_not_bubblewrap() {
+    let fixture = Fixture::new();
+    let preload = fixture.workspace.join("missing-preload.so");
+    let request = BTreeMap::from([("LD_PRELOAD".to_owned(), preload.display().to_string())]);
+    let planned = fixture
+        .plan(&fixture.settings(Isolation::Ephemeral), &["true"], &request)
+        .unwrap();
+    let run = output(&planned);
+    assert!(run.status.success());
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(
+        stderr.matches("LD_PRELOAD cannot be preloaded").count(),
+        1,
+        "{stderr}"
     );
+    assert!(planned.command().get_envs().next().is_none());
 }
 
 #[test]
