@@ -36,12 +36,15 @@ pub struct Bubblewrap {
 pub enum BwrapError {
     /// Not on `PATH`.
     #[error(
-        "bubblewrap (`bwrap`) is not on PATH ({searched}): install it (Debian: `apt-get install \
-         bubblewrap`) or set `sandbox.bwrapPath`"
+        "bubblewrap (`bwrap`) is not on PATH ({searched}){}: install it (Debian: `apt-get \
+         install bubblewrap`) or set `sandbox.bwrapPath`",
+        skipped.iter().map(|s| format!("; skipped {s}")).collect::<String>()
     )]
     NotFound {
         /// The `PATH` searched.
         searched: String,
+        /// Candidates passed over, each with why.
+        skipped: Vec<String>,
     },
     /// `bwrapPath` is relative: it would be looked up from whatever directory the gateway
     /// runs in.
@@ -99,16 +102,49 @@ impl Bubblewrap {
     }
 }
 
+/// The first `bwrap` on `search_path` that only root can replace. The gateway runs it on the
+/// host with the run's whole layout in its hands, so a `bwrap` a user could have written (in
+/// `~/.local/bin`, first on many `PATH`s, where a command run on the host could put one) is
+/// passed over; `sandbox.bwrapPath` names any other deliberately.
 fn find_on_path(search_path: Option<&OsStr>) -> Result<PathBuf, BwrapError> {
     let dirs = search_path.map(std::env::split_paths).into_iter().flatten();
-    dirs.filter(|dir| dir.is_absolute())
+    let mut skipped = Vec::new();
+    for candidate in dirs
+        .filter(|dir| dir.is_absolute())
         .map(|dir| dir.join("bwrap"))
-        .find(|candidate| is_executable(candidate))
-        .ok_or_else(|| BwrapError::NotFound {
-            searched: search_path
-                .map(|p| p.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "unset".to_owned()),
-        })
+    {
+        if !is_executable(&candidate) {
+            continue;
+        }
+        match only_root_can_replace(&candidate) {
+            Ok(()) => return Ok(candidate),
+            Err(why) => skipped.push(format!("{} ({why})", candidate.display())),
+        }
+    }
+    Err(BwrapError::NotFound {
+        searched: search_path
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "unset".to_owned()),
+        skipped,
+    })
+}
+
+/// Whether the file `path` leads to, and every directory above it, is owned by root and
+/// writable by no one else.
+fn only_root_can_replace(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let real = std::fs::canonicalize(path).map_err(|error| error.to_string())?;
+    for at in real.ancestors() {
+        let meta = std::fs::metadata(at).map_err(|error| format!("{}: {error}", at.display()))?;
+        if meta.uid() != 0 {
+            return Err(format!("{} is not owned by root", at.display()));
+        }
+        // Group or others may write; the sticky bit (/tmp) does not protect a file's name.
+        if meta.mode() & 0o022 != 0 {
+            return Err(format!("{} is writable by others than root", at.display()));
+        }
+    }
+    Ok(())
 }
 
 fn is_executable(path: &Path) -> bool {
@@ -269,6 +305,19 @@ mod tests {
         assert!(matches!(error, BwrapError::Relative { .. }), "{error}");
         let error = Bubblewrap::locate(&BwrapBinary::At("/bin/true".into()), None).unwrap_err();
         assert!(matches!(error, BwrapError::Unexpected { .. }), "{error}");
+        // A `bwrap` a user could have written is passed over, with the reason.
+        let planted = tempfile::tempdir().unwrap();
+        let fake = planted.path().join("bwrap");
+        std::fs::write(&fake, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let search = format!("{}:/nonexistent", planted.path().display());
+        let error =
+            Bubblewrap::locate(&BwrapBinary::OnPath, Some(OsStr::new(&search))).unwrap_err();
+        let BwrapError::NotFound { skipped, .. } = &error else {
+            panic!("{error}");
+        };
+        assert_eq!(skipped.len(), 1, "{error}");
+        assert!(error.to_string().contains("; skipped "), "{error}");
         // A relative `PATH` entry is not searched, even if it holds a `bwrap`.
         let error =
             Bubblewrap::locate(&BwrapBinary::OnPath, Some(OsStr::new("relative/dir"))).unwrap_err();
