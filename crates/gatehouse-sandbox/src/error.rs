@@ -64,7 +64,7 @@ pub enum PlanError {
         path.display()
     )]
     NotVisible {
-        /// `working directory` or `program`.
+        /// `working directory`, `program` or `program file`.
         what: &'static str,
         /// The host path.
         path: PathBuf,

@@ -88,6 +88,22 @@ impl Plan {
         command
     }
 
+    /// Refuses a file the binding read on the host (a script, `sed -f`'s file, a makefile:
+    /// absolute and resolved) unless the sandbox sees that same file at that same path. The
+    /// plan checks the program and the working directory itself; the runner checks each
+    /// program file with this, since `sh ~/deploy.sh` under isolation `home` would otherwise
+    /// run the agent's own `~/deploy.sh` while the approval bound the host's.
+    pub fn require_same_file(&self, path: &Path) -> Result<(), PlanError> {
+        if path.is_absolute() && self.layout.sees_at_same_path(path) {
+            Ok(())
+        } else {
+            Err(PlanError::NotVisible {
+                what: "program file",
+                path: path.to_path_buf(),
+            })
+        }
+    }
+
     /// The mounts, in order.
     pub fn layout(&self) -> &Layout {
         &self.layout

@@ -122,6 +122,36 @@ fn a_program_or_directory_the_sandbox_sees_elsewhere_is_refused() {
     );
 }
 
+/// `sh ~/deploy.sh` under isolation `home`: the approval binds the real home's script, the
+/// sandbox would run the agent's own; the runner's check of each program file refuses it.
+#[test]
+fn a_program_file_the_sandbox_sees_elsewhere_is_refused() {
+    let fixture = Fixture::new();
+    let real = fixture.home.join("deploy.sh");
+    std::fs::write(&real, "echo approved\n").unwrap();
+    let settings = fixture.settings(Isolation::Home);
+    fixture.sh_ok(&settings, "echo 'echo the agents own' > ~/deploy.sh");
+    let argv = ["sh", real.to_str().unwrap()];
+    let planned = fixture.plan(&settings, &argv, &BTreeMap::new()).unwrap();
+    assert_eq!(
+        planned.require_same_file(&real),
+        Err(PlanError::NotVisible {
+            what: "program file",
+            path: real.clone()
+        })
+    );
+    // What it would have run instead:
+    let run = output(&planned);
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "the agents own\n");
+    let in_workspace = fixture.workspace.join("deploy.sh");
+    std::fs::write(&in_workspace, "echo approved\n").unwrap();
+    assert_eq!(planned.require_same_file(&in_workspace), Ok(()));
+    assert!(
+        planned.require_same_file(Path::new("deploy.sh")).is_err(),
+        "relative"
+    );
+}
+
 /// A script approved on the host and then edited from inside a sandbox, through the
 /// workspace mount: the binding taken on the host path sees the edit, so the next run of it
 /// is refused as a mismatch.
