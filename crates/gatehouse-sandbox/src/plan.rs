@@ -153,47 +153,10 @@ pub fn plan(
         return Err(PlanError::WorkspaceNotDirectory { path: workspace });
     }
 
-    let mut user = Vec::new();
     let mut skipped = Vec::new();
-    let agent_state = || StateDir::new(&host.data_dir, run.agent_id);
-    match settings.isolation {
-        Isolation::Home => {
-            let backing = agent_state()?.dir(&["home"])?;
-            user.push(bind(home, &backing, true, MountRole::Home));
-        }
-        Isolation::AutodocsRead | Isolation::AutodocsWrite => {
-            user.push(tmpfs(home));
-            let writable = settings.isolation == Isolation::AutodocsWrite;
-            for dir in autodocs_dirs(home, &deny, &mut skipped) {
-                user.push(bind(&dir, &dir, writable, MountRole::Autodocs));
-            }
-        }
-        Isolation::Volumes => {
-            user.push(tmpfs(home));
-            let state = agent_state()?;
-            for (index, raw) in settings.volumes.iter().enumerate() {
-                let volume = volume_path(raw, home)
-                    .map_err(|refusal| PlanError::Volume { index, refusal })?;
-                let below = volume.strip_prefix(home).unwrap_or(&volume);
-                let backing = state.dir(&["volumes", &volume_name(below)])?;
-                user.push(bind(&volume, &backing, true, MountRole::Volume));
-            }
-        }
-        Isolation::Ephemeral => user.push(tmpfs(home)),
-    }
-    let mut search_path = SYSTEM_PATH.to_owned();
-    for (index, raw) in settings.extra_paths.iter().enumerate() {
-        let refused = |refusal| PlanError::ExtraPath { index, refusal };
-        let dir = expand(raw, home).map_err(refused)?;
-        // `~/…` is in the sandbox's own home and `/usr/…` is mounted already: nothing of the
-        // host to add. Anything else is a host directory to check and mount read-only.
-        if !raw.starts_with('~') && !is_system_visible(&dir) {
-            check_plain_source(&dir, &deny, Some(&roots)).map_err(refused)?;
-            user.push(bind(&dir, &dir, false, MountRole::ExtraPath));
-        }
-        search_path.push(':');
-        search_path.push_str(&dir.to_string_lossy());
-    }
+    let mut user = home_mounts(settings, host, run.agent_id, &deny, &mut skipped)?;
+    let (extra, search_path) = extra_paths(settings, home, &deny, &roots)?;
+    user.extend(extra);
     user.push(bind(&workspace, &workspace, true, MountRole::Workspace));
     // Shallowest first, so a deeper mount (the workspace inside an autodocs directory) lands
     // on top; equal depths keep the order above, which puts the workspace last.
@@ -277,6 +240,68 @@ fn check_mount_points(mounts: &[Mount]) -> Result<(), PlanError> {
         }
     }
     Ok(())
+}
+
+/// What the isolation mode puts at the home path, and below it.
+fn home_mounts(
+    settings: &SandboxSettings,
+    host: &HostContext,
+    agent_id: &str,
+    deny: &DenyList,
+    skipped: &mut Vec<Skipped>,
+) -> Result<Vec<Mount>, PlanError> {
+    let home = host.home.as_path();
+    let mut mounts = Vec::new();
+    match settings.isolation {
+        Isolation::Home => {
+            let backing = StateDir::new(&host.data_dir, agent_id)?.dir(&["home"])?;
+            mounts.push(bind(home, &backing, true, MountRole::Home));
+        }
+        Isolation::AutodocsRead | Isolation::AutodocsWrite => {
+            mounts.push(tmpfs(home));
+            let writable = settings.isolation == Isolation::AutodocsWrite;
+            for dir in autodocs_dirs(home, deny, skipped) {
+                mounts.push(bind(&dir, &dir, writable, MountRole::Autodocs));
+            }
+        }
+        Isolation::Volumes => {
+            mounts.push(tmpfs(home));
+            let state = StateDir::new(&host.data_dir, agent_id)?;
+            for (index, raw) in settings.volumes.iter().enumerate() {
+                let volume = volume_path(raw, home)
+                    .map_err(|refusal| PlanError::Volume { index, refusal })?;
+                let below = volume.strip_prefix(home).unwrap_or(&volume);
+                let backing = state.dir(&["volumes", &volume_name(below)])?;
+                mounts.push(bind(&volume, &backing, true, MountRole::Volume));
+            }
+        }
+        Isolation::Ephemeral => mounts.push(tmpfs(home)),
+    }
+    Ok(mounts)
+}
+
+/// The extra paths' mounts and the run's `PATH`. A `~/…` entry is in the sandbox's own home
+/// and one below `/usr` is mounted already: nothing of the host to add for them. Any other is
+/// a host directory to check and mount read-only.
+fn extra_paths(
+    settings: &SandboxSettings,
+    home: &Path,
+    deny: &DenyList,
+    roots: &AllowedRoots,
+) -> Result<(Vec<Mount>, String), PlanError> {
+    let mut mounts = Vec::new();
+    let mut search_path = SYSTEM_PATH.to_owned();
+    for (index, raw) in settings.extra_paths.iter().enumerate() {
+        let refused = |refusal| PlanError::ExtraPath { index, refusal };
+        let dir = expand(raw, home).map_err(refused)?;
+        if !raw.starts_with('~') && !is_system_visible(&dir) {
+            check_plain_source(&dir, deny, Some(roots)).map_err(refused)?;
+            mounts.push(bind(&dir, &dir, false, MountRole::ExtraPath));
+        }
+        search_path.push(':');
+        search_path.push_str(&dir.to_string_lossy());
+    }
+    Ok((mounts, search_path))
 }
 
 fn bind(dest: &Path, source: &Path, writable: bool, role: MountRole) -> Mount {
