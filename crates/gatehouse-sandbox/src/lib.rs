@@ -11,7 +11,8 @@
 //! sandbox; [`plan`] turns a run into a [`Plan`] whose [`Plan::command`] is a
 //! `std::process::Command` the runner spawns, times and bounds as any other; [`build_env`]
 //! builds a host run's environment from [`BaseEnv::host`] the same way; [`probe`] is
-//! `gatehouse doctor`'s check; [`Layout::to_host`] and [`Layout::to_sandbox`] map paths for the
+//! `gatehouse doctor`'s check and [`check_settings`] its review of an agent's settings;
+//! [`Layout::to_host`] and [`Layout::to_sandbox`] map paths for the
 //! binding.
 //!
 //! **Invariants.** Nothing here spawns a run: the caller spawns [`Plan::command`]. A mount
@@ -67,7 +68,7 @@ pub use bwrap::{Bubblewrap, BwrapError, Features};
 pub use env::{BaseEnv, ChildEnv, EnvLimits, EnvRefusal, EnvRefused, VarReason, build_env};
 pub use error::PlanError;
 pub use layout::{Layout, Mount, MountKind, MountRole};
-pub use plan::{Plan, RunRequest, Skipped, plan};
+pub use plan::{Plan, RunRequest, Skipped, check_settings, plan};
 pub use probe::{HostFacts, NamespaceFailure, ProbeReport, explain, probe};
 pub use session::{MainSession, Placement, is_sandboxed, placement};
 pub use settings::{

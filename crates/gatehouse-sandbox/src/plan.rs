@@ -242,6 +242,55 @@ fn check_mount_points(mounts: &[Mount]) -> Result<(), PlanError> {
     Ok(())
 }
 
+/// Every problem of an agent's `settings` (its mode not `off`) that would refuse each of its
+/// sandboxed runs, found without running or creating anything: for `gatehouse doctor` and for
+/// `serve` to report at start, each with its key (`workspace`, `allowedRoots`, `extraPaths[i]`,
+/// `volumes[i]`). The first refused extra path hides later ones, as in a run.
+pub fn check_settings(
+    settings: &SandboxSettings,
+    host: &HostContext,
+    agent_id: &str,
+) -> Vec<PlanError> {
+    let home = host.home.as_path();
+    let deny = DenyList::new(host);
+    let mut problems = Vec::new();
+    if !is_plain_agent_id(agent_id) {
+        problems.push(PlanError::AgentId {
+            id: agent_id.to_owned(),
+        });
+    }
+    let roots = match AllowedRoots::new(&settings.allowed_roots, home) {
+        Ok(roots) => roots,
+        Err(refusal) => {
+            problems.push(PlanError::AllowedRoots(refusal));
+            return problems;
+        }
+    };
+    match &settings.workspace {
+        None => problems.push(PlanError::NoWorkspace {
+            agent: agent_id.to_owned(),
+        }),
+        Some(raw) => match check_source(raw, home, &deny, Some(&roots)) {
+            Ok(path) if !path.is_dir() => {
+                problems.push(PlanError::WorkspaceNotDirectory { path });
+            }
+            Ok(_) => {}
+            Err(refusal) => problems.push(PlanError::Workspace(refusal)),
+        },
+    }
+    if let Err(problem) = extra_paths(settings, home, &deny, &roots) {
+        problems.push(problem);
+    }
+    if settings.isolation == Isolation::Volumes {
+        for (index, raw) in settings.volumes.iter().enumerate() {
+            if let Err(refusal) = volume_path(raw, home) {
+                problems.push(PlanError::Volume { index, refusal });
+            }
+        }
+    }
+    problems
+}
+
 /// What the isolation mode puts at the home path, and below it.
 fn home_mounts(
     settings: &SandboxSettings,

@@ -315,3 +315,44 @@ fn with_workspace_in(fixture: &Fixture, isolation: Isolation, path: &Path) -> Sa
     settings.workspace = Some(path.display().to_string());
     settings
 }
+
+/// `gatehouse doctor`'s review: every problem at once, nothing created.
+#[test]
+fn checking_settings_lists_every_problem_without_creating_anything() {
+    let fixture = Fixture::new();
+    let mut settings = fixture.settings(Isolation::Volumes);
+    assert_eq!(
+        gatehouse_sandbox::check_settings(&settings, &fixture.host, "main"),
+        []
+    );
+    settings.workspace = Some(fixture.home.display().to_string());
+    settings.extra_paths = vec!["/etc".into()];
+    settings.volumes = vec!["~/.cache".into(), "/opt/cache".into()];
+    let problems = gatehouse_sandbox::check_settings(&settings, &fixture.host, "a/b");
+    let shown: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    assert_eq!(shown.len(), 4, "{shown:#?}");
+    assert!(
+        shown[0].starts_with("agent id \"a/b\" cannot name"),
+        "{}",
+        shown[0]
+    );
+    assert!(shown[1].starts_with("workspace: "), "{}", shown[1]);
+    assert!(
+        shown[2].starts_with("extraPaths[0]: /etc is /etc"),
+        "{}",
+        shown[2]
+    );
+    assert!(
+        shown[3].starts_with("volumes[1]: volume /opt/cache"),
+        "{}",
+        shown[3]
+    );
+    settings.workspace = None;
+    assert_eq!(
+        gatehouse_sandbox::check_settings(&settings, &fixture.host, "main")[0],
+        PlanError::NoWorkspace {
+            agent: "main".into()
+        }
+    );
+    assert!(!fixture.data.join("sandbox").exists());
+}
