@@ -3,9 +3,11 @@
 //!
 //! **Invariants.** A fake binds where it is told (tests use `127.0.0.1:0`) and talks to
 //! nothing else except the bot's own webhook or Request URL when a test configures one. It
-//! never answers 5xx unless a fault asks for it. Every API call is recorded in order, with its
-//! parsed body. Requests are validated like the platform does (Telegram `callback_data` over
-//! 64 bytes is a `BUTTON_DATA_INVALID` 400), so a wrong client call fails visibly.
+//! never answers 5xx, stalls or cuts a connection unless a fault asks for it. Every API call is
+//! recorded in order, with its parsed body, the chat it addressed and the answer it got (even
+//! an answer a fault kept from the client). Requests are validated like the platform does
+//! (Telegram `callback_data` over 64 bytes is a `BUTTON_DATA_INVALID` 400), so a wrong client
+//! call fails visibly.
 //!
 //! **Entry points.** [`telegram::spawn`], [`discord::spawn`] and [`slack::spawn`] each return a
 //! [`FakeHandle`]; the `gatehouse-fakes` binary starts any subset on given addresses. Each fake
@@ -20,9 +22,11 @@
 //! # drop(calls); Ok(()) }
 //! ```
 
+mod answer;
 mod body;
 mod calls;
 mod clock;
+mod conn;
 mod control;
 mod error;
 mod faults;
@@ -33,6 +37,6 @@ pub mod discord;
 pub mod slack;
 pub mod telegram;
 
-pub use calls::Call;
+pub use calls::{Call, FaultEffect, max_calls_within};
 pub use error::FakeError;
 pub use server::FakeHandle;

@@ -7,6 +7,9 @@
 mod binary;
 // Discord fake against serenity: gateway, interactions, RESUME, 429, validation.
 mod discord;
+// Faults through the real clients: rate-limit and 5xx windows, resets, lost answers, stalls,
+// recorded answers, Discord nonces.
+mod faults;
 // Slack fake against slack-morphism: Socket Mode, reconnects, 429, signed HTTP delivery.
 mod slack;
 // Helpers shared by the platform tests: control-endpoint calls and waiting on the call log.
