@@ -34,6 +34,7 @@ mod server;
 mod ws;
 
 pub mod discord;
+pub mod dns;
 pub mod slack;
 pub mod telegram;
 

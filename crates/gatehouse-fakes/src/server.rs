@@ -116,6 +116,12 @@ impl FakeHandle {
 #[derive(Clone, Debug)]
 pub(crate) struct Shutdown(watch::Receiver<bool>);
 
+/// A new stop signal: sending `true` (or dropping the sender) stops every holder.
+pub(crate) fn shutdown_signal() -> (watch::Sender<bool>, Shutdown) {
+    let (sender, receiver) = watch::channel(false);
+    (sender, Shutdown(receiver))
+}
+
 impl Shutdown {
     /// Resolves once the fake is stopping (or its handle was dropped).
     pub(crate) async fn wait(&mut self) {
@@ -151,8 +157,7 @@ pub(crate) async fn serve(
         .await
         .map_err(|source| FakeError::Bind { addr, source })?;
     let addr = listener.local_addr().map_err(FakeError::LocalAddr)?;
-    let (shutdown, receiver) = watch::channel(false);
-    let signal = Shutdown(receiver);
+    let (shutdown, signal) = shutdown_signal();
     let app = router(Bound {
         addr,
         shutdown: signal.clone(),

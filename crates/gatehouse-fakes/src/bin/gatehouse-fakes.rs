@@ -1,18 +1,21 @@
-//! `gatehouse-fakes`: runs the fake chat platforms for manual tests and end-to-end suites.
+//! `gatehouse-fakes`: runs the fake chat platforms (and the other fakes) for manual tests
+//! and end-to-end suites.
 //!
 //! Each flag starts one fake on the given address; the base URL of each is printed on one
 //! line (`telegram http://127.0.0.1:8081`) so a test harness can read it when asking for port 0.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Parser;
 use gatehouse_fakes::FakeHandle;
+use gatehouse_fakes::dns::DnsHandle;
 use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 
-/// Local fake Telegram, Discord and Slack servers (see docs/fakes.md).
+/// Local fake Telegram, Discord and Slack servers, a DNS server (see docs/fakes.md).
 #[derive(Debug, Parser)]
 #[command(version)]
 struct Args {
@@ -25,6 +28,12 @@ struct Args {
     /// Serve the fake Slack Web API and Socket Mode on this address.
     #[arg(long, value_name = "ADDR")]
     slack: Option<SocketAddr>,
+    /// Serve DNS (UDP and TCP) on this address, e.g. 127.0.0.1:5353.
+    #[arg(long, value_name = "ADDR")]
+    dns: Option<SocketAddr>,
+    /// The names the DNS server answers, as JSON (see docs/fakes.md); others are NXDOMAIN.
+    #[arg(long, value_name = "FILE", requires = "dns")]
+    dns_zone: Option<PathBuf>,
 }
 
 #[tokio::main]
@@ -61,9 +70,13 @@ async fn main() -> anyhow::Result<()> {
             gatehouse_fakes::slack::spawn(addr).await,
         )?);
     }
+    let dns = match args.dns {
+        Some(addr) => Some(dns(addr, args.dns_zone).await?),
+        None => None,
+    };
     anyhow::ensure!(
-        !running.is_empty(),
-        "nothing to serve: give at least one of --telegram, --discord, --slack"
+        !running.is_empty() || dns.is_some(),
+        "nothing to serve: give at least one of --telegram, --discord, --slack, --dns"
     );
     tokio::signal::ctrl_c()
         .await
@@ -71,7 +84,28 @@ async fn main() -> anyhow::Result<()> {
     for fake in running {
         fake.shutdown().await;
     }
+    if let Some(dns) = dns {
+        dns.shutdown().await;
+    }
     Ok(())
+}
+
+/// Starts the DNS server with the zone file's names; prints `dns <addr>`.
+async fn dns(addr: SocketAddr, zone: Option<PathBuf>) -> anyhow::Result<DnsHandle> {
+    let server = gatehouse_fakes::dns::spawn(addr)
+        .await
+        .with_context(|| format!("starting the DNS server on {addr}"))?;
+    if let Some(path) = zone {
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading the DNS zone {}", path.display()))?;
+        let json: serde_json::Value = serde_json::from_str(&text)
+            .with_context(|| format!("parsing the DNS zone {}", path.display()))?;
+        server
+            .load_json(&json)
+            .with_context(|| format!("loading the DNS zone {}", path.display()))?;
+    }
+    println!("dns {}", server.addr);
+    Ok(server)
 }
 
 /// Prints `<platform> <base url>` for harnesses, or says which fake failed to start.

@@ -48,3 +48,30 @@ fn binary_refuses_to_start_with_nothing_to_serve() {
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("nothing to serve"));
 }
+
+#[tokio::test]
+async fn binary_serves_dns_from_a_zone_file() {
+    let dir = std::env::temp_dir().join(format!("gatehouse-fakes-dns-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let zone = dir.join("zone.json");
+    std::fs::write(&zone, r#"{"ops.test": {"a": ["192.0.2.7"]}}"#).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gatehouse-fakes"))
+        .args(["--dns", "127.0.0.1:0", "--dns-zone"])
+        .arg(&zone)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = lines.next().unwrap().unwrap();
+    let addr: std::net::SocketAddr = line.strip_prefix("dns ").unwrap().parse().unwrap();
+    let found: Vec<std::net::IpAddr> = crate::dns::resolver_at(addr, false)
+        .lookup_ip("ops.test.")
+        .await
+        .unwrap()
+        .iter()
+        .collect();
+    assert_eq!(found, ["192.0.2.7".parse::<std::net::IpAddr>().unwrap()]);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -7,6 +7,8 @@
 mod binary;
 // Discord fake against serenity: gateway, interactions, RESUME, 429, validation.
 mod discord;
+// The loopback DNS server through hickory-resolver: records, CNAMEs, failures, rebinding, TCP.
+mod dns;
 // Faults through the real clients: rate-limit and 5xx windows, resets, lost answers, stalls,
 // recorded answers, Discord nonces.
 mod faults;
