@@ -57,6 +57,12 @@ pub enum FakeError {
         /// What was wrong, in words.
         reason: String,
     },
+    /// A fake model's script was not valid.
+    #[error("bad model script: {reason}")]
+    BadScript {
+        /// What was wrong, in words.
+        reason: String,
+    },
     /// A `/_fake/...` control request was malformed; answered with 400 so a test sees it.
     #[error("bad control request to {endpoint}: {reason}")]
     BadControl {
@@ -87,7 +93,8 @@ impl IntoResponse for FakeError {
             | Self::ControlTransport { .. }
             | Self::ControlRefused { .. }
             | Self::CallsTimedOut { .. }
-            | Self::BadZone { .. } => StatusCode::BAD_REQUEST,
+            | Self::BadZone { .. }
+            | Self::BadScript { .. } => StatusCode::BAD_REQUEST,
         };
         (
             status,

@@ -21,6 +21,8 @@ pub(crate) enum Platform {
     Telegram,
     Discord,
     Slack,
+    Anthropic,
+    OpenAi,
 }
 
 /// A fault as posted to `/_fake/faults`.
