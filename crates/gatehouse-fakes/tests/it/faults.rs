@@ -276,10 +276,17 @@ async fn discord_enforced_nonce_makes_a_retried_create_after_a_lost_answer_idemp
         json!({"method": "createMessage", "lose_answer": true}),
     )
     .await;
-    channel
+    let lost = channel
         .send_message(&http, card_with_nonce("appr-1", true))
         .await
         .unwrap_err();
+    assert!(
+        matches!(
+            lost,
+            serenity::Error::Http(serenity::http::HttpError::Request(_))
+        ),
+        "{lost:?}"
+    );
     let first_id = fake.calls_of("createMessage")[0].sent_message_id().unwrap();
     let retried = channel
         .send_message(&http, card_with_nonce("appr-1", true))
@@ -361,13 +368,21 @@ async fn slack_rate_limit_window_reset_and_lost_answer() {
         .unwrap();
 
     arm(&fake, json!({"method": "chat.postMessage", "reset": true})).await;
-    session.chat_post_message(&post("C3")).await.unwrap_err();
+    let reset = session.chat_post_message(&post("C3")).await.unwrap_err();
+    assert!(
+        matches!(reset, SlackClientError::HttpProtocolError(_)),
+        "{reset:?}"
+    );
     arm(
         &fake,
         json!({"method": "chat.postMessage", "lose_answer": true}),
     )
     .await;
-    session.chat_post_message(&post("C3")).await.unwrap_err();
+    let lost = session.chat_post_message(&post("C3")).await.unwrap_err();
+    assert!(
+        matches!(lost, SlackClientError::HttpProtocolError(_)),
+        "{lost:?}"
+    );
     let messages: Value = reqwest::get(format!("http://{}/_fake/messages", fake.addr))
         .await
         .unwrap()
