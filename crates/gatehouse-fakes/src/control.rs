@@ -1,11 +1,13 @@
-//! Control endpoints every fake serves on its own port: `GET /_fake/calls` and
-//! `POST|DELETE /_fake/faults`. Platform-specific controls live in the platform modules.
+//! Control endpoints every fake serves on its own port: `GET /_fake/calls` (filtered by
+//! `method`, `chat` and `since`) and `GET|POST|DELETE /_fake/faults`. Platform-specific
+//! controls live in the platform modules.
 
 use std::sync::Arc;
 
-use axum::extract::State;
+use axum::extract::{Query, State};
 use axum::routing::get;
 use axum::{Json, Router};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::calls::{Call, CallLog};
@@ -28,12 +30,41 @@ pub(crate) fn routes<S: Controlled>() -> Router<Arc<S>> {
     )
 }
 
-async fn calls<S: Controlled>(State(state): State<Arc<S>>) -> Json<Vec<Call>> {
-    Json(state.calls().snapshot())
+/// `GET /_fake/calls` filters, so a shell dry run can find one card with `curl`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CallFilter {
+    /// Only this method (exact, as logged).
+    method: Option<String>,
+    /// Only calls to this chat or channel.
+    chat: Option<String>,
+    /// Only calls after this `seq`.
+    since: Option<u64>,
+}
+
+impl CallFilter {
+    fn keeps(&self, call: &Call) -> bool {
+        self.method.as_ref().is_none_or(|m| *m == call.method)
+            && self
+                .chat
+                .as_ref()
+                .is_none_or(|c| call.chat.as_ref() == Some(c))
+            && self.since.is_none_or(|since| call.seq > since)
+    }
+}
+
+async fn calls<S: Controlled>(
+    State(state): State<Arc<S>>,
+    Query(filter): Query<CallFilter>,
+) -> Json<Vec<Call>> {
+    let mut calls = state.calls().snapshot();
+    calls.retain(|call| filter.keeps(call));
+    Json(calls)
 }
 
 async fn pending<S: Controlled>(State(state): State<Arc<S>>) -> Json<Value> {
-    Json(json!({"ok": true, "pending": state.faults().pending()}))
+    let faults = state.faults();
+    Json(json!({"ok": true, "pending": faults.pending(), "armed": faults.describe()}))
 }
 
 async fn arm<S: Controlled>(

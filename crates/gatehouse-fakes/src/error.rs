@@ -51,6 +51,18 @@ pub enum FakeError {
         /// How many arrived.
         seen: usize,
     },
+    /// A DNS zone (names and answers) was not valid.
+    #[error("bad DNS zone: {reason}")]
+    BadZone {
+        /// What was wrong, in words.
+        reason: String,
+    },
+    /// A fake model's script was not valid.
+    #[error("bad model script: {reason}")]
+    BadScript {
+        /// What was wrong, in words.
+        reason: String,
+    },
     /// A `/_fake/...` control request was malformed; answered with 400 so a test sees it.
     #[error("bad control request to {endpoint}: {reason}")]
     BadControl {
@@ -80,7 +92,9 @@ impl IntoResponse for FakeError {
             | Self::LocalAddr(_)
             | Self::ControlTransport { .. }
             | Self::ControlRefused { .. }
-            | Self::CallsTimedOut { .. } => StatusCode::BAD_REQUEST,
+            | Self::CallsTimedOut { .. }
+            | Self::BadZone { .. }
+            | Self::BadScript { .. } => StatusCode::BAD_REQUEST,
         };
         (
             status,

@@ -5,13 +5,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use axum::middleware::from_fn_with_state;
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use crate::answer::{AnswerTap, record_answers};
 use crate::calls::{Call, CallLog};
+use crate::conn::{ConnCut, CutListener};
 use crate::error::FakeError;
 
 /// A running fake. Dropping it stops the server and every open WebSocket, so a test that
@@ -39,6 +42,16 @@ impl FakeHandle {
             .snapshot()
             .into_iter()
             .filter(|c| c.method == method)
+            .collect()
+    }
+
+    /// Every call that addressed `chat` (as logged in [`Call::chat`]), in arrival order: for
+    /// per-chat send rates with [`crate::max_calls_within`].
+    pub fn calls_in_chat(&self, chat: &str) -> Vec<Call> {
+        self.calls
+            .snapshot()
+            .into_iter()
+            .filter(|c| c.chat.as_deref() == Some(chat))
             .collect()
     }
 
@@ -103,6 +116,12 @@ impl FakeHandle {
 #[derive(Clone, Debug)]
 pub(crate) struct Shutdown(watch::Receiver<bool>);
 
+/// A new stop signal: sending `true` (or dropping the sender) stops every holder.
+pub(crate) fn shutdown_signal() -> (watch::Sender<bool>, Shutdown) {
+    let (sender, receiver) = watch::channel(false);
+    (sender, Shutdown(receiver))
+}
+
 impl Shutdown {
     /// Resolves once the fake is stopping (or its handle was dropped).
     pub(crate) async fn wait(&mut self) {
@@ -126,7 +145,8 @@ pub(crate) struct Bound {
     pub(crate) shutdown: Shutdown,
 }
 
-/// Binds `addr`, builds the platform router and serves it until the handle stops it.
+/// Binds `addr`, builds the platform router and serves it until the handle stops it. Every
+/// route runs inside the answer layer, on connections a fault can cut.
 pub(crate) async fn serve(
     addr: SocketAddr,
     calls: Arc<CallLog>,
@@ -137,15 +157,21 @@ pub(crate) async fn serve(
         .await
         .map_err(|source| FakeError::Bind { addr, source })?;
     let addr = listener.local_addr().map_err(FakeError::LocalAddr)?;
-    let (shutdown, receiver) = watch::channel(false);
-    let signal = Shutdown(receiver);
+    let (shutdown, signal) = shutdown_signal();
     let app = router(Bound {
         addr,
         shutdown: signal.clone(),
     });
+    let tap = AnswerTap {
+        calls: Arc::clone(&calls),
+        shutdown: signal.clone(),
+    };
+    let app = app
+        .layer(from_fn_with_state(tap, record_answers))
+        .into_make_service_with_connect_info::<ConnCut>();
     let mut stop = signal;
     let task = tokio::spawn(async move {
-        let served = axum::serve(listener, app)
+        let served = axum::serve(CutListener(listener), app)
             .with_graceful_shutdown(async move { stop.wait().await })
             .await;
         if let Err(error) = served {

@@ -152,6 +152,7 @@ pub(super) struct ConfigPatch {
     dm_closed: Option<Vec<u64>>,
     heartbeat_interval_ms: Option<u64>,
     interaction_window_ms: Option<u64>,
+    nonce_window_ms: Option<u64>,
 }
 
 /// Changes the configuration; fields left out keep their value.
@@ -168,6 +169,9 @@ pub(super) async fn configure(
         if let Some(window) = patch.interaction_window_ms {
             state.interactions.response_window = Duration::from_millis(window);
         }
+        if let Some(window) = patch.nonce_window_ms {
+            state.channels.nonces.window = Duration::from_millis(window);
+        }
         if let Some(interval) = patch.heartbeat_interval_ms {
             state.sessions.heartbeat_interval_ms = interval;
         }
@@ -183,8 +187,13 @@ pub(super) async fn config(State(discord): State<Arc<Discord>>) -> Json<Value> {
     Json(json!({
         "ok": true, "dm_closed": dm_closed,
         "heartbeat_interval_ms": state.sessions.heartbeat_interval_ms,
-        "interaction_window_ms": u64::try_from(state.interactions.response_window.as_millis()).unwrap_or(u64::MAX),
+        "interaction_window_ms": millis(state.interactions.response_window),
+        "nonce_window_ms": millis(state.channels.nonces.window),
         "bot_user_id": BOT_ID.to_string(), "application_id": APP_ID.to_string(),
         "guild_id": super::GUILD_ID.to_string(),
     }))
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }

@@ -4,8 +4,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::{Value, json};
 
+use super::nonces::Nonces;
 use super::reply::DcError;
 use super::{BOT_ID, GUILD_ID};
+use crate::body::bool_field;
 use crate::clock::{iso8601, now_ms};
 
 /// Discord's limits.
@@ -65,6 +67,8 @@ pub(crate) struct Channels {
     dms: HashMap<u64, u64>,
     /// Users whose DMs are closed to the bot: messages to them fail with 50007.
     pub(crate) dm_closed: HashSet<u64>,
+    /// Recent message nonces, for `enforce_nonce`.
+    pub(crate) nonces: Nonces,
 }
 
 #[derive(Debug)]
@@ -100,7 +104,8 @@ impl Channels {
                "recipients": [user_json(&json!({"id": recipient}))]})
     }
 
-    /// Creates a bot message after validation; `extra` fields (interaction metadata) are merged.
+    /// Creates a bot message after validation; `extra` fields (interaction metadata) are
+    /// merged. With `enforce_nonce`, a nonce seen within the window returns that message.
     pub(crate) fn create(
         &mut self,
         ids: &mut Snowflakes,
@@ -109,6 +114,14 @@ impl Channels {
         extra: Option<Value>,
     ) -> Result<Value, DcError> {
         validate(body, true)?;
+        let nonce = Nonces::key(body)?;
+        if bool_field(body, "enforce_nonce") == Some(true)
+            && let Some(nonce) = &nonce
+            && let Some((channel, message)) = self.nonces.earlier(nonce)
+            && let Some(earlier) = self.get(channel, message)
+        {
+            return Ok(earlier.clone());
+        }
         let dm_closed = self.dm_closed.clone();
         let channel = self.channel(channel_id);
         if channel
@@ -134,6 +147,9 @@ impl Channels {
         if let Some(guild) = channel.guild_id {
             message["guild_id"] = json!(guild.to_string());
         }
+        if let Some(given) = body.get("nonce").filter(|n| !n.is_null()) {
+            message["nonce"] = given.clone();
+        }
         if let Some(reference) = body.get("message_reference") {
             message["message_reference"] = reference.clone();
             message["type"] = json!(19);
@@ -142,6 +158,9 @@ impl Channels {
             fields.extend(extra);
         }
         channel.messages.insert(id, message.clone());
+        if let Some(nonce) = nonce {
+            self.nonces.remember(nonce, channel_id, id);
+        }
         Ok(message)
     }
 

@@ -7,6 +7,7 @@ mod gateway;
 mod inbound;
 mod interactions;
 mod messages;
+mod nonces;
 mod reply;
 mod rest;
 mod sessions;
@@ -20,7 +21,7 @@ use axum::routing::{any, get, post};
 use crate::calls::CallLog;
 use crate::control::{self as shared, Controlled};
 use crate::error::FakeError;
-use crate::faults::FaultPlan;
+use crate::faults::{FaultPlan, Platform};
 use crate::server::{self, Bound, FakeHandle, Shutdown};
 use commands::Commands;
 use interactions::Interactions;
@@ -126,7 +127,7 @@ impl Discord {
     fn new(calls: Arc<CallLog>, bound: &Bound) -> Self {
         Self {
             calls,
-            faults: FaultPlan::default(),
+            faults: FaultPlan::new(Platform::Discord),
             state: Mutex::new(DcState::default()),
             gateway_url: format!("ws://{}/gateway", bound.addr),
             shutdown: bound.shutdown.clone(),

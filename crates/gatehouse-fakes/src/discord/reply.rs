@@ -6,7 +6,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
 use crate::clock::now_ms;
-use crate::faults::FailWith;
+use crate::faults::{FailWith, RateScope};
 
 /// A Discord API error with its JSON error code, worded as Discord words it.
 #[derive(Clone, Debug, PartialEq)]
@@ -70,7 +70,9 @@ impl DcError {
         }
     }
 
-    /// An injected fault; 429s carry `retry_after` seconds (float) and rate-limit headers.
+    /// An injected fault; 429s carry `retry_after` seconds (float) and rate-limit headers as
+    /// Discord sends them: bucket headers for a route (`user`) or shared resource limit,
+    /// `X-RateLimit-Global` for the bot's global limit.
     pub(crate) fn from_fault(fail: FailWith, method: &str) -> Self {
         let Some(retry_after) = fail.retry_after else {
             let message = fail
@@ -78,16 +80,13 @@ impl DcError {
                 .unwrap_or_else(|| format!("{}: {}", fail.status, reason(fail.status)));
             return Self::new(fail.status, 0, &message);
         };
-        let reset_ms = now_ms() + (retry_after * 1000.0) as u64;
-        Self {
-            status: fail.status,
-            body: json!({
-                "message": fail.description.unwrap_or_else(|| "You are being rate limited.".into()),
-                "retry_after": retry_after,
-                "global": false,
-            }),
-            headers: vec![
-                ("retry-after", format!("{}", retry_after.ceil() as u64)),
+        let global = fail.scope == RateScope::Global;
+        let mut headers = vec![("retry-after", format!("{}", retry_after.ceil() as u64))];
+        if global {
+            headers.push(("x-ratelimit-global", "true".into()));
+        } else {
+            let reset_ms = now_ms() + (retry_after * 1000.0) as u64;
+            headers.extend([
                 ("x-ratelimit-limit", "5".into()),
                 ("x-ratelimit-remaining", "0".into()),
                 (
@@ -99,8 +98,22 @@ impl DcError {
                     "x-ratelimit-bucket",
                     format!("fake-{}", method.to_ascii_lowercase()),
                 ),
-                ("x-ratelimit-scope", "user".into()),
-            ],
+            ]);
+        }
+        let scope = match fail.scope {
+            RateScope::User => "user",
+            RateScope::Global => "global",
+            RateScope::Shared => "shared",
+        };
+        headers.push(("x-ratelimit-scope", scope.into()));
+        Self {
+            status: fail.status,
+            body: json!({
+                "message": fail.description.unwrap_or_else(|| "You are being rate limited.".into()),
+                "retry_after": retry_after,
+                "global": global,
+            }),
+            headers,
         }
     }
 }
@@ -173,14 +186,39 @@ mod tests {
             status: 429,
             retry_after: Some(1.25),
             description: None,
+            scope: RateScope::User,
         };
-        let error = DcError::from_fault(fail, "createMessage");
+        let error = DcError::from_fault(fail.clone(), "createMessage");
         assert_eq!(error.body["retry_after"], 1.25);
         assert!(error.headers.contains(&("retry-after", "2".into())));
         assert!(
             error
                 .headers
                 .contains(&("x-ratelimit-bucket", "fake-createmessage".into()))
+        );
+        let global = DcError::from_fault(
+            FailWith {
+                scope: RateScope::Global,
+                ..fail
+            },
+            "createMessage",
+        );
+        assert_eq!(global.body["global"], true);
+        assert!(
+            global
+                .headers
+                .contains(&("x-ratelimit-global", "true".into()))
+        );
+        assert!(
+            global
+                .headers
+                .contains(&("x-ratelimit-scope", "global".into()))
+        );
+        assert!(
+            !global
+                .headers
+                .iter()
+                .any(|(h, _)| *h == "x-ratelimit-bucket")
         );
     }
 }

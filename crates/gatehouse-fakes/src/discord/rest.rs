@@ -13,7 +13,9 @@ use super::interactions::WebhookOp;
 use super::messages::bot_user;
 use super::reply::{DcError, Reply, snowflake};
 use super::{APP_ID, DcState, Discord};
+use crate::answer::CallSlot;
 use crate::body::{self, BodyError};
+use crate::faults::Before;
 
 /// Largest body the fake reads (Discord's own limit is 25 MiB for uploads).
 const MAX_BODY: usize = 8 * 1024 * 1024;
@@ -34,6 +36,12 @@ async fn handle(
 ) -> Response {
     let (parts, body) = request.into_parts();
     let path = parts.uri.path().to_owned();
+    let slot = parts
+        .extensions
+        .get::<CallSlot>()
+        .cloned()
+        .unwrap_or_default();
+    let chat = channel_of(&path);
     let body = match to_bytes(body, MAX_BODY).await {
         Ok(bytes) => body::parse(&parts.headers, parts.uri.query(), &bytes),
         Err(error) => Err(BodyError::BadForm(error.to_string())),
@@ -41,11 +49,11 @@ async fn handle(
     let body = match body.map(merge_payload_json) {
         Ok(body) => body,
         Err(_) => {
-            discord.calls.record(method, path, Value::Null);
+            slot.record(&discord.calls, method, path, chat, Value::Null);
             return DcError::bad(50109, "The request body contains invalid JSON.").into_response();
         }
     };
-    discord.calls.record(method, path, body.clone());
+    slot.record(&discord.calls, method, path, chat.clone(), body.clone());
     let authorized = parts
         .headers
         .get(AUTHORIZATION)
@@ -54,16 +62,23 @@ async fn handle(
     if auth == Auth::Bot && !authorized {
         return DcError::unauthorized().into_response();
     }
-    if let Some(fault) = discord.faults.take(method)
-        && let Some(fail) = fault.delay_then_failure().await
-    {
-        return DcError::from_fault(fail, method).into_response();
+    match discord.faults.before(method, chat.as_deref(), &slot).await {
+        Before::Serve => {}
+        Before::Fail(fail) => return DcError::from_fault(fail, method).into_response(),
+        Before::Unsent => return DcError::not_found().into_response(),
     }
     let mut state = discord.lock();
     match op(&mut state, &body) {
         Ok(reply) => reply.into_response(),
         Err(error) => error.into_response(),
     }
+}
+
+/// The channel a `/channels/{channel}/…` route addresses (paths as seen under `/api/v10`).
+fn channel_of(path: &str) -> Option<String> {
+    let rest = path.strip_prefix("/channels/")?;
+    let channel = rest.split('/').next().filter(|c| !c.is_empty())?;
+    Some(channel.to_owned())
 }
 
 /// Multipart requests carry the JSON in a `payload_json` part.
@@ -385,8 +400,9 @@ pub(super) async fn create_global_command(
 }
 
 /// Any other `/api/v10` route: recorded, then 404 so a wrong client call shows.
-pub(super) async fn unknown_route(State(d): Shared, request: Request) -> Response {
+pub(super) async fn unknown_route(State(d): Shared, slot: CallSlot, request: Request) -> Response {
     let method = format!("{} {}", request.method(), request.uri().path());
-    d.calls.record(method, request.uri().path(), Value::Null);
+    let path = request.uri().path();
+    slot.record(&d.calls, method, path, channel_of(path), Value::Null);
     DcError::not_found().into_response()
 }

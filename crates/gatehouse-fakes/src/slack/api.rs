@@ -10,7 +10,9 @@ use serde_json::{Value, json};
 
 use super::reply::{SlError, ok};
 use super::{APP_ID, BOT_ID, BOT_USER_ID, Slack, TEAM_ID};
+use crate::answer::CallSlot;
 use crate::body::{self, str_field};
+use crate::faults::Before;
 
 const MAX_BODY: usize = 2 * 1024 * 1024;
 
@@ -46,13 +48,14 @@ fn token_kind(token: &str) -> Option<TokenKind> {
 pub(super) async fn method(
     State(slack): State<Arc<Slack>>,
     Path(name): Path<String>,
+    slot: CallSlot,
     request: Request,
 ) -> Response {
     let (parts, body) = request.into_parts();
     let path = parts.uri.path().to_owned();
     let bytes = to_bytes(body, MAX_BODY).await.unwrap_or_default();
     let Ok(mut body) = body::parse(&parts.headers, parts.uri.query(), &bytes) else {
-        slack.calls.record(name, path, Value::Null);
+        slot.record(&slack.calls, name, path, None, Value::Null);
         return SlError::api("invalid_json").into_response();
     };
     let bearer = parts
@@ -65,7 +68,8 @@ pub(super) async fn method(
     if body.get("token").is_some() {
         body["token"] = json!("<redacted>");
     }
-    slack.calls.record(name.clone(), path, body.clone());
+    let chat = str_field(&body, "channel");
+    slot.record(&slack.calls, name.clone(), path, chat.clone(), body.clone());
     let Some(needed) = needed(&name) else {
         return SlError::api("unknown_method").into_response();
     };
@@ -79,10 +83,10 @@ pub(super) async fn method(
         }
         Some(_) => {}
     }
-    if let Some(fault) = slack.faults.take(&name)
-        && let Some(fail) = fault.delay_then_failure().await
-    {
-        return SlError::from_fault(fail).into_response();
+    match slack.faults.before(&name, chat.as_deref(), &slot).await {
+        Before::Serve => {}
+        Before::Fail(fail) => return SlError::from_fault(fail).into_response(),
+        Before::Unsent => return SlError::api("fatal_error").into_response(),
     }
     let mut state = slack.lock();
     let result = match name.as_str() {

@@ -16,6 +16,7 @@ use super::delivery::{self, Signature};
 use super::envelopes::EnvelopeType;
 use super::inbound::{INJECT, hydrate_command, hydrate_event, hydrate_interactive};
 use super::{APP_ID, Slack, TEAM_ID};
+use crate::answer::CallSlot;
 use crate::control::parse_control;
 use crate::error::FakeError;
 
@@ -155,12 +156,17 @@ pub(super) async fn envelopes(State(slack): State<Arc<Slack>>) -> Json<Value> {
 pub(super) async fn response_url(
     State(slack): State<Arc<Slack>>,
     Path(id): Path<String>,
+    slot: CallSlot,
     body: Bytes,
 ) -> Json<Value> {
     let parsed: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    slack
-        .calls
-        .record("response_url", format!("/response/{id}"), parsed);
+    slot.record(
+        &slack.calls,
+        "response_url",
+        format!("/response/{id}"),
+        None,
+        parsed,
+    );
     Json(json!({"ok": true}))
 }
 

@@ -21,7 +21,7 @@ use axum::routing::{get, post};
 use crate::calls::CallLog;
 use crate::control::{self as shared, Controlled};
 use crate::error::FakeError;
-use crate::faults::FaultPlan;
+use crate::faults::{FaultPlan, Platform};
 use crate::server::{self, Bound, FakeHandle, Shutdown};
 use delivery::HttpMode;
 use envelopes::SocketMode;
@@ -95,7 +95,7 @@ impl Slack {
     fn new(calls: Arc<CallLog>, bound: &Bound) -> Self {
         Self {
             calls,
-            faults: FaultPlan::default(),
+            faults: FaultPlan::new(Platform::Slack),
             state: Mutex::new(SlState::default()),
             addr: bound.addr,
             shutdown: bound.shutdown.clone(),

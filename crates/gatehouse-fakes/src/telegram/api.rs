@@ -12,7 +12,9 @@ use super::Telegram;
 use super::messages::BotUser;
 use super::reply::{TgError, ok};
 use super::{poll, webhook};
+use crate::answer::CallSlot;
 use crate::body::{self, BodyError, str_field};
+use crate::faults::Before;
 
 /// Methods the fake serves, spelled as Telegram documents them; matching ignores case.
 const METHODS: [&str; 10] = [
@@ -37,6 +39,7 @@ pub(super) async fn method(
     Path((bot, name)): Path<(String, String)>,
     uri: Uri,
     headers: HeaderMap,
+    slot: CallSlot,
     bytes: Bytes,
 ) -> Response {
     let known = METHODS
@@ -49,11 +52,12 @@ pub(super) async fn method(
     let body = match body::parse(&headers, uri.query(), &bytes) {
         Ok(body) => body,
         Err(error) => {
-            tg.calls.record(logged, path, Value::Null);
+            slot.record(&tg.calls, logged, path, None, Value::Null);
             return TgError::bad_request(describe(error)).into_response();
         }
     };
-    tg.calls.record(logged, path, body.clone());
+    let chat = str_field(&body, "chat_id");
+    slot.record(&tg.calls, logged, path, chat.clone(), body.clone());
     if !body.is_object() {
         return TgError::bad_request(describe(BodyError::NotAnObject)).into_response();
     }
@@ -63,10 +67,10 @@ pub(super) async fn method(
     let Some(method) = known else {
         return TgError::not_found().into_response();
     };
-    if let Some(fault) = tg.faults.take(method)
-        && let Some(fail) = fault.delay_then_failure().await
-    {
-        return TgError::from_fault(fail).into_response();
+    match tg.faults.before(method, chat.as_deref(), &slot).await {
+        Before::Serve => {}
+        Before::Fail(fail) => return TgError::from_fault(fail).into_response(),
+        Before::Unsent => return TgError::not_found().into_response(),
     }
     match dispatch(&tg, bot_id, method, &body).await {
         Ok(result) => ok(result),

@@ -22,7 +22,7 @@ use tokio::sync::Notify;
 use crate::calls::CallLog;
 use crate::control::{self as shared, Controlled};
 use crate::error::FakeError;
-use crate::faults::FaultPlan;
+use crate::faults::{FaultPlan, Platform};
 use crate::server::{self, FakeHandle, Shutdown};
 use messages::Chats;
 use updates::{UpdateQueue, Webhook};
@@ -87,7 +87,7 @@ impl Telegram {
             .unwrap_or_default();
         Self {
             calls,
-            faults: FaultPlan::default(),
+            faults: FaultPlan::new(Platform::Telegram),
             state: Mutex::new(TgState {
                 bot_username: "gatehouse_fake_bot".into(),
                 chats: Chats::default(),

@@ -17,7 +17,7 @@ use crate::support::{control, loopback, wait_for_calls};
 const CHANNEL: u64 = 4000;
 const APPROVER: u64 = 5000;
 
-fn http_for(fake: &FakeHandle) -> Http {
+pub(crate) fn http_for(fake: &FakeHandle) -> Http {
     // serenity honours the proxy only with its rate limiter disabled.
     HttpBuilder::new("Bot fake-token")
         .proxy(fake.base_url.clone())

@@ -7,6 +7,13 @@
 mod binary;
 // Discord fake against serenity: gateway, interactions, RESUME, 429, validation.
 mod discord;
+// The loopback DNS server through hickory-resolver: records, CNAMEs, failures, rebinding, TCP.
+mod dns;
+// Faults through the real clients: rate-limit and 5xx windows, resets, lost answers, stalls,
+// recorded answers, Discord nonces.
+mod faults;
+// Fake Anthropic Messages and OpenAI Responses APIs spoken to over HTTP: scripts, SSE, errors.
+mod models;
 // Slack fake against slack-morphism: Socket Mode, reconnects, 429, signed HTTP delivery.
 mod slack;
 // Helpers shared by the platform tests: control-endpoint calls and waiting on the call log.

@@ -15,7 +15,7 @@ const CHANNEL: &str = "C0OPS";
 const APPROVER: &str = "U0ALICE";
 const SECRET: &str = "s3cr3t-signing";
 
-fn client_for(fake: &FakeHandle, rate_control: bool) -> Arc<SlackHyperClient> {
+pub(crate) fn client_for(fake: &FakeHandle, rate_control: bool) -> Arc<SlackHyperClient> {
     // SlackClientHyperConnector::new() is https-only; this connector also speaks http://.
     let https = hyper_rustls::HttpsConnectorBuilder::new()
         .with_native_roots()
