@@ -20,9 +20,12 @@
 pub mod binding;
 pub mod elevated;
 pub mod exec;
+pub mod files;
 pub mod modes;
 pub mod requirement;
+mod text;
 pub mod tools;
+pub mod urls;
 
 pub use exec::{Decision, ExecEvaluation, ExecPolicy, ExecRequest, evaluate};
 pub use modes::{ApprovalDecision, Ask, ParseModeError, Security};

@@ -45,6 +45,7 @@ pub use inputs::{
     AgentScope, PluginTool, ProviderRules, Sandboxing, Sender, SessionContext, SpawnContext,
     SubagentConfig, ToolConfig, ToolPolicyInputs, ToolRules, ToolScope,
 };
+pub(crate) use names::glob_matches;
 pub use names::normalize_tool_name;
 pub use pipeline::{APPLY_PATCH_MODELS_PATH, OWNER_ONLY_PATH, effective_tools};
 pub use profile::{Profile, UnknownProfile};

@@ -15,6 +15,16 @@ mod tool_call;
 // Properties: deny entries never widen, sub-agents never exceed their parent.
 mod tool_props;
 
+// A real temporary tree and a one-line renderer for file checks.
+mod file_support;
+// File tools on real trees: containment, symlinks, special files, denied files, globs, patches.
+mod files;
+// URL checks: host forms, address classes, domain lists, resolved addresses.
+mod urls;
+// proptest: unsafe characters never pass, allowed paths stay under the root and equal
+// realpath's answer, every IPv4 spelling is judged as its address.
+mod check_props;
+
 mod allows; // hand-written `allows_…` lists: what must keep working for agents
 mod allows_interpreters; // what the stricter interpreter and shell-flag rules must keep allowing
 mod binding_props; // proptest: the binding over sed/awk/make words never panics and is stable
