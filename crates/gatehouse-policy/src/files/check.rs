@@ -1,11 +1,10 @@
 //! The check of one file access: walk, then every rule in turn; the first refusal wins.
 
-use std::fs::Metadata;
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use super::denied::{builtin, in_system_dir};
 use super::error::FileRefusal;
+use super::examine::{Examined, Kind};
 use super::patch::{PatchOp, parse_patch};
 use super::resolve::{WalkOptions, refuse_unsafe_chars, walk};
 use super::rules::{CompiledAccess, FileRules};
@@ -101,8 +100,8 @@ pub fn check_file(
     if in_system_dir(&canonical) {
         return Err(FileRefusal::SystemPath { path: canonical });
     }
-    let existing = match &walked.metadata {
-        Some(metadata) => Some(examine_target(&canonical, metadata, op)?),
+    let existing = match &walked.target {
+        Some(target) => Some(examine_target(&canonical, target, op)?),
         None => None,
     };
     let canonical_text = canonical.to_str().ok_or_else(|| FileRefusal::InvalidPath {
@@ -126,27 +125,24 @@ pub fn check_file(
 }
 
 /// Refuses directories, special files and (for writes) hard-linked files.
-fn examine_target(
-    path: &Path,
-    metadata: &Metadata,
-    op: FileOp,
-) -> Result<FileIdentity, FileRefusal> {
-    let kind = metadata.file_type();
-    if kind.is_dir() {
-        return Err(FileRefusal::Directory {
-            path: path.to_path_buf(),
-        });
-    }
-    let special = if kind.is_fifo() {
-        Some("fifo")
-    } else if kind.is_socket() {
-        Some("socket")
-    } else if kind.is_char_device() {
-        Some("character device")
-    } else if kind.is_block_device() {
-        Some("block device")
-    } else {
-        None
+fn examine_target(path: &Path, target: &Examined, op: FileOp) -> Result<FileIdentity, FileRefusal> {
+    let special = match target.kind {
+        Kind::File => None,
+        Kind::Dir => {
+            return Err(FileRefusal::Directory {
+                path: path.to_path_buf(),
+            });
+        }
+        Kind::Fifo => Some("fifo"),
+        Kind::Socket => Some("socket"),
+        Kind::CharDevice => Some("character device"),
+        Kind::BlockDevice => Some("block device"),
+        Kind::Symlink | Kind::Other => {
+            return Err(FileRefusal::Unexaminable {
+                path: path.to_path_buf(),
+                error: "not a regular file".to_owned(),
+            });
+        }
     };
     if let Some(kind) = special {
         return Err(FileRefusal::SpecialFile {
@@ -154,22 +150,16 @@ fn examine_target(
             kind,
         });
     }
-    if !kind.is_file() {
-        return Err(FileRefusal::Unexaminable {
-            path: path.to_path_buf(),
-            error: "not a regular file".to_owned(),
-        });
-    }
-    if op.writes() && metadata.nlink() > 1 {
+    if op.writes() && target.nlink > 1 {
         return Err(FileRefusal::HardLink {
             path: path.to_path_buf(),
-            links: metadata.nlink(),
+            links: target.nlink,
         });
     }
     Ok(FileIdentity {
-        dev: metadata.dev(),
-        ino: metadata.ino(),
-        size: metadata.len(),
+        dev: target.dev,
+        ino: target.ino,
+        size: target.size,
     })
 }
 

@@ -15,7 +15,7 @@
 
 use std::path::Path;
 
-use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{Candidate, Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::text::fold;
 
@@ -103,52 +103,39 @@ impl PathGlobs {
 
     /// The entry (as written) that matches `path`, an absolute path in UTF-8.
     pub(crate) fn matching(&self, path: &str) -> Option<&str> {
-        let folded;
-        let path = match self.kind {
-            ListKind::Deny => {
-                folded = fold(path);
-                folded.as_ref()
-            }
-            ListKind::Allow => path,
-        };
         let index = match self.kind {
-            ListKind::Allow => self
-                .paths
-                .matches(path)
-                .first()
-                .map(|i| i + self.name_count),
-            ListKind::Deny => self.deny_match(path),
+            ListKind::Deny => self.deny_match(&fold(path)),
+            ListKind::Allow => self.allow_match(path),
         };
-        if self.kind == ListKind::Allow && index.is_none() {
-            // A name entry in an allow list names the file itself, not a directory on its way.
-            let name = path.rsplit('/').next().unwrap_or_default();
-            return self
-                .names
-                .matches(name)
-                .first()
-                .and_then(|i| self.written.get(*i))
-                .map(String::as_str);
-        }
         index.and_then(|i| self.written.get(i)).map(String::as_str)
     }
 
+    /// The path entries against the whole path, then the name entries against the file's own
+    /// name: a name in an allow list names the file, not a directory on its way.
+    fn allow_match(&self, path: &str) -> Option<usize> {
+        first_match(&self.paths, path)
+            .map(|i| i + self.name_count)
+            .or_else(|| first_match(&self.names, path.rsplit('/').next().unwrap_or_default()))
+    }
+
+    /// The name entries against every component, then the path entries against the path and
+    /// each ancestor, longest first: a denied directory covers its contents.
     fn deny_match(&self, path: &str) -> Option<usize> {
         if !self.names.is_empty()
             && let Some(i) = path
                 .split('/')
                 .filter(|c| !c.is_empty())
-                .find_map(|c| self.names.matches(c).first().copied())
+                .find_map(|c| first_match(&self.names, c))
         {
             return Some(i);
         }
         if self.paths.is_empty() {
             return None;
         }
-        // The path and every ancestor, longest first: a denied directory covers its contents.
         let mut end = path.len();
         loop {
             let prefix = &path[..end];
-            if let Some(i) = self.paths.matches(prefix).first() {
+            if let Some(i) = first_match(&self.paths, prefix) {
                 return Some(i + self.name_count);
             }
             match prefix.rfind('/') {
@@ -157,6 +144,19 @@ impl PathGlobs {
             }
         }
     }
+}
+
+/// The index of the first pattern of `set` matching `text`; the common miss costs no
+/// allocation.
+fn first_match(set: &GlobSet, text: &str) -> Option<usize> {
+    if set.is_empty() {
+        return None;
+    }
+    let candidate = Candidate::new(text);
+    if !set.is_match_candidate(&candidate) {
+        return None;
+    }
+    set.matches_candidate(&candidate).into_iter().min()
 }
 
 /// `/abs`, `~/home-relative`, `**/anywhere`, or workspace-relative, made absolute.

@@ -29,6 +29,7 @@
 mod check;
 mod denied;
 mod error;
+mod examine;
 mod globs;
 mod patch;
 mod resolve;

@@ -11,13 +11,13 @@
 //! come back; and it must end inside. Symlinks that stay inside are followed. A walk may start
 //! outside (an absolute path through a symlinked alias of the workspace) and enter it.
 
-use std::fs::Metadata;
 use std::io::ErrorKind;
 use std::path::{Component, Path, PathBuf};
 
 use crate::text::{describe_char, first_unsafe_char};
 
 use super::error::FileRefusal;
+use super::examine::{Examined, Kind, lstat, without_symlinks};
 
 /// Symlinks followed before the walk gives up, as Linux's `MAXSYMLINKS`.
 pub(crate) const MAX_SYMLINKS: u32 = 40;
@@ -43,8 +43,8 @@ pub(crate) struct WalkOptions<'a> {
 pub(crate) struct Walked {
     /// The canonical path: every existing component resolved, missing ones as plain names.
     pub(crate) path: PathBuf,
-    /// The target's metadata (`lstat`, so never a symlink); `None` when it does not exist.
-    pub(crate) metadata: Option<Metadata>,
+    /// The target as examined (never a symlink); `None` when it does not exist.
+    pub(crate) target: Option<Examined>,
 }
 
 /// One component still to walk, and the symlink (index into `links`) it came from.
@@ -81,6 +81,11 @@ pub(crate) fn walk(requested: &str, options: &WalkOptions<'_>) -> Result<Walked,
     } else {
         (workspace.to_path_buf(), expanded)
     };
+    if cur == workspace
+        && let Some(walked) = fast_path(workspace, &rest, trailing_dir, requested)?
+    {
+        return Ok(walked);
+    }
     let mut walk = Walk {
         requested,
         options,
@@ -94,13 +99,13 @@ pub(crate) fn walk(requested: &str, options: &WalkOptions<'_>) -> Result<Walked,
         walk.stack.insert(0, (Step::MustBeDir, None));
     }
 
-    let mut metadata: Option<Metadata> = None;
+    let mut metadata: Option<Examined> = None;
     let mut missing: Option<PathBuf> = None;
     while let Some((step, origin)) = walk.stack.pop() {
         let name = match step {
             Step::Name(name) => name,
             Step::MustBeDir => {
-                let is_dir = missing.is_none() && metadata.as_ref().is_none_or(Metadata::is_dir);
+                let is_dir = missing.is_none() && metadata.is_none_or(|m| m.kind == Kind::Dir);
                 if !is_dir {
                     return Err(FileRefusal::NotADirectory {
                         path: requested.to_owned(),
@@ -131,7 +136,7 @@ pub(crate) fn walk(requested: &str, options: &WalkOptions<'_>) -> Result<Walked,
             cur = candidate;
             continue;
         }
-        match std::fs::symlink_metadata(&candidate) {
+        match lstat(&candidate) {
             Err(error) if error.kind() == ErrorKind::NotFound => {
                 if !options.may_create {
                     return Err(FileRefusal::NotFound {
@@ -155,12 +160,12 @@ pub(crate) fn walk(requested: &str, options: &WalkOptions<'_>) -> Result<Walked,
                     error: error.to_string(),
                 });
             }
-            Ok(found) if found.file_type().is_symlink() => {
+            Ok(found) if found.kind == Kind::Symlink => {
                 walk.follow(candidate)?;
                 continue;
             }
             Ok(found) => {
-                if !found.is_dir() && walk.has_more() {
+                if found.kind != Kind::Dir && walk.has_more() {
                     return Err(FileRefusal::NotADirectory {
                         path: requested.to_owned(),
                         component: candidate,
@@ -181,18 +186,48 @@ pub(crate) fn walk(requested: &str, options: &WalkOptions<'_>) -> Result<Walked,
     }
     if missing.is_none() && metadata.is_none() {
         // Ended on `..` or `/`: a directory, examined for the caller's refusal to say so.
-        metadata =
-            Some(
-                std::fs::symlink_metadata(&cur).map_err(|e| FileRefusal::Unexaminable {
-                    path: cur.clone(),
-                    error: e.to_string(),
-                })?,
-            );
+        metadata = Some(lstat(&cur).map_err(|e| FileRefusal::Unexaminable {
+            path: cur.clone(),
+            error: e.to_string(),
+        })?);
     }
     Ok(Walked {
         path: cur,
-        metadata,
+        target: metadata,
     })
+}
+
+/// The common case in one system call: from the workspace (so inside it), plain names only, no
+/// symlink anywhere. `Ok(None)` sends the request down the general walk.
+fn fast_path(
+    start: &Path,
+    rest: &Path,
+    trailing_dir: bool,
+    requested: &str,
+) -> Result<Option<Walked>, FileRefusal> {
+    let mut path = start.to_path_buf();
+    for component in rest.components() {
+        match component {
+            Component::Normal(name) => path.push(name),
+            _ => return Ok(None),
+        }
+    }
+    if path == start {
+        return Ok(None);
+    }
+    let Some(target) = without_symlinks(&path) else {
+        return Ok(None);
+    };
+    if trailing_dir && target.kind != Kind::Dir {
+        return Err(FileRefusal::NotADirectory {
+            path: requested.to_owned(),
+            component: path,
+        });
+    }
+    Ok(Some(Walked {
+        path,
+        target: Some(target),
+    }))
 }
 
 /// The walk's state besides the current directory.

@@ -69,6 +69,9 @@ impl DomainList {
 
     /// The entry (as written) matching a normalized host.
     pub(crate) fn matching(&self, host: &str) -> Option<&str> {
+        if self.entries.is_empty() {
+            return None;
+        }
         let labels: Vec<&str> = host.split('.').collect();
         self.entries
             .iter()

@@ -36,6 +36,13 @@ fn check(rules: &UrlRules, url: &str) -> String {
     }
 }
 
+/// `check` over a table of `(url, expected)`.
+fn expect(rules: &UrlRules, cases: &[(&str, &str)]) {
+    for (url, expected) in cases {
+        assert_eq!(check(rules, url), *expected, "{url:?}");
+    }
+}
+
 /// The second step for `url` with `addresses`.
 fn resolved(rules: &UrlRules, url: &str, addresses: &[&str]) -> String {
     let Ok(UrlCheck::NeedsResolution(pending)) = check_url(url, rules) else {
@@ -59,40 +66,30 @@ fn resolved(rules: &UrlRules, url: &str, addresses: &[&str]) -> String {
 
 #[test]
 fn allows_public_urls_and_asks_for_resolution_of_names() {
-    let r = rules();
-    assert_eq!(
-        check(&r, "https://example.com/a?b=c"),
-        "resolve example.com:443"
-    );
-    assert_eq!(
-        check(&r, "HTTP://Example.COM:8080/x"),
-        "resolve example.com:8080"
-    );
-    assert_eq!(check(&r, "http://example.com./"), "resolve example.com:80");
-    assert_eq!(
-        check(&r, "http://8.8.8.8/"),
-        "ok http://8.8.8.8/ pinned 8.8.8.8"
-    );
-    assert_eq!(
-        check(&r, "http://[2606:4700::1111]/"),
-        "ok http://[2606:4700::1111]/ pinned 2606:4700::1111"
+    expect(
+        &rules(),
+        &[
+            ("https://example.com/a?b=c", "resolve example.com:443"),
+            ("HTTP://Example.COM:8080/x", "resolve example.com:8080"),
+            ("http://example.com./", "resolve example.com:80"),
+            ("http://8.8.8.8/", "ok http://8.8.8.8/ pinned 8.8.8.8"),
+            (
+                "http://[2606:4700::1111]/",
+                "ok http://[2606:4700::1111]/ pinned 2606:4700::1111",
+            ),
+        ],
     );
 }
 
 #[test]
 fn normalizes_idn_to_punycode() {
-    let r = rules();
-    assert_eq!(
-        check(&r, "https://bücher.de/"),
-        "resolve xn--bcher-kva.de:443"
-    );
-    assert_eq!(
-        check(&r, "https://ｅｘａｍｐｌｅ.com/"),
-        "resolve example.com:443"
-    );
-    assert_eq!(
-        check(&r, "https://example\u{3002}com/"),
-        "resolve example.com:443"
+    expect(
+        &rules(),
+        &[
+            ("https://bücher.de/", "resolve xn--bcher-kva.de:443"),
+            ("https://ｅｘａｍｐｌｅ.com/", "resolve example.com:443"),
+            ("https://example\u{3002}com/", "resolve example.com:443"),
+        ],
     );
 }
 
@@ -271,19 +268,18 @@ fn domain_lists_deny_first_then_require_an_allow_match() {
         ]);
         c.denied_domains = vec!["evil.example.com".into()];
     });
-    assert_eq!(
-        check(&r, "https://api.example.com/"),
-        "resolve api.example.com:443"
+    expect(
+        &r,
+        &[
+            ("https://api.example.com/", "resolve api.example.com:443"),
+            ("https://docs.rs/", "resolve docs.rs:443"),
+            ("https://evil.example.com/", "domain-denied"),
+            ("https://example.com/", "domain-not-allowed"),
+            ("https://docs.rs.evil.net/", "domain-not-allowed"),
+            ("http://8.8.8.8/", "ok http://8.8.8.8/ pinned 8.8.8.8"),
+            ("http://1.1.1.1/", "domain-not-allowed"),
+        ],
     );
-    assert_eq!(check(&r, "https://docs.rs/"), "resolve docs.rs:443");
-    assert_eq!(check(&r, "https://evil.example.com/"), "domain-denied");
-    assert_eq!(check(&r, "https://example.com/"), "domain-not-allowed");
-    assert_eq!(check(&r, "https://docs.rs.evil.net/"), "domain-not-allowed");
-    assert_eq!(
-        check(&r, "http://8.8.8.8/"),
-        "ok http://8.8.8.8/ pinned 8.8.8.8"
-    );
-    assert_eq!(check(&r, "http://1.1.1.1/"), "domain-not-allowed");
     let refusal = check_url("https://example.org/", &r).unwrap_err();
     assert_eq!(
         refusal.to_string(),
@@ -307,20 +303,16 @@ fn hostname_allowlist_applies_alongside_allowed_domains() {
 #[test]
 fn private_network_switches_admit_only_their_ranges() {
     let private = rules_with(|c| c.ssrf_policy.dangerously_allow_private_network = true);
-    assert_eq!(
-        check(&private, "http://localhost:3000/"),
-        "resolve localhost:3000"
+    expect(
+        &private,
+        &[
+            ("http://localhost:3000/", "resolve localhost:3000"),
+            ("http://127.0.0.1/", "ok http://127.0.0.1/ pinned 127.0.0.1"),
+            ("http://10.1.2.3/", "ok http://10.1.2.3/ pinned 10.1.2.3"),
+            ("http://224.0.0.1/", "blocked-address"),
+            ("http://192.0.2.1/", "blocked-address"),
+        ],
     );
-    assert_eq!(
-        check(&private, "http://127.0.0.1/"),
-        "ok http://127.0.0.1/ pinned 127.0.0.1"
-    );
-    assert_eq!(
-        check(&private, "http://10.1.2.3/"),
-        "ok http://10.1.2.3/ pinned 10.1.2.3"
-    );
-    assert_eq!(check(&private, "http://224.0.0.1/"), "blocked-address");
-    assert_eq!(check(&private, "http://192.0.2.1/"), "blocked-address");
 
     let exact = rules_with(|c| c.ssrf_policy.allowed_hostnames = vec!["intranet.local".into()]);
     assert_eq!(
