@@ -158,7 +158,7 @@ fn denies_a_symlink_loop() {
 }
 
 #[test]
-fn dangling_symlinks_are_missing_for_reads_and_lead_writes_to_their_target() {
+fn denies_reading_a_dangling_symlink_and_allows_writing_its_target() {
     let t = Tree::new();
     t.link("ws/dangling", "made/later.txt");
     t.link("ws/dangling_out", "../outside/new.txt");
@@ -200,7 +200,7 @@ fn denies_a_symlink_swapped_in_for_a_directory_in_the_middle() {
 }
 
 #[test]
-fn dotdot_after_a_symlinked_directory_is_the_parent_of_its_target() {
+fn allows_dotdot_after_a_symlinked_directory_as_the_parent_of_its_target() {
     let t = Tree::new();
     t.file("ws/a/b/target.txt", "x");
     t.file("ws/a/c.txt", "deep");
@@ -439,7 +439,7 @@ fn denies_empty_long_and_tilde_user_paths() {
 }
 
 #[test]
-fn tools_read_and_write_globs_and_sizes_apply() {
+fn denies_by_tools_read_and_write_globs_and_sizes() {
     let t = Tree::new();
     t.file("ws/src/lib.rs", "0123456789");
     t.file("ws/build/out.log", "x");
@@ -487,7 +487,7 @@ fn tools_read_and_write_globs_and_sizes_apply() {
 }
 
 #[test]
-fn deny_paths_add_to_the_builtin_list() {
+fn denies_tools_fs_deny_paths_entries() {
     let t = Tree::new();
     t.file("ws/data/customers.sqlite", "x");
     let mut config = t.config();
@@ -500,7 +500,7 @@ fn deny_paths_add_to_the_builtin_list() {
 }
 
 #[test]
-fn apply_patch_checks_every_path_it_touches() {
+fn denies_an_apply_patch_if_any_path_it_touches_is_refused() {
     let t = Tree::new();
     t.file("ws/src/a.rs", "old\n");
     t.file("ws/old.txt", "x");
@@ -547,7 +547,7 @@ fn apply_patch_checks_every_path_it_touches() {
 }
 
 #[test]
-fn apply_patch_workspace_only_can_be_turned_off() {
+fn allows_apply_patch_outside_when_its_workspace_only_is_off() {
     let t = Tree::new();
     let mut config = t.config();
     config.apply_patch_workspace_only = false;

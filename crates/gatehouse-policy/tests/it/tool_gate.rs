@@ -215,7 +215,7 @@ fn denies_with_the_file_checks_reason() {
 }
 
 #[test]
-fn a_url_with_a_host_name_needs_resolution_then_pins_the_addresses() {
+fn allows_a_host_name_url_after_resolution_pinning_its_addresses() {
     let gate = Gate::new();
     let call = fetch("https://Example.com/a");
     assert_eq!(
@@ -243,7 +243,7 @@ fn a_url_with_a_host_name_needs_resolution_then_pins_the_addresses() {
 }
 
 #[test]
-fn browser_navigation_uses_the_browser_rules_and_other_tools_the_fetch_rules() {
+fn allows_private_addresses_for_browser_navigation_only_under_its_rules() {
     let gate = Gate::new();
     let browse = ToolCall::new(
         "browser",
@@ -268,7 +268,7 @@ fn browser_navigation_uses_the_browser_rules_and_other_tools_the_fetch_rules() {
 }
 
 #[test]
-fn always_ask_lists_ask_for_mcp_tools_and_a_grant_covers_later_calls() {
+fn asks_for_always_ask_tools_until_a_grant_covers_them() {
     let mut gate = Gate::new().ask_always(&["mcp__github"]);
     let decision = gate.decide(&mcp("github", "create_issue"));
     assert_eq!(decision.decision, Decision::Ask);
@@ -285,7 +285,7 @@ fn always_ask_lists_ask_for_mcp_tools_and_a_grant_covers_later_calls() {
 }
 
 #[test]
-fn a_path_grant_covers_what_lies_under_it_and_nothing_else() {
+fn allows_by_a_path_grant_only_under_its_paths() {
     let mut gate = Gate::new().ask_always(&["write"]);
     assert_eq!(gate.check(&write("src/b.rs")), "ask always-ask");
     gate.grants.push(Grant {
@@ -310,7 +310,7 @@ fn a_path_grant_covers_what_lies_under_it_and_nothing_else() {
 }
 
 #[test]
-fn a_tool_grant_never_covers_a_call_that_touches_a_path_or_url() {
+fn asks_when_a_tool_grant_meets_a_call_with_a_url() {
     let mut gate = Gate::new().ask_always(&["browser"]);
     gate.grants.push(Grant {
         tool: "browser".into(),
@@ -333,7 +333,7 @@ fn a_tool_grant_never_covers_a_call_that_touches_a_path_or_url() {
 }
 
 #[test]
-fn exec_is_delegated_and_its_ask_is_not_lifted_by_grants() {
+fn denies_and_asks_for_exec_as_the_exec_policy_does() {
     let mut gate = Gate::new();
     let exec = |command: &str| {
         ToolCall::new(
@@ -359,7 +359,7 @@ fn exec_is_delegated_and_its_ask_is_not_lifted_by_grants() {
 }
 
 #[test]
-fn reasons_come_strictest_first() {
+fn denies_with_the_strictest_reason_first() {
     let gate = Gate::new().ask_always(&["*"]);
     let patch = "*** Begin Patch\n*** Add File: .env\n+x\n*** End Patch";
     let decision = gate.decide(&ToolCall::new(

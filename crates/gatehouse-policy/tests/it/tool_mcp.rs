@@ -68,7 +68,7 @@ fn denies_mcp_tools_by_tool_and_by_glob() {
 }
 
 #[test]
-fn an_unregistered_mcp_tool_follows_the_profile_and_the_lists() {
+fn allows_an_unregistered_mcp_tool_only_if_profile_and_lists_do() {
     let mut inputs = with_servers();
     // Under `coding` nothing admits it.
     assert_eq!(
@@ -106,7 +106,7 @@ fn denies_unknown_non_mcp_tools_and_malformed_mcp_names() {
 }
 
 #[test]
-fn ignores_a_plugin_posing_as_an_mcp_server() {
+fn denies_a_plugin_posing_as_an_mcp_server() {
     let mut inputs = with_servers();
     inputs.config.global.profile = some("full");
     inputs.config.global.rules = rules("tools", &[], &[], &["mcp__slack"]);
@@ -138,7 +138,7 @@ fn ignores_a_plugin_posing_as_an_mcp_server() {
 }
 
 #[test]
-fn mcp_tools_pass_through_sandbox_and_subagent_steps_like_plugin_tools() {
+fn denies_mcp_tools_in_a_sandbox_unless_its_lists_admit_them() {
     let mut inputs = with_servers();
     inputs.config.global.profile = some("full");
     inputs.session.sandbox = gatehouse_policy::tools::Sandboxing::On;

@@ -82,7 +82,7 @@ fn allows_public_urls_and_asks_for_resolution_of_names() {
 }
 
 #[test]
-fn normalizes_idn_to_punycode() {
+fn allows_idn_hosts_as_punycode() {
     expect(
         &rules(),
         &[
@@ -232,7 +232,7 @@ fn denies_local_names_before_resolution() {
 }
 
 #[test]
-fn checks_every_resolved_address_and_pins_them_ipv4_first() {
+fn denies_if_any_resolved_address_is_refused_and_pins_ipv4_first() {
     let r = rules();
     assert_eq!(
         resolved(
@@ -259,7 +259,7 @@ fn checks_every_resolved_address_and_pins_them_ipv4_first() {
 }
 
 #[test]
-fn domain_lists_deny_first_then_require_an_allow_match() {
+fn denies_by_denied_domains_first_then_requires_an_allowed_domain() {
     let r = rules_with(|c| {
         c.allowed_domains = Some(vec![
             "*.example.com".into(),
@@ -288,7 +288,7 @@ fn domain_lists_deny_first_then_require_an_allow_match() {
 }
 
 #[test]
-fn hostname_allowlist_applies_alongside_allowed_domains() {
+fn denies_hosts_outside_the_hostname_allowlist_too() {
     let r = rules_with(|c| {
         c.allowed_domains = Some(vec!["*.example.com".into()]);
         c.ssrf_policy.hostname_allowlist = Some(vec!["api.example.com".into()]);
@@ -301,7 +301,7 @@ fn hostname_allowlist_applies_alongside_allowed_domains() {
 }
 
 #[test]
-fn private_network_switches_admit_only_their_ranges() {
+fn allows_private_ranges_only_under_their_switches() {
     let private = rules_with(|c| c.ssrf_policy.dangerously_allow_private_network = true);
     expect(
         &private,
@@ -340,7 +340,7 @@ fn private_network_switches_admit_only_their_ranges() {
 }
 
 #[test]
-fn answers_the_normalized_url_to_fetch() {
+fn allows_with_the_normalized_url_to_fetch() {
     let Ok(UrlCheck::Approved(approved)) =
         check_url("http://0x08.0x08.0x08.0x08:80/a/../b?c#d", &rules())
     else {
