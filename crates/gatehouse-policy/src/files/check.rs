@@ -84,6 +84,11 @@ pub fn check_file(
     rules: &FileRules,
 ) -> Result<ResolvedFile, FileRefusal> {
     // The text first: a refusal must not depend on (and so reveal) whether the file exists.
+    if in_system_dir(Path::new(path)) {
+        return Err(FileRefusal::SystemPath {
+            path: PathBuf::from(path),
+        });
+    }
     check_denied(&[path], op, rules)?;
     let contained =
         rules.workspace_only || (tool == FileTool::ApplyPatch && rules.apply_patch_workspace_only);

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use super::error::FileRulesError;
 use super::globs::{ListKind, PathGlobs};
+use super::resolve::{WalkOptions, walk};
 
 /// The file-tool settings of one agent, as the config states them (the config crate fills
 /// this; the policy never reads config syntax). Build [`FileRules`] from it once per config
@@ -95,7 +96,8 @@ pub struct FileRules {
     pub(crate) read: CompiledAccess,
     pub(crate) write: CompiledAccess,
     pub(crate) deny_paths: PathGlobs,
-    /// Each protected path as configured and, when it exists, canonical.
+    /// Each protected path as configured and canonical (its existing prefix resolved, so a
+    /// directory created later under a symlinked parent is still recognized).
     pub(crate) protected: Vec<(Vec<PathBuf>, String)>,
 }
 
@@ -153,7 +155,7 @@ impl FileRules {
             .iter()
             .map(|p| {
                 let mut forms = vec![p.path.clone()];
-                if let Ok(real) = std::fs::canonicalize(&p.path)
+                if let Some(real) = canonical_even_if_missing(&p.path)
                     && real != p.path
                 {
                     forms.push(real);
@@ -177,4 +179,17 @@ impl FileRules {
     pub fn workspace(&self) -> &Path {
         &self.workspace
     }
+}
+
+/// `path` with its existing prefix resolved and any missing rest appended, as the walk
+/// resolves a write's target; `None` if the path cannot be walked.
+fn canonical_even_if_missing(path: &Path) -> Option<PathBuf> {
+    let text = path.to_str()?;
+    let options = WalkOptions {
+        workspace: Path::new("/"),
+        home: None,
+        contained: false,
+        may_create: true,
+    };
+    walk(text, &options).ok().map(|walked| walked.path)
 }

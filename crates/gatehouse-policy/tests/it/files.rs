@@ -258,6 +258,11 @@ fn denies_fifos_sockets_devices_and_directories() {
         t.check(&rules, FileOp::Read, "/proc/self/environ"),
         "system-path"
     );
+    // Refused by its text too: `/proc/self/root` would otherwise lead the walk back to `/`.
+    assert_eq!(
+        t.check(&rules, FileOp::Read, "/proc/self/root/etc/hostname"),
+        "system-path"
+    );
 }
 
 #[test]
@@ -390,6 +395,28 @@ fn denies_the_gateways_own_files() {
     );
     assert_eq!(
         t.check(&rules, write(1), "~/.gatehouse/new"),
+        "protected-path"
+    );
+}
+
+#[test]
+fn denies_a_protected_directory_created_after_the_rules_under_a_symlinked_parent() {
+    let t = Tree::new();
+    t.dir("outside/real-home");
+    t.link("home-alias", "{root}/outside/real-home");
+    let mut config = t.config();
+    config.protected = vec![ProtectedPath {
+        path: t.root.join("home-alias/.gatehouse"),
+        what: "the gateway's data directory".into(),
+    }];
+    let rules = FileRules::new(config).unwrap();
+    t.file("outside/real-home/.gatehouse/token", "secret");
+    assert_eq!(
+        t.check(
+            &rules,
+            FileOp::Read,
+            "{root}/outside/real-home/.gatehouse/token"
+        ),
         "protected-path"
     );
 }
