@@ -6,6 +6,8 @@
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::fs;
 use std::hint::black_box;
 use std::os::unix::fs::PermissionsExt;
@@ -14,6 +16,7 @@ use std::path::Path;
 use criterion::{Criterion, criterion_group, criterion_main};
 use gatehouse_policy::exec::{AllowlistEntry, ExecPolicy, ExecRequest, evaluate};
 use gatehouse_policy::{Ask, Security};
+use support::median_batch_ns;
 
 /// Commands a coding agent typically sends: reads, searches, builds, git, pipelines, and a
 /// share of refused ones (redirections, substitutions, inline code, unlisted programs).
@@ -267,11 +270,19 @@ fn report_per_command(
 ) {
     let mut evaluate_ns: Vec<f64> = requests
         .iter()
-        .map(|request| median_batch_ns(|| drop(black_box(evaluate(black_box(request), policy)))))
+        .map(|request| {
+            median_batch_ns(BATCH, || {
+                drop(black_box(evaluate(black_box(request), policy)))
+            })
+        })
         .collect();
     let mut parse_ns: Vec<f64> = sources
         .iter()
-        .map(|source| median_batch_ns(|| drop(black_box(parser.parse(black_box(source), None)))))
+        .map(|source| {
+            median_batch_ns(BATCH, || {
+                drop(black_box(parser.parse(black_box(source), None)))
+            })
+        })
         .collect();
     evaluate_ns.sort_by(f64::total_cmp);
     parse_ns.sort_by(f64::total_cmp);
@@ -291,27 +302,13 @@ fn report_per_command(
     }
 }
 
-/// Nanoseconds per call: the median of nine batches of 200 calls, after a warm-up batch.
-fn median_batch_ns(mut call: impl FnMut()) -> f64 {
-    const BATCH: u32 = 200;
-    let mut batches: Vec<f64> = (0..10)
-        .map(|_| {
-            let start = std::time::Instant::now();
-            for _ in 0..BATCH {
-                call();
-            }
-            start.elapsed().as_nanos() as f64 / f64::from(BATCH)
-        })
-        .skip(1)
-        .collect();
-    batches.sort_by(f64::total_cmp);
-    batches[batches.len() / 2]
-}
-
 fn write_executable(path: &Path) {
     fs::write(path, "#!/bin/sh\nexit 0\n").unwrap();
     fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
 }
+
+/// Calls per timed batch.
+const BATCH: u32 = 200;
 
 criterion_group!(benches, bench_exec);
 criterion_main!(benches);

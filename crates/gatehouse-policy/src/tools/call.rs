@@ -2,9 +2,10 @@
 //! owner-only tools are refused to non-owners even if a stale or hand-built tool list offered
 //! them.
 
-use super::catalog::is_owner_only;
-use super::inputs::Sender;
-use super::names::{is_glob, normalize_tool_name};
+use super::catalog::{is_owner_only, mcp_tool};
+use super::inputs::{Sender, ToolPolicyInputs};
+use super::names::{is_glob, normalize_tool_name, parse_mcp_tool_name};
+use super::pipeline::effective_tools;
 use super::verdict::{EffectiveTools, Removal};
 
 /// Why a tool call is refused.
@@ -61,5 +62,30 @@ pub fn check_tool_call(
         None => Err(ToolCallRefused::Unknown {
             tool: requested.to_owned(),
         }),
+    }
+}
+
+/// As [`check_tool_call`] against `effective` (computed from `inputs`), except that an MCP tool
+/// missing from the catalog (a server that gained a tool after the session's policy was
+/// computed) is judged as if its server had registered it: the profile and the lists decide,
+/// so `full` or an entry naming it, its server or a matching glob admits it, and anything else
+/// removes it. Any other unknown name stays refused.
+pub fn check_tool_call_registering_mcp(
+    inputs: &ToolPolicyInputs,
+    effective: &EffectiveTools,
+    requested: &str,
+) -> Result<String, ToolCallRefused> {
+    let sender = inputs.session.sender;
+    match check_tool_call(effective, sender, requested) {
+        Err(ToolCallRefused::Unknown { tool }) => {
+            let name = normalize_tool_name(requested);
+            let Some((server, tool_name)) = parse_mcp_tool_name(&name) else {
+                return Err(ToolCallRefused::Unknown { tool });
+            };
+            let mut extended = inputs.clone();
+            extended.plugin_tools.push(mcp_tool(server, tool_name));
+            check_tool_call(&effective_tools(&extended), sender, requested)
+        }
+        decided => decided,
     }
 }

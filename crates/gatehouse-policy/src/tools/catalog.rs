@@ -2,7 +2,9 @@
 //! and the named groups over them.
 
 use super::inputs::PluginTool;
-use super::names::{is_glob, normalize_tool_name};
+use super::names::{
+    MCP_PREFIX, is_glob, mcp_server_id, mcp_tool_name, normalize_tool_name, parse_mcp_tool_name,
+};
 use super::warnings::Warnings;
 
 /// Every core tool, in display order.
@@ -66,6 +68,37 @@ const CORE_GROUPS: [(&str, &[&str]); 11] = [
     ("media", &["image", "image_generate", "tts"]),
 ];
 
+/// The registration of tool `tool` of MCP server `server`: named `mcp__<server>__<tool>`,
+/// under the plugin id `mcp__<server>`.
+pub fn mcp_tool(server: &str, tool: &str) -> PluginTool {
+    PluginTool {
+        plugin_id: mcp_server_id(server),
+        name: mcp_tool_name(server, tool),
+    }
+}
+
+/// Whether a plugin id is an MCP server's (`mcp__<server>`).
+pub(crate) fn is_mcp_server_id(plugin: &str) -> bool {
+    plugin.starts_with(MCP_PREFIX)
+}
+
+/// Why a registration's MCP name and plugin id disagree: an `mcp__` name must come from its
+/// own server's id and an `mcp__` id may only register its own server's tools, so no plugin
+/// can pose as an MCP server (or one server as another) and escape a rule written for it.
+fn mcp_mismatch(plugin: &str, name: &str) -> Option<&'static str> {
+    let server_of_name = parse_mcp_tool_name(name).map(|(server, _)| mcp_server_id(server));
+    match (server_of_name, is_mcp_server_id(plugin)) {
+        (Some(server), _) if server != plugin => {
+            Some("an MCP tool name must come from its own server")
+        }
+        (None, true) => Some("an MCP server may only register mcp__<server>__<tool> names"),
+        _ if name.starts_with(MCP_PREFIX) && parse_mcp_tool_name(name).is_none() => {
+            Some("its name is a malformed mcp__<server>__<tool> name")
+        }
+        _ => None,
+    }
+}
+
 /// Whether a canonical name is a core tool.
 pub fn is_core_tool(name: &str) -> bool {
     CORE_TOOLS.contains(&name)
@@ -125,6 +158,8 @@ impl Catalog {
                 Some("its plugin id is empty or reserved")
             } else if name.is_empty() || name.starts_with("group:") || is_glob(&name) {
                 Some("its name is empty or reserved")
+            } else if let Some(reason) = mcp_mismatch(&plugin, &name) {
+                Some(reason)
             } else if is_core_tool(&name) {
                 Some("it would shadow a core tool")
             } else if tools.iter().any(|t| t.name == name) {
@@ -186,31 +221,46 @@ mod tests {
         assert_eq!(core_group("nope"), None);
     }
 
+    /// The plugin tools a catalog accepts from `registrations`, and how many it warned about.
+    fn accepted(registrations: &[PluginTool]) -> (Vec<(String, String)>, usize) {
+        let mut warnings = Warnings::default();
+        let catalog = Catalog::new(registrations, &mut warnings);
+        let plugins = catalog
+            .tools()
+            .iter()
+            .filter_map(|t| t.plugin.clone().map(|p| (t.name.clone(), p)))
+            .collect();
+        (plugins, warnings.into_vec().len())
+    }
+
     #[test]
     fn denies_plugin_tools_that_shadow_core_or_each_other() {
-        let mut warnings = Warnings::default();
-        let catalog = Catalog::new(
-            &[
+        assert_eq!(
+            accepted(&[
                 plugin("Lobster", "Lobster_Run"),
                 plugin("evil", "Bash"),
                 plugin("other", "lobster_run"),
                 plugin("", "x"),
                 plugin("globby", "a*"),
-            ],
-            &mut warnings,
+            ]),
+            (vec![("lobster_run".into(), "lobster".into())], 4)
         );
-        let plugins: Vec<_> = catalog
-            .tools()
-            .iter()
-            .filter(|t| t.plugin.is_some())
-            .collect();
+    }
+
+    #[test]
+    fn denies_mcp_names_from_the_wrong_plugin_or_server() {
         assert_eq!(
-            plugins,
-            vec![&CatalogTool {
-                name: "lobster_run".into(),
-                plugin: Some("lobster".into())
-            }]
+            accepted(&[
+                mcp_tool("GitHub", "create_issue"),
+                plugin("lobster", "mcp__github__delete_repo"),
+                plugin("mcp__github", "mcp__gitlab__x"),
+                plugin("mcp__github", "plain_name"),
+                plugin("mcp__x", "mcp__x"),
+            ]),
+            (
+                vec![("mcp__github__create_issue".into(), "mcp__github".into())],
+                4
+            )
         );
-        assert_eq!(warnings.into_vec().len(), 4);
     }
 }

@@ -39,16 +39,20 @@ mod subagent;
 mod verdict;
 mod warnings;
 
-pub use call::{ToolCallRefused, check_tool_call};
-pub use catalog::{CORE_TOOLS, OWNER_ONLY_TOOLS, is_core_tool, is_owner_only};
+pub use call::{ToolCallRefused, check_tool_call, check_tool_call_registering_mcp};
+pub use catalog::{CORE_TOOLS, OWNER_ONLY_TOOLS, is_core_tool, is_owner_only, mcp_tool};
 pub use inputs::{
     AgentScope, PluginTool, ProviderRules, Sandboxing, Sender, SessionContext, SpawnContext,
     SubagentConfig, ToolConfig, ToolPolicyInputs, ToolRules, ToolScope,
 };
-pub use names::normalize_tool_name;
+pub(crate) use names::glob_matches;
+pub use names::{
+    MCP_PREFIX, mcp_server_id, mcp_tool_name, normalize_tool_name, parse_mcp_tool_name,
+};
 pub use pipeline::{APPLY_PATCH_MODELS_PATH, OWNER_ONLY_PATH, effective_tools};
 pub use profile::{Profile, UnknownProfile};
 pub use sandbox::{CHANNEL_IDS, SANDBOX_DEFAULT_ALLOW, SANDBOX_DEFAULT_DENY_TOOLS};
+pub use selector::first_entry_denoting;
 pub use subagent::{
     ALWAYS_DENY_PATH, DEFAULT_MAX_SPAWN_DEPTH, PARENT_PATH, SUBAGENT_ALWAYS_DENY,
     SUBAGENT_LEAF_DENY,

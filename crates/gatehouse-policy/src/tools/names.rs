@@ -12,6 +12,29 @@ pub fn normalize_tool_name(name: &str) -> String {
         .map_or(lowered, |(_, canonical)| (*canonical).to_owned())
 }
 
+/// The prefix of MCP tool names, as Claude Code and other MCP clients spell them:
+/// `mcp__<server>__<tool>`.
+pub const MCP_PREFIX: &str = "mcp__";
+
+/// The canonical name of tool `tool` of MCP server `server`.
+pub fn mcp_tool_name(server: &str, tool: &str) -> String {
+    normalize_tool_name(&format!("{MCP_PREFIX}{server}__{tool}"))
+}
+
+/// Splits a normalized `mcp__<server>__<tool>` name into server and tool; the server ends at
+/// the first `__`, so it never contains one. `None` unless both parts are non-empty.
+pub fn parse_mcp_tool_name(name: &str) -> Option<(&str, &str)> {
+    let rest = name.strip_prefix(MCP_PREFIX)?;
+    let (server, tool) = rest.split_once("__")?;
+    (!server.is_empty() && !tool.is_empty()).then_some((server, tool))
+}
+
+/// The plugin id MCP tools of `server` are registered under: `mcp__<server>`, so the entry
+/// `mcp__github` in any list denotes every tool of that server.
+pub fn mcp_server_id(server: &str) -> String {
+    normalize_tool_name(&format!("{MCP_PREFIX}{server}"))
+}
+
 /// Whether an entry is a glob (`*` any run of characters, `?` exactly one).
 pub(crate) fn is_glob(entry: &str) -> bool {
     entry.contains(['*', '?'])
@@ -70,6 +93,24 @@ mod tests {
         assert!(!glob_matches("sessions_*", "session_status"));
         assert!(!glob_matches("memory_?", "memory_get"));
         assert!(!glob_matches("exec?", "exec"));
+    }
+
+    #[test]
+    fn parses_mcp_names_at_the_first_separator() {
+        assert_eq!(
+            parse_mcp_tool_name("mcp__github__create_issue"),
+            Some(("github", "create_issue"))
+        );
+        assert_eq!(parse_mcp_tool_name("mcp__a__b__c"), Some(("a", "b__c")));
+        assert_eq!(parse_mcp_tool_name("mcp__github"), None);
+        assert_eq!(parse_mcp_tool_name("mcp____x"), None);
+        assert_eq!(parse_mcp_tool_name("mcp__x__"), None);
+        assert_eq!(parse_mcp_tool_name("github__x"), None);
+        assert_eq!(
+            mcp_tool_name("GitHub", "Create_Issue"),
+            "mcp__github__create_issue"
+        );
+        assert_eq!(mcp_server_id("GitHub"), "mcp__github");
     }
 
     #[test]

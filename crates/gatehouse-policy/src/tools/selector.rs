@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use super::catalog::{Catalog, core_group, is_core_tool};
+use super::catalog::{Catalog, core_group, is_core_tool, is_mcp_server_id};
 use super::names::{glob_matches, is_glob, normalize_tool_name};
 use super::warnings::Warnings;
 
@@ -31,43 +31,44 @@ pub(crate) struct ResolvedList {
     pub(crate) is_empty: bool,
 }
 
+/// Whether a normalized entry denotes the tool `name` (canonical), registered by `plugin`
+/// (lower-cased id; `None` for core tools). The one definition of what an entry means: lists
+/// resolve through it over the catalog, and a call to a tool outside the catalog is matched
+/// with it directly.
+pub(crate) fn denotes(entry: &str, name: &str, plugin: Option<&str>) -> bool {
+    if entry == "*" {
+        return true;
+    }
+    if entry == "group:plugins" {
+        return plugin.is_some();
+    }
+    if entry == "group:mcp" {
+        return plugin.is_some_and(is_mcp_server_id);
+    }
+    if let Some(group) = entry.strip_prefix("group:") {
+        return core_group(group).is_some_and(|members| members.contains(&name));
+    }
+    if is_glob(entry) {
+        return glob_matches(entry, name);
+    }
+    // A bare plugin id (or MCP server id, `mcp__github`) denotes that plugin's tools; a tool of
+    // the same name is included too, so a deny entry can never be read more narrowly than
+    // written.
+    name == entry || plugin == Some(entry)
+}
+
 /// Resolves one entry.
 pub(crate) fn resolve_entry(entry: &str, catalog: &Catalog) -> (BTreeSet<String>, EntryKind) {
     let entry = normalize_tool_name(entry);
-    let names = catalog.tools().iter();
-    let tools: BTreeSet<String> = if entry == "*" {
-        return (names.map(|t| t.name.clone()).collect(), EntryKind::Wildcard);
-    } else if entry == "group:plugins" {
-        let tools: BTreeSet<String> = names
-            .filter(|t| t.plugin.is_some())
-            .map(|t| t.name.clone())
-            .collect();
-        let kind = if tools.is_empty() {
-            EntryKind::Unknown
-        } else {
-            EntryKind::Plugin
-        };
-        return (tools, kind);
-    } else if let Some(group) = entry.strip_prefix("group:") {
-        core_group(group)
-            .unwrap_or_default()
-            .into_iter()
-            .map(str::to_owned)
-            .collect()
-    } else if is_glob(&entry) {
-        names
-            .filter(|t| glob_matches(&entry, &t.name))
-            .map(|t| t.name.clone())
-            .collect()
-    } else {
-        // A bare plugin id denotes that plugin's tools; a tool of the same name is included too,
-        // so a deny entry can never be read more narrowly than written.
-        names
-            .filter(|t| t.name == entry || t.plugin.as_deref() == Some(entry.as_str()))
-            .map(|t| t.name.clone())
-            .collect()
-    };
-    let kind = if tools.iter().any(|t| is_core_tool(t)) {
+    let tools: BTreeSet<String> = catalog
+        .tools()
+        .iter()
+        .filter(|t| denotes(&entry, &t.name, t.plugin.as_deref()))
+        .map(|t| t.name.clone())
+        .collect();
+    let kind = if entry == "*" {
+        EntryKind::Wildcard
+    } else if tools.iter().any(|t| is_core_tool(t)) {
         EntryKind::Core
     } else if tools.is_empty() {
         EntryKind::Unknown
@@ -75,6 +76,20 @@ pub(crate) fn resolve_entry(entry: &str, catalog: &Catalog) -> (BTreeSet<String>
         EntryKind::Plugin
     };
     (tools, kind)
+}
+
+/// The first of `entries` that denotes `tool`, a canonical name registered by `plugin`; used
+/// for lists consulted per call (`tools.alwaysAsk`), where the tool may be missing from the
+/// catalog.
+pub fn first_entry_denoting<'a>(
+    entries: &'a [String],
+    tool: &str,
+    plugin: Option<&str>,
+) -> Option<&'a String> {
+    let plugin = plugin.map(str::to_lowercase);
+    entries
+        .iter()
+        .find(|entry| denotes(&normalize_tool_name(entry), tool, plugin.as_deref()))
 }
 
 /// Resolves a list, warning about entries that denote nothing; `path` names the list in
@@ -197,6 +212,67 @@ mod tests {
             (set(&["lobster_run", "lobster_status"]), EntryKind::Plugin)
         );
         assert_eq!(resolve_entry("*", &catalog()).0.len(), 28 + 3);
+    }
+
+    #[test]
+    fn resolves_mcp_servers_globs_and_the_mcp_group() {
+        let c = Catalog::new(
+            &[
+                crate::tools::mcp_tool("github", "create_issue"),
+                crate::tools::mcp_tool("github", "list_prs"),
+                crate::tools::mcp_tool("slack", "post"),
+                PluginTool {
+                    plugin_id: "lobster".into(),
+                    name: "lobster_run".into(),
+                },
+            ],
+            &mut Warnings::default(),
+        );
+        assert_eq!(
+            resolve_entry("mcp__github", &c),
+            (
+                set(&["mcp__github__create_issue", "mcp__github__list_prs"]),
+                EntryKind::Plugin
+            )
+        );
+        assert_eq!(
+            resolve_entry("mcp__github__*", &c).0,
+            set(&["mcp__github__create_issue", "mcp__github__list_prs"])
+        );
+        assert_eq!(
+            resolve_entry("group:mcp", &c).0,
+            set(&[
+                "mcp__github__create_issue",
+                "mcp__github__list_prs",
+                "mcp__slack__post"
+            ])
+        );
+        assert_eq!(resolve_entry("group:plugins", &c).0.len(), 4);
+        assert_eq!(resolve_entry("group:mcp", &catalog()).1, EntryKind::Unknown);
+    }
+
+    #[test]
+    fn matches_a_tool_outside_the_catalog_as_the_catalog_would() {
+        let entries: Vec<String> = ["read", "MCP__GitHub", "mcp__*__delete_*"]
+            .map(str::to_owned)
+            .to_vec();
+        let github = Some("mcp__github");
+        assert_eq!(
+            first_entry_denoting(&entries, "mcp__github__x", github),
+            Some(&entries[1])
+        );
+        assert_eq!(
+            first_entry_denoting(&entries, "mcp__slack__delete_all", Some("mcp__slack")),
+            Some(&entries[2])
+        );
+        assert_eq!(
+            first_entry_denoting(&entries, "mcp__slack__post", Some("mcp__slack")),
+            None
+        );
+        assert_eq!(
+            first_entry_denoting(&entries, "read", None),
+            Some(&entries[0])
+        );
     }
 
     #[test]

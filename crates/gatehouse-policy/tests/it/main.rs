@@ -14,6 +14,20 @@ mod tool_pipeline;
 mod tool_call;
 // Properties: deny entries never widen, sub-agents never exceed their parent.
 mod tool_props;
+// MCP and plugin tools: by server, by tool, globs, unregistered tools, impostor plugins.
+mod tool_mcp;
+
+// A real temporary tree and a one-line renderer for file checks.
+mod file_support;
+// File tools on real trees: containment, symlinks, special files, denied files, globs, patches.
+mod files;
+// URL checks: host forms, address classes, domain lists, resolved addresses.
+mod urls;
+// proptest: unsafe characters never pass, allowed paths stay under the root and equal
+// realpath's answer, every IPv4 spelling is judged as its address.
+mod check_props;
+// The tool-call gate: policy, parameter kinds, file/URL/exec checks, always-ask, grants.
+mod tool_gate;
 
 mod allows; // hand-written `allows_…` lists: what must keep working for agents
 mod allows_interpreters; // what the stricter interpreter and shell-flag rules must keep allowing
