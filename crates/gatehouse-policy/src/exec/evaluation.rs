@@ -225,6 +225,10 @@ pub struct LookedThrough {
 pub struct SegmentEvaluation {
     /// The segment's words after quote removal, wrappers included.
     pub argv: Vec<String>,
+    /// The words the program that really runs is started with, the wrappers looked through
+    /// left out (`nice -n 5 rg x`: `rg x`; `bash run.sh a`: all of it, since the shell runs
+    /// the script). Equal to `argv` when nothing was looked through.
+    pub program_argv: Vec<String>,
     /// The absolute, symlink-resolved path of the program that really runs, if it resolved.
     pub resolved_path: Option<PathBuf>,
     /// What satisfied the segment; `None` means a person must decide (or it is denied).

@@ -4,6 +4,7 @@
 //! what it does not understand becomes a refusal that names its [`Rule`].
 
 mod allowlist;
+mod child_env;
 mod command_text;
 mod environment;
 mod evaluate;
@@ -19,6 +20,10 @@ mod shells;
 pub(crate) mod unwrap;
 
 pub use allowlist::ignored_entries as ignored_allowlist_entries;
+pub use child_env::{
+    FORCED_LOCALE, SHELL_STATE_VARIABLES, child_environment, effective_ctype, is_analysable_locale,
+    is_shell_state_variable,
+};
 pub use command_text::{NodeCommandText, display_argv, node_command_text};
 pub use evaluate::evaluate;
 pub use evaluation::{

@@ -69,6 +69,39 @@ const SHADOWING_BUILTINS: &[(&str, &[&str])] = &[
 /// Builtins with no effect outside the shell process.
 const SAFE_BUILTINS: &[&str] = &["cd", "true", "false", "pwd", ":"];
 
+/// The builtins of bash and dash that a shell string may name, besides [`CARRIER_BUILTINS`]
+/// and [`SAFE_BUILTINS`]: an assignment in front of any of them is refused (see
+/// [`assignment_before_builtin`]). POSIX special builtins are among them, and so are the
+/// regular ones that shadow a program on `PATH` (`echo`, `printf`, `test`, `kill`).
+const OTHER_BUILTINS: &[&str] = &[
+    "break", "continue", "exit", "return", "shift", "times", "umask", "ulimit", "echo", "printf",
+    "test", "[", "kill", "type", "jobs", "fg", "bg", "disown", "suspend", "logout", "dirs", "help",
+    "caller", "chdir", "newgrp",
+];
+
+/// Whether the shell runs `word` itself rather than a program.
+fn is_builtin(word: &str) -> bool {
+    SAFE_BUILTINS.contains(&word)
+        || CARRIER_BUILTINS.contains(&word)
+        || OTHER_BUILTINS.contains(&word)
+}
+
+/// `NAME=value` in front of a builtin: the POSIX special builtins (`:`, `exit`, `times`, …)
+/// keep the assignment for the rest of the shell, as dash does and bash does in POSIX mode
+/// (where it also exports it), so `PATH=/tmp/x : ; ls` runs `/tmp/x/ls` under `sh`. Which
+/// builtins keep it differs between shells and modes; rather than model every shell, any
+/// assignment in front of any builtin is refused.
+fn assignment_before_builtin(segment: &ParsedSegment, builtin: &str) -> Reason {
+    Reason::new(
+        Rule::EnvAssignment,
+        format!(
+            "`{}` in front of the builtin `{builtin}` can stay set for every later command \
+             (`PATH`, `IFS`, `LD_PRELOAD`, `BASH_ENV` …), which the analysis does not follow",
+            segment.assignments.join(" ")
+        ),
+    )
+}
+
 /// Why the shell would run `words` as a builtin that hands code or names to the shell itself,
 /// or one that shadows the program it would be judged as (`shell_mode`: `printf` and `test`
 /// are builtins only to a shell). Asked of the first word and again of every program word
@@ -168,6 +201,7 @@ impl Checker<'_> {
         }
         let refused = |resolved: Option<PathBuf>, reason: Reason| SegmentOutcome {
             evaluation: SegmentEvaluation {
+                program_argv: argv.clone(),
                 argv: argv.clone(),
                 resolved_path: resolved,
                 satisfied_by: None,
@@ -182,14 +216,24 @@ impl Checker<'_> {
             out.push(refused(None, reason));
             return Ok(());
         }
+        if shell_mode && !segment.assignments.is_empty() && is_builtin(&first.text) {
+            if first.text == "cd" {
+                // `CDPATH=/ cd dev` goes where the assigned `CDPATH` says: nowhere known.
+                resolver.changed_dir(None);
+            }
+            out.push(refused(
+                None,
+                assignment_before_builtin(segment, &first.text),
+            ));
+            return Ok(());
+        }
         if shell_mode && SAFE_BUILTINS.contains(&first.text.as_str()) {
             if first.text == "cd" {
-                // `CDPATH=/ cd dev` searches the assigned `CDPATH`.
-                let plain = segment.assignments.is_empty();
-                resolver.changed_dir(cd_target(&words[1..]).filter(|_| plain));
+                resolver.changed_dir(cd_target(&words[1..]));
             }
             out.push(SegmentOutcome {
                 evaluation: SegmentEvaluation {
+                    program_argv: argv.clone(),
                     argv,
                     resolved_path: None,
                     satisfied_by: Some(SatisfiedBy::Builtin),
@@ -274,6 +318,7 @@ impl Checker<'_> {
                 };
                 out.push(SegmentOutcome {
                     evaluation: SegmentEvaluation {
+                        program_argv: argv[index..].to_vec(),
                         argv,
                         resolved_path: resolved,
                         satisfied_by: satisfied.then_some(SatisfiedBy::Allowlist),
@@ -411,6 +456,7 @@ impl Checker<'_> {
         let persist = script_path.as_deref().and_then(path_string);
         SegmentOutcome {
             evaluation: SegmentEvaluation {
+                program_argv: argv[shell..].to_vec(),
                 argv,
                 resolved_path: script_path,
                 satisfied_by,
@@ -503,6 +549,7 @@ impl Checker<'_> {
         };
         SegmentOutcome {
             evaluation: SegmentEvaluation {
+                program_argv: argv[index..].to_vec(),
                 argv,
                 resolved_path: resolved,
                 satisfied_by,

@@ -25,6 +25,8 @@ mod never_panics; // proptest: the analyzer returns a verdict for any input, nev
 mod parser_agreement; // the analyzer reads words, blanks, newlines and comments as bash and dash do
 mod refusals; // hand-written `denies_…` lists: smuggling, quoting tricks, wrappers, safe bins
 mod refusals_interpreters; // shell flags, inline code behind valued options, code on stdin
+mod refusals_shell_state; // assignments in front of builtins, -x and other -c letters, request locales
 mod request_env; // the request's own variables: the harmless list, PATH, exact approvals
 mod review_regressions; // security review bypasses (`time` builtins, sed, npm, …) and neighbours
+mod shell_oracle; // what ran ⊆ what was analysed: generated commands under real bash and dash
 mod support; // shared helpers: a temp host with executables, policy builders, `check` lists
