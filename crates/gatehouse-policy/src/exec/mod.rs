@@ -4,12 +4,14 @@
 //! what it does not understand becomes a refusal that names its [`Rule`].
 
 mod allowlist;
+mod carriers;
 mod child_env;
 mod command_text;
 mod environment;
 mod evaluate;
 mod evaluation;
 pub(crate) mod inline_eval;
+pub(crate) mod options;
 pub(crate) mod parse;
 mod policy;
 mod request;
@@ -20,6 +22,7 @@ mod shells;
 pub(crate) mod unwrap;
 
 pub use allowlist::ignored_entries as ignored_allowlist_entries;
+pub use carriers::{Carrier, carriers};
 pub use child_env::{
     FORCED_LOCALE, SHELL_STATE_VARIABLES, child_environment, effective_ctype, is_analysable_locale,
     is_shell_state_variable,

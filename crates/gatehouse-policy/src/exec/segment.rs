@@ -7,11 +7,13 @@ use super::allowlist::{CompiledAllowlist, literal_pattern};
 use super::evaluation::{LookedThrough, Reason, Rule, SatisfiedBy, SegmentEvaluation};
 use super::inline_eval::{
     ProgramFile, inline_code, is_interpreter_like, program_files, reads_program_from_stdin,
+    strict_only_code,
 };
 use super::parse::{ParsedSegment, Word, parse_shell};
 use super::policy::{AllowlistEntry, ExecPolicy};
 use super::resolve::Resolver;
 use super::safe_bins::SafeBins;
+use super::shells::runs_inline_code as opaque_inline_shell;
 use super::unwrap::{Target, Unwrapped, basename, unwrap};
 
 /// `sh -c` payloads followed before giving up; deeper nesting fails analysis.
@@ -301,32 +303,24 @@ impl Checker<'_> {
                 out.push(self.shell_script(words, shell, script, argv, resolver));
             }
             Target::Opaque { index, reason } => {
+                // A carrier never authorizes what it carries: not even an allowlist entry for
+                // the carrier itself satisfies the segment.
                 let word = &words[index];
                 let resolved = resolver.resolve_program(&word.text, word.tilde);
                 let args = &argv[index + 1..];
-                let entry = resolved
-                    .as_deref()
-                    .and_then(|path| self.allowlisted(path, args));
-                let satisfied = entry.is_some();
-                let reason = if satisfied {
-                    Reason::new(
-                        Rule::AllowlistSatisfied,
-                        format!("an allowlist entry matches `{}` itself", word.text),
-                    )
-                } else {
-                    reason
-                };
+                let inline_eval = inline_code(&word.text, args).is_some()
+                    || opaque_inline_shell(&word.text, args);
                 out.push(SegmentOutcome {
                     evaluation: SegmentEvaluation {
                         program_argv: argv[index..].to_vec(),
                         argv,
                         resolved_path: resolved,
-                        satisfied_by: satisfied.then_some(SatisfiedBy::Allowlist),
-                        allowlist_entry: entry,
+                        satisfied_by: None,
+                        allowlist_entry: None,
                         reason,
                         looked_through: Vec::new(),
                     },
-                    inline_eval: false,
+                    inline_eval,
                     persist: None,
                 });
             }
@@ -402,18 +396,12 @@ impl Checker<'_> {
     ) -> SegmentOutcome {
         let script_word = &words[script];
         let shell_word = &words[shell];
-        let shell_path = resolver.resolve_program(&shell_word.text, shell_word.tilde);
         let script_path = resolver.resolve_script(&script_word.text, script_word.tilde);
         let args = &argv[script + 1..];
         let script_entry = script_path
             .as_deref()
             .and_then(|path| self.allowlisted(path, args));
-        // The shell itself is matched only when the script is not.
-        let shell_entry = || {
-            shell_path
-                .as_deref()
-                .and_then(|path| self.allowlisted(path, &argv[shell + 1..]))
-        };
+        // The shell carries the script: only an entry for the script itself satisfies it.
         let (satisfied_by, reason, allowlist_entry) = match (&script_path, script_entry) {
             (None, ..) => (
                 None,
@@ -434,24 +422,19 @@ impl Checker<'_> {
                 ),
                 Some(entry),
             ),
-            (Some(path), None) => match shell_entry() {
-                Some(entry) => (
-                    Some(SatisfiedBy::Allowlist),
-                    Reason::new(
-                        Rule::AllowlistSatisfied,
-                        format!("an allowlist entry matches `{}`", shell_word.text),
+            (Some(path), None) => (
+                None,
+                Reason::new(
+                    Rule::NoAllowlistMatch,
+                    format!(
+                        "no allowlist entry matches script `{}`; an entry for `{}` does not \
+                         cover the scripts it runs",
+                        path.display(),
+                        shell_word.text
                     ),
-                    Some(entry),
                 ),
-                None => (
-                    None,
-                    Reason::new(
-                        Rule::NoAllowlistMatch,
-                        format!("no allowlist entry matches script `{}`", path.display()),
-                    ),
-                    None,
-                ),
-            },
+                None,
+            ),
         };
         let persist = script_path.as_deref().and_then(path_string);
         SegmentOutcome {
@@ -492,8 +475,10 @@ impl Checker<'_> {
             .and_then(|n| n.to_str());
         let reads_pipe =
             |program: &str| stdin_piped && args.is_empty() && reads_program_from_stdin(program);
+        let strict = self.policy.strict_inline_eval;
         let inline = inline_code(&word.text, args)
             .or_else(|| real_name.and_then(|real| inline_code(real, args)))
+            .or_else(|| strict.then(|| strict_only_code(&word.text, args)).flatten())
             .or_else(|| {
                 (reads_pipe(&name) || real_name.is_some_and(reads_pipe))
                     .then_some("a program read from the pipe before it")
@@ -538,7 +523,9 @@ impl Checker<'_> {
             ),
             (Some(path), None) => {
                 let globbed = words[index + 1..].iter().any(|w| w.glob);
-                self.satisfy(&name, path, args, globbed)
+                let skill =
+                    self.policy.auto_allow_skills && self.is_trusted_skill(&word.text, path);
+                self.satisfy(&name, path, args, globbed, skill)
             }
         };
         let interpreter = is_interpreter_like(&name) || real_name.is_some_and(is_interpreter_like);
@@ -576,6 +563,7 @@ impl Checker<'_> {
         path: &Path,
         args: &[String],
         globbed: bool,
+        trusted_skill: bool,
     ) -> (Option<SatisfiedBy>, Reason, Option<AllowlistEntry>) {
         if let Some(entry) = self.allowlisted(path, args) {
             return (
@@ -603,7 +591,7 @@ impl Checker<'_> {
                 Err(reason) => refusal = Some(reason),
             }
         }
-        if self.policy.auto_allow_skills && self.is_trusted_skill(name, path) {
+        if trusted_skill {
             return (
                 Some(SatisfiedBy::Skills),
                 Reason::new(
@@ -622,9 +610,15 @@ impl Checker<'_> {
         (None, reason, None)
     }
 
-    fn is_trusted_skill(&self, name: &str, path: &Path) -> bool {
+    /// A skill binary is trusted only when named bare, as the agent's skill tells it to run
+    /// it (`skill-bin`, never `./skill-bin` or `bin/skill-bin`, which name a file of the
+    /// working directory's choosing), and when that name resolves to the recorded path.
+    fn is_trusted_skill(&self, written: &str, path: &Path) -> bool {
+        if written.contains('/') {
+            return false;
+        }
         self.policy.skill_bins.iter().any(|skill| {
-            skill.name.trim() == name
+            skill.name.trim() == written
                 && (skill.resolved_path == path
                     || std::fs::canonicalize(&skill.resolved_path).is_ok_and(|real| real == path))
         })

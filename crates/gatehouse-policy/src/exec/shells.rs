@@ -61,6 +61,30 @@ pub(crate) fn unsafe_command_letter(flag: &str) -> Option<(char, &'static str)> 
     Some((letter, why))
 }
 
+/// Whether a shell (or a multiplexer's shell applet: `busybox sh -c …`) is given inline code
+/// in its options, however they are spelled (`-c`, `-lc`, `-xc`, `--command`), so that an
+/// opaque shell still counts as running inline code for `strictInlineEval`.
+pub(crate) fn runs_inline_code(program: &str, args: &[String]) -> bool {
+    let name = program
+        .rsplit('/')
+        .next()
+        .unwrap_or(program)
+        .to_ascii_lowercase();
+    let args = match args.split_first() {
+        Some((applet, rest)) if matches!(name.as_str(), "busybox" | "toybox") => {
+            if !is_posix_shell(applet.rsplit('/').next().unwrap_or(applet)) {
+                return false;
+            }
+            rest
+        }
+        _ if is_posix_shell(&name) => args,
+        _ => return false,
+    };
+    args.iter()
+        .take_while(|arg| arg.starts_with(['-', '+']) && *arg != "--")
+        .any(|arg| arg == "--command" || (!arg.starts_with("--") && arg[1..].contains('c')))
+}
+
 /// Shells whose inline code the bash grammar reads faithfully. zsh, fish and ksh have
 /// constructs bash lacks (`=(cmd)`, `(cmd)`, `${ cmd; }`) that run commands, so their payloads
 /// are never analyzed, only approved as exact commands.

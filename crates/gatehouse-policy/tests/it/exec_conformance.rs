@@ -14,6 +14,16 @@ use serde_json::Value;
 
 const CASES: &str = include_str!("../../../../tests/conformance/exec-cases.jsonl");
 
+/// Cases whose expected answer is a bypass issue 29 closed: for each, why, and the stricter
+/// expectation this crate holds instead. Every other field of the case is still checked.
+const SUPERSEDED: &[(&str, &str, &str, bool)] = &[(
+    "coherent-targets-busybox",
+    "a carrier never authorizes what it carries: an allowlist entry for `busybox` does not \
+     approve `busybox sh -lc 'echo hi'` (docs/policy.md, section 3)",
+    "allowlistSatisfied",
+    false,
+)];
+
 #[test]
 fn every_exec_case_passes() {
     let mut failures = Vec::new();
@@ -28,7 +38,11 @@ fn every_exec_case_passes() {
         let (request, home) = build_request(&case, &root);
         let policy = build_policy(&case);
         let verdict = evaluate(&request, &policy);
-        let mismatches = compare(&case["expect"], &verdict, &home);
+        let mut expect = case["expect"].clone();
+        if let Some((_, _why, field, stricter)) = SUPERSEDED.iter().find(|(s, ..)| *s == id) {
+            expect[*field] = Value::Bool(*stricter);
+        }
+        let mismatches = compare(&expect, &verdict, &home);
         if !mismatches.is_empty() {
             failures.push(format!(
                 "{id}: {}\n    reason: {}\n    segments: {:?}",
