@@ -130,6 +130,9 @@ pub enum Rule {
     SafeBinRefused,
     /// An interpreter or carrier running inline code (`python -c`, `awk '…'`, `find -exec`).
     InlineEval,
+    /// An option, subcommand or config file that makes an allowlisted program run a program or
+    /// code of the caller's choosing (`git -c alias.x='!cmd'`, `ssh -o ProxyCommand=…`).
+    ProgramOption,
 }
 
 impl Rule {
@@ -168,6 +171,7 @@ impl Rule {
             Rule::NoAllowlistMatch => "no-allowlist-match",
             Rule::SafeBinRefused => "safe-bin-refused",
             Rule::InlineEval => "inline-eval",
+            Rule::ProgramOption => "program-option",
         }
     }
 }

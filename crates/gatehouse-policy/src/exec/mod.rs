@@ -14,6 +14,7 @@ pub(crate) mod inline_eval;
 pub(crate) mod options;
 pub(crate) mod parse;
 mod policy;
+mod profiles;
 mod request;
 mod resolve;
 mod safe_bins;
@@ -36,5 +37,6 @@ pub use policy::{
     AllowlistEntry, DEFAULT_SAFE_BIN_TRUSTED_DIRS, DEFAULT_SAFE_BINS, ExecPolicy, SafeBinProfile,
     SkillBin,
 };
+pub use profiles::{ProgramTrust, program_trust};
 pub use request::{ExecCommand, ExecRequest};
 pub use safe_bins::{has_builtin_profile, is_in_trusted_dir};

@@ -11,6 +11,7 @@ use super::inline_eval::{
 };
 use super::parse::{ParsedSegment, Word, parse_shell};
 use super::policy::{AllowlistEntry, ExecPolicy};
+use super::profiles;
 use super::resolve::Resolver;
 use super::safe_bins::SafeBins;
 use super::shells::runs_inline_code as opaque_inline_shell;
@@ -500,6 +501,10 @@ impl Checker<'_> {
                     .any(|file| !opens_only_plain_files(resolver, &words[index + 1..], args, file))
                     .then_some(UNPLAIN_PROGRAM_FILE)
             });
+        let lower = name.to_ascii_lowercase();
+        let configured = profiles::refusal(&lower, args).or_else(|| {
+            real_name.and_then(|real| profiles::refusal(&real.to_ascii_lowercase(), args))
+        });
         let (satisfied_by, reason, allowlist_entry) = match (&resolved, inline) {
             (None, _) => (
                 None,
@@ -518,6 +523,14 @@ impl Checker<'_> {
                 Reason::new(
                     Rule::InlineEval,
                     format!("`{name}` runs {what}; approve the exact command instead"),
+                ),
+                None,
+            ),
+            (Some(_), None) if let Some(why) = configured => (
+                None,
+                Reason::new(
+                    Rule::ProgramOption,
+                    format!("{why}; a person decides, even when `{name}` is allowlisted"),
                 ),
                 None,
             ),

@@ -25,6 +25,7 @@ mod never_panics; // proptest: the analyzer returns a verdict for any input, nev
 mod parser_agreement; // the analyzer reads words, blanks, newlines and comments as bash and dash do
 mod refusals; // hand-written `denies_…` lists: smuggling, quoting tricks, wrappers, safe bins
 mod refusals_carriers; // carriers never authorize what they carry; interpreters under strictInlineEval
+mod refusals_configured; // git, ssh, package managers and tools whose options run programs
 mod refusals_interpreters; // shell flags, inline code behind valued options, code on stdin
 mod refusals_shell_state; // assignments in front of builtins, -x and other -c letters, request locales
 mod request_env; // the request's own variables: the harmless list, PATH, exact approvals

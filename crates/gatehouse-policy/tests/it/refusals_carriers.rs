@@ -373,7 +373,7 @@ const OPTIONS: &[&str] = &[
 ];
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
 
     /// Whatever options it is given, an opaque carrier (allowlisted) never lets the program it
     /// carries (`id`, not allowlisted) run without a person.
