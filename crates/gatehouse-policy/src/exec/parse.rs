@@ -205,9 +205,10 @@ fn precheck(source: &str) -> Result<(), Reason> {
             "the command contains a NUL byte",
         ));
     }
-    // A backslash-newline joins lines before bash tokenizes, even inside some quotes and in
-    // here-documents, so the text the grammar sees is not the text bash runs.
-    if source.contains("\\\n") || source.contains("\\\r\n") {
+    // A backslash-newline joins lines before bash tokenizes, even inside double quotes and in
+    // here-documents, so the text the grammar sees is not the text bash runs. Inside single
+    // quotes it is two characters of the word.
+    if continues_a_line(source) {
         return Err(Reason::new(
             Rule::LineContinuation,
             "a backslash-newline joins lines, so the command bash runs differs from the text",
@@ -229,6 +230,77 @@ fn precheck(source: &str) -> Result<(), Reason> {
         ));
     }
     Ok(())
+}
+
+/// Whether a backslash-newline in `source` may be a line continuation: anywhere but inside a
+/// single-quoted string that the scan is sure of. The scan follows plain words, `'…'`, `"…"`
+/// and comments; after anything whose quoting it does not follow (`$'…'`, `$(`, a backtick,
+/// `<<`), every later backslash-newline counts, and the walker refuses those constructs anyway.
+fn continues_a_line(source: &str) -> bool {
+    if !source.contains("\\\n") && !source.contains("\\\r\n") {
+        return false;
+    }
+    #[derive(PartialEq)]
+    enum State {
+        Plain,
+        Single,
+        Double,
+        Comment,
+    }
+    let bytes = source.as_bytes();
+    // From an ASCII byte the scan does not follow on, any later backslash-newline counts.
+    let unsure_from = |at: usize| {
+        source
+            .get(at..)
+            .is_none_or(|rest| rest.contains("\\\n") || rest.contains("\\\r\n"))
+    };
+    let mut state = State::Plain;
+    let mut i = 0;
+    while let Some(&byte) = bytes.get(i) {
+        let mut next = bytes.get(i + 1).copied();
+        if next == Some(b'\r') && bytes.get(i + 2) == Some(&b'\n') {
+            // `\⏎` with a carriage return before the newline joins lines as well.
+            next = Some(b'\n');
+        }
+        let previous = i.checked_sub(1).and_then(|at| bytes.get(at)).copied();
+        match state {
+            State::Plain => match byte {
+                b'\\' if next == Some(b'\n') => return true,
+                b'\\' => i += 1,
+                b'\'' if previous == Some(b'$') => return unsure_from(i),
+                b'\'' => state = State::Single,
+                b'"' => state = State::Double,
+                b'#' if previous.is_none_or(|p| p.is_ascii_whitespace() || b";&|".contains(&p)) => {
+                    state = State::Comment;
+                }
+                b'`' => return unsure_from(i),
+                b'$' | b'<' if next == Some(if byte == b'$' { b'(' } else { b'<' }) => {
+                    return unsure_from(i);
+                }
+                _ => {}
+            },
+            State::Single => {
+                if byte == b'\'' {
+                    state = State::Plain;
+                }
+            }
+            State::Double => match byte {
+                b'\\' if next == Some(b'\n') => return true,
+                b'\\' => i += 1,
+                b'"' => state = State::Plain,
+                b'`' => return unsure_from(i),
+                b'$' if next == Some(b'(') => return unsure_from(i),
+                _ => {}
+            },
+            State::Comment => match byte {
+                b'\\' if next == Some(b'\n') => return true,
+                b'\n' => state = State::Plain,
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    false
 }
 
 /// Walks lists and pipelines iteratively (a long `a && b && …` chain nests deeply) and collects
@@ -655,6 +727,26 @@ mod tests {
                 vec!["echo", "naïve\u{a0}-la"]
             ]
         );
+    }
+
+    #[test]
+    fn reads_a_backslash_newline_in_single_quotes_as_text() {
+        assert_eq!(words("echo 'a\\\nb'"), vec![vec!["echo", "a\\\nb"]]);
+        assert_eq!(
+            words("echo \"x\" 'a\\\nb' c"),
+            vec![vec!["echo", "x", "a\\\nb", "c"]]
+        );
+        for source in [
+            "echo a\\\nb",
+            "echo \"a\\\nb\"",
+            "echo 'a' b\\\nc",
+            "echo $'a\\\nb'",
+            "echo `x` 'a\\\nb'",
+            "ls # c \\\nid",
+            "echo \\'a\\\nb'",
+        ] {
+            assert_eq!(rule(source), Rule::LineContinuation, "{source:?}");
+        }
     }
 
     #[test]

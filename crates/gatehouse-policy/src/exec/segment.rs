@@ -166,6 +166,17 @@ fn assignment_refusal(word: &Word) -> Option<Reason> {
     })
 }
 
+/// How a program segment was reached and where it runs.
+#[derive(Debug, Clone, Copy)]
+struct ProgramContext {
+    /// Through a package runner: resolve in `node_modules/.bin` only.
+    package_bin: bool,
+    /// Its stdin is the previous command's output.
+    stdin_piped: bool,
+    /// A shell reads the command (not a direct argv).
+    shell_mode: bool,
+}
+
 /// The policy parts every segment is checked against, prepared once per request.
 pub(crate) struct Checker<'p> {
     pub(crate) policy: &'p ExecPolicy,
@@ -341,7 +352,12 @@ impl Checker<'_> {
                         resolver.changed_dir(cd_target(&words[index + 1..]));
                     }
                     let piped = segment.stdin_piped;
-                    out.push(self.program(words, index, package_bin, piped, argv, resolver));
+                    let context = ProgramContext {
+                        package_bin,
+                        stdin_piped: piped,
+                        shell_mode,
+                    };
+                    out.push(self.program(words, index, context, argv, resolver));
                 }
             }
         }
@@ -457,11 +473,15 @@ impl Checker<'_> {
         &self,
         words: &[Word],
         index: usize,
-        package_bin: bool,
-        stdin_piped: bool,
+        context: ProgramContext,
         argv: Vec<String>,
         resolver: &Resolver,
     ) -> SegmentOutcome {
+        let ProgramContext {
+            package_bin,
+            stdin_piped,
+            shell_mode,
+        } = context;
         let word = &words[index];
         let name = basename(&word.text).to_owned();
         let args = &argv[index + 1..];
@@ -536,9 +556,15 @@ impl Checker<'_> {
             ),
             (Some(path), None) => {
                 let globbed = words[index + 1..].iter().any(|w| w.glob);
+                // A `$` a shell expands; in an argv every `$`, since a host may hand the argv
+                // to a shell (OpenClaw's safe-bin rule).
+                let expanded = words[index + 1..]
+                    .iter()
+                    .find(|w| w.has_expansion || (!shell_mode && w.text.contains('$')))
+                    .map(|w| w.text.as_str());
                 let skill =
                     self.policy.auto_allow_skills && self.is_trusted_skill(&word.text, path);
-                self.satisfy(&name, path, args, globbed, skill)
+                self.satisfy(&name, path, args, (globbed, expanded), skill)
             }
         };
         let interpreter = is_interpreter_like(&name) || real_name.is_some_and(is_interpreter_like);
@@ -575,7 +601,7 @@ impl Checker<'_> {
         name: &str,
         path: &Path,
         args: &[String],
-        globbed: bool,
+        (globbed, expanded): (bool, Option<&str>),
         trusted_skill: bool,
     ) -> (Option<SatisfiedBy>, Reason, Option<AllowlistEntry>) {
         if let Some(entry) = self.allowlisted(path, args) {
@@ -590,7 +616,7 @@ impl Checker<'_> {
         }
         let mut refusal = None;
         if self.safe_bins.is_listed(name) {
-            match self.safe_bins.check(name, path, args, globbed) {
+            match self.safe_bins.check(name, path, args, globbed, expanded) {
                 Ok(()) => {
                     return (
                         Some(SatisfiedBy::SafeBins),

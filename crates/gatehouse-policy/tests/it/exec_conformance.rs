@@ -14,15 +14,31 @@ use serde_json::Value;
 
 const CASES: &str = include_str!("../../../../tests/conformance/exec-cases.jsonl");
 
-/// Cases whose expected answer is a bypass issue 29 closed: for each, why, and the stricter
-/// expectation this crate holds instead. Every other field of the case is still checked.
-const SUPERSEDED: &[(&str, &str, &str, bool)] = &[(
-    "coherent-targets-busybox",
-    "a carrier never authorizes what it carries: an allowlist entry for `busybox` does not \
-     approve `busybox sh -lc 'echo hi'` (docs/policy.md, section 3)",
-    "allowlistSatisfied",
-    false,
-)];
+/// Cases whose expected answer issue 29 changed: a bypass it closed, or a false refusal it
+/// removed. For each: why, the field, and the answer this crate holds instead. Every other field
+/// of the case is still checked.
+const SUPERSEDED: &[(&str, &str, &str, bool)] = &[
+    (
+        "coherent-targets-busybox",
+        "a carrier never authorizes what it carries: an allowlist entry for `busybox` does not \
+         approve `busybox sh -lc 'echo hi'` (docs/policy.md, section 3)",
+        "allowlistSatisfied",
+        false,
+    ),
+    (
+        "join-lc-single-quotes-preserved",
+        "issue 29 (false refusals): a backslash-newline inside single quotes is two characters \
+         of the word in bash and dash, not a line continuation, so `echo 'a\\⏎b'` is analyzed",
+        "analysisOk",
+        true,
+    ),
+    (
+        "join-lc-single-quotes-preserved",
+        "the same: with `echo` allowlisted it runs",
+        "allowlistSatisfied",
+        true,
+    ),
+];
 
 #[test]
 fn every_exec_case_passes() {
@@ -39,8 +55,8 @@ fn every_exec_case_passes() {
         let policy = build_policy(&case);
         let verdict = evaluate(&request, &policy);
         let mut expect = case["expect"].clone();
-        if let Some((_, _why, field, stricter)) = SUPERSEDED.iter().find(|(s, ..)| *s == id) {
-            expect[*field] = Value::Bool(*stricter);
+        for (_, _why, field, held) in SUPERSEDED.iter().filter(|(s, ..)| *s == id) {
+            expect[*field] = Value::Bool(*held);
         }
         let mismatches = compare(&expect, &verdict, &home);
         if !mismatches.is_empty() {
