@@ -21,6 +21,8 @@ pub(crate) enum Arity {
     /// The characters of this set right after the letter are its value and the cluster goes on
     /// (perl `-l0ne`: `-l0`, `-n`, `-e`).
     Leading(&'static str),
+    /// Two values, always the next two words (jq `--arg NAME VALUE`); the first is recorded.
+    Pair,
 }
 
 /// What an option means for the program that runs.
@@ -46,6 +48,9 @@ pub(crate) enum Role {
     /// Its value names a file of settings that can load code (node `--env-file`, which may set
     /// `NODE_OPTIONS=--import=data:…`), so it counts as code whatever the file.
     Settings,
+    /// A real option of the tool that a profile refuses (a safe bin's `sort -o`): known, so an
+    /// abbreviation of another option is not read as it, and refused.
+    Denied,
 }
 
 /// One option, by its short letter, its long name, or both.
@@ -120,6 +125,8 @@ pub(crate) struct Parsed<'g, 'a> {
     /// attached (`-fFILE`, `--file=FILE`): another tool's grammar may read that word as an
     /// option instead.
     pub(crate) next_word: Vec<usize>,
+    /// The values of [`Arity::Pair`] options beyond the first, in order.
+    pub(crate) second_values: Vec<&'a str>,
 }
 
 impl Parsed<'_, '_> {
@@ -166,6 +173,7 @@ impl<'g> Grammar<'g> {
             options: Vec::new(),
             operands: Vec::new(),
             next_word: Vec::new(),
+            second_values: Vec::new(),
         };
         let rest_are_operands = |parsed: &mut Parsed<'g, 'a>, from: usize| {
             parsed.operands.extend(
@@ -215,6 +223,15 @@ impl<'g> Grammar<'g> {
         next
     }
 
+    /// The two next words of an [`Arity::Pair`] option; the second goes to `second_values`.
+    fn pair<'a>(args: &'a [String], i: &mut usize, parsed: &mut Parsed<'g, 'a>) -> Option<&'a str> {
+        let first = Self::next_word(args, i, parsed)?;
+        let second = args.get(*i).map(String::as_str)?;
+        *i += 1;
+        parsed.second_values.push(second);
+        Some(first)
+    }
+
     /// One `--name[=value]`; returns whether it ends the options, `None` when it is unknown.
     fn long_option<'a>(
         &self,
@@ -240,6 +257,8 @@ impl<'g> Grammar<'g> {
                 Some(value) => Some(value),
                 None => Self::next_word(args, i, parsed),
             },
+            Arity::Pair if inline.is_some() => return None,
+            Arity::Pair => Some(Self::pair(args, i, parsed)?),
             Arity::Attached | Arity::Leading(_) => inline,
         };
         parsed.options.push((opt, value));
@@ -266,6 +285,8 @@ impl<'g> Grammar<'g> {
                 Arity::Flag => None,
                 Arity::Required if rest.is_empty() => Self::next_word(args, i, parsed),
                 Arity::Required => Some(std::mem::take(&mut rest)),
+                Arity::Pair if rest.is_empty() => Some(Self::pair(args, i, parsed)?),
+                Arity::Pair => return None,
                 Arity::Attached => (!rest.is_empty()).then(|| std::mem::take(&mut rest)),
                 Arity::Leading(set) => {
                     let end = rest
