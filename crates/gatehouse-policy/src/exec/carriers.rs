@@ -7,6 +7,11 @@
 //! `askFallback`), even when the carrier itself is allowlisted, and allow-always never stores
 //! it. Being listed also keeps a carrier out of the safe bins.
 
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use super::parse::Word;
+
 /// Programs that always carry a command (or code, or a session that runs commands): what each
 /// does that the analysis cannot follow.
 const ALWAYS: &[(&str, &str)] = &[
@@ -209,14 +214,19 @@ const BY_SUBCOMMAND: &[(&str, &[&str], &str)] = &[
 /// Why a program, called with these arguments, carries a command the analysis does not
 /// unwrap; `None` when it is not an opaque carrier (or not with these arguments). `name` is the
 /// lower-cased basename.
-pub(crate) fn opaque_reason(name: &str, args: &[&str]) -> Option<&'static str> {
-    if let Some((_, why)) = ALWAYS.iter().find(|(program, _)| *program == name) {
-        return Some(why);
-    }
-    let (_, words, why) = BY_SUBCOMMAND
-        .iter()
-        .find(|(program, ..)| *program == name)?;
-    args.iter().any(|arg| words.contains(arg)).then_some(*why)
+pub(crate) fn opaque_reason(name: &str, args: &[Word]) -> Option<&'static str> {
+    // Looked up for every word that may be a wrapper, so the table is hashed once.
+    static BY_NAME: LazyLock<HashMap<&'static str, Carrier>> = LazyLock::new(|| {
+        carriers()
+            .map(|carrier| (carrier.program, carrier))
+            .collect()
+    });
+    let carrier = BY_NAME.get(name)?;
+    let carries = carrier.subcommands.is_empty()
+        || args
+            .iter()
+            .any(|arg| carrier.subcommands.contains(&arg.text.as_str()));
+    carries.then_some(carrier.runs)
 }
 
 /// A carrier as data, for `gatehouse doctor` and tests: allowlisting it never authorizes what
@@ -252,26 +262,19 @@ pub fn carriers() -> impl Iterator<Item = Carrier> {
         )
 }
 
-/// Whether a program is a carrier at all (with some arguments), so it can never be a safe bin
-/// and allow-always never stores it.
-pub(crate) fn is_carrier(name: &str) -> bool {
-    ALWAYS.iter().any(|(program, _)| *program == name)
-        || BY_SUBCOMMAND.iter().any(|(program, ..)| *program == name)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn names_carriers_always_or_by_subcommand() {
-        assert!(opaque_reason("sudo", &[]).is_some());
-        assert!(opaque_reason("docker", &["-H", "x", "run", "alpine"]).is_some());
-        assert!(opaque_reason("docker", &["ps"]).is_none());
-        assert!(opaque_reason("ip", &["netns", "exec", "n", "id"]).is_some());
-        assert!(opaque_reason("ip", &["addr"]).is_none());
-        assert!(opaque_reason("ls", &["run"]).is_none());
-        assert!(is_carrier("docker") && is_carrier("sudo") && !is_carrier("ls"));
+        let reason = |name: &str, args: &[&str]| opaque_reason(name, &Word::direct_argv(args));
+        assert!(reason("sudo", &[]).is_some());
+        assert!(reason("docker", &["-H", "x", "run", "alpine"]).is_some());
+        assert!(reason("docker", &["ps"]).is_none());
+        assert!(reason("ip", &["netns", "exec", "n", "id"]).is_some());
+        assert!(reason("ip", &["addr"]).is_none());
+        assert!(reason("ls", &["run"]).is_none());
     }
 
     #[test]

@@ -8,7 +8,10 @@ mod sed_script;
 use std::path::{Path, PathBuf};
 
 use self::interpreters::Found;
-use super::carriers::is_carrier;
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use super::carriers::carriers;
 use super::options::{Grammar, Role, is_stdin_path};
 use super::unwrap::basename;
 
@@ -100,11 +103,22 @@ const OTHER_CODE_RUNNERS: &[&str] = &[
 /// Whether a program runs code or other programs given to it, so an allowlist entry for it is
 /// never derived by allow-always and it never qualifies as a safe bin.
 pub(crate) fn is_interpreter_like(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    is_python(&name)
-        || STDIN_PROGRAM_RUNNERS.contains(&name.as_str())
-        || OTHER_CODE_RUNNERS.contains(&name.as_str())
-        || is_carrier(&name)
+    static NAMES: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
+        STDIN_PROGRAM_RUNNERS
+            .iter()
+            .chain(OTHER_CODE_RUNNERS)
+            .copied()
+            .chain(carriers().map(|carrier| carrier.program))
+            .collect()
+    });
+    let lower;
+    let name = if name.bytes().any(|b| b.is_ascii_uppercase()) {
+        lower = name.to_ascii_lowercase();
+        lower.as_str()
+    } else {
+        name
+    };
+    is_python(name) || NAMES.contains(name)
 }
 
 /// Whether `program`, given no arguments, runs what arrives on its stdin. With stdin from a

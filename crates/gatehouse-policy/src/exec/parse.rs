@@ -12,6 +12,7 @@
 //! reads each word's value from its own bytes, as bash and dash do, not from the grammar's
 //! pieces of it.
 
+mod fast;
 mod layout;
 mod word;
 
@@ -80,9 +81,27 @@ thread_local! {
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
 }
 
-/// Parses a shell string into its segments, or the reason it cannot be analyzed.
+/// Parses a shell string into its segments, or the reason it cannot be analyzed. Text made
+/// only of plain words, quoted strings without expansions and list or pipe operators is read
+/// without the grammar ([`fast`], which the tests hold equal to the full path); everything
+/// else goes through tree-sitter and the checks below.
 pub(crate) fn parse_shell(source: &str) -> Result<Vec<ParsedSegment>, Reason> {
     precheck(source)?;
+    match fast::parse(source) {
+        Some(segments) => Ok(segments),
+        None => parse_with_grammar(source),
+    }
+}
+
+/// The full path alone, for the fast path's differential test.
+#[cfg(test)]
+pub(crate) fn parse_full(source: &str) -> Result<Vec<ParsedSegment>, Reason> {
+    precheck(source)?;
+    parse_with_grammar(source)
+}
+
+/// tree-sitter, the walker's allow-list of node kinds, and the layout and word checks.
+fn parse_with_grammar(source: &str) -> Result<Vec<ParsedSegment>, Reason> {
     let view = parser_view(source);
     let tree = parse_tree(&view, MAX_PARSE_CALLBACKS).ok_or_else(|| {
         Reason::new(
@@ -447,7 +466,7 @@ fn parse_command(
 }
 
 /// A program name must be known before it runs: no expansion, no globbing.
-fn check_command_position(word: &Word) -> Result<(), Reason> {
+pub(super) fn check_command_position(word: &Word) -> Result<(), Reason> {
     if word.has_expansion {
         return Err(Reason::new(
             Rule::ParameterExpansion,

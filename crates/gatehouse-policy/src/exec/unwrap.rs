@@ -83,8 +83,7 @@ fn walk(words: &[Word], through: &mut Vec<usize>) -> Target {
             return Target::Program { index, package_bin };
         }
         let name = basename(&word.text).to_ascii_lowercase();
-        let args: Vec<&str> = words[index + 1..].iter().map(|w| w.text.as_str()).collect();
-        if let Some(why) = opaque_reason(&name, &args) {
+        if let Some(why) = opaque_reason(&name, &words[index + 1..]) {
             return Target::Opaque {
                 index,
                 reason: Reason::new(
