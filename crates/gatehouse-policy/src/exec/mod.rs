@@ -4,6 +4,7 @@
 //! what it does not understand becomes a refusal that names its [`Rule`].
 
 mod allowlist;
+mod approval_view;
 mod carriers;
 mod child_env;
 mod command_text;
@@ -23,6 +24,7 @@ mod shells;
 pub(crate) mod unwrap;
 
 pub use allowlist::ignored_entries as ignored_allowlist_entries;
+pub use approval_view::{ApprovalSummary, ProgramLine, approval_summary};
 pub use carriers::{Carrier, carriers};
 pub use child_env::{
     FORCED_LOCALE, SHELL_STATE_VARIABLES, child_environment, effective_ctype, is_analysable_locale,

@@ -17,6 +17,7 @@ mod tool_props;
 
 mod allows; // hand-written `allows_…` lists: what must keep working for agents
 mod allows_interpreters; // what the stricter interpreter and shell-flag rules must keep allowing
+mod approval_surfaces; // approval views: every program of a chain, env names, patterns, display text
 mod binding_props; // proptest: the binding over sed/awk/make words never panics and is stable
 mod decision_conformance; // the requirement-rule kinds of tests/conformance/decision-cases.jsonl
 mod decisions; // security x ask x analysis through exec::evaluate, segment reports, warnings
