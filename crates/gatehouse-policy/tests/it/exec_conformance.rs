@@ -14,31 +14,20 @@ use serde_json::Value;
 
 const CASES: &str = include_str!("../../../../tests/conformance/exec-cases.jsonl");
 
-/// Cases whose expected answer issue 29 changed: a bypass it closed, or a false refusal it
-/// removed. For each: why, the field, and the answer this crate holds instead. Every other field
-/// of the case is still checked.
-const SUPERSEDED: &[(&str, &str, &str, bool)] = &[
-    (
-        "coherent-targets-busybox",
-        "a carrier never authorizes what it carries: an allowlist entry for `busybox` does not \
-         approve `busybox sh -lc 'echo hi'` (docs/policy.md, section 3)",
-        "allowlistSatisfied",
-        false,
-    ),
-    (
-        "join-lc-single-quotes-preserved",
-        "issue 29 (false refusals): a backslash-newline inside single quotes is two characters \
-         of the word in bash and dash, not a line continuation, so `echo 'a\\⏎b'` is analyzed",
-        "analysisOk",
-        true,
-    ),
-    (
-        "join-lc-single-quotes-preserved",
-        "the same: with `echo` allowlisted it runs",
-        "allowlistSatisfied",
-        true,
-    ),
-];
+/// The fields Gatehouse holds to another answer than the reference release, with why (format
+/// in the conformance README).
+const SUPERSEDED: &str = include_str!("../../../../tests/conformance/superseded.jsonl");
+
+/// Applies the superseded answers of case `id` to its expectations.
+fn apply_superseded(id: &str, expect: &mut Value) {
+    for line in SUPERSEDED.lines().filter(|l| !l.trim().is_empty()) {
+        let over: Value = serde_json::from_str(line).unwrap();
+        assert!(over["why"].as_str().is_some_and(|why| !why.is_empty()));
+        if over["id"] == id {
+            expect[over["field"].as_str().unwrap()] = over["expect"].clone();
+        }
+    }
+}
 
 #[test]
 fn every_exec_case_passes() {
@@ -55,9 +44,7 @@ fn every_exec_case_passes() {
         let policy = build_policy(&case);
         let verdict = evaluate(&request, &policy);
         let mut expect = case["expect"].clone();
-        for (_, _why, field, held) in SUPERSEDED.iter().filter(|(s, ..)| *s == id) {
-            expect[*field] = Value::Bool(*held);
-        }
+        apply_superseded(&id, &mut expect);
         let mismatches = compare(&expect, &verdict, &home);
         if !mismatches.is_empty() {
             failures.push(format!(
