@@ -698,7 +698,8 @@ const PROFILES: &[Profile] = &[
         trust: ProgramTrust {
             programs: &["git"],
             trusts: "the repository's hooks (.git/hooks, core.hooksPath) and config (.git/config, \
-                     includes), the user's and system config (~/.gitconfig, \
+                     includes), of the repository in the working directory or the one -C, \
+                     --git-dir or --work-tree names, the user's and system config (~/.gitconfig, \
                      $XDG_CONFIG_HOME/git/config, /etc/gitconfig) with their aliases, pagers, \
                      fsmonitor, ssh command and credential helpers, and git-* programs on PATH",
             asks: "-c and --config-env with any key but a short list that changes only output; \
