@@ -17,9 +17,10 @@ fuzz_target!(|data: &[u8]| {
         allowlist: vec![AllowlistEntry::new("/**")],
         ..ExecPolicy::default()
     };
+    // The host's PATH and HOME (as the gateway fills them in), so the analysis itself decides.
     let mut request = ExecRequest::shell(text, "/tmp")
-        .with_env("PATH", "/usr/bin:/bin")
-        .with_env("HOME", "/tmp");
+        .with_inherited_env("PATH", "/usr/bin:/bin")
+        .with_inherited_env("HOME", "/tmp");
     let verdict = evaluate(&request, &policy);
     assert!(verdict.analysis_ok || verdict.decision != Decision::Allow);
 

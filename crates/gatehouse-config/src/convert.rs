@@ -42,6 +42,7 @@ impl Config {
                 scope
                     .skill_bins
                     .iter()
+                    .filter(|bin| !bin.resolved_path.as_os_str().is_empty())
                     .map(|bin| SkillBin {
                         name: bin.name.clone(),
                         resolved_path: bin.resolved_path.clone(),

@@ -1,8 +1,12 @@
 //! Exec evaluation over a mixed corpus of realistic agent commands, with real `PATH`
 //! resolution against a temporary bin directory, compared with a bare tree-sitter parse of the
-//! same corpus measured in the same run.
+//! same corpus measured in the same run, and the stream `gatehouse check --jsonl` evaluates
+//! (20,000 commands) compared with OpenClaw's evaluator on the same stream in the same run.
 //!
 //! Run: `cargo bench -p gatehouse-policy --bench exec -- --warm-up-time 1 --measurement-time 3`
+//! With `OPENCLAW_DIST=/path/to/openclaw/dist` (and `node` on `PATH`) the bench also runs
+//! `benches/openclaw_stream.mjs` and prints the throughput ratio; docs/performance.md, "Exec
+//! analysis speed", says how to install the package for it.
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
@@ -12,6 +16,10 @@ use std::fs;
 use std::hint::black_box;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Instant;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use gatehouse_policy::exec::{AllowlistEntry, ExecPolicy, ExecRequest, evaluate};
@@ -207,14 +215,14 @@ fn bench_exec(c: &mut Criterion) {
             .collect(),
         ..ExecPolicy::default()
     };
-    let requests: Vec<ExecRequest> = corpus()
-        .into_iter()
-        .map(|command| {
-            ExecRequest::shell(command, root.join("work"))
-                .with_env("PATH", path.clone())
-                .with_env("HOME", root.join("home").display().to_string())
-        })
-        .collect();
+    let home = root.join("home").display().to_string();
+    // The gateway's own PATH and HOME, as `gatehouse check` and the gateway fill them in.
+    let request = |command: &str| {
+        ExecRequest::shell(command, root.join("work"))
+            .with_inherited_env("PATH", path.clone())
+            .with_inherited_env("HOME", home.clone())
+    };
+    let requests: Vec<ExecRequest> = corpus().iter().map(|command| request(command)).collect();
     assert!(
         requests.len() >= 200,
         "corpus has {} commands",
@@ -256,6 +264,109 @@ fn bench_exec(c: &mut Criterion) {
     });
     group.finish();
     report_per_command(&requests, &policy, &sources, &mut parser);
+    let stream = Stream {
+        commands: corpus().into_iter().cycle().take(STREAM_LEN).collect(),
+        cwd: root.join("work"),
+        path,
+        home,
+        allowlist: policy.allowlist.iter().map(|e| e.pattern.clone()).collect(),
+        trusted_dirs: vec![bin.display().to_string(), "/bin".into(), "/usr/bin".into()],
+    };
+    report_stream(&stream, &policy, &root);
+}
+
+/// Commands in the `check --jsonl`-style stream.
+const STREAM_LEN: usize = 20_000;
+
+/// The OpenClaw comparison's budget: the stream runs at least this many times faster.
+const STREAM_RATIO_BUDGET: f64 = 20.0;
+
+/// The stream both evaluators run, and the host they run it on.
+struct Stream {
+    commands: Vec<String>,
+    cwd: PathBuf,
+    path: String,
+    home: String,
+    allowlist: Vec<String>,
+    trusted_dirs: Vec<String>,
+}
+
+/// Evaluations per second over the stream, as `gatehouse check --jsonl` evaluates it: a request
+/// built per line (the host's PATH and HOME), one evaluation each. The best of three passes, as
+/// the least disturbed on a shared machine.
+fn gatehouse_stream(stream: &Stream, policy: &ExecPolicy) -> f64 {
+    (0..3)
+        .map(|_| {
+            let start = Instant::now();
+            for command in &stream.commands {
+                let request = ExecRequest::shell(command.as_str(), &stream.cwd)
+                    .with_inherited_env("PATH", stream.path.clone())
+                    .with_inherited_env("HOME", stream.home.clone());
+                black_box(evaluate(&request, policy));
+            }
+            stream.commands.len() as f64 / start.elapsed().as_secs_f64()
+        })
+        .fold(0.0, f64::max)
+}
+
+/// OpenClaw's evaluations per second over the same stream, or why it was not measured.
+fn openclaw_stream(stream: &Stream, root: &Path) -> Result<f64, String> {
+    let dist = std::env::var("OPENCLAW_DIST").map_err(|_| "OPENCLAW_DIST is not set".to_owned())?;
+    let setup = serde_json::json!({
+        "commands": stream.commands,
+        "cwd": stream.cwd,
+        "path": stream.path,
+        "home": stream.home,
+        "allowlist": stream.allowlist,
+        "trustedDirs": stream.trusted_dirs,
+    });
+    let file = root.join("openclaw-stream.json");
+    fs::write(&file, setup.to_string()).map_err(|e| e.to_string())?;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/openclaw_stream.mjs");
+    let output = Command::new("node")
+        .arg(script)
+        .arg(&dist)
+        .arg(&file)
+        .output()
+        .map_err(|e| format!("node: {e}"))?;
+    if !output.status.success() {
+        return Err(String::from_utf8_lossy(&output.stderr).into_owned());
+    }
+    let result: serde_json::Value =
+        serde_json::from_slice(&output.stdout).map_err(|e| e.to_string())?;
+    let seconds = result["seconds"].as_f64().ok_or("no seconds")?;
+    Ok(stream.commands.len() as f64 / seconds)
+}
+
+/// The stream's throughput, and OpenClaw's on the same stream measured between two passes of
+/// ours, with the ratio against the budget.
+fn report_stream(stream: &Stream, policy: &ExecPolicy, root: &Path) {
+    let before = gatehouse_stream(stream, policy);
+    let openclaw = openclaw_stream(stream, root);
+    let after = gatehouse_stream(stream, policy);
+    let ours = before.max(after);
+    println!(
+        "stream of {} commands: gatehouse {:.0} evaluations/s ({:.2} µs each)",
+        stream.commands.len(),
+        ours,
+        1e6 / ours
+    );
+    match openclaw {
+        Ok(theirs) => {
+            let ratio = ours / theirs;
+            let verdict = if ratio >= STREAM_RATIO_BUDGET {
+                "met"
+            } else {
+                "MISSED"
+            };
+            println!(
+                "  openclaw {theirs:.0} evaluations/s ({:.1} µs each); ratio {ratio:.1}x \
+                 (budget {STREAM_RATIO_BUDGET}x: {verdict})",
+                1e6 / theirs
+            );
+        }
+        Err(why) => println!("  openclaw not measured: {}", why.trim()),
+    }
 }
 
 /// The budget is a median per evaluation, and criterion's corpus figure is a mean over the mix,

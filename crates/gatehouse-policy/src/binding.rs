@@ -33,6 +33,7 @@ use crate::exec::parse::Word;
 use crate::exec::unwrap::{Target, Unwrapped, unwrap};
 
 mod program_files;
+mod shell;
 
 use program_files::Tool;
 
@@ -244,10 +245,7 @@ impl Binding {
     /// Computes the binding, refusing when any bound file cannot be identified exactly.
     pub fn compute(input: &BindingInput<'_>) -> Result<Binding, BindingError> {
         let program = input.argv.first().ok_or(BindingError::EmptyArgv)?;
-        let cwd = fs::canonicalize(input.cwd).map_err(|source| BindingError::Cwd {
-            path: input.cwd.to_path_buf(),
-            source,
-        })?;
+        let cwd = canonical_cwd(input)?;
         let executable = fs::canonicalize(input.resolved_executable).map_err(|source| {
             BindingError::Executable {
                 path: input.resolved_executable.to_path_buf(),
@@ -297,7 +295,13 @@ impl Binding {
     /// A field that can no longer be computed (the cwd vanished, the script became unreadable or
     /// ambiguous) counts as differing.
     pub fn verify(&self, input: &BindingInput<'_>) -> Result<(), BindingMismatch> {
-        match Binding::compute(input) {
+        self.verify_against(Binding::compute(input))
+    }
+
+    /// Compares with a binding recomputed right before the run; a failed recomputation counts
+    /// as a mismatch of the field it concerns.
+    fn verify_against(&self, now: Result<Binding, BindingError>) -> Result<(), BindingMismatch> {
+        match now {
             Ok(now) => match self.mismatch(&now) {
                 Some(field) => Err(BindingMismatch { field }),
                 None => Ok(()),
@@ -519,6 +523,14 @@ impl fmt::Display for ScriptAmbiguity {
             ),
         }
     }
+}
+
+/// The canonical working directory of a run: symlinks resolved, so a swapped one shows.
+fn canonical_cwd(input: &BindingInput<'_>) -> Result<PathBuf, BindingError> {
+    fs::canonicalize(input.cwd).map_err(|source| BindingError::Cwd {
+        path: input.cwd.to_path_buf(),
+        source,
+    })
 }
 
 /// Where the program runs and the variables it is given, as far as they decide which files a

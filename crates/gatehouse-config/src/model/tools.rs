@@ -162,14 +162,52 @@ pub struct SafeBinProfileConfig {
     pub denied_flags: Option<Vec<String>>,
 }
 
-/// A skill binary trusted for auto-allow.
+/// A skill binary trusted for auto-allow, in either of OpenClaw's forms: a bare name (resolved
+/// on the gateway's `PATH` when the config is read; an empty `resolved_path` when it resolves
+/// nowhere, which trusts nothing) or `{ name, resolvedPath }`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(from = "SkillBinForm")]
 pub struct SkillBinConfig {
     /// The command name.
     pub name: String,
     /// The absolute path it must resolve to.
     pub resolved_path: PathBuf,
+}
+
+/// How `skillBins` entries are written.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum SkillBinForm {
+    Name(String),
+    #[serde(rename_all = "camelCase")]
+    Entry {
+        name: String,
+        resolved_path: PathBuf,
+    },
+}
+
+impl From<SkillBinForm> for SkillBinConfig {
+    fn from(form: SkillBinForm) -> Self {
+        match form {
+            SkillBinForm::Entry {
+                name,
+                resolved_path,
+            } => SkillBinConfig {
+                name,
+                resolved_path,
+            },
+            SkillBinForm::Name(name) => {
+                let path = std::env::var("PATH").unwrap_or_default();
+                let resolved_path = gatehouse_policy::exec::SkillBin::on_path(&name, &path)
+                    .map(|bin| bin.resolved_path)
+                    .unwrap_or_default();
+                SkillBinConfig {
+                    name,
+                    resolved_path,
+                }
+            }
+        }
+    }
 }
 
 /// `tools.exec.applyPatch`.

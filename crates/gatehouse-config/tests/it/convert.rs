@@ -101,3 +101,20 @@ fn unlisted_agent_gets_global_tool_settings_only() {
     assert_eq!(tools.agent, None);
     assert_eq!(tools.global.profile.as_deref(), Some("coding"));
 }
+
+/// OpenClaw lists skill binaries by bare name (resolved on the host's `PATH`) or with their
+/// path; a name that resolves nowhere, or one with a `/`, trusts nothing.
+#[test]
+fn skill_bins_take_openclaws_bare_name_and_entry_forms() {
+    let text = r#"{ tools: { exec: { autoAllowSkills: true, skillBins: [
+        'sh', './sh', 'no-such-skill-bin-anywhere',
+        { name: 'gh-skill', resolvedPath: '/opt/skills/bin/gh-skill' } ] } } }"#;
+    let bins = config(text).exec_settings("main").policy.skill_bins;
+    let names: Vec<&str> = bins.iter().map(|bin| bin.name.as_str()).collect();
+    assert_eq!(names, ["sh", "gh-skill"]);
+    assert!(bins[0].resolved_path.is_absolute(), "{:?}", bins[0]);
+    assert_eq!(
+        bins[1].resolved_path,
+        PathBuf::from("/opt/skills/bin/gh-skill")
+    );
+}

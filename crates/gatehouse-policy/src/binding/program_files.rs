@@ -49,7 +49,7 @@ use std::path::{Path, PathBuf};
 use super::{BindingError, Digest, Launch, ScriptAmbiguity, digest_fields, hash_file, identity_of};
 use crate::exec::inline_eval::AWK_INFO_WORDS;
 use crate::exec::inline_eval::grammars;
-use crate::exec::inline_eval::options::{Grammar, Opt, Parsed, Role, Unknown};
+use crate::exec::options::{Grammar, Opt, Parsed, Role, Unknown};
 
 /// A tool whose program is read from files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -242,7 +242,7 @@ fn make(
 /// secret), a command-line definition of one or of a name that is not a plain identifier (make
 /// expands `V$()PATH`), or `--eval` text that mentions one or expands anything. Names compare
 /// case-insensitively, more than make does, to fail closed.
-fn make_file_setting(parsed: &Parsed<'_>, launch: &Launch<'_>) -> Option<ScriptAmbiguity> {
+fn make_file_setting(parsed: &Parsed<'_, '_>, launch: &Launch<'_>) -> Option<ScriptAmbiguity> {
     let is_setting = |name: &str| {
         MAKE_SETTINGS
             .iter()
@@ -439,7 +439,7 @@ fn entries(
 
 /// The values given to options of this role, in order; an option missing its value (the tool
 /// then refuses to start) names nothing.
-fn values<'a>(parsed: &Parsed<'a>, role: Role) -> Vec<&'a str> {
+fn values<'a>(parsed: &Parsed<'_, 'a>, role: Role) -> Vec<&'a str> {
     parsed
         .options
         .iter()
@@ -466,10 +466,10 @@ fn written(opt: &Opt, value: Option<&str>) -> String {
 /// as an option (BSD sed's `-l` is a flag, so `sed -l -f x.sed` runs `x.sed` there; BWK awk
 /// skips an unknown `-e` and reads `-f` next).
 fn parse<'a>(
-    grammar: &Grammar,
+    grammar: &Grammar<'static>,
     program: &str,
     args: &'a [String],
-) -> Result<Parsed<'a>, BindingError> {
+) -> Result<Parsed<'static, 'a>, BindingError> {
     let parsed = grammar
         .parse(args)
         .map_err(|unknown| not_understood(program, unknown))?;

@@ -15,6 +15,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use super::child_env::is_analysable_locale;
 use super::evaluation::{Reason, Rule};
 use super::policy::DEFAULT_SAFE_BIN_TRUSTED_DIRS;
 use super::segment::SegmentOutcome;
@@ -28,6 +29,10 @@ enum Value {
     /// catalogs included, from a value with a `/`, and programs print their messages through
     /// those catalogs as format strings.
     LocaleName,
+    /// A locale name that also picks the character set the shell reads the command in: it must
+    /// be UTF-8 or single-byte ([`is_analysable_locale`]), or the shell may read a multibyte
+    /// character as swallowing the backslash after it and split the command elsewhere.
+    CtypeLocale,
     /// A zone name under the system's zoneinfo or a POSIX rule (`Europe/Paris`, `UTC0`): a
     /// leading `/` (after an optional `:`) or a `..` component reads a zone file of the
     /// caller's.
@@ -43,12 +48,12 @@ enum Value {
 const HARMLESS: &[(&str, Value)] = &[
     // Locale: which of the system's locales formats text and messages. `LOCPATH`, which
     // moves the locale directories, is not here.
-    ("LANG", Value::LocaleName),
+    ("LANG", Value::CtypeLocale),
     ("LANGUAGE", Value::LocaleName),
-    ("LC_ALL", Value::LocaleName),
+    ("LC_ALL", Value::CtypeLocale),
     ("LC_ADDRESS", Value::LocaleName),
     ("LC_COLLATE", Value::LocaleName),
-    ("LC_CTYPE", Value::LocaleName),
+    ("LC_CTYPE", Value::CtypeLocale),
     ("LC_IDENTIFICATION", Value::LocaleName),
     ("LC_MEASUREMENT", Value::LocaleName),
     ("LC_MESSAGES", Value::LocaleName),
@@ -137,6 +142,7 @@ fn why_refused(key: &str, value: &str, trusted_dirs: &[PathBuf]) -> Option<Strin
     let fits = match shape {
         Value::Any => true,
         Value::LocaleName | Value::TermName => !value.contains('/'),
+        Value::CtypeLocale => !value.contains('/') && is_analysable_locale(value),
         Value::ZoneName => {
             let zone = value.strip_prefix(':').unwrap_or(value);
             !zone.starts_with('/') && !zone.split('/').any(|part| part == "..")
@@ -145,6 +151,10 @@ fn why_refused(key: &str, value: &str, trusted_dirs: &[PathBuf]) -> Option<Strin
     };
     (!fits).then(|| match shape {
         Value::NoPager => "to a pager other than `cat`, which is a command to run".to_owned(),
+        Value::CtypeLocale if !value.contains('/') => "to a locale whose character set is not \
+             UTF-8 or single-byte (or not named), in which the shell may split the command \
+             where the analysis does not"
+            .to_owned(),
         _ => "to a path, which makes programs read a file of the caller's choosing".to_owned(),
     })
 }
@@ -190,7 +200,8 @@ mod tests {
         for (key, value) in [
             ("LANG", "C.UTF-8"),
             ("LANGUAGE", "en_US:en"),
-            ("LC_ALL", "sr_RS@latin"),
+            ("LC_ALL", "sr_RS.UTF-8@latin"),
+            ("LC_MESSAGES", "zh_TW.BIG5"),
             ("TZ", "Europe/Paris"),
             ("TZ", ":UTC"),
             ("TZ", "EST5EDT,M3.2.0,M11.1.0"),
@@ -208,6 +219,11 @@ mod tests {
     fn refuses_other_variables_and_values_that_name_files_or_commands() {
         for (key, value) in [
             ("LANG", "/tmp/locale"),
+            ("LANG", "zh_TW.BIG5"),
+            ("LC_ALL", "zh_CN.GBK"),
+            ("LC_CTYPE", "ja_JP.SJIS"),
+            ("LANG", "zh_TW"),
+            ("LC_ALL", "sr_RS@latin"),
             ("LC_MESSAGES", "../../tmp/x"),
             ("TZ", "/tmp/zone"),
             ("TZ", ":/tmp/zone"),

@@ -130,6 +130,9 @@ pub enum Rule {
     SafeBinRefused,
     /// An interpreter or carrier running inline code (`python -c`, `awk '…'`, `find -exec`).
     InlineEval,
+    /// An option, subcommand or config file that makes an allowlisted program run a program or
+    /// code of the caller's choosing (`git -c alias.x='!cmd'`, `ssh -o ProxyCommand=…`).
+    ProgramOption,
 }
 
 impl Rule {
@@ -168,6 +171,7 @@ impl Rule {
             Rule::NoAllowlistMatch => "no-allowlist-match",
             Rule::SafeBinRefused => "safe-bin-refused",
             Rule::InlineEval => "inline-eval",
+            Rule::ProgramOption => "program-option",
         }
     }
 }
@@ -225,6 +229,10 @@ pub struct LookedThrough {
 pub struct SegmentEvaluation {
     /// The segment's words after quote removal, wrappers included.
     pub argv: Vec<String>,
+    /// The words the program that really runs is started with, the wrappers looked through
+    /// left out (`nice -n 5 rg x`: `rg x`; `bash run.sh a`: all of it, since the shell runs
+    /// the script). Equal to `argv` when nothing was looked through.
+    pub program_argv: Vec<String>,
     /// The absolute, symlink-resolved path of the program that really runs, if it resolved.
     pub resolved_path: Option<PathBuf>,
     /// What satisfied the segment; `None` means a person must decide (or it is denied).

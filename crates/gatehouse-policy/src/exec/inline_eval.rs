@@ -2,18 +2,25 @@
 //! `find -exec`, `xargs cmd`): allowlisting the interpreter must not approve arbitrary code.
 
 pub(crate) mod grammars;
-pub(crate) mod options;
+mod interpreters;
 mod sed_script;
 
 use std::path::{Path, PathBuf};
 
-use self::options::{Grammar, Role, is_stdin_path};
+use self::interpreters::Found;
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use super::carriers::carriers;
+use super::options::{Grammar, Role, is_stdin_path};
 use super::unwrap::basename;
 
 /// Programs that, given no arguments, read a program or commands from stdin and run them
 /// (`ed` and `dc` run `!command`, `sqlite3` runs `.system`); all of them also run code named
 /// or written on their command line. Python is matched by [`is_python`].
 const STDIN_PROGRAM_RUNNERS: &[&str] = &[
+    "r",
+    "rscript",
     "node",
     "nodejs",
     "deno",
@@ -38,8 +45,26 @@ const STDIN_PROGRAM_RUNNERS: &[&str] = &[
 
 /// The other programs that run code or other programs given to them.
 const OTHER_CODE_RUNNERS: &[&str] = &[
+    "racket",
+    "guile",
+    "sbcl",
+    "jrunscript",
+    "ghc",
+    "ghci",
+    "runghc",
+    "clojure",
+    "clj",
+    "bb",
+    "octave",
+    "gnuplot",
+    "qjs",
+    "psql",
+    "mysql",
+    "mariadb",
+    "vi",
+    "view",
+    "m4",
     "bun",
-    "rscript",
     "awk",
     "gawk",
     "mawk",
@@ -78,10 +103,22 @@ const OTHER_CODE_RUNNERS: &[&str] = &[
 /// Whether a program runs code or other programs given to it, so an allowlist entry for it is
 /// never derived by allow-always and it never qualifies as a safe bin.
 pub(crate) fn is_interpreter_like(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    is_python(&name)
-        || STDIN_PROGRAM_RUNNERS.contains(&name.as_str())
-        || OTHER_CODE_RUNNERS.contains(&name.as_str())
+    static NAMES: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
+        STDIN_PROGRAM_RUNNERS
+            .iter()
+            .chain(OTHER_CODE_RUNNERS)
+            .copied()
+            .chain(carriers().map(|carrier| carrier.program))
+            .collect()
+    });
+    let lower;
+    let name = if name.bytes().any(|b| b.is_ascii_uppercase()) {
+        lower = name.to_ascii_lowercase();
+        lower.as_str()
+    } else {
+        name
+    };
+    is_python(name) || NAMES.contains(name)
 }
 
 /// Whether `program`, given no arguments, runs what arrives on its stdin. With stdin from a
@@ -104,63 +141,44 @@ fn is_python(name: &str) -> bool {
 /// description of the construct for the reason.
 pub(crate) fn inline_code(program: &str, args: &[String]) -> Option<&'static str> {
     let name = basename(program).to_ascii_lowercase();
-    let legacy = match name.as_str() {
-        n if is_python(n) => return interpreter_code(&PYTHON_RULES, args),
-        "node" | "nodejs" => return interpreter_code(&NODE_RULES, args),
-        "ruby" => return interpreter_code(&RUBY_RULES, args),
-        "perl" => return interpreter_code(&PERL_RULES, args),
-        "php" => return interpreter_code(&PHP_RULES, args),
-        "awk" | "gawk" | "mawk" | "nawk" => return awk_code(args),
-        "sed" | "gsed" => return sed_code(args),
-        "xargs" | "gxargs" => return xargs_code(args),
-        "make" | "gmake" => return make_code(args),
-        "bun" => short_cluster_hit(
-            args,
-            &['e', 'p'],
-            &['r'],
-            &["--eval", "--print"],
-            &[
-                "--preload",
-                "--cwd",
-                "--config",
-                "--env-file",
-                "--conditions",
-            ],
-        ),
-        "deno" => args.first().is_some_and(|a| a == "eval"),
-        "julia" => short_cluster_hit(
-            args,
-            &['e', 'E', 'i'],
-            &['t', 'p', 'J', 'L', 'C', 'H'],
-            &["--eval", "--print"],
-            &[
-                "--threads",
-                "--procs",
-                "--sysimage",
-                "--load",
-                "--cpu-target",
-                "--home",
-            ],
-        ),
-        "osascript" => short_cluster_hit(args, &['e', 'i'], &['l', 's'], &[], &[]),
-        "elixir" => args.iter().any(|a| a == "-e" || a == "--eval"),
-        "gdb" | "lldb" => args.iter().any(|a| {
-            matches!(
-                a.as_str(),
-                "-ex" | "--ex" | "-iex" | "--iex" | "-o" | "--one-line"
-            ) || a.starts_with("--eval-command")
-                || a.starts_with("-eval-command")
-                || a.starts_with("--init-eval-command")
-        }),
+    if let Some(interpreter) = interpreters::find(&name) {
+        return match interpreters::read(interpreter, args) {
+            Found::Code => Some(INLINE),
+            Found::Stdin => Some(INTERACTIVE),
+            Found::Unknown => Some(UNKNOWN_OPTION),
+            Found::Files => None,
+        };
+    }
+    match name.as_str() {
+        n if is_python(n) => interpreter_code(&PYTHON_RULES, args),
+        "node" | "nodejs" => interpreter_code(&NODE_RULES, args),
+        "ruby" => interpreter_code(&RUBY_RULES, args),
+        "perl" => interpreter_code(&PERL_RULES, args),
+        "php" => interpreter_code(&PHP_RULES, args),
+        "awk" | "gawk" | "mawk" | "nawk" => awk_code(args),
+        "sed" | "gsed" => sed_code(args),
+        "xargs" | "gxargs" => xargs_code(args),
+        "make" | "gmake" => make_code(args),
         "find" | "gfind" => {
             let runs = args
                 .iter()
                 .any(|a| matches!(a.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir"));
-            return runs.then_some("a command for every file it finds");
+            runs.then_some("a command for every file it finds")
         }
-        _ => false,
-    };
-    legacy.then_some(INLINE)
+        _ => None,
+    }
+}
+
+/// Code that only `strictInlineEval` treats as inline: a makefile named on the command line
+/// (`make -f FILE`) is program text the agent chose, as `--eval` text is, while the default
+/// makefile is the project's.
+pub(crate) fn strict_only_code(program: &str, args: &[String]) -> Option<&'static str> {
+    let name = basename(program).to_ascii_lowercase();
+    let makefile = matches!(name.as_str(), "make" | "gmake")
+        && grammars::MAKE
+            .parse(args)
+            .is_ok_and(|parsed| parsed.has(Role::ProgramFile));
+    makefile.then_some("a makefile named on the command line (`-f`)")
 }
 
 /// A file a code runner reads program text from.
@@ -184,7 +202,7 @@ pub(crate) struct ProgramFile<'a> {
 /// (unknown options) give nothing here.
 pub(crate) fn program_files<'a>(program: &str, args: &'a [String]) -> Vec<ProgramFile<'a>> {
     let name = basename(program).to_ascii_lowercase();
-    let (grammars, rules): (&[&Grammar], Option<&Rules>) = match name.as_str() {
+    let (grammars, rules): (&[&Grammar<'static>], Option<&Rules>) = match name.as_str() {
         n if is_python(n) => (&[&grammars::PYTHON], Some(&PYTHON_RULES)),
         "node" | "nodejs" => (&[&grammars::NODE], Some(&NODE_RULES)),
         "ruby" => (&[&grammars::RUBY], Some(&RUBY_RULES)),
@@ -284,7 +302,7 @@ const RUNNING_MODULE: &str = "a module (`-m`) not known to keep to files; it may
 
 /// An interpreter whose program is its first operand, and what its loaded modules may be.
 struct Rules {
-    grammar: &'static Grammar,
+    grammar: &'static Grammar<'static>,
     /// Whether a module option's value only names code on disk.
     module_ok: fn(&str) -> bool,
     /// First operands that are not a script but a built-in reading stdin (`node inspect`).
@@ -425,53 +443,6 @@ fn php_ini_ok(value: &str) -> bool {
     !["auto_prepend_file", "auto_append_file", "allow_url_include"]
         .iter()
         .any(|denied| key.eq_ignore_ascii_case(denied))
-}
-
-/// Scans options up to the first operand, for interpreters without a full grammar here. A
-/// cluster hits when a code flag appears before any flag that takes a value (`-bc` hits, `-Wc`
-/// does not); a valued flag at the end of its cluster, or a valued long option without `=`,
-/// takes the next word.
-fn short_cluster_hit(
-    args: &[String],
-    code: &[char],
-    valued: &[char],
-    long: &[&str],
-    long_valued: &[&str],
-) -> bool {
-    let mut i = 0;
-    while let Some(arg) = args.get(i) {
-        i += 1;
-        if arg == "--" || !arg.starts_with('-') || arg == "-" {
-            return false;
-        }
-        if let Some(name) = arg.strip_prefix("--") {
-            let (name, inline) = match name.split_once('=') {
-                Some((name, value)) => (name, Some(value)),
-                None => (name, None),
-            };
-            let is = |list: &[&str]| list.iter().any(|l| l.trim_start_matches('-') == name);
-            if is(long) {
-                return true;
-            }
-            if inline.is_none() && is(long_valued) {
-                i += 1;
-            }
-            continue;
-        }
-        let cluster: Vec<char> = arg.chars().skip(1).collect();
-        for (at, c) in cluster.iter().enumerate() {
-            if code.contains(c) {
-                return true;
-            }
-            if valued.contains(c) {
-                if at + 1 == cluster.len() {
-                    i += 1;
-                }
-                break;
-            }
-        }
-    }
-    false
 }
 
 /// awk: `-e`/`--source` anywhere is code; otherwise the program is a `-f` file or, without

@@ -12,6 +12,7 @@
 //! reads each word's value from its own bytes, as bash and dash do, not from the grammar's
 //! pieces of it.
 
+mod fast;
 mod layout;
 mod word;
 
@@ -80,9 +81,27 @@ thread_local! {
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
 }
 
-/// Parses a shell string into its segments, or the reason it cannot be analyzed.
+/// Parses a shell string into its segments, or the reason it cannot be analyzed. Text made
+/// only of plain words, quoted strings without expansions and list or pipe operators is read
+/// without the grammar ([`fast`], which the tests hold equal to the full path); everything
+/// else goes through tree-sitter and the checks below.
 pub(crate) fn parse_shell(source: &str) -> Result<Vec<ParsedSegment>, Reason> {
     precheck(source)?;
+    match fast::parse(source) {
+        Some(segments) => Ok(segments),
+        None => parse_with_grammar(source),
+    }
+}
+
+/// The full path alone, for the fast path's differential test.
+#[cfg(test)]
+pub(crate) fn parse_full(source: &str) -> Result<Vec<ParsedSegment>, Reason> {
+    precheck(source)?;
+    parse_with_grammar(source)
+}
+
+/// tree-sitter, the walker's allow-list of node kinds, and the layout and word checks.
+fn parse_with_grammar(source: &str) -> Result<Vec<ParsedSegment>, Reason> {
     let view = parser_view(source);
     let tree = parse_tree(&view, MAX_PARSE_CALLBACKS).ok_or_else(|| {
         Reason::new(
@@ -205,9 +224,10 @@ fn precheck(source: &str) -> Result<(), Reason> {
             "the command contains a NUL byte",
         ));
     }
-    // A backslash-newline joins lines before bash tokenizes, even inside some quotes and in
-    // here-documents, so the text the grammar sees is not the text bash runs.
-    if source.contains("\\\n") || source.contains("\\\r\n") {
+    // A backslash-newline joins lines before bash tokenizes, even inside double quotes and in
+    // here-documents, so the text the grammar sees is not the text bash runs. Inside single
+    // quotes it is two characters of the word.
+    if continues_a_line(source) {
         return Err(Reason::new(
             Rule::LineContinuation,
             "a backslash-newline joins lines, so the command bash runs differs from the text",
@@ -229,6 +249,77 @@ fn precheck(source: &str) -> Result<(), Reason> {
         ));
     }
     Ok(())
+}
+
+/// Whether a backslash-newline in `source` may be a line continuation: anywhere but inside a
+/// single-quoted string that the scan is sure of. The scan follows plain words, `'…'`, `"…"`
+/// and comments; after anything whose quoting it does not follow (`$'…'`, `$(`, a backtick,
+/// `<<`), every later backslash-newline counts, and the walker refuses those constructs anyway.
+fn continues_a_line(source: &str) -> bool {
+    if !source.contains("\\\n") && !source.contains("\\\r\n") {
+        return false;
+    }
+    #[derive(PartialEq)]
+    enum State {
+        Plain,
+        Single,
+        Double,
+        Comment,
+    }
+    let bytes = source.as_bytes();
+    // From an ASCII byte the scan does not follow on, any later backslash-newline counts.
+    let unsure_from = |at: usize| {
+        source
+            .get(at..)
+            .is_none_or(|rest| rest.contains("\\\n") || rest.contains("\\\r\n"))
+    };
+    let mut state = State::Plain;
+    let mut i = 0;
+    while let Some(&byte) = bytes.get(i) {
+        let mut next = bytes.get(i + 1).copied();
+        if next == Some(b'\r') && bytes.get(i + 2) == Some(&b'\n') {
+            // `\⏎` with a carriage return before the newline joins lines as well.
+            next = Some(b'\n');
+        }
+        let previous = i.checked_sub(1).and_then(|at| bytes.get(at)).copied();
+        match state {
+            State::Plain => match byte {
+                b'\\' if next == Some(b'\n') => return true,
+                b'\\' => i += 1,
+                b'\'' if previous == Some(b'$') => return unsure_from(i),
+                b'\'' => state = State::Single,
+                b'"' => state = State::Double,
+                b'#' if previous.is_none_or(|p| p.is_ascii_whitespace() || b";&|".contains(&p)) => {
+                    state = State::Comment;
+                }
+                b'`' => return unsure_from(i),
+                b'$' | b'<' if next == Some(if byte == b'$' { b'(' } else { b'<' }) => {
+                    return unsure_from(i);
+                }
+                _ => {}
+            },
+            State::Single => {
+                if byte == b'\'' {
+                    state = State::Plain;
+                }
+            }
+            State::Double => match byte {
+                b'\\' if next == Some(b'\n') => return true,
+                b'\\' => i += 1,
+                b'"' => state = State::Plain,
+                b'`' => return unsure_from(i),
+                b'$' if next == Some(b'(') => return unsure_from(i),
+                _ => {}
+            },
+            State::Comment => match byte {
+                b'\\' if next == Some(b'\n') => return true,
+                b'\n' => state = State::Plain,
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    false
 }
 
 /// Walks lists and pipelines iteratively (a long `a && b && …` chain nests deeply) and collects
@@ -375,7 +466,7 @@ fn parse_command(
 }
 
 /// A program name must be known before it runs: no expansion, no globbing.
-fn check_command_position(word: &Word) -> Result<(), Reason> {
+pub(super) fn check_command_position(word: &Word) -> Result<(), Reason> {
     if word.has_expansion {
         return Err(Reason::new(
             Rule::ParameterExpansion,
@@ -655,6 +746,26 @@ mod tests {
                 vec!["echo", "naïve\u{a0}-la"]
             ]
         );
+    }
+
+    #[test]
+    fn reads_a_backslash_newline_in_single_quotes_as_text() {
+        assert_eq!(words("echo 'a\\\nb'"), vec![vec!["echo", "a\\\nb"]]);
+        assert_eq!(
+            words("echo \"x\" 'a\\\nb' c"),
+            vec![vec!["echo", "x", "a\\\nb", "c"]]
+        );
+        for source in [
+            "echo a\\\nb",
+            "echo \"a\\\nb\"",
+            "echo 'a' b\\\nc",
+            "echo $'a\\\nb'",
+            "echo `x` 'a\\\nb'",
+            "ls # c \\\nid",
+            "echo \\'a\\\nb'",
+        ] {
+            assert_eq!(rule(source), Rule::LineContinuation, "{source:?}");
+        }
     }
 
     #[test]

@@ -87,6 +87,24 @@ pub struct SkillBin {
     pub resolved_path: PathBuf,
 }
 
+impl SkillBin {
+    /// A skill binary named bare, as OpenClaw lists them (`skillBins: ["gh-skill"]`): trusted at
+    /// the real path the name resolves to on `path` (the host's `PATH`), as OpenClaw's node host
+    /// resolves it. `None` for a name with a `/` (never trusted) or one that resolves nowhere.
+    pub fn on_path(name: &str, path: &str) -> Option<SkillBin> {
+        let name = name.trim();
+        if name.is_empty() || name.contains('/') {
+            return None;
+        }
+        let env = BTreeMap::from([("PATH".to_owned(), path.to_owned())]);
+        let resolver = super::resolve::Resolver::new(std::path::Path::new("/"), &env);
+        Some(SkillBin {
+            name: name.to_owned(),
+            resolved_path: resolver.resolve_program(name, false)?,
+        })
+    }
+}
+
 /// How a safe bin may be called (`tools.exec.safeBinProfiles.<name>`). A configured profile
 /// replaces the built-in one of that name, and every flag it does not list is refused: a profile
 /// is a list of what is allowed, never of what is forbidden alone.

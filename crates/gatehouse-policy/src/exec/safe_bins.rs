@@ -1,534 +1,64 @@
 //! Safe bins: stdin-only filters that run without an allowlist entry, within a strict profile.
 //!
-//! A profile lists what is allowed; every other flag, every abbreviation that is not an
-//! unambiguous prefix of one of the real tool's options (and that option in the profile), every
-//! path-like or glob operand and every `$` is refused. Only a binary whose real directory is trusted qualifies, so an agent cannot drop
-//! its own `head` into a directory on `PATH`.
+//! A profile lists what is allowed (the built-in ones are data, in [`profiles`]); every other
+//! option, every abbreviation that is not an unambiguous prefix of one of the real tool's
+//! options (and that option allowed), every path-like or glob operand and every expansion is
+//! refused. The command line is read with the grammar reader every other tool's options are
+//! read with ([`super::options`]). Only a binary whose real directory is trusted qualifies, so
+//! an agent cannot drop its own `head` into a directory on `PATH`.
+
+mod profiles;
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+use self::profiles::builtin;
 use super::evaluation::{Reason, Rule};
 use super::inline_eval::is_interpreter_like;
+use super::options::{Arity, Grammar, Opt, Role, opt};
 use super::policy::{DEFAULT_SAFE_BIN_TRUSTED_DIRS, SafeBinProfile};
-
-/// A profile with the boolean flags the built-in tools accept, which config profiles cannot
-/// express.
-#[derive(Debug, Clone, Default)]
-struct Profile<'a> {
-    min_positional: usize,
-    max_positional: Option<usize>,
-    value_flags: Vec<&'a str>,
-    /// `jq --arg NAME VALUE` style flags taking two values.
-    pair_flags: Vec<&'a str>,
-    bool_flags: Vec<&'a str>,
-    denied_flags: Vec<&'a str>,
-    /// `head -5` is `head -n 5`.
-    numeric_shorthand: bool,
-}
-
-fn strings(items: &[&'static str]) -> Vec<&'static str> {
-    items.to_vec()
-}
-
-/// The boolean flags `head` and `tail` share.
-const HEAD_TAIL_FLAGS: &[&str] = &[
-    "-q",
-    "-v",
-    "-z",
-    "--quiet",
-    "--silent",
-    "--verbose",
-    "--zero-terminated",
-];
 
 /// Whether Gatehouse ships a profile for safe bin `name` (normalized, lower-case): a safe bin
 /// with neither this nor a configured profile is never allowed as one, which `doctor` reports.
 pub fn has_builtin_profile(name: &str) -> bool {
-    builtin_profile(name).is_some()
+    builtin(name).is_some()
 }
 
-/// The built-in profile of a safe bin, if Gatehouse ships one.
-fn builtin_profile(name: &str) -> Option<Profile<'static>> {
-    let profile = match name {
-        "jq" => Profile {
-            max_positional: Some(1),
-            value_flags: strings(&["--indent"]),
-            pair_flags: strings(&["--arg", "--argjson"]),
-            bool_flags: strings(&[
-                "-n",
-                "-r",
-                "-j",
-                "-a",
-                "-s",
-                "-c",
-                "-e",
-                "-S",
-                "-C",
-                "-M",
-                "-R",
-                "--null-input",
-                "--raw-input",
-                "--raw-output",
-                "--join-output",
-                "--ascii-output",
-                "--slurp",
-                "--compact-output",
-                "--exit-status",
-                "--sort-keys",
-                "--color-output",
-                "--monochrome-output",
-                "--tab",
-                "--seq",
-                "--stream",
-            ]),
-            denied_flags: strings(&[
-                "--argfile",
-                "--rawfile",
-                "--slurpfile",
-                "--from-file",
-                "--library-path",
-                "-L",
-                "-f",
-                "--args",
-                "--jsonargs",
-            ]),
-            ..Profile::default()
-        },
-        "grep" => Profile {
-            max_positional: Some(0),
-            value_flags: strings(&[
-                "--regexp",
-                "--max-count",
-                "--after-context",
-                "--before-context",
-                "--context",
-                "--binary-files",
-                "--label",
-                "-e",
-                "-m",
-                "-A",
-                "-B",
-                "-C",
-            ]),
-            bool_flags: strings(&[
-                "-i",
-                "-v",
-                "-c",
-                "-n",
-                "-o",
-                "-q",
-                "-s",
-                "-w",
-                "-x",
-                "-E",
-                "-F",
-                "-G",
-                "-P",
-                "-h",
-                "-H",
-                "-a",
-                "-b",
-                "-z",
-                "-Z",
-                "-y",
-                "--ignore-case",
-                "--no-ignore-case",
-                "--invert-match",
-                "--count",
-                "--line-number",
-                "--only-matching",
-                "--quiet",
-                "--silent",
-                "--word-regexp",
-                "--line-regexp",
-                "--extended-regexp",
-                "--fixed-strings",
-                "--basic-regexp",
-                "--perl-regexp",
-                "--no-filename",
-                "--with-filename",
-                "--text",
-                "--byte-offset",
-                "--null-data",
-                "--null",
-                "--no-messages",
-                "--line-buffered",
-            ]),
-            denied_flags: strings(&[
-                "--file",
-                "--exclude-from",
-                "--exclude",
-                "--include",
-                "--exclude-dir",
-                "--dereference-recursive",
-                "--directories",
-                "--devices",
-                "--recursive",
-                "--files-with-matches",
-                "--files-without-match",
-                "-f",
-                "-d",
-                "-D",
-                "-r",
-                "-R",
-                "-l",
-                "-L",
-            ]),
-            ..Profile::default()
-        },
-        "cut" => Profile {
-            max_positional: Some(0),
-            value_flags: strings(&[
-                "--bytes",
-                "--characters",
-                "--fields",
-                "--delimiter",
-                "--output-delimiter",
-                "-b",
-                "-c",
-                "-f",
-                "-d",
-            ]),
-            bool_flags: strings(&[
-                "-s",
-                "-n",
-                "-z",
-                "--only-delimited",
-                "--complement",
-                "--zero-terminated",
-            ]),
-            ..Profile::default()
-        },
-        "sort" => Profile {
-            max_positional: Some(0),
-            value_flags: strings(&[
-                "--key",
-                "--field-separator",
-                "--buffer-size",
-                "--parallel",
-                "--batch-size",
-                "-k",
-                "-t",
-                "-S",
-            ]),
-            bool_flags: strings(&[
-                "-b",
-                "-d",
-                "-f",
-                "-g",
-                "-h",
-                "-i",
-                "-M",
-                "-n",
-                "-R",
-                "-r",
-                "-V",
-                "-c",
-                "-C",
-                "-s",
-                "-u",
-                "-z",
-                "--ignore-leading-blanks",
-                "--dictionary-order",
-                "--ignore-case",
-                "--general-numeric-sort",
-                "--human-numeric-sort",
-                "--ignore-nonprinting",
-                "--month-sort",
-                "--numeric-sort",
-                "--random-sort",
-                "--reverse",
-                "--version-sort",
-                "--stable",
-                "--unique",
-                "--zero-terminated",
-            ]),
-            denied_flags: strings(&[
-                "--compress-program",
-                "--files0-from",
-                "--output",
-                "--random-source",
-                "--temporary-directory",
-                "-T",
-                "-o",
-            ]),
-            ..Profile::default()
-        },
-        "uniq" => Profile {
-            max_positional: Some(0),
-            value_flags: strings(&[
-                "--skip-fields",
-                "--skip-chars",
-                "--check-chars",
-                "-f",
-                "-s",
-                "-w",
-            ]),
-            bool_flags: strings(&[
-                "-c",
-                "-d",
-                "-D",
-                "-u",
-                "-i",
-                "-z",
-                "--count",
-                "--repeated",
-                "--unique",
-                "--ignore-case",
-                "--zero-terminated",
-            ]),
-            ..Profile::default()
-        },
-        "head" => Profile {
-            max_positional: Some(0),
-            value_flags: strings(&["--lines", "--bytes", "-n", "-c"]),
-            bool_flags: strings(HEAD_TAIL_FLAGS),
-            numeric_shorthand: true,
-            ..Profile::default()
-        },
-        "tail" => Profile {
-            max_positional: Some(0),
-            value_flags: strings(&["--lines", "--bytes", "-n", "-c"]),
-            bool_flags: strings(HEAD_TAIL_FLAGS),
-            denied_flags: strings(&["-f", "-F", "--follow", "--retry", "--pid"]),
-            numeric_shorthand: true,
-            ..Profile::default()
-        },
-        "tr" => Profile {
-            min_positional: 1,
-            max_positional: Some(2),
-            bool_flags: strings(&[
-                "-c",
-                "-C",
-                "-d",
-                "-s",
-                "-t",
-                "--complement",
-                "--delete",
-                "--squeeze-repeats",
-                "--truncate-set1",
-            ]),
-            ..Profile::default()
-        },
-        "wc" => Profile {
-            max_positional: Some(0),
-            bool_flags: strings(&[
-                "-c",
-                "-m",
-                "-l",
-                "-L",
-                "-w",
-                "--bytes",
-                "--chars",
-                "--lines",
-                "--max-line-length",
-                "--words",
-            ]),
-            denied_flags: strings(&["--files0-from"]),
-            ..Profile::default()
-        },
-        _ => return None,
-    };
-    Some(profile)
+/// What a call is checked against: the tool's option grammar and its operand limits.
+struct Profile<'g> {
+    grammar: &'g Grammar<'g>,
+    min_operands: usize,
+    max_operands: Option<usize>,
 }
 
-/// Every long option of the real tool (GNU coreutils 9 and grep 3, plus BSD names), so that an
-/// abbreviation is resolved the way the tool's getopt resolves it. Matching only the profile's
-/// own options would expand `grep --binary` (a real flag, `-U`) to the profile's
-/// `--binary-files`, taking the next word as its value when grep reads it as a file.
-fn real_long_options(name: &str) -> Option<&'static [&'static str]> {
-    let options: &[&str] = match name {
-        "grep" => &[
-            "--after-context",
-            "--basic-regexp",
-            "--before-context",
-            "--binary",
-            "--binary-files",
-            "--byte-offset",
-            "--bz2decompress",
-            "--color",
-            "--colour",
-            "--context",
-            "--count",
-            "--decompress",
-            "--dereference-recursive",
-            "--devices",
-            "--directories",
-            "--exclude",
-            "--exclude-dir",
-            "--exclude-from",
-            "--extended-regexp",
-            "--file",
-            "--files-with-matches",
-            "--files-without-match",
-            "--fixed-regexp",
-            "--fixed-strings",
-            "--group-separator",
-            "--help",
-            "--ignore-case",
-            "--include",
-            "--include-dir",
-            "--initial-tab",
-            "--invert-match",
-            "--label",
-            "--line-buffered",
-            "--line-number",
-            "--line-regexp",
-            "--max-count",
-            "--mmap",
-            "--no-filename",
-            "--no-group-separator",
-            "--no-ignore-case",
-            "--no-messages",
-            "--null",
-            "--null-data",
-            "--only-matching",
-            "--perl-regexp",
-            "--quiet",
-            "--recursive",
-            "--regexp",
-            "--silent",
-            "--text",
-            "--unix-byte-offsets",
-            "--version",
-            "--with-filename",
-            "--word-regexp",
-        ],
-        "sort" => &[
-            "--batch-size",
-            "--buffer-size",
-            "--check",
-            "--compress-program",
-            "--debug",
-            "--dictionary-order",
-            "--field-separator",
-            "--files0-from",
-            "--general-numeric-sort",
-            "--heapsort",
-            "--help",
-            "--human-numeric-sort",
-            "--ignore-case",
-            "--ignore-leading-blanks",
-            "--ignore-nonprinting",
-            "--key",
-            "--merge",
-            "--mergesort",
-            "--mmap",
-            "--month-sort",
-            "--numeric-sort",
-            "--output",
-            "--parallel",
-            "--qsort",
-            "--radixsort",
-            "--random-sort",
-            "--random-source",
-            "--reverse",
-            "--sort",
-            "--stable",
-            "--temporary-directory",
-            "--unique",
-            "--version",
-            "--version-sort",
-            "--zero-terminated",
-        ],
-        "head" => &[
-            "--bytes",
-            "--help",
-            "--lines",
-            "--quiet",
-            "--silent",
-            "--verbose",
-            "--version",
-            "--zero-terminated",
-        ],
-        "tail" => &[
-            "--bytes",
-            "--debug",
-            "--follow",
-            "--help",
-            "--lines",
-            "--max-unchanged-stats",
-            "--pid",
-            "--quiet",
-            "--retry",
-            "--silent",
-            "--sleep-interval",
-            "--verbose",
-            "--version",
-            "--zero-terminated",
-        ],
-        "cut" => &[
-            "--bytes",
-            "--characters",
-            "--complement",
-            "--delimiter",
-            "--fields",
-            "--help",
-            "--only-delimited",
-            "--output-delimiter",
-            "--version",
-            "--zero-terminated",
-        ],
-        "uniq" => &[
-            "--all-repeated",
-            "--check-chars",
-            "--count",
-            "--group",
-            "--help",
-            "--ignore-case",
-            "--repeated",
-            "--skip-chars",
-            "--skip-fields",
-            "--unique",
-            "--version",
-            "--zero-terminated",
-        ],
-        "tr" => &[
-            "--complement",
-            "--delete",
-            "--help",
-            "--squeeze-repeats",
-            "--truncate-set1",
-            "--version",
-        ],
-        "wc" => &[
-            "--bytes",
-            "--chars",
-            "--debug",
-            "--files0-from",
-            "--help",
-            "--lines",
-            "--max-line-length",
-            "--total",
-            "--version",
-            "--words",
-        ],
-        // jq matches long options exactly (no getopt), and a tool without a list here is not
-        // known well enough to resolve an abbreviation at all.
-        _ => return None,
-    };
-    Some(options)
-}
-
-/// A config profile replaces the built-in one for that name, keeping only what it states.
-fn from_config(config: &SafeBinProfile) -> Profile<'_> {
-    fn clean(flags: &[String]) -> Vec<&str> {
-        flags
-            .iter()
-            .map(|flag| flag.trim())
-            .filter(|flag| !flag.is_empty())
-            .collect()
+/// The options a configured profile states (`-n`, `--lines`): allowed value flags and refused
+/// ones. Any other option is unknown, so refused; a flag written otherwise cannot be stated.
+fn config_opts(config: &SafeBinProfile) -> Vec<Opt<'_>> {
+    fn flag(written: &str) -> Option<(Option<char>, Option<&str>)> {
+        let written = written.trim();
+        if let Some(long) = written.strip_prefix("--") {
+            return (!long.is_empty() && !long.contains('=')).then_some((None, Some(long)));
+        }
+        let mut letters = written.strip_prefix('-')?.chars();
+        match (letters.next(), letters.next()) {
+            (Some(letter), None) => Some((Some(letter), None)),
+            _ => None,
+        }
     }
-    Profile {
-        min_positional: config.min_positional.unwrap_or(0),
-        max_positional: config.max_positional,
-        value_flags: clean(&config.allowed_value_flags),
-        denied_flags: clean(&config.denied_flags),
-        ..Profile::default()
-    }
+    let value_flags = config
+        .allowed_value_flags
+        .iter()
+        .filter_map(|f| flag(f))
+        .map(|(short, long)| opt(short, long, Arity::Required, Role::Plain));
+    let denied = config
+        .denied_flags
+        .iter()
+        .filter_map(|f| flag(f))
+        .map(|(short, long)| opt(short, long, Arity::Flag, Role::Denied));
+    // Refusals first: a flag listed in both is refused.
+    denied.chain(value_flags).collect()
 }
 
 /// The safe-bin half of an [`super::ExecPolicy`], prepared once per evaluation.
@@ -612,13 +142,15 @@ impl<'p> SafeBins<'p> {
 
     /// Checks a call of a listed safe bin: trusted location, profile, operands.
     /// `globbed` says an argument holds an unquoted glob the shell would expand into file
-    /// names.
+    /// names; `expanded` names an argument with a parameter expansion, whose value (a path, a
+    /// filter) only the shell knows. A `$` in single quotes is text (`jq --arg k v '$k'`).
     pub(crate) fn check(
         &self,
         name: &str,
         resolved: &Path,
         args: &[String],
         globbed: bool,
+        expanded: Option<&str>,
     ) -> Result<(), Reason> {
         let refuse = |detail: String| Err(Reason::new(Rule::SafeBinRefused, detail));
         if is_interpreter_like(name) {
@@ -636,25 +168,44 @@ impl<'p> SafeBins<'p> {
             .profiles
             .iter()
             .find(|(key, _)| key.trim() == name)
-            .map(|(_, profile)| from_config(profile));
-        let Some(profile) = configured.or_else(|| builtin_profile(name)) else {
-            return refuse(format!(
-                "`{name}` has no safe-bin profile; add one to safeBinProfiles"
-            ));
+            .map(|(_, profile)| profile);
+        let config_opts = configured.map(config_opts).unwrap_or_default();
+        let config_grammar = Grammar {
+            opts: &config_opts,
+            permute: true,
+            abbreviations: false,
+            unknown_attached_ok: false,
+            numeric_shorthand: false,
+        };
+        let profile = match (configured, builtin(name)) {
+            (Some(config), _) => Profile {
+                grammar: &config_grammar,
+                min_operands: config.min_positional.unwrap_or(0),
+                max_operands: config.max_positional,
+            },
+            (None, Some(spec)) => Profile {
+                grammar: &spec.grammar,
+                min_operands: spec.min_operands,
+                max_operands: spec.max_operands,
+            },
+            (None, None) => {
+                return refuse(format!(
+                    "`{name}` has no safe-bin profile; add one to safeBinProfiles"
+                ));
+            }
         };
         if globbed {
             return refuse(format!(
                 "`{name}`: an unquoted glob would expand into file names"
             ));
         }
-        if let Some(arg) = args.iter().find(|arg| arg.contains('$')) {
+        if let Some(arg) = expanded {
             return Err(Reason::new(
                 Rule::ParameterExpansion,
                 format!("`{arg}`: expansions are refused in safe-bin arguments"),
             ));
         }
-        let real_long = real_long_options(name);
-        let positionals = validate_args(&profile, real_long, args)
+        let positionals = validate_args(&profile, args)
             .map_err(|detail| Reason::new(Rule::SafeBinRefused, format!("`{name}`: {detail}")))?;
         if let (true, Some(filter)) = (name == "jq", positionals.first()) {
             check_jq_filter(filter)?;
@@ -663,178 +214,55 @@ impl<'p> SafeBins<'p> {
     }
 }
 
-/// Walks the arguments against a profile and returns the positional operands.
-fn validate_args<'a>(
-    profile: &Profile,
-    real_long: Option<&[&str]>,
-    args: &'a [String],
-) -> Result<Vec<&'a str>, String> {
-    let mut positionals = Vec::new();
+/// Reads the arguments with the profile's grammar and returns the operands: every option must
+/// be known and allowed, every value and operand plain, and the operands within the limits.
+fn validate_args<'a>(profile: &Profile<'_>, args: &'a [String]) -> Result<Vec<&'a str>, String> {
+    let parsed = profile
+        .grammar
+        .parse(args)
+        .map_err(|unknown| format!("unknown, ambiguous or misused option `{}`", unknown.word))?;
+    for (opt, value) in &parsed.options {
+        let shown = match (opt.long, opt.short) {
+            (Some(long), _) => format!("--{long}"),
+            (None, Some(short)) => format!("-{short}"),
+            (None, None) => "-N".to_owned(),
+        };
+        if opt.role == Role::Denied {
+            return Err(format!("`{shown}` is refused"));
+        }
+        match (opt.arity, value) {
+            (Arity::Flag, _) => {}
+            (_, Some(value)) => check_value(value)?,
+            (_, None) => return Err(format!("`{shown}` needs a value")),
+        }
+    }
+    for value in &parsed.second_values {
+        check_value(value)?;
+    }
     // `-` is stdin only for a filter whose operands are all files; where operands are program
     // text or sets (jq's filter, tr's sets) it is one of them (jq 1.6 takes `jq - .env`'s `-`
     // as its filter). An empty word is always an operand: skipping it would turn the next
     // word, a file name, into jq's filter.
-    let stdin_dash = profile.max_positional == Some(0);
-    let mut i = 0;
-    while let Some(arg) = args.get(i) {
-        let arg = arg.as_str();
-        i += 1;
-        if arg == "-" && stdin_dash {
-            continue;
+    let stdin_dash = profile.max_operands == Some(0);
+    let mut operands = Vec::new();
+    for operand in parsed.operands {
+        if !(operand == "-" && stdin_dash) {
+            check_operand(operand)?;
+            operands.push(operand);
         }
-        if arg == "--" {
-            for rest in &args[i..] {
-                if !(rest == "-" && stdin_dash) {
-                    check_operand(rest)?;
-                    positionals.push(rest.as_str());
-                }
-            }
-            break;
-        }
-        if arg.is_empty() || arg == "-" {
-            check_operand(arg)?;
-            positionals.push(arg);
-            continue;
-        }
-        if let Some(long) = arg.strip_prefix("--") {
-            let (name, inline) = match long.split_once('=') {
-                Some((name, value)) => (name, Some(value)),
-                None => (long, None),
-            };
-            let flag = canonical_long(profile, real_long, &format!("--{name}"))?;
-            i = consume_value(profile, &flag, inline, args, i)?;
-            continue;
-        }
-        if let Some(cluster) = arg.strip_prefix('-') {
-            if profile.numeric_shorthand && cluster.chars().all(|c| c.is_ascii_digit()) {
-                continue;
-            }
-            i = consume_cluster(profile, cluster, args, i)?;
-            continue;
-        }
-        check_operand(arg)?;
-        positionals.push(arg);
     }
-    if positionals.len() < profile.min_positional {
+    if operands.len() < profile.min_operands {
         return Err(format!(
             "needs at least {} operand(s)",
-            profile.min_positional
+            profile.min_operands
         ));
     }
-    if let Some(max) = profile
-        .max_positional
-        .filter(|max| positionals.len() > *max)
-    {
+    if let Some(max) = profile.max_operands.filter(|max| operands.len() > *max) {
         return Err(format!(
             "at most {max} operand(s) allowed (safe bins read stdin, not files)"
         ));
     }
-    Ok(positionals)
-}
-
-/// Resolves a long option the way the tool's getopt does: an exact name, or an abbreviation
-/// that is a prefix of exactly one of the tool's real options (`real_long`). Without the real
-/// list (jq, custom safe bins) only exact names count. The option found must be in the profile;
-/// unknown, ambiguous and denied options fail closed.
-fn canonical_long(
-    profile: &Profile,
-    real_long: Option<&[&str]>,
-    flag: &str,
-) -> Result<String, String> {
-    let in_profile = |candidate: &str| {
-        profile
-            .value_flags
-            .iter()
-            .chain(&profile.pair_flags)
-            .chain(&profile.bool_flags)
-            .chain(&profile.denied_flags)
-            .any(|known| *known == candidate)
-    };
-    let resolved = if in_profile(flag) || real_long.is_some_and(|real| real.contains(&flag)) {
-        flag
-    } else {
-        let Some(real) = real_long else {
-            return Err(format!(
-                "unknown option `{flag}` (abbreviations are refused for this tool)"
-            ));
-        };
-        let mut matches = real.iter().filter(|candidate| candidate.starts_with(flag));
-        match (matches.next(), matches.next()) {
-            (Some(only), None) => only,
-            (None, _) => return Err(format!("unknown option `{flag}`")),
-            (Some(_), Some(_)) => return Err(format!("ambiguous option `{flag}`")),
-        }
-    };
-    if profile.denied_flags.contains(&resolved) {
-        return Err(format!("`{flag}` is refused"));
-    }
-    if !in_profile(resolved) {
-        return Err(format!("`{resolved}` is not allowed for this safe bin"));
-    }
-    Ok(resolved.to_owned())
-}
-
-fn consume_value(
-    profile: &Profile,
-    flag: &str,
-    inline: Option<&str>,
-    args: &[String],
-    next: usize,
-) -> Result<usize, String> {
-    if profile.pair_flags.contains(&flag) {
-        if inline.is_some() {
-            return Err(format!("`{flag}` takes two separate values"));
-        }
-        for offset in 0..2 {
-            let value = args
-                .get(next + offset)
-                .ok_or(format!("`{flag}` needs two values"))?;
-            check_value(value)?;
-        }
-        return Ok(next + 2);
-    }
-    if profile.value_flags.contains(&flag) {
-        return match inline {
-            Some(value) => check_value(value).map(|()| next),
-            None => {
-                let value = args.get(next).ok_or(format!("`{flag}` needs a value"))?;
-                check_value(value).map(|()| next + 1)
-            }
-        };
-    }
-    match inline {
-        Some(_) => Err(format!("`{flag}` does not take a value")),
-        None => Ok(next),
-    }
-}
-
-fn consume_cluster(
-    profile: &Profile,
-    cluster: &str,
-    args: &[String],
-    next: usize,
-) -> Result<usize, String> {
-    for (offset, c) in cluster.char_indices() {
-        let flag = format!("-{c}");
-        let flag = flag.as_str();
-        if profile.denied_flags.contains(&flag) {
-            return Err(format!("`{flag}` is refused"));
-        }
-        if profile.value_flags.contains(&flag) {
-            let rest = &cluster[offset + c.len_utf8()..];
-            if !rest.is_empty() {
-                check_value(rest)?;
-                return Ok(next);
-            }
-            let value = args.get(next).ok_or(format!("`{flag}` needs a value"))?;
-            check_value(value)?;
-            return Ok(next + 1);
-        }
-        if !profile.bool_flags.contains(&flag) {
-            return Err(format!("unknown option `{flag}`"));
-        }
-    }
-    Ok(next)
+    Ok(operands)
 }
 
 /// Option values must be plain literals: no globs, nothing that looks like a path.
@@ -914,73 +342,85 @@ fn check_jq_filter(filter: &str) -> Result<(), Reason> {
 
 #[cfg(test)]
 mod tests {
+    use super::profiles::SAFE_BINS;
     use super::*;
 
-    fn ok(name: &str, args: &[&str]) -> bool {
+    fn check(name: &str, args: &[&str]) -> Result<(), Reason> {
         let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
         let names = vec![name.to_owned()];
         let profiles = BTreeMap::new();
         let bins = SafeBins::new(&names, &profiles, &[]);
-        bins.check(name, Path::new("/usr/bin/x"), &args, false)
-            .is_ok()
+        bins.check(name, Path::new("/usr/bin/x"), &args, false, None)
     }
 
+    /// The one test of the declarative profiles: every `should_match` example passes and every
+    /// `should_not_match` one is refused.
     #[test]
-    fn allows_calls_within_profiles() {
-        assert!(ok("head", &["-n", "5"]));
-        assert!(ok("head", &["-5"]));
-        assert!(ok("head", &["-qn5"]));
-        assert!(ok("sort", &["--ke=1,1", "-rn"]));
-        assert!(ok("grep", &["-i", "-e", "needle"]));
-        assert!(ok("jq", &["-r", ".items[0].name"]));
-        assert!(ok("jq", &["--arg", "k", "v", ".name"]));
-        assert!(ok("tr", &["a-z", "A-Z"]));
-        assert!(ok("cut", &["-d", ",", "-f", "1"]));
-        assert!(ok("wc", &["-l", "-"]));
-    }
-
-    #[test]
-    fn denies_calls_outside_profiles() {
-        assert!(!ok("head", &["/etc/passwd"]));
-        assert!(!ok("grep", &["needle"]));
-        assert!(!ok("sort", &["--f=1"]));
-        assert!(!ok("sort", &["--compress-pr=sh"]));
-        assert!(!ok("tail", &["-fn", "1"]));
-        assert!(!ok("jq", &["env"]));
-        assert!(!ok("jq", &["$ENV.HOME"]));
-        assert!(!ok("jq", &["input"]));
-        assert!(!ok("tr", &["-S", "a", "b"]));
-        assert!(!ok("cut", &["-f1", "--", "../x"]));
-        assert!(!ok("awk", &["{print}"]));
-        assert!(
-            !ok("grep", &["-e", "x", "--binary", "secret"]),
-            "--binary is -U"
-        );
-        assert!(
-            !ok("grep", &["-e", "x", "--bin", "text"]),
-            "ambiguous in real grep"
-        );
-        assert!(!ok("tail", &["--fo"]));
-        assert!(!ok("jq", &["--raw", "."]), "jq has no abbreviations");
-    }
-
-    #[test]
-    fn knows_every_profile_option_of_the_real_tools() {
-        for name in ["grep", "sort", "head", "tail", "cut", "uniq", "tr", "wc"] {
-            let (Some(profile), Some(real)) = (builtin_profile(name), real_long_options(name))
-            else {
-                panic!("{name} has a profile and a real option list");
-            };
-            for flag in profile
-                .value_flags
-                .iter()
-                .chain(&profile.bool_flags)
-                .chain(&profile.denied_flags)
-                .filter(|flag| flag.starts_with("--"))
-            {
-                assert!(real.contains(flag), "{name} {flag}");
+    fn every_example_holds() {
+        let mut wrong = Vec::new();
+        for spec in SAFE_BINS {
+            for example in spec.should_match {
+                if let Err(reason) = check(spec.name, example) {
+                    wrong.push(format!("{} {example:?} refused: {reason}", spec.name));
+                }
+            }
+            for example in spec.should_not_match {
+                if check(spec.name, example).is_ok() {
+                    wrong.push(format!("{} {example:?} allowed", spec.name));
+                }
             }
         }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
+    /// A table names each option once, so an abbreviation resolves as the tool's getopt does.
+    #[test]
+    fn every_table_lists_each_option_once() {
+        for spec in SAFE_BINS {
+            let mut shorts: Vec<char> = spec.grammar.opts.iter().filter_map(|o| o.short).collect();
+            let mut longs: Vec<&str> = spec.grammar.opts.iter().filter_map(|o| o.long).collect();
+            let (s, l) = (shorts.len(), longs.len());
+            shorts.sort_unstable();
+            shorts.dedup();
+            longs.sort_unstable();
+            longs.dedup();
+            assert_eq!((shorts.len(), longs.len()), (s, l), "{}", spec.name);
+        }
+    }
+
+    #[test]
+    fn never_lets_a_code_runner_be_a_safe_bin() {
+        assert!(check("awk", &["{print}"]).is_err());
+        assert!(check("sudo", &[]).is_err());
+    }
+
+    #[test]
+    fn reads_configured_profiles_exactly() {
+        let names = vec!["myfilter".to_owned()];
+        let profiles = BTreeMap::from([(
+            "myfilter".to_owned(),
+            SafeBinProfile {
+                max_positional: Some(0),
+                allowed_value_flags: vec!["-n".to_owned(), " --lines ".to_owned()],
+                denied_flags: vec!["--file".to_owned()],
+                ..SafeBinProfile::default()
+            },
+        )]);
+        let bins = SafeBins::new(&names, &profiles, &[]);
+        let ok = |args: &[&str]| {
+            let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+            bins.check("myfilter", Path::new("/usr/bin/x"), &args, false, None)
+                .is_ok()
+        };
+        assert!(ok(&["-n", "1"]));
+        assert!(ok(&["--lines=2"]));
+        assert!(
+            !ok(&["--li", "2"]),
+            "no abbreviations without the real option list"
+        );
+        assert!(!ok(&["--file", "x"]));
+        assert!(!ok(&["-q"]));
+        assert!(!ok(&["x"]));
     }
 
     #[test]
@@ -989,7 +429,7 @@ mod tests {
         let profiles = BTreeMap::new();
         let bins = SafeBins::new(&names, &profiles, &[]);
         assert!(
-            bins.check("head", Path::new("/tmp/evil/head"), &[], false)
+            bins.check("head", Path::new("/tmp/evil/head"), &[], false, None)
                 .is_err()
         );
     }

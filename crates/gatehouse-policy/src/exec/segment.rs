@@ -7,11 +7,14 @@ use super::allowlist::{CompiledAllowlist, literal_pattern};
 use super::evaluation::{LookedThrough, Reason, Rule, SatisfiedBy, SegmentEvaluation};
 use super::inline_eval::{
     ProgramFile, inline_code, is_interpreter_like, program_files, reads_program_from_stdin,
+    strict_only_code,
 };
 use super::parse::{ParsedSegment, Word, parse_shell};
 use super::policy::{AllowlistEntry, ExecPolicy};
+use super::profiles;
 use super::resolve::Resolver;
 use super::safe_bins::SafeBins;
+use super::shells::runs_inline_code as opaque_inline_shell;
 use super::unwrap::{Target, Unwrapped, basename, unwrap};
 
 /// `sh -c` payloads followed before giving up; deeper nesting fails analysis.
@@ -68,6 +71,39 @@ const SHADOWING_BUILTINS: &[(&str, &[&str])] = &[
 
 /// Builtins with no effect outside the shell process.
 const SAFE_BUILTINS: &[&str] = &["cd", "true", "false", "pwd", ":"];
+
+/// The builtins of bash and dash that a shell string may name, besides [`CARRIER_BUILTINS`]
+/// and [`SAFE_BUILTINS`]: an assignment in front of any of them is refused (see
+/// [`assignment_before_builtin`]). POSIX special builtins are among them, and so are the
+/// regular ones that shadow a program on `PATH` (`echo`, `printf`, `test`, `kill`).
+const OTHER_BUILTINS: &[&str] = &[
+    "break", "continue", "exit", "return", "shift", "times", "umask", "ulimit", "echo", "printf",
+    "test", "[", "kill", "type", "jobs", "fg", "bg", "disown", "suspend", "logout", "dirs", "help",
+    "caller", "chdir", "newgrp",
+];
+
+/// Whether the shell runs `word` itself rather than a program.
+fn is_builtin(word: &str) -> bool {
+    SAFE_BUILTINS.contains(&word)
+        || CARRIER_BUILTINS.contains(&word)
+        || OTHER_BUILTINS.contains(&word)
+}
+
+/// `NAME=value` in front of a builtin: the POSIX special builtins (`:`, `exit`, `times`, …)
+/// keep the assignment for the rest of the shell, as dash does and bash does in POSIX mode
+/// (where it also exports it), so `PATH=/tmp/x : ; ls` runs `/tmp/x/ls` under `sh`. Which
+/// builtins keep it differs between shells and modes; rather than model every shell, any
+/// assignment in front of any builtin is refused.
+fn assignment_before_builtin(segment: &ParsedSegment, builtin: &str) -> Reason {
+    Reason::new(
+        Rule::EnvAssignment,
+        format!(
+            "`{}` in front of the builtin `{builtin}` can stay set for every later command \
+             (`PATH`, `IFS`, `LD_PRELOAD`, `BASH_ENV` …), which the analysis does not follow",
+            segment.assignments.join(" ")
+        ),
+    )
+}
 
 /// Why the shell would run `words` as a builtin that hands code or names to the shell itself,
 /// or one that shadows the program it would be judged as (`shell_mode`: `printf` and `test`
@@ -130,6 +166,17 @@ fn assignment_refusal(word: &Word) -> Option<Reason> {
     })
 }
 
+/// How a program segment was reached and where it runs.
+#[derive(Debug, Clone, Copy)]
+struct ProgramContext {
+    /// Through a package runner: resolve in `node_modules/.bin` only.
+    package_bin: bool,
+    /// Its stdin is the previous command's output.
+    stdin_piped: bool,
+    /// A shell reads the command (not a direct argv).
+    shell_mode: bool,
+}
+
 /// The policy parts every segment is checked against, prepared once per request.
 pub(crate) struct Checker<'p> {
     pub(crate) policy: &'p ExecPolicy,
@@ -168,6 +215,7 @@ impl Checker<'_> {
         }
         let refused = |resolved: Option<PathBuf>, reason: Reason| SegmentOutcome {
             evaluation: SegmentEvaluation {
+                program_argv: argv.clone(),
                 argv: argv.clone(),
                 resolved_path: resolved,
                 satisfied_by: None,
@@ -182,14 +230,24 @@ impl Checker<'_> {
             out.push(refused(None, reason));
             return Ok(());
         }
+        if shell_mode && !segment.assignments.is_empty() && is_builtin(&first.text) {
+            if first.text == "cd" {
+                // `CDPATH=/ cd dev` goes where the assigned `CDPATH` says: nowhere known.
+                resolver.changed_dir(None);
+            }
+            out.push(refused(
+                None,
+                assignment_before_builtin(segment, &first.text),
+            ));
+            return Ok(());
+        }
         if shell_mode && SAFE_BUILTINS.contains(&first.text.as_str()) {
             if first.text == "cd" {
-                // `CDPATH=/ cd dev` searches the assigned `CDPATH`.
-                let plain = segment.assignments.is_empty();
-                resolver.changed_dir(cd_target(&words[1..]).filter(|_| plain));
+                resolver.changed_dir(cd_target(&words[1..]));
             }
             out.push(SegmentOutcome {
                 evaluation: SegmentEvaluation {
+                    program_argv: argv.clone(),
                     argv,
                     resolved_path: None,
                     satisfied_by: Some(SatisfiedBy::Builtin),
@@ -257,31 +315,24 @@ impl Checker<'_> {
                 out.push(self.shell_script(words, shell, script, argv, resolver));
             }
             Target::Opaque { index, reason } => {
+                // A carrier never authorizes what it carries: not even an allowlist entry for
+                // the carrier itself satisfies the segment.
                 let word = &words[index];
                 let resolved = resolver.resolve_program(&word.text, word.tilde);
                 let args = &argv[index + 1..];
-                let entry = resolved
-                    .as_deref()
-                    .and_then(|path| self.allowlisted(path, args));
-                let satisfied = entry.is_some();
-                let reason = if satisfied {
-                    Reason::new(
-                        Rule::AllowlistSatisfied,
-                        format!("an allowlist entry matches `{}` itself", word.text),
-                    )
-                } else {
-                    reason
-                };
+                let inline_eval = inline_code(&word.text, args).is_some()
+                    || opaque_inline_shell(&word.text, args);
                 out.push(SegmentOutcome {
                     evaluation: SegmentEvaluation {
+                        program_argv: argv[index..].to_vec(),
                         argv,
                         resolved_path: resolved,
-                        satisfied_by: satisfied.then_some(SatisfiedBy::Allowlist),
-                        allowlist_entry: entry,
+                        satisfied_by: None,
+                        allowlist_entry: None,
                         reason,
                         looked_through: Vec::new(),
                     },
-                    inline_eval: false,
+                    inline_eval,
                     persist: None,
                 });
             }
@@ -301,7 +352,12 @@ impl Checker<'_> {
                         resolver.changed_dir(cd_target(&words[index + 1..]));
                     }
                     let piped = segment.stdin_piped;
-                    out.push(self.program(words, index, package_bin, piped, argv, resolver));
+                    let context = ProgramContext {
+                        package_bin,
+                        stdin_piped: piped,
+                        shell_mode,
+                    };
+                    out.push(self.program(words, index, context, argv, resolver));
                 }
             }
         }
@@ -357,18 +413,12 @@ impl Checker<'_> {
     ) -> SegmentOutcome {
         let script_word = &words[script];
         let shell_word = &words[shell];
-        let shell_path = resolver.resolve_program(&shell_word.text, shell_word.tilde);
         let script_path = resolver.resolve_script(&script_word.text, script_word.tilde);
         let args = &argv[script + 1..];
         let script_entry = script_path
             .as_deref()
             .and_then(|path| self.allowlisted(path, args));
-        // The shell itself is matched only when the script is not.
-        let shell_entry = || {
-            shell_path
-                .as_deref()
-                .and_then(|path| self.allowlisted(path, &argv[shell + 1..]))
-        };
+        // The shell carries the script: only an entry for the script itself satisfies it.
         let (satisfied_by, reason, allowlist_entry) = match (&script_path, script_entry) {
             (None, ..) => (
                 None,
@@ -389,28 +439,24 @@ impl Checker<'_> {
                 ),
                 Some(entry),
             ),
-            (Some(path), None) => match shell_entry() {
-                Some(entry) => (
-                    Some(SatisfiedBy::Allowlist),
-                    Reason::new(
-                        Rule::AllowlistSatisfied,
-                        format!("an allowlist entry matches `{}`", shell_word.text),
+            (Some(path), None) => (
+                None,
+                Reason::new(
+                    Rule::NoAllowlistMatch,
+                    format!(
+                        "no allowlist entry matches script `{}`; an entry for `{}` does not \
+                         cover the scripts it runs",
+                        path.display(),
+                        shell_word.text
                     ),
-                    Some(entry),
                 ),
-                None => (
-                    None,
-                    Reason::new(
-                        Rule::NoAllowlistMatch,
-                        format!("no allowlist entry matches script `{}`", path.display()),
-                    ),
-                    None,
-                ),
-            },
+                None,
+            ),
         };
         let persist = script_path.as_deref().and_then(path_string);
         SegmentOutcome {
             evaluation: SegmentEvaluation {
+                program_argv: argv[shell..].to_vec(),
                 argv,
                 resolved_path: script_path,
                 satisfied_by,
@@ -427,11 +473,15 @@ impl Checker<'_> {
         &self,
         words: &[Word],
         index: usize,
-        package_bin: bool,
-        stdin_piped: bool,
+        context: ProgramContext,
         argv: Vec<String>,
         resolver: &Resolver,
     ) -> SegmentOutcome {
+        let ProgramContext {
+            package_bin,
+            stdin_piped,
+            shell_mode,
+        } = context;
         let word = &words[index];
         let name = basename(&word.text).to_owned();
         let args = &argv[index + 1..];
@@ -446,8 +496,10 @@ impl Checker<'_> {
             .and_then(|n| n.to_str());
         let reads_pipe =
             |program: &str| stdin_piped && args.is_empty() && reads_program_from_stdin(program);
+        let strict = self.policy.strict_inline_eval;
         let inline = inline_code(&word.text, args)
             .or_else(|| real_name.and_then(|real| inline_code(real, args)))
+            .or_else(|| strict.then(|| strict_only_code(&word.text, args)).flatten())
             .or_else(|| {
                 (reads_pipe(&name) || real_name.is_some_and(reads_pipe))
                     .then_some("a program read from the pipe before it")
@@ -469,6 +521,10 @@ impl Checker<'_> {
                     .any(|file| !opens_only_plain_files(resolver, &words[index + 1..], args, file))
                     .then_some(UNPLAIN_PROGRAM_FILE)
             });
+        let lower = name.to_ascii_lowercase();
+        let configured = profiles::refusal(&lower, args).or_else(|| {
+            real_name.and_then(|real| profiles::refusal(&real.to_ascii_lowercase(), args))
+        });
         let (satisfied_by, reason, allowlist_entry) = match (&resolved, inline) {
             (None, _) => (
                 None,
@@ -490,9 +546,25 @@ impl Checker<'_> {
                 ),
                 None,
             ),
+            (Some(_), None) if let Some(why) = configured => (
+                None,
+                Reason::new(
+                    Rule::ProgramOption,
+                    format!("{why}; a person decides, even when `{name}` is allowlisted"),
+                ),
+                None,
+            ),
             (Some(path), None) => {
                 let globbed = words[index + 1..].iter().any(|w| w.glob);
-                self.satisfy(&name, path, args, globbed)
+                // A `$` a shell expands; in an argv every `$`, since a host may hand the argv
+                // to a shell (OpenClaw's safe-bin rule).
+                let expanded = words[index + 1..]
+                    .iter()
+                    .find(|w| w.has_expansion || (!shell_mode && w.text.contains('$')))
+                    .map(|w| w.text.as_str());
+                let skill =
+                    self.policy.auto_allow_skills && self.is_trusted_skill(&word.text, path);
+                self.satisfy(&name, path, args, (globbed, expanded), skill)
             }
         };
         let interpreter = is_interpreter_like(&name) || real_name.is_some_and(is_interpreter_like);
@@ -503,6 +575,7 @@ impl Checker<'_> {
         };
         SegmentOutcome {
             evaluation: SegmentEvaluation {
+                program_argv: argv[index..].to_vec(),
                 argv,
                 resolved_path: resolved,
                 satisfied_by,
@@ -528,7 +601,8 @@ impl Checker<'_> {
         name: &str,
         path: &Path,
         args: &[String],
-        globbed: bool,
+        (globbed, expanded): (bool, Option<&str>),
+        trusted_skill: bool,
     ) -> (Option<SatisfiedBy>, Reason, Option<AllowlistEntry>) {
         if let Some(entry) = self.allowlisted(path, args) {
             return (
@@ -542,7 +616,7 @@ impl Checker<'_> {
         }
         let mut refusal = None;
         if self.safe_bins.is_listed(name) {
-            match self.safe_bins.check(name, path, args, globbed) {
+            match self.safe_bins.check(name, path, args, globbed, expanded) {
                 Ok(()) => {
                     return (
                         Some(SatisfiedBy::SafeBins),
@@ -556,7 +630,7 @@ impl Checker<'_> {
                 Err(reason) => refusal = Some(reason),
             }
         }
-        if self.policy.auto_allow_skills && self.is_trusted_skill(name, path) {
+        if trusted_skill {
             return (
                 Some(SatisfiedBy::Skills),
                 Reason::new(
@@ -575,9 +649,15 @@ impl Checker<'_> {
         (None, reason, None)
     }
 
-    fn is_trusted_skill(&self, name: &str, path: &Path) -> bool {
+    /// A skill binary is trusted only when named bare, as the agent's skill tells it to run
+    /// it (`skill-bin`, never `./skill-bin` or `bin/skill-bin`, which name a file of the
+    /// working directory's choosing), and when that name resolves to the recorded path.
+    fn is_trusted_skill(&self, written: &str, path: &Path) -> bool {
+        if written.contains('/') {
+            return false;
+        }
         self.policy.skill_bins.iter().any(|skill| {
-            skill.name.trim() == name
+            skill.name.trim() == written
                 && (skill.resolved_path == path
                     || std::fs::canonicalize(&skill.resolved_path).is_ok_and(|real| real == path))
         })

@@ -3,7 +3,11 @@
 //! A wrapper is unwrapped only when its option grammar is known and every option it was given
 //! is harmless; otherwise the segment is refused or the wrapper itself becomes the policy target.
 
+use super::carriers::opaque_reason;
 use super::evaluation::{Reason, Rule};
+use super::options::Arity::{Flag, Required};
+use super::options::Role::{Info, Plain};
+use super::options::{Grammar, Opt, flag, opt};
 use super::parse::Word;
 use super::shells::{is_bash_compatible, is_command_flag, is_posix_shell, unsafe_command_letter};
 
@@ -32,37 +36,6 @@ pub(crate) enum Target {
     /// Never satisfied.
     Refused(Reason),
 }
-
-/// Wrappers that change who or how a program runs; never unwrapped.
-const OPAQUE_WRAPPERS: &[&str] = &[
-    "sudo",
-    "doas",
-    "su",
-    "pkexec",
-    "run0",
-    "runuser",
-    "sg",
-    "chroot",
-    "script",
-    "xcrun",
-    "arch",
-    "chrt",
-    "taskset",
-    "ionice",
-    "setsid",
-    "flock",
-    "watch",
-    "unshare",
-    "nsenter",
-    "firejail",
-    "bwrap",
-    "strace",
-    "ltrace",
-    "valgrind",
-    "systemd-run",
-    "gtimeout",
-    "parallel",
-];
 
 /// What a segment runs, and the programs started on the way there.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,20 +83,33 @@ fn walk(words: &[Word], through: &mut Vec<usize>) -> Target {
             return Target::Program { index, package_bin };
         }
         let name = basename(&word.text).to_ascii_lowercase();
+        if let Some(why) = opaque_reason(&name, &words[index + 1..]) {
+            return Target::Opaque {
+                index,
+                reason: Reason::new(
+                    Rule::WrapperRefused,
+                    format!(
+                        "`{name}` {why}; what it carries needs a person, even when `{name}` \
+                         is allowlisted"
+                    ),
+                ),
+            };
+        }
         let step = match name.as_str() {
             "env" => env_options(words, index + 1),
             "nice" => nice_options(words, index + 1),
             "nohup" => simple_options("nohup", words, index + 1, &[]),
             "time" => time_options(words, index + 1),
             "stdbuf" => stdbuf_options(words, index + 1),
-            "timeout" => timeout_options(words, index + 1),
+            "timeout" | "gtimeout" => timeout_options(words, index + 1),
+            "ionice" | "taskset" | "chrt" | "setsid" => modelled_wrapper(&name, words, index + 1),
             "caffeinate" => caffeinate_options(words, index + 1),
             "sandbox-exec" => sandbox_exec_options(words, index + 1),
             "npx" | "bunx" => {
                 package_bin = true;
                 package_runner(&name, words, index + 1)
             }
-            "npm" | "pnpm" | "yarn" => match package_subcommand(&name, words.get(index + 1)) {
+            "npm" | "pnpm" | "yarn" => match package_subcommand(&name, &words[index + 1..]) {
                 Subcommand::Exec => {
                     package_bin = true;
                     package_runner(&name, words, index + 2)
@@ -139,17 +125,6 @@ fn walk(words: &[Word], through: &mut Vec<usize>) -> Target {
                 }
                 Subcommand::Other => Step::Stop,
             },
-            _ if OPAQUE_WRAPPERS.contains(&name.as_str()) => {
-                return Target::Opaque {
-                    index,
-                    reason: Reason::new(
-                        Rule::WrapperRefused,
-                        format!(
-                            "`{name}` is not unwrapped; only its own allowlist entry satisfies it"
-                        ),
-                    ),
-                };
-            }
             _ if MULTIPLEXERS.contains(&name.as_str()) => return multiplexer(words, index, &name),
             _ if is_posix_shell(&name) => return shell(words, index),
             _ => Step::Stop,
@@ -308,6 +283,115 @@ fn time_options(words: &[Word], mut i: usize) -> Step {
     }
 }
 
+/// util-linux wrappers with a getopt grammar that stops at the first operand (`+` in their
+/// option strings): the grammar, how many operands come before the command (`taskset MASK
+/// cmd`, `chrt PRIO cmd`), and the options after which there is no command (`-p PID` acts on a
+/// running process).
+struct ModelledWrapper {
+    name: &'static str,
+    grammar: Grammar<'static>,
+    leading_operands: usize,
+    no_command: &'static [char],
+}
+
+const fn wrapper_grammar(opts: &'static [Opt<'static>]) -> Grammar<'static> {
+    Grammar {
+        opts,
+        permute: false,
+        abbreviations: true,
+        unknown_attached_ok: false,
+        numeric_shorthand: false,
+    }
+}
+
+const MODELLED_WRAPPERS: &[ModelledWrapper] = &[
+    ModelledWrapper {
+        name: "ionice",
+        grammar: wrapper_grammar(&[
+            opt(Some('c'), Some("class"), Required, Plain),
+            opt(Some('n'), Some("classdata"), Required, Plain),
+            flag(Some('t'), Some("ignore")),
+            opt(Some('p'), Some("pid"), Required, Plain),
+            opt(Some('P'), Some("pgid"), Required, Plain),
+            opt(Some('u'), Some("uid"), Required, Plain),
+            opt(Some('h'), Some("help"), Flag, Info),
+            opt(Some('V'), Some("version"), Flag, Info),
+        ]),
+        leading_operands: 0,
+        no_command: &['p', 'P', 'u'],
+    },
+    ModelledWrapper {
+        name: "taskset",
+        grammar: wrapper_grammar(&[
+            flag(Some('a'), Some("all-tasks")),
+            flag(Some('c'), Some("cpu-list")),
+            flag(Some('p'), Some("pid")),
+            opt(Some('h'), Some("help"), Flag, Info),
+            opt(Some('V'), Some("version"), Flag, Info),
+        ]),
+        leading_operands: 1,
+        no_command: &['p'],
+    },
+    ModelledWrapper {
+        name: "chrt",
+        grammar: wrapper_grammar(&[
+            flag(Some('a'), Some("all-tasks")),
+            flag(Some('b'), Some("batch")),
+            flag(Some('d'), Some("deadline")),
+            flag(Some('e'), Some("ext")),
+            flag(Some('f'), Some("fifo")),
+            flag(Some('i'), Some("idle")),
+            flag(Some('o'), Some("other")),
+            flag(Some('r'), Some("rr")),
+            flag(Some('R'), Some("reset-on-fork")),
+            flag(Some('v'), Some("verbose")),
+            flag(Some('m'), Some("max")),
+            flag(Some('p'), Some("pid")),
+            opt(Some('T'), Some("sched-runtime"), Required, Plain),
+            opt(Some('P'), Some("sched-period"), Required, Plain),
+            opt(Some('D'), Some("sched-deadline"), Required, Plain),
+            opt(Some('h'), Some("help"), Flag, Info),
+            opt(Some('V'), Some("version"), Flag, Info),
+        ]),
+        leading_operands: 1,
+        no_command: &['m', 'p'],
+    },
+    ModelledWrapper {
+        name: "setsid",
+        grammar: wrapper_grammar(&[
+            flag(Some('c'), Some("ctty")),
+            flag(Some('f'), Some("fork")),
+            flag(Some('w'), Some("wait")),
+            opt(Some('h'), Some("help"), Flag, Info),
+            opt(Some('V'), Some("version"), Flag, Info),
+        ]),
+        leading_operands: 0,
+        no_command: &[],
+    },
+];
+
+/// A wrapper of [`MODELLED_WRAPPERS`]: its options read with its grammar (an unknown one is
+/// refused), then its leading operands, then the command.
+fn modelled_wrapper(name: &str, words: &[Word], start: usize) -> Step {
+    let Some(wrapper) = MODELLED_WRAPPERS.iter().find(|w| w.name == name) else {
+        return Step::Stop;
+    };
+    let args: Vec<String> = words[start..].iter().map(|w| w.text.clone()).collect();
+    let parsed = match wrapper.grammar.parse(&args) {
+        Ok(parsed) => parsed,
+        Err(unknown) => return refuse(name, unknown.word, "is not a known option"),
+    };
+    let acts_alone = parsed.options.iter().any(|(opt, _)| {
+        opt.role == Info || opt.short.is_some_and(|c| wrapper.no_command.contains(&c))
+    });
+    if acts_alone {
+        // No command: the wrapper is the program (`ionice -p 42`, `chrt -m`).
+        return Step::Stop;
+    }
+    let command = start + args.len() - parsed.operands.len() + wrapper.leading_operands;
+    Step::Next(command.min(words.len()))
+}
+
 fn is_buffer_mode(value: &str) -> bool {
     !value.is_empty() && value.chars().all(|c| c.is_ascii_alphanumeric())
 }
@@ -445,7 +529,20 @@ enum Subcommand {
     Other,
 }
 
-fn package_subcommand(manager: &str, word: Option<&Word>) -> Subcommand {
+/// What a package manager's words make it do. Its own options before the subcommand are not
+/// modelled (`pnpm -r exec …` runs in every workspace package, `npm --prefix x exec …`
+/// elsewhere), so with one there, any word that could be a running subcommand makes it opaque.
+fn package_subcommand(manager: &str, args: &[Word]) -> Subcommand {
+    let word = args.first();
+    if word.is_some_and(|w| w.text.starts_with('-'))
+        && args
+            .iter()
+            .any(|w| matches!(w.text.as_str(), "exec" | "x" | "dlx"))
+    {
+        return Subcommand::Opaque(
+            "runs a command, after options Gatehouse does not model; what it runs needs a person",
+        );
+    }
     match (manager, word.map(|w| w.text.as_str())) {
         ("npm", Some("exec" | "x")) | ("pnpm", Some("exec")) => Subcommand::Exec,
         ("pnpm" | "yarn", Some("dlx")) => {
@@ -454,8 +551,8 @@ fn package_subcommand(manager: &str, word: Option<&Word>) -> Subcommand {
         // Yarn 2 and later run the word as shell code, with the workspace's dependencies'
         // binaries on PATH rather than node_modules/.bin.
         ("yarn", Some("exec")) => Subcommand::Opaque(
-            "runs its argument as shell code (yarn 2 and later); only an entry for yarn itself \
-             satisfies it",
+            "runs its argument as shell code (yarn 2 and later), which needs a person even when \
+             yarn is allowlisted",
         ),
         _ => Subcommand::Other,
     }
@@ -546,7 +643,8 @@ fn multiplexer(words: &[Word], index: usize, name: &str) -> Target {
             reason: Reason::new(
                 Rule::ShellPayload,
                 format!(
-                    "`{name} {}` runs a shell; only an entry for `{name}` itself satisfies it",
+                    "`{name} {}` runs a shell, whose code needs a person even when `{name}` is \
+                     allowlisted",
                     applet.text
                 ),
             ),
@@ -612,7 +710,8 @@ fn shell(words: &[Word], index: usize) -> Target {
                     "is named by path"
                 };
                 return opaque(format!(
-                    "`{shell_word}` {why}; its inline code is approved only as an exact command"
+                    "`{shell_word}` {why}; its inline code needs a person (approve the exact \
+                     command), even when the shell is allowlisted"
                 ));
             }
             return Target::InlineShell {
@@ -688,6 +787,16 @@ mod tests {
         assert_eq!(program(&["npm", "exec", "--", "tsc"]), Some(3));
         assert_eq!(program(&["npm", "test"]), Some(0));
         assert_eq!(program(&["npx", "env", "rg"]), Some(1));
+        assert_eq!(program(&["gtimeout", "5", "rg"]), Some(2));
+        assert_eq!(program(&["ionice", "-c", "3", "rg"]), Some(3));
+        assert_eq!(program(&["ionice", "-c3", "-t", "rg"]), Some(3));
+        assert_eq!(program(&["taskset", "-c", "0,1", "rg", "x"]), Some(3));
+        assert_eq!(program(&["chrt", "-f", "10", "rg"]), Some(3));
+        assert_eq!(program(&["setsid", "-w", "rg"]), Some(2));
+        // No command: the wrapper is the program.
+        assert_eq!(program(&["chrt", "rg"]), Some(0));
+        assert_eq!(program(&["ionice", "-p", "42"]), Some(0));
+        assert_eq!(program(&["taskset", "-p", "1", "42"]), Some(0));
     }
 
     #[test]
@@ -705,6 +814,8 @@ mod tests {
             &["busybox", "sed", "-n", "1p"],
             &["busybox"],
             &["env", "env", "env", "env", "env", "rg"],
+            &["ionice", "--bogus", "rg"],
+            &["setsid", "-x", "rg"],
         ] {
             assert!(matches!(target(argv), Target::Refused(_)), "{argv:?}");
         }
@@ -714,7 +825,9 @@ mod tests {
     fn keeps_opaque_wrappers_as_their_own_target() {
         for argv in [
             &["sudo", "rg"][..],
-            &["chrt", "rg"],
+            &["flock", "/tmp/l", "rg"],
+            &["docker", "-H", "unix:///x", "run", "alpine", "id"],
+            &["ip", "netns", "exec", "n", "id"],
             &["/bin/sh", "-c", "ls"],
             &["bash", "-lc", "ls"],
             &["sh", "-c", "$0", "touch"],

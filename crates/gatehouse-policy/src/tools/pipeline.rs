@@ -142,17 +142,20 @@ fn build_steps(
     (steps, sandbox)
 }
 
-/// The allow/deny filters of a scope and of its `byProvider` entries matching the session.
+/// The allow/deny filters of a scope and of its `byProvider` entries matching the session. A
+/// plugin-only allow list is stripped with a warning here too, as at the profile and group
+/// steps (as OpenClaw does at every step): `tools.allow: ["lobster"]` would otherwise remove
+/// every core tool, which is never what an operator adding a plugin meant.
 fn scope_filters(
     scope: &ToolScope,
     inputs: &ToolPolicyInputs,
     catalog: &Catalog,
     warnings: &mut Warnings,
 ) -> (Vec<Filter>, Vec<Filter>) {
-    let own = rules_filters(&scope.rules, PluginOnlyAllow::Apply, catalog, warnings);
+    let own = rules_filters(&scope.rules, PluginOnlyAllow::Strip, catalog, warnings);
     let by_provider = matching_provider_rules(&scope.by_provider, &inputs.session)
         .into_iter()
-        .flat_map(|p| rules_filters(&p.rules, PluginOnlyAllow::Apply, catalog, warnings))
+        .flat_map(|p| rules_filters(&p.rules, PluginOnlyAllow::Strip, catalog, warnings))
         .collect();
     (own, by_provider)
 }

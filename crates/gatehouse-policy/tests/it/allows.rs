@@ -69,3 +69,34 @@ fn allows_safe_bins_within_their_profiles() {
 fn allows_plain_parameter_expansions_in_arguments() {
     check(&[("ls ${HOME}", Allow), ("echo \"${HOME}/x\" $1 ${1}", Allow)]);
 }
+
+/// Issue 29 (false refusals): single quotes keep `$` and a backslash-newline as text, so a jq
+/// program using `$k` with `--arg`, `cut -d '$'` and a message with `\⏎` run.
+#[test]
+fn allows_dollar_and_backslash_newline_in_single_quotes() {
+    check(&[
+        ("cat x | jq -r --arg k v '.[$k]'", Allow),
+        ("cat x | jq -n --arg k v '$k'", Allow),
+        ("cat x | cut -d '$' -f 2", Allow),
+        ("cat x | tr '$' _", Allow),
+        ("echo 'a\\\nb'", Allow),
+        ("git commit -m 'line one \\\nline two'", Allow),
+        ("sh -c \"echo 'a\\\\\nb'\"", Allow),
+    ]);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Whatever a single-quoted word holds (but a quote and the characters refused everywhere),
+    /// it is one argument, read as written.
+    #[test]
+    fn reads_single_quoted_text_as_written(text in "[a-z $\\\\\n\"`;|&()<>#*?~{}=-]{0,24}") {
+        let host = crate::support::standard_host();
+        let policy = host.policy(crate::support::STANDARD_ALLOWLIST);
+        let verdict = host.evaluate(&format!("echo '{text}'"), &policy);
+        proptest::prop_assert_eq!(verdict.decision, gatehouse_policy::exec::Decision::Allow,
+            "{}", verdict.reason);
+        proptest::prop_assert_eq!(&verdict.segments[0].argv[1], &text);
+    }
+}

@@ -14,6 +14,21 @@ use serde_json::Value;
 
 const CASES: &str = include_str!("../../../../tests/conformance/exec-cases.jsonl");
 
+/// The fields Gatehouse holds to another answer than the reference release, with why (format
+/// in the conformance README).
+const SUPERSEDED: &str = include_str!("../../../../tests/conformance/superseded.jsonl");
+
+/// Applies the superseded answers of case `id` to its expectations.
+fn apply_superseded(id: &str, expect: &mut Value) {
+    for line in SUPERSEDED.lines().filter(|l| !l.trim().is_empty()) {
+        let over: Value = serde_json::from_str(line).unwrap();
+        assert!(over["why"].as_str().is_some_and(|why| !why.is_empty()));
+        if over["id"] == id {
+            expect[over["field"].as_str().unwrap()] = over["expect"].clone();
+        }
+    }
+}
+
 #[test]
 fn every_exec_case_passes() {
     let mut failures = Vec::new();
@@ -28,7 +43,9 @@ fn every_exec_case_passes() {
         let (request, home) = build_request(&case, &root);
         let policy = build_policy(&case);
         let verdict = evaluate(&request, &policy);
-        let mismatches = compare(&case["expect"], &verdict, &home);
+        let mut expect = case["expect"].clone();
+        apply_superseded(&id, &mut expect);
+        let mismatches = compare(&expect, &verdict, &home);
         if !mismatches.is_empty() {
             failures.push(format!(
                 "{id}: {}\n    reason: {}\n    segments: {:?}",

@@ -31,6 +31,7 @@ mod tool_gate;
 
 mod allows; // hand-written `allows_…` lists: what must keep working for agents
 mod allows_interpreters; // what the stricter interpreter and shell-flag rules must keep allowing
+mod approval_surfaces; // approval views: every program of a chain, env names, patterns, display text
 mod binding_props; // proptest: the binding over sed/awk/make words never panics and is stable
 mod decision_conformance; // the requirement-rule kinds of tests/conformance/decision-cases.jsonl
 mod decisions; // security x ask x analysis through exec::evaluate, segment reports, warnings
@@ -38,7 +39,11 @@ mod exec_conformance; // every case of tests/conformance/exec-cases.jsonl throug
 mod never_panics; // proptest: the analyzer returns a verdict for any input, never panics
 mod parser_agreement; // the analyzer reads words, blanks, newlines and comments as bash and dash do
 mod refusals; // hand-written `denies_…` lists: smuggling, quoting tricks, wrappers, safe bins
+mod refusals_carriers; // carriers never authorize what they carry; interpreters under strictInlineEval
+mod refusals_configured; // git, ssh, package managers and tools whose options run programs
 mod refusals_interpreters; // shell flags, inline code behind valued options, code on stdin
+mod refusals_shell_state; // assignments in front of builtins, -x and other -c letters, request locales
 mod request_env; // the request's own variables: the harmless list, PATH, exact approvals
 mod review_regressions; // security review bypasses (`time` builtins, sed, npm, …) and neighbours
+mod shell_oracle; // what ran ⊆ what was analysed: generated commands under real bash and dash
 mod support; // shared helpers: a temp host with executables, policy builders, `check` lists

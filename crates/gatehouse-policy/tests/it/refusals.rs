@@ -250,10 +250,13 @@ fn denies_safe_bin_abuse() {
         ("grep -e needle -- .env", Refused(SafeBinRefused)),
         ("jq env", Refused(SafeBinRefused)),
         ("jq '.x | env'", Refused(SafeBinRefused)),
+        // Single-quoted, `$ENV` is jq's: refused as a filter that reads the environment.
+        ("jq '$ENV.AWS_SECRET_ACCESS_KEY'", Refused(SafeBinRefused)),
         (
-            "jq '$ENV.AWS_SECRET_ACCESS_KEY'",
+            "jq \"$ENV.AWS_SECRET_ACCESS_KEY\"",
             Refused(ParameterExpansion),
         ),
+        ("jq -r \"$FILTER\"", Refused(ParameterExpansion)),
         ("jq -n 'input'", Refused(SafeBinRefused)),
         ("jq 'include \"x\"; x'", Refused(SafeBinRefused)),
         ("jq --rawfile x /etc/passwd .", Refused(SafeBinRefused)),

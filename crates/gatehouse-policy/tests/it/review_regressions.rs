@@ -6,20 +6,7 @@ use gatehouse_policy::exec::Rule::*;
 use gatehouse_policy::exec::{AllowlistEntry, Decision, ExecPolicy, SafeBinProfile};
 
 use crate::support::Expect::{Allow, Refused};
-use crate::support::{Host, check, write_executable};
-
-/// Asserts that each command runs without a person on this host under this policy.
-fn assert_allowed(host: &Host, policy: &ExecPolicy, commands: &[&str]) {
-    for command in commands {
-        let verdict = host.evaluate(command, policy);
-        assert_eq!(
-            verdict.decision,
-            Decision::Allow,
-            "{command}: {}",
-            verdict.reason
-        );
-    }
-}
+use crate::support::{Host, assert_allowed, check, write_executable};
 
 /// Behind the keyword `time` bash still runs its own builtins: `printf -v` and `test -v`
 /// evaluate a subscript, running the `$(…)` in it, while `/usr/bin/printf` was judged.

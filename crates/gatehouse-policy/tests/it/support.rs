@@ -133,3 +133,16 @@ pub(crate) fn check(lines: &[(&str, Expect)]) {
         failures.join("\n")
     );
 }
+
+/// Asserts that each command runs without a person on this host under this policy.
+pub(crate) fn assert_allowed(host: &Host, policy: &ExecPolicy, commands: &[&str]) {
+    for command in commands {
+        let verdict = host.evaluate(command, policy);
+        assert_eq!(
+            verdict.decision,
+            Decision::Allow,
+            "{command}: {}",
+            verdict.reason
+        );
+    }
+}

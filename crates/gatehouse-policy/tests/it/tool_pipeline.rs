@@ -586,12 +586,14 @@ allowed: agents_list apply_patch browser canvas cron edit exec gateway image ima
 fn plugin_that_shadows_a_core_tool_is_ignored() {
     let mut i = owner_on_openai();
     i.plugin_tools = vec![plugin("shady", "exec"), plugin("shady", "shady_scan")];
-    i.config.global.rules = rules("tools", &["shady"], &[], &[]);
+    // With a core tool beside it the list is not plugin-only, so it is applied: the plugin's
+    // `exec` neither replaces nor keeps the core `exec`.
+    i.config.global.rules = rules("tools", &["shady", "read"], &[], &[]);
     check(
         &i,
         r#"
-allowed: shady_scan
-global tools.allow: read write edit apply_patch exec process web_search web_fetch memory_search memory_get sessions_list sessions_history sessions_send sessions_spawn sessions_yield subagents session_status browser canvas message cron gateway nodes agents_list image image_generate tts whatsapp_login
+allowed: read shady_scan
+global tools.allow: write edit apply_patch exec process web_search web_fetch memory_search memory_get sessions_list sessions_history sessions_send sessions_spawn sessions_yield subagents session_status browser canvas message cron gateway nodes agents_list image image_generate tts whatsapp_login
 warning: tools: ignoring plugin tool "exec" from plugin "shady": it would shadow a core tool
 "#,
     );

@@ -1,5 +1,6 @@
-//! Properties over generated configs: adding a deny entry never widens the effective set, and a
-//! sub-agent's set is always within its parent's.
+//! Properties over generated configs: adding a deny entry never widens the effective set, a
+//! sub-agent's set is always within its parent's, and a plugin-only allow list at any config
+//! step acts as no allow list at all.
 
 use std::collections::BTreeSet;
 
@@ -185,6 +186,29 @@ fn deny_lists(i: &mut ToolPolicyInputs) -> Vec<&mut Option<Vec<String>>> {
     lists
 }
 
+/// Every allow/alsoAllow list pair of the config steps that strip a plugin-only allow list:
+/// global, its providers, the agent, its providers, the group.
+fn step_rules(i: &mut ToolPolicyInputs) -> Vec<&mut ToolRules> {
+    let mut rules: Vec<&mut ToolRules> = vec![&mut i.config.global.rules];
+    rules.extend(i.config.global.by_provider.iter_mut().map(|p| &mut p.rules));
+    if let Some(a) = i.config.agent.as_mut() {
+        rules.push(&mut a.tools.rules);
+        rules.extend(a.tools.by_provider.iter_mut().map(|p| &mut p.rules));
+    }
+    if let Some(g) = i.config.group.as_mut() {
+        rules.push(g);
+    }
+    rules
+}
+
+/// Allow lists that name only plugin tools.
+const PLUGIN_ONLY: &[&[&str]] = &[
+    &["lobster"],
+    &["group:plugins"],
+    &["lobster_run", "discord"],
+    &["voice_call"],
+];
+
 fn allowed(i: &ToolPolicyInputs) -> BTreeSet<String> {
     effective_tools(i).allowed
 }
@@ -210,6 +234,26 @@ proptest! {
         lists[target].get_or_insert_with(Vec::new).push(added);
         let after = allowed(&narrowed);
         prop_assert!(after.is_subset(&before), "before {before:?}\nafter {after:?}");
+    }
+
+    /// Issue 29: at the global and agent steps (and their providers, and the group) a
+    /// plugin-only allow list is stripped, so core tools stay available.
+    #[test]
+    fn a_plugin_only_allow_list_acts_as_none(
+        base in inputs(),
+        which in any::<prop::sample::Index>(),
+        list in select(PLUGIN_ONLY),
+    ) {
+        let mut with_list = base.clone();
+        let mut without = base;
+        let mut targets = step_rules(&mut with_list);
+        let target = which.index(targets.len());
+        targets[target].allow = Some(list.iter().map(|e| (*e).to_owned()).collect());
+        targets[target].also_allow = None;
+        let mut targets = step_rules(&mut without);
+        targets[target].allow = None;
+        targets[target].also_allow = None;
+        prop_assert_eq!(allowed(&with_list), allowed(&without));
     }
 
     #[test]

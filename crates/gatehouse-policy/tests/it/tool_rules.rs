@@ -303,16 +303,36 @@ warning: tools: channels.discord.guilds.123.tools.allow names only plugin tools;
     );
 }
 
+/// Issue 29: a plugin-only `tools.allow` is stripped at the global and agent steps too (and
+/// at their `byProvider` steps), as OpenClaw strips it at every step.
 #[test]
-fn applies_a_plugin_only_global_allow_list() {
+fn strips_a_plugin_only_global_allow_list_with_a_warning() {
     let mut i = owner_on_openai();
     i.plugin_tools = vec![plugin("lobster", "lobster_run")];
-    i.config.global.rules = rules("tools", &["lobster"], &[], &[]);
+    i.config.global.rules = rules("tools", &["lobster"], &[], &["tts"]);
     check(
         &i,
         r#"
-allowed: lobster_run
-global tools.allow: read write edit apply_patch exec process web_search web_fetch memory_search memory_get sessions_list sessions_history sessions_send sessions_spawn sessions_yield subagents session_status browser canvas message cron gateway nodes agents_list image image_generate tts whatsapp_login
+allowed: agents_list apply_patch browser canvas cron edit exec gateway image image_generate lobster_run memory_get memory_search message nodes process read session_status sessions_history sessions_list sessions_send sessions_spawn sessions_yield subagents web_fetch web_search whatsapp_login write
+global tools.deny: tts
+warning: tools: tools.allow names only plugin tools; ignoring it so core tools remain available (use alsoAllow to add plugin tools)
+"#,
+    );
+}
+
+#[test]
+fn strips_a_plugin_only_agent_allow_list_with_a_warning() {
+    let mut i = owner_on_openai();
+    i.plugin_tools = vec![plugin("lobster", "lobster_run")];
+    let mut a = agent(0, "main");
+    a.tools.rules = rules("agents.list[0].tools", &["group:plugins"], &[], &["tts"]);
+    i.config.agent = Some(a);
+    check(
+        &i,
+        r#"
+allowed: agents_list apply_patch browser canvas cron edit exec gateway image image_generate lobster_run memory_get memory_search message nodes process read session_status sessions_history sessions_list sessions_send sessions_spawn sessions_yield subagents web_fetch web_search whatsapp_login write
+agent agents.list[0].tools.deny: tts
+warning: tools: agents.list[0].tools.allow names only plugin tools; ignoring it so core tools remain available (use alsoAllow to add plugin tools)
 "#,
     );
 }

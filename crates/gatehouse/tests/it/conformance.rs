@@ -13,6 +13,22 @@ use crate::gatehouse;
 
 const CASES: &str = include_str!("../../../../tests/conformance/exec-cases.jsonl");
 
+/// The fields Gatehouse holds to another answer than the reference release, with why (the
+/// policy crate's conformance test reads the same file).
+const SUPERSEDED: &str = include_str!("../../../../tests/conformance/superseded.jsonl");
+
+/// The case's expectations with its superseded answers applied.
+fn expectations(case: &Value) -> Value {
+    let mut expect = case["expect"].clone();
+    for line in SUPERSEDED.lines().filter(|l| !l.trim().is_empty()) {
+        let over: Value = serde_json::from_str(line).unwrap();
+        if over["id"] == case["id"] {
+            expect[over["field"].as_str().unwrap()] = over["expect"].clone();
+        }
+    }
+    expect
+}
+
 /// Creates the case's files under `root` and returns the batch request line.
 fn build(case: &Value, root: &Path) -> Value {
     let setup = &case["setup"];
@@ -131,7 +147,7 @@ fn every_exec_case_passes_through_config_approvals_file_and_cli() {
             continue;
         };
         let home = line["env"]["HOME"].as_str().unwrap().to_owned();
-        let wrong = mismatches(&case["expect"], &actual, &home);
+        let wrong = mismatches(&expectations(&case), &actual, &home);
         if !wrong.is_empty() {
             failures.push(format!(
                 "{id}: {} (reason: {})",

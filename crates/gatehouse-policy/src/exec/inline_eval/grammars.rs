@@ -2,16 +2,19 @@
 //! lists every option of the real tool that Gatehouse lets through, with how it takes a value;
 //! an option missing here fails closed (the command is approved only as an exact command).
 
-use super::options::Arity::{Attached, Flag, Leading, Required};
-use super::options::Role::{Code, Info, Module, Plain, ProgramFile, RunsModule, Settings, Stdin};
-use super::options::{Grammar, Opt, ending, flag, opt};
+use crate::exec::options::Arity::{Attached, Flag, Leading, Required};
+use crate::exec::options::Role::{
+    Code, Info, Module, Plain, ProgramFile, RunsModule, Settings, Stdin,
+};
+use crate::exec::options::{Arity, Role};
+use crate::exec::options::{Grammar, Opt, ending, flag, opt};
 
 const OCTAL: &str = "01234567";
 
 /// CPython (`python -h`): `-c` and `-m` end the options, `-W`, `-X` and
 /// `--check-hash-based-pycs` take a value (`-W`'s may name a module to import), `-i` reads
 /// code from stdin after the script.
-pub(crate) const PYTHON: Grammar = Grammar {
+pub(crate) const PYTHON: Grammar<'static> = Grammar {
     opts: &[
         flag(Some('b'), None),
         flag(Some('B'), None),
@@ -48,12 +51,13 @@ pub(crate) const PYTHON: Grammar = Grammar {
     permute: false,
     abbreviations: false,
     unknown_attached_ok: false,
+    numeric_shorthand: false,
 };
 
 /// perl (`perlrun`): `-e`/`-E` are code, `-I` takes the rest of the cluster or the next word,
 /// `-M`/`-m`/`-x`/`-i`/`-F`/`-C`/`-V` only the rest of the cluster, `-0`/`-l` only octal
 /// digits (the cluster goes on), and `-d` starts the debugger, which reads stdin.
-pub(crate) const PERL: Grammar = Grammar {
+pub(crate) const PERL: Grammar<'static> = Grammar {
     opts: &[
         flag(Some('a'), None),
         flag(Some('c'), None),
@@ -89,6 +93,7 @@ pub(crate) const PERL: Grammar = Grammar {
     permute: false,
     abbreviations: false,
     unknown_attached_ok: false,
+    numeric_shorthand: false,
 };
 
 /// node (`node --help`): `-e`/`-p` are code; `-r`, `--import`, `--loader` and
@@ -97,7 +102,7 @@ pub(crate) const PERL: Grammar = Grammar {
 /// `-i` is the REPL on stdin, and `--inspect*` open a debugger port through which whoever
 /// reaches it runs code (`--inspect=0.0.0.0` invites the network). Node has no abbreviations
 /// and refuses unknown options, so an unknown `--name=value` is left to it.
-pub(crate) const NODE: Grammar = Grammar {
+pub(crate) const NODE: Grammar<'static> = Grammar {
     opts: &[
         opt(Some('e'), Some("eval"), Required, Code),
         opt(Some('p'), Some("print"), Required, Code),
@@ -213,11 +218,12 @@ pub(crate) const NODE: Grammar = Grammar {
     permute: false,
     abbreviations: false,
     unknown_attached_ok: true,
+    numeric_shorthand: false,
 };
 
 /// ruby (`ruby --help`): `-e` is code; `-C`, `-E`, `-I`, `-r` take a value, `-F`, `-i`,
 /// `-x`, `-K` only the rest of the cluster, `-0`/`-W` only digits.
-pub(crate) const RUBY: Grammar = Grammar {
+pub(crate) const RUBY: Grammar<'static> = Grammar {
     opts: &[
         flag(Some('a'), None),
         flag(Some('c'), None),
@@ -259,11 +265,12 @@ pub(crate) const RUBY: Grammar = Grammar {
     permute: false,
     abbreviations: false,
     unknown_attached_ok: false,
+    numeric_shorthand: false,
 };
 
 /// php (`php -h`): `-r`, `-B`, `-R`, `-E` are code, `-f`/`-F` name the program file, `-d`
 /// sets an ini entry (checked: some load code), `-a` is the interactive shell on stdin.
-pub(crate) const PHP: Grammar = Grammar {
+pub(crate) const PHP: Grammar<'static> = Grammar {
     opts: &[
         flag(Some('n'), Some("no-php-ini")),
         flag(Some('e'), Some("profile-info")),
@@ -303,11 +310,12 @@ pub(crate) const PHP: Grammar = Grammar {
     permute: false,
     abbreviations: false,
     unknown_attached_ok: false,
+    numeric_shorthand: false,
 };
 
 /// The options of GNU sed 4.9 and BSD sed together: `-l N` is GNU's line length, `-I ext`
 /// BSD's in-place suffix; `-i` takes only an attached suffix (GNU).
-const SED_OPTS: &[Opt] = &[
+const SED_OPTS: &[Opt<'static>] = &[
     flag(Some('n'), Some("quiet")),
     flag(None, Some("silent")),
     flag(None, Some("debug")),
@@ -332,24 +340,26 @@ const SED_OPTS: &[Opt] = &[
 ];
 
 /// GNU sed permutes: `sed p -e 'e id'` runs `e id` (and `p` is a file).
-pub(crate) const SED_GNU: Grammar = Grammar {
+pub(crate) const SED_GNU: Grammar<'static> = Grammar {
     opts: SED_OPTS,
     permute: true,
     abbreviations: true,
     unknown_attached_ok: false,
+    numeric_shorthand: false,
 };
 
 /// BSD sed stops at the first operand.
-pub(crate) const SED_BSD: Grammar = Grammar {
+pub(crate) const SED_BSD: Grammar<'static> = Grammar {
     opts: SED_OPTS,
     permute: false,
     abbreviations: true,
     unknown_attached_ok: false,
+    numeric_shorthand: false,
 };
 
 /// gawk 5 (with mawk's `-W`): `-e`/`--source` are code wherever they appear, `-f`/`-E` name
 /// program files, `-i`/`-l` load a source file or an extension.
-pub(crate) const AWK: Grammar = Grammar {
+pub(crate) const AWK: Grammar<'static> = Grammar {
     opts: &[
         flag(Some('b'), Some("characters-as-bytes")),
         flag(Some('c'), Some("traditional")),
@@ -386,12 +396,13 @@ pub(crate) const AWK: Grammar = Grammar {
     permute: false,
     abbreviations: true,
     unknown_attached_ok: false,
+    numeric_shorthand: false,
 };
 
 /// GNU findutils xargs (with BSD's `-J`, `-R`, `-S`): `--replace`, `--max-lines` and `--eof`
 /// (`-i`, `-l`, `-e`) take an optional value that must be attached, so the next word is the
 /// command.
-pub(crate) const XARGS: Grammar = Grammar {
+pub(crate) const XARGS: Grammar<'static> = Grammar {
     opts: &[
         flag(Some('0'), Some("null")),
         flag(Some('o'), Some("open-tty")),
@@ -421,13 +432,14 @@ pub(crate) const XARGS: Grammar = Grammar {
     permute: false,
     abbreviations: true,
     unknown_attached_ok: false,
+    numeric_shorthand: false,
 };
 
 /// GNU make 4.4: `-E`/`--eval` are makefile text, `-f`/`--file`/`--makefile` name a makefile;
 /// `-j`, `-l`, `-O`, `--debug` and `--shuffle` take only an attached value (a separate number
 /// after `-j` is then read as a target, which is harmless). GNU getopt permutes and
 /// abbreviates.
-pub(crate) const MAKE: Grammar = Grammar {
+pub(crate) const MAKE: Grammar<'static> = Grammar {
     opts: &[
         flag(Some('b'), None),
         flag(Some('m'), None),
@@ -476,4 +488,364 @@ pub(crate) const MAKE: Grammar = Grammar {
     permute: true,
     abbreviations: true,
     unknown_attached_ok: false,
+    numeric_shorthand: false,
 };
+
+/// A getopt-style grammar that stops at the first operand, with long abbreviations as GNU
+/// getopt_long reads them (`abbreviations`).
+const fn stops_at_operand(opts: &'static [Opt<'static>], abbreviations: bool) -> Grammar<'static> {
+    Grammar {
+        opts,
+        permute: false,
+        abbreviations,
+        unknown_attached_ok: false,
+        numeric_shorthand: false,
+    }
+}
+
+/// A long option after which every word belongs to the program.
+const fn long_ending(long: &'static str, arity: Arity, role: Role) -> Opt<'static> {
+    Opt {
+        short: None,
+        long: Some(long),
+        arity,
+        role,
+        ends: true,
+    }
+}
+
+/// deno's options before its subcommand; `deno eval` and `deno repl` are code
+/// (`interpreters`), `deno run FILE` is not.
+pub(crate) const DENO: Grammar<'static> = stops_at_operand(
+    &[
+        flag(Some('q'), Some("quiet")),
+        flag(None, Some("unstable")),
+        opt(Some('L'), Some("log-level"), Required, Plain),
+        opt(Some('h'), Some("help"), Flag, Info),
+        opt(Some('V'), Some("version"), Flag, Info),
+    ],
+    false,
+);
+
+/// Rscript (R 4.4): `-e` is code; the `--` options are R's start-up switches.
+pub(crate) const RSCRIPT: Grammar<'static> = stops_at_operand(
+    &[
+        opt(Some('e'), None, Required, Code),
+        flag(None, Some("verbose")),
+        opt(None, Some("default-packages"), Attached, Plain),
+        flag(None, Some("vanilla")),
+        flag(None, Some("no-environ")),
+        flag(None, Some("no-site-file")),
+        flag(None, Some("no-init-file")),
+        flag(None, Some("no-save")),
+        flag(None, Some("no-restore")),
+        flag(None, Some("save")),
+        flag(None, Some("restore")),
+        flag(None, Some("slave")),
+        flag(None, Some("no-echo")),
+        flag(None, Some("silent")),
+        opt(None, Some("version"), Flag, Info),
+        opt(None, Some("help"), Flag, Info),
+    ],
+    false,
+);
+
+/// R (R 4.4): `-e` is code, `-f`/`--file` the program, `-d`/`--debugger` a program to run R
+/// under; without `-f` or `-e` R reads its program from stdin.
+pub(crate) const R: Grammar<'static> = stops_at_operand(
+    &[
+        opt(Some('e'), None, Required, Code),
+        opt(Some('f'), Some("file"), Required, ProgramFile),
+        opt(Some('d'), Some("debugger"), Required, Code),
+        opt(None, Some("debugger-args"), Required, Code),
+        opt(Some('g'), Some("gui"), Required, Plain),
+        opt(None, Some("interactive"), Flag, Stdin),
+        long_ending("args", Flag, Plain),
+        flag(None, Some("vanilla")),
+        flag(None, Some("no-save")),
+        flag(None, Some("save")),
+        flag(None, Some("no-restore")),
+        flag(None, Some("no-restore-data")),
+        flag(None, Some("no-restore-history")),
+        flag(None, Some("restore")),
+        flag(None, Some("no-environ")),
+        flag(None, Some("no-site-file")),
+        flag(None, Some("no-init-file")),
+        flag(None, Some("no-readline")),
+        flag(Some('q'), Some("quiet")),
+        flag(None, Some("silent")),
+        flag(Some('s'), Some("no-echo")),
+        flag(None, Some("slave")),
+        flag(None, Some("verbose")),
+        opt(None, Some("encoding"), Attached, Plain),
+        opt(None, Some("min-vsize"), Attached, Plain),
+        opt(None, Some("max-vsize"), Attached, Plain),
+        opt(None, Some("min-nsize"), Attached, Plain),
+        opt(None, Some("max-nsize"), Attached, Plain),
+        opt(None, Some("max-ppsize"), Attached, Plain),
+        opt(None, Some("version"), Flag, Info),
+        opt(Some('h'), Some("help"), Flag, Info),
+    ],
+    false,
+);
+
+/// lua 5.x and LuaJIT: `-e` is code, `-l` requires a module by name, `-i` is the REPL;
+/// LuaJIT's `-b` saves bytecode (its words are its own), `-j` loads a `jit.*` module.
+pub(crate) const LUA: Grammar<'static> = stops_at_operand(
+    &[
+        opt(Some('e'), None, Required, Code),
+        opt(Some('l'), None, Required, Module),
+        opt(Some('i'), None, Flag, Stdin),
+        opt(Some('v'), None, Flag, Info),
+        flag(Some('E'), None),
+        flag(Some('W'), None),
+        ending('b', Flag, Info),
+        opt(Some('j'), None, Required, Module),
+        opt(Some('O'), None, Attached, Plain),
+    ],
+    false,
+);
+
+/// expect: `-c` is code, `-f`/`-b` name the program file, `-i` and the debugger (`-D`) read
+/// stdin.
+pub(crate) const EXPECT: Grammar<'static> = stops_at_operand(
+    &[
+        opt(Some('c'), None, Required, Code),
+        opt(Some('f'), None, Required, ProgramFile),
+        opt(Some('b'), None, Required, ProgramFile),
+        opt(Some('i'), None, Flag, Stdin),
+        opt(Some('D'), None, Required, Stdin),
+        flag(Some('d'), None),
+        flag(Some('n'), None),
+        flag(Some('N'), None),
+        opt(Some('v'), None, Flag, Info),
+    ],
+    false,
+);
+
+/// tclsh and wish take only a script (and `-encoding NAME`, read here as unknown): no option
+/// carries code, and without a script they read stdin.
+pub(crate) const TCLSH: Grammar<'static> = stops_at_operand(&[], false);
+
+/// julia 1.11: `-e`/`-E` are code, `-m` runs a package's `main`, `-L` loads a file first,
+/// `-i` is the REPL, `--machine-file` starts workers over ssh and `--bug-report` downloads and
+/// runs a tool; `--worker` reads its program from stdin.
+pub(crate) const JULIA: Grammar<'static> = stops_at_operand(
+    &[
+        opt(Some('e'), Some("eval"), Required, Code),
+        opt(Some('E'), Some("print"), Required, Code),
+        opt(Some('m'), Some("module"), Required, Code),
+        opt(None, Some("machine-file"), Required, Code),
+        opt(None, Some("bug-report"), Required, Code),
+        opt(Some('L'), Some("load"), Required, ProgramFile),
+        opt(Some('i'), Some("interactive"), Flag, Stdin),
+        opt(None, Some("worker"), Attached, Stdin),
+        opt(Some('v'), Some("version"), Flag, Info),
+        opt(Some('h'), Some("help"), Flag, Info),
+        opt(None, Some("help-hidden"), Flag, Info),
+        flag(Some('q'), Some("quiet")),
+        opt(None, Some("project"), Attached, Plain),
+        opt(Some('J'), Some("sysimage"), Required, Plain),
+        opt(Some('H'), Some("home"), Required, Plain),
+        opt(None, Some("startup-file"), Required, Plain),
+        opt(None, Some("handle-signals"), Required, Plain),
+        opt(None, Some("sysimage-native-code"), Required, Plain),
+        opt(None, Some("compiled-modules"), Required, Plain),
+        opt(None, Some("pkgimages"), Required, Plain),
+        opt(Some('t'), Some("threads"), Required, Plain),
+        opt(None, Some("gcthreads"), Required, Plain),
+        opt(Some('p'), Some("procs"), Required, Plain),
+        opt(None, Some("banner"), Required, Plain),
+        opt(None, Some("color"), Required, Plain),
+        opt(None, Some("history-file"), Required, Plain),
+        opt(None, Some("depwarn"), Required, Plain),
+        opt(None, Some("warn-overwrite"), Required, Plain),
+        opt(None, Some("warn-scope"), Required, Plain),
+        opt(Some('C'), Some("cpu-target"), Required, Plain),
+        opt(Some('O'), Some("optimize"), Attached, Plain),
+        opt(None, Some("min-optlevel"), Required, Plain),
+        opt(Some('g'), None, Attached, Plain),
+        opt(None, Some("inline"), Required, Plain),
+        opt(None, Some("check-bounds"), Required, Plain),
+        opt(None, Some("math-mode"), Required, Plain),
+        opt(None, Some("code-coverage"), Attached, Plain),
+        opt(None, Some("track-allocation"), Attached, Plain),
+        opt(None, Some("heap-size-hint"), Required, Plain),
+    ],
+    true,
+);
+
+/// bun 1.x: `-e`/`-p` are code, `-r`/`--preload` load a module first, `-c`/`--config` and
+/// `--env-file` read settings that can preload code, `--inspect*` open a debugger port; its
+/// running subcommands (`x`, `create`, `exec`, `repl`) are carriers.
+pub(crate) const BUN: Grammar<'static> = stops_at_operand(
+    &[
+        opt(Some('e'), Some("eval"), Required, Code),
+        opt(Some('p'), Some("print"), Required, Code),
+        opt(Some('r'), Some("preload"), Required, ProgramFile),
+        opt(Some('c'), Some("config"), Required, Settings),
+        opt(None, Some("env-file"), Required, Settings),
+        opt(None, Some("shell"), Required, Settings),
+        opt(None, Some("inspect"), Attached, Stdin),
+        opt(None, Some("inspect-wait"), Attached, Stdin),
+        opt(None, Some("inspect-brk"), Attached, Stdin),
+        opt(None, Some("cwd"), Required, Plain),
+        opt(None, Some("conditions"), Required, Plain),
+        opt(None, Some("port"), Required, Plain),
+        opt(None, Some("tsconfig-override"), Required, Plain),
+        opt(Some('d'), Some("define"), Required, Plain),
+        opt(None, Some("drop"), Required, Plain),
+        opt(Some('l'), Some("loader"), Required, Plain),
+        opt(None, Some("main-fields"), Required, Plain),
+        opt(None, Some("extension-order"), Required, Plain),
+        opt(None, Some("filter"), Required, Plain),
+        opt(None, Some("install"), Required, Plain),
+        opt(None, Some("title"), Required, Plain),
+        flag(None, Some("silent")),
+        flag(None, Some("smol")),
+        flag(None, Some("hot")),
+        flag(None, Some("watch")),
+        flag(None, Some("no-clear-screen")),
+        flag(None, Some("no-install")),
+        flag(Some('i'), None),
+        flag(None, Some("prefer-offline")),
+        flag(None, Some("prefer-latest")),
+        flag(Some('b'), Some("bun")),
+        flag(None, Some("if-present")),
+        flag(None, Some("no-macros")),
+        flag(None, Some("expose-gc")),
+        flag(None, Some("no-deprecation")),
+        flag(None, Some("throw-deprecation")),
+        flag(None, Some("zero-fill-buffers")),
+        flag(None, Some("no-addons")),
+        opt(Some('h'), Some("help"), Flag, Info),
+        opt(Some('v'), Some("version"), Flag, Info),
+        opt(None, Some("revision"), Flag, Info),
+    ],
+    false,
+);
+
+/// osascript: `-e` is code, `-i` interactive; without a script it reads stdin.
+pub(crate) const OSASCRIPT: Grammar<'static> = stops_at_operand(
+    &[
+        opt(Some('e'), None, Required, Code),
+        opt(Some('i'), None, Flag, Stdin),
+        opt(Some('l'), None, Required, Plain),
+        opt(Some('s'), None, Required, Plain),
+    ],
+    false,
+);
+
+/// racket 8: `-e` is code, `-f`/`-t`/`-r`/`-u` load files, `-l`/`-p` require libraries,
+/// `-i` is the REPL.
+pub(crate) const RACKET: Grammar<'static> = stops_at_operand(
+    &[
+        opt(Some('e'), Some("eval"), Required, Code),
+        opt(Some('f'), Some("load"), Required, ProgramFile),
+        opt(Some('t'), Some("require"), Required, ProgramFile),
+        opt(Some('r'), Some("script"), Required, ProgramFile),
+        opt(Some('u'), Some("require-script"), Required, ProgramFile),
+        opt(Some('l'), Some("lib"), Required, Module),
+        opt(Some('p'), None, Required, Module),
+        opt(Some('i'), Some("repl"), Flag, Stdin),
+        flag(Some('m'), Some("main")),
+        flag(Some('n'), Some("no-lib")),
+        flag(Some('c'), Some("no-compiled")),
+        flag(Some('q'), Some("no-init-file")),
+        flag(Some('U'), Some("no-user-path")),
+        flag(Some('j'), Some("no-jit")),
+        flag(Some('d'), Some("no-delay")),
+        flag(Some('b'), Some("binary")),
+        flag(Some('y'), Some("make")),
+        opt(Some('W'), Some("warn"), Required, Plain),
+        opt(Some('L'), Some("syslog"), Required, Plain),
+        opt(Some('X'), Some("collects"), Required, Plain),
+        opt(Some('S'), Some("search"), Required, Plain),
+        opt(Some('A'), Some("addon"), Required, Plain),
+        opt(Some('I'), None, Required, Plain),
+        opt(Some('N'), Some("name"), Required, Plain),
+        opt(Some('v'), Some("version"), Flag, Info),
+        opt(Some('h'), Some("help"), Flag, Info),
+    ],
+    false,
+);
+
+/// guile 3: `-c` is code (and ends the options), `-s` the script, `-e` names the procedure to
+/// call, `-l` loads a file first, `--listen` opens a REPL port.
+pub(crate) const GUILE: Grammar<'static> = stops_at_operand(
+    &[
+        Opt {
+            short: Some('c'),
+            long: None,
+            arity: Required,
+            role: Code,
+            ends: true,
+        },
+        Opt {
+            short: Some('s'),
+            long: None,
+            arity: Required,
+            role: ProgramFile,
+            ends: true,
+        },
+        opt(Some('e'), None, Required, Code),
+        opt(Some('l'), None, Required, ProgramFile),
+        opt(None, Some("listen"), Attached, Stdin),
+        opt(Some('L'), None, Required, Plain),
+        opt(Some('C'), None, Required, Plain),
+        opt(Some('x'), None, Required, Plain),
+        opt(None, Some("use-srfi"), Required, Plain),
+        opt(None, Some("language"), Required, Plain),
+        flag(Some('q'), None),
+        flag(None, Some("debug")),
+        flag(None, Some("no-debug")),
+        flag(None, Some("auto-compile")),
+        flag(None, Some("fresh-auto-compile")),
+        flag(None, Some("no-auto-compile")),
+        opt(Some('v'), Some("version"), Flag, Info),
+        opt(Some('h'), Some("help"), Flag, Info),
+    ],
+    false,
+);
+
+/// SBCL 2: `--eval` is code, `--load`/`--script` name files, `--core`, `--sysinit` and
+/// `--userinit` load settings that are code.
+pub(crate) const SBCL: Grammar<'static> = stops_at_operand(
+    &[
+        opt(None, Some("eval"), Required, Code),
+        opt(None, Some("load"), Required, ProgramFile),
+        long_ending("script", Required, ProgramFile),
+        opt(None, Some("core"), Required, Settings),
+        opt(None, Some("sysinit"), Required, Settings),
+        opt(None, Some("userinit"), Required, Settings),
+        opt(None, Some("dynamic-space-size"), Required, Plain),
+        opt(None, Some("control-stack-size"), Required, Plain),
+        opt(None, Some("tls-limit"), Required, Plain),
+        flag(None, Some("non-interactive")),
+        flag(None, Some("no-sysinit")),
+        flag(None, Some("no-userinit")),
+        flag(None, Some("disable-debugger")),
+        flag(None, Some("noinform")),
+        flag(None, Some("quit")),
+        flag(None, Some("disable-ldb")),
+        flag(None, Some("lose-on-corruption")),
+        flag(None, Some("merge-core-pages")),
+        flag(None, Some("no-merge-core-pages")),
+        flag(None, Some("end-runtime-options")),
+        flag(None, Some("end-toplevel-options")),
+        opt(None, Some("version"), Flag, Info),
+        opt(None, Some("help"), Flag, Info),
+    ],
+    false,
+);
+
+/// The common shape of the rest (scala, clojure, babashka, octave, gnuplot, dc, QuickJS): `-e`
+/// or `--eval` is code; any other option is not modelled and fails closed.
+pub(crate) const EVAL_E: Grammar<'static> = stops_at_operand(
+    &[
+        opt(Some('e'), Some("eval"), Required, Code),
+        opt(Some('h'), Some("help"), Flag, Info),
+        opt(Some('v'), Some("version"), Flag, Info),
+    ],
+    false,
+);

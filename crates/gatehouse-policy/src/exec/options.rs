@@ -1,5 +1,8 @@
-//! Option grammars of interpreters and command carriers: which options take a value, and
-//! whether that value may be the next word.
+//! One option-grammar reader for every tool whose command line the policy reads: the
+//! interpreters and carriers whose inline code is looked for, the safe bins' profiles and the
+//! modelled wrappers. A grammar lists the tool's options, which take a value and whether that
+//! value may be the next word; how it reads clusters, abbreviations, `--` and operands is the
+//! tool's getopt.
 //!
 //! Reading an option's value as the program (`python3 -W ignore -c …` taken as the script
 //! `ignore`), or the program as a value, is how inline code slips past, so a word is only
@@ -18,6 +21,8 @@ pub(crate) enum Arity {
     /// The characters of this set right after the letter are its value and the cluster goes on
     /// (perl `-l0ne`: `-l0`, `-n`, `-e`).
     Leading(&'static str),
+    /// Two values, always the next two words (jq `--arg NAME VALUE`); the first is recorded.
+    Pair,
 }
 
 /// What an option means for the program that runs.
@@ -43,13 +48,16 @@ pub(crate) enum Role {
     /// Its value names a file of settings that can load code (node `--env-file`, which may set
     /// `NODE_OPTIONS=--import=data:…`), so it counts as code whatever the file.
     Settings,
+    /// A real option of the tool that a profile refuses (a safe bin's `sort -o`): known, so an
+    /// abbreviation of another option is not read as it, and refused.
+    Denied,
 }
 
 /// One option, by its short letter, its long name, or both.
 #[derive(Debug)]
-pub(crate) struct Opt {
+pub(crate) struct Opt<'a> {
     pub(crate) short: Option<char>,
-    pub(crate) long: Option<&'static str>,
+    pub(crate) long: Option<&'a str>,
     pub(crate) arity: Arity,
     pub(crate) role: Role,
     /// Everything after it belongs to the program (python `-c`, `-m`).
@@ -57,17 +65,17 @@ pub(crate) struct Opt {
 }
 
 /// A plain option without a value.
-pub(crate) const fn flag(short: Option<char>, long: Option<&'static str>) -> Opt {
+pub(crate) const fn flag<'a>(short: Option<char>, long: Option<&'a str>) -> Opt<'a> {
     opt(short, long, Arity::Flag, Role::Plain)
 }
 
 /// An option with this arity and role.
-pub(crate) const fn opt(
+pub(crate) const fn opt<'a>(
     short: Option<char>,
-    long: Option<&'static str>,
+    long: Option<&'a str>,
     arity: Arity,
     role: Role,
-) -> Opt {
+) -> Opt<'a> {
     Opt {
         short,
         long,
@@ -78,7 +86,7 @@ pub(crate) const fn opt(
 }
 
 /// An option after which every word belongs to the program.
-pub(crate) const fn ending(short: char, arity: Arity, role: Role) -> Opt {
+pub(crate) const fn ending(short: char, arity: Arity, role: Role) -> Opt<'static> {
     Opt {
         short: Some(short),
         long: None,
@@ -88,10 +96,13 @@ pub(crate) const fn ending(short: char, arity: Arity, role: Role) -> Opt {
     }
 }
 
+/// What `-5` is to a tool that reads a count that way (`head -5` is `head -n 5`).
+pub(crate) static NUMERIC_SHORTHAND: Opt<'static> = opt(None, None, Arity::Flag, Role::Plain);
+
 /// A tool's option grammar.
 #[derive(Debug)]
-pub(crate) struct Grammar {
-    pub(crate) opts: &'static [Opt],
+pub(crate) struct Grammar<'a> {
+    pub(crate) opts: &'a [Opt<'a>],
     /// GNU getopt permutes: options may follow operands (GNU sed `sed p -e 'e id'`).
     pub(crate) permute: bool,
     /// GNU getopt_long accepts any unambiguous prefix of a long option (`--expr=…`).
@@ -100,21 +111,25 @@ pub(crate) struct Grammar {
     /// passes V8 flags (`--max-old-space-size=4096`) written that way; the value is attached,
     /// so it cannot shift which word is the program.
     pub(crate) unknown_attached_ok: bool,
+    /// A cluster of digits is a count ([`NUMERIC_SHORTHAND`], with the digits as its value).
+    pub(crate) numeric_shorthand: bool,
 }
 
 /// A parsed command line: options in order with their values, then the operands.
 #[derive(Debug)]
-pub(crate) struct Parsed<'a> {
-    pub(crate) options: Vec<(&'static Opt, Option<&'a str>)>,
+pub(crate) struct Parsed<'g, 'a> {
+    pub(crate) options: Vec<(&'g Opt<'g>, Option<&'a str>)>,
     /// Operands in order; for a tool that stops at the first operand, it and everything after.
     pub(crate) operands: Vec<&'a str>,
     /// Which `options` (by index) took their value from the next word (`-f FILE`) rather than
     /// attached (`-fFILE`, `--file=FILE`): another tool's grammar may read that word as an
     /// option instead.
     pub(crate) next_word: Vec<usize>,
+    /// The values of [`Arity::Pair`] options beyond the first, in order.
+    pub(crate) second_values: Vec<&'a str>,
 }
 
-impl Parsed<'_> {
+impl Parsed<'_, '_> {
     /// Whether some given option has this role.
     pub(crate) fn has(&self, role: Role) -> bool {
         self.options.iter().any(|(opt, _)| opt.role == role)
@@ -129,13 +144,13 @@ pub(crate) struct Unknown<'a> {
     pub(crate) word: &'a str,
 }
 
-impl Grammar {
-    fn short(&self, letter: char) -> Option<&'static Opt> {
+impl<'g> Grammar<'g> {
+    fn short(&self, letter: char) -> Option<&'g Opt<'g>> {
         self.opts.iter().find(|opt| opt.short == Some(letter))
     }
 
     /// Exact long name, else (for getopt_long tools) its one unambiguous prefix match.
-    fn long(&self, name: &str) -> Option<&'static Opt> {
+    fn long(&self, name: &str) -> Option<&'g Opt<'g>> {
         if let Some(exact) = self.opts.iter().find(|opt| opt.long == Some(name)) {
             return Some(exact);
         }
@@ -153,13 +168,14 @@ impl Grammar {
     }
 
     /// Parses `args` (the words after the program name).
-    pub(crate) fn parse<'a>(&self, args: &'a [String]) -> Result<Parsed<'a>, Unknown<'a>> {
+    pub(crate) fn parse<'a>(&self, args: &'a [String]) -> Result<Parsed<'g, 'a>, Unknown<'a>> {
         let mut parsed = Parsed {
             options: Vec::new(),
             operands: Vec::new(),
             next_word: Vec::new(),
+            second_values: Vec::new(),
         };
-        let rest_are_operands = |parsed: &mut Parsed<'a>, from: usize| {
+        let rest_are_operands = |parsed: &mut Parsed<'g, 'a>, from: usize| {
             parsed.operands.extend(
                 args.get(from..)
                     .unwrap_or_default()
@@ -195,13 +211,34 @@ impl Grammar {
         Ok(parsed)
     }
 
+    /// The value of an option whose value may be the next word, taking that word.
+    fn next_word<'a>(
+        args: &'a [String],
+        i: &mut usize,
+        parsed: &mut Parsed<'g, 'a>,
+    ) -> Option<&'a str> {
+        parsed.next_word.push(parsed.options.len());
+        let next = args.get(*i).map(String::as_str);
+        *i += 1;
+        next
+    }
+
+    /// The two next words of an [`Arity::Pair`] option; the second goes to `second_values`.
+    fn pair<'a>(args: &'a [String], i: &mut usize, parsed: &mut Parsed<'g, 'a>) -> Option<&'a str> {
+        let first = Self::next_word(args, i, parsed)?;
+        let second = args.get(*i).map(String::as_str)?;
+        *i += 1;
+        parsed.second_values.push(second);
+        Some(first)
+    }
+
     /// One `--name[=value]`; returns whether it ends the options, `None` when it is unknown.
     fn long_option<'a>(
         &self,
         long: &'a str,
         args: &'a [String],
         i: &mut usize,
-        parsed: &mut Parsed<'a>,
+        parsed: &mut Parsed<'g, 'a>,
     ) -> Option<bool> {
         let (name, inline) = match long.split_once('=') {
             Some((name, value)) => (name, Some(value)),
@@ -218,13 +255,10 @@ impl Grammar {
             Arity::Flag => None,
             Arity::Required => match inline {
                 Some(value) => Some(value),
-                None => {
-                    parsed.next_word.push(parsed.options.len());
-                    let next = args.get(*i).map(String::as_str);
-                    *i += 1;
-                    next
-                }
+                None => Self::next_word(args, i, parsed),
             },
+            Arity::Pair if inline.is_some() => return None,
+            Arity::Pair => Some(Self::pair(args, i, parsed)?),
             Arity::Attached | Arity::Leading(_) => inline,
         };
         parsed.options.push((opt, value));
@@ -237,21 +271,22 @@ impl Grammar {
         cluster: &'a str,
         args: &'a [String],
         i: &mut usize,
-        parsed: &mut Parsed<'a>,
+        parsed: &mut Parsed<'g, 'a>,
     ) -> Option<bool> {
+        if self.numeric_shorthand && cluster.bytes().all(|b| b.is_ascii_digit()) {
+            parsed.options.push((&NUMERIC_SHORTHAND, Some(cluster)));
+            return Some(false);
+        }
         let mut rest = cluster;
         while let Some(letter) = rest.chars().next() {
             rest = &rest[letter.len_utf8()..];
             let opt = self.short(letter)?;
             let value = match opt.arity {
                 Arity::Flag => None,
-                Arity::Required if rest.is_empty() => {
-                    parsed.next_word.push(parsed.options.len());
-                    let next = args.get(*i).map(String::as_str);
-                    *i += 1;
-                    next
-                }
+                Arity::Required if rest.is_empty() => Self::next_word(args, i, parsed),
                 Arity::Required => Some(std::mem::take(&mut rest)),
+                Arity::Pair if rest.is_empty() => Some(Self::pair(args, i, parsed)?),
+                Arity::Pair => return None,
                 Arity::Attached => (!rest.is_empty()).then(|| std::mem::take(&mut rest)),
                 Arity::Leading(set) => {
                     let end = rest
@@ -298,7 +333,7 @@ pub(crate) fn is_stdin_path(path: &str) -> bool {
 mod tests {
     use super::*;
 
-    const TOY: Grammar = Grammar {
+    const TOY: Grammar<'static> = Grammar {
         opts: &[
             flag(Some('n'), Some("quiet")),
             opt(Some('e'), Some("expression"), Arity::Required, Role::Code),
@@ -310,6 +345,7 @@ mod tests {
         permute: false,
         abbreviations: true,
         unknown_attached_ok: false,
+        numeric_shorthand: false,
     };
 
     fn parse(args: &[&str]) -> Result<(Vec<String>, Vec<String>), String> {
