@@ -165,8 +165,7 @@ pub struct SafeBinProfileConfig {
 /// A skill binary trusted for auto-allow, in either of OpenClaw's forms: a bare name (resolved
 /// on the gateway's `PATH` when the config is read; an empty `resolved_path` when it resolves
 /// nowhere, which trusts nothing) or `{ name, resolvedPath }`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(from = "SkillBinForm")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SkillBinConfig {
     /// The command name.
     pub name: String,
@@ -174,39 +173,47 @@ pub struct SkillBinConfig {
     pub resolved_path: PathBuf,
 }
 
-/// How `skillBins` entries are written.
+/// The `{ name, resolvedPath }` form.
 #[derive(Deserialize)]
-#[serde(untagged)]
-enum SkillBinForm {
-    Name(String),
-    #[serde(rename_all = "camelCase")]
-    Entry {
-        name: String,
-        resolved_path: PathBuf,
-    },
+#[serde(rename_all = "camelCase")]
+struct SkillBinEntry {
+    name: String,
+    resolved_path: PathBuf,
 }
 
-impl From<SkillBinForm> for SkillBinConfig {
-    fn from(form: SkillBinForm) -> Self {
-        match form {
-            SkillBinForm::Entry {
-                name,
-                resolved_path,
-            } => SkillBinConfig {
-                name,
-                resolved_path,
-            },
-            SkillBinForm::Name(name) => {
+/// Dispatches on the value's type rather than trying each form in turn (`untagged`), so a wrong
+/// value inside the object form is reported at its own key and unknown keys there are seen.
+impl<'de> Deserialize<'de> for SkillBinConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Form;
+        impl<'de> serde::de::Visitor<'de> for Form {
+            type Value = SkillBinConfig;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a command name or { name, resolvedPath }")
+            }
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<Self::Value, E> {
                 let path = std::env::var("PATH").unwrap_or_default();
-                let resolved_path = gatehouse_policy::exec::SkillBin::on_path(&name, &path)
+                let resolved_path = gatehouse_policy::exec::SkillBin::on_path(name, &path)
                     .map(|bin| bin.resolved_path)
                     .unwrap_or_default();
-                SkillBinConfig {
-                    name,
+                Ok(SkillBinConfig {
+                    name: name.to_owned(),
                     resolved_path,
-                }
+                })
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let entry =
+                    SkillBinEntry::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(SkillBinConfig {
+                    name: entry.name,
+                    resolved_path: entry.resolved_path,
+                })
             }
         }
+        deserializer.deserialize_any(Form)
     }
 }
 

@@ -390,3 +390,12 @@ fn refuses_nesting_deeper_than_128_levels_instead_of_overflowing_the_stack() {
         );
     }
 }
+
+/// A `skillBins` entry in its object form is read key by key: a misspelt key inside it is
+/// reported at its own path, as everywhere else, not as a refusal of the whole entry.
+#[test]
+fn reports_a_misspelt_key_inside_a_skill_bin_entry_at_its_path() {
+    let text = "{ tools: { exec: { skillBins: [\n  { name: 'gh', resolvedPath: '/opt/gh', resolvedPth: '/x' } ] } } }";
+    let keys: Vec<String> = found(text).into_iter().map(|problem| problem.1).collect();
+    assert_eq!(keys, ["tools.exec.skillBins[0].resolvedPth"]);
+}
