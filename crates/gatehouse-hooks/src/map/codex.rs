@@ -6,7 +6,7 @@ use serde_json::json;
 use super::Mapped;
 use super::args::Args;
 use super::mcp::map_mcp;
-use super::paths::absolute_patch;
+use super::paths::{absolute, absolute_patch};
 use crate::error::HookError;
 use crate::host::Host;
 use crate::input::HookInput;
@@ -17,16 +17,21 @@ pub(super) fn map(input: &HookInput) -> Result<Mapped, HookError> {
     let cwd = input.cwd.as_str();
     let mut adjustments = Vec::new();
     match tool {
-        // The shell, `exec_command` and unified exec all report `Bash` with `{command}`; the
-        // model's `workdir` is not passed, so the command is judged in the hook's `cwd`.
+        // The shell, `exec_command` and unified exec all report `Bash` with `{command}`.
+        // 0.171.0 does not pass the model's `workdir`, so the command is judged in the hook's
+        // `cwd`; a `workdir` sent by a later version is where the command runs, so it wins.
         // On PermissionRequest, `description` carries the model's justification (or
         // `network-access <domain>` for a network approval).
         "Bash" => {
             let command = args.string("command")?;
             let note = args.optional_string("description")?;
+            let dir = match args.optional_string("workdir")? {
+                Some(dir) => absolute(&args, "workdir", dir, cwd, &mut adjustments)?,
+                None => cwd.to_owned(),
+            };
             Ok(Mapped {
                 tool: "exec".to_owned(),
-                params: json!({"command": command, "cwd": cwd}),
+                params: json!({"command": command, "cwd": dir}),
                 adjustments,
                 agent_note: note.map(str::to_owned),
             })

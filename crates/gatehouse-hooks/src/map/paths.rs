@@ -10,7 +10,7 @@ use gatehouse_policy::files::{PatchOp, parse_patch};
 use super::args::Args;
 use crate::error::HookError;
 
-/// `raw` (a Claude Code file parameter) as an absolute path; a relative one is joined to `cwd`
+/// `raw` (a path parameter) as an absolute path; a relative one is joined to `cwd`
 /// and noted in `adjustments`. `~` is refused: whose home it names depends on which process
 /// expands it (the host's user, or the gateway's for the HTTP hook).
 pub(crate) fn absolute(

@@ -49,6 +49,39 @@ fn maps_bash_to_exec_in_the_hooks_cwd() {
 }
 
 #[test]
+fn judges_a_command_where_a_sent_workdir_says_it_runs() {
+    let bash = |tool_input: Value| {
+        let input = json!({
+            "session_id": "s", "cwd": "/w/p", "hook_event_name": "PreToolUse",
+            "tool_name": "Bash", "tool_input": tool_input,
+        });
+        translate(
+            Host::Codex,
+            &serde_json::to_vec(&input).unwrap(),
+            &IntegrationSettings::default(),
+            MACHINE,
+        )
+        .map(|t| t.call.params)
+        .map_err(|r| r.error)
+    };
+    assert_eq!(
+        bash(json!({"command": "./run.sh", "workdir": "sub"})).unwrap(),
+        json!({"command": "./run.sh", "cwd": "/w/p/sub"})
+    );
+    assert_eq!(
+        bash(json!({"command": "./run.sh", "workdir": "/opt"})).unwrap(),
+        json!({"command": "./run.sh", "cwd": "/opt"})
+    );
+    assert!(matches!(
+        bash(json!({"command": "ls", "workdir": "~"})),
+        Err(HookError::InvalidParam {
+            param: "workdir",
+            ..
+        })
+    ));
+}
+
+#[test]
 fn maps_mcp_tools_with_their_arguments() {
     for name in [
         "codex/pretooluse-mcp__gh__run_command.json",
