@@ -75,8 +75,12 @@ pub enum HookError {
         /// The tool name as sent.
         tool: String,
     },
-    /// A name that starts like an MCP tool but is not `mcp__<server>__<tool>`.
-    #[error("{tool:?} is not an MCP tool name of the form mcp__<server>__<tool>")]
+    /// A name that starts like an MCP tool but is not `mcp__<server>__<tool>` of letters,
+    /// digits, `_`, `-` and `.`.
+    #[error(
+        "{tool:?} is not an MCP tool name of the form mcp__<server>__<tool> \
+         (letters, digits, '_', '-', '.')"
+    )]
     BadMcpName {
         /// The tool name as sent.
         tool: String,

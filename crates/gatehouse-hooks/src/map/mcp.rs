@@ -22,7 +22,11 @@ pub(super) fn map_mcp(
             tool: tool.to_owned(),
         });
     }
-    if parse_mcp_tool_name(&normalized).is_none() {
+    // The model APIs both hosts call take tool names of letters, digits, `_` and `-` only, so
+    // anything else (a bidi mark, a newline) did not come from a real MCP server and would
+    // reach approvers' cards.
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    if parse_mcp_tool_name(&normalized).is_none() || tool.len() > 256 || !tool.chars().all(plain) {
         return Err(HookError::BadMcpName {
             tool: tool.to_owned(),
         });

@@ -296,6 +296,9 @@ fn denies_unknown_tools_and_missing_or_mistyped_params() {
         "mcp__",
         "mcp__gh",
         "mcp____x",
+        "mcp__gh__run\u{202e}",
+        "mcp__gh__a b",
+        "mcp__gh__a\nb",
     ] {
         let error = map(tool, json!({})).unwrap_err();
         assert!(
