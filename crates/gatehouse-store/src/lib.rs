@@ -33,4 +33,4 @@ mod durable_fs;
 mod error;
 pub mod private_file;
 
-pub use error::StoreError;
+pub use error::{DatabaseError, StoreError};

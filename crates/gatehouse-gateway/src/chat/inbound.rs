@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use gatehouse_approvals::ResolveOutcome as StoreOutcome;
 use gatehouse_approvals::{ApprovalError, IdDisclosure};
 use gatehouse_chat::channel::{ButtonPress, Channel, Inbound, InboundText};
 use gatehouse_chat::commands::{
@@ -14,7 +15,6 @@ use gatehouse_chat::replies::{ApproveOutcome, approve_outcome_text};
 use gatehouse_chat::route::{Destination, Route};
 use gatehouse_policy::ApprovalDecision;
 use gatehouse_policy::elevated::{ElevatedLevel, SenderIdentity};
-use gatehouse_store::approvals_db::ResolveOutcome as StoreOutcome;
 use tokio::sync::mpsc;
 
 use super::elevated::directive;

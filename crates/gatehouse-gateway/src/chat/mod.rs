@@ -28,6 +28,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use gatehouse_approvals::ApprovalRequest;
 use gatehouse_chat::config::ChatApprovals;
 use gatehouse_chat::delivery::{Deliverer, RetryPolicy, TargetFailure};
 use gatehouse_chat::dispatch::{Channels, Dispatcher};
@@ -35,7 +36,6 @@ use gatehouse_chat::plan::plan_delivery;
 use gatehouse_chat::render::DEFAULT_MAX_COMMAND_CHARS;
 use gatehouse_chat::token::{MemoryTokenStore, TokenRegistry};
 use gatehouse_chat::{Channel, Inbound};
-use gatehouse_store::approvals_db::ApprovalRequest;
 use tokio::sync::mpsc;
 
 use crate::error::Error;

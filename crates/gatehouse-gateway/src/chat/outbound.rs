@@ -4,13 +4,15 @@
 
 use std::sync::Arc;
 
-use gatehouse_approvals::{ApprovalEvent, EventKind, EventSubscription, IdDisclosure};
+use gatehouse_approvals::{
+    ApprovalEvent, ApprovalRecord, ApprovalState, EventKind, EventSubscription, IdDisclosure,
+    ListFilter, ListOrder,
+};
 use gatehouse_chat::plan::plan_delivery;
 use gatehouse_chat::render::{
     Card, ResolveOutcome, render_cancelled, render_expired, render_receipt,
 };
 use gatehouse_chat::route::TurnSource;
-use gatehouse_store::approvals_db::{ApprovalRecord, ApprovalState, ListFilter, ListOrder};
 use uuid::Uuid;
 
 use super::elevated::bind_session;

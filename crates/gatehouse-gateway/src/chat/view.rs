@@ -1,10 +1,10 @@
 //! Conversions between the approval manager's records and the chat core's plain types: the
 //! chat core never sees a store type, and the store never sees a chat type.
 
+use gatehouse_approvals::{ApprovalRequest, DeliveredMessage};
 use gatehouse_chat::plan::RequestMeta;
 use gatehouse_chat::render::ApprovalView;
 use gatehouse_chat::route::{MessageLocator, TurnSource};
-use gatehouse_store::approvals_db::{ApprovalRequest, DeliveredMessage};
 
 /// What a card shows about `request`.
 pub(super) fn approval_view(

@@ -21,16 +21,14 @@ use std::time::Duration;
 
 use futures_util::FutureExt as _;
 use gatehouse_approvals::{
-    ApprovalManager, Clock as _, CreateApproval, Created, EventSubscription, ManagerConfig,
-    Offered, PendingDecision, SystemClock,
+    ApprovalManager, ApprovalRecord, ApprovalRequest, ApprovalState, ApprovalStore, Clock as _,
+    CreateApproval, Created, EventSubscription, ManagerConfig, Offered, PendingDecision, Retention,
+    SystemClock,
 };
 use gatehouse_config::Config;
 use gatehouse_config::model::GatewayLimitsConfig;
 use gatehouse_policy::exec::ExecEvaluation;
-use gatehouse_store::approvals_db::{
-    ApprovalRecord, ApprovalRequest, ApprovalState, ApprovalStore, BatchTimesSnapshot, Retention,
-    SqliteApprovalStore, SqliteOptions,
-};
+use gatehouse_store::approvals_db::{BatchTimesSnapshot, SqliteApprovalStore, SqliteOptions};
 use gatehouse_store::approvals_file::{ExecApprovalsStore, Snapshot, SnapshotCache};
 use gatehouse_store::audit::AuditKind;
 use serde_json::Value;

@@ -7,7 +7,8 @@ use std::str::FromStr as _;
 use std::time::Duration;
 
 use gatehouse_approvals::{
-    AllowlistWrite, ApprovalError, CreateApproval, IdDisclosure, run_binding,
+    AllowlistWrite, ApprovalError, ApprovalRecord, ApprovalRequest, ApprovalState, CreateApproval,
+    IdDisclosure, ListFilter, ListOrder, run_binding,
 };
 use gatehouse_policy::ApprovalDecision;
 use gatehouse_policy::Security;
@@ -15,9 +16,6 @@ use gatehouse_policy::binding::{Binding, BindingInput};
 use gatehouse_policy::elevated::SenderIdentity;
 use gatehouse_policy::exec::{ExecEvaluation, ExecPolicy, evaluate};
 use gatehouse_policy::requirement::{ApprovalOutcome, resolve_approval};
-use gatehouse_store::approvals_db::{
-    ApprovalRecord, ApprovalRequest, ApprovalState, ListFilter, ListOrder,
-};
 use uuid::Uuid;
 
 use crate::chat::LevelRequest;
@@ -37,8 +35,7 @@ const MAX_LIST: usize = 1_000;
 
 // Cards tell people to type `SHORT_ID_LEN` digits, and the manager keeps that many unique
 // (`SHORT_ID_DIGITS`): were cards to show fewer, a typed short id could name two approvals.
-const _: () =
-    assert!(gatehouse_chat::render::SHORT_ID_LEN == gatehouse_store::approvals_db::SHORT_ID_DIGITS);
+const _: () = assert!(gatehouse_chat::render::SHORT_ID_LEN == gatehouse_approvals::SHORT_ID_DIGITS);
 
 /// The longest reason a resolver may give; it is stored, audited and sent to every operator.
 const MAX_REASON_CHARS: usize = 1_000;

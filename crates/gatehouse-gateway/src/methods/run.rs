@@ -9,13 +9,15 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use gatehouse_approvals::{CreateApproval, REASON_NO_ROUTE, binding_of, run_binding};
+use gatehouse_approvals::{
+    ApprovalRecord, ApprovalRequest, ApprovalState, CreateApproval, REASON_NO_ROUTE, binding_of,
+    run_binding,
+};
 use gatehouse_policy::binding::{Binding, BindingInput};
 use gatehouse_policy::elevated::SenderIdentity;
 use gatehouse_policy::exec::{Decision, ExecCommand, display_argv, evaluate};
 use gatehouse_policy::requirement::{ApprovalOutcome, DeniedReason, resolve_approval};
 use gatehouse_policy::{ApprovalDecision, Security};
-use gatehouse_store::approvals_db::{ApprovalRecord, ApprovalRequest, ApprovalState};
 use gatehouse_store::audit::AuditKind;
 use serde_json::json;
 use uuid::Uuid;

@@ -6,9 +6,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use gatehouse_approvals::{EventKind, Offered};
+use gatehouse_approvals::{ApprovalRecord, ApprovalRequest, EventKind, Offered, TurnSource};
 use gatehouse_policy::elevated::ElevatedLevel;
-use gatehouse_store::approvals_db::{ApprovalRecord, ApprovalRequest, TurnSource};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Value, json};
 use uuid::Uuid;

@@ -1,4 +1,5 @@
-//! The values an approval store keeps and returns.
+//! The approval domain: what is asked, how it ends, and the values any approval store keeps
+//! and returns. Plain data, shared by the manager, every store and the surfaces above them.
 
 use std::fmt;
 use std::str::FromStr;
@@ -271,7 +272,7 @@ pub enum ConsumeOutcome {
     NotAllowOnce(ApprovalRecord),
 }
 
-/// Filters for [`crate::approvals_db::ApprovalStore::list`].
+/// Filters for [`crate::ApprovalStore::list`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListFilter {
     /// Only this state.
