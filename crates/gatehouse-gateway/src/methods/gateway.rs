@@ -16,9 +16,10 @@ pub(super) async fn status(call: Call, _: NoParams) -> Result<StatusResult, Erro
         // Chat targets are approvers' chat ids and delivery errors: for operators only.
         chat: call
             .state
-            .chat()
+            .service()
             .filter(|_| call.caller.allows(Access::Scope(Scope::Approvals)))
-            .map(|chat| chat.status()),
+            .and_then(|service| service.chat_status())
+            .map(Into::into),
     })
 }
 

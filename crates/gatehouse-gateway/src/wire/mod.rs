@@ -246,7 +246,7 @@ pub(crate) struct StatusResult {
     /// Chat approvals, for `operator.*` callers when the chat runtime runs (always under
     /// `serve`, with empty lists when no channel is configured).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) chat: Option<chat::ChatStatus>,
+    pub(crate) chat: Option<chat::ChatStatusJson>,
 }
 
 /// The token a request was authenticated as.

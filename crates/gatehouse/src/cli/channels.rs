@@ -15,7 +15,7 @@ use axum::Router;
 use gatehouse_config::model::TelegramConfig as TelegramSection;
 use gatehouse_config::{Config, SecretSource};
 use gatehouse_discord::DiscordConfig;
-use gatehouse_gateway::ConnectedChannel;
+use gatehouse_service::ConnectedChannel;
 use gatehouse_slack::SlackConfig;
 use gatehouse_telegram::{HostedWebhook, Secret, TelegramChannel, TelegramConfig, UpdateMode};
 

@@ -38,10 +38,10 @@ pub(crate) fn check_chat(path: Option<&Path>, config: &Config) -> anyhow::Result
 /// Every chat approval setting `serve` would refuse, each as a config error at its key's line
 /// and column in `path`, so `doctor` lists them all in one run.
 pub(crate) fn chat_problems(path: Option<&Path>, config: &Config) -> Vec<anyhow::Error> {
-    gatehouse_gateway::chat_setting_problems(config)
+    gatehouse_service::chat::chat_setting_problems(config)
         .into_iter()
         .map(|problem| match problem {
-            gatehouse_gateway::Error::ChatSetting { key, message } => match path {
+            gatehouse_service::ServiceError::ChatSetting { key, message } => match path {
                 Some(path) => invalid_setting(path, &key, message).into(),
                 None => anyhow::anyhow!("`{key}`: {message}"),
             },

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use anyhow::{Context as _, bail};
 use gatehouse_config::model::DiscordConfig as DiscordSection;
 use gatehouse_discord::{DiscordChannel, DiscordConfig};
-use gatehouse_gateway::ConnectedChannel;
+use gatehouse_service::ConnectedChannel;
 
 /// Connects the bot `section` describes; a wrong token or an unreachable API stops the start.
 pub(crate) async fn connect(section: &DiscordSection) -> anyhow::Result<ConnectedChannel> {

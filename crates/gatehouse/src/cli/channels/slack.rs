@@ -7,7 +7,7 @@ use anyhow::{Context as _, bail};
 use axum::Router;
 use gatehouse_config::Secret;
 use gatehouse_config::model::{SlackConfig as SlackSection, SlackMode as ModeKey};
-use gatehouse_gateway::ConnectedChannel;
+use gatehouse_service::ConnectedChannel;
 use gatehouse_slack::{SlackChannel, SlackConfig, SlackMode};
 
 use super::{config_url, resolve};

@@ -11,17 +11,17 @@ use gatehouse_config::model::{
     ApprovalTarget, ChannelApprovalsConfig, Enabled, ExecForwardingConfig, ForwardingMode,
 };
 
-use crate::error::Error;
+use crate::error::ServiceError;
 
 /// The validated chat-approval settings of `config`; an unusable block is a settings error naming
 /// what to fix.
-pub(crate) fn chat_approvals(config: &Config) -> Result<ChatApprovals, Error> {
+pub(crate) fn chat_approvals(config: &Config) -> Result<ChatApprovals, ServiceError> {
     chat_settings(config).validate().map_err(setting_error)
 }
 
 /// A chat-core refusal as the settings error `serve` and `doctor` place at the key's line and
 /// column.
-fn setting_error(error: ChatError) -> Error {
+fn setting_error(error: ChatError) -> ServiceError {
     let (key, message) = match &error {
         ChatError::Setting { key, inner } => (key.clone(), inner.to_string()),
         ChatError::InvalidTarget {
@@ -35,15 +35,15 @@ fn setting_error(error: ChatError) -> Error {
         ),
         _ => ("approvals.exec".to_owned(), error.to_string()),
     };
-    Error::ChatSetting { key, message }
+    ServiceError::ChatSetting { key, message }
 }
 
 /// Every chat approval setting `serve` would refuse, checked before anything starts so `serve`
 /// refuses a config without touching the data directory and `doctor` lists them all: the
 /// settings themselves, and forwarding targets on a channel that is not configured, which
-/// nothing could deliver. Each is an [`Error::ChatSetting`] naming its key.
-pub fn chat_setting_problems(config: &Config) -> Vec<Error> {
-    let mut problems: Vec<Error> = chat_settings(config)
+/// nothing could deliver. Each is an [`ServiceError::ChatSetting`] naming its key.
+pub fn chat_setting_problems(config: &Config) -> Vec<ServiceError> {
+    let mut problems: Vec<ServiceError> = chat_settings(config)
         .problems()
         .into_iter()
         .map(setting_error)
@@ -63,7 +63,7 @@ pub fn chat_setting_problems(config: &Config) -> Vec<Error> {
             _ => false,
         };
         if !known {
-            problems.push(Error::ChatSetting {
+            problems.push(ServiceError::ChatSetting {
                 key: format!("approvals.exec.targets[{index}].channel"),
                 message: format!(
                     "{:?} is not a configured chat channel (configure it under `channels`: \
@@ -145,7 +145,7 @@ mod tests {
 
     use super::*;
 
-    fn approvals(text: &str) -> Result<ChatApprovals, Error> {
+    fn approvals(text: &str) -> Result<ChatApprovals, ServiceError> {
         let loaded = gatehouse_config::load_str(text, std::path::Path::new("test.json5")).unwrap();
         chat_approvals(&loaded.config)
     }
@@ -164,12 +164,12 @@ mod tests {
         assert!(
             problems
                 .iter()
-                .all(|problem| problem.code() == "invalid_chat_settings")
+                .all(|problem| matches!(problem, ServiceError::ChatSetting { .. }))
         );
         let keys: Vec<String> = problems
             .into_iter()
             .map(|problem| match problem {
-                Error::ChatSetting { key, .. } => key,
+                ServiceError::ChatSetting { key, .. } => key,
                 other => panic!("{other}"),
             })
             .collect();

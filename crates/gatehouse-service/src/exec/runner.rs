@@ -39,20 +39,28 @@ pub(crate) struct Spawn<'a> {
 
 /// How a run ended.
 #[derive(Debug, Default)]
-pub(crate) struct Finished {
-    pub(crate) exit_code: Option<i32>,
-    pub(crate) signal: Option<i32>,
-    pub(crate) timed_out: bool,
-    pub(crate) duration: Duration,
-    pub(crate) stdout: Captured,
-    pub(crate) stderr: Captured,
+pub struct Finished {
+    /// The exit code, when the process exited.
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, when one did.
+    pub signal: Option<i32>,
+    /// Whether it was killed at its timeout.
+    pub timed_out: bool,
+    /// How long it ran.
+    pub duration: Duration,
+    /// The first bytes of its standard output.
+    pub stdout: Captured,
+    /// The first bytes of its standard error.
+    pub stderr: Captured,
 }
 
 /// The first bytes of a stream; the rest was read and dropped so the child never blocks.
 #[derive(Debug, Default)]
-pub(crate) struct Captured {
-    pub(crate) bytes: Vec<u8>,
-    pub(crate) truncated: bool,
+pub struct Captured {
+    /// The bytes kept.
+    pub bytes: Vec<u8>,
+    /// Whether more was written than kept.
+    pub truncated: bool,
 }
 
 /// Starts the process; spawning failures are reported, never retried through a shell.

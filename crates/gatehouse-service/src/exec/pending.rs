@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use gatehouse_approvals::Offered;
 use uuid::Uuid;
 
-use crate::error::{Error, PendingHolder};
+use crate::error::{PendingHolder, ServiceError};
 
 /// What an approval whose offer is not known may be answered with: never allow-always.
 pub(crate) const ONCE_OR_DENY: Offered = Offered {
@@ -84,19 +84,19 @@ impl Pending {
     }
 
     /// Takes one place under `agent`'s cap and `owner`'s, or refuses with `pending_limit`.
-    pub(crate) fn reserve(&self, agent: &str, owner: &str) -> Result<Slot<'_>, Error> {
+    pub(crate) fn reserve(&self, agent: &str, owner: &str) -> Result<Slot<'_>, ServiceError> {
         let mut state = self.lock();
         let token_count = state.per_token.get(owner).copied().unwrap_or(0);
         let agent_key = (owner.to_owned(), agent.to_owned());
         let agent_count = state.per_agent.get(&agent_key).copied().unwrap_or(0);
         if agent_count >= self.limits.per_agent {
-            return Err(Error::PendingLimit {
+            return Err(ServiceError::PendingLimit {
                 holder: PendingHolder::Agent(agent.to_owned()),
                 limit: self.limits.per_agent,
             });
         }
         if token_count >= self.limits.per_token {
-            return Err(Error::PendingLimit {
+            return Err(ServiceError::PendingLimit {
                 holder: PendingHolder::Token(owner.to_owned()),
                 limit: self.limits.per_token,
             });
@@ -257,7 +257,10 @@ mod tests {
             .unwrap()
             .commit(Uuid::new_v4(), ONCE_OR_DENY);
         let error = pending.reserve("a3", "t").err().unwrap();
-        assert_eq!(error.code(), "pending_limit");
+        assert!(
+            matches!(&error, ServiceError::PendingLimit { holder: PendingHolder::Token(token), limit: 2 } if token == "t"),
+            "{error:?}"
+        );
         assert_eq!(
             error.to_string(),
             "token `t` already has 2 pending approvals across its agents; wait for one to settle"
@@ -282,7 +285,10 @@ mod tests {
             .unwrap()
             .commit(Uuid::new_v4(), ONCE_OR_DENY);
         let error = pending.reserve("a", "t").err().unwrap();
-        assert_eq!(error.code(), "pending_limit");
+        assert!(
+            matches!(error, ServiceError::PendingLimit { .. }),
+            "{error:?}"
+        );
         pending
             .reserve("b", "t")
             .unwrap()

@@ -9,7 +9,7 @@ use std::sync::{Mutex, PoisonError};
 use gatehouse_policy::elevated::{ElevatedLevel, SenderIdentity};
 use serde::{Deserialize, Serialize};
 
-use crate::error::Error;
+use crate::error::ServiceError;
 
 /// A chat conversation a session is bound to, as `session.bind` names it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -117,13 +117,13 @@ pub(crate) struct Sessions {
 }
 
 /// The sessions file as stored; absent is an empty table.
-fn read_table(path: &Path) -> Result<SessionsFile, Error> {
+fn read_table(path: &Path) -> Result<SessionsFile, ServiceError> {
     match fs::read_to_string(path) {
-        Ok(text) => serde_json::from_str(&text).map_err(|error| Error::Store {
+        Ok(text) => serde_json::from_str(&text).map_err(|error| ServiceError::Store {
             reason: format!("sessions file {}: {error}", path.display()),
         }),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(SessionsFile::default()),
-        Err(error) => Err(Error::Store {
+        Err(error) => Err(ServiceError::Store {
             reason: format!("cannot read sessions file {}: {error}", path.display()),
         }),
     }
@@ -131,14 +131,14 @@ fn read_table(path: &Path) -> Result<SessionsFile, Error> {
 
 /// The refusal `serve` would stop at on the sessions file at `path` (unreadable or malformed),
 /// found by the same reading, without writing anything, for `gatehouse doctor`.
-pub fn check_sessions_file(path: &Path) -> Result<(), Error> {
+pub fn check_sessions_file(path: &Path) -> Result<(), ServiceError> {
     read_table(path).map(drop)
 }
 
 impl Sessions {
     /// Loads the file (an absent file is an empty table); an unreadable or malformed one stops
     /// the start, since silently dropping stored levels would change decisions.
-    pub(crate) fn open(path: &Path) -> Result<Sessions, Error> {
+    pub(crate) fn open(path: &Path) -> Result<Sessions, ServiceError> {
         let table = read_table(path)?;
         Ok(Sessions {
             path: path.to_owned(),
@@ -157,7 +157,7 @@ impl Sessions {
         session_key: &str,
         route: BoundRoute,
         token: Option<&str>,
-    ) -> Result<Vec<String>, Error> {
+    ) -> Result<Vec<String>, ServiceError> {
         if self.is_bound(session_key, &route, token) {
             return Ok(Vec::new());
         }
@@ -232,7 +232,7 @@ impl Sessions {
 
     /// Stores a session's level and its setter durably before returning. `token` is the agent
     /// host's that relays the directive (`elevated.directive`), refused with
-    /// [`Error::SessionNotOwned`] when another token bound the session and made its owner
+    /// [`ServiceError::SessionNotOwned`] when another token bound the session and made its owner
     /// otherwise; `None` for `/elevated` typed in a chat, whose binding chose the session.
     pub(crate) fn set_level(
         &self,
@@ -240,7 +240,7 @@ impl Sessions {
         level: ElevatedLevel,
         set_by: &SenderIdentity,
         token: Option<&str>,
-    ) -> Result<(), Error> {
+    ) -> Result<(), ServiceError> {
         let mut refused = false;
         self.update(|table| {
             let entry = table.sessions.entry(session_key.to_owned()).or_default();
@@ -258,7 +258,7 @@ impl Sessions {
             entry.elevated_by = Some(StoredSender::from(set_by));
         })?;
         if refused {
-            return Err(Error::SessionNotOwned {
+            return Err(ServiceError::SessionNotOwned {
                 token: token.unwrap_or_default().to_owned(),
                 session_key: session_key.to_owned(),
             });
@@ -266,14 +266,15 @@ impl Sessions {
         Ok(())
     }
 
-    fn update(&self, change: impl FnOnce(&mut SessionsFile)) -> Result<(), Error> {
+    fn update(&self, change: impl FnOnce(&mut SessionsFile)) -> Result<(), ServiceError> {
         let mut table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
         change(&mut table);
-        let text = serde_json::to_string_pretty(&*table).map_err(|error| Error::Internal {
-            reason: format!("cannot encode sessions: {error}"),
-        })?;
+        let text =
+            serde_json::to_string_pretty(&*table).map_err(|error| ServiceError::Internal {
+                reason: format!("cannot encode sessions: {error}"),
+            })?;
         gatehouse_store::private_file::replace(&self.path, text.as_bytes()).map_err(|error| {
-            Error::Store {
+            ServiceError::Store {
                 reason: format!("cannot write the sessions file: {error}"),
             }
         })
@@ -425,7 +426,10 @@ mod tests {
         let refused = sessions
             .set_level("s1", ElevatedLevel::Full, &owner, Some("b"))
             .unwrap_err();
-        assert_eq!(refused.code(), "session_forbidden");
+        assert!(
+            matches!(refused, ServiceError::SessionNotOwned { .. }),
+            "{refused:?}"
+        );
         assert_eq!(
             sessions.stored_level("s1").unwrap().bound_by.as_deref(),
             Some("a")
@@ -451,6 +455,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sessions.json");
         fs::write(&path, "{ not json").unwrap();
-        assert_eq!(Sessions::open(&path).unwrap_err().code(), "store");
+        let refused = Sessions::open(&path).unwrap_err();
+        assert!(matches!(refused, ServiceError::Store { .. }), "{refused:?}");
     }
 }

@@ -1,23 +1,23 @@
-//! The gateway side of chat approvals: the approval manager's events become chat cards, and chat
-//! button presses and `/approve` messages become decisions through the same manager.
+//! The chat runtime: the approval manager's events become chat cards, and chat button presses
+//! and `/approve` messages become decisions through the same manager; `/elevated` typed in a
+//! chat sets the level of the session bound to it.
 //!
-//! The binary connects the adapters (Telegram today; Discord and Slack the same way) and hands
-//! them over as [`ConnectedChannel`]s, so this crate never depends on an adapter crate.
+//! The binary connects the adapters and hands them over as [`ConnectedChannel`]s, so this crate
+//! never depends on an adapter crate.
 //!
 //! **Invariants.** Every decision goes through [`ApprovalManager::resolve`] as the presser, after
 //! the chat core's approver and token checks; every delivered message's locator is stored with
 //! the approval before anything else is done with it, so resolve, expiry, cancellation and a
 //! restart can edit every copy. Button tokens live in memory on purpose: the manager cancels
-//! every pending approval when the gateway starts (`gateway-restart`), so no token from an
+//! every pending approval when the service starts (`gateway-restart`), so no token from an
 //! earlier process could decide anything; a press on such a card is answered "not valid here"
 //! and the card itself is edited into its cancellation notice at start-up.
 //!
 //! [`ApprovalManager::resolve`]: gatehouse_approvals::ApprovalManager::resolve
 
 mod cards;
-mod elevated;
+pub(crate) mod directive;
 mod inbound;
-pub(crate) mod methods;
 mod outbound;
 mod sessions;
 mod settings;
@@ -26,7 +26,6 @@ mod view;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use gatehouse_approvals::ApprovalRequest;
 use gatehouse_chat::config::ChatApprovals;
@@ -38,19 +37,16 @@ use gatehouse_chat::token::{MemoryTokenStore, TokenRegistry};
 use gatehouse_chat::{Channel, Inbound};
 use tokio::sync::mpsc;
 
-use crate::error::Error;
-use crate::exec::ExecServices;
-use crate::state::GatewayState;
-use crate::wire::chat::{ChatFailure, ChatStatus, StoppedChannel};
+use crate::error::ServiceError;
+use crate::service::{Core, Service};
 
 use cards::CardIndex;
-pub(crate) use elevated::{LevelRequest, apply_elevated_level, level_audit};
-use sessions::Sessions;
 pub use sessions::check_sessions_file;
+pub(crate) use sessions::{Sessions, StoredLevel};
 pub(crate) use settings::chat_approvals;
 pub use settings::chat_setting_problems;
 
-/// One connected chat adapter, as the binary hands it to the gateway.
+/// One connected chat adapter, as the binary hands it to the service.
 pub struct ConnectedChannel {
     /// The adapter.
     pub channel: Arc<dyn Channel>,
@@ -65,21 +61,43 @@ pub struct ChatSetup {
     /// Retries and backoff for every platform call.
     pub retry: RetryPolicy,
     /// Approvals cancelled with `gateway-restart` at or after this time (Unix ms) get their
-    /// delivered cards edited at start-up: pass a time taken before the exec services started.
+    /// delivered cards edited at start-up: pass a time taken before the service started.
     pub restart_cutoff_ms: u64,
     /// The JSON file holding session bindings and `/elevated` levels (created 0600 on first use).
     pub sessions_file: PathBuf,
 }
 
-/// The running chat side: dispatcher, validated settings and the inbound queue's consumer.
+/// A channel whose connection ended with an error, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoppedChannel {
+    /// The channel name.
+    pub channel: String,
+    /// Its last error.
+    pub error: String,
+}
+
+/// Chat approvals as an operator checks on them: connected channels and why a prompt did not
+/// arrive.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatStatus {
+    /// Connected channel names, sorted.
+    pub channels: Vec<String>,
+    /// The last unrecovered failure of each target.
+    pub failures: Vec<TargetFailure>,
+    /// Channels whose connection ended with an error: no longer an approval route.
+    pub stopped: Vec<StoppedChannel>,
+}
+
+/// The running chat side: dispatcher, validated settings, session bindings, and what it shares
+/// with the rest of the service (manager, config, audit) — never the service itself.
 pub(crate) struct ChatRuntime {
+    core: Arc<Core>,
     dispatcher: Dispatcher<MemoryTokenStore>,
     approvals: ChatApprovals,
     bot_usernames: HashMap<String, String>,
-    exec: ExecServices,
     /// Which approval each delivered message shows, so a reply to a card names its approval.
     cards: CardIndex,
-    sessions: Sessions,
+    pub(crate) sessions: Sessions,
     /// Channels whose `run` ended with an error. They are left out of routes and shown in the
     /// status: a dead channel must not hold approvals until their timeout as if someone could
     /// answer there.
@@ -131,8 +149,7 @@ impl ChatRuntime {
         });
     }
 
-    /// Connected channels and the last delivery failure of every chat target, for
-    /// `gateway.status` (and so the Control UI and `gatehouse doctor`).
+    /// Connected channels and the last delivery failure of every chat target.
     pub(crate) fn status(&self) -> ChatStatus {
         let stopped = self.stopped().clone();
         let mut channels: Vec<String> = self
@@ -143,26 +160,26 @@ impl ChatRuntime {
             .cloned()
             .collect();
         channels.sort_unstable();
-        let failures: Vec<TargetFailure> = self.dispatcher.deliverer.failures();
         ChatStatus {
             channels,
-            failures: failures.iter().map(ChatFailure::from).collect(),
+            failures: self.dispatcher.deliverer.failures(),
             stopped,
         }
     }
+
+    /// Milliseconds since the Unix epoch, for card expiry text and token checks.
+    fn now_ms(&self) -> u64 {
+        self.core.clock.now_ms()
+    }
 }
 
-impl GatewayState {
-    /// Starts chat approvals on a gateway built with exec services: validates the chat config,
-    /// subscribes to approval events, edits the cards of approvals the restart cancelled, and
-    /// runs every adapter until shutdown. Must run inside a tokio runtime; call it once.
-    pub fn start_chat(&self, setup: ChatSetup) -> Result<(), Error> {
-        let Some(exec) = self.exec().cloned() else {
-            return Err(Error::InvalidSettings {
-                reason: "chat approvals need a gateway started with exec services".into(),
-            });
-        };
-        let approvals = chat_approvals(exec.config())?;
+impl Service {
+    /// Starts chat approvals: validates the chat config, subscribes to approval events, edits
+    /// the cards of approvals the restart cancelled, and runs every adapter until shutdown.
+    /// Must run inside a tokio runtime; call it once.
+    pub fn start_chat(&self, setup: ChatSetup) -> Result<(), ServiceError> {
+        let core = self.core();
+        let approvals = chat_approvals(&core.config)?;
         let mut channels = Channels::new();
         let mut bot_usernames = HashMap::new();
         for connected in &setup.channels {
@@ -173,6 +190,7 @@ impl GatewayState {
             channels.insert(name, Arc::clone(&connected.channel));
         }
         let runtime = Arc::new(ChatRuntime {
+            core: Arc::clone(core),
             dispatcher: Dispatcher {
                 channels,
                 deliverer: Deliverer::new(setup.retry),
@@ -181,13 +199,12 @@ impl GatewayState {
             },
             approvals,
             bot_usernames,
-            exec: exec.clone(),
             cards: CardIndex::default(),
             sessions: Sessions::open(&setup.sessions_file)?,
             stopped: Mutex::new(Vec::new()),
         });
         self.set_chat(Arc::clone(&runtime))?;
-        let events = exec.manager().subscribe();
+        let events = core.manager.subscribe();
         let shutdown = self.shutdown_signal();
         tokio::spawn(outbound::run(
             Arc::clone(&runtime),
@@ -219,13 +236,10 @@ impl GatewayState {
         });
         Ok(())
     }
-}
 
-/// Milliseconds since the Unix epoch, for card expiry text and token checks.
-pub(crate) fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| {
-            u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
-        })
+    /// Chat approvals' status, once [`Service::start_chat`] ran (always under `serve`, with
+    /// empty lists when no channel is configured).
+    pub fn chat_status(&self) -> Option<ChatStatus> {
+        self.chat().map(|chat| chat.status())
+    }
 }

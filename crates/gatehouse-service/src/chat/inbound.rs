@@ -17,8 +17,8 @@ use gatehouse_policy::ApprovalDecision;
 use gatehouse_policy::elevated::{ElevatedLevel, SenderIdentity};
 use tokio::sync::mpsc;
 
-use super::elevated::directive;
-use super::{ChatRuntime, now_ms};
+use super::ChatRuntime;
+use super::directive::directive;
 
 /// Handles inbound chat events until every adapter has stopped.
 pub(super) async fn run(runtime: Arc<ChatRuntime>, mut receiver: mpsc::Receiver<Inbound>) {
@@ -41,7 +41,7 @@ async fn on_press(runtime: &ChatRuntime, press: ButtonPress) {
         &press,
         &runtime.dispatcher.tokens,
         &runtime.approvals,
-        now_ms(),
+        runtime.now_ms(),
     ) {
         Err(refusal) => refusal.text().to_owned(),
         Ok(claim) => resolve(runtime, &claim.approval_id, claim.decision, &press.sender).await,
@@ -99,7 +99,7 @@ fn elevated(runtime: &ChatRuntime, text: &InboundText, request: ElevatedRequest)
         .iter()
         .map(|session| {
             directive(
-                &runtime.exec,
+                &runtime.core,
                 sessions,
                 request,
                 &text.sender,
@@ -152,7 +152,7 @@ async fn resolve(
     sender: &SenderIdentity,
 ) -> String {
     let by = decided_by(sender);
-    let manager = runtime.exec.manager();
+    let manager = &runtime.core.manager;
     let outcome = match manager
         .resolve(target, decision, &by, IdDisclosure::Revealed)
         .await

@@ -1,8 +1,7 @@
 //! Cancels an approval whose requester stopped waiting, without a task per request.
 //!
 //! A blocking request is served in the caller's own future: creating the approval, then
-//! waiting for its decision. Axum and the WebSocket loop drop that future when the requester
-//! goes away (the socket closes, the HTTP client disconnects), and [`RequesterGuard`] acts on
+//! waiting for its decision. A transport drops that future when the requester goes away (the socket closes, the HTTP client disconnects), and [`RequesterGuard`] acts on
 //! the drop: an approval already created is cancelled with `requester-gone`, so nobody approves
 //! a command nobody will run; a creation still under way is finished in a background task and
 //! then cancelled, since its row may already be queued. During a shutdown it does neither: the
@@ -19,12 +18,12 @@ use std::pin::Pin;
 use gatehouse_approvals::{Created, PendingDecision};
 use uuid::Uuid;
 
-use super::{ExecServices, REASON_REQUESTER_GONE};
-use crate::error::Error;
+use crate::error::ServiceError;
+use crate::service::{REASON_REQUESTER_GONE, Service};
 
 /// A creation in progress, owned so it can outlive its requester.
-pub(super) type Creating =
-    Pin<Box<dyn Future<Output = Result<(Created, PendingDecision), Error>> + Send>>;
+pub(crate) type Creating =
+    Pin<Box<dyn Future<Output = Result<(Created, PendingDecision), ServiceError>> + Send>>;
 
 /// Where a blocking request stands, for what dropping it must undo.
 enum Stage {
@@ -34,25 +33,23 @@ enum Stage {
 }
 
 /// Undoes a blocking request's approval when the request is dropped before its answer.
-pub(super) struct RequesterGuard {
-    exec: ExecServices,
-    state: crate::GatewayState,
+pub(crate) struct RequesterGuard {
+    service: Service,
     stage: Stage,
 }
 
 impl RequesterGuard {
-    pub(super) fn new(exec: ExecServices, state: crate::GatewayState, creating: Creating) -> Self {
+    pub(crate) fn new(service: Service, creating: Creating) -> Self {
         Self {
-            exec,
-            state,
+            service,
             stage: Stage::Creating(creating),
         }
     }
 
     /// Drives the creation; from then on a drop cancels the created approval.
-    pub(super) async fn created(&mut self) -> Result<(Created, PendingDecision), Error> {
+    pub(crate) async fn created(&mut self) -> Result<(Created, PendingDecision), ServiceError> {
         let Stage::Creating(creating) = &mut self.stage else {
-            return Err(Error::Internal {
+            return Err(ServiceError::Internal {
                 reason: "the approval was already created".to_owned(),
             });
         };
@@ -65,7 +62,7 @@ impl RequesterGuard {
     }
 
     /// The requester has its answer (or a shutdown answered for it): nothing left to undo.
-    pub(super) fn answered(&mut self) {
+    pub(crate) fn answered(&mut self) {
         self.stage = Stage::Answered;
     }
 }
@@ -73,14 +70,14 @@ impl RequesterGuard {
 impl Drop for RequesterGuard {
     fn drop(&mut self) {
         let stage = std::mem::replace(&mut self.stage, Stage::Answered);
-        if matches!(stage, Stage::Answered) || self.state.is_shutting_down() {
+        if matches!(stage, Stage::Answered) || self.service.is_shutting_down() {
             return;
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             tracing::warn!("A requester left outside the runtime; its approval stays pending.");
             return;
         };
-        let exec = self.exec.clone();
+        let manager = self.service.core().manager.clone();
         runtime.spawn(async move {
             let id = match stage {
                 Stage::Waiting(id) => id,
@@ -91,7 +88,7 @@ impl Drop for RequesterGuard {
                 Stage::Answered => return,
             };
             // Losing the race to a decision is fine: the store keeps the first answer.
-            if let Err(error) = exec.manager().cancel(id, REASON_REQUESTER_GONE).await {
+            if let Err(error) = manager.cancel(id, REASON_REQUESTER_GONE).await {
                 tracing::debug!(approval_id = %id, error = %error, "Cancel after requester left failed.");
             }
         });

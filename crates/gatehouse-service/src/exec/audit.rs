@@ -23,7 +23,7 @@ use gatehouse_store::audit::{
 };
 use serde_json::Value;
 
-use crate::error::Error;
+use crate::error::ServiceError;
 
 /// How long the writer gathers records after the first of a group before it syncs them.
 const GROUP_WINDOW: Duration = Duration::from_millis(5);
@@ -45,7 +45,7 @@ pub(crate) struct Auditor {
 
 impl Auditor {
     /// Opens (verifying and repairing a torn tail) the log at `path` and starts its writer.
-    pub(crate) fn open(path: &Path) -> Result<Self, Error> {
+    pub(crate) fn open(path: &Path) -> Result<Self, ServiceError> {
         let options = AuditOptions {
             sync: SyncPolicy::Batched {
                 max_unsynced: MAX_GROUP,
@@ -60,7 +60,7 @@ impl Auditor {
         let writer = std::thread::Builder::new()
             .name("gatehouse-audit".into())
             .spawn(move || write_groups(&log, &receiver))
-            .map_err(|error| Error::Internal {
+            .map_err(|error| ServiceError::Internal {
                 reason: format!("cannot start the audit writer: {error}"),
             })?;
         Ok(Self {
@@ -71,7 +71,7 @@ impl Auditor {
 
     /// What [`Auditor::open`] would refuse in the log at `path`, as the same error, found
     /// without creating, repairing or locking anything.
-    pub(crate) fn check(path: &Path) -> Result<(), Error> {
+    pub(crate) fn check(path: &Path) -> Result<(), ServiceError> {
         AuditLog::check(path).map(drop).map_err(refused)
     }
 
@@ -103,10 +103,8 @@ impl Auditor {
 
 /// The log's refusal as a store error. Its message names the file (every open error does),
 /// so the path is not repeated.
-fn refused(error: AuditError) -> Error {
-    Error::Store {
-        reason: error.to_string(),
-    }
+fn refused(error: AuditError) -> ServiceError {
+    ServiceError::store(error)
 }
 
 impl Drop for Auditor {

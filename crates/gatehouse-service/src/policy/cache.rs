@@ -15,7 +15,7 @@ use gatehouse_policy::Security;
 use gatehouse_policy::exec::ExecPolicy;
 use gatehouse_store::approvals_file::Snapshot;
 
-use crate::payloads::{ask_fallback, exec_policy};
+use super::compose::{ask_fallback, exec_policy};
 
 /// Most agents remembered for one file version; agent ids come from requests, so the map is
 /// emptied rather than let grow when a token may act for any agent.

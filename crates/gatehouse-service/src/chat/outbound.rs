@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use gatehouse_approvals::{
     ApprovalEvent, ApprovalRecord, ApprovalState, EventKind, EventSubscription, IdDisclosure,
-    ListFilter, ListOrder,
+    ListFilter, ListOrder, REASON_RESTART,
 };
 use gatehouse_chat::plan::plan_delivery;
 use gatehouse_chat::render::{
@@ -15,13 +15,10 @@ use gatehouse_chat::render::{
 use gatehouse_chat::route::TurnSource;
 use uuid::Uuid;
 
-use super::elevated::bind_session;
+use super::ChatRuntime;
+use super::directive::bind_session;
 use super::sessions::BoundRoute;
 use super::view::{approval_view, locator, request_meta, stored, turn_source};
-use super::{ChatRuntime, now_ms};
-
-/// The reason the manager records for approvals cancelled at start-up.
-const REASON_RESTART: &str = "gateway-restart";
 
 /// How long tokens outlive their approval's expiry, so a late press is still answered with the
 /// recorded result rather than "not valid here"; delivered cards are remembered as long.
@@ -58,16 +55,21 @@ async fn handle(runtime: &ChatRuntime, event: ApprovalEvent) {
             if plan.messages.is_empty() {
                 return;
             }
-            let outcome = runtime.dispatcher.deliver(&plan, &view, now_ms()).await;
+            let outcome = runtime
+                .dispatcher
+                .deliver(&plan, &view, runtime.now_ms())
+                .await;
             for (route, error) in &outcome.failed {
                 tracing::warn!(approval_id = %id, route = %route, error = %error, "Chat delivery failed.");
             }
             for delivered in &outcome.delivered {
-                runtime.cards.remember(&delivered.locator, &id, now_ms());
+                runtime
+                    .cards
+                    .remember(&delivered.locator, &id, runtime.now_ms());
                 let message = stored(&delivered.locator);
                 if let Err(error) = runtime
-                    .exec
-                    .manager()
+                    .core
+                    .manager
                     .record_delivery(event.id, message)
                     .await
                 {
@@ -82,8 +84,11 @@ async fn handle(runtime: &ChatRuntime, event: ApprovalEvent) {
         }
         EventKind::Resolved { .. } | EventKind::Expired { .. } | EventKind::Cancelled { .. } => {
             finish_if_settled(runtime, event.id).await;
-            runtime.dispatcher.tokens.purge(now_ms(), TOKEN_KEEP_MS);
-            runtime.cards.purge(now_ms(), TOKEN_KEEP_MS);
+            runtime
+                .dispatcher
+                .tokens
+                .purge(runtime.now_ms(), TOKEN_KEEP_MS);
+            runtime.cards.purge(runtime.now_ms(), TOKEN_KEEP_MS);
         }
     }
 }
@@ -105,7 +110,7 @@ fn bind_origin(
         account_id: origin.account_id.clone(),
         thread_id: origin.thread_id.clone(),
     };
-    if let Err(error) = bind_session(&runtime.exec, &runtime.sessions, session_key, route, token) {
+    if let Err(error) = bind_session(&runtime.core, &runtime.sessions, session_key, route, token) {
         tracing::error!(session_key = ?session_key, error = %error, "Cannot bind a session to its chat.");
     }
 }
@@ -113,8 +118,8 @@ fn bind_origin(
 /// Edits every stored copy of a settled approval into its final card.
 async fn finish_if_settled(runtime: &ChatRuntime, id: Uuid) {
     let record = match runtime
-        .exec
-        .manager()
+        .core
+        .manager
         .get(&id.to_string(), IdDisclosure::Hidden)
         .await
     {
@@ -197,7 +202,7 @@ async fn finish_restart_cancellations(runtime: &ChatRuntime, cutoff_ms: u64) {
         limit: 10_000,
         order: ListOrder::NewestFirst,
     };
-    let records = match runtime.exec.manager().list(filter).await {
+    let records = match runtime.core.manager.list(filter).await {
         Ok(records) => records,
         Err(error) => {
             tracing::error!(error = %error, "Cannot list approvals cancelled by the restart.");
