@@ -3,7 +3,8 @@
 //! An adapter implements the small [`channel::Channel`] trait and only translates between its
 //! platform and this crate's types. Forwarding rules ([`plan`]), card rendering ([`render`]), the
 //! `/approve` and `/elevated` grammars ([`grammar`]), approver and token checks ([`commands`],
-//! [`token`]), retries and rate limits ([`delivery`]) live here, once.
+//! [`token`]), retries and rate limits ([`delivery`], on the one [`throttle`] every adapter
+//! paces its calls with) live here, once.
 //!
 //! **Invariants.**
 //! - Nothing here depends on the approval manager or the gateway: the gateway converts its
@@ -61,6 +62,7 @@ pub mod render;
 pub mod replies;
 pub mod route;
 pub mod sanitize;
+pub mod throttle;
 pub mod token;
 
 pub use channel::{ButtonPress, Channel, Inbound, InboundText, InteractionRef};
