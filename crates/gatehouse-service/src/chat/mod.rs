@@ -34,7 +34,7 @@ use gatehouse_chat::dispatch::{Channels, Dispatcher};
 use gatehouse_chat::plan::plan_delivery;
 use gatehouse_chat::render::DEFAULT_MAX_COMMAND_CHARS;
 use gatehouse_chat::token::{MemoryTokenStore, TokenRegistry};
-use gatehouse_chat::{Channel, Inbound};
+use gatehouse_chat::{Channel, Inbound, Platforms};
 use tokio::sync::mpsc;
 
 use crate::error::ServiceError;
@@ -58,6 +58,9 @@ pub struct ConnectedChannel {
 pub struct ChatSetup {
     /// The connected adapters; an empty list still validates the chat config.
     pub channels: Vec<ConnectedChannel>,
+    /// Every platform this build knows (not only the connected ones): their id rules check
+    /// approvers and read conversations.
+    pub platforms: Platforms,
     /// Retries and backoff for every platform call.
     pub retry: RetryPolicy,
     /// Approvals cancelled with `gateway-restart` at or after this time (Unix ms) get their
@@ -94,6 +97,7 @@ pub(crate) struct ChatRuntime {
     core: Arc<Core>,
     dispatcher: Dispatcher<MemoryTokenStore>,
     approvals: ChatApprovals,
+    platforms: Platforms,
     bot_usernames: HashMap<String, String>,
     /// Which approval each delivered message shows, so a reply to a card names its approval.
     cards: CardIndex,
@@ -118,7 +122,7 @@ impl ChatRuntime {
     /// Whether a chat surface would receive a prompt for `request`: counted as an approval route,
     /// so such a request is not expired at once with `no-approval-route`.
     pub(crate) fn has_route(&self, request: &ApprovalRequest) -> bool {
-        let origin = view::turn_source(request);
+        let origin = view::turn_source(request, &self.platforms);
         let plan = plan_delivery(
             view::request_meta(request, origin.as_ref()),
             &self.approvals,
@@ -179,7 +183,7 @@ impl Service {
     /// Must run inside a tokio runtime; call it once.
     pub fn start_chat(&self, setup: ChatSetup) -> Result<(), ServiceError> {
         let core = self.core();
-        let approvals = chat_approvals(&core.config)?;
+        let approvals = chat_approvals(&core.config, &setup.platforms)?;
         let mut channels = Channels::new();
         let mut bot_usernames = HashMap::new();
         for connected in &setup.channels {
@@ -198,6 +202,7 @@ impl Service {
                 max_command_chars: DEFAULT_MAX_COMMAND_CHARS,
             },
             approvals,
+            platforms: setup.platforms,
             bot_usernames,
             cards: CardIndex::default(),
             sessions: Sessions::open(&setup.sessions_file)?,

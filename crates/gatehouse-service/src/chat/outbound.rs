@@ -44,7 +44,7 @@ async fn handle(runtime: &ChatRuntime, event: ApprovalEvent) {
         } => {
             let id = event.id.to_string();
             let view = approval_view(&id, request, *expires_at_ms, offered.allow_always);
-            let origin = turn_source(request);
+            let origin = turn_source(request, &runtime.platforms);
             bind_origin(
                 runtime,
                 request.session_key.as_deref(),

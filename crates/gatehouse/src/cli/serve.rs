@@ -117,6 +117,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         let state = gateway.with_service(service.clone())?;
         service.start_chat(ChatSetup {
             channels: connected.channels,
+            platforms: super::channels::platforms(),
             retry: RetryPolicy::default(),
             restart_cutoff_ms,
             sessions_file: data_dir.join(SESSIONS_FILE),

@@ -3,68 +3,88 @@
 
 use std::sync::Arc;
 
-use anyhow::{Context as _, bail};
-use axum::Router;
-use gatehouse_config::Secret;
-use gatehouse_config::model::{SlackConfig as SlackSection, SlackMode as ModeKey};
-use gatehouse_service::ConnectedChannel;
-use gatehouse_slack::{SlackChannel, SlackConfig, SlackMode};
+use async_trait::async_trait;
+use gatehouse_chat::adapter::{Adapter, Connect, Connection, SetupError, Steps, config_url};
+use gatehouse_chat::platform::Platform;
+use gatehouse_config::model::{SlackConfig as Section, SlackMode as ModeKey};
+use gatehouse_config::{Config, Secret, SecretSource};
 
-use super::{config_url, resolve};
+use crate::platform::Slack;
+use crate::{SlackChannel, SlackConfig, SlackError, SlackMode};
 
-/// A Slack channel and, in HTTP mode, the routes the gateway must serve for it.
-pub(crate) struct ConnectedSlack {
-    /// The adapter, for the chat runtime.
-    pub(crate) connected: ConnectedChannel,
-    /// `POST /slack/events` in HTTP mode; `None` in Socket Mode (no public URL needed).
-    pub(crate) routes: Option<Router>,
+/// The Slack adapter, as the binary registers it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SlackAdapter;
+
+/// How `channels.slack` becomes the adapter's settings.
+const STEPS: Steps<Section, SlackConfig, SlackError> = Steps {
+    unusable: UNUSABLE,
+    settings,
+    problems: SlackConfig::problems,
+};
+
+/// What a Slack settings refusal is reported under.
+const UNUSABLE: &str = "`channels.slack` is not usable";
+
+impl<R: From<axum::Router>> Adapter<Config, R> for SlackAdapter {
+    fn platform(&self) -> &'static dyn Platform {
+        &Slack
+    }
+
+    fn configured(&self, config: &Config) -> bool {
+        config.channels.configured().slack.is_some()
+    }
+
+    fn check(&self, config: &Config, warnings: &mut Vec<String>) -> Vec<SetupError> {
+        STEPS.check(config.channels.started().slack, warnings)
+    }
+
+    fn prepare(
+        &self,
+        config: &Config,
+        warnings: &mut Vec<String>,
+    ) -> Result<Option<Box<dyn Connect<R>>>, SetupError> {
+        let ready = STEPS.prepare(config.channels.started().slack, warnings)?;
+        Ok(ready.map(|settings| Box::new(Ready(settings)) as Box<dyn Connect<R>>))
+    }
 }
 
-/// Connects the app `section` describes.
-pub(crate) async fn connect(section: &SlackSection) -> anyhow::Result<ConnectedSlack> {
-    let config = super::printing_warnings(|warnings| adapter_config(section, warnings))?;
-    let mode = config.mode;
-    let channel = SlackChannel::connect(config)
-        .await
-        .context("cannot connect to Slack (`channels.slack`)")?;
-    let routes = match mode {
-        SlackMode::Http => Some(channel.http_router().context(UNUSABLE)?),
-        SlackMode::Socket => None,
-    };
-    Ok(ConnectedSlack {
-        connected: ConnectedChannel {
+/// Settings Slack's rules accept.
+struct Ready(SlackConfig);
+
+#[async_trait]
+impl<R: From<axum::Router>> Connect<R> for Ready {
+    /// Connects the app; in HTTP mode, also returns `POST /slack/events` for the gateway to
+    /// serve (Socket Mode needs no public URL).
+    async fn connect(self: Box<Self>) -> Result<Connection<R>, SetupError> {
+        let mode = self.0.mode;
+        let channel = SlackChannel::connect(self.0).await.map_err(|error| {
+            SetupError::because("cannot connect to Slack (`channels.slack`)", error)
+        })?;
+        let routes = match mode {
+            SlackMode::Http => Some(R::from(
+                channel
+                    .http_router()
+                    .map_err(|error| SetupError::because(UNUSABLE, error))?,
+            )),
+            SlackMode::Socket => None,
+        };
+        Ok(Connection {
             channel: Arc::new(channel),
             // Slack addresses a bot by mention (`<@U…>`), not by an `@name` suffix.
             bot_username: None,
-        },
-        routes,
-    })
-}
-
-/// What a Slack settings refusal is reported under.
-pub(super) const UNUSABLE: &str = "`channels.slack` is not usable";
-
-/// The adapter's settings from the config section, checked as Slack would check them; every
-/// missing or unusable key is named (all the keys Slack refuses, not only the first). Secret
-/// files readable by group or others go to `warnings`.
-fn adapter_config(
-    section: &SlackSection,
-    warnings: &mut Vec<String>,
-) -> anyhow::Result<SlackConfig> {
-    super::usable(
-        settings(section, warnings)?,
-        SlackConfig::problems,
-        UNUSABLE,
-    )
+            routes,
+        })
+    }
 }
 
 /// The adapter's settings from the config section, before Slack's own rules are checked.
-pub(super) fn settings(
-    section: &SlackSection,
-    warnings: &mut Vec<String>,
-) -> anyhow::Result<SlackConfig> {
+fn settings(section: &Section, warnings: &mut Vec<String>) -> Result<SlackConfig, SetupError> {
     let Some(bot) = section.token_source() else {
-        bail!("`channels.slack`: set one of botToken, tokenFile, tokenEnv (or enabled: false)");
+        return Err(SetupError::Refused(
+            "`channels.slack`: set one of botToken, tokenFile, tokenEnv (or enabled: false)"
+                .to_owned(),
+        ));
     };
     let bot = resolve(&bot, "channels.slack.botToken", warnings)?;
     let app = section
@@ -80,15 +100,16 @@ pub(super) fn settings(
         Some(ModeKey::Http) => SlackMode::Http,
     };
     if mode == SlackMode::Socket && app.is_none() {
-        bail!(
+        return Err(SetupError::Refused(
             "`channels.slack`: Socket Mode (the default) needs an app-level token: set one of \
              appToken, appTokenFile, appTokenEnv, or `mode: \"http\"` with a signing secret"
-        );
+                .to_owned(),
+        ));
     }
     // `new` fills Slack's published defaults; the tokens are then set to exactly what the
     // operator configured (HTTP mode may have no app token).
-    let mut config =
-        SlackConfig::new(bot, app.clone().unwrap_or_else(|| Secret::new(""))).context(UNUSABLE)?;
+    let mut config = SlackConfig::new(bot, app.clone().unwrap_or_else(|| Secret::new("")))
+        .map_err(|error| SetupError::because(UNUSABLE, error))?;
     config.app_token = app;
     config.signing_secret = signing;
     config.mode = mode;
@@ -101,16 +122,29 @@ pub(super) fn settings(
     Ok(config)
 }
 
+/// A secret from its source; a file others can read goes to `warnings`.
+fn resolve(
+    source: &SecretSource,
+    key: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Secret, SetupError> {
+    let resolved = source.resolve(key).map_err(SetupError::failed)?;
+    warnings.extend(resolved.warning);
+    Ok(resolved.secret)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// The settings of `section`, whose tokens are inline, so there are no warnings to keep.
-    fn adapter_config_of(section: &SlackSection) -> anyhow::Result<SlackConfig> {
-        adapter_config(section, &mut Vec::new())
+    fn adapter_config_of(section: &Section) -> Result<SlackConfig, SetupError> {
+        STEPS
+            .prepare(Some(section), &mut Vec::new())
+            .map(Option::unwrap)
     }
 
-    fn section(extra: &str) -> SlackSection {
+    fn section(extra: &str) -> Section {
         let text = format!("{{ channels: {{ slack: {{ botToken: 'xoxb-1', {extra} }} }} }}");
         let loaded = gatehouse_config::load_str(&text, std::path::Path::new("t.json5")).unwrap();
         loaded.config.channels.slack.unwrap()
@@ -154,10 +188,7 @@ mod tests {
     fn denies_zero_socket_connections() {
         let error =
             adapter_config_of(&section("appToken: 'xapp-1', socketConnections: 0")).unwrap_err();
-        assert!(
-            format!("{error:#}").contains("socketConnections"),
-            "{error:#}"
-        );
+        assert!(error.explained().contains("socketConnections"), "{error}");
     }
 
     #[test]
@@ -169,7 +200,7 @@ mod tests {
     #[test]
     fn denies_http_mode_without_a_signing_secret() {
         let error = adapter_config_of(&section("mode: 'http'")).unwrap_err();
-        assert!(format!("{error:#}").contains("signingSecret"), "{error:#}");
+        assert!(error.explained().contains("signingSecret"), "{error}");
     }
 
     /// Operator review: a user token as bot token and a bot token as app token took two starts
@@ -180,13 +211,13 @@ mod tests {
         let loaded = gatehouse_config::load_str(text, std::path::Path::new("t.json5")).unwrap();
         let section = loaded.config.channels.slack.unwrap();
         let error = adapter_config_of(&section).unwrap_err();
-        let shown = format!("{error:#}");
+        let text = error.explained();
         assert!(
-            shown.starts_with("`channels.slack` is not usable: 2 keys are refused:\n  "),
-            "{shown}"
+            text.starts_with("`channels.slack` is not usable: 2 keys are refused:\n  "),
+            "{text}"
         );
-        let bot = shown.find("\n  invalid channels.slack.botToken: expected a bot token");
-        let app = shown.find("\n  invalid channels.slack.appToken: expected an app-level token");
-        assert!(matches!((bot, app), (Some(b), Some(a)) if b < a), "{shown}");
+        let bot = text.find("\n  invalid channels.slack.botToken: expected a bot token");
+        let app = text.find("\n  invalid channels.slack.appToken: expected an app-level token");
+        assert!(matches!((bot, app), (Some(b), Some(a)) if b < a), "{text}");
     }
 }
