@@ -9,30 +9,23 @@ use std::sync::{Arc, OnceLock};
 
 use futures_util::FutureExt as _;
 use gatehouse_approvals::{
-    ApprovalManager, ApprovalRecord, ApprovalRequest, ApprovalState, ApprovalStore, Clock,
-    CreateApproval, Created, ManagerConfig, Offered, PendingDecision, Retention,
+    ApprovalManager, ApprovalRecord, ApprovalRequest, ApprovalStore, Clock, CreateApproval,
+    ManagerConfig, Retention,
 };
-use gatehouse_config::Config;
-use gatehouse_policy::exec::ExecEvaluation;
-use gatehouse_store::approvals_file::{ExecApprovalsStore, Snapshot, SnapshotCache};
-use gatehouse_store::audit::AuditKind;
-use serde_json::Value;
+use gatehouse_store::approvals_file::{ExecApprovalsStore, SnapshotCache};
 use tokio::sync::watch;
-use uuid::Uuid;
 
-use crate::chat::ChatRuntime;
+use crate::chat::{ChatRuntime, ChatSetup, ChatStatus};
+use crate::core::Core;
 use crate::error::ServiceError;
-use crate::exec::allowlist_use::{AllowlistUse, EntryUse};
+use crate::exec::allowlist_use::AllowlistUse;
 use crate::exec::audit::Auditor;
 use crate::exec::forward::spawn_forwarder;
-use crate::exec::pending::{self, Pending, PendingLimits};
+use crate::exec::pending::{Pending, PendingLimits};
 use crate::exec::waiting::{Creating, RequesterGuard};
-use crate::policy::cache::{AgentPolicy, PolicyCache};
+use crate::policy::cache::PolicyCache;
 use crate::publish::Publisher;
-use crate::setup::{ExecLimits, ServiceSetup};
-
-/// Reason recorded when the requester stopped waiting.
-pub(crate) const REASON_REQUESTER_GONE: &str = "requester-gone";
+use crate::setup::ServiceSetup;
 
 /// What the service is given rather than makes: where approvals are stored, the clock, and
 /// where operators hear of events. Each is a trait, so the store, the clock and the transport
@@ -56,26 +49,6 @@ struct Shared {
     core: Arc<Core>,
     /// The chat runtime, once [`Service::start_chat`] ran.
     chat: OnceLock<Arc<ChatRuntime>>,
-    shutdown: watch::Sender<bool>,
-}
-
-/// What the exec use cases and the chat runtime share. The chat runtime holds this, never the
-/// [`Service`], so nothing it owns reaches back up.
-pub(crate) struct Core {
-    pub(crate) config: Config,
-    pub(crate) file: ExecApprovalsStore,
-    /// The last settled version of the file, so a request re-parses it only after a change.
-    file_cache: SnapshotCache,
-    /// Each agent's policy for the file version in `file_cache`.
-    policies: PolicyCache,
-    pub(crate) manager: ApprovalManager,
-    pub(crate) limits: ExecLimits,
-    pub(crate) pending: Pending,
-    audit: Auditor,
-    /// The allowlist entries' last uses, written to the approvals file off the run's path.
-    allowlist_use: Arc<AllowlistUse>,
-    pub(crate) clock: Arc<dyn Clock>,
-    pub(crate) publisher: Arc<dyn Publisher>,
 }
 
 impl std::fmt::Debug for Service {
@@ -140,32 +113,41 @@ impl Service {
         self.shared.chat.get()
     }
 
-    pub(crate) fn set_chat(&self, chat: Arc<ChatRuntime>) -> Result<(), ServiceError> {
+    /// Starts chat approvals: validates the chat config, subscribes to approval events, edits
+    /// the cards of approvals the restart cancelled, and runs every adapter until shutdown.
+    /// Must run inside a tokio runtime; call it once.
+    pub fn start_chat(&self, setup: ChatSetup) -> Result<(), ServiceError> {
+        let runtime = ChatRuntime::new(Arc::clone(self.core()), &setup)?;
         self.shared
             .chat
-            .set(chat)
+            .set(Arc::clone(&runtime))
             .map_err(|_| ServiceError::InvalidSettings {
                 reason: "chat approvals were already started".into(),
-            })
+            })?;
+        runtime.run(setup);
+        Ok(())
+    }
+
+    /// Chat approvals' status, once [`Service::start_chat`] ran (always under `serve`, with
+    /// empty lists when no channel is configured).
+    pub fn chat_status(&self) -> Option<ChatStatus> {
+        self.chat().map(|chat| chat.status())
     }
 
     /// Starts a graceful shutdown: calls waiting for a person answer
     /// [`ServiceError::ShuttingDown`] at once, and new ones do not start waiting. Idempotent.
     pub fn begin_shutdown(&self) {
-        self.shared.shutdown.send_replace(true);
+        self.core().shutdown.send_replace(true);
     }
 
     /// Whether [`begin_shutdown`](Self::begin_shutdown) was called.
     pub fn is_shutting_down(&self) -> bool {
-        *self.shared.shutdown.borrow()
+        self.core().is_shutting_down()
     }
 
     /// Resolves once shutdown has begun; usable from any task.
     pub(crate) fn shutdown_signal(&self) -> impl Future<Output = ()> + Send + 'static {
-        let mut receiver = self.shared.shutdown.subscribe();
-        async move {
-            let _ = receiver.wait_for(|down| *down).await;
-        }
+        self.core().shutdown_signal()
     }
 
     /// Whether anyone can answer an approval now: an operator listening, or a chat route the
@@ -199,7 +181,7 @@ impl Service {
         let owner = owner.to_owned();
         let creating: Creating =
             Box::pin(async move { core.create(&owner, create, has_route).await });
-        let mut guard = RequesterGuard::new(self.clone(), creating);
+        let mut guard = RequesterGuard::new(Arc::clone(self.core()), creating);
         let (created, decision) = guard.created().await?;
         // A decision wins a tie with shutdown.
         let answer = tokio::select! {
@@ -250,114 +232,14 @@ impl Prepared {
             allowlist_use: Arc::new(AllowlistUse::new(file)),
             clock: ports.clock,
             publisher: ports.publisher,
+            shutdown: watch::Sender::new(false),
         });
         spawn_forwarder(Arc::clone(&core), startup);
         Ok(Service {
             shared: Arc::new(Shared {
                 core,
                 chat: OnceLock::new(),
-                shutdown: watch::Sender::new(false),
             }),
         })
-    }
-}
-
-impl Core {
-    /// Appends to the audit log (asynchronously, in order).
-    pub(crate) fn audit(
-        &self,
-        kind: AuditKind,
-        approval_id: Option<&str>,
-        run_id: Option<&str>,
-        payload: Value,
-    ) {
-        self.audit.record(kind, approval_id, run_id, payload);
-    }
-
-    /// Marks each allowlist entry that let `evaluation`'s segments run for `agent_id`, now
-    /// (`lastUsedAt`); written in the background.
-    pub(crate) fn record_allowlist_uses(
-        &self,
-        agent_id: &str,
-        command: &str,
-        evaluation: &ExecEvaluation,
-    ) {
-        let used_at_ms = self.clock.now_ms();
-        for segment in &evaluation.segments {
-            if let Some(entry) = &segment.allowlist_entry {
-                self.allowlist_use.record(EntryUse {
-                    agent_id,
-                    entry,
-                    used_at_ms,
-                    command,
-                    resolved_path: segment
-                        .resolved_path
-                        .as_ref()
-                        .map(|path| path.display().to_string()),
-                });
-            }
-        }
-    }
-
-    /// The approvals file as it is now; read per request so edits apply at once.
-    pub(crate) fn snapshot(&self) -> Result<Arc<Snapshot>, ServiceError> {
-        let now = std::time::SystemTime::now();
-        self.file_cache
-            .read(&self.file, now)
-            .map_err(ServiceError::store)
-    }
-
-    /// The policy that applies to `agent` right now, and its `askFallback`.
-    pub(crate) fn policy(&self, agent: &str) -> Result<AgentPolicy, ServiceError> {
-        let snapshot = self.snapshot()?;
-        Ok(self.policies.get(&self.config, &snapshot, agent))
-    }
-
-    /// Creates an approval on behalf of `owner` (a token name), counting it against the agent's
-    /// pending cap and the token's; expires it at once when `has_route` is false. The returned
-    /// claim on the decision may be dropped by callers that answer before it is given (two-phase).
-    pub(crate) async fn create(
-        &self,
-        owner: &str,
-        create: CreateApproval,
-        has_route: bool,
-    ) -> Result<(Created, PendingDecision), ServiceError> {
-        let agent = create.request.agent_id.clone().unwrap_or_default();
-        let slot = self.pending.reserve(&agent, owner)?;
-        let (created, decision) = match self.manager.create_awaited(create).await {
-            Ok(created) => created,
-            Err(error) => {
-                slot.release();
-                return Err(error.into());
-            }
-        };
-        slot.commit(created.id, created.offered);
-        if !has_route {
-            tracing::info!(approval_id = %created.id, "No approval surface connected; expiring.");
-            self.manager.expire_no_route(created.id).await?;
-        }
-        Ok((created, decision))
-    }
-
-    /// The decisions an operator may still give on `record`: none once it left `pending`, and
-    /// never allow-always when this run did not create it.
-    pub(crate) fn offered(&self, record: &ApprovalRecord) -> Option<Offered> {
-        if record.state != ApprovalState::Pending {
-            return None;
-        }
-        let known = Uuid::parse_str(&record.id)
-            .ok()
-            .and_then(|id| self.pending.offered(id));
-        Some(known.unwrap_or(pending::ONCE_OR_DENY))
-    }
-
-    /// Whether `owner` created approval `id` (agents may only see their own).
-    pub(crate) fn owns(&self, owner: &str, id: Uuid) -> bool {
-        self.pending.owner_of(id).as_deref() == Some(owner)
-    }
-
-    /// Whether `id` is an approval this service created (its run carries the approval id).
-    pub(crate) fn owns_any(&self, id: Uuid) -> bool {
-        self.pending.owner_of(id).is_some()
     }
 }

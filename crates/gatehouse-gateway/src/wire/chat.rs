@@ -2,8 +2,8 @@
 //! `session.bind` and `elevated.directive`, and chat approvals as `gateway.status` reports them — which channels are connected and the last
 //! delivery failure of each chat target, so an operator sees why a prompt did not arrive.
 
-use gatehouse_chat::delivery::{Operation, TargetFailure};
 use gatehouse_policy::elevated::SenderIdentity;
+use gatehouse_service::chat::{Operation, TargetFailure};
 use gatehouse_service::{ChatStatus, StoppedChannel};
 use serde::{Deserialize, Serialize};
 

@@ -16,7 +16,7 @@
 //! [`ApprovalManager::resolve`]: gatehouse_approvals::ApprovalManager::resolve
 
 mod cards;
-pub(crate) mod directive;
+mod directive;
 mod inbound;
 mod outbound;
 mod sessions;
@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use gatehouse_approvals::ApprovalRequest;
 use gatehouse_chat::config::ChatApprovals;
-use gatehouse_chat::delivery::{Deliverer, RetryPolicy, TargetFailure};
+use gatehouse_chat::delivery::{Deliverer, RetryPolicy};
 use gatehouse_chat::dispatch::{Channels, Dispatcher};
 use gatehouse_chat::plan::plan_delivery;
 use gatehouse_chat::render::DEFAULT_MAX_COMMAND_CHARS;
@@ -37,12 +37,15 @@ use gatehouse_chat::token::{MemoryTokenStore, TokenRegistry};
 use gatehouse_chat::{Channel, Inbound, Platforms};
 use tokio::sync::mpsc;
 
+use crate::core::Core;
 use crate::error::ServiceError;
-use crate::service::{Core, Service};
 
 use cards::CardIndex;
+pub(crate) use directive::{bind_session, directive};
+/// The chat core's record of a failed delivery, which [`ChatStatus`] lists.
+pub use gatehouse_chat::delivery::{Operation, TargetFailure};
 pub use sessions::check_sessions_file;
-pub(crate) use sessions::{Sessions, StoredLevel};
+pub(crate) use sessions::{BoundRoute, Sessions};
 pub(crate) use settings::chat_approvals;
 pub use settings::chat_setting_problems;
 
@@ -177,12 +180,10 @@ impl ChatRuntime {
     }
 }
 
-impl Service {
-    /// Starts chat approvals: validates the chat config, subscribes to approval events, edits
-    /// the cards of approvals the restart cancelled, and runs every adapter until shutdown.
-    /// Must run inside a tokio runtime; call it once.
-    pub fn start_chat(&self, setup: ChatSetup) -> Result<(), ServiceError> {
-        let core = self.core();
+impl ChatRuntime {
+    /// The runtime for `setup`: the chat config validated, the connected channels and the
+    /// session bindings loaded. Nothing runs yet.
+    pub(crate) fn new(core: Arc<Core>, setup: &ChatSetup) -> Result<Arc<Self>, ServiceError> {
         let approvals = chat_approvals(&core.config, &setup.platforms)?;
         let mut channels = Channels::new();
         let mut bot_usernames = HashMap::new();
@@ -193,8 +194,8 @@ impl Service {
             }
             channels.insert(name, Arc::clone(&connected.channel));
         }
-        let runtime = Arc::new(ChatRuntime {
-            core: Arc::clone(core),
+        Ok(Arc::new(ChatRuntime {
+            core,
             dispatcher: Dispatcher {
                 channels,
                 deliverer: Deliverer::new(setup.retry),
@@ -202,17 +203,21 @@ impl Service {
                 max_command_chars: DEFAULT_MAX_COMMAND_CHARS,
             },
             approvals,
-            platforms: setup.platforms,
+            platforms: setup.platforms.clone(),
             bot_usernames,
             cards: CardIndex::default(),
             sessions: Sessions::open(&setup.sessions_file)?,
             stopped: Mutex::new(Vec::new()),
-        });
-        self.set_chat(Arc::clone(&runtime))?;
-        let events = core.manager.subscribe();
-        let shutdown = self.shutdown_signal();
+        }))
+    }
+
+    /// Subscribes to approval events, edits the cards of approvals the restart cancelled, and
+    /// runs every adapter until shutdown. Must run inside a tokio runtime.
+    pub(crate) fn run(self: &Arc<Self>, setup: ChatSetup) {
+        let events = self.core.manager.subscribe();
+        let shutdown = self.core.shutdown_signal();
         tokio::spawn(outbound::run(
-            Arc::clone(&runtime),
+            Arc::clone(self),
             events,
             setup.restart_cutoff_ms,
         ));
@@ -220,7 +225,7 @@ impl Service {
         for connected in setup.channels {
             let sender = sender.clone();
             let channel = connected.channel;
-            let runtime = Arc::clone(&runtime);
+            let runtime = Arc::clone(self);
             tokio::spawn(async move {
                 if let Err(error) = channel.run(sender).await {
                     tracing::error!(
@@ -233,18 +238,12 @@ impl Service {
             });
         }
         drop(sender);
+        let runtime = Arc::clone(self);
         tokio::spawn(async move {
             tokio::select! {
                 () = inbound::run(runtime, receiver) => {}
                 () = shutdown => {}
             }
         });
-        Ok(())
-    }
-
-    /// Chat approvals' status, once [`Service::start_chat`] ran (always under `serve`, with
-    /// empty lists when no channel is configured).
-    pub fn chat_status(&self) -> Option<ChatStatus> {
-        self.chat().map(|chat| chat.status())
     }
 }

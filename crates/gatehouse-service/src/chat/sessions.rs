@@ -10,6 +10,7 @@ use gatehouse_policy::elevated::{ElevatedLevel, SenderIdentity};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ServiceError;
+use crate::policy::elevated::StoredLevel;
 
 /// A chat conversation a session is bound to, as `session.bind` names it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -92,15 +93,6 @@ impl From<StoredSender> for SenderIdentity {
             tag: sender.tag,
         }
     }
-}
-
-/// A session's stored level and who set it (unknown for a level stored before that was kept).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct StoredLevel {
-    pub(crate) level: ElevatedLevel,
-    pub(crate) set_by: Option<SenderIdentity>,
-    /// The token whose requests the level is for; `None` for any (stored before tokens were).
-    pub(crate) bound_by: Option<String>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]

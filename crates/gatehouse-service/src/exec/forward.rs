@@ -8,7 +8,7 @@ use gatehouse_approvals::{EventKind, EventSubscription};
 use gatehouse_store::audit::AuditKind;
 use serde_json::json;
 
-use crate::service::Core;
+use crate::core::Core;
 
 /// Starts the forwarding task, which sees every approval event from `events` on (the manager's
 /// first subscription, which holds the restart cancellations). It holds the core, so it lasts

@@ -14,12 +14,16 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use gatehouse_approvals::{Created, PendingDecision};
 use uuid::Uuid;
 
+use crate::core::Core;
 use crate::error::ServiceError;
-use crate::service::{REASON_REQUESTER_GONE, Service};
+
+/// Reason recorded when the requester stopped waiting.
+const REASON_REQUESTER_GONE: &str = "requester-gone";
 
 /// A creation in progress, owned so it can outlive its requester.
 pub(crate) type Creating =
@@ -34,14 +38,14 @@ enum Stage {
 
 /// Undoes a blocking request's approval when the request is dropped before its answer.
 pub(crate) struct RequesterGuard {
-    service: Service,
+    core: Arc<Core>,
     stage: Stage,
 }
 
 impl RequesterGuard {
-    pub(crate) fn new(service: Service, creating: Creating) -> Self {
+    pub(crate) fn new(core: Arc<Core>, creating: Creating) -> Self {
         Self {
-            service,
+            core,
             stage: Stage::Creating(creating),
         }
     }
@@ -70,14 +74,14 @@ impl RequesterGuard {
 impl Drop for RequesterGuard {
     fn drop(&mut self) {
         let stage = std::mem::replace(&mut self.stage, Stage::Answered);
-        if matches!(stage, Stage::Answered) || self.service.is_shutting_down() {
+        if matches!(stage, Stage::Answered) || self.core.is_shutting_down() {
             return;
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             tracing::warn!("A requester left outside the runtime; its approval stays pending.");
             return;
         };
-        let manager = self.service.core().manager.clone();
+        let manager = self.core.manager.clone();
         runtime.spawn(async move {
             let id = match stage {
                 Stage::Waiting(id) => id,

@@ -22,9 +22,8 @@ use gatehouse_store::audit::AuditKind;
 use serde_json::{Value, json};
 
 use super::compose::effective_tools_at_depth;
-use crate::chat::StoredLevel;
+use crate::core::Core;
 use crate::error::ServiceError;
-use crate::service::Core;
 
 /// `tools.elevated` and the agent's narrowing gates. Unparsable `allowFrom` entries admit nobody
 /// (they are dropped with a warning), never everybody.
@@ -92,6 +91,15 @@ pub(crate) fn audit(core: &Core, session_key: &str, sender: &SenderIdentity, out
         payload.extend(outcome.clone());
     }
     core.audit(AuditKind::Decision, None, None, payload);
+}
+
+/// A session's stored level and who set it (unknown for a level stored before that was kept).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StoredLevel {
+    pub(crate) level: ElevatedLevel,
+    pub(crate) set_by: Option<SenderIdentity>,
+    /// The token whose requests the level is for; `None` for any (stored before tokens were).
+    pub(crate) bound_by: Option<String>,
 }
 
 /// Where one request's elevated level can come from, as the method received it.
