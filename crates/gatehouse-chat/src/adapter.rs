@@ -23,8 +23,8 @@ pub trait Adapter<C: Sync, R>: Sync {
     /// targets on a channel without one are refused, since nothing could deliver them.
     fn configured(&self, config: &C) -> bool;
 
-    /// Builds the channel's settings as [`Adapter::connect`] does, stopping short of the
-    /// network: every refusal `connect` would stop at (a secret it cannot read, a missing key,
+    /// Builds the channel's settings as [`Adapter::prepare`] does, stopping short of the
+    /// network: every refusal `prepare` would stop at (a secret it cannot read, a missing key,
     /// every key the platform's own rules refuse, each its own error). A secret file readable
     /// by group or others goes to `warnings`. Nothing when the channel is not enabled.
     fn check(&self, config: &C, warnings: &mut Vec<String>) -> Vec<SetupError>;

@@ -236,8 +236,7 @@ impl Service {
         Ok(self.view(record))
     }
 
-    /// `exec.approval.list`: stored approvals matching `filter` (at most [`MAX_LIST`]), in its
-    /// order.
+    /// `exec.approval.list`: stored approvals matching `filter` (at most 1,000), in its order.
     pub async fn list(&self, mut filter: ListFilter) -> Result<Vec<ApprovalView>, ServiceError> {
         filter.limit = filter.limit.min(MAX_LIST);
         let records = self.core().manager.list(filter).await?;
