@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use gatehouse_approvals::SystemClock;
 use gatehouse_config::Config;
-use gatehouse_gateway::{GatewaySettings, GatewayState, Limits, Scope, Secret, TokenSpec};
+use gatehouse_gateway::{
+    GatewaySettings, GatewayState, Limits, Scope, Secret, StoreBatches, TokenSpec,
+};
 use gatehouse_service::{ExecLimits, Ports, Service, ServiceSetup};
 use gatehouse_store::approvals_db::{SqliteApprovalStore, SqliteOptions};
 use tokio::runtime::Runtime;
@@ -65,10 +67,21 @@ pub(crate) fn start(dir: &Path, threads: usize, max_pending: usize) -> Server {
         },
     };
     let addr = runtime.block_on(async move {
-        let builder = GatewayState::builder(&settings);
-        let store = SqliteApprovalStore::open(database, SqliteOptions::default()).unwrap();
+        let store =
+            Arc::new(SqliteApprovalStore::open(database, SqliteOptions::default()).unwrap());
+        // As `serve` does: `GET /metrics` reports the database's batch times, which the bench
+        // reads.
+        let batches = Arc::clone(&store);
+        let builder = GatewayState::builder(&settings).store_metrics(Arc::new(move || {
+            let times = batches.batch_times();
+            StoreBatches {
+                cumulative: times.cumulative().collect(),
+                total: times.total,
+                writes: times.writes,
+            }
+        }));
         let ports = Ports {
-            store: Arc::new(store),
+            store,
             clock: Arc::new(SystemClock),
             publisher: Arc::new(builder.events().clone()),
         };
