@@ -17,10 +17,11 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use dashmap::DashMap;
 use gatehouse_approvals::{
-    ApprovalManager, CreateApproval, EventSubscription, IdDisclosure, ManagerConfig, SystemClock,
+    ApprovalManager, ApprovalRequest, CreateApproval, EventSubscription, IdDisclosure,
+    ManagerConfig, SystemClock,
 };
 use gatehouse_policy::{ApprovalDecision, Ask, Security};
-use gatehouse_store::approvals_db::{ApprovalRequest, SqliteApprovalStore, SqliteOptions};
+use gatehouse_store::approvals_db::{SqliteApprovalStore, SqliteOptions};
 use gatehouse_store::approvals_file::ExecApprovalsStore;
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 use tokio::runtime::Runtime;

@@ -1,8 +1,8 @@
 //! The one error type of the approval manager.
 
+use crate::record::ApprovalState;
+use crate::store::StoreError;
 use gatehouse_policy::ApprovalDecision;
-use gatehouse_store::StoreError;
-use gatehouse_store::approvals_db::ApprovalState;
 use uuid::Uuid;
 
 /// Why an approval operation was refused. Unknown, expired, already-resolved and cancelled are
@@ -143,5 +143,5 @@ fn by_note(resolved_by: &Option<String>) -> String {
 }
 
 fn short_text(id: &Uuid) -> String {
-    format!("{:08x}", gatehouse_store::approvals_db::short_id(id))
+    format!("{:08x}", crate::ids::short_id(id))
 }

@@ -16,7 +16,7 @@ use gatehouse_policy::ApprovalDecision;
 use tokio::sync::mpsc;
 use uuid::Uuid;
 
-use gatehouse_store::approvals_db::ApprovalRequest;
+use crate::record::ApprovalRequest;
 
 /// One thing that happened to an approval.
 #[derive(Debug, Clone)]

@@ -8,11 +8,11 @@ use std::sync::{Arc, OnceLock};
 
 use dashmap::DashMap;
 use gatehouse_policy::ApprovalDecision;
-use gatehouse_store::approvals_db::ApprovalRecord;
 use tokio::sync::Notify;
 use uuid::Uuid;
 
 use crate::error::ApprovalError;
+use crate::record::ApprovalRecord;
 
 /// Where an approval stands, as far as the manager's fast paths need to know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,12 @@
-//! The Gatehouse approval manager: the human-in-the-loop half of an exec decision.
+//! The Gatehouse approval domain and its manager: the human-in-the-loop half of an exec decision.
 //!
-//! A pending approval is created durably (a row in the [`gatehouse_store`] approvals database)
-//! before the requester is acknowledged, announced on an event stream, and settled exactly once:
+//! This crate owns what an approval is ([`ApprovalRequest`], [`ApprovalRecord`],
+//! [`ApprovalState`], [`Resolution`], [`ResolveOutcome`], …), the id layout ([`mint_approval_id`],
+//! [`short_id`]) and the storage contracts ([`ApprovalStore`], [`AllowlistStore`]) that
+//! `gatehouse-store` implements for SQLite and `exec-approvals.json`. It names no store.
+//!
+//! A pending approval is created durably (through the [`ApprovalStore`]) before the requester
+//! is acknowledged, announced on an event stream, and settled exactly once:
 //! by a person (`allow-once`, `allow-always`, `deny`), by its timeout, for lack of an approval
 //! route, or by cancellation. The store's compare-and-swap decides every race; the manager's
 //! in-memory index only follows the winner.
@@ -17,14 +22,17 @@
 //!
 //! **Entry point.** [`ApprovalManager::start`]; then `create`, `resolve`, `await_decision` and
 //! `consume_allow_once`. [`run_binding`] and [`binding_of`] carry the policy core's approval
-//! binding to and from the store.
+//! binding to and from the store. The store is any [`ApprovalStore`]; the example uses
+//! `gatehouse-store`'s SQLite one.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
-//! use gatehouse_approvals::{ApprovalManager, CreateApproval, IdDisclosure, ManagerConfig, SystemClock};
+//! use gatehouse_approvals::{
+//!     ApprovalManager, ApprovalRequest, CreateApproval, IdDisclosure, ManagerConfig, SystemClock,
+//! };
 //! use gatehouse_policy::ApprovalDecision;
-//! use gatehouse_store::approvals_db::{ApprovalRequest, SqliteApprovalStore, SqliteOptions};
+//! use gatehouse_store::approvals_db::{SqliteApprovalStore, SqliteOptions};
 //! use gatehouse_store::approvals_file::ExecApprovalsStore;
 //!
 //! let store = Arc::new(SqliteApprovalStore::open("approvals.db", SqliteOptions::default())?);
@@ -50,18 +58,29 @@ mod clock;
 mod deadlines;
 mod error;
 mod events;
+mod ids;
 mod index;
 mod manager;
+mod record;
 mod run_binding;
 mod short_ids;
 mod state;
+mod store;
 
 pub use clock::{Clock, SystemClock, TokioClock};
 pub use error::ApprovalError;
 pub use events::{ApprovalEvent, EventKind, EventSubscription, Offered};
+pub use ids::{SHORT_ID_DIGITS, mint_approval_id, minted_at_ms, short_id};
 pub use manager::{
     AllowlistWrite, ApprovalManager, CreateApproval, Created, IdDisclosure, ManagerConfig,
     PendingDecision, REASON_NO_ROUTE, REASON_RESTART, REASON_STORE_FAILED, REASON_TIMEOUT,
     Resolved,
 };
+pub use record::{
+    ApprovalRecord, ApprovalRequest, ApprovalState, ConsumeOutcome, DeliveredMessage, ListFilter,
+    ListOrder, NewApproval, Resolution, ResolveOutcome, Retention, RunBinding, TurnSource,
+};
 pub use run_binding::{binding_of, run_binding};
+pub use store::{
+    ALLOW_ALWAYS_SOURCE, AddedEntry, AllowlistStore, ApprovalStore, Completion, Reading, StoreError,
+};

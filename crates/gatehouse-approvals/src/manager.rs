@@ -7,21 +7,21 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gatehouse_policy::ApprovalDecision;
-use gatehouse_store::approvals_db::{
-    ApprovalRecord, ApprovalRequest, ApprovalState, ApprovalStore, ConsumeOutcome,
-    DeliveredMessage, ListFilter, Resolution, ResolveOutcome, Retention, mint_approval_id,
-    short_id,
-};
-use gatehouse_store::approvals_file::{AddedEntry, ExecApprovalsStore};
 use uuid::Uuid;
 
 use crate::clock::{Clock, millis};
 use crate::deadlines::Deadlines;
 use crate::error::ApprovalError;
 use crate::events::{EventBus, EventKind, EventSubscription, Offered};
+use crate::ids::{mint_approval_id, short_id};
 use crate::index::{AllowAlwaysPlan, Entry, Index, Key, Status, Waiters};
+use crate::record::{
+    ApprovalRecord, ApprovalRequest, ApprovalState, ConsumeOutcome, DeliveredMessage, ListFilter,
+    Resolution, ResolveOutcome, Retention,
+};
 use crate::short_ids::ShortIds;
 use crate::state::{Announce, Inner, not_found_as_unknown, prune_periodically, run_timer};
+use crate::store::{AddedEntry, AllowlistStore, ApprovalStore};
 
 /// Reason recorded when a pending approval times out.
 pub const REASON_TIMEOUT: &str = "timeout";
@@ -176,7 +176,7 @@ impl ApprovalManager {
     /// earlier. Must run inside a tokio runtime.
     pub async fn start(
         store: Arc<dyn ApprovalStore>,
-        allowlists: Arc<ExecApprovalsStore>,
+        allowlists: Arc<dyn AllowlistStore>,
         clock: Arc<dyn Clock>,
         config: ManagerConfig,
     ) -> Result<(ApprovalManager, EventSubscription), ApprovalError> {
@@ -195,7 +195,10 @@ impl ApprovalManager {
         });
         let now = inner.clock.now_ms();
         let cancelled = inner
-            .blocking(move |store| store.cancel_all_pending(REASON_RESTART, now))
+            .queued(
+                |store, done| store.cancel_all_pending(REASON_RESTART.to_owned(), now, done),
+                |_, _| {},
+            )
             .await?;
         // Agents waiting on them must ask again; an operator reading the log should know why.
         if !cancelled.is_empty() {
@@ -214,7 +217,7 @@ impl ApprovalManager {
                 },
             );
         }
-        let stored = inner.blocking(|store| store.short_ids()).await?;
+        let stored = inner.read(|store| store.short_ids()).await?;
         inner.short_ids.load(stored);
         let timer = tokio::spawn(run_timer(
             Arc::downgrade(&inner),
@@ -467,7 +470,10 @@ impl ApprovalManager {
         let key = id.to_string();
         let outcome = self
             .inner
-            .blocking(move |store| store.consume_allow_once(&key, now))
+            .queued(
+                |store, done| store.consume_allow_once(key, now, done),
+                |_, _| {},
+            )
             .await
             .map_err(|error| not_found_as_unknown(error, id))?;
         match outcome {
@@ -500,7 +506,10 @@ impl ApprovalManager {
     ) -> Result<(), ApprovalError> {
         let key = id.to_string();
         self.inner
-            .blocking(move |store| store.record_delivery(&key, &message))
+            .queued(
+                |store, done| store.record_delivery(key, message, done),
+                |_, _| {},
+            )
             .await
             .map_err(|error| not_found_as_unknown(error, id))
     }
@@ -512,7 +521,7 @@ impl ApprovalManager {
         if self.in_memory() > 0 {
             self.after_queued_writes().await?;
         }
-        self.inner.blocking(move |store| store.list(&filter)).await
+        self.inner.read(|store| store.list(filter)).await
     }
 
     /// How many approvals this manager holds in memory (pending plus those in their grace).
@@ -539,7 +548,7 @@ impl ApprovalManager {
         let limit = if reveal { MAX_CANDIDATES } else { 2 };
         let stored = self
             .inner
-            .blocking(move |store| store.find_by_prefix(&text, limit))
+            .read(|store| store.find_by_prefix(text, limit))
             .await?;
         for record in &stored {
             matches.push(parse_id(&record.id)?);
@@ -572,14 +581,14 @@ impl ApprovalManager {
 
     async fn stored(&self, id: Uuid) -> Result<Option<ApprovalRecord>, ApprovalError> {
         let key = id.to_string();
-        self.inner.blocking(move |store| store.get(&key)).await
+        self.inner.read(|store| store.get(key)).await
     }
 
     /// Returns once every write queued so far has committed, so a read sees them.
     async fn after_queued_writes(&self) -> Result<(), ApprovalError> {
         let written = self
             .inner
-            .queued(|store, done| store.after_queued_writes(done), |_, _| {});
+            .queued(|store, done| store.after_submitted_writes(done), |_, _| {});
         written.await
     }
 

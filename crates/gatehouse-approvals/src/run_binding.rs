@@ -3,8 +3,8 @@
 //! The policy crate knows nothing of storage and the store nothing of how a binding is computed;
 //! this is the one place that knows both.
 
+use crate::record::RunBinding;
 use gatehouse_policy::binding::{Binding, BindingError};
-use gatehouse_store::approvals_db::RunBinding;
 
 /// The stored form of a binding computed at request time.
 pub fn run_binding(binding: &Binding) -> RunBinding {

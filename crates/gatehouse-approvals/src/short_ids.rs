@@ -6,7 +6,7 @@
 //! copy a victim's short id, or reuse that of its own approval that was just cancelled. The
 //! store cannot answer "is this short id taken?" without reading every row (its id index is
 //! ordered by creation time, and an index on the random short id would cost a write to a random
-//! page per approval, the cost `gatehouse_store::approvals_db`'s id layout exists to avoid), so
+//! page per approval, the cost the id layout (`ids.rs`) exists to avoid), so
 //! the manager keeps the set here: loaded from the store at start, claimed at create, released
 //! when a create fails or history is pruned. Checking it is a hash lookup under a lock held for
 //! that lookup alone. It costs about 6–11 bytes per stored approval.
@@ -18,8 +18,9 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use gatehouse_store::approvals_db::short_id;
 use uuid::Uuid;
+
+use crate::ids::short_id;
 
 /// The multiset of short ids in use.
 #[derive(Debug, Default)]

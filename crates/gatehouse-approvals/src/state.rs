@@ -7,12 +7,6 @@
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::Duration;
 
-use gatehouse_store::StoreError;
-use gatehouse_store::approvals_db::{
-    ApprovalRecord, ApprovalRequest, ApprovalState, ApprovalStore, Completion, NewApproval,
-    Resolution, ResolveOutcome, short_id,
-};
-use gatehouse_store::approvals_file::{ExecApprovalsStore, NewAllowlistEntry};
 use tokio::task::AbortHandle;
 use uuid::Uuid;
 
@@ -20,9 +14,14 @@ use crate::clock::{Clock, millis};
 use crate::deadlines::{Deadlines, Due};
 use crate::error::ApprovalError;
 use crate::events::{EventBus, EventKind, Offered};
+use crate::ids::short_id;
 use crate::index::{AllowAlwaysPlan, Index, Status};
 use crate::manager::{AllowlistWrite, ManagerConfig, REASON_STORE_FAILED, REASON_TIMEOUT};
+use crate::record::{
+    ApprovalRecord, ApprovalRequest, ApprovalState, NewApproval, Resolution, ResolveOutcome,
+};
 use crate::short_ids::ShortIds;
+use crate::store::{AllowlistStore, ApprovalStore, Completion, Reading, StoreError};
 
 /// When an approval is announced: as soon as its insert is queued, or once it is durable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,13 +44,10 @@ enum Stage {
 /// How long to wait before retrying an expiry the store refused.
 const EXPIRY_RETRY_MS: u64 = 1_000;
 
-/// The `source` written on allowlist entries added by an allow-always decision.
-const ALLOW_ALWAYS_SOURCE: &str = "allow-always";
-
 /// Everything the manager's clones and its timer task share.
 pub(crate) struct Inner {
     pub(crate) store: Arc<dyn ApprovalStore>,
-    pub(crate) allowlists: Arc<ExecApprovalsStore>,
+    pub(crate) allowlists: Arc<dyn AllowlistStore>,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) config: ManagerConfig,
     pub(crate) index: Index,
@@ -97,17 +93,7 @@ impl Inner {
         let written = tokio::task::spawn_blocking(move || {
             patterns
                 .iter()
-                .map(|pattern| {
-                    allowlists.add_allowlist_entry(
-                        &agent_id,
-                        NewAllowlistEntry {
-                            pattern,
-                            arg_pattern: None,
-                            source: Some(ALLOW_ALWAYS_SOURCE),
-                            now_ms,
-                        },
-                    )
-                })
+                .map(|pattern| allowlists.add_allow_always(&agent_id, pattern, now_ms))
                 .collect::<Result<Vec<_>, StoreError>>()
         })
         .await;
@@ -164,7 +150,7 @@ impl Inner {
         let stage = Arc::new(Mutex::new(Stage::Queued));
         let failure_stage = Arc::clone(&stage);
         let stored = self.queued(
-            |store, done| store.insert_queued(new, done),
+            |store, done| store.insert(new, done),
             move |inner, result| match result {
                 Ok(_) => {
                     inner.deadlines.push(expires_at_ms, id, Due::Expire);
@@ -221,13 +207,12 @@ impl Inner {
         async move { Ok(answered.await.map_err(|_| ApprovalError::Unanswered)??) }
     }
 
-    /// Runs a synchronous store call off the async threads.
-    pub(crate) async fn blocking<T: Send + 'static>(
+    /// Waits for one of the store's reads.
+    pub(crate) async fn read<T>(
         &self,
-        call: impl FnOnce(&dyn ApprovalStore) -> Result<T, StoreError> + Send + 'static,
+        read: impl FnOnce(&dyn ApprovalStore) -> Reading<T>,
     ) -> Result<T, ApprovalError> {
-        let store = Arc::clone(&self.store);
-        Ok(tokio::task::spawn_blocking(move || call(store.as_ref())).await??)
+        Ok(read(self.store.as_ref()).await?)
     }
 
     fn retention_cutoff(&self) -> u64 {
@@ -236,9 +221,12 @@ impl Inner {
 
     /// One write of a pruning, whose short ids are free again: fewer than [`PRUNE_CHUNK`]
     /// deleted means none are left.
-    async fn prune_chunk(&self, cutoff_ms: u64) -> Result<usize, ApprovalError> {
+    async fn prune_chunk(self: &Arc<Self>, cutoff_ms: u64) -> Result<usize, ApprovalError> {
         let pruned = self
-            .blocking(move |store| store.prune_terminal_before(cutoff_ms, PRUNE_CHUNK))
+            .queued(
+                |store, done| store.prune_terminal_before(cutoff_ms, PRUNE_CHUNK, done),
+                |_, _| {},
+            )
             .await?;
         for id in &pruned {
             if let Ok(id) = Uuid::try_parse(id) {
@@ -260,7 +248,7 @@ impl Inner {
         let key = id.to_string();
         let stored = resolution.clone();
         let applied = self.queued(
-            move |store, done| store.resolve_queued(key, stored, now, done),
+            move |store, done| store.resolve(key, stored, now, done),
             move |inner, result| {
                 if let Ok(outcome) = result {
                     inner.follow(id, resolution, outcome, now);

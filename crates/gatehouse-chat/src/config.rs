@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::ChatError;
 use crate::filter::{AgentFilter, SessionFilter};
+use crate::platform::Platforms;
 use crate::route::Route;
 
 /// `approvals.exec.mode`: where forwarded text prompts go.
@@ -167,12 +168,13 @@ impl ChatApprovals {
 }
 
 impl ChatApprovalSettings {
-    /// Checks and compiles the settings. Inactive parts (forwarding disabled, a client off or
-    /// `auto` without approvers) are dropped here, so nothing downstream re-checks them. The
-    /// error is the first of [`ChatApprovalSettings::problems`].
-    pub fn validate(&self) -> Result<ChatApprovals, ChatError> {
+    /// Checks and compiles the settings, holding approvers to their platform's id rules.
+    /// Inactive parts (forwarding disabled, a client off or `auto` without approvers) are dropped
+    /// here, so nothing downstream re-checks them. The error is the first of
+    /// [`ChatApprovalSettings::problems`].
+    pub fn validate(&self, platforms: &Platforms) -> Result<ChatApprovals, ChatError> {
         let mut problems = Vec::new();
-        let approvals = self.compile(&mut problems);
+        let approvals = self.compile(platforms, &mut problems);
         match problems.into_iter().next() {
             Some(first) => Err(first),
             None => Ok(approvals),
@@ -181,15 +183,15 @@ impl ChatApprovalSettings {
 
     /// Every refusal in the settings, not only the first, so an operator fixing a config sees
     /// them all in one `doctor` run.
-    pub fn problems(&self) -> Vec<ChatError> {
+    pub fn problems(&self, platforms: &Platforms) -> Vec<ChatError> {
         let mut problems = Vec::new();
-        self.compile(&mut problems);
+        self.compile(platforms, &mut problems);
         problems
     }
 
     /// The compiled settings, leaving out each part that was refused; every refusal goes to
     /// `problems`.
-    fn compile(&self, problems: &mut Vec<ChatError>) -> ChatApprovals {
+    fn compile(&self, platforms: &Platforms, problems: &mut Vec<ChatError>) -> ChatApprovals {
         let forwarding = self
             .forwarding
             .enabled
@@ -197,7 +199,7 @@ impl ChatApprovalSettings {
         let mut native = Vec::new();
         let mut approvers = BTreeMap::new();
         for settings in &self.native {
-            let Some(ids) = parse_approvers(settings, problems) else {
+            let Some(ids) = parse_approvers(settings, platforms, problems) else {
                 continue;
             };
             if let Some(client) = activate(settings, &ids, problems) {
@@ -248,6 +250,7 @@ fn validate_forwarding(settings: &ForwardingSettings, problems: &mut Vec<ChatErr
 /// names no channel, which leaves nothing to check.
 fn parse_approvers(
     settings: &NativeClientSettings,
+    platforms: &Platforms,
     problems: &mut Vec<ChatError>,
 ) -> Option<BTreeSet<String>> {
     let channel = settings.channel.trim();
@@ -265,7 +268,7 @@ fn parse_approvers(
         let refusal = if id.is_empty() {
             Some("an approver must be a user id")
         } else {
-            user_id_problem(channel, id)
+            platforms.user_id_problem(channel, id)
         };
         match refusal {
             Some(reason) => problems.push(ChatError::InvalidTarget {
@@ -279,30 +282,6 @@ fn parse_approvers(
         }
     }
     Some(approvers)
-}
-
-/// Why `id` cannot be a user on a platform whose ids have a known form. Presses and messages
-/// carry these ids, never names, so `@alice` or `alice#1234` would silently match nobody.
-fn user_id_problem(channel: &str, id: &str) -> Option<&'static str> {
-    let digits = !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit());
-    match channel {
-        "telegram" if !digits => {
-            Some("Telegram approvers are numeric user ids (a name or @username matches nobody)")
-        }
-        "discord" if !digits => {
-            Some("Discord approvers are numeric user ids (a name or tag matches nobody)")
-        }
-        "slack"
-            if !(id.starts_with(['U', 'W'])
-                && id.len() > 1
-                && id
-                    .bytes()
-                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())) =>
-        {
-            Some("Slack approvers are member ids like U0123ABCD (a name or @handle matches nobody)")
-        }
-        _ => None,
-    }
 }
 
 /// A session filter whose refusal, naming the key it came from, goes to `problems`; a refused

@@ -1,6 +1,7 @@
 //! Calling a [`Channel`] politely and persistently: per-channel spacing between calls, a 429's
-//! `retry_after` pausing the whole channel, transient errors retried with bounded exponential
-//! backoff, and the last failure of each target kept for the Control UI and `gatehouse doctor`.
+//! `retry_after` pausing the whole channel (calls already waiting for their turn included; see
+//! [`Throttle`]), transient errors retried with bounded exponential backoff, and the last
+//! failure of each target kept for the Control UI and `gatehouse doctor`.
 //!
 //! Adapters get this for free: it is written against the trait, not a platform.
 
@@ -9,12 +10,13 @@ use std::future::Future;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use tokio::time::{Instant, sleep, sleep_until};
+use tokio::time::sleep;
 
 use crate::channel::{Channel, InteractionRef};
 use crate::error::ChatError;
 use crate::render::Card;
 use crate::route::{MessageLocator, Route};
+use crate::throttle::Throttle;
 
 /// How often and how long to retry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,7 +84,8 @@ pub struct TargetFailure {
 pub struct Deliverer {
     policy: RetryPolicy,
     min_interval: HashMap<String, Duration>,
-    next_slot: Mutex<HashMap<String, Instant>>,
+    /// One lane per channel.
+    throttle: Throttle<String>,
     failures: Mutex<HashMap<(String, String), TargetFailure>>,
 }
 
@@ -234,32 +237,15 @@ impl Deliverer {
         }
     }
 
-    /// Waits until `channel`'s next free slot and books the one after it.
+    /// Waits for this call's turn on `channel`.
     async fn wait_turn(&self, channel: &str) {
         let interval = self.min_interval.get(channel).copied().unwrap_or_default();
-        let start = {
-            let mut slots = self
-                .next_slot
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            let now = Instant::now();
-            let slot = slots.entry(channel.to_owned()).or_insert(now);
-            let start = (*slot).max(now);
-            *slot = start + interval;
-            start
-        };
-        sleep_until(start).await;
+        self.throttle.wait(&channel.to_owned(), interval).await;
     }
 
-    /// Holds every call to `channel` until `retry_after` from now.
+    /// Holds every call to `channel` until `retry_after` from now, those already waiting too.
     fn pause(&self, channel: &str, retry_after: Duration) {
-        let mut slots = self
-            .next_slot
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let resume = Instant::now() + retry_after;
-        let slot = slots.entry(channel.to_owned()).or_insert(resume);
-        *slot = (*slot).max(resume);
+        self.throttle.pause(&channel.to_owned(), retry_after);
     }
 
     fn record_failure(&self, failure: TargetFailure) {

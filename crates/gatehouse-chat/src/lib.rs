@@ -1,21 +1,25 @@
-//! Channel-independent chat approvals: everything Discord, Telegram and Slack have in common.
+//! Channel-independent chat approvals: everything the chat platforms have in common.
 //!
 //! An adapter implements the small [`channel::Channel`] trait and only translates between its
-//! platform and this crate's types. Forwarding rules ([`plan`]), card rendering ([`render`]), the
+//! platform and this crate's types; it says what else is particular to its platform (its name,
+//! its id rules) through [`platform::Platform`], and plugs in through [`adapter::Adapter`]. Forwarding rules ([`plan`]), card rendering ([`render`]), the
 //! `/approve` and `/elevated` grammars ([`grammar`]), approver and token checks ([`commands`],
-//! [`token`]), retries and rate limits ([`delivery`]) live here, once.
+//! [`token`]), retries and rate limits ([`delivery`], on the one [`throttle`] every adapter
+//! paces its calls with) live here, once.
 //!
 //! **Invariants.**
-//! - Nothing here depends on the approval manager or the gateway: the gateway converts its
-//!   records into [`render::ApprovalView`] / [`render::ResolveOutcome`] and acts on the returned
-//!   [`commands::TextAction`] / [`token::TokenClaim`].
+//! - Nothing here depends on the approval manager, the service or the gateway, and nothing here
+//!   names a platform: the service converts its records into [`render::ApprovalView`] /
+//!   [`render::ResolveOutcome`] and acts on the returned [`commands::TextAction`] /
+//!   [`token::TokenClaim`].
 //! - Only configured approver ids decide; being in the chat grants nothing.
 //! - Button payloads are opaque tokens bound to one approval, decision, chat and message.
 //! - Untrusted text is never shown raw: control, bidi and invisible characters become visible
 //!   markers, and code fences cannot be closed from inside.
 //! - Anything unparsed or ambiguous is refused with a reply that says why, never guessed.
 //!
-//! **Entry points.** [`config::ChatApprovalSettings::validate`], then [`plan::plan_delivery`]
+//! **Entry points.** [`config::ChatApprovalSettings::validate`] (with the registered
+//! [`Platforms`]), then [`plan::plan_delivery`]
 //! and [`dispatch::Dispatcher::deliver`] for a new approval; [`commands::interpret_text`] and
 //! [`commands::check_press`] for inbound events.
 //!
@@ -48,6 +52,7 @@
 //! assert!(card.plain_text().contains("echo [U+202E RLO]gnp.exe"));
 //! ```
 
+pub mod adapter;
 pub mod channel;
 pub mod commands;
 pub mod config;
@@ -57,12 +62,16 @@ pub mod error;
 pub mod filter;
 pub mod grammar;
 pub mod plan;
+pub mod platform;
 pub mod render;
 pub mod replies;
 pub mod route;
 pub mod sanitize;
+pub mod throttle;
 pub mod token;
 
+pub use adapter::{Adapter, Connect, Connection, SetupError, Steps};
 pub use channel::{ButtonPress, Channel, Inbound, InboundText, InteractionRef};
 pub use error::ChatError;
+pub use platform::{Platform, Platforms};
 pub use route::{Destination, MessageLocator, Route, TurnSource};

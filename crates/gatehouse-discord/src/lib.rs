@@ -18,7 +18,9 @@
 //! - Never retries on its own: each call is one attempt. In production serenity's rate limiter
 //!   paces calls; against an `apiUrl` (fake, proxy) it is off and 429s go to the core.
 //!
-//! **Entry point.** [`DiscordChannel::connect`], then hand the channel to the chat core's
+//! **Entry points.** [`DiscordAdapter`], which the binary registers: it sets the channel up
+//! from `channels.discord`, and its [`Discord`] platform says what Discord ids look like. Or
+//! [`DiscordChannel::connect`] by hand, then hand the channel to the chat core's
 //! dispatcher and spawn [`Channel::run`](gatehouse_chat::Channel::run).
 //!
 //! ```no_run
@@ -45,9 +47,13 @@ mod gateway;
 mod inbound;
 mod interaction;
 mod markup;
+mod platform;
 mod rest;
+mod setup;
 
 pub use channel::DiscordChannel;
 pub use config::DiscordConfig;
 pub use error::DiscordError;
 pub use gatehouse_config::Secret;
+pub use platform::Discord;
+pub use setup::DiscordAdapter;

@@ -47,6 +47,21 @@ impl Principal {
     }
 }
 
+/// A bearer token is who calls the service's use cases.
+impl gatehouse_service::Caller for Principal {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn sees_every_approval(&self) -> bool {
+        self.allows(Access::Scope(Scope::Approvals))
+    }
+
+    fn may_act_for(&self, agent_id: &str) -> bool {
+        Principal::may_act_for(self, agent_id)
+    }
+}
+
 /// The configured tokens, validated once at start.
 #[derive(Debug)]
 pub(crate) struct Authenticator {

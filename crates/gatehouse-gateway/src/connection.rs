@@ -197,7 +197,7 @@ fn connect(
             .copied()
             .map(Scope::as_str)
             .collect(),
-        server: ServerInfo::current(hub),
+        server: ServerInfo::current(hub.instance(), hub.started_at_ms()),
         events: EventsInfo {
             last_seq: replay.last_seq,
             replayed: replay.replayed,

@@ -1,10 +1,12 @@
-//! Every way a request or a connection can fail, each mapped to one stable wire code.
+//! Every way a request or a connection can fail, each mapped to one stable wire code: the
+//! transport's own failures, and the service's ([`Error::service`]), mapped here and nowhere
+//! else.
 //!
 //! Clients branch on [`Error::code`], never on the message, so a code is never renamed or reused;
 //! the message is for people and may improve.
 
 use axum::http::StatusCode;
-use gatehouse_approvals::ApprovalError;
+use gatehouse_service::ServiceError;
 
 /// A failure answered to a client, or raised while building the gateway.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -34,33 +36,6 @@ pub enum Error {
         method: String,
         /// The scope it requires.
         required: &'static str,
-    },
-    /// The token is restricted to other agents than the one the request names.
-    #[error("token `{token}` may not act for agent `{agent}`")]
-    AgentNotAllowed {
-        /// The token's name.
-        token: String,
-        /// The agent id the request named.
-        agent: String,
-    },
-    /// The session was bound by another token, whose agent host owns its `/elevated` level.
-    #[error("session `{session_key}` is bound by another token than `{token}`")]
-    SessionNotOwned {
-        /// The calling token's name.
-        token: String,
-        /// The session the call named.
-        session_key: String,
-    },
-    /// The request asked for an elevated level that the elevated gates do not allow; refused
-    /// rather than run under a level the caller did not ask for.
-    #[error("`{method}` asked for elevated level `{level}`, but {reason}")]
-    ElevatedUnavailable {
-        /// The refused method.
-        method: String,
-        /// The level the request asked for.
-        level: &'static str,
-        /// Which gate is closed, naming its config key.
-        reason: String,
     },
     /// No method of this name is registered.
     #[error("unknown method `{method}`")]
@@ -126,132 +101,15 @@ pub enum Error {
         /// What is wrong with them.
         reason: String,
     },
-    /// A chat approval setting is unusable; `key` names it so the caller can point at it.
-    #[error("`{key}`: {message}")]
-    ChatSetting {
-        /// The dotted config key, e.g. `channels.telegram.execApprovals.approvers[0]`.
-        key: String,
-        /// Why it was refused.
-        message: String,
-    },
-    /// No approval has this id or prefix, or the caller may not see it.
-    #[error("{reason}")]
-    NotFound {
-        /// Which lookup failed.
-        reason: String,
-    },
-    /// Several approvals match the prefix; ids are listed only for operators.
-    #[error("{count} approvals match that prefix; give more of the id{}", candidates_note(.candidates))]
-    AmbiguousPrefix {
-        /// How many matched.
-        count: usize,
-        /// The matching ids, for callers allowed to see them.
-        candidates: Option<Vec<String>>,
-    },
-    /// The approval expired before this answer.
-    #[error("approval {id} expired ({reason})")]
-    ApprovalExpired {
-        /// The approval.
-        id: String,
-        /// `timeout` or `no-approval-route`.
-        reason: String,
-    },
-    /// The approval was cancelled before this answer.
-    #[error("approval {id} was cancelled ({reason})")]
-    ApprovalCancelled {
-        /// The approval.
-        id: String,
-        /// Why, e.g. `gateway-restart`.
-        reason: String,
-    },
-    /// The approval was decided and its grace period is over; says who decided, as the
-    /// answer within the grace period does.
-    #[error("approval {id} was already resolved ({decision}{})", by_note(.resolved_by))]
-    AlreadyResolved {
-        /// The approval.
-        id: String,
-        /// The winning decision.
-        decision: &'static str,
-        /// Who gave it, when the record says.
-        resolved_by: Option<String>,
-    },
-    /// An explicit approval id is already taken, or its short id (first 8 hex digits) is
-    /// another approval's; the message says which, never whose.
-    #[error("{reason}")]
-    IdInUse {
-        /// Why, naming the refused id.
-        reason: String,
-    },
-    /// The decision is not offered for this approval (allow-always when it cannot persist).
-    #[error("{decision} is not offered for approval {id}")]
-    DecisionNotOffered {
-        /// The approval.
-        id: String,
-        /// The refused decision.
-        decision: &'static str,
-    },
-    /// The agent, or the token over all its agents, already has as many pending approvals as
-    /// allowed.
-    #[error(
-        "{holder} already has {limit} pending approvals{}; wait for one to settle",
-        .holder.scope()
-    )]
-    PendingLimit {
-        /// Whose cap is full.
-        holder: PendingHolder,
-        /// The cap.
-        limit: usize,
-    },
-    /// `exec.approvals.set` was based on a file that changed meanwhile.
-    #[error(
-        "exec-approvals.json changed since it was read (baseHash {expected}, now {actual}); read it again"
-    )]
-    Conflict {
-        /// The `baseHash` sent.
-        expected: String,
-        /// The hash of the file now.
-        actual: String,
-    },
-    /// The approvals database or file failed; nothing was changed.
-    #[error("store error: {reason}")]
-    Store {
-        /// What failed, without secrets.
-        reason: String,
-    },
     /// A bug or an unexpected condition inside the gateway.
     #[error("internal error: {reason}")]
     Internal {
         /// What failed, without secrets.
         reason: String,
     },
-}
-
-/// Whose pending approvals reached their cap: an agent's (per token), or a token's over every
-/// agent id it names, since agent ids are the requester's word.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PendingHolder {
-    /// `gateway.limits.maxPendingPerAgent`, for this agent id.
-    Agent(String),
-    /// `gateway.limits.maxPendingPerToken`, for this token name.
-    Token(String),
-}
-
-impl PendingHolder {
-    fn scope(&self) -> &'static str {
-        match self {
-            Self::Agent(_) => "",
-            Self::Token(_) => " across its agents",
-        }
-    }
-}
-
-impl std::fmt::Display for PendingHolder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Agent(agent) => write!(f, "agent `{agent}`"),
-            Self::Token(token) => write!(f, "token `{token}`"),
-        }
-    }
+    /// A use case refused or failed; [`Error::code`] names it by the service's reason.
+    #[error(transparent)]
+    Service(ServiceError),
 }
 
 impl Error {
@@ -263,9 +121,6 @@ impl Error {
             Self::HandshakeTimeout { .. } => "handshake_timeout",
             Self::Unauthorized => "unauthorized",
             Self::Forbidden { .. } => "forbidden",
-            Self::AgentNotAllowed { .. } => "agent_forbidden",
-            Self::SessionNotOwned { .. } => "session_forbidden",
-            Self::ElevatedUnavailable { .. } => "elevated_unavailable",
             Self::UnknownMethod { .. } => "unknown_method",
             Self::InvalidRequest { .. } => "invalid_request",
             Self::InvalidParams { .. } => "invalid_params",
@@ -276,18 +131,28 @@ impl Error {
             Self::SlowConsumer { .. } => "slow_consumer",
             Self::ShuttingDown => "shutting_down",
             Self::InvalidSettings { .. } => "invalid_settings",
-            Self::ChatSetting { .. } => "invalid_chat_settings",
-            Self::NotFound { .. } => "not_found",
-            Self::AmbiguousPrefix { .. } => "ambiguous_prefix",
-            Self::ApprovalExpired { .. } => "approval_expired",
-            Self::ApprovalCancelled { .. } => "approval_cancelled",
-            Self::AlreadyResolved { .. } => "already_resolved",
-            Self::IdInUse { .. } => "id_in_use",
-            Self::DecisionNotOffered { .. } => "decision_not_offered",
-            Self::PendingLimit { .. } => "pending_limit",
-            Self::Conflict { .. } => "conflict",
-            Self::Store { .. } => "store",
             Self::Internal { .. } => "internal",
+            Self::Service(error) => match error {
+                ServiceError::Invalid { .. } => "invalid_params",
+                ServiceError::InvalidRequest { .. } => "invalid_request",
+                ServiceError::AgentNotAllowed { .. } => "agent_forbidden",
+                ServiceError::SessionNotOwned { .. } => "session_forbidden",
+                ServiceError::ElevatedUnavailable { .. } => "elevated_unavailable",
+                ServiceError::ShuttingDown => "shutting_down",
+                ServiceError::InvalidSettings { .. } => "invalid_settings",
+                ServiceError::ChatSetting { .. } => "invalid_chat_settings",
+                ServiceError::NotFound { .. } => "not_found",
+                ServiceError::AmbiguousPrefix { .. } => "ambiguous_prefix",
+                ServiceError::ApprovalExpired { .. } => "approval_expired",
+                ServiceError::ApprovalCancelled { .. } => "approval_cancelled",
+                ServiceError::AlreadyResolved { .. } => "already_resolved",
+                ServiceError::IdInUse { .. } => "id_in_use",
+                ServiceError::DecisionNotOffered { .. } => "decision_not_offered",
+                ServiceError::PendingLimit { .. } => "pending_limit",
+                ServiceError::Conflict { .. } => "conflict",
+                ServiceError::Store { .. } => "store",
+                ServiceError::Internal { .. } => "internal",
+            },
         }
     }
 
@@ -300,29 +165,38 @@ impl Error {
             | Self::InvalidParams { .. } => StatusCode::BAD_REQUEST,
             Self::HandshakeTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
-            Self::Forbidden { .. }
-            | Self::AgentNotAllowed { .. }
-            | Self::SessionNotOwned { .. }
-            | Self::ElevatedUnavailable { .. } => StatusCode::FORBIDDEN,
+            Self::Forbidden { .. } => StatusCode::FORBIDDEN,
             Self::UnknownMethod { .. } => StatusCode::NOT_FOUND,
             Self::FrameTooLarge { .. } | Self::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::HandshakeLimit { .. } | Self::SlowConsumer { .. } | Self::ShuttingDown => {
                 StatusCode::SERVICE_UNAVAILABLE
             }
-            Self::NotFound { .. } => StatusCode::NOT_FOUND,
-            Self::AmbiguousPrefix { .. }
-            | Self::ApprovalExpired { .. }
-            | Self::ApprovalCancelled { .. }
-            | Self::AlreadyResolved { .. }
-            | Self::IdInUse { .. }
-            | Self::DecisionNotOffered { .. }
-            | Self::Conflict { .. } => StatusCode::CONFLICT,
-            Self::PendingLimit { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Self::InvalidSettings { .. }
-            | Self::ChatSetting { .. }
-            | Self::Internal { .. }
-            | Self::Store { .. } => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::InvalidSettings { .. } | Self::Internal { .. } => {
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
+            Self::Service(error) => match error {
+                ServiceError::Invalid { .. } | ServiceError::InvalidRequest { .. } => {
+                    StatusCode::BAD_REQUEST
+                }
+                ServiceError::AgentNotAllowed { .. }
+                | ServiceError::SessionNotOwned { .. }
+                | ServiceError::ElevatedUnavailable { .. } => StatusCode::FORBIDDEN,
+                ServiceError::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+                ServiceError::NotFound { .. } => StatusCode::NOT_FOUND,
+                ServiceError::AmbiguousPrefix { .. }
+                | ServiceError::ApprovalExpired { .. }
+                | ServiceError::ApprovalCancelled { .. }
+                | ServiceError::AlreadyResolved { .. }
+                | ServiceError::IdInUse { .. }
+                | ServiceError::DecisionNotOffered { .. }
+                | ServiceError::Conflict { .. } => StatusCode::CONFLICT,
+                ServiceError::PendingLimit { .. } => StatusCode::TOO_MANY_REQUESTS,
+                ServiceError::InvalidSettings { .. }
+                | ServiceError::ChatSetting { .. }
+                | ServiceError::Internal { .. }
+                | ServiceError::Store { .. } => StatusCode::INTERNAL_SERVER_ERROR,
+            },
         }
     }
 
@@ -331,79 +205,29 @@ impl Error {
         match self {
             Self::FrameTooLarge { .. } => 1009,
             Self::ShuttingDown => 1001,
-            Self::Internal { .. } | Self::InvalidSettings { .. } | Self::ChatSetting { .. } => 1011,
+            Self::Internal { .. }
+            | Self::InvalidSettings { .. }
+            | Self::Service(ServiceError::ChatSetting { .. }) => 1011,
             _ => 1008,
         }
     }
 }
 
-fn by_note(resolved_by: &Option<String>) -> String {
-    resolved_by
-        .as_deref()
-        .map(|who| format!(" by {who}"))
-        .unwrap_or_default()
-}
-
-fn candidates_note(candidates: &Option<Vec<String>>) -> String {
-    match candidates {
-        Some(ids) => format!(": {}", ids.join(", ")),
-        None => String::new(),
-    }
-}
-
-impl From<ApprovalError> for Error {
-    fn from(error: ApprovalError) -> Self {
+impl Error {
+    /// The service's answer to `method` as the protocol's error. An input the service refused
+    /// is `method`'s bad params; the failures the transport has too keep the transport's
+    /// variant; every other is [`Error::Service`].
+    pub fn service(method: &str, error: ServiceError) -> Self {
         match error {
-            // The methods that take ids answer these as `invalid_params` under their own name
-            // (`methods::approval::manager_error`); this is the fallback for any other path.
-            ApprovalError::InvalidKey { .. } | ApprovalError::InvalidId { .. } => {
-                Error::InvalidRequest {
-                    reason: error.to_string(),
-                }
-            }
-            ApprovalError::Unknown { .. } | ApprovalError::UnknownPrefix => Error::NotFound {
-                reason: error.to_string(),
-            },
-            ApprovalError::AmbiguousPrefix { count, candidates } => Error::AmbiguousPrefix {
-                count,
-                candidates: candidates.map(|ids| ids.iter().map(ToString::to_string).collect()),
-            },
-            ApprovalError::Expired { id, reason } => Error::ApprovalExpired {
-                id: id.to_string(),
+            ServiceError::Invalid { reason } => Error::InvalidParams {
+                method: method.to_owned(),
                 reason,
             },
-            ApprovalError::Cancelled { id, reason } => Error::ApprovalCancelled {
-                id: id.to_string(),
-                reason,
-            },
-            ApprovalError::AlreadyResolved {
-                id,
-                decision,
-                resolved_by,
-            } => Error::AlreadyResolved {
-                id: id.to_string(),
-                decision: decision.as_str(),
-                resolved_by,
-            },
-            ApprovalError::IdInUse { .. } | ApprovalError::ShortIdInUse { .. } => Error::IdInUse {
-                reason: error.to_string(),
-            },
-            ApprovalError::DecisionNotOffered { id, decision } => Error::DecisionNotOffered {
-                id: id.to_string(),
-                decision: decision.as_str(),
-            },
-            ApprovalError::Store(_)
-            | ApprovalError::NoFreeShortId { .. }
-            | ApprovalError::Task(_)
-            | ApprovalError::Unanswered
-            | ApprovalError::CorruptId { .. } => Error::Store {
-                reason: error.to_string(),
-            },
-            ApprovalError::AlreadyConsumed { .. } | ApprovalError::NotAllowOnce { .. } => {
-                Error::Internal {
-                    reason: error.to_string(),
-                }
-            }
+            ServiceError::InvalidRequest { reason } => Error::InvalidRequest { reason },
+            ServiceError::ShuttingDown => Error::ShuttingDown,
+            ServiceError::InvalidSettings { reason } => Error::InvalidSettings { reason },
+            ServiceError::Internal { reason } => Error::Internal { reason },
+            other => Error::Service(other),
         }
     }
 }
@@ -414,6 +238,7 @@ mod tests {
 
     #[test]
     fn gives_every_variant_a_distinct_code() {
+        let service = |error| Error::service("x", error);
         let all = [
             Error::HandshakeRequired { method: "x".into() },
             Error::AlreadyConnected,
@@ -423,11 +248,11 @@ mod tests {
                 method: "x".into(),
                 required: "agent",
             },
-            Error::ElevatedUnavailable {
+            service(ServiceError::ElevatedUnavailable {
                 method: "x".into(),
                 level: "full",
                 reason: "x".into(),
-            },
+            }),
             Error::UnknownMethod { method: "x".into() },
             Error::InvalidRequest { reason: "x".into() },
             Error::InvalidParams {
@@ -443,57 +268,87 @@ mod tests {
             },
             Error::SlowConsumer { capacity: 1 },
             Error::ShuttingDown,
-            Error::AgentNotAllowed {
+            service(ServiceError::AgentNotAllowed {
                 token: "t".into(),
                 agent: "a".into(),
-            },
-            Error::SessionNotOwned {
+            }),
+            service(ServiceError::SessionNotOwned {
                 token: "t".into(),
                 session_key: "s".into(),
-            },
+            }),
             Error::InvalidSettings { reason: "x".into() },
-            Error::ChatSetting {
+            service(ServiceError::ChatSetting {
                 key: "k".into(),
                 message: "x".into(),
-            },
-            Error::NotFound { reason: "x".into() },
-            Error::AmbiguousPrefix {
+            }),
+            service(ServiceError::NotFound { reason: "x".into() }),
+            service(ServiceError::AmbiguousPrefix {
                 count: 2,
                 candidates: None,
-            },
-            Error::ApprovalExpired {
+            }),
+            service(ServiceError::ApprovalExpired {
                 id: "x".into(),
                 reason: "x".into(),
-            },
-            Error::ApprovalCancelled {
+            }),
+            service(ServiceError::ApprovalCancelled {
                 id: "x".into(),
                 reason: "x".into(),
-            },
-            Error::AlreadyResolved {
+            }),
+            service(ServiceError::AlreadyResolved {
                 id: "x".into(),
                 decision: "deny",
                 resolved_by: None,
-            },
-            Error::IdInUse { reason: "x".into() },
-            Error::DecisionNotOffered {
+            }),
+            service(ServiceError::IdInUse { reason: "x".into() }),
+            service(ServiceError::DecisionNotOffered {
                 id: "x".into(),
                 decision: "allow-always",
-            },
-            Error::PendingLimit {
-                holder: PendingHolder::Agent("a".into()),
+            }),
+            service(ServiceError::PendingLimit {
+                holder: gatehouse_service::PendingHolder::Agent("a".into()),
                 limit: 1,
-            },
-            Error::Conflict {
+            }),
+            service(ServiceError::Conflict {
                 expected: "a".into(),
                 actual: "b".into(),
-            },
-            Error::Store { reason: "x".into() },
+            }),
+            service(ServiceError::Store { reason: "x".into() }),
             Error::Internal { reason: "x".into() },
         ];
         let mut codes: Vec<_> = all.iter().map(Error::code).collect();
         codes.sort_unstable();
         codes.dedup();
         assert_eq!(codes.len(), all.len());
+    }
+
+    /// The service's failures that the transport has too read as the transport's, whatever
+    /// path they came by.
+    #[test]
+    fn maps_the_services_shared_failures_to_the_transports_codes() {
+        let cases = [
+            (
+                ServiceError::Invalid { reason: "x".into() },
+                "invalid_params",
+            ),
+            (
+                ServiceError::InvalidRequest { reason: "x".into() },
+                "invalid_request",
+            ),
+            (ServiceError::ShuttingDown, "shutting_down"),
+            (
+                ServiceError::InvalidSettings { reason: "x".into() },
+                "invalid_settings",
+            ),
+            (ServiceError::Internal { reason: "x".into() }, "internal"),
+        ];
+        for (error, code) in cases {
+            assert_eq!(Error::service("m", error.clone()).code(), code);
+            assert_eq!(Error::Service(error).code(), code);
+        }
+        assert_eq!(
+            Error::service("m", ServiceError::Invalid { reason: "r".into() }).to_string(),
+            "invalid params for `m`: r"
+        );
     }
 
     #[test]

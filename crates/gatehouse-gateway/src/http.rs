@@ -7,7 +7,6 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::error::Error;
-use crate::exec::ExecServices;
 use crate::methods::{CONNECT, Call};
 use crate::metrics::Transport;
 use crate::state::GatewayState;
@@ -117,7 +116,7 @@ pub(crate) async fn healthz(State(state): State<GatewayState>) -> Response {
 
 /// `GET /metrics`: Prometheus text format.
 pub(crate) async fn metrics(State(state): State<GatewayState>) -> Response {
-    let batch_times = state.exec().map(ExecServices::database_batch_times);
+    let batch_times = state.store_metrics().map(|read| read());
     let body = state
         .metrics()
         .render(state.open_connections(), batch_times.as_ref());

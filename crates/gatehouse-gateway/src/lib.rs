@@ -1,5 +1,7 @@
 //! The Gatehouse server: WebSocket (`/ws`) and HTTP (`POST /rpc`) JSON-RPC, token authentication
-//! with scopes, an event hub, `/healthz`, `/metrics` and the embedded Control UI.
+//! with scopes, an event hub, `/healthz`, `/metrics` and the embedded Control UI. It is the
+//! transport only: every use case is `gatehouse-service`'s, which the `methods/` modules call
+//! after reading params, and whose inputs, records and errors they convert by hand.
 //!
 //! **Invariants.**
 //! - Nothing runs before authentication: a WebSocket's first request must be `connect`, an HTTP
@@ -8,13 +10,11 @@
 //!   checked, a WebSocket's first message is 16 KiB at most, and only
 //!   [`Limits::max_unauthenticated`] sockets may wait to authenticate at once.
 //! - Every method declares its required scope where it is registered, and every refusal has a
-//!   stable code ([`Error::code`]); the wire shapes live only in `wire/` and [`payloads`].
+//!   stable code ([`Error::code`], mapped from the service's errors in [`Error::service`]); the
+//!   wire shapes live only in `wire/`.
 //! - Publishing an event never waits for a client: a connection whose queue overflows is closed
 //!   with `slow_consumer`, and `seq` increases by one per event across the whole gateway.
 //! - Secrets are never logged; [`Secret`]'s `Debug` is redacted.
-//! - An approval is durable before anyone hears of it; with no approval surface connected it is
-//!   expired at once (`no-approval-route`); `system.run` spawns exactly the bound argv, never
-//!   adding a shell, after re-checking the binding.
 //! - A stop is bounded: calls waiting for a person answer `shutting_down` at once (their approvals
 //!   stay pending for the next start to cancel), and once [`Limits::shutdown_grace`] has passed
 //!   every connection still open is cut and [`serve`] returns. A WebSocket task still finishing
@@ -22,8 +22,9 @@
 //!   binary does at once.
 //!
 //! **Entry points.** Build a [`GatewayState`] from [`GatewaySettings`] (the binary maps the config
-//! file into them): [`GatewayState::with_exec`] with [`ExecServices::start`] for the full server,
-//! [`GatewayState::new`] for the bare protocol; then [`serve`] it, or mount [`router`] yourself.
+//! file into them): [`GatewayState::builder`], whose [`GatewayBuilder::events`] hub the
+//! service publishes on, then [`GatewayBuilder::with_service`] for the full server;
+//! [`GatewayState::new`] for the bare protocol. Then [`serve`] it, or mount [`router`] yourself.
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
@@ -46,16 +47,14 @@
 //! ```
 
 mod auth;
-mod chat;
 mod configured_limits;
 mod connection;
 mod error;
-mod exec;
 mod http;
 mod hub;
 mod methods;
 mod metrics;
-pub mod payloads;
+mod publish;
 mod rate;
 mod scope;
 mod server;
@@ -67,14 +66,12 @@ mod wire;
 mod ws;
 
 pub use auth::Principal;
-pub use chat::{ChatSetup, ConnectedChannel, chat_setting_problems, check_sessions_file};
 pub use configured_limits::configured_limits;
-pub use error::{Error, PendingHolder};
-pub use exec::{ExecLimits, ExecServices, ExecSetup};
-pub use gatehouse_chat::delivery::RetryPolicy;
+pub use error::Error;
 pub use hub::EventHub;
 pub use methods::{Call, Registry};
+pub use metrics::{StoreBatches, StoreMetrics};
 pub use scope::{Access, Scope};
 pub use server::{router, serve, serve_with_routes};
 pub use settings::{GatewaySettings, Limits, MIN_TOKEN_CHARS, RateLimit, Secret, TokenSpec};
-pub use state::GatewayState;
+pub use state::{GatewayBuilder, GatewayState};

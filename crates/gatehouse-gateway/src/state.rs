@@ -1,17 +1,16 @@
 //! The shared state behind every route and connection.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use gatehouse_service::Service;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
 use crate::auth::{Authenticator, Principal};
-use crate::chat::ChatRuntime;
 use crate::error::Error;
-use crate::exec::{ExecServices, spawn_forwarder};
 use crate::hub::EventHub;
 use crate::methods::Registry;
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, StoreMetrics};
 use crate::rate::RateLimiter;
 use crate::settings::{GatewaySettings, Limits};
 
@@ -21,7 +20,6 @@ pub struct GatewayState {
     inner: Arc<Inner>,
 }
 
-#[derive(Debug)]
 struct Inner {
     auth: Authenticator,
     registry: Registry,
@@ -34,58 +32,60 @@ struct Inner {
     connections: watch::Sender<usize>,
     /// One permit per WebSocket that may be open without having authenticated.
     unauthenticated: Arc<Semaphore>,
-    exec: Option<ExecServices>,
-    chat: OnceLock<Arc<ChatRuntime>>,
+    /// The application the exec methods call; `None` for the bare protocol.
+    service: Option<Service>,
+    /// The approvals store's batch times for `GET /metrics`, when it keeps them.
+    store_metrics: Option<StoreMetrics>,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inner")
+            .field("registry", &self.registry)
+            .field("limits", &self.limits)
+            .field("service", &self.service)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A gateway being put together: its hub exists before the service that publishes on it, and
+/// its settings are checked when it is built.
+pub struct GatewayBuilder {
+    settings: GatewaySettings,
+    registry: Registry,
+    hub: EventHub,
+    metrics: Arc<Metrics>,
+    store_metrics: Option<StoreMetrics>,
+}
+
+impl std::fmt::Debug for GatewayBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GatewayBuilder").finish_non_exhaustive()
+    }
 }
 
 impl GatewayState {
     /// Builds the gateway with the standard methods; refuses unusable settings.
     pub fn new(settings: &GatewaySettings) -> Result<Self, Error> {
-        Self::with_registry(settings, Registry::standard())
+        Self::builder(settings).build()
     }
 
     /// Builds the gateway with a caller-assembled method registry.
     pub fn with_registry(settings: &GatewaySettings, registry: Registry) -> Result<Self, Error> {
-        Self::build(settings, registry, None)
+        Self::builder(settings).registry(registry).build()
     }
 
-    /// Builds the gateway with every method, approvals and execution included, and starts
-    /// re-publishing approval events on its hub. Must run inside a tokio runtime.
-    pub fn with_exec(settings: &GatewaySettings, exec: ExecServices) -> Result<Self, Error> {
-        let state = Self::build(settings, Registry::with_exec(), Some(exec.clone()))?;
-        spawn_forwarder(&exec, state.events().clone());
-        Ok(state)
-    }
-
-    fn build(
-        settings: &GatewaySettings,
-        registry: Registry,
-        exec: Option<ExecServices>,
-    ) -> Result<Self, Error> {
-        settings.limits.validate()?;
+    /// Starts putting a gateway together. Hand [`GatewayBuilder::events`] to the service as
+    /// its publisher, then [`GatewayBuilder::with_service`]; the settings are checked then.
+    pub fn builder(settings: &GatewaySettings) -> GatewayBuilder {
         let metrics = Arc::new(Metrics::default());
-        let inner = Inner {
-            auth: Authenticator::new(&settings.tokens)?,
-            registry,
+        GatewayBuilder {
+            settings: settings.clone(),
+            registry: Registry::standard(),
             hub: EventHub::new(settings.limits.event_queue, Arc::clone(&metrics)),
-            rate: RateLimiter::new(settings.limits.rate),
             metrics,
-            limits: settings.limits.clone(),
-            started: Instant::now(),
-            shutdown: watch::Sender::new(false),
-            connections: watch::Sender::new(0),
-            unauthenticated: Arc::new(Semaphore::new(
-                settings
-                    .limits
-                    .max_unauthenticated
-                    .min(Semaphore::MAX_PERMITS),
-            )),
-            exec,
-            chat: OnceLock::new(),
-        };
-        Ok(Self {
-            inner: Arc::new(inner),
-        })
+            store_metrics: None,
+        }
     }
 
     /// The hub that approval and execution events are published on.
@@ -93,23 +93,14 @@ impl GatewayState {
         &self.inner.hub
     }
 
-    /// The exec services, when the gateway was built [`with_exec`](Self::with_exec).
-    pub(crate) fn exec(&self) -> Option<&ExecServices> {
-        self.inner.exec.as_ref()
+    /// The service, when the gateway was built [`with_service`](GatewayBuilder::with_service).
+    pub(crate) fn service(&self) -> Option<&Service> {
+        self.inner.service.as_ref()
     }
 
-    /// The chat runtime, once [`start_chat`](Self::start_chat) ran.
-    pub(crate) fn chat(&self) -> Option<&Arc<ChatRuntime>> {
-        self.inner.chat.get()
-    }
-
-    pub(crate) fn set_chat(&self, chat: Arc<ChatRuntime>) -> Result<(), Error> {
-        self.inner
-            .chat
-            .set(chat)
-            .map_err(|_| Error::InvalidSettings {
-                reason: "chat approvals were already started".into(),
-            })
+    /// The store's own series for `GET /metrics`, if it has any.
+    pub(crate) fn store_metrics(&self) -> Option<&StoreMetrics> {
+        self.inner.store_metrics.as_ref()
     }
 
     /// Starts a graceful shutdown: calls waiting for a person answer `shutting_down` at once,
@@ -117,6 +108,9 @@ impl GatewayState {
     /// away"; [`serve`](crate::serve) also stops accepting and bounds it all by
     /// `Limits::shutdown_grace`. Idempotent.
     pub fn begin_shutdown(&self) {
+        if let Some(service) = self.service() {
+            service.begin_shutdown();
+        }
         self.inner.shutdown.send_replace(true);
     }
 
@@ -193,6 +187,66 @@ impl GatewayState {
 
     pub(crate) fn uptime(&self) -> Duration {
         self.inner.started.elapsed()
+    }
+}
+
+impl GatewayBuilder {
+    /// The hub approval and execution events are published on: the service's
+    /// [`Publisher`](gatehouse_service::Publisher).
+    pub fn events(&self) -> &EventHub {
+        &self.hub
+    }
+
+    /// Serves `registry` instead of the standard methods.
+    pub fn registry(mut self, registry: Registry) -> Self {
+        self.registry = registry;
+        self
+    }
+
+    /// Reports the approvals store's write batches on `GET /metrics`.
+    pub fn store_metrics(mut self, metrics: StoreMetrics) -> Self {
+        self.store_metrics = Some(metrics);
+        self
+    }
+
+    /// The bare protocol: `gateway.*` and whatever [`registry`](Self::registry) added;
+    /// refuses unusable settings.
+    pub fn build(self) -> Result<GatewayState, Error> {
+        self.finish(None)
+    }
+
+    /// The full gateway: every method, calling `service`, which should have been started with
+    /// [`events`](Self::events) as its publisher; refuses unusable settings.
+    pub fn with_service(mut self, service: Service) -> Result<GatewayState, Error> {
+        self.registry = Registry::with_exec();
+        self.finish(Some(service))
+    }
+
+    fn finish(self, service: Option<Service>) -> Result<GatewayState, Error> {
+        let settings = self.settings;
+        settings.limits.validate()?;
+        let inner = Inner {
+            auth: Authenticator::new(&settings.tokens)?,
+            registry: self.registry,
+            hub: self.hub,
+            rate: RateLimiter::new(settings.limits.rate),
+            metrics: self.metrics,
+            started: Instant::now(),
+            shutdown: watch::Sender::new(false),
+            connections: watch::Sender::new(0),
+            unauthenticated: Arc::new(Semaphore::new(
+                settings
+                    .limits
+                    .max_unauthenticated
+                    .min(Semaphore::MAX_PERMITS),
+            )),
+            limits: settings.limits,
+            service,
+            store_metrics: self.store_metrics,
+        };
+        Ok(GatewayState {
+            inner: Arc::new(inner),
+        })
     }
 }
 

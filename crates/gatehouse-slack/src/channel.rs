@@ -20,7 +20,7 @@ use crate::encode::encode_card;
 use crate::error::SlackError;
 use crate::handle::Handle;
 use crate::intake::Intake;
-use crate::ratelimit::Throttle;
+use crate::ratelimit::Pacing;
 use crate::signature::RequestVerifier;
 use crate::{http, socket};
 
@@ -30,7 +30,7 @@ pub struct SlackChannel {
     config: SlackConfig,
     client: Arc<SlackHyperClient>,
     bot_token: SlackApiToken,
-    throttle: Throttle,
+    throttle: Pacing,
     intake: Arc<Intake>,
     /// DM conversation ids by user id: `conversations.open` is tier 3, and a DM id never changes.
     dms: Mutex<HashMap<String, String>>,
@@ -56,7 +56,7 @@ impl SlackChannel {
         Ok(Self {
             client: Arc::new(SlackClient::new(connector)),
             bot_token,
-            throttle: Throttle::new(config.rate_table.clone()),
+            throttle: Pacing::new(config.rate_table.clone()),
             intake: Arc::new(Intake::new(
                 config.account_id.clone(),
                 config.command_reply_wait,

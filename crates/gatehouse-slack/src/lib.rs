@@ -13,7 +13,10 @@
 //!   `command_reply_wait`), so envelopes are acked within Slack's 3 seconds.
 //! - Untrusted text reaches Slack as `plain_text` or escaped `mrkdwn`; tokens are never logged.
 //!
-//! **Entry point.** [`SlackChannel::new`] with a [`SlackConfig`]; the core calls
+//! **Entry points.** [`SlackAdapter`], which the binary registers: it sets the channel up from
+//! `channels.slack`, and its [`Slack`] platform says what Slack ids look like (one rule, used
+//! for approvers and for direct conversations). Or [`SlackChannel::new`] with a [`SlackConfig`]
+//! by hand; the core calls
 //! [`gatehouse_chat::Channel::run`]; in HTTP mode the gateway mounts
 //! [`SlackChannel::http_router`] (path [`http::EVENTS_PATH`]).
 //!
@@ -38,12 +41,16 @@ mod handle;
 pub mod http;
 mod inbound;
 mod intake;
+mod platform;
 pub mod ratelimit;
 mod replies;
+mod setup;
 mod signature;
 mod socket;
 
 pub use channel::SlackChannel;
 pub use config::{SlackConfig, SlackMode};
 pub use error::SlackError;
+pub use platform::Slack;
 pub use ratelimit::{MethodLimit, RateTable, Scope};
+pub use setup::SlackAdapter;

@@ -1,12 +1,12 @@
 //! Slack's per-method rate limits, kept before a call is made so a burst of cards does not earn a
 //! 429 in the first place. Retries and `Retry-After` stay with the chat core's `Deliverer`; this
-//! only spaces calls of one method (per conversation where Slack counts per conversation).
+//! only says which calls Slack counts together (a method, per conversation where Slack counts per
+//! conversation) and how far apart, and paces them on the chat core's one [`Throttle`].
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use tokio::time::{Instant, sleep_until};
+use gatehouse_chat::throttle::Throttle;
 
 /// What Slack counts a method's limit against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,52 +74,44 @@ impl RateTable {
     }
 }
 
-/// Books call slots per method (and conversation) according to a [`RateTable`].
+/// Paces calls per method (and conversation) according to a [`RateTable`]: one lane of the
+/// chat core's [`Throttle`] per method, or per method and conversation.
 #[derive(Debug)]
-pub(crate) struct Throttle {
+pub(crate) struct Pacing {
     table: RateTable,
-    next_slot: Mutex<HashMap<(&'static str, String), Instant>>,
+    throttle: Throttle<(&'static str, String)>,
 }
 
-impl Throttle {
+impl Pacing {
     pub(crate) fn new(table: RateTable) -> Self {
         Self {
             table,
-            next_slot: Mutex::new(HashMap::new()),
+            throttle: Throttle::new(),
         }
     }
 
-    /// Waits until `method` may be called into `conversation`, and books the following slot.
+    /// Waits until `method` may be called into `conversation`.
     pub(crate) async fn wait(&self, method: &'static str, conversation: &str) {
         let Some(limit) = self.table.limit(method) else {
             return;
         };
-        let key = match limit.scope {
+        let lane = match limit.scope {
             Scope::Workspace => (method, String::new()),
             Scope::Conversation => (method, conversation.to_owned()),
         };
-        let start = {
-            let mut slots = self
-                .next_slot
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            let now = Instant::now();
-            let slot = slots.entry(key).or_insert(now);
-            let start = (*slot).max(now);
-            *slot = start + limit.interval;
-            start
-        };
-        sleep_until(start).await;
+        self.throttle.wait(&lane, limit.interval).await;
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use tokio::time::Instant;
+
     use super::*;
 
     #[tokio::test(start_paused = true)]
     async fn spaces_posts_per_conversation_but_not_across_conversations() {
-        let throttle = Throttle::new(RateTable::slack_tiers());
+        let throttle = Pacing::new(RateTable::slack_tiers());
         let start = Instant::now();
         throttle.wait("chat.postMessage", "C1").await;
         throttle.wait("chat.postMessage", "C2").await;
@@ -130,7 +122,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn spaces_tier_three_methods_across_the_workspace() {
-        let throttle = Throttle::new(RateTable::slack_tiers());
+        let throttle = Pacing::new(RateTable::slack_tiers());
         let start = Instant::now();
         throttle.wait("chat.update", "C1").await;
         throttle.wait("chat.update", "C2").await;
@@ -139,7 +131,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn leaves_unlisted_methods_alone() {
-        let throttle = Throttle::new(RateTable::unlimited());
+        let throttle = Pacing::new(RateTable::unlimited());
         let start = Instant::now();
         throttle.wait("chat.postMessage", "C1").await;
         throttle.wait("chat.postMessage", "C1").await;

@@ -24,10 +24,9 @@ use std::time::{Duration, Instant};
 use criterion::{
     BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
+use gatehouse_approvals::{ApprovalRequest, NewApproval, Resolution};
 use gatehouse_policy::{ApprovalDecision, Ask, Security};
-use gatehouse_store::approvals_db::{
-    ApprovalRequest, ApprovalStore, NewApproval, Resolution, SqliteApprovalStore, SqliteOptions,
-};
+use gatehouse_store::approvals_db::{SqliteApprovalStore, SqliteOptions};
 
 /// Ids stay unique across every iteration criterion runs on one database.
 static NEXT_ID: AtomicU64 = AtomicU64::new(0);

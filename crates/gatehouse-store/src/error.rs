@@ -63,7 +63,7 @@ pub enum StoreError {
 
     /// The approvals database reported an error.
     #[error("approvals database: {0}")]
-    Database(#[from] rusqlite::Error),
+    Database(DatabaseError),
 
     /// The database was written by a newer Gatehouse; opening it could corrupt it.
     #[error(
@@ -118,6 +118,42 @@ pub enum StoreError {
         #[source]
         source: serde_json::Error,
     },
+}
+
+/// An error of the database engine under the approvals database, opaque so that no driver type
+/// is part of this crate's API; it reads as the engine's own message.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct DatabaseError(rusqlite::Error);
+
+impl DatabaseError {
+    /// The engine's error, for this crate's own checks (busy, constraint).
+    #[cfg(test)]
+    pub(crate) fn engine(&self) -> &rusqlite::Error {
+        &self.0
+    }
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(error: rusqlite::Error) -> Self {
+        StoreError::Database(DatabaseError(error))
+    }
+}
+
+/// A store error as `gatehouse-approvals` sees it: the two it acts on by kind, every other as
+/// it reads.
+impl From<StoreError> for gatehouse_approvals::StoreError {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::DuplicateId { approval_id } => {
+                gatehouse_approvals::StoreError::DuplicateId { approval_id }
+            }
+            StoreError::NotFound { approval_id } => {
+                gatehouse_approvals::StoreError::NotFound { approval_id }
+            }
+            other => gatehouse_approvals::StoreError::Backend(Box::new(other)),
+        }
+    }
 }
 
 impl StoreError {

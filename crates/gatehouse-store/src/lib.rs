@@ -1,4 +1,6 @@
-//! Gatehouse persistence: `exec-approvals.json` and the durable approvals database.
+//! Gatehouse persistence: `exec-approvals.json`, the durable approvals database and the audit
+//! log. The approvals database and the allowlists are `gatehouse-approvals`' `ApprovalStore` and
+//! `AllowlistStore`, implemented here.
 //!
 //! **Invariants.** Every file this crate creates is mode 0600. `exec-approvals.json` is only ever
 //! replaced atomically (temp file, fsync, rename, fsync directory) under an inter-process lock,
@@ -10,7 +12,7 @@
 //!
 //! **Entry points.** [`approvals_file::ExecApprovalsStore`] for the file,
 //! [`approvals_file::parse_str`] for text already in hand, and
-//! [`approvals_db::SqliteApprovalStore`] (behind the [`approvals_db::ApprovalStore`] trait) for
+//! [`approvals_db::SqliteApprovalStore`] (behind the [`gatehouse_approvals::ApprovalStore`] trait) for
 //! approvals. Pending rows move to a terminal state only by compare-and-swap: the first answer
 //! wins, and an `allow-once` run can be taken exactly once. [`audit::AuditLog`] appends the
 //! hash-chained audit log; [`audit::verify`] checks it.
@@ -33,4 +35,4 @@ mod durable_fs;
 mod error;
 pub mod private_file;
 
-pub use error::StoreError;
+pub use error::{DatabaseError, StoreError};

@@ -18,8 +18,10 @@
 //!   bounded by `call_timeout`, so the core's `Deliverer` alone decides retries. Only receiving
 //!   (polling, webhook registration) retries, with the core's backoff.
 //!
-//! **Entry point.** [`TelegramChannel::connect`], then hand the channel to the chat core's
-//! dispatcher and spawn [`Channel::run`](gatehouse_chat::Channel::run).
+//! **Entry points.** [`TelegramAdapter`], which the binary registers: it sets the channel up
+//! from `channels.telegram`, and its [`Telegram`] platform says what Telegram ids look like. Or
+//! [`TelegramChannel::connect`] by hand, then hand the channel to the chat core's dispatcher and
+//! spawn [`Channel::run`](gatehouse_chat::Channel::run).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -42,7 +44,9 @@ mod config;
 mod error;
 mod inbound;
 mod markup;
+mod platform;
 mod polling;
+mod setup;
 mod webhook;
 
 pub use channel::TelegramChannel;
@@ -50,4 +54,6 @@ pub use config::{DEFAULT_API_URL, HostedWebhook, TelegramConfig, UpdateMode, Web
 pub use error::TelegramError;
 /// The config crate's redacting credential type, re-exported so callers need no second import.
 pub use gatehouse_config::Secret;
+pub use platform::Telegram;
+pub use setup::TelegramAdapter;
 pub use webhook::{SECRET_HEADER, webhook_router};

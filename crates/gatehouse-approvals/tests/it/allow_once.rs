@@ -1,8 +1,7 @@
 //! Allow-once grants exactly one run, even under concurrent replays.
 
-use gatehouse_approvals::ApprovalError;
+use gatehouse_approvals::{ApprovalError, ApprovalState};
 use gatehouse_policy::ApprovalDecision;
-use gatehouse_store::approvals_db::ApprovalState;
 
 use crate::support::start;
 

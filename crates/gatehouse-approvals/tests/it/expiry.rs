@@ -2,9 +2,10 @@
 
 use std::time::Duration;
 
-use gatehouse_approvals::{ApprovalError, EventKind, IdDisclosure, ManagerConfig};
+use gatehouse_approvals::{
+    ApprovalError, ApprovalState, EventKind, IdDisclosure, ManagerConfig, ResolveOutcome,
+};
 use gatehouse_policy::ApprovalDecision;
-use gatehouse_store::approvals_db::{ApprovalState, ResolveOutcome};
 use tokio::time::advance;
 
 use crate::support::{drain_kinds, next_event, start_paused, start_paused_with, with_timeout};

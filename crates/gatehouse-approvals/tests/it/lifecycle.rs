@@ -1,8 +1,10 @@
 //! Every state transition of an approval, through the manager and the real store.
 
-use gatehouse_approvals::{AllowlistWrite, ApprovalError, CreateApproval, EventKind, IdDisclosure};
+use gatehouse_approvals::{
+    AllowlistWrite, ApprovalError, ApprovalState, CreateApproval, EventKind, IdDisclosure,
+    ListFilter, ResolveOutcome,
+};
 use gatehouse_policy::{ApprovalDecision, Ask};
-use gatehouse_store::approvals_db::{ApprovalState, ListFilter, ResolveOutcome};
 use uuid::Uuid;
 
 use crate::support::{drain_kinds, kind_name, next_event, persistable, start};
@@ -306,7 +308,7 @@ async fn lists_pending_approvals_from_the_store() {
 
 #[tokio::test]
 async fn the_row_is_durable_when_create_returns() {
-    use gatehouse_store::approvals_db::{ApprovalStore, SqliteApprovalStore, SqliteOptions};
+    use gatehouse_store::approvals_db::{SqliteApprovalStore, SqliteOptions};
     let h = start().await;
     let id = h.create("make durable").await;
     // A second connection, as another process would open it, already sees the row.

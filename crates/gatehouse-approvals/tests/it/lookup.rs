@@ -1,8 +1,7 @@
 //! Lookup by full id or unique case-insensitive prefix, and its distinct errors.
 
-use gatehouse_approvals::{ApprovalError, CreateApproval, IdDisclosure};
+use gatehouse_approvals::{ApprovalError, CreateApproval, IdDisclosure, ListFilter, NewApproval};
 use gatehouse_policy::ApprovalDecision;
-use gatehouse_store::approvals_db::{ApprovalStore, ListFilter, NewApproval};
 use uuid::Uuid;
 
 use crate::support::{Harness, persistable, request, sqlite, start, start_paused};

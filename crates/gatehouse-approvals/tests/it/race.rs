@@ -2,9 +2,8 @@
 
 use std::collections::HashSet;
 
-use gatehouse_approvals::{EventKind, IdDisclosure};
+use gatehouse_approvals::{EventKind, IdDisclosure, ResolveOutcome};
 use gatehouse_policy::ApprovalDecision;
-use gatehouse_store::approvals_db::ResolveOutcome;
 
 use crate::support::{next_event, persistable, start};
 

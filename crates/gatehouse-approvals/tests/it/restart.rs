@@ -1,8 +1,9 @@
 //! A restart cancels what an earlier run left pending, durably and with events.
 
-use gatehouse_approvals::{ApprovalError, EventKind, IdDisclosure, ManagerConfig};
+use gatehouse_approvals::{
+    ApprovalError, ApprovalState, DeliveredMessage, EventKind, IdDisclosure, ManagerConfig,
+};
 use gatehouse_policy::ApprovalDecision;
-use gatehouse_store::approvals_db::{ApprovalState, DeliveredMessage};
 
 use crate::support::{next_event, open, start};
 

@@ -4,11 +4,11 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use gatehouse_approvals::{ApprovalError, ApprovalManager, IdDisclosure, ManagerConfig};
-use gatehouse_policy::ApprovalDecision;
-use gatehouse_store::approvals_db::{
-    ApprovalState, ApprovalStore, NewApproval, Resolution, Retention, mint_approval_id,
+use gatehouse_approvals::{
+    ApprovalError, ApprovalManager, ApprovalState, ApprovalStore, IdDisclosure, ManagerConfig,
+    NewApproval, Resolution, Retention, mint_approval_id,
 };
+use gatehouse_policy::ApprovalDecision;
 use tokio::time::advance;
 
 use crate::support::{request, sqlite, start_paused_in, start_paused_with, with_timeout};
@@ -48,7 +48,11 @@ fn settled_long_ago(dir: &Path, count: u64) -> Vec<String> {
             expires_at_ms: n * 1_000 + 500,
         };
         let sent = sent.clone();
-        store.insert_queued(approval, Box::new(move |r| sent.send(r.map(drop)).unwrap()));
+        ApprovalStore::insert(
+            &store,
+            approval,
+            Box::new(move |r| sent.send(r.map(drop)).unwrap()),
+        );
     }
     for (n, id) in (1..).zip(&ids) {
         let deny = Resolution::Decided {
@@ -57,7 +61,8 @@ fn settled_long_ago(dir: &Path, count: u64) -> Vec<String> {
             reason: None,
         };
         let sent = sent.clone();
-        store.resolve_queued(
+        ApprovalStore::resolve(
+            &store,
             id.clone(),
             deny,
             n * 1_000 + 1,

@@ -3,9 +3,8 @@
 
 use std::time::Duration;
 
-use gatehouse_approvals::{ApprovalError, CreateApproval, IdDisclosure, ManagerConfig};
+use gatehouse_approvals::{ApprovalError, CreateApproval, IdDisclosure, ManagerConfig, Retention};
 use gatehouse_policy::ApprovalDecision;
-use gatehouse_store::approvals_db::Retention;
 use uuid::Uuid;
 
 use crate::support::{Harness, drain_kinds, open, persistable, start, start_paused_with};

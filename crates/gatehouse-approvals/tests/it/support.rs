@@ -5,15 +5,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gatehouse_approvals::{
-    ApprovalError, ApprovalEvent, ApprovalManager, Clock, CreateApproval, EventKind,
-    EventSubscription, IdDisclosure, ManagerConfig, Resolved, TokioClock,
+    ApprovalError, ApprovalEvent, ApprovalManager, ApprovalRecord, ApprovalRequest, ApprovalStore,
+    Clock, Completion, ConsumeOutcome, CreateApproval, DeliveredMessage, EventKind,
+    EventSubscription, IdDisclosure, ListFilter, ManagerConfig, NewApproval, Reading, Resolution,
+    ResolveOutcome, Resolved, TokioClock,
 };
 use gatehouse_policy::{ApprovalDecision, Ask, Security};
-use gatehouse_store::StoreError;
-use gatehouse_store::approvals_db::{
-    ApprovalRecord, ApprovalRequest, ApprovalStore, Completion, ConsumeOutcome, DeliveredMessage,
-    ListFilter, NewApproval, Resolution, ResolveOutcome, SqliteApprovalStore, SqliteOptions,
-};
+use gatehouse_store::approvals_db::{SqliteApprovalStore, SqliteOptions};
 use gatehouse_store::approvals_file::ExecApprovalsStore;
 use uuid::Uuid;
 
@@ -122,88 +120,83 @@ async fn start_manager(
 
 /// The real SQLite store for tests on paused time. Tokio moves paused time on to the next
 /// timer whenever every task is waiting, and it cannot see the store's writer thread, so while
-/// a queued write was being committed hours could pass. Here queued writes run on tokio's
-/// blocking pool, which holds paused time still, and everything else goes straight through.
+/// a write was being committed hours could pass. Here writes run on tokio's blocking pool,
+/// which holds paused time still, and reads go straight through (they already run there).
 struct PausedTimeStore(Arc<SqliteApprovalStore>);
 
-impl ApprovalStore for PausedTimeStore {
-    fn insert(&self, approval: &NewApproval) -> Result<ApprovalRecord, StoreError> {
-        self.0.insert(approval)
-    }
-
-    fn insert_queued(&self, approval: NewApproval, done: Completion<ApprovalRecord>) {
-        let store = Arc::clone(&self.0);
-        tokio::task::spawn_blocking(move || done(store.insert(&approval)));
-    }
-
-    fn get(&self, id: &str) -> Result<Option<ApprovalRecord>, StoreError> {
-        self.0.get(id)
-    }
-
-    fn after_queued_writes(&self, done: Completion<()>) {
-        // Queued writes here run on the blocking pool in no set order, so there is nothing to
-        // wait behind; no paused-time test reads an approval before its `create` returns.
-        done(Ok(()));
-    }
-
-    fn find_by_prefix(
+impl PausedTimeStore {
+    /// Runs one of the store's blocking writes on the blocking pool and answers `done`.
+    fn write<T: Send + 'static>(
         &self,
-        prefix: &str,
-        limit: usize,
-    ) -> Result<Vec<ApprovalRecord>, StoreError> {
-        self.0.find_by_prefix(prefix, limit)
+        write: impl FnOnce(&SqliteApprovalStore) -> Result<T, gatehouse_store::StoreError>
+        + Send
+        + 'static,
+        done: Completion<T>,
+    ) {
+        let store = Arc::clone(&self.0);
+        tokio::task::spawn_blocking(move || done(write(&store).map_err(Into::into)));
     }
+}
 
-    fn short_ids(&self) -> Result<Vec<u32>, StoreError> {
-        self.0.short_ids()
-    }
-
-    fn list(&self, filter: &ListFilter) -> Result<Vec<ApprovalRecord>, StoreError> {
-        self.0.list(filter)
+impl ApprovalStore for PausedTimeStore {
+    fn insert(&self, approval: NewApproval, done: Completion<ApprovalRecord>) {
+        self.write(move |store| store.insert(&approval), done);
     }
 
     fn resolve(
-        &self,
-        id: &str,
-        resolution: &Resolution,
-        at_ms: u64,
-    ) -> Result<ResolveOutcome, StoreError> {
-        self.0.resolve(id, resolution, at_ms)
-    }
-
-    fn resolve_queued(
         &self,
         id: String,
         resolution: Resolution,
         at_ms: u64,
         done: Completion<ResolveOutcome>,
     ) {
-        let store = Arc::clone(&self.0);
-        tokio::task::spawn_blocking(move || done(store.resolve(&id, &resolution, at_ms)));
+        self.write(move |store| store.resolve(&id, &resolution, at_ms), done);
     }
 
-    fn consume_allow_once(&self, id: &str, at_ms: u64) -> Result<ConsumeOutcome, StoreError> {
-        self.0.consume_allow_once(id, at_ms)
+    fn consume_allow_once(&self, id: String, at_ms: u64, done: Completion<ConsumeOutcome>) {
+        self.write(move |store| store.consume_allow_once(&id, at_ms), done);
     }
 
-    fn record_delivery(&self, id: &str, message: &DeliveredMessage) -> Result<(), StoreError> {
-        self.0.record_delivery(id, message)
+    fn record_delivery(&self, id: String, message: DeliveredMessage, done: Completion<()>) {
+        self.write(move |store| store.record_delivery(&id, &message), done);
     }
 
     fn cancel_all_pending(
         &self,
-        reason: &str,
+        reason: String,
         at_ms: u64,
-    ) -> Result<Vec<ApprovalRecord>, StoreError> {
-        self.0.cancel_all_pending(reason, at_ms)
+        done: Completion<Vec<ApprovalRecord>>,
+    ) {
+        self.write(move |store| store.cancel_all_pending(&reason, at_ms), done);
     }
 
-    fn prune_terminal_before(
-        &self,
-        cutoff_ms: u64,
-        limit: usize,
-    ) -> Result<Vec<String>, StoreError> {
-        self.0.prune_terminal_before(cutoff_ms, limit)
+    fn prune_terminal_before(&self, cutoff_ms: u64, limit: usize, done: Completion<Vec<String>>) {
+        self.write(
+            move |store| store.prune_terminal_before(cutoff_ms, limit),
+            done,
+        );
+    }
+
+    fn after_submitted_writes(&self, done: Completion<()>) {
+        // Writes here run on the blocking pool in no set order, so there is nothing to wait
+        // behind; no paused-time test reads an approval before its `create` returns.
+        done(Ok(()));
+    }
+
+    fn get(&self, id: String) -> Reading<Option<ApprovalRecord>> {
+        ApprovalStore::get(self.0.as_ref(), id)
+    }
+
+    fn find_by_prefix(&self, prefix: String, limit: usize) -> Reading<Vec<ApprovalRecord>> {
+        ApprovalStore::find_by_prefix(self.0.as_ref(), prefix, limit)
+    }
+
+    fn short_ids(&self) -> Reading<Vec<u32>> {
+        ApprovalStore::short_ids(self.0.as_ref())
+    }
+
+    fn list(&self, filter: ListFilter) -> Reading<Vec<ApprovalRecord>> {
+        ApprovalStore::list(self.0.as_ref(), filter)
     }
 }
 

@@ -1,5 +1,6 @@
 use std::collections::BTreeMap;
 
+use gatehouse_chat::Platforms;
 use gatehouse_chat::channel::{ButtonPress, InteractionRef};
 use gatehouse_chat::commands::{
     ElevatedContext, ElevatedRequest, ElevatedStep, PressRefusal, TextAction, TextContext,
@@ -33,7 +34,7 @@ fn approvals() -> ChatApprovals {
         }],
         ..ChatApprovalSettings::default()
     }
-    .validate()
+    .validate(&Platforms::default())
     .unwrap()
 }
 

@@ -102,6 +102,37 @@ async fn a_429_pauses_the_whole_channel() {
     );
 }
 
+/// Issue 30: a send that already had its turn booked when the 429 came back went out inside the
+/// pause (`pause` only moved the next free turn). Now the calls already waiting are held too, in
+/// their order and spacing, and the refused call's retry queues behind them.
+#[tokio::test(start_paused = true)]
+async fn a_429_holds_the_calls_already_waiting_for_their_turn() {
+    let platform = ScriptedPlatform::failing_with("scripted", vec![rate_limited(5)])
+        .answering_after(secs(0.5));
+    let deliverer = Deliverer::new(policy()).with_min_interval("scripted", secs(1.0));
+    let card = card();
+    let (one, two, three) = (route("1"), route("2"), route("3"));
+    let (first, second, third) = tokio::join!(
+        deliverer.send(&platform, &one, &card),
+        deliverer.send(&platform, &two, &card),
+        deliverer.send(&platform, &three, &card),
+    );
+    first.unwrap();
+    second.unwrap();
+    third.unwrap();
+    // The 429 arrives at 0.5 s, when the second and third sends wait for their turns at 1 s
+    // and 2 s; the pause lasts until 5.5 s.
+    assert_eq!(
+        platform.calls(),
+        vec![
+            ("send scripted:user:1".into(), secs(0.0)),
+            ("send scripted:user:2".into(), secs(5.5)),
+            ("send scripted:user:3".into(), secs(6.5)),
+            ("send scripted:user:1".into(), secs(7.5)),
+        ]
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn retries_transient_errors_with_bounded_exponential_backoff() {
     let platform =

@@ -1,5 +1,6 @@
 use std::sync::Arc;
 
+use gatehouse_chat::Platforms;
 use gatehouse_chat::channel::Channel;
 use gatehouse_chat::config::{ChatApprovalSettings, NativeClientSettings, NativeTarget};
 use gatehouse_chat::delivery::{Deliverer, RetryPolicy};
@@ -59,7 +60,7 @@ fn dm_config() -> gatehouse_chat::config::ChatApprovals {
         }],
         ..ChatApprovalSettings::default()
     }
-    .validate()
+    .validate(&Platforms::default())
     .unwrap()
 }
 

@@ -1,3 +1,4 @@
+use gatehouse_chat::Platforms;
 use gatehouse_chat::config::{
     ChatApprovalSettings, ForwardTarget, ForwardingSettings, NativeClientSettings, NativeEnabled,
 };
@@ -88,7 +89,7 @@ fn validate_native(client: NativeClientSettings) -> Result<bool, ChatError> {
         ..ChatApprovalSettings::default()
     };
     settings
-        .validate()
+        .validate(&Platforms::default())
         .map(|config| config.native_client("discord").is_some())
 }
 
@@ -125,7 +126,7 @@ fn only_configured_approvers_may_decide() {
         )],
         ..ChatApprovalSettings::default()
     };
-    let config = settings.validate().unwrap();
+    let config = settings.validate(&Platforms::default()).unwrap();
     for id in ["111", "222", "333", "444", "555", "<@111>", "user:222"] {
         assert!(config.is_approver("discord", id), "{id}");
     }
@@ -144,7 +145,7 @@ fn approvers_of_a_channel_with_cards_off_still_decide_by_command() {
         native: vec![native(NativeEnabled::Off, &["111"])],
         ..ChatApprovalSettings::default()
     };
-    let config = settings.validate().unwrap();
+    let config = settings.validate(&Platforms::default()).unwrap();
     assert!(config.native_client("discord").is_none());
     assert!(config.is_approver("discord", "111"));
     assert!(!config.is_approver("discord", "112"));
@@ -166,7 +167,7 @@ fn denies_forwarding_targets_without_a_destination() {
         ..ChatApprovalSettings::default()
     };
     assert!(matches!(
-        settings.validate(),
+        settings.validate(&Platforms::default()),
         Err(ChatError::InvalidTarget { ref field, .. }) if field == "approvals.exec.targets[0]"
     ));
 }
@@ -181,5 +182,5 @@ fn disabled_forwarding_is_not_validated_further() {
         },
         ..ChatApprovalSettings::default()
     };
-    assert!(settings.validate().is_ok());
+    assert!(settings.validate(&Platforms::default()).is_ok());
 }

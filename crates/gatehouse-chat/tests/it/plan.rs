@@ -1,3 +1,4 @@
+use gatehouse_chat::Platforms;
 use gatehouse_chat::config::{
     ChatApprovalSettings, ChatApprovals, ForwardMode, ForwardTarget, ForwardingSettings,
     NativeClientSettings, NativeEnabled, NativeTarget,
@@ -68,7 +69,7 @@ fn native(channel: &str, target: NativeTarget, approvers: &[&str]) -> NativeClie
 
 fn config(forwarding: ForwardingSettings, native: Vec<NativeClientSettings>) -> ChatApprovals {
     ChatApprovalSettings { forwarding, native }
-        .validate()
+        .validate(&Platforms::default())
         .unwrap()
 }
 

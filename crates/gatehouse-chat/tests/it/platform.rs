@@ -23,6 +23,8 @@ pub(crate) struct ScriptedPlatform {
     script: Mutex<VecDeque<ChatError>>,
     refused_routes: Mutex<Vec<Route>>,
     next_id: Mutex<u32>,
+    /// How long each call takes to answer, as a platform across a network does.
+    latency: Duration,
 }
 
 impl ScriptedPlatform {
@@ -35,7 +37,14 @@ impl ScriptedPlatform {
             script: Mutex::new(errors.into()),
             refused_routes: Mutex::default(),
             next_id: Mutex::default(),
+            latency: Duration::ZERO,
         }
+    }
+
+    /// Answers each call only `latency` after it was made.
+    pub(crate) fn answering_after(mut self, latency: Duration) -> Self {
+        self.latency = latency;
+        self
     }
 
     pub(crate) fn refusing(self, route: Route) -> Self {
@@ -43,7 +52,7 @@ impl ScriptedPlatform {
         self
     }
 
-    fn record(&self, call: String, card: Option<&Card>) -> Result<(), ChatError> {
+    async fn record(&self, call: String, card: Option<&Card>) -> Result<(), ChatError> {
         self.calls
             .lock()
             .unwrap()
@@ -51,7 +60,11 @@ impl ScriptedPlatform {
         if let Some(card) = card {
             self.cards.lock().unwrap().push((call, card.clone()));
         }
-        match self.script.lock().unwrap().pop_front() {
+        let answer = self.script.lock().unwrap().pop_front();
+        if !self.latency.is_zero() {
+            tokio::time::sleep(self.latency).await;
+        }
+        match answer {
             Some(error) => Err(error),
             None => Ok(()),
         }
@@ -73,7 +86,7 @@ impl Channel for ScriptedPlatform {
     }
 
     async fn send(&self, route: &Route, card: &Card) -> Result<MessageLocator, ChatError> {
-        self.record(format!("send {route}"), Some(card))?;
+        self.record(format!("send {route}"), Some(card)).await?;
         if self.refused_routes.lock().unwrap().contains(route) {
             return Err(ChatError::Permanent {
                 channel: self.name.clone(),
@@ -97,14 +110,16 @@ impl Channel for ScriptedPlatform {
 
     async fn update(&self, message: &MessageLocator, card: &Card) -> Result<(), ChatError> {
         self.record(format!("update {}", message.message_id), Some(card))
+            .await
     }
 
     async fn delete(&self, message: &MessageLocator) -> Result<(), ChatError> {
         self.record(format!("delete {}", message.message_id), None)
+            .await
     }
 
     async fn answer(&self, _interaction: &InteractionRef, text: &str) -> Result<(), ChatError> {
-        self.record(format!("answer {text}"), None)
+        self.record(format!("answer {text}"), None).await
     }
 
     async fn run(&self, _inbound: mpsc::Sender<Inbound>) -> Result<(), ChatError> {

@@ -14,6 +14,7 @@ use gatehouse_chat::plan::{RequestMeta, plan_delivery};
 use gatehouse_chat::render::{ApprovalView, ResolveOutcome, render_receipt};
 use gatehouse_chat::token::{MemoryTokenStore, TokenRegistry};
 use gatehouse_chat::{ButtonPress, Channel, ChatError, Inbound, InboundText, MessageLocator};
+use gatehouse_chat::{Platform, Platforms};
 use gatehouse_discord::DiscordChannel;
 use gatehouse_fakes::FakeHandle;
 use gatehouse_fakes::discord::{APP_ID, BOT_ID, GUILD_ID};
@@ -49,7 +50,9 @@ fn approvals() -> ChatApprovals {
         }],
         ..ChatApprovalSettings::default()
     }
-    .validate()
+    .validate(&Platforms::new([
+        &gatehouse_discord::Discord as &dyn Platform
+    ]))
     .unwrap()
 }
 

@@ -4,11 +4,15 @@
 use std::net::SocketAddr;
 use std::path::Path;
 
+use std::sync::Arc;
+
+use gatehouse_approvals::SystemClock;
 use gatehouse_config::Config;
 use gatehouse_gateway::{
-    ExecLimits, ExecServices, ExecSetup, GatewaySettings, GatewayState, Limits, Scope, Secret,
-    TokenSpec,
+    GatewaySettings, GatewayState, Limits, Scope, Secret, StoreBatches, TokenSpec,
 };
+use gatehouse_service::{ExecLimits, Ports, Service, ServiceSetup};
+use gatehouse_store::approvals_db::{SqliteApprovalStore, SqliteOptions};
 use tokio::runtime::Runtime;
 
 use crate::{ADMIN, AGENT};
@@ -51,10 +55,10 @@ pub(crate) fn start(dir: &Path, threads: usize, max_pending: usize) -> Server {
             ..Limits::default()
         },
     };
-    let setup = ExecSetup {
+    let database = dir.join("approvals.db");
+    let setup = ServiceSetup {
         config: Config::default(),
         approvals_file: dir.join("exec-approvals.json"),
-        database: dir.join("approvals.db"),
         audit_log: dir.join("audit.jsonl"),
         limits: ExecLimits {
             max_pending_per_agent: max_pending,
@@ -63,8 +67,26 @@ pub(crate) fn start(dir: &Path, threads: usize, max_pending: usize) -> Server {
         },
     };
     let addr = runtime.block_on(async move {
-        let exec = ExecServices::start(setup).await.unwrap();
-        let state = GatewayState::with_exec(&settings, exec).unwrap();
+        let store =
+            Arc::new(SqliteApprovalStore::open(database, SqliteOptions::default()).unwrap());
+        // As `serve` does: `GET /metrics` reports the database's batch times, which the bench
+        // reads.
+        let batches = Arc::clone(&store);
+        let builder = GatewayState::builder(&settings).store_metrics(Arc::new(move || {
+            let times = batches.batch_times();
+            StoreBatches {
+                cumulative: times.cumulative().collect(),
+                total: times.total,
+                writes: times.writes,
+            }
+        }));
+        let ports = Ports {
+            store,
+            clock: Arc::new(SystemClock),
+            publisher: Arc::new(builder.events().clone()),
+        };
+        let service = Service::start(setup, ports).await.unwrap();
+        let state = builder.with_service(service).unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(gatehouse_gateway::serve(

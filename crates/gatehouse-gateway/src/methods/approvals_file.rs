@@ -3,57 +3,36 @@
 
 use std::path::Path;
 
-use gatehouse_store::StoreError;
-use gatehouse_store::approvals_file::{RedactedSnapshot, parse_str, to_file_bytes};
-use serde_json::Value;
+use gatehouse_service::FileView;
 
 use crate::error::Error;
-use crate::methods::{Call, exec_of};
+use crate::methods::{Call, service_of};
 use crate::wire::NoParams;
 use crate::wire::exec::{FileResult, SetFileParams};
 
 /// `exec.approvals.get`: the file with its token redacted, and the hash to base a write on.
 /// `operator.approvals` scope.
 pub(super) async fn get(call: Call, _: NoParams) -> Result<FileResult, Error> {
-    let exec = exec_of(&call)?;
-    file_result(&exec.snapshot()?.redacted())
+    const METHOD: &str = "exec.approvals.get";
+    let view = service_of(&call)?
+        .approvals_file()
+        .map_err(|error| Error::service(METHOD, error))?;
+    file_result(&view)
 }
 
 /// `exec.approvals.set`: replaces the file if it still has `baseHash`; a redacted or missing
 /// token keeps the stored one. `operator.admin` scope.
 pub(super) async fn set(call: Call, params: SetFileParams) -> Result<FileResult, Error> {
-    let exec = exec_of(&call)?;
+    const METHOD: &str = "exec.approvals.set";
     let text = params.file.to_string();
-    let parsed = parse_str(&text, Path::new("exec.approvals.set")).map_err(|error| {
-        Error::InvalidParams {
-            method: "exec.approvals.set".into(),
-            reason: error.to_string(),
-        }
-    })?;
-    let snapshot = exec
-        .file()
-        .replace(parsed.file, &params.base_hash)
-        .map_err(|error| match error {
-            StoreError::Conflict {
-                expected, actual, ..
-            } => Error::Conflict { expected, actual },
-            other => Error::Store {
-                reason: other.to_string(),
-            },
-        })?;
-    file_result(&snapshot.redacted())
+    let view = service_of(&call)?
+        .replace_approvals_file(&text, Path::new(METHOD), &params.base_hash)
+        .map_err(|error| Error::service(METHOD, error))?;
+    file_result(&view)
 }
 
-fn file_result(snapshot: &RedactedSnapshot) -> Result<FileResult, Error> {
-    let bytes = to_file_bytes(&snapshot.file).map_err(|error| Error::Internal {
+fn file_result(view: &FileView) -> Result<FileResult, Error> {
+    FileResult::new(view).map_err(|error| Error::Internal {
         reason: error.to_string(),
-    })?;
-    let file: Value = serde_json::from_slice(&bytes).map_err(|error| Error::Internal {
-        reason: error.to_string(),
-    })?;
-    Ok(FileResult {
-        file,
-        hash: snapshot.hash.clone(),
-        exists: snapshot.exists,
     })
 }

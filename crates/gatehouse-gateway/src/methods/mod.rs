@@ -10,24 +10,20 @@ mod approvals_file;
 mod gateway;
 mod policy;
 mod run;
+mod session;
 
 use std::collections::HashMap;
 use std::fmt;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use gatehouse_service::Service;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
-use gatehouse_policy::Security;
-use gatehouse_policy::elevated::ResolvedLevel;
-use gatehouse_policy::exec::ExecPolicy;
-
 use crate::auth::Principal;
-use crate::chat::{LevelRequest, apply_elevated_level};
 use crate::error::Error;
-use crate::exec::ExecServices;
 use crate::scope::{Access, Scope};
 use crate::state::GatewayState;
 use crate::wire::RawJson;
@@ -63,39 +59,13 @@ impl fmt::Debug for Registry {
     }
 }
 
-/// The exec services of the gateway the call arrived at; present whenever exec methods are
-/// registered, since [`GatewayState::with_exec`] registers them.
-pub(crate) fn exec_of(call: &Call) -> Result<ExecServices, Error> {
-    call.state.exec().cloned().ok_or_else(|| Error::Internal {
+/// The service of the gateway the call arrived at; present whenever exec methods are
+/// registered, since [`GatewayBuilder::with_service`](crate::GatewayBuilder::with_service)
+/// registers them.
+pub(crate) fn service_of(call: &Call) -> Result<&Service, Error> {
+    call.state.service().ok_or_else(|| Error::Internal {
         reason: "exec methods called on a gateway started without exec services".into(),
     })
-}
-
-/// The exec policy a request runs under, with the agent's `askFallback` and the elevated level
-/// that was applied: the agent's configured policy, then the level the request, its session or
-/// the default asks for, checked at the same gates as `/elevated` typed in a chat.
-pub(crate) fn requested_policy(
-    call: &Call,
-    exec: &ExecServices,
-    level: &LevelRequest<'_>,
-) -> Result<(Arc<ExecPolicy>, Security, ResolvedLevel), Error> {
-    acting_for(call, level.agent_id)?;
-    let agent = exec.policy(level.agent_id)?;
-    let token = call.caller.name();
-    let (policy, resolved) = apply_elevated_level(&call.state, exec, token, level, agent.policy)?;
-    Ok((policy, agent.ask_fallback, resolved))
-}
-
-/// Refuses a request naming an agent its token may not act for.
-pub(crate) fn acting_for(call: &Call, agent_id: &str) -> Result<(), Error> {
-    if call.caller.may_act_for(agent_id) {
-        Ok(())
-    } else {
-        Err(Error::AgentNotAllowed {
-            token: call.caller.name().to_owned(),
-            agent: agent_id.to_owned(),
-        })
-    }
 }
 
 /// Decodes params sent as JSON text; absent or `null` params read as `{}`. The reason given on
@@ -132,8 +102,8 @@ impl Registry {
         registry
     }
 
-    /// The standard methods plus `exec.*`, `tools.effective` and `system.run`, which need the
-    /// gateway's [`ExecServices`](crate::ExecServices).
+    /// The standard methods plus `exec.*`, `tools.effective`, `system.run`, `session.bind` and
+    /// `elevated.directive`, which call the gateway's [`Service`].
     pub fn with_exec() -> Self {
         let mut registry = Self::standard();
         let agent = Access::Scope(Scope::Agent);
@@ -158,12 +128,8 @@ impl Registry {
                 approvals_file::set,
             )
             .register("system.run", agent, run::run)
-            .register("session.bind", agent, crate::chat::methods::bind)
-            .register(
-                "elevated.directive",
-                agent,
-                crate::chat::methods::elevated_directive,
-            );
+            .register("session.bind", agent, session::bind)
+            .register("elevated.directive", agent, session::elevated_directive);
         registry
     }
 

@@ -1,9 +1,10 @@
-//! Chat shapes on the wire: a chat sender as an agent host reports them (for `/elevated`), and
-//! chat approvals as `gateway.status` reports them — which channels are connected and the last
+//! Chat shapes on the wire: a chat sender as an agent host reports them (for `/elevated`),
+//! `session.bind` and `elevated.directive`, and chat approvals as `gateway.status` reports them — which channels are connected and the last
 //! delivery failure of each chat target, so an operator sees why a prompt did not arrive.
 
-use gatehouse_chat::delivery::{Operation, TargetFailure};
 use gatehouse_policy::elevated::SenderIdentity;
+use gatehouse_service::chat::{Operation, TargetFailure};
+use gatehouse_service::{ChatStatus, StoppedChannel};
 use serde::{Deserialize, Serialize};
 
 /// A chat sender as the host's platform identified them: whom `tools.elevated.allowFrom` is
@@ -39,35 +40,89 @@ impl From<&SenderJson> for SenderIdentity {
     }
 }
 
+/// `session.bind` params.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct BindParams {
+    pub(crate) session_key: String,
+    pub(crate) channel: String,
+    pub(crate) to: String,
+    #[serde(default)]
+    pub(crate) account_id: Option<String>,
+    #[serde(default, deserialize_with = "id_text")]
+    pub(crate) thread_id: Option<String>,
+}
+
+/// `session.bind` result.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct BindResult {
+    pub(crate) bound: bool,
+}
+
+/// `elevated.directive` params: the sender as the host's platform identified them.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct DirectiveParams {
+    pub(crate) text: String,
+    pub(crate) sender: SenderJson,
+    pub(crate) session_key: String,
+}
+
+/// `elevated.directive` result.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct DirectiveResult {
+    /// Whether the text was an `/elevated` directive at all.
+    pub(crate) handled: bool,
+    /// The reply to show the sender; absent when not handled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) reply: Option<String>,
+}
+
 /// `gateway.status.chat`.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct ChatStatus {
+pub(crate) struct ChatStatusJson {
     /// Connected channel names, sorted.
-    pub(crate) channels: Vec<String>,
+    channels: Vec<String>,
     /// The last unrecovered failure of each target.
-    pub(crate) failures: Vec<ChatFailure>,
+    failures: Vec<ChatFailure>,
     /// Channels whose connection ended with an error: no longer an approval route.
-    pub(crate) stopped: Vec<StoppedChannel>,
+    stopped: Vec<StoppedJson>,
 }
 
 /// A channel that stopped, and why.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct StoppedChannel {
-    pub(crate) channel: String,
-    pub(crate) error: String,
+struct StoppedJson {
+    channel: String,
+    error: String,
+}
+
+impl From<ChatStatus> for ChatStatusJson {
+    fn from(status: ChatStatus) -> Self {
+        ChatStatusJson {
+            channels: status.channels,
+            failures: status.failures.iter().map(ChatFailure::from).collect(),
+            stopped: status
+                .stopped
+                .into_iter()
+                .map(|StoppedChannel { channel, error }| StoppedJson { channel, error })
+                .collect(),
+        }
+    }
 }
 
 /// One target's last failure.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct ChatFailure {
-    pub(crate) channel: String,
-    pub(crate) target: String,
-    pub(crate) operation: &'static str,
-    pub(crate) error: String,
-    pub(crate) attempts: u32,
+struct ChatFailure {
+    channel: String,
+    target: String,
+    operation: &'static str,
+    error: String,
+    attempts: u32,
 }
 
 impl From<&TargetFailure> for ChatFailure {
@@ -85,4 +140,18 @@ impl From<&TargetFailure> for ChatFailure {
             attempts: failure.attempts,
         }
     }
+}
+
+/// Thread ids arrive as numbers (Telegram topics) or strings (Slack `ts`).
+fn id_text<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Id {
+        Text(String),
+        Number(i64),
+    }
+    Ok(Option::<Id>::deserialize(deserializer)?.map(|id| match id {
+        Id::Text(text) => text,
+        Id::Number(number) => number.to_string(),
+    }))
 }

@@ -1,40 +1,80 @@
 //! Params, results and event payloads of `exec.*`, `tools.effective` and `system.run`.
 //!
-//! Stored records and manager events are converted here by hand, field by field, so the store's
-//! or the manager's types can change without changing the protocol.
+//! The service's inputs, records and events are converted here by hand, field by field, so the
+//! service's or the manager's types can change without changing the protocol.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::time::Duration;
 
-use gatehouse_approvals::{EventKind, Offered};
-use gatehouse_policy::elevated::ElevatedLevel;
-use gatehouse_store::approvals_db::{ApprovalRecord, ApprovalRequest, TurnSource};
+use gatehouse_approvals::{ApprovalRecord, ApprovalRequest, EventKind, Offered, TurnSource};
+use gatehouse_policy::elevated::{ElevatedLevel, SenderIdentity};
+use gatehouse_service::{
+    ApprovalView, CheckInput, Decided, ExecContext, Fallback, FileView, RequestInput, RunEvent,
+    RunInput, RunOutcome, ToolsInput,
+};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::chat::SenderJson;
 
-/// `exec.policy.check` params: like a `gatehouse check --jsonl` line, with the agent required.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub(crate) struct CheckParams {
-    pub(crate) command: Option<String>,
-    pub(crate) argv: Option<Vec<String>>,
-    pub(crate) cwd: PathBuf,
-    #[serde(default)]
-    pub(crate) env: BTreeMap<String, String>,
-    pub(crate) agent_id: String,
-    /// The session whose `/elevated` level applies; without it only `elevated` and
-    /// `elevatedDefault` can change the configured policy.
-    #[serde(default)]
-    pub(crate) session_key: Option<String>,
-    /// This request's own `/elevated` level, above the session's and the default.
-    #[serde(default, deserialize_with = "elevated_level")]
-    pub(crate) elevated: Option<ElevatedLevel>,
-    /// The chat sender who asked for `elevated`; required above `off`.
-    #[serde(default)]
-    pub(crate) sender: Option<SenderJson>,
+/// Declares the params of an exec method. What to run (`argv`, `cwd`, `env`) and the elevated
+/// level asked for (`elevated`, `sender`) are spelt the same in every exec method, so they are
+/// written once, here; each method adds its own fields before and after what to run. The order
+/// of the fields is the protocol's (`serde` lists them in order when it refuses an unknown one).
+macro_rules! exec_params {
+    (
+        $(#[$meta:meta])*
+        $name:ident {
+            $($(#[$before_meta:meta])* $before:ident: $before_ty:ty,)*
+        } {
+            $($(#[$after_meta:meta])* $after:ident: $after_ty:ty,)*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields, rename_all = "camelCase")]
+        pub(crate) struct $name {
+            $($(#[$before_meta])* pub(crate) $before: $before_ty,)*
+            pub(crate) argv: Option<Vec<String>>,
+            pub(crate) cwd: PathBuf,
+            #[serde(default)]
+            pub(crate) env: BTreeMap<String, String>,
+            $($(#[$after_meta])* pub(crate) $after: $after_ty,)*
+            /// This request's own `/elevated` level, above the session's and the default.
+            #[serde(default, deserialize_with = "elevated_level")]
+            pub(crate) elevated: Option<ElevatedLevel>,
+            /// The chat sender who asked for `elevated`; required above `off`.
+            #[serde(default)]
+            pub(crate) sender: Option<SenderJson>,
+        }
+
+        impl $name {
+            /// Whose settings the request runs under, as the service takes it.
+            fn context(&self) -> ExecContext {
+                ExecContext {
+                    agent_id: self.agent_id.clone(),
+                    session_key: self.session_key.clone().into(),
+                    level: self.elevated,
+                    sender: self.sender.as_ref().map(SenderIdentity::from),
+                }
+            }
+        }
+    };
+}
+
+exec_params! {
+    /// `exec.policy.check` params: like a `gatehouse check --jsonl` line, with the agent required.
+    CheckParams {
+        command: Option<String>,
+    } {
+        agent_id: String,
+        /// The session whose `/elevated` level applies; without it only `elevated` and
+        /// `elevatedDefault` can change the configured policy.
+        #[serde(default)]
+        session_key: Option<String>,
+    }
 }
 
 /// Reads `elevated` with the canonical spellings only (`off`, `on`, `ask`, `full`, as config
@@ -83,54 +123,97 @@ impl TurnSourceJson {
     }
 }
 
-/// `exec.approval.request` params.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub(crate) struct RequestParams {
-    pub(crate) id: Option<String>,
-    pub(crate) command: String,
-    pub(crate) argv: Option<Vec<String>>,
-    pub(crate) cwd: PathBuf,
-    #[serde(default)]
-    pub(crate) env: BTreeMap<String, String>,
-    pub(crate) host: Option<String>,
-    pub(crate) agent_id: String,
-    pub(crate) session_key: String,
-    pub(crate) timeout_ms: Option<u64>,
-    #[serde(default)]
-    pub(crate) two_phase: bool,
-    pub(crate) turn_source: Option<TurnSourceJson>,
-    /// This request's own `/elevated` level, above the session's and the default.
-    #[serde(default, deserialize_with = "elevated_level")]
-    pub(crate) elevated: Option<ElevatedLevel>,
-    /// The chat sender who asked for `elevated`; required above `off`.
-    #[serde(default)]
-    pub(crate) sender: Option<SenderJson>,
+exec_params! {
+    /// `exec.approval.request` params.
+    RequestParams {
+        id: Option<String>,
+        command: String,
+    } {
+        host: Option<String>,
+        agent_id: String,
+        session_key: String,
+        timeout_ms: Option<u64>,
+        #[serde(default)]
+        two_phase: bool,
+        turn_source: Option<TurnSourceJson>,
+    }
 }
 
-/// `system.run` params: exactly one of `command` (a shell string) and `argv`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub(crate) struct RunParams {
-    /// The approval's id, if a person must be asked (as `exec.approval.request`'s `id`), so the
-    /// requester can name the approval while it waits.
-    pub(crate) id: Option<String>,
-    pub(crate) command: Option<String>,
-    pub(crate) argv: Option<Vec<String>>,
-    pub(crate) cwd: PathBuf,
-    #[serde(default)]
-    pub(crate) env: BTreeMap<String, String>,
-    pub(crate) agent_id: String,
-    pub(crate) session_key: String,
-    pub(crate) timeout_ms: Option<u64>,
-    pub(crate) approval_timeout_ms: Option<u64>,
-    pub(crate) turn_source: Option<TurnSourceJson>,
-    /// This request's own `/elevated` level, above the session's and the default.
-    #[serde(default, deserialize_with = "elevated_level")]
-    pub(crate) elevated: Option<ElevatedLevel>,
-    /// The chat sender who asked for `elevated`; required above `off`.
-    #[serde(default)]
-    pub(crate) sender: Option<SenderJson>,
+exec_params! {
+    /// `system.run` params: exactly one of `command` (a shell string) and `argv`.
+    RunParams {
+        /// The approval's id, if a person must be asked (as `exec.approval.request`'s `id`), so
+        /// the requester can name the approval while it waits.
+        id: Option<String>,
+        command: Option<String>,
+    } {
+        agent_id: String,
+        session_key: String,
+        timeout_ms: Option<u64>,
+        approval_timeout_ms: Option<u64>,
+        turn_source: Option<TurnSourceJson>,
+    }
+}
+
+impl From<CheckParams> for CheckInput {
+    fn from(params: CheckParams) -> Self {
+        let context = params.context();
+        CheckInput {
+            command: params.command,
+            argv: params.argv,
+            cwd: params.cwd,
+            env: params.env,
+            context,
+        }
+    }
+}
+
+impl From<RequestParams> for RequestInput {
+    fn from(params: RequestParams) -> Self {
+        let context = params.context();
+        RequestInput {
+            id: params.id,
+            command: params.command,
+            argv: params.argv,
+            cwd: params.cwd,
+            env: params.env,
+            host: params.host,
+            timeout: params.timeout_ms.map(Duration::from_millis),
+            two_phase: params.two_phase,
+            turn_source: params.turn_source.as_ref().map(TurnSourceJson::to_store),
+            context,
+        }
+    }
+}
+
+impl From<RunParams> for RunInput {
+    fn from(params: RunParams) -> Self {
+        let context = params.context();
+        RunInput {
+            id: params.id,
+            command: params.command,
+            argv: params.argv,
+            cwd: params.cwd,
+            env: params.env,
+            timeout: params.timeout_ms.map(Duration::from_millis),
+            approval_timeout: params.approval_timeout_ms.map(Duration::from_millis),
+            turn_source: params.turn_source.as_ref().map(TurnSourceJson::to_store),
+            context,
+        }
+    }
+}
+
+impl From<ToolsParams> for ToolsInput {
+    fn from(params: ToolsParams) -> Self {
+        ToolsInput {
+            agent_id: params.agent_id,
+            provider: params.provider,
+            model: params.model,
+            owner: params.owner,
+            sandboxed: params.sandboxed,
+            spawn_depth: params.spawn_depth,
+        }
+    }
 }
 
 /// Params naming one approval by full id (`waitDecision`, `get`) or id or prefix (`get`).
@@ -211,6 +294,16 @@ pub(crate) struct FallbackJson {
     pub(crate) denied_reason: Option<&'static str>,
 }
 
+impl From<Fallback> for FallbackJson {
+    fn from(fallback: Fallback) -> Self {
+        FallbackJson {
+            ask_fallback: fallback.ask_fallback.as_str(),
+            approved: fallback.approved,
+            denied_reason: fallback.denied_reason.map(|reason| reason.as_str()),
+        }
+    }
+}
+
 impl DecisionResult {
     pub(crate) fn from_record(record: &ApprovalRecord) -> Self {
         Self {
@@ -262,9 +355,30 @@ pub(crate) struct ApprovalJson {
     request: RequestJson,
 }
 
+impl From<&Decided> for ResolveResult {
+    fn from(decided: &Decided) -> Self {
+        let winner = decided.outcome.winner();
+        ResolveResult {
+            id: winner.id.clone(),
+            applied: decided.outcome.applied(),
+            state: winner.state.as_str(),
+            decision: winner.decision.map(|d| d.as_str()),
+            resolved_by: winner.resolved_by.clone(),
+            allowlist_added: decided.allowlist_added.clone(),
+            allowlist_error: decided.allowlist_error.clone(),
+        }
+    }
+}
+
+impl From<&ApprovalView> for ApprovalJson {
+    fn from(view: &ApprovalView) -> Self {
+        ApprovalJson::new(&view.record, view.offered)
+    }
+}
+
 impl ApprovalJson {
     /// The record as sent, with the decisions still `offered` (`None` once settled).
-    pub(crate) fn new(record: &ApprovalRecord, offered: Option<Offered>) -> Self {
+    fn new(record: &ApprovalRecord, offered: Option<Offered>) -> Self {
         Self {
             id: record.id.clone(),
             state: record.state.as_str(),
@@ -348,6 +462,104 @@ pub(crate) struct RunResult {
     pub(crate) stderr: String,
     pub(crate) stdout_truncated: bool,
     pub(crate) stderr_truncated: bool,
+}
+
+impl From<RunOutcome> for RunResult {
+    fn from(outcome: RunOutcome) -> Self {
+        match outcome {
+            RunOutcome::Finished { run_id, finished } => RunResult {
+                run_id: run_id.to_string(),
+                status: "finished",
+                reason: None,
+                detail: None,
+                exit_code: finished.exit_code,
+                signal: finished.signal,
+                timed_out: finished.timed_out,
+                duration_ms: millis(finished.duration),
+                stdout: String::from_utf8_lossy(&finished.stdout.bytes).into_owned(),
+                stderr: String::from_utf8_lossy(&finished.stderr.bytes).into_owned(),
+                stdout_truncated: finished.stdout.truncated,
+                stderr_truncated: finished.stderr.truncated,
+            },
+            RunOutcome::Denied {
+                run_id,
+                denial,
+                detail,
+            } => RunResult {
+                run_id: run_id.to_string(),
+                status: "denied",
+                reason: Some(denial.as_str()),
+                detail: Some(detail),
+                exit_code: None,
+                signal: None,
+                timed_out: false,
+                duration_ms: 0,
+                stdout: String::new(),
+                stderr: String::new(),
+                stdout_truncated: false,
+                stderr_truncated: false,
+            },
+        }
+    }
+}
+
+/// The event name and payload of one run event.
+pub(crate) fn run_event(event: &RunEvent<'_>) -> (&'static str, Value) {
+    match event {
+        RunEvent::Running {
+            run_id,
+            agent_id,
+            argv,
+            cwd,
+        } => (
+            "exec.running",
+            json!({
+                "runId": run_id.to_string(),
+                "agentId": agent_id,
+                "argv": argv,
+                "cwd": cwd.display().to_string(),
+            }),
+        ),
+        RunEvent::Finished { run_id, finished } => (
+            "exec.finished",
+            json!({
+                "runId": run_id.to_string(),
+                "exitCode": finished.exit_code,
+                "signal": finished.signal,
+                "timedOut": finished.timed_out,
+                "durationMs": millis(finished.duration),
+                "stdoutTruncated": finished.stdout.truncated,
+                "stderrTruncated": finished.stderr.truncated,
+            }),
+        ),
+        RunEvent::Denied {
+            run_id,
+            denial,
+            detail,
+        } => (
+            "exec.denied",
+            json!({
+                "runId": run_id.to_string(),
+                "reason": denial.as_str(),
+                "detail": detail,
+            }),
+        ),
+    }
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+impl FileResult {
+    /// The file as sent: its JSON, its hash and whether it exists.
+    pub(crate) fn new(view: &FileView) -> Result<Self, serde_json::Error> {
+        Ok(FileResult {
+            file: serde_json::from_slice(&view.bytes)?,
+            hash: view.hash.clone(),
+            exists: view.exists,
+        })
+    }
 }
 
 /// The event name and payload of one approval event.

@@ -11,7 +11,6 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::error::Error;
-use crate::hub::EventHub;
 
 /// JSON text checked for syntax but not parsed into a tree: method params are decoded straight
 /// into the handler's type and results encoded straight from it, so no request builds and drops
@@ -221,11 +220,12 @@ pub(crate) struct ServerInfo {
 }
 
 impl ServerInfo {
-    pub(crate) fn current(events: &EventHub) -> Self {
+    /// This build, in the server run named `instance` that started at `started_at_ms`.
+    pub(crate) fn current(instance: &str, started_at_ms: u64) -> Self {
         Self {
             version: env!("CARGO_PKG_VERSION"),
-            instance: events.instance().to_owned(),
-            started_at_ms: events.started_at_ms(),
+            instance: instance.to_owned(),
+            started_at_ms,
         }
     }
 }
@@ -246,7 +246,7 @@ pub(crate) struct StatusResult {
     /// Chat approvals, for `operator.*` callers when the chat runtime runs (always under
     /// `serve`, with empty lists when no channel is configured).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) chat: Option<chat::ChatStatus>,
+    pub(crate) chat: Option<chat::ChatStatusJson>,
 }
 
 /// The token a request was authenticated as.

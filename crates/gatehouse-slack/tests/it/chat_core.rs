@@ -14,6 +14,7 @@ use gatehouse_chat::dispatch::Dispatcher;
 use gatehouse_chat::plan::{RequestMeta, plan_delivery};
 use gatehouse_chat::render::{ResolveOutcome, render_receipt};
 use gatehouse_chat::token::{MemoryTokenStore, TokenClaim, TokenRegistry};
+use gatehouse_chat::{Platform, Platforms};
 use gatehouse_fakes::FakeHandle;
 use gatehouse_policy::ApprovalDecision;
 use pretty_assertions::assert_eq;
@@ -33,7 +34,7 @@ fn approvals() -> ChatApprovals {
         }],
         ..ChatApprovalSettings::default()
     }
-    .validate()
+    .validate(&Platforms::new([&gatehouse_slack::Slack as &dyn Platform]))
     .unwrap()
 }
 

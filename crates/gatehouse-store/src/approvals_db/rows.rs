@@ -7,14 +7,14 @@
 
 use std::sync::LazyLock;
 
+use gatehouse_approvals::{
+    ApprovalRecord, ApprovalRequest, ApprovalState, DeliveredMessage, ListFilter, ListOrder,
+    RunBinding, TurnSource,
+};
 use rusqlite::{Connection, OptionalExtension as _, Row, params};
 use uuid::Uuid;
 
 use super::ids::id_order;
-use super::record::{
-    ApprovalRecord, ApprovalRequest, ApprovalState, DeliveredMessage, ListFilter, ListOrder,
-    RunBinding, TurnSource,
-};
 use crate::error::StoreError;
 
 /// Every column of `approvals`, in [`RawRow::read`]'s order.
@@ -118,7 +118,7 @@ pub(super) fn short_ids(conn: &Connection) -> Result<Vec<u32>, StoreError> {
         if let Ok(text) = row.get_ref(0)?.as_str()
             && let Ok(id) = Uuid::try_parse(text)
         {
-            shorts.push(super::short_id(&id));
+            shorts.push(gatehouse_approvals::short_id(&id));
         }
     }
     Ok(shorts)

@@ -371,7 +371,7 @@ mod tests {
             conn.execute_batch(sql).unwrap();
         }
         conn.pragma_update(None, "user_version", 3).unwrap();
-        let minted = ids::mint_approval_id(1_234).to_string();
+        let minted = gatehouse_approvals::mint_approval_id(1_234).to_string();
         // Left by a hand edit with foreign keys off; it must not stop the upgrade.
         conn.pragma_update(None, "foreign_keys", false).unwrap();
         conn.execute(

@@ -1,4 +1,4 @@
-//! [`ApprovalStore`] on an embedded SQLite database.
+//! `gatehouse-approvals`' [`ApprovalStore`] on an embedded SQLite database.
 //!
 //! WAL journal with `synchronous=FULL`: a committed answer survives a crash or power loss before
 //! anyone is told about it. Writes go through one writer thread that commits whatever is queued
@@ -13,16 +13,15 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use gatehouse_approvals::{
+    ApprovalRecord, ApprovalStore, Completion, ConsumeOutcome, DeliveredMessage, ListFilter,
+    NewApproval, Reading, Resolution, ResolveOutcome, StoreError as ApprovalsStoreError,
+};
 use rusqlite::{Connection, OpenFlags};
 
 use super::batch_times::BatchTimesSnapshot;
 use super::checkpoint::{CheckpointSchedule, Checkpointer, LogRestart};
 use super::readers::Readers;
-use super::record::{
-    ApprovalRecord, ConsumeOutcome, DeliveredMessage, ListFilter, NewApproval, Resolution,
-    ResolveOutcome,
-};
-use super::store::{ApprovalStore, Completion};
 use super::writer::{BatchLimits, BatchWriter};
 use super::{rows, schema, write_ops};
 use crate::durable_fs::open_private;
@@ -61,7 +60,8 @@ pub struct SqliteApprovalStore {
     writer: BatchWriter,
     /// `None` for an in-memory database, which has no log.
     checkpointer: Option<Checkpointer>,
-    readers: Readers,
+    /// Shared with the reads in flight on the blocking pool.
+    readers: Arc<Readers>,
     path: PathBuf,
 }
 
@@ -148,7 +148,7 @@ impl SqliteApprovalStore {
         Ok(SqliteApprovalStore {
             writer: BatchWriter::start(conn, path.clone(), limits, restart)?,
             checkpointer,
-            readers,
+            readers: Arc::new(readers),
             path,
         })
     }
@@ -206,46 +206,19 @@ fn prepare_writer(mut conn: Connection) -> Result<Connection, StoreError> {
     Ok(conn)
 }
 
-impl ApprovalStore for SqliteApprovalStore {
-    fn insert(&self, approval: &NewApproval) -> Result<ApprovalRecord, StoreError> {
+/// The same operations, blocking until each is done: for tests and one-shot tools that are not
+/// async. A running gateway goes through [`ApprovalStore`], which holds no thread while a write
+/// commits.
+impl SqliteApprovalStore {
+    /// [`ApprovalStore::insert`], waiting for the commit.
+    pub fn insert(&self, approval: &NewApproval) -> Result<ApprovalRecord, StoreError> {
         let approval = approval.clone();
         self.writer
             .submit(move |conn| write_ops::insert(conn, approval))
     }
 
-    fn insert_queued(&self, approval: NewApproval, done: Completion<ApprovalRecord>) {
-        self.writer
-            .submit_then(move |conn| write_ops::insert(conn, approval), done);
-    }
-
-    fn get(&self, id: &str) -> Result<Option<ApprovalRecord>, StoreError> {
-        self.readers.read(|conn| rows::fetch(conn, id))
-    }
-
-    fn after_queued_writes(&self, done: Completion<()>) {
-        // Jobs run in queue order and answer after their batch commits; this one writes nothing,
-        // so a batch holding only it commits without a sync.
-        self.writer.submit_then(|_| Ok(()), done);
-    }
-
-    fn find_by_prefix(
-        &self,
-        prefix: &str,
-        limit: usize,
-    ) -> Result<Vec<ApprovalRecord>, StoreError> {
-        self.readers
-            .read(|conn| rows::find_by_prefix(conn, prefix, limit))
-    }
-
-    fn short_ids(&self) -> Result<Vec<u32>, StoreError> {
-        self.readers.read(rows::short_ids)
-    }
-
-    fn list(&self, filter: &ListFilter) -> Result<Vec<ApprovalRecord>, StoreError> {
-        self.readers.read(|conn| rows::list(conn, filter))
-    }
-
-    fn resolve(
+    /// [`ApprovalStore::resolve`], waiting for the commit.
+    pub fn resolve(
         &self,
         id: &str,
         resolution: &Resolution,
@@ -256,32 +229,22 @@ impl ApprovalStore for SqliteApprovalStore {
             .submit(move |conn| write_ops::resolve(conn, &id, &resolution, at_ms))
     }
 
-    fn resolve_queued(
-        &self,
-        id: String,
-        resolution: Resolution,
-        at_ms: u64,
-        done: Completion<ResolveOutcome>,
-    ) {
-        self.writer.submit_then(
-            move |conn| write_ops::resolve(conn, &id, &resolution, at_ms),
-            done,
-        );
-    }
-
-    fn consume_allow_once(&self, id: &str, at_ms: u64) -> Result<ConsumeOutcome, StoreError> {
+    /// [`ApprovalStore::consume_allow_once`], waiting for the commit.
+    pub fn consume_allow_once(&self, id: &str, at_ms: u64) -> Result<ConsumeOutcome, StoreError> {
         let id = id.to_owned();
         self.writer
             .submit(move |conn| write_ops::consume_allow_once(conn, &id, at_ms))
     }
 
-    fn record_delivery(&self, id: &str, message: &DeliveredMessage) -> Result<(), StoreError> {
+    /// [`ApprovalStore::record_delivery`], waiting for the commit.
+    pub fn record_delivery(&self, id: &str, message: &DeliveredMessage) -> Result<(), StoreError> {
         let (id, message) = (id.to_owned(), message.clone());
         self.writer
             .submit(move |conn| write_ops::record_delivery(conn, &id, &message))
     }
 
-    fn cancel_all_pending(
+    /// [`ApprovalStore::cancel_all_pending`], waiting for the commit.
+    pub fn cancel_all_pending(
         &self,
         reason: &str,
         at_ms: u64,
@@ -291,12 +254,136 @@ impl ApprovalStore for SqliteApprovalStore {
             .submit(move |conn| write_ops::cancel_all_pending(conn, &reason, at_ms))
     }
 
-    fn prune_terminal_before(
+    /// [`ApprovalStore::prune_terminal_before`], waiting for the commit.
+    pub fn prune_terminal_before(
         &self,
         cutoff_ms: u64,
         limit: usize,
     ) -> Result<Vec<String>, StoreError> {
         self.writer
             .submit(move |conn| write_ops::prune_terminal_before(conn, cutoff_ms, limit))
+    }
+
+    /// [`ApprovalStore::get`], on the calling thread.
+    pub fn get(&self, id: &str) -> Result<Option<ApprovalRecord>, StoreError> {
+        self.readers.read(|conn| rows::fetch(conn, id))
+    }
+
+    /// [`ApprovalStore::find_by_prefix`], on the calling thread.
+    pub fn find_by_prefix(
+        &self,
+        prefix: &str,
+        limit: usize,
+    ) -> Result<Vec<ApprovalRecord>, StoreError> {
+        self.readers
+            .read(|conn| rows::find_by_prefix(conn, prefix, limit))
+    }
+
+    /// [`ApprovalStore::short_ids`], on the calling thread.
+    pub fn short_ids(&self) -> Result<Vec<u32>, StoreError> {
+        self.readers.read(rows::short_ids)
+    }
+
+    /// [`ApprovalStore::list`], on the calling thread.
+    pub fn list(&self, filter: &ListFilter) -> Result<Vec<ApprovalRecord>, StoreError> {
+        self.readers.read(|conn| rows::list(conn, filter))
+    }
+
+    /// Queues `op` on the writer; `done` hears its result as the approval manager's error.
+    fn submit<T: Send + 'static>(
+        &self,
+        op: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+        done: Completion<T>,
+    ) {
+        self.writer
+            .submit_then(op, Box::new(move |result| done(result.map_err(Into::into))));
+    }
+
+    /// Runs `read` on a read connection from tokio's blocking pool, so it holds no async thread.
+    fn reading<T: Send + 'static>(
+        &self,
+        read: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> Reading<T> {
+        let readers = Arc::clone(&self.readers);
+        Box::pin(async move {
+            match tokio::task::spawn_blocking(move || readers.read(read)).await {
+                Ok(result) => result.map_err(Into::into),
+                Err(error) => Err(ApprovalsStoreError::Backend(Box::new(error))),
+            }
+        })
+    }
+}
+
+impl ApprovalStore for SqliteApprovalStore {
+    fn insert(&self, approval: NewApproval, done: Completion<ApprovalRecord>) {
+        self.submit(move |conn| write_ops::insert(conn, approval), done);
+    }
+
+    fn resolve(
+        &self,
+        id: String,
+        resolution: Resolution,
+        at_ms: u64,
+        done: Completion<ResolveOutcome>,
+    ) {
+        self.submit(
+            move |conn| write_ops::resolve(conn, &id, &resolution, at_ms),
+            done,
+        );
+    }
+
+    fn consume_allow_once(&self, id: String, at_ms: u64, done: Completion<ConsumeOutcome>) {
+        self.submit(
+            move |conn| write_ops::consume_allow_once(conn, &id, at_ms),
+            done,
+        );
+    }
+
+    fn record_delivery(&self, id: String, message: DeliveredMessage, done: Completion<()>) {
+        self.submit(
+            move |conn| write_ops::record_delivery(conn, &id, &message),
+            done,
+        );
+    }
+
+    fn cancel_all_pending(
+        &self,
+        reason: String,
+        at_ms: u64,
+        done: Completion<Vec<ApprovalRecord>>,
+    ) {
+        self.submit(
+            move |conn| write_ops::cancel_all_pending(conn, &reason, at_ms),
+            done,
+        );
+    }
+
+    fn prune_terminal_before(&self, cutoff_ms: u64, limit: usize, done: Completion<Vec<String>>) {
+        self.submit(
+            move |conn| write_ops::prune_terminal_before(conn, cutoff_ms, limit),
+            done,
+        );
+    }
+
+    fn after_submitted_writes(&self, done: Completion<()>) {
+        // Jobs run in queue order and answer after their batch commits; this one writes nothing,
+        // so a batch holding only it commits without a sync.
+        self.submit(|_| Ok(()), done);
+    }
+
+    fn get(&self, id: String) -> Reading<Option<ApprovalRecord>> {
+        self.reading(move |conn| rows::fetch(conn, &id))
+    }
+
+    fn find_by_prefix(&self, prefix: String, limit: usize) -> Reading<Vec<ApprovalRecord>> {
+        self.reading(move |conn| rows::find_by_prefix(conn, &prefix, limit))
+    }
+
+    fn short_ids(&self) -> Reading<Vec<u32>> {
+        self.reading(rows::short_ids)
+    }
+
+    fn list(&self, filter: ListFilter) -> Reading<Vec<ApprovalRecord>> {
+        self.reading(move |conn| rows::list(conn, &filter))
     }
 }

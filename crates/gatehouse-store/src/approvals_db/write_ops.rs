@@ -7,13 +7,13 @@
 
 use std::sync::LazyLock;
 
-use rusqlite::{Connection, params};
-
-use super::ids::id_order;
-use super::record::{
+use gatehouse_approvals::{
     ApprovalRecord, ApprovalState, ConsumeOutcome, DeliveredMessage, NewApproval, Resolution,
     ResolveOutcome,
 };
+use rusqlite::{Connection, params};
+
+use super::ids::id_order;
 use super::rows::{
     COLUMNS, encode, fetch, fetch_required, limit_param, sql_ms, stored_ms, update_then_fetch,
 };

@@ -22,8 +22,10 @@ use rusqlite::Connection;
 
 use super::batch_times::{BatchTimes, BatchTimesSnapshot};
 use super::checkpoint::LogRestart;
-use super::store::Completion;
 use crate::error::StoreError;
+
+/// Where a queued operation's result goes: called once, on the writer thread.
+pub(super) type Completion<T> = Box<dyn FnOnce(Result<T, StoreError>) + Send>;
 
 /// How much the writer takes on at once.
 #[derive(Debug, Clone, Copy)]
@@ -204,14 +206,15 @@ where
     fn reply(mut self: Box<Self>, batch: Result<(), &rusqlite::Error>) {
         let answer = match (self.result.take(), batch) {
             (Some(Err(own)), _) => Err(own),
-            (_, Err(batch)) => Err(StoreError::Database(replicate(batch))),
+            (_, Err(batch)) => Err(replicate(batch).into()),
             (Some(Ok(value)), Ok(())) => Ok(value),
             // Not run although the batch committed: the writer's loop rules this out, and the
             // caller still gets an answer rather than a wait.
-            (None, Ok(())) => Err(StoreError::Database(rusqlite::Error::SqliteFailure(
+            (None, Ok(())) => Err(rusqlite::Error::SqliteFailure(
                 rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_INTERNAL),
                 Some("operation was not run".to_owned()),
-            ))),
+            )
+            .into()),
         };
         if let Some(reply) = self.reply.take() {
             reply(answer);

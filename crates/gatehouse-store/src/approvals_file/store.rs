@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use gatehouse_approvals::{ALLOW_ALWAYS_SOURCE, AllowlistStore};
 use serde::Serialize;
 
 use super::model::{AllowlistEntry, AllowlistItem, ExecApprovalsFile, SocketConfig};
@@ -50,14 +51,9 @@ pub struct RedactedSnapshot {
     pub exists: bool,
 }
 
-/// Whether an allowlist addition changed the file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AddedEntry {
-    /// The id of the new entry, or of the existing entry for the same rule.
-    pub id: String,
-    /// False when an entry for the same rule was already there.
-    pub added: bool,
-}
+/// Whether an allowlist addition changed the file: `gatehouse-approvals`' answer to an
+/// allow-always write, which this file is the store of.
+pub use gatehouse_approvals::AddedEntry;
 
 /// One use of an allowlist entry, to be recorded on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -291,6 +287,24 @@ impl ExecApprovalsStore {
             hash,
             report: parsed.report,
         })
+    }
+}
+
+/// The allowlists allow-always decisions persist to.
+impl AllowlistStore for ExecApprovalsStore {
+    fn add_allow_always(
+        &self,
+        agent_id: &str,
+        pattern: &str,
+        now_ms: u64,
+    ) -> Result<AddedEntry, gatehouse_approvals::StoreError> {
+        let entry = NewAllowlistEntry {
+            pattern,
+            arg_pattern: None,
+            source: Some(ALLOW_ALWAYS_SOURCE),
+            now_ms,
+        };
+        Ok(self.add_allowlist_entry(agent_id, entry)?)
     }
 }
 

@@ -1,9 +1,9 @@
+use gatehouse_approvals::{
+    ApprovalRequest, ApprovalState, ConsumeOutcome, DeliveredMessage, ListFilter, ListOrder,
+    NewApproval, Resolution, ResolveOutcome, Retention, mint_approval_id,
+};
 use gatehouse_policy::ApprovalDecision;
 use gatehouse_store::StoreError;
-use gatehouse_store::approvals_db::{
-    ApprovalRequest, ApprovalState, ApprovalStore, ConsumeOutcome, DeliveredMessage, ListFilter,
-    ListOrder, NewApproval, Resolution, ResolveOutcome, Retention, mint_approval_id,
-};
 use pretty_assertions::assert_eq;
 
 use crate::support::{new_approval, open_db};

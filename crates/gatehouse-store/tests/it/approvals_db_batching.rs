@@ -10,11 +10,10 @@ use std::sync::mpsc;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
+use gatehouse_approvals::{ApprovalState, ConsumeOutcome, Resolution, ResolveOutcome};
 use gatehouse_policy::ApprovalDecision;
 use gatehouse_store::StoreError;
-use gatehouse_store::approvals_db::{
-    ApprovalState, ApprovalStore, ConsumeOutcome, Resolution, ResolveOutcome, SqliteApprovalStore,
-};
+use gatehouse_store::approvals_db::SqliteApprovalStore;
 use pretty_assertions::assert_eq;
 
 use crate::support::{new_approval, open_db};
@@ -202,7 +201,7 @@ fn closing_commits_what_was_acknowledged_and_refuses_the_rest() {
     let reopened = open_db(&dir);
     assert_eq!(
         reopened
-            .list(&gatehouse_store::approvals_db::ListFilter {
+            .list(&gatehouse_approvals::ListFilter {
                 limit: usize::MAX,
                 ..Default::default()
             })

@@ -2,12 +2,12 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt as _;
 use std::sync::Barrier;
 
+use gatehouse_approvals::{
+    ApprovalState, ConsumeOutcome, DeliveredMessage, Resolution, ResolveOutcome,
+};
 use gatehouse_policy::ApprovalDecision;
 use gatehouse_store::StoreError;
-use gatehouse_store::approvals_db::{
-    ApprovalState, ApprovalStore, ConsumeOutcome, DeliveredMessage, Resolution, ResolveOutcome,
-    SqliteApprovalStore, SqliteOptions,
-};
+use gatehouse_store::approvals_db::{SqliteApprovalStore, SqliteOptions};
 use pretty_assertions::assert_eq;
 
 use crate::support::{new_approval, open_db};

@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use gatehouse_policy::ApprovalDecision;
-use gatehouse_store::approvals_db::{
-    ApprovalRecord, ApprovalState, ApprovalStore, DeliveredMessage, ListFilter, Resolution,
-    SqliteApprovalStore, SqliteOptions,
+use gatehouse_approvals::{
+    ApprovalRecord, ApprovalState, DeliveredMessage, ListFilter, Resolution,
 };
+use gatehouse_policy::ApprovalDecision;
+use gatehouse_store::approvals_db::{SqliteApprovalStore, SqliteOptions};
 use gatehouse_store::approvals_file::{
     AllowlistHit, AllowlistItem, ExecApprovalsStore, NewAllowlistEntry,
 };

@@ -1,9 +1,8 @@
 //! Shared fixtures: temporary state directories and sample approvals.
 
+use gatehouse_approvals::{ApprovalRequest, NewApproval, RunBinding, TurnSource};
 use gatehouse_policy::{Ask, Security};
-use gatehouse_store::approvals_db::{
-    ApprovalRequest, NewApproval, RunBinding, SqliteApprovalStore, SqliteOptions, TurnSource,
-};
+use gatehouse_store::approvals_db::{SqliteApprovalStore, SqliteOptions};
 
 pub(crate) fn open_db(dir: &tempfile::TempDir) -> SqliteApprovalStore {
     SqliteApprovalStore::open(

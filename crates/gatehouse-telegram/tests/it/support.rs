@@ -11,6 +11,7 @@ use gatehouse_chat::error::ChatError;
 use gatehouse_chat::render::ApprovalView;
 use gatehouse_chat::route::TurnSource;
 use gatehouse_chat::token::{MemoryTokenStore, TokenRegistry};
+use gatehouse_chat::{Platform, Platforms};
 use gatehouse_fakes::{Call, FakeHandle};
 use gatehouse_telegram::{Secret, TelegramChannel, TelegramConfig};
 use serde_json::Value;
@@ -104,7 +105,9 @@ pub(crate) fn approvals(target: NativeTarget) -> ChatApprovals {
         }],
         ..ChatApprovalSettings::default()
     }
-    .validate()
+    .validate(&Platforms::new([
+        &gatehouse_telegram::Telegram as &dyn Platform
+    ]))
     .unwrap()
 }
 

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use gatehouse_store::approvals_db::mint_approval_id;
+use gatehouse_approvals::mint_approval_id;
 use serde_json::{Value, json};
 
 use super::client::{ServerArgs, block_on, refused_with};

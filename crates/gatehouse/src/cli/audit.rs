@@ -56,7 +56,7 @@ impl LogLocation {
         }
         let dir = match self.data_dir {
             Some(dir) => dir,
-            None => super::serve::default_data_dir()?,
+            None => super::layout::default_data_dir()?,
         };
         Ok(dir.join(LOG_FILE_NAME))
     }

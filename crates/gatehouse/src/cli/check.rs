@@ -10,10 +10,11 @@ use anyhow::Context;
 use clap::Args;
 use gatehouse_chat::sanitize::make_visible;
 use gatehouse_config::DEFAULT_AGENT_ID;
-use gatehouse_gateway::payloads::{DecisionJson, exec_request, with_host_env};
 use gatehouse_policy::exec::{
     Decision, ExecEvaluation, ExecPolicy, ExecRequest, SatisfiedBy, evaluate,
 };
+use gatehouse_service::policy::report::DecisionJson;
+use gatehouse_service::policy::request::{exec_request, with_host_env};
 use serde::Deserialize;
 
 use super::exec_sources::Sources;

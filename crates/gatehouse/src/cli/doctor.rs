@@ -14,19 +14,19 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use gatehouse_config::{Config, ConfigError, DEFAULT_AGENT_ID, load_file};
-use gatehouse_gateway::payloads::{ask_fallback, effective_ask_fallback, exec_policy};
-use gatehouse_gateway::{ExecServices, configured_limits};
 use gatehouse_policy::Security;
 use gatehouse_policy::exec::{AllowlistEntry, has_builtin_profile, ignored_allowlist_entries};
+use gatehouse_service::policy::compose::{ask_fallback, effective_ask_fallback, exec_policy};
+use gatehouse_service::{ExecLimits, Service};
 use gatehouse_store::approvals_file::{ExecApprovalsStore, Snapshot};
 
 use gatehouse_chat::sanitize::{make_visible, one_line};
 
-use super::serve::{
-    ADMIN_TOKEN_FILE, APPROVALS_FILE, SESSIONS_FILE, default_data_dir, exec_setup, listen_address,
-    read_admin_token,
+use super::layout::{
+    ADMIN_TOKEN_FILE, APPROVALS_FILE, SESSIONS_FILE, check_store, default_data_dir, listen_address,
+    service_setup,
 };
-use super::tokens::review_tokens;
+use super::tokens::{read_admin_token, review_tokens};
 
 /// Flags of `gatehouse doctor`.
 #[derive(Debug, clap::Args)]
@@ -257,7 +257,8 @@ fn check_agents(config: &Config, approvals: &Snapshot, findings: &mut Findings) 
 
 /// What `serve` would refuse in the data directory: one that is not a directory, an
 /// `exec-approvals.json` it cannot read, and whatever the gateway's own check of its audit log
-/// and approvals database finds (the checks `ExecServices::start` makes, worded as its
+/// and approvals database finds (the checks `Service::prepare` and the store's opening make,
+/// worded as their
 /// errors), all read without writing anything. The approvals file as read, for the agent
 /// lines; `None` when it cannot be read.
 fn check_data_files(config: &Config, data_dir: &Path, findings: &mut Findings) -> Option<Snapshot> {
@@ -283,9 +284,11 @@ fn check_data_files(config: &Config, data_dir: &Path, findings: &mut Findings) -
         println!("data directory {shown}: none yet (serve creates it)");
         return approvals;
     }
-    let (_, limits) = configured_limits(config.gateway.limits.as_ref());
-    let mut refusals = ExecServices::check(&exec_setup(config.clone(), data_dir, limits));
-    refusals.extend(gatehouse_gateway::check_sessions_file(&data_dir.join(SESSIONS_FILE)).err());
+    let limits = ExecLimits::configured(config.gateway.limits.as_ref());
+    let mut refusals = Service::check_files(&service_setup(config.clone(), data_dir, limits));
+    refusals.extend(check_store(data_dir).err());
+    refusals
+        .extend(gatehouse_service::chat::check_sessions_file(&data_dir.join(SESSIONS_FILE)).err());
     if refusals.is_empty() && approvals.is_some() {
         println!("data directory {shown}: ok");
     } else {

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use anyhow::Context;
 use gatehouse_config::Config;
-use gatehouse_gateway::payloads::exec_policy;
 use gatehouse_policy::exec::ExecPolicy;
+use gatehouse_service::policy::compose::exec_policy;
 use gatehouse_store::approvals_file::{ExecApprovalsFile, parse_str};
 
 use super::agent_ids::known_agent;

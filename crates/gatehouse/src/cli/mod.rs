@@ -10,6 +10,7 @@ mod client;
 mod config;
 mod doctor;
 mod exec_sources;
+mod layout;
 mod logging;
 mod request;
 mod run;

@@ -12,40 +12,31 @@
 use std::fs::{self, DirBuilder, OpenOptions};
 use std::io::{ErrorKind, Write as _};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
+use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use gatehouse_config::Config;
-use gatehouse_gateway::RetryPolicy;
+use gatehouse_approvals::SystemClock;
+use gatehouse_chat::delivery::RetryPolicy;
 use gatehouse_gateway::{
-    ChatSetup, ExecLimits, ExecServices, ExecSetup, GatewaySettings, GatewayState, MIN_TOKEN_CHARS,
-    Scope, Secret, TokenSpec, configured_limits,
+    GatewaySettings, GatewayState, Scope, Secret, StoreBatches, TokenSpec, configured_limits,
 };
+use gatehouse_service::{ChatSetup, ExecLimits, Ports, Service};
+use gatehouse_store::approvals_db::SqliteApprovalStore;
 use rand::RngCore as _;
 use rustix::fs::{FlockOperation, flock};
 use rustix::io::Errno;
 
+use super::layout::{
+    ADMIN_TOKEN_FILE, LOCK_FILE, SESSIONS_FILE, default_data_dir, listen_address, open_store,
+    service_setup,
+};
 use super::logging::{self, LogFormat};
-
-/// Where the embedded default listens: loopback only, so a fresh install is not reachable from
-/// the network.
-pub(crate) const DEFAULT_LISTEN: SocketAddr =
-    SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 18790);
-
-/// The admin token's file name inside the data directory.
-pub(crate) const ADMIN_TOKEN_FILE: &str = "admin.token";
-/// `exec-approvals.json` inside the data directory.
-pub(crate) const APPROVALS_FILE: &str = "exec-approvals.json";
-/// Session bindings and `/elevated` levels inside the data directory.
-pub(crate) const SESSIONS_FILE: &str = "sessions.json";
-/// The approvals database inside the data directory.
-const DATABASE_FILE: &str = "approvals.db";
-/// The file a running `serve` holds an exclusive `flock` on, inside the data directory.
-const LOCK_FILE: &str = "gatehouse.lock";
+use super::tokens::read_admin_token;
 
 /// Flags of `gatehouse serve`.
 #[derive(Debug, clap::Args)]
@@ -100,18 +91,33 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
-    let (limits, exec_limits) = configured_limits(config.gateway.limits.as_ref());
+    let limits = configured_limits(config.gateway.limits.as_ref());
+    let exec_limits = ExecLimits::configured(config.gateway.limits.as_ref());
     let settings = GatewaySettings { tokens, limits };
-    let setup = exec_setup(config, &data_dir, exec_limits);
+    let setup = service_setup(config, &data_dir, exec_limits);
     runtime.block_on(async {
         // Taken before the approval manager starts, so the chat runtime edits exactly the
         // cards of approvals this start cancelled.
         let restart_cutoff_ms = super::now_ms();
         let connected = super::channels::connect_all(&setup.config).await?;
-        let exec = ExecServices::start(setup).await?;
-        let state = GatewayState::with_exec(&settings, exec)?;
-        state.start_chat(ChatSetup {
+        // In the order a start has always checked things: the service's own files, the
+        // approvals database, the gateway's settings, then chat.
+        let prepared = Service::prepare(setup)?;
+        let store = open_store(&data_dir)?;
+        let gateway = GatewayState::builder(&settings).store_metrics(Arc::new({
+            let store = Arc::clone(&store);
+            move || store_batches(&store)
+        }));
+        let ports = Ports {
+            store,
+            clock: Arc::new(SystemClock),
+            publisher: Arc::new(gateway.events().clone()),
+        };
+        let service = prepared.start(ports).await?;
+        let state = gateway.with_service(service.clone())?;
+        service.start_chat(ChatSetup {
             channels: connected.channels,
+            platforms: super::channels::platforms(),
             retry: RetryPolicy::default(),
             restart_cutoff_ms,
             sessions_file: data_dir.join(SESSIONS_FILE),
@@ -128,29 +134,13 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The exec state in `data_dir`, as `serve` starts it and `doctor` checks it.
-pub(crate) fn exec_setup(config: Config, data_dir: &Path, limits: ExecLimits) -> ExecSetup {
-    ExecSetup {
-        config,
-        approvals_file: data_dir.join(APPROVALS_FILE),
-        database: data_dir.join(DATABASE_FILE),
-        audit_log: data_dir.join(gatehouse_store::audit::LOG_FILE_NAME),
-        limits,
-    }
-}
-
-/// The address to listen on: the flag, else `gateway.listen`, else [`DEFAULT_LISTEN`]; `doctor`
-/// reports the same error for an address this refuses.
-pub(crate) fn listen_address(
-    flag: Option<SocketAddr>,
-    configured: Option<&str>,
-) -> anyhow::Result<SocketAddr> {
-    match (flag, configured) {
-        (Some(listen), _) => Ok(listen),
-        (None, Some(text)) => text.parse().with_context(|| {
-            format!("`gateway.listen`: {text:?} is not an address like 127.0.0.1:18790")
-        }),
-        (None, None) => Ok(DEFAULT_LISTEN),
+/// The approvals database's write batches, as `GET /metrics` reports them.
+fn store_batches(store: &SqliteApprovalStore) -> StoreBatches {
+    let times = store.batch_times();
+    StoreBatches {
+        cumulative: times.cumulative().collect(),
+        total: times.total,
+        writes: times.writes,
     }
 }
 
@@ -251,21 +241,6 @@ fn browsable(addr: SocketAddr) -> SocketAddr {
     }
 }
 
-pub(crate) fn default_data_dir() -> anyhow::Result<PathBuf> {
-    let absolute = |var: &str| {
-        std::env::var_os(var)
-            .map(PathBuf::from)
-            .filter(|path| path.is_absolute())
-    };
-    if let Some(state) = absolute("XDG_STATE_HOME") {
-        return Ok(state.join("gatehouse"));
-    }
-    if let Some(home) = absolute("HOME") {
-        return Ok(home.join(".local/state/gatehouse"));
-    }
-    bail!("cannot find a data directory: neither XDG_STATE_HOME nor HOME is set; pass --data-dir")
-}
-
 /// Reads the admin token, creating it with mode 0600 on first start. A token file others can
 /// read is refused rather than silently fixed: someone may already have copied it.
 fn load_or_create_admin_token(path: &Path) -> anyhow::Result<Secret> {
@@ -293,36 +268,10 @@ fn load_or_create_admin_token(path: &Path) -> anyhow::Result<Secret> {
     }
 }
 
-/// The generated admin token, refused when others can read it or it is too short; `doctor`
-/// applies the same check.
-pub(crate) fn read_admin_token(path: &Path) -> anyhow::Result<Secret> {
-    let mode = fs::metadata(path)
-        .with_context(|| format!("cannot read admin token file {}", path.display()))?
-        .permissions()
-        .mode();
-    if mode & 0o077 != 0 {
-        bail!(
-            "admin token file {} is accessible by group or others (mode {:o}); rotate the token \
-             by deleting the file, or run `chmod 600` on it if it was never exposed",
-            path.display(),
-            mode & 0o777
-        );
-    }
-    let token = fs::read_to_string(path)
-        .with_context(|| format!("cannot read admin token file {}", path.display()))?;
-    let token = token.trim();
-    if token.chars().count() < MIN_TOKEN_CHARS {
-        bail!(
-            "admin token file {} holds fewer than {} characters; delete it to generate a new token",
-            path.display(),
-            MIN_TOKEN_CHARS
-        );
-    }
-    Ok(Secret::new(token))
-}
-
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::PermissionsExt as _;
+
     use super::*;
 
     #[test]
@@ -387,24 +336,6 @@ mod tests {
                 .mode()
                 & 0o777,
             0o600
-        );
-    }
-
-    #[test]
-    fn listens_on_the_flag_then_gateway_listen_then_the_default() {
-        let flag: SocketAddr = "127.0.0.1:1".parse().unwrap();
-        let check = |flag, configured, expected: SocketAddr| {
-            assert_eq!(listen_address(flag, configured).unwrap(), expected);
-        };
-        check(Some(flag), Some("127.0.0.1:2"), flag);
-        check(None, Some("127.0.0.1:2"), "127.0.0.1:2".parse().unwrap());
-        check(None, None, DEFAULT_LISTEN);
-        let error = listen_address(None, Some("nowhere"))
-            .unwrap_err()
-            .to_string();
-        assert_eq!(
-            error,
-            "`gateway.listen`: \"nowhere\" is not an address like 127.0.0.1:18790"
         );
     }
 

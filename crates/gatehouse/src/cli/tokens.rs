@@ -1,10 +1,18 @@
-//! The gateway's bearer tokens from `gateway.auth.tokens`: secrets resolved, then held to the
-//! gateway's own rules. `serve` stops at the first bad token; `doctor` reports every one.
+//! The gateway's bearer tokens from `gateway.auth.tokens`, and the admin token `serve`
+//! generates: secrets resolved, then held to the gateway's own rules. `serve` stops at the first
+//! bad token; `doctor` reports every one. The one module `doctor` reaches the gateway crate
+//! through: the token rules are the transport's, and `doctor` must report what `serve` refuses.
 
-use anyhow::bail;
+use std::fs;
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::Path;
+
+use anyhow::{Context as _, bail};
 use gatehouse_config::Config;
 use gatehouse_config::model::{Scope as ConfigScope, TokenConfig};
-use gatehouse_gateway::{GatewaySettings, GatewayState, Scope, TokenSpec, configured_limits};
+use gatehouse_gateway::{
+    GatewaySettings, GatewayState, MIN_TOKEN_CHARS, Scope, Secret, TokenSpec, configured_limits,
+};
 
 /// The tokens of `gateway.auth.tokens`, secrets resolved; a token file others can read is
 /// reported on stderr, as the config loader does for every secret. The gateway checks the
@@ -39,7 +47,7 @@ pub(crate) struct TokenReview {
 /// reported with the gateway's own message (such as too short, or a secret used twice) and
 /// cannot hide a later one.
 pub(crate) fn review_tokens(config: &Config) -> TokenReview {
-    let (limits, _) = configured_limits(config.gateway.limits.as_ref());
+    let limits = configured_limits(config.gateway.limits.as_ref());
     let mut review = TokenReview::default();
     let mut accepted: Vec<TokenSpec> = Vec::new();
     for (index, token) in configured(config).enumerate() {
@@ -63,6 +71,34 @@ pub(crate) fn review_tokens(config: &Config) -> TokenReview {
         }
     }
     review
+}
+
+/// The generated admin token, refused when others can read it or it is too short; `doctor`
+/// applies the same check.
+pub(crate) fn read_admin_token(path: &Path) -> anyhow::Result<Secret> {
+    let mode = fs::metadata(path)
+        .with_context(|| format!("cannot read admin token file {}", path.display()))?
+        .permissions()
+        .mode();
+    if mode & 0o077 != 0 {
+        bail!(
+            "admin token file {} is accessible by group or others (mode {:o}); rotate the token \
+             by deleting the file, or run `chmod 600` on it if it was never exposed",
+            path.display(),
+            mode & 0o777
+        );
+    }
+    let token = fs::read_to_string(path)
+        .with_context(|| format!("cannot read admin token file {}", path.display()))?;
+    let token = token.trim();
+    if token.chars().count() < MIN_TOKEN_CHARS {
+        bail!(
+            "admin token file {} holds fewer than {} characters; delete it to generate a new token",
+            path.display(),
+            MIN_TOKEN_CHARS
+        );
+    }
+    Ok(Secret::new(token))
 }
 
 /// The entries of `gateway.auth.tokens`, in config order; none without the section.

@@ -8,10 +8,11 @@ use std::process::ExitCode;
 use anyhow::bail;
 use clap::Args;
 use gatehouse_config::DEFAULT_AGENT_ID;
-use gatehouse_gateway::payloads::{ToolsJson, effective_tools_at_depth};
 use gatehouse_policy::tools::{
     EffectiveTools, PluginTool, Sandboxing, Sender, SessionContext, ToolPolicyInputs,
 };
+use gatehouse_service::policy::compose::effective_tools_at_depth;
+use gatehouse_service::policy::report::ToolsJson;
 
 /// Flags of `gatehouse tools`.
 #[derive(Debug, Args)]

@@ -338,10 +338,8 @@ pub(crate) async fn audit_matching(
 /// Stores an approval denied by `admin` `age` ago in the database of `data`, as an earlier run
 /// would have; its id.
 pub(crate) fn settled_long_ago(data: &std::path::Path, age: std::time::Duration) -> String {
-    use gatehouse_store::approvals_db::{
-        ApprovalRequest, ApprovalStore, NewApproval, Resolution, SqliteApprovalStore,
-        SqliteOptions, mint_approval_id,
-    };
+    use gatehouse_approvals::{ApprovalRequest, NewApproval, Resolution, mint_approval_id};
+    use gatehouse_store::approvals_db::{SqliteApprovalStore, SqliteOptions};
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()

@@ -4,14 +4,13 @@ use std::path::Path;
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
 
+use gatehouse_approvals::{ApprovalRequest, NewApproval, Resolution, ResolveOutcome};
 use gatehouse_policy::ApprovalDecision;
 use pretty_assertions::assert_eq;
 use rusqlite::Connection;
 
-use super::{BatchLimits, BatchWriter, Job, commit_batch, queued};
+use super::{BatchLimits, BatchWriter, Completion, Job, commit_batch, queued};
 use crate::approvals_db::checkpoint::LogRestart;
-use crate::approvals_db::record::{ApprovalRequest, NewApproval, Resolution, ResolveOutcome};
-use crate::approvals_db::store::Completion;
 use crate::approvals_db::{rows, schema, write_ops};
 use crate::error::StoreError;
 
@@ -86,7 +85,7 @@ fn run_batch(conn: &Connection, mut jobs: Vec<Box<dyn Job>>) -> Result<(), Strin
 fn ids(conn: &Connection) -> Vec<String> {
     rows::list(
         conn,
-        &crate::approvals_db::ListFilter {
+        &gatehouse_approvals::ListFilter {
             limit: usize::MAX,
             ..Default::default()
         },
@@ -176,8 +175,9 @@ fn a_batch_that_cannot_take_the_write_lock_acknowledges_nothing() {
     for out in [a_out, b_out] {
         assert!(matches!(
             out.recv().unwrap(),
-            Err(StoreError::Database(rusqlite::Error::SqliteFailure(code, _)))
-                if code.code == rusqlite::ErrorCode::DatabaseBusy
+            Err(StoreError::Database(error))
+                if matches!(error.engine(), rusqlite::Error::SqliteFailure(code, _)
+                    if code.code == rusqlite::ErrorCode::DatabaseBusy)
         ));
     }
 

@@ -1,0 +1,139 @@
+//! The storage contracts the manager relies on: [`ApprovalStore`] for approvals, and
+//! [`AllowlistStore`] for the patterns an allow-always decision persists.
+//!
+//! They are shaped for any transactional store, embedded or on a server: every state change is
+//! a conditional update inside the store (first answer wins, allow-once is taken once), times
+//! are passed in, and no call hands back a driver's type. `gatehouse-store` implements both
+//! (SQLite; `exec-approvals.json`).
+
+use std::future::Future;
+use std::pin::Pin;
+
+use crate::record::{
+    ApprovalRecord, ConsumeOutcome, DeliveredMessage, ListFilter, NewApproval, Resolution,
+    ResolveOutcome,
+};
+
+/// Why a store call failed, in the terms the manager acts on; everything else a store reports
+/// is carried as it describes itself, without its driver's types.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// An approval with this id already exists, in any state.
+    #[error("approval {approval_id} already exists")]
+    DuplicateId {
+        /// The refused id.
+        approval_id: String,
+    },
+    /// No approval has this id.
+    #[error("approval {approval_id} not found")]
+    NotFound {
+        /// The id that was looked up.
+        approval_id: String,
+    },
+    /// Any other failure (I/O, a corrupt row, a stopped writer, a lost connection); the change
+    /// did not happen, or, for a write whose answer was lost, may have.
+    #[error(transparent)]
+    Backend(Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// Where a write's result goes: called exactly once, on whichever thread finished the write,
+/// once the change is durable (or has failed).
+pub type Completion<T> = Box<dyn FnOnce(Result<T, StoreError>) + Send>;
+
+/// A read in progress. It holds no async thread while the store works.
+pub type Reading<T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send>>;
+
+/// Durable storage for approvals.
+///
+/// **Writes** are submitted when the call returns (a call may block its thread only while the
+/// store's queue is full, its backpressure) and are applied in submission order; each answers
+/// through a [`Completion`], so the caller holds no thread while the write commits, and the
+/// manager's memory follows the store's answer even when nobody waits for it any more. An
+/// embedded store may call `done` from its writer thread, a server-database store from a task
+/// of its own. **Reads** are futures.
+///
+/// Every state change is a compare-and-swap inside the store, so correctness never depends on
+/// the caller holding a lock, and several gateways sharing one database still agree on the
+/// winner. Times are ms since the Unix epoch, always passed in: a store never reads the wall
+/// clock. Ids are stored as given; short ids (`crate::short_id`) are not the store's to keep
+/// unique, but [`ApprovalStore::short_ids`] lets the manager load the ones in use.
+pub trait ApprovalStore: Send + Sync {
+    /// Stores a new `Pending` approval. Fails with [`StoreError::DuplicateId`] if the id exists
+    /// in any state, so an id is never reused.
+    fn insert(&self, approval: NewApproval, done: Completion<ApprovalRecord>);
+
+    /// Moves a `Pending` approval to the resolution's state; the first resolution wins (see
+    /// [`ResolveOutcome`]). Fails with [`StoreError::NotFound`] for an unknown id.
+    fn resolve(
+        &self,
+        id: String,
+        resolution: Resolution,
+        at_ms: u64,
+        done: Completion<ResolveOutcome>,
+    );
+
+    /// Takes the single run of an `allow-once` approval; succeeds exactly once per approval.
+    /// Fails with [`StoreError::NotFound`] for an unknown id.
+    fn consume_allow_once(&self, id: String, at_ms: u64, done: Completion<ConsumeOutcome>);
+
+    /// Remembers a chat message that shows the approval (the locator of a delivered card).
+    /// Recording the same message twice is a no-op. Fails with [`StoreError::NotFound`] for an
+    /// unknown id.
+    fn record_delivery(&self, id: String, message: DeliveredMessage, done: Completion<()>);
+
+    /// Cancels every `Pending` approval with `reason` (on start: `gateway-restart`) and returns
+    /// them with their delivered messages, so those messages can be updated.
+    fn cancel_all_pending(&self, reason: String, at_ms: u64, done: Completion<Vec<ApprovalRecord>>);
+
+    /// Deletes up to `limit` terminal approvals resolved before `cutoff_ms` (see
+    /// [`crate::Retention::cutoff`]), oldest first, with their messages; returns their ids, so
+    /// a caller that keeps their short ids can forget them. Pending rows are never pruned. The
+    /// limit keeps each write short: fewer than `limit` deleted means none are left.
+    fn prune_terminal_before(&self, cutoff_ms: u64, limit: usize, done: Completion<Vec<String>>);
+
+    /// Calls `done` once every write submitted before this call has committed or failed, so a
+    /// read made afterwards sees them. An approval may be announced while its insert is still
+    /// being committed; this is how a read that follows the announcement is made to find it.
+    fn after_submitted_writes(&self, done: Completion<()>);
+
+    /// The approval with exactly this id.
+    fn get(&self, id: String) -> Reading<Option<ApprovalRecord>>;
+
+    /// Approvals whose id starts with `prefix`, ignoring ASCII case; at most `limit`, oldest
+    /// first. The caller decides what several matches mean (ambiguity).
+    fn find_by_prefix(&self, prefix: String, limit: usize) -> Reading<Vec<ApprovalRecord>>;
+
+    /// The short id of every stored approval whose id is a UUID, in no set order and with
+    /// repeats, for the manager, which refuses to give a new approval a short id already in use.
+    /// Reads every row: for start-up, never for a request.
+    fn short_ids(&self) -> Reading<Vec<u32>>;
+
+    /// Approvals matching `filter`, in its order.
+    fn list(&self, filter: ListFilter) -> Reading<Vec<ApprovalRecord>>;
+}
+
+/// The `source` written on allowlist entries an allow-always decision adds.
+pub const ALLOW_ALWAYS_SOURCE: &str = "allow-always";
+
+/// One allowlist entry an allow-always decision asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddedEntry {
+    /// The id of the new entry, or of the existing entry for the same rule.
+    pub id: String,
+    /// False when an entry for the same rule was already there.
+    pub added: bool,
+}
+
+/// Where allow-always decisions persist their patterns: each agent's allowlist.
+///
+/// Blocking (a file is read, replaced and synced): the manager calls it off the async threads.
+pub trait AllowlistStore: Send + Sync {
+    /// Adds `pattern` to `agent_id`'s allowlist with source [`ALLOW_ALWAYS_SOURCE`], unless an
+    /// entry for the same rule exists.
+    fn add_allow_always(
+        &self,
+        agent_id: &str,
+        pattern: &str,
+        now_ms: u64,
+    ) -> Result<AddedEntry, StoreError>;
+}

@@ -1,0 +1,236 @@
+//! Chat events to decisions: a button press or an `/approve` message passes the chat core's
+//! checks, is resolved through the approval manager as the person who sent it, and is answered
+//! where it came from.
+
+use std::sync::Arc;
+
+use gatehouse_approvals::ResolveOutcome as StoreOutcome;
+use gatehouse_approvals::{ApprovalError, IdDisclosure};
+use gatehouse_chat::channel::{ButtonPress, Channel, Inbound, InboundText};
+use gatehouse_chat::commands::{
+    ElevatedRequest, TextAction, TextContext, check_press, interpret_text,
+};
+use gatehouse_chat::render::{Card, CardState, ResolveOutcome, SHORT_ID_LEN};
+use gatehouse_chat::replies::{ApproveOutcome, approve_outcome_text};
+use gatehouse_chat::route::{Destination, Route};
+use gatehouse_policy::ApprovalDecision;
+use gatehouse_policy::elevated::{ElevatedLevel, SenderIdentity};
+use tokio::sync::mpsc;
+
+use super::ChatRuntime;
+use super::directive::directive;
+
+/// Handles inbound chat events until every adapter has stopped.
+pub(super) async fn run(runtime: Arc<ChatRuntime>, mut receiver: mpsc::Receiver<Inbound>) {
+    while let Some(event) = receiver.recv().await {
+        let runtime = Arc::clone(&runtime);
+        tokio::spawn(async move {
+            match event {
+                Inbound::Press(press) => on_press(&runtime, press).await,
+                Inbound::Text(text) => on_text(&runtime, text).await,
+            }
+        });
+    }
+}
+
+async fn on_press(runtime: &ChatRuntime, press: ButtonPress) {
+    let Some(channel) = runtime.dispatcher.channels.get(&press.interaction.channel) else {
+        return;
+    };
+    let answer = match check_press(
+        &press,
+        &runtime.dispatcher.tokens,
+        &runtime.approvals,
+        runtime.now_ms(),
+    ) {
+        Err(refusal) => refusal.text().to_owned(),
+        Ok(claim) => resolve(runtime, &claim.approval_id, claim.decision, &press.sender).await,
+    };
+    if let Err(error) = runtime
+        .dispatcher
+        .deliverer
+        .answer(channel.as_ref(), &press.interaction, &answer)
+        .await
+    {
+        tracing::warn!(channel = %press.interaction.channel, error = %error, "Cannot answer a button press.");
+    }
+}
+
+async fn on_text(runtime: &ChatRuntime, text: InboundText) {
+    let channel_name = text.message.channel.clone();
+    let Some(channel) = runtime.dispatcher.channels.get(&channel_name).cloned() else {
+        return;
+    };
+    let replied_to = text
+        .reply_to
+        .as_ref()
+        .and_then(|message| runtime.cards.approval(message));
+    let ctx = TextContext {
+        sender: &text.sender,
+        bot_username: runtime.bot_usernames.get(&channel_name).map(String::as_str),
+        replied_to_approval: replied_to.as_deref(),
+    };
+    let reply = match interpret_text(&text.text, ctx, &runtime.approvals) {
+        TextAction::Ignore => return,
+        TextAction::Reply(reply) => reply,
+        TextAction::Resolve { target, decision } => {
+            resolve(runtime, &target, decision, &text.sender).await
+        }
+        TextAction::Elevated(request) => elevated(runtime, &text, request),
+    };
+    send_reply(runtime, channel.as_ref(), &text, &reply).await;
+}
+
+/// `/elevated` acts on the session bound to the thread it was typed in, else to the chat. An
+/// `off` typed in a thread also reaches the session bound to the whole chat: a thread binding
+/// must not hide that session's level from the owner, and `off` only ever narrows.
+fn elevated(runtime: &ChatRuntime, text: &InboundText, request: ElevatedRequest) -> String {
+    let message = &text.message;
+    let sessions = &runtime.sessions;
+    let thread = message.thread_id.as_deref();
+    let mut targets = vec![sessions.bound_to(&message.channel, &message.chat_id, thread)];
+    if request == ElevatedRequest::Set(ElevatedLevel::Off) && thread.is_some() {
+        let whole_chat = sessions.bound_to(&message.channel, &message.chat_id, None);
+        if whole_chat.is_some() && !targets.contains(&whole_chat) {
+            targets.push(whole_chat);
+        }
+    }
+    let replies: Vec<String> = targets
+        .iter()
+        .map(|session| {
+            directive(
+                &runtime.core,
+                sessions,
+                request,
+                &text.sender,
+                session.as_deref(),
+                None,
+            )
+            .unwrap_or_else(|error| {
+                tracing::error!(error = %error, "Cannot store an elevated level.");
+                "The level could not be stored; nothing changed.".to_owned()
+            })
+        })
+        .collect();
+    replies.join("\n")
+}
+
+/// Answers privately when the message was an interaction, else in the chat (and thread) it was
+/// typed in.
+async fn send_reply(runtime: &ChatRuntime, channel: &dyn Channel, text: &InboundText, reply: &str) {
+    let deliverer = &runtime.dispatcher.deliverer;
+    let result = if let Some(interaction) = &text.interaction {
+        deliverer.answer(channel, interaction, reply).await
+    } else {
+        let route = Route {
+            channel: text.message.channel.clone(),
+            account_id: text.message.account_id.clone(),
+            destination: Destination::Chat(text.message.chat_id.clone()),
+            thread_id: text.message.thread_id.clone(),
+        };
+        let card = Card {
+            state: CardState::Notice,
+            title: reply.to_owned(),
+            fields: Vec::new(),
+            command: None,
+            note: None,
+            buttons: Vec::new(),
+            expires_at_ms: None,
+        };
+        deliverer.send(channel, &route, &card).await.map(drop)
+    };
+    if let Err(error) = result {
+        tracing::warn!(channel = %text.message.channel, error = %error, "Cannot reply in chat.");
+    }
+}
+
+/// Resolves as `sender` and returns the reply text: the approver check already passed.
+async fn resolve(
+    runtime: &ChatRuntime,
+    target: &str,
+    decision: ApprovalDecision,
+    sender: &SenderIdentity,
+) -> String {
+    let by = decided_by(sender);
+    let manager = &runtime.core.manager;
+    let outcome = match manager
+        .resolve(target, decision, &by, IdDisclosure::Revealed)
+        .await
+    {
+        Ok(resolved) => match resolved.outcome {
+            StoreOutcome::Applied(record) | StoreOutcome::Repeated(record) => {
+                tracing::info!(approval_id = %record.id, %decision, resolved_by = ?by, "Approval decided in chat.");
+                ApproveOutcome::Resolved {
+                    approval_id: record.id,
+                    decision,
+                }
+            }
+            StoreOutcome::Rejected { winner } => ApproveOutcome::AlreadyResolved {
+                winner: ResolveOutcome {
+                    decision: winner.decision.unwrap_or(ApprovalDecision::Deny),
+                    decided_by: winner.resolved_by.unwrap_or_else(|| "someone".into()),
+                },
+                approval_id: winner.id,
+            },
+        },
+        Err(error) => return refusal_text(target, error),
+    };
+    approve_outcome_text(&outcome)
+}
+
+fn refusal_text(target: &str, error: ApprovalError) -> String {
+    let outcome = match error {
+        ApprovalError::InvalidKey { .. }
+        | ApprovalError::InvalidId { .. }
+        | ApprovalError::Unknown { .. }
+        | ApprovalError::UnknownPrefix => ApproveOutcome::Unknown {
+            target: target.to_owned(),
+        },
+        ApprovalError::AmbiguousPrefix { candidates, .. } => ApproveOutcome::Ambiguous {
+            prefix: target.to_owned(),
+            candidates: candidates
+                .unwrap_or_default()
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+        },
+        ApprovalError::Expired { id, .. } => ApproveOutcome::Expired {
+            approval_id: id.to_string(),
+        },
+        ApprovalError::Cancelled { id, reason } => {
+            let short: String = id.to_string().chars().take(SHORT_ID_LEN).collect();
+            return format!("Approval {short} was cancelled ({reason}); nothing to decide.");
+        }
+        ApprovalError::AlreadyResolved {
+            id,
+            decision,
+            resolved_by,
+        } => ApproveOutcome::AlreadyResolved {
+            approval_id: id.to_string(),
+            winner: ResolveOutcome {
+                decision,
+                decided_by: resolved_by.unwrap_or_else(|| "someone else".into()),
+            },
+        },
+        ApprovalError::DecisionNotOffered { decision, .. } => {
+            return format!(
+                "{decision} is not offered for this approval; choose another decision."
+            );
+        }
+        other => {
+            tracing::error!(error = %other, "Chat decision could not be recorded.");
+            return "The decision could not be recorded; try again or use the Control UI.".into();
+        }
+    };
+    approve_outcome_text(&outcome)
+}
+
+/// Who decided, as stored and shown on receipts: the channel and the sender's platform id, which
+/// the audit trail can pin to one account, with the handle beside it for people (a handle can be
+/// renamed or later taken by someone else).
+fn decided_by(sender: &SenderIdentity) -> String {
+    match sender.username.as_deref() {
+        Some(name) => format!("{}:{} (@{name})", sender.channel, sender.id),
+        None => format!("{}:{}", sender.channel, sender.id),
+    }
+}

@@ -1,0 +1,249 @@
+//! The chat runtime: the approval manager's events become chat cards, and chat button presses
+//! and `/approve` messages become decisions through the same manager; `/elevated` typed in a
+//! chat sets the level of the session bound to it.
+//!
+//! The binary connects the adapters and hands them over as [`ConnectedChannel`]s, so this crate
+//! never depends on an adapter crate.
+//!
+//! **Invariants.** Every decision goes through [`ApprovalManager::resolve`] as the presser, after
+//! the chat core's approver and token checks; every delivered message's locator is stored with
+//! the approval before anything else is done with it, so resolve, expiry, cancellation and a
+//! restart can edit every copy. Button tokens live in memory on purpose: the manager cancels
+//! every pending approval when the service starts (`gateway-restart`), so no token from an
+//! earlier process could decide anything; a press on such a card is answered "not valid here"
+//! and the card itself is edited into its cancellation notice at start-up.
+//!
+//! [`ApprovalManager::resolve`]: gatehouse_approvals::ApprovalManager::resolve
+
+mod cards;
+mod directive;
+mod inbound;
+mod outbound;
+mod sessions;
+mod settings;
+mod view;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use gatehouse_approvals::ApprovalRequest;
+use gatehouse_chat::config::ChatApprovals;
+use gatehouse_chat::delivery::{Deliverer, RetryPolicy};
+use gatehouse_chat::dispatch::{Channels, Dispatcher};
+use gatehouse_chat::plan::plan_delivery;
+use gatehouse_chat::render::DEFAULT_MAX_COMMAND_CHARS;
+use gatehouse_chat::token::{MemoryTokenStore, TokenRegistry};
+use gatehouse_chat::{Channel, Inbound, Platforms};
+use tokio::sync::mpsc;
+
+use crate::core::Core;
+use crate::error::ServiceError;
+
+use cards::CardIndex;
+pub(crate) use directive::{bind_session, directive};
+/// The chat core's record of a failed delivery, which [`ChatStatus`] lists.
+pub use gatehouse_chat::delivery::{Operation, TargetFailure};
+pub use sessions::check_sessions_file;
+pub(crate) use sessions::{BoundRoute, Sessions};
+pub(crate) use settings::chat_approvals;
+pub use settings::chat_setting_problems;
+
+/// One connected chat adapter, as the binary hands it to the service.
+pub struct ConnectedChannel {
+    /// The adapter.
+    pub channel: Arc<dyn Channel>,
+    /// The bot's own handle, so `/approve@thisbot` is accepted and another bot's is refused.
+    pub bot_username: Option<String>,
+}
+
+/// Everything the chat runtime starts from.
+pub struct ChatSetup {
+    /// The connected adapters; an empty list still validates the chat config.
+    pub channels: Vec<ConnectedChannel>,
+    /// Every platform this build knows (not only the connected ones): their id rules check
+    /// approvers and read conversations.
+    pub platforms: Platforms,
+    /// Retries and backoff for every platform call.
+    pub retry: RetryPolicy,
+    /// Approvals cancelled with `gateway-restart` at or after this time (Unix ms) get their
+    /// delivered cards edited at start-up: pass a time taken before the service started.
+    pub restart_cutoff_ms: u64,
+    /// The JSON file holding session bindings and `/elevated` levels (created 0600 on first use).
+    pub sessions_file: PathBuf,
+}
+
+/// A channel whose connection ended with an error, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoppedChannel {
+    /// The channel name.
+    pub channel: String,
+    /// Its last error.
+    pub error: String,
+}
+
+/// Chat approvals as an operator checks on them: connected channels and why a prompt did not
+/// arrive.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatStatus {
+    /// Connected channel names, sorted.
+    pub channels: Vec<String>,
+    /// The last unrecovered failure of each target.
+    pub failures: Vec<TargetFailure>,
+    /// Channels whose connection ended with an error: no longer an approval route.
+    pub stopped: Vec<StoppedChannel>,
+}
+
+/// The running chat side: dispatcher, validated settings, session bindings, and what it shares
+/// with the rest of the service (manager, config, audit) — never the service itself.
+pub(crate) struct ChatRuntime {
+    core: Arc<Core>,
+    dispatcher: Dispatcher<MemoryTokenStore>,
+    approvals: ChatApprovals,
+    platforms: Platforms,
+    bot_usernames: HashMap<String, String>,
+    /// Which approval each delivered message shows, so a reply to a card names its approval.
+    cards: CardIndex,
+    pub(crate) sessions: Sessions,
+    /// Channels whose `run` ended with an error. They are left out of routes and shown in the
+    /// status: a dead channel must not hold approvals until their timeout as if someone could
+    /// answer there.
+    stopped: Mutex<Vec<StoppedChannel>>,
+}
+
+impl std::fmt::Debug for ChatRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut names: Vec<&String> = self.dispatcher.channels.keys().collect();
+        names.sort_unstable();
+        f.debug_struct("ChatRuntime")
+            .field("channels", &names)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ChatRuntime {
+    /// Whether a chat surface would receive a prompt for `request`: counted as an approval route,
+    /// so such a request is not expired at once with `no-approval-route`.
+    pub(crate) fn has_route(&self, request: &ApprovalRequest) -> bool {
+        let origin = view::turn_source(request, &self.platforms);
+        let plan = plan_delivery(
+            view::request_meta(request, origin.as_ref()),
+            &self.approvals,
+        );
+        plan.messages.iter().any(|message| {
+            self.dispatcher
+                .channels
+                .contains_key(&message.route.channel)
+                && !self.is_stopped(&message.route.channel)
+        })
+    }
+
+    fn stopped(&self) -> std::sync::MutexGuard<'_, Vec<StoppedChannel>> {
+        self.stopped.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn is_stopped(&self, channel: &str) -> bool {
+        self.stopped()
+            .iter()
+            .any(|stopped| stopped.channel == channel)
+    }
+
+    /// Records that `channel` stopped with `error`.
+    fn mark_stopped(&self, channel: &str, error: String) {
+        self.stopped().push(StoppedChannel {
+            channel: channel.to_owned(),
+            error,
+        });
+    }
+
+    /// Connected channels and the last delivery failure of every chat target.
+    pub(crate) fn status(&self) -> ChatStatus {
+        let stopped = self.stopped().clone();
+        let mut channels: Vec<String> = self
+            .dispatcher
+            .channels
+            .keys()
+            .filter(|name| !stopped.iter().any(|s| &s.channel == *name))
+            .cloned()
+            .collect();
+        channels.sort_unstable();
+        ChatStatus {
+            channels,
+            failures: self.dispatcher.deliverer.failures(),
+            stopped,
+        }
+    }
+
+    /// Milliseconds since the Unix epoch, for card expiry text and token checks.
+    fn now_ms(&self) -> u64 {
+        self.core.clock.now_ms()
+    }
+}
+
+impl ChatRuntime {
+    /// The runtime for `setup`: the chat config validated, the connected channels and the
+    /// session bindings loaded. Nothing runs yet.
+    pub(crate) fn new(core: Arc<Core>, setup: &ChatSetup) -> Result<Arc<Self>, ServiceError> {
+        let approvals = chat_approvals(&core.config, &setup.platforms)?;
+        let mut channels = Channels::new();
+        let mut bot_usernames = HashMap::new();
+        for connected in &setup.channels {
+            let name = connected.channel.name().to_owned();
+            if let Some(username) = &connected.bot_username {
+                bot_usernames.insert(name.clone(), username.clone());
+            }
+            channels.insert(name, Arc::clone(&connected.channel));
+        }
+        Ok(Arc::new(ChatRuntime {
+            core,
+            dispatcher: Dispatcher {
+                channels,
+                deliverer: Deliverer::new(setup.retry),
+                tokens: TokenRegistry::in_memory(),
+                max_command_chars: DEFAULT_MAX_COMMAND_CHARS,
+            },
+            approvals,
+            platforms: setup.platforms.clone(),
+            bot_usernames,
+            cards: CardIndex::default(),
+            sessions: Sessions::open(&setup.sessions_file)?,
+            stopped: Mutex::new(Vec::new()),
+        }))
+    }
+
+    /// Subscribes to approval events, edits the cards of approvals the restart cancelled, and
+    /// runs every adapter until shutdown. Must run inside a tokio runtime.
+    pub(crate) fn run(self: &Arc<Self>, setup: ChatSetup) {
+        let events = self.core.manager.subscribe();
+        let shutdown = self.core.shutdown_signal();
+        tokio::spawn(outbound::run(
+            Arc::clone(self),
+            events,
+            setup.restart_cutoff_ms,
+        ));
+        let (sender, receiver) = mpsc::channel::<Inbound>(256);
+        for connected in setup.channels {
+            let sender = sender.clone();
+            let channel = connected.channel;
+            let runtime = Arc::clone(self);
+            tokio::spawn(async move {
+                if let Err(error) = channel.run(sender).await {
+                    tracing::error!(
+                        channel = %channel.name(),
+                        error = %error,
+                        "Chat channel stopped; it is no longer an approval route."
+                    );
+                    runtime.mark_stopped(channel.name(), error.to_string());
+                }
+            });
+        }
+        drop(sender);
+        let runtime = Arc::clone(self);
+        tokio::spawn(async move {
+            tokio::select! {
+                () = inbound::run(runtime, receiver) => {}
+                () = shutdown => {}
+            }
+        });
+    }
+}

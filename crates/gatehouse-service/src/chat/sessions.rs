@@ -1,0 +1,453 @@
+//! Sessions tied to chat routes and their `/elevated` level, kept in one small JSON file in the
+//! data directory (mode 0600, replaced atomically), so a level survives a restart.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+
+use gatehouse_policy::elevated::{ElevatedLevel, SenderIdentity};
+use serde::{Deserialize, Serialize};
+
+use crate::error::ServiceError;
+use crate::policy::elevated::StoredLevel;
+
+/// A chat conversation a session is bound to, as `session.bind` names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct BoundRoute {
+    pub(crate) channel: String,
+    pub(crate) to: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) account_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) thread_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SessionEntry {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    route: Option<BoundRoute>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    elevated: Option<String>,
+    /// Who set `elevated`, so each request can check that they may still grant it to its agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    elevated_by: Option<StoredSender>,
+    /// The token whose agent host bound the session (or set its level through
+    /// `elevated.directive`): the level applies to that token's requests only, so a token
+    /// restricted to other agents cannot borrow it by naming the session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    bound_by: Option<String>,
+}
+
+impl SessionEntry {
+    /// Forgets the level and its setter; whether there was one.
+    fn drop_level(&mut self) -> bool {
+        self.elevated_by = None;
+        self.elevated.take().is_some()
+    }
+}
+
+/// A [`SenderIdentity`] as the sessions file keeps it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StoredSender {
+    channel: String,
+    id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    from: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    e164: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    username: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tag: Option<String>,
+}
+
+impl From<&SenderIdentity> for StoredSender {
+    fn from(sender: &SenderIdentity) -> Self {
+        StoredSender {
+            channel: sender.channel.clone(),
+            id: sender.id.clone(),
+            from: sender.from.clone(),
+            e164: sender.e164.clone(),
+            name: sender.name.clone(),
+            username: sender.username.clone(),
+            tag: sender.tag.clone(),
+        }
+    }
+}
+
+impl From<StoredSender> for SenderIdentity {
+    fn from(sender: StoredSender) -> Self {
+        SenderIdentity {
+            channel: sender.channel,
+            id: sender.id,
+            from: sender.from,
+            e164: sender.e164,
+            name: sender.name,
+            username: sender.username,
+            tag: sender.tag,
+        }
+    }
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct SessionsFile {
+    #[serde(default)]
+    sessions: BTreeMap<String, SessionEntry>,
+}
+
+/// The durable session table.
+#[derive(Debug)]
+pub(crate) struct Sessions {
+    path: PathBuf,
+    table: Mutex<SessionsFile>,
+}
+
+/// The sessions file as stored; absent is an empty table.
+fn read_table(path: &Path) -> Result<SessionsFile, ServiceError> {
+    match fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text).map_err(|error| ServiceError::Store {
+            reason: format!("sessions file {}: {error}", path.display()),
+        }),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(SessionsFile::default()),
+        Err(error) => Err(ServiceError::Store {
+            reason: format!("cannot read sessions file {}: {error}", path.display()),
+        }),
+    }
+}
+
+/// The refusal `serve` would stop at on the sessions file at `path` (unreadable or malformed),
+/// found by the same reading, without writing anything, for `gatehouse doctor`.
+pub fn check_sessions_file(path: &Path) -> Result<(), ServiceError> {
+    read_table(path).map(drop)
+}
+
+impl Sessions {
+    /// Loads the file (an absent file is an empty table); an unreadable or malformed one stops
+    /// the start, since silently dropping stored levels would change decisions.
+    pub(crate) fn open(path: &Path) -> Result<Sessions, ServiceError> {
+        let table = read_table(path)?;
+        Ok(Sessions {
+            path: path.to_owned(),
+            table: Mutex::new(table),
+        })
+    }
+
+    /// Binds `session_key` to `route` for the agent host holding `token`; a route is bound to
+    /// one session, so an earlier binding of the same route is removed. A session whose binding
+    /// moves (it loses its route, is bound elsewhere, or by another token) loses its elevated
+    /// level too: the owner controls a level from the conversation it was set in, and an
+    /// `/elevated off` typed there now reaches another session, so a level left in force would
+    /// outlive the owner's power to end it. Returns the sessions whose level was dropped.
+    pub(crate) fn bind(
+        &self,
+        session_key: &str,
+        route: BoundRoute,
+        token: Option<&str>,
+    ) -> Result<Vec<String>, ServiceError> {
+        if self.is_bound(session_key, &route, token) {
+            return Ok(Vec::new());
+        }
+        let mut dropped = Vec::new();
+        self.update(|table| {
+            for (key, entry) in &mut table.sessions {
+                if key != session_key && entry.route.as_ref() == Some(&route) {
+                    entry.route = None;
+                    if entry.drop_level() {
+                        dropped.push(key.clone());
+                    }
+                }
+            }
+            let entry = table.sessions.entry(session_key.to_owned()).or_default();
+            let other_owner = entry
+                .bound_by
+                .as_deref()
+                .is_some_and(|owner| Some(owner) != token);
+            if (entry.route.is_some() || other_owner) && entry.drop_level() {
+                dropped.push(session_key.to_owned());
+            }
+            entry.route = Some(route);
+            entry.bound_by = token.map(str::to_owned);
+        })?;
+        Ok(dropped)
+    }
+
+    fn is_bound(&self, session_key: &str, route: &BoundRoute, token: Option<&str>) -> bool {
+        let table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+        table.sessions.get(session_key).is_some_and(|entry| {
+            entry.route.as_ref() == Some(route) && entry.bound_by.as_deref() == token
+        })
+    }
+
+    /// The session bound to a chat conversation (a thread first, then the whole chat).
+    pub(crate) fn bound_to(
+        &self,
+        channel: &str,
+        chat_id: &str,
+        thread_id: Option<&str>,
+    ) -> Option<String> {
+        let table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+        let find = |thread: Option<&str>| {
+            table.sessions.iter().find_map(|(key, entry)| {
+                let route = entry.route.as_ref()?;
+                (route.channel == channel
+                    && route.to == chat_id
+                    && route.thread_id.as_deref() == thread)
+                    .then(|| key.clone())
+            })
+        };
+        thread_id
+            .and_then(|thread| find(Some(thread)))
+            .or_else(|| find(None))
+    }
+
+    /// The stored level of a session; a value this build cannot read counts as unset.
+    pub(crate) fn level(&self, session_key: &str) -> Option<ElevatedLevel> {
+        self.stored_level(session_key).map(|stored| stored.level)
+    }
+
+    /// The stored level of a session with who set it and for which token.
+    pub(crate) fn stored_level(&self, session_key: &str) -> Option<StoredLevel> {
+        let table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+        let entry = table.sessions.get(session_key)?;
+        Some(StoredLevel {
+            level: entry.elevated.as_deref()?.parse().ok()?,
+            set_by: entry.elevated_by.clone().map(SenderIdentity::from),
+            bound_by: entry.bound_by.clone(),
+        })
+    }
+
+    /// Stores a session's level and its setter durably before returning. `token` is the agent
+    /// host's that relays the directive (`elevated.directive`), refused with
+    /// [`ServiceError::SessionNotOwned`] when another token bound the session and made its owner
+    /// otherwise; `None` for `/elevated` typed in a chat, whose binding chose the session.
+    pub(crate) fn set_level(
+        &self,
+        session_key: &str,
+        level: ElevatedLevel,
+        set_by: &SenderIdentity,
+        token: Option<&str>,
+    ) -> Result<(), ServiceError> {
+        let mut refused = false;
+        self.update(|table| {
+            let entry = table.sessions.entry(session_key.to_owned()).or_default();
+            if let Some(token) = token {
+                match entry.bound_by.as_deref() {
+                    Some(owner) if owner != token => {
+                        refused = true;
+                        return;
+                    }
+                    Some(_) => {}
+                    None => entry.bound_by = Some(token.to_owned()),
+                }
+            }
+            entry.elevated = Some(level.as_str().to_owned());
+            entry.elevated_by = Some(StoredSender::from(set_by));
+        })?;
+        if refused {
+            return Err(ServiceError::SessionNotOwned {
+                token: token.unwrap_or_default().to_owned(),
+                session_key: session_key.to_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    fn update(&self, change: impl FnOnce(&mut SessionsFile)) -> Result<(), ServiceError> {
+        let mut table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+        change(&mut table);
+        let text =
+            serde_json::to_string_pretty(&*table).map_err(|error| ServiceError::Internal {
+                reason: format!("cannot encode sessions: {error}"),
+            })?;
+        gatehouse_store::private_file::replace(&self.path, text.as_bytes()).map_err(|error| {
+            ServiceError::Store {
+                reason: format!("cannot write the sessions file: {error}"),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    use super::*;
+
+    fn route(to: &str, thread: Option<&str>) -> BoundRoute {
+        BoundRoute {
+            channel: "telegram".into(),
+            to: to.into(),
+            account_id: None,
+            thread_id: thread.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn keeps_levels_and_bindings_across_a_reopen_in_a_0600_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sessions.json");
+        let sessions = Sessions::open(&path).unwrap();
+        sessions
+            .bind("s1", route("-100", Some("7")), Some("host"))
+            .unwrap();
+        let setter = SenderIdentity {
+            channel: "telegram".into(),
+            id: "4242".into(),
+            username: Some("alice".into()),
+            ..SenderIdentity::default()
+        };
+        sessions
+            .set_level("s1", ElevatedLevel::Full, &setter, None)
+            .unwrap();
+        let reopened = Sessions::open(&path).unwrap();
+        assert_eq!(
+            reopened.stored_level("s1"),
+            Some(StoredLevel {
+                level: ElevatedLevel::Full,
+                set_by: Some(setter),
+                bound_by: Some("host".into()),
+            })
+        );
+        assert_eq!(
+            reopened.bound_to("telegram", "-100", Some("7")).as_deref(),
+            Some("s1")
+        );
+        assert_eq!(reopened.bound_to("telegram", "-100", None), None);
+        assert_eq!(
+            fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+    }
+
+    #[test]
+    fn binds_a_route_to_one_session_and_falls_back_from_thread_to_chat() {
+        let dir = tempfile::tempdir().unwrap();
+        let sessions = Sessions::open(&dir.path().join("sessions.json")).unwrap();
+        sessions
+            .bind("s1", route("42", None), Some("host"))
+            .unwrap();
+        sessions
+            .bind("s2", route("42", None), Some("host"))
+            .unwrap();
+        assert_eq!(
+            sessions.bound_to("telegram", "42", Some("9")).as_deref(),
+            Some("s2")
+        );
+        assert_eq!(sessions.bound_to("discord", "42", None), None);
+    }
+
+    fn telegram_owner() -> SenderIdentity {
+        SenderIdentity {
+            channel: "telegram".into(),
+            id: "4242".into(),
+            ..SenderIdentity::default()
+        }
+    }
+
+    /// A level lives as long as the binding it was set through: once `/elevated off` typed in
+    /// that conversation would reach another session, the level is gone.
+    #[test]
+    fn drops_the_level_of_a_session_whose_binding_moves() {
+        let dir = tempfile::tempdir().unwrap();
+        let sessions = Sessions::open(&dir.path().join("sessions.json")).unwrap();
+        let owner = telegram_owner();
+        let full = |key: &str| {
+            sessions
+                .set_level(key, ElevatedLevel::Full, &owner, None)
+                .unwrap()
+        };
+
+        // Unbound, a level stays when the session is first bound, and rebinding the same
+        // route changes nothing.
+        full("s1");
+        assert_eq!(
+            sessions
+                .bind("s1", route("4242", None), Some("host"))
+                .unwrap(),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            sessions
+                .bind("s1", route("4242", None), Some("host"))
+                .unwrap(),
+            Vec::<String>::new()
+        );
+        assert_eq!(sessions.level("s1"), Some(ElevatedLevel::Full));
+
+        // Another session takes the route: s1 loses it and its level.
+        assert_eq!(
+            sessions
+                .bind("decoy", route("4242", None), Some("host"))
+                .unwrap(),
+            ["s1"]
+        );
+        assert_eq!(sessions.level("s1"), None);
+        assert_eq!(sessions.stored_level("s1"), None);
+
+        // A session moved to another conversation loses its level too.
+        full("decoy");
+        assert_eq!(
+            sessions
+                .bind("decoy", route("4242", Some("7")), Some("host"))
+                .unwrap(),
+            ["decoy"]
+        );
+        assert_eq!(sessions.level("decoy"), None);
+        let reopened = Sessions::open(&dir.path().join("sessions.json")).unwrap();
+        assert_eq!(reopened.level("s1"), None);
+        assert_eq!(reopened.level("decoy"), None);
+    }
+
+    /// A session belongs to the token that bound it: another token binding it takes it over
+    /// without its level, and may not set a level on it through `elevated.directive`.
+    #[test]
+    fn ties_a_session_and_its_level_to_the_token_that_bound_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let sessions = Sessions::open(&dir.path().join("sessions.json")).unwrap();
+        let owner = telegram_owner();
+        sessions.bind("s1", route("4242", None), Some("a")).unwrap();
+        sessions
+            .set_level("s1", ElevatedLevel::Full, &owner, Some("a"))
+            .unwrap();
+        let refused = sessions
+            .set_level("s1", ElevatedLevel::Full, &owner, Some("b"))
+            .unwrap_err();
+        assert!(
+            matches!(refused, ServiceError::SessionNotOwned { .. }),
+            "{refused:?}"
+        );
+        assert_eq!(
+            sessions.stored_level("s1").unwrap().bound_by.as_deref(),
+            Some("a")
+        );
+        // The same route from another token is a move.
+        assert_eq!(
+            sessions.bind("s1", route("4242", None), Some("b")).unwrap(),
+            ["s1"]
+        );
+        assert_eq!(sessions.level("s1"), None);
+        // A level set for an unbound session makes its relaying token the owner.
+        sessions
+            .set_level("s9", ElevatedLevel::On, &owner, Some("c"))
+            .unwrap();
+        assert_eq!(
+            sessions.stored_level("s9").unwrap().bound_by.as_deref(),
+            Some("c")
+        );
+    }
+
+    #[test]
+    fn denies_starting_on_a_malformed_sessions_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sessions.json");
+        fs::write(&path, "{ not json").unwrap();
+        let refused = Sessions::open(&path).unwrap_err();
+        assert!(matches!(refused, ServiceError::Store { .. }), "{refused:?}");
+    }
+}

@@ -1,0 +1,89 @@
+//! The service's one port towards its operators: tell them what happened, and say whether any
+//! of them is there to answer. A transport implements [`Publisher`] (the gateway's event hub);
+//! the service never knows how events travel or how they are spelt.
+
+use std::path::Path;
+
+use gatehouse_approvals::ApprovalEvent;
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::exec::runner::Finished;
+
+/// Where operators hear of approvals and runs.
+///
+/// Publishing never waits for a reader. Each call returns the payload as it was sent, which
+/// the audit log then records as the event's details: the log says what operators were told.
+pub trait Publisher: Send + Sync + 'static {
+    /// Whether someone who may answer approvals is listening now. With nobody, and no chat
+    /// route for the request either, an approval is expired at once (`no-approval-route`).
+    fn approvers_connected(&self) -> bool;
+
+    /// Announces one approval event (requested, resolved, expired, cancelled).
+    fn approval_event(&self, event: &ApprovalEvent) -> Value;
+
+    /// Announces a run starting to take long, finishing, or being refused.
+    fn run_event(&self, event: &RunEvent<'_>) -> Value;
+}
+
+/// Something that happened to one `system.run`; every event carries its run id (the approval
+/// id when a person was asked).
+#[derive(Debug, Clone, Copy)]
+pub enum RunEvent<'a> {
+    /// The run has lasted `ExecLimits::running_event_after` and is still going.
+    Running {
+        /// The run.
+        run_id: Uuid,
+        /// The agent it runs for.
+        agent_id: &'a str,
+        /// The exact argv.
+        argv: &'a [String],
+        /// Its working directory.
+        cwd: &'a Path,
+    },
+    /// The run ended (or was killed at its timeout).
+    Finished {
+        /// The run.
+        run_id: Uuid,
+        /// How it ended.
+        finished: &'a Finished,
+    },
+    /// The run did not happen.
+    Denied {
+        /// The run.
+        run_id: Uuid,
+        /// Why, as a stable word.
+        denial: Denial,
+        /// Why, for people.
+        detail: &'a str,
+    },
+}
+
+/// Why a run did not happen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Denial {
+    /// A person denied it.
+    UserDenied,
+    /// Nobody answered in time (or the approval was withdrawn), and `askFallback` did not let
+    /// it run.
+    ApprovalTimeout,
+    /// Nobody could be asked.
+    NoApprovalRoute,
+    /// What would run is no longer what was approved.
+    BindingMismatch,
+    /// The policy refused it, or it could not be started.
+    Policy,
+}
+
+impl Denial {
+    /// The stable spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::UserDenied => "user-denied",
+            Self::ApprovalTimeout => "approval-timeout",
+            Self::NoApprovalRoute => "no-approval-route",
+            Self::BindingMismatch => "binding-mismatch",
+            Self::Policy => "policy",
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! The service object: what every use case shares, behind one cheap handle.
+//!
+//! **Invariants.** Every approval is created through the manager, so it is durable before the
+//! requester hears of it; a request nobody can answer (no approver listening, no chat route) is
+//! expired at once with `no-approval-route`; an agent never holds more than
+//! `max_pending_per_agent` pending approvals, nor a token more than `max_pending_per_token`.
+
+use std::sync::{Arc, OnceLock};
+
+use futures_util::FutureExt as _;
+use gatehouse_approvals::{
+    ApprovalManager, ApprovalRecord, ApprovalRequest, ApprovalStore, Clock, CreateApproval,
+    ManagerConfig, Retention,
+};
+use gatehouse_store::approvals_file::{ExecApprovalsStore, SnapshotCache};
+use tokio::sync::watch;
+
+use crate::chat::{ChatRuntime, ChatSetup, ChatStatus};
+use crate::core::Core;
+use crate::error::ServiceError;
+use crate::exec::allowlist_use::AllowlistUse;
+use crate::exec::audit::Auditor;
+use crate::exec::forward::spawn_forwarder;
+use crate::exec::pending::{Pending, PendingLimits};
+use crate::exec::waiting::{Creating, RequesterGuard};
+use crate::policy::cache::PolicyCache;
+use crate::publish::Publisher;
+use crate::setup::ServiceSetup;
+
+/// What the service is given rather than makes: where approvals are stored, the clock, and
+/// where operators hear of events. Each is a trait, so the store, the clock and the transport
+/// are the caller's choice.
+pub struct Ports {
+    /// The approvals database (`gatehouse-store`'s SQLite one, or any other store).
+    pub store: Arc<dyn ApprovalStore>,
+    /// The wall clock (the system's; tests may pass tokio's).
+    pub clock: Arc<dyn Clock>,
+    /// Where events go, and who is listening (the gateway's event hub).
+    pub publisher: Arc<dyn Publisher>,
+}
+
+/// The application: the use cases as plain async functions on one handle. Cheap to clone.
+#[derive(Clone)]
+pub struct Service {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    core: Arc<Core>,
+    /// The chat runtime, once [`Service::start_chat`] ran.
+    chat: OnceLock<Arc<ChatRuntime>>,
+}
+
+impl std::fmt::Debug for Service {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Service")
+            .field("approvals_file", &self.core().file.path())
+            .field("manager", &self.core().manager)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A service whose own files are open and checked, waiting for its [`Ports`]: a caller that
+/// opens the store itself does so after these, so a start reports the same first refusal
+/// whoever opens what.
+pub struct Prepared {
+    setup: ServiceSetup,
+    audit: Auditor,
+    file: ExecApprovalsStore,
+}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared")
+            .field("approvals_file", &self.file.path())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Service {
+    /// [`Service::prepare`], then [`Prepared::start`].
+    pub async fn start(setup: ServiceSetup, ports: Ports) -> Result<Self, ServiceError> {
+        Self::prepare(setup)?.start(ports).await
+    }
+
+    /// Opens the audit log (verifying it and repairing a torn tail) and makes sure
+    /// `exec-approvals.json` exists with mode 0600.
+    pub fn prepare(setup: ServiceSetup) -> Result<Prepared, ServiceError> {
+        let audit = Auditor::open(&setup.audit_log)?;
+        let file = ExecApprovalsStore::new(&setup.approvals_file);
+        let snapshot = file.ensure().map_err(ServiceError::store)?;
+        for note in &snapshot.report.notes {
+            tracing::warn!(path = %snapshot.path.display(), %note, "Approvals file note.");
+        }
+        Ok(Prepared { setup, audit, file })
+    }
+
+    /// Every refusal [`Service::start`] would stop at in `setup`'s audit log (a loose mode, a
+    /// broken chain), found by the same checks and worded as the same errors, without writing
+    /// anything, so it may run beside a running service. `gatehouse doctor` runs it; the
+    /// approvals file it reads itself, for the policy it shows, and the approvals database is
+    /// its store's to check.
+    pub fn check_files(setup: &ServiceSetup) -> Vec<ServiceError> {
+        Auditor::check(&setup.audit_log).err().into_iter().collect()
+    }
+
+    pub(crate) fn core(&self) -> &Arc<Core> {
+        &self.shared.core
+    }
+
+    /// The chat runtime, once [`start_chat`](Self::start_chat) ran.
+    pub(crate) fn chat(&self) -> Option<&Arc<ChatRuntime>> {
+        self.shared.chat.get()
+    }
+
+    /// Starts chat approvals: validates the chat config, subscribes to approval events, edits
+    /// the cards of approvals the restart cancelled, and runs every adapter until shutdown.
+    /// Must run inside a tokio runtime; call it once.
+    pub fn start_chat(&self, setup: ChatSetup) -> Result<(), ServiceError> {
+        let runtime = ChatRuntime::new(Arc::clone(self.core()), &setup)?;
+        self.shared
+            .chat
+            .set(Arc::clone(&runtime))
+            .map_err(|_| ServiceError::InvalidSettings {
+                reason: "chat approvals were already started".into(),
+            })?;
+        runtime.run(setup);
+        Ok(())
+    }
+
+    /// Chat approvals' status, once [`Service::start_chat`] ran (always under `serve`, with
+    /// empty lists when no channel is configured).
+    pub fn chat_status(&self) -> Option<ChatStatus> {
+        self.chat().map(|chat| chat.status())
+    }
+
+    /// Starts a graceful shutdown: calls waiting for a person answer
+    /// [`ServiceError::ShuttingDown`] at once, and new ones do not start waiting. Idempotent.
+    pub fn begin_shutdown(&self) {
+        self.core().shutdown.send_replace(true);
+    }
+
+    /// Whether [`begin_shutdown`](Self::begin_shutdown) was called.
+    pub fn is_shutting_down(&self) -> bool {
+        self.core().is_shutting_down()
+    }
+
+    /// Resolves once shutdown has begun; usable from any task.
+    pub(crate) fn shutdown_signal(&self) -> impl Future<Output = ()> + Send + 'static {
+        self.core().shutdown_signal()
+    }
+
+    /// Whether anyone can answer an approval now: an operator listening, or a chat route the
+    /// request would be delivered to.
+    pub(crate) fn has_approval_route(&self, request: &ApprovalRequest) -> bool {
+        self.core().publisher.approvers_connected()
+            || self.chat().is_some_and(|chat| chat.has_route(request))
+    }
+
+    /// Creates an approval for `owner` and waits for its decision. If the requester goes away
+    /// (its future is dropped) at any moment — even while the approval is still being created —
+    /// it is cancelled with reason `requester-gone`, so nobody approves a command nobody will
+    /// run (see `exec/waiting.rs`).
+    ///
+    /// A person may take minutes and a stopping gateway has a shutdown grace, so once shutdown
+    /// begins the wait answers [`ServiceError::ShuttingDown`] at once (and a wait that would
+    /// start during shutdown creates nothing). The approval is then left pending in the store,
+    /// not cancelled: the requester did not give up, and the next start cancels it with
+    /// `gateway-restart` as it does every approval a stop left pending.
+    pub(crate) async fn create_and_await(
+        &self,
+        owner: &str,
+        create: CreateApproval,
+    ) -> Result<ApprovalRecord, ServiceError> {
+        let mut shutdown = std::pin::pin!(self.shutdown_signal());
+        if (&mut shutdown).now_or_never().is_some() {
+            return Err(ServiceError::ShuttingDown);
+        }
+        let has_route = self.has_approval_route(&create.request);
+        let core = Arc::clone(self.core());
+        let owner = owner.to_owned();
+        let creating: Creating =
+            Box::pin(async move { core.create(&owner, create, has_route).await });
+        let mut guard = RequesterGuard::new(Arc::clone(self.core()), creating);
+        let (created, decision) = guard.created().await?;
+        // A decision wins a tie with shutdown.
+        let answer = tokio::select! {
+            biased;
+            record = decision.decided() => record.map_err(ServiceError::from),
+            () = &mut shutdown => {
+                tracing::info!(approval_id = %created.id, "Shutting down; the approval stays pending until the next start cancels it.");
+                Err(ServiceError::ShuttingDown)
+            }
+        };
+        guard.answered();
+        answer
+    }
+}
+
+impl Prepared {
+    /// Starts the approval manager on `ports.store` (cancelling approvals an earlier run left
+    /// pending) and starts passing its events to `ports.publisher`. Must run inside a tokio
+    /// runtime.
+    pub async fn start(self, ports: Ports) -> Result<Service, ServiceError> {
+        let Prepared { setup, audit, file } = self;
+        let config = ManagerConfig {
+            default_timeout: setup.limits.approval_timeout,
+            retention: Retention {
+                history_ms: u64::try_from(setup.limits.history.as_millis()).unwrap_or(u64::MAX),
+            },
+            ..ManagerConfig::default()
+        };
+        let (manager, startup) = ApprovalManager::start(
+            ports.store,
+            Arc::new(file.clone()),
+            Arc::clone(&ports.clock),
+            config,
+        )
+        .await?;
+        let core = Arc::new(Core {
+            config: setup.config,
+            file: file.clone(),
+            file_cache: SnapshotCache::new(),
+            policies: PolicyCache::default(),
+            manager,
+            pending: Pending::new(PendingLimits {
+                per_agent: setup.limits.max_pending_per_agent,
+                per_token: setup.limits.max_pending_per_token,
+            }),
+            limits: setup.limits,
+            audit,
+            allowlist_use: Arc::new(AllowlistUse::new(file)),
+            clock: ports.clock,
+            publisher: ports.publisher,
+            shutdown: watch::Sender::new(false),
+        });
+        spawn_forwarder(Arc::clone(&core), startup);
+        Ok(Service {
+            shared: Arc::new(Shared {
+                core,
+                chat: OnceLock::new(),
+            }),
+        })
+    }
+}

@@ -1,0 +1,112 @@
+//! Where `serve` listens and keeps its state, and how the service is set up from it: shared by
+//! `serve`, which starts the service, and the offline commands (`doctor`, `audit`), which read
+//! the same files without the server.
+//!
+//! The data directory holds `exec-approvals.json`, the approvals database, the audit log, the
+//! session bindings and (without configured tokens) the generated admin token.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context as _, bail};
+use gatehouse_config::Config;
+use gatehouse_service::{ExecLimits, ServiceError, ServiceSetup};
+use gatehouse_store::approvals_db::{SqliteApprovalStore, SqliteOptions};
+
+/// Where the embedded default listens: loopback only, so a fresh install is not reachable from
+/// the network.
+pub(crate) const DEFAULT_LISTEN: SocketAddr =
+    SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 18790);
+
+/// The admin token's file name inside the data directory.
+pub(crate) const ADMIN_TOKEN_FILE: &str = "admin.token";
+/// `exec-approvals.json` inside the data directory.
+pub(crate) const APPROVALS_FILE: &str = "exec-approvals.json";
+/// Session bindings and `/elevated` levels inside the data directory.
+pub(crate) const SESSIONS_FILE: &str = "sessions.json";
+/// The approvals database inside the data directory.
+const DATABASE_FILE: &str = "approvals.db";
+/// The file a running `serve` holds an exclusive `flock` on, inside the data directory.
+pub(crate) const LOCK_FILE: &str = "gatehouse.lock";
+
+/// The service's state in `data_dir`, as `serve` starts it and `doctor` checks it.
+pub(crate) fn service_setup(config: Config, data_dir: &Path, limits: ExecLimits) -> ServiceSetup {
+    ServiceSetup {
+        config,
+        approvals_file: data_dir.join(APPROVALS_FILE),
+        audit_log: data_dir.join(gatehouse_store::audit::LOG_FILE_NAME),
+        limits,
+    }
+}
+
+/// Opens the approvals database in `data_dir`: the store `serve` hands the service.
+pub(crate) fn open_store(data_dir: &Path) -> Result<Arc<SqliteApprovalStore>, ServiceError> {
+    SqliteApprovalStore::open(data_dir.join(DATABASE_FILE), SqliteOptions::default())
+        .map(Arc::new)
+        .map_err(ServiceError::store)
+}
+
+/// What [`open_store`] would refuse in `data_dir`'s approvals database (a file that is no
+/// database, a schema newer than this build), found without writing anything, worded as
+/// `serve`'s refusal.
+pub(crate) fn check_store(data_dir: &Path) -> Result<(), ServiceError> {
+    SqliteApprovalStore::check(&data_dir.join(DATABASE_FILE))
+        .map(drop)
+        .map_err(ServiceError::store)
+}
+
+/// The address to listen on: the flag, else `gateway.listen`, else [`DEFAULT_LISTEN`]; `doctor`
+/// reports the same error for an address this refuses.
+pub(crate) fn listen_address(
+    flag: Option<SocketAddr>,
+    configured: Option<&str>,
+) -> anyhow::Result<SocketAddr> {
+    match (flag, configured) {
+        (Some(listen), _) => Ok(listen),
+        (None, Some(text)) => text.parse().with_context(|| {
+            format!("`gateway.listen`: {text:?} is not an address like 127.0.0.1:18790")
+        }),
+        (None, None) => Ok(DEFAULT_LISTEN),
+    }
+}
+
+/// The data directory when none is given: `$XDG_STATE_HOME/gatehouse`, else
+/// `~/.local/state/gatehouse`.
+pub(crate) fn default_data_dir() -> anyhow::Result<PathBuf> {
+    let absolute = |var: &str| {
+        std::env::var_os(var)
+            .map(PathBuf::from)
+            .filter(|path| path.is_absolute())
+    };
+    if let Some(state) = absolute("XDG_STATE_HOME") {
+        return Ok(state.join("gatehouse"));
+    }
+    if let Some(home) = absolute("HOME") {
+        return Ok(home.join(".local/state/gatehouse"));
+    }
+    bail!("cannot find a data directory: neither XDG_STATE_HOME nor HOME is set; pass --data-dir")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listens_on_the_flag_then_gateway_listen_then_the_default() {
+        let flag: SocketAddr = "127.0.0.1:1".parse().unwrap();
+        let check = |flag, configured, expected: SocketAddr| {
+            assert_eq!(listen_address(flag, configured).unwrap(), expected);
+        };
+        check(Some(flag), Some("127.0.0.1:2"), flag);
+        check(None, Some("127.0.0.1:2"), "127.0.0.1:2".parse().unwrap());
+        check(None, None, DEFAULT_LISTEN);
+        let error = listen_address(None, Some("nowhere"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            error,
+            "`gateway.listen`: \"nowhere\" is not an address like 127.0.0.1:18790"
+        );
+    }
+}
