@@ -102,7 +102,9 @@ impl TempCluster {
         let binaries = Binaries::find()?;
         let account = ServerAccount::choose()?;
         let (name, dir) = make_dir(&account)?;
-        let guardian = Guardian::spawn(&dir, &account)?;
+        let guardian = Guardian::spawn(&dir, &account).inspect_err(|_| {
+            let _ = fs::remove_dir(&dir);
+        })?;
         let mut cluster = Self {
             name,
             dir,
@@ -235,7 +237,8 @@ impl TempCluster {
         self.kill()
     }
 
-    /// Crashes the server: SIGKILL to the postmaster, as when its machine dies. Its children
+    /// Crashes the server: SIGKILL to the postmaster, as when the OOM killer or an operator's
+    /// `kill -9` ends it (not the machine, which with `fsync = off` may lose data). Its children
     /// notice and exit; this waits until they have (killing any that linger), so
     /// [`TempCluster::start_again`] finds no old process holding the shared memory. The next
     /// start runs crash recovery; committed data survives.
