@@ -1,4 +1,5 @@
-//! The one error type of the crate.
+//! The error type of the HTTP and DNS fakes (the PostgreSQL cluster has its own,
+//! `postgres::ClusterError`).
 
 use std::net::SocketAddr;
 

@@ -1,6 +1,7 @@
 //! Local fake servers, so Gatehouse can be tested end to end with real clients and no
 //! network: Telegram, Discord and Slack for the chat adapters; a DNS server for URL checks;
-//! the Anthropic and OpenAI model APIs for real agent hosts (Claude Code, Codex).
+//! the Anthropic and OpenAI model APIs for real agent hosts (Claude Code, Codex); and a real
+//! PostgreSQL server started in a temporary directory for replicas.
 //!
 //! **Invariants.** A fake binds where it is told (tests use `127.0.0.1:0`) and talks to
 //! nothing else except the bot's own webhook or Request URL when a test configures one; the
@@ -13,8 +14,9 @@
 //!
 //! **Entry points.** [`telegram::spawn`], [`discord::spawn`], [`slack::spawn`],
 //! [`model::anthropic::spawn`] and [`model::openai::spawn`] each return a [`FakeHandle`];
-//! [`dns::spawn`] returns a [`dns::DnsHandle`]. The `gatehouse-fakes` binary starts any subset
-//! on given addresses. Each HTTP fake serves control endpoints on its own port
+//! [`dns::spawn`] returns a [`dns::DnsHandle`]; [`postgres::database`] and
+//! [`postgres::TempCluster::start`] start PostgreSQL. The `gatehouse-fakes` binary starts
+//! any subset of the servers on given addresses. Each HTTP fake serves control endpoints on its own port
 //! (`GET /_fake/calls`, `POST /_fake/inject`, `POST /_fake/faults`, …), documented with
 //! examples in `docs/fakes.md`.
 //!
@@ -40,6 +42,7 @@ mod ws;
 pub mod discord;
 pub mod dns;
 pub mod model;
+pub mod postgres;
 pub mod slack;
 pub mod telegram;
 

@@ -14,6 +14,9 @@ mod dns;
 mod faults;
 // Fake Anthropic Messages and OpenAI Responses APIs spoken to over HTTP: scripts, SSE, errors.
 mod models;
+// Temporary PostgreSQL clusters through tokio-postgres: restarts, crashes, LISTEN/NOTIFY,
+// advisory locks, TLS, and cleanup however a test ends.
+mod postgres;
 // Slack fake against slack-morphism: Socket Mode, reconnects, 429, signed HTTP delivery.
 mod slack;
 // Helpers shared by the platform tests: control-endpoint calls and waiting on the call log.
