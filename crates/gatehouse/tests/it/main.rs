@@ -35,6 +35,8 @@ mod telegram;
 mod audit;
 // Helpers every chat-channel test shares: create an approval, wait for it to settle.
 mod chat_support;
+// `gatehouse mcp` driven by the official MCP Python SDK against a real gateway.
+mod mcp;
 // Discord approvals: the real binary against the Discord fake (cards, presses, commands, resume).
 mod discord;
 // Slack approvals in Socket Mode and HTTP mode: the real binary against the Slack fake.
