@@ -154,7 +154,7 @@ impl Client {
 }
 
 /// The real path of `program` on `PATH`, as the gateway's allowlist matches it.
-fn on_path(program: &str) -> String {
+pub(crate) fn on_path(program: &str) -> String {
     let path = std::env::var_os("PATH").unwrap();
     std::env::split_paths(&path)
         .map(|dir| dir.join(program))
@@ -168,7 +168,7 @@ fn on_path(program: &str) -> String {
 
 /// Allowlists `program` for agent `main` in the gateway's `exec-approvals.json` (read per
 /// request, so it applies at once).
-fn allowlist(server: &Server, program: &str) {
+pub(crate) fn allowlist(server: &Server, program: &str) {
     let file =
         json!({"version": 1, "agents": {"main": {"allowlist": [{"pattern": on_path(program)}]}}});
     std::fs::write(server.data().join("exec-approvals.json"), file.to_string()).unwrap();

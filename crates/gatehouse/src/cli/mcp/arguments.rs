@@ -1,5 +1,9 @@
 //! The tools' arguments as the model sends them, their JSON Schemas (from the doc comments),
-//! and the gateway params they become. Anything the gateway would read differently from what
+//! and the gateway params they become. An optional argument is spelt in the schema as its one
+//! type, not as the `[type, "null"]` pair `Option` would give: clients that map tool schemas
+//! onto a single-type dialect (Gemini's function declarations) refuse or mangle the pair; a
+//! `null` sent anyway reads as absent. Every schema is checked by the MCP Inspector's strict
+//! portability check in the tests. Anything the gateway would read differently from what
 //! the model meant (both `command` and `argv`, a relative `cwd`, an unknown field) is refused
 //! here with a message the model can act on.
 
@@ -15,13 +19,19 @@ use serde_json::{Value, json};
 #[serde(deny_unknown_fields)]
 pub(super) struct CheckCommandArgs {
     /// A shell command line, as `/bin/sh -c` would run it. Give this or `argv`, not both.
+    #[serde(default)]
+    #[schemars(with = "String", transform = optional)]
     pub(super) command: Option<String>,
     /// The program and its arguments, run without a shell. Give this or `command`, not both.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>", transform = optional)]
     pub(super) argv: Option<Vec<String>>,
     /// Absolute path of the working directory, on the machine the gateway runs on.
     pub(super) cwd: String,
     /// Environment variables to set for the command, on top of the gateway's clean
     /// environment.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, String>", transform = optional)]
     pub(super) env: Option<BTreeMap<String, String>>,
 }
 
@@ -30,22 +40,38 @@ pub(super) struct CheckCommandArgs {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(super) struct RunCommandArgs {
     /// A shell command line, run with `/bin/sh -c`. Give this or `argv`, not both.
+    #[serde(default)]
+    #[schemars(with = "String", transform = optional)]
     pub(super) command: Option<String>,
     /// The program and its arguments, run without a shell. Give this or `command`, not both.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>", transform = optional)]
     pub(super) argv: Option<Vec<String>>,
     /// Absolute path of the working directory, on the machine the gateway runs on.
     pub(super) cwd: String,
     /// Environment variables to set for the command, on top of the gateway's clean
     /// environment (PATH, HOME, LANG, LC_*, TZ, USER, LOGNAME, TMPDIR).
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, String>", transform = optional)]
     pub(super) env: Option<BTreeMap<String, String>>,
     /// How long the command may run once started, in milliseconds (the gateway's default is
     /// 60000, its maximum 3600000); it is killed at the limit. Waiting for approval does not
     /// count.
     #[schemars(range(min = 1))]
+    #[serde(default)]
+    #[schemars(with = "u64", transform = optional)]
     pub(super) timeout_ms: Option<u64>,
-    /// One sentence on what the command is for and why it is needed. It is repeated in the
-    /// progress messages and the result.
+    /// One sentence on what the command is for and why it is needed; repeated in the progress
+    /// messages while a person is asked.
+    #[serde(default)]
+    #[schemars(with = "String", transform = optional)]
     pub(super) description: Option<String>,
+}
+
+/// Drops the `"default": null` the schema of an optional argument would carry: the type says
+/// `string`, and a default of another type reads as a contradiction to strict validators.
+fn optional(schema: &mut schemars::Schema) {
+    schema.remove("default");
 }
 
 /// What to run and where, checked: exactly one of a shell string and an argv.
