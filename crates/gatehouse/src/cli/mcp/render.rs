@@ -185,22 +185,28 @@ fn denied(answer: &Value, decided: Option<&str>) -> CallToolResult {
     result(text, structured, true)
 }
 
-/// "Approval 3f0c1a2b: deny by alice: \"use staging\"", from `exec.approval.get`.
+/// "Approval 3f0c1a2b: deny by alice: \"use staging\"" for a person's answer, or
+/// "Approval 3f0c1a2b: expired (no-approval-route)" for one nobody gave, from
+/// `exec.approval.get`.
 fn decided_by(approval: &Value) -> String {
     let id = approval["id"].as_str().unwrap_or_default();
-    let mut text = format!(
-        "Approval {}: {} by {}",
-        id.get(..8).unwrap_or(id),
-        approval["decision"]
-            .as_str()
-            .or(approval["state"].as_str())
-            .unwrap_or("settled"),
-        make_visible(approval["resolvedBy"].as_str().unwrap_or("nobody"))
-    );
-    if let Some(reason) = approval["reason"].as_str().filter(|r| !r.is_empty()) {
-        text.push_str(&format!(": \"{}\"", make_visible(reason)));
+    let short = id.get(..8).unwrap_or(id);
+    let reason = approval["reason"].as_str().filter(|r| !r.is_empty());
+    let Some(decision) = approval["decision"].as_str() else {
+        let state = approval["state"].as_str().unwrap_or("settled");
+        return match reason {
+            Some(reason) => format!("Approval {short}: {state} ({})", make_visible(reason)),
+            None => format!("Approval {short}: {state}"),
+        };
+    };
+    let by = make_visible(approval["resolvedBy"].as_str().unwrap_or("an approver"));
+    match reason {
+        Some(reason) => format!(
+            "Approval {short}: {decision} by {by}: \"{}\"",
+            make_visible(reason)
+        ),
+        None => format!("Approval {short}: {decision} by {by}"),
     }
-    text
 }
 
 fn approval_summary(approval: &Value) -> Value {
@@ -308,6 +314,16 @@ mod tests {
         assert!(
             text.contains("Approval 3f0c1a2b: deny by alice: \"use staging\""),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn an_approval_nobody_answered_is_not_said_to_be_decided_by_anyone() {
+        let expired = json!({"id": "60b32869-x", "state": "expired", "decision": null,
+            "resolvedBy": null, "reason": "no-approval-route"});
+        assert_eq!(
+            decided_by(&expired),
+            "Approval 60b32869: expired (no-approval-route)"
         );
     }
 }
