@@ -66,6 +66,18 @@ async fn inspect(server: &Server, args: &[&str]) -> Inspected {
     }
 }
 
+/// `tools/call run_command` with `command` and `cwd_arg` (`cwd=…`).
+async fn run_command(server: &Server, command: &str, cwd_arg: &str) -> Inspected {
+    let command_arg = format!("command={command}");
+    let args = ["--method", "tools/call", "--tool-name", "run_command"];
+    let args = [
+        &args[..],
+        &["--tool-arg", &command_arg, "--tool-arg", cwd_arg],
+    ]
+    .concat();
+    inspect(server, &args).await
+}
+
 #[tokio::test]
 async fn the_inspector_finds_portable_schemas_a_run_and_a_refusal() {
     let version = std::process::Command::new(inspector())
@@ -88,20 +100,7 @@ async fn the_inspector_finds_portable_schemas_a_run_and_a_refusal() {
     let tools: Value = serde_json::from_str(&listed.stdout).unwrap();
     assert_eq!(tools["tools"].as_array().unwrap().len(), 2);
 
-    let ran = inspect(
-        &server,
-        &[
-            "--method",
-            "tools/call",
-            "--tool-name",
-            "run_command",
-            "--tool-arg",
-            "command=printf inspected",
-            "--tool-arg",
-            &cwd_arg,
-        ],
-    )
-    .await;
+    let ran = run_command(&server, "printf inspected", &cwd_arg).await;
     assert_eq!(ran.code, 0, "{}", ran.stderr);
     let result: Value = serde_json::from_str(&ran.stdout).unwrap();
     let text = result["content"][0]["text"].as_str().unwrap();
@@ -111,20 +110,7 @@ async fn the_inspector_finds_portable_schemas_a_run_and_a_refusal() {
     );
 
     // Nobody is connected to approve it: refused, and the Inspector reports a tool error.
-    let refused = inspect(
-        &server,
-        &[
-            "--method",
-            "tools/call",
-            "--tool-name",
-            "run_command",
-            "--tool-arg",
-            "command=touch marker",
-            "--tool-arg",
-            &cwd_arg,
-        ],
-    )
-    .await;
+    let refused = run_command(&server, "touch marker", &cwd_arg).await;
     assert_eq!(refused.code, EXIT_TOOL_ERROR, "{}", refused.stdout);
     assert!(
         refused.stdout.contains("no-approval-route"),

@@ -14,7 +14,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-/// `check_command`'s arguments.
+/// `check_command`'s arguments. The four fields it shares with [`RunCommandArgs`] are written
+/// out in both: `serde(flatten)` cannot be combined with `deny_unknown_fields`, and an unknown
+/// argument must be refused, not dropped.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct CheckCommandArgs {
