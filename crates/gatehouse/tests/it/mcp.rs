@@ -385,6 +385,50 @@ async fn waits_for_a_person_reports_progress_and_runs_once_approved() {
     client.close().await;
 }
 
+/// Clients that reset their timeout on progress rely on hearing something while a person takes
+/// their time and while the approved command runs.
+#[tokio::test]
+async fn a_long_wait_and_a_long_run_keep_reporting_progress() {
+    let server = Server::start(ASKING).await;
+    let mut operator = server.ws(APPROVER).await;
+    let mut client = Client::of(&server, &[]).await;
+    let call = json!({"tool": "run_command", "args": {
+        "command": "sleep 5; echo slept", "cwd": server.scratch()}});
+    let approval = asked(&server, &mut client, &mut operator, call).await;
+    let id = approval["id"].as_str().unwrap();
+    let mut progress = vec![client.next().await];
+    // The wait outlasts one heartbeat (10 s) before anyone answers.
+    while !progress.last().unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("Still waiting")
+    {
+        progress.push(client.next().await);
+    }
+    assert!(
+        progress.last().unwrap()["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("approval {}", &id[..8])),
+        "{progress:?}"
+    );
+    server.resolve(id, "allow-once").await;
+    let (more, result) = client.outcome().await;
+    assert_eq!(result["isError"], false, "{result}");
+    assert!(
+        more.iter()
+            .any(|p| p["message"] == "Approved (allow-once by approver); running"),
+        "{more:?}"
+    );
+    progress.extend(more);
+    let steps: Vec<f64> = progress
+        .iter()
+        .map(|p| p["progress"].as_f64().unwrap())
+        .collect();
+    assert!(steps.windows(2).all(|w| w[0] < w[1]), "{steps:?}");
+    client.close().await;
+}
+
 #[tokio::test]
 async fn a_denied_command_is_a_tool_error_with_the_approvers_reason_and_never_runs() {
     let server = Server::start(ASKING).await;

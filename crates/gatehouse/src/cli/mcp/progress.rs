@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+use gatehouse_chat::sanitize::one_line;
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
@@ -21,6 +22,10 @@ use crate::cli::client::ServerArgs;
 const HEARTBEAT: Duration = Duration::from_secs(10);
 /// How often a held approval is looked at, to tell the client once it is decided.
 const LOOK_WHILE_PENDING: Duration = Duration::from_secs(2);
+
+/// How much of the command and of the model's description a notice repeats: enough to
+/// recognise them in a client's status line.
+const MAX_NOTICE_CHARS: usize = 300;
 
 /// Where the client asked for progress on one call. Clones share the count, which must grow
 /// with every notification of the call.
@@ -127,12 +132,14 @@ async fn heartbeat(progress: &Progress, since: Instant, what: &str) {
 }
 
 /// The first notice of a wait: which approval, where it went, how to answer it, until when.
+/// The command and the description are the model's text, shown on one line with control
+/// characters made visible, as approvers are shown them.
 fn pending_message(approval: &Value, notice: &Notice) -> String {
     let id = approval["id"].as_str().unwrap_or_default();
     let why = notice
         .description
         .as_deref()
-        .map(|text| format!(" (the agent says: {text})"))
+        .map(|text| format!(" (the agent says: {})", one_line(text, MAX_NOTICE_CHARS)))
         .unwrap_or_default();
     let route = notice
         .route
@@ -144,7 +151,7 @@ fn pending_message(approval: &Value, notice: &Notice) -> String {
          gateway's approvers: the Control UI and the chat channels approvals.exec forwards \
          to{route}. An approver answers there, or with `gatehouse approvals resolve {} \
          allow-once|deny`; {}.",
-        notice.command,
+        one_line(&notice.command, MAX_NOTICE_CHARS),
         short(id),
         short(id),
         expiry(approval)
