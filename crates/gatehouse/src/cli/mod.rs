@@ -12,6 +12,7 @@ mod doctor;
 mod exec_sources;
 mod layout;
 mod logging;
+mod mcp;
 mod request;
 mod run;
 mod serve;
@@ -47,6 +48,8 @@ enum Command {
     Request(client::CommandArgs),
     /// Run a command on the gateway host through policy and approval.
     Run(client::CommandArgs),
+    /// Serve MCP on stdio: `run_command` and `check_command`, through the gateway.
+    Mcp(mcp::McpArgs),
     /// List, inspect and answer approvals; edit allowlists.
     Approvals(approvals::ApprovalsArgs),
     /// Check config, secrets and effective policy; warn about risky settings.
@@ -68,6 +71,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::run(args),
         Command::Request(args) => request::run(args),
         Command::Run(args) => run::run(args),
+        Command::Mcp(args) => mcp::run(args),
         Command::Approvals(args) => approvals::run(args),
         Command::Doctor(args) => doctor::run(args),
         Command::Audit(command) => audit::run(command),

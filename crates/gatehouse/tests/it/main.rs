@@ -35,6 +35,10 @@ mod telegram;
 mod audit;
 // Helpers every chat-channel test shares: create an approval, wait for it to settle.
 mod chat_support;
+// `gatehouse mcp` driven by the official MCP Python SDK against a real gateway.
+mod mcp;
+// `gatehouse mcp` under the MCP Inspector's CLI: schema portability, a run and a refusal.
+mod mcp_inspector;
 // Discord approvals: the real binary against the Discord fake (cards, presses, commands, resume).
 mod discord;
 // Slack approvals in Socket Mode and HTTP mode: the real binary against the Slack fake.
