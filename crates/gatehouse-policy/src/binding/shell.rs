@@ -165,7 +165,13 @@ mod tests {
             Host { _dir: dir, root }
         }
 
-        fn binding(&self, text: &str) -> Result<Binding, BindingError> {
+        /// `compute` of `sh -c TEXT` as `system.run` binds it, with the segments of `text`
+        /// evaluated under an allowlist admitting everything.
+        fn bound<T>(
+            &self,
+            text: &str,
+            compute: impl FnOnce(&BindingInput<'_>, &[SegmentEvaluation]) -> T,
+        ) -> T {
             let request = ExecRequest::shell(text, self.root.join("work"))
                 .with_inherited_env("PATH", self.root.join("bin").display().to_string());
             let policy = ExecPolicy {
@@ -183,7 +189,11 @@ mod tests {
                 session_key: "s",
                 resolved_executable: Path::new("/bin/sh"),
             };
-            Binding::compute_shell(&input, &evaluation.segments)
+            compute(&input, &evaluation.segments)
+        }
+
+        fn binding(&self, text: &str) -> Result<Binding, BindingError> {
+            self.bound(text, Binding::compute_shell)
         }
     }
 
@@ -241,24 +251,7 @@ mod tests {
     fn lists_every_file_the_binding_reads() {
         let host = Host::new();
         let text = "ls && nice bash run.sh && make all";
-        let request = ExecRequest::shell(text, host.root.join("work"))
-            .with_inherited_env("PATH", host.root.join("bin").display().to_string());
-        let policy = ExecPolicy {
-            allowlist: vec![AllowlistEntry::new("/**")],
-            ..ExecPolicy::default()
-        };
-        let evaluation = evaluate(&request, &policy);
-        let argv = ["sh".to_owned(), "-c".to_owned(), text.to_owned()];
-        let env = BTreeMap::new();
-        let input = BindingInput {
-            cwd: &host.root.join("work"),
-            argv: &argv,
-            env: &env,
-            agent_id: "main",
-            session_key: "s",
-            resolved_executable: Path::new("/bin/sh"),
-        };
-        let files = Binding::shell_program_files(&input, &evaluation.segments).unwrap();
+        let files = host.bound(text, Binding::shell_program_files).unwrap();
         for expected in [
             "bin/ls",
             "bin/nice",
@@ -273,14 +266,17 @@ mod tests {
         }
         assert_eq!(files.first(), fs::canonicalize("/bin/sh").ok().as_ref());
         let direct = ["bash".to_owned(), "run.sh".to_owned()];
-        let input = BindingInput {
-            argv: &direct,
-            resolved_executable: &host.root.join("bin/bash"),
-            ..input
-        };
+        let bash = host.root.join("bin/bash");
+        let files = host.bound("true", |input, _| {
+            Binding::program_files(&BindingInput {
+                argv: &direct,
+                resolved_executable: &bash,
+                ..*input
+            })
+        });
         assert_eq!(
-            Binding::program_files(&input).unwrap(),
-            [host.root.join("bin/bash"), host.root.join("work/run.sh")]
+            files.unwrap(),
+            [bash.clone(), host.root.join("work/run.sh")]
         );
     }
 

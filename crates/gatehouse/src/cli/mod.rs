@@ -14,9 +14,11 @@ mod layout;
 mod logging;
 mod request;
 mod run;
+mod sandbox;
 mod serve;
 mod tokens;
 mod tools;
+mod trust;
 
 use std::process::ExitCode;
 
