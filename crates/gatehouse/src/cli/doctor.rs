@@ -5,7 +5,9 @@
 //! or writing a file: the listen address, every gateway token (resolved and held to the
 //! gateway's rules), every enabled channel's secrets and settings, and the data directory's
 //! admin token, audit log and approvals database. It shows the effective exec policy of every
-//! agent and warns about risky settings. Exit 0 when all is well, 1 with warnings only, 2 when the config
+//! agent (and what allowlisting each of its programs trusts), each sandboxed agent's effective
+//! sandbox with whatever would refuse its runs, whether bubblewrap can start a sandbox here
+//! (a failure is an error), and warns about risky settings. Exit 0 when all is well, 1 with warnings only, 2 when the config
 //! does not load or `serve` would refuse it.
 
 use std::collections::BTreeSet;

@@ -23,6 +23,8 @@ mod gateway;
 mod gateway_approvals;
 // `system.run`: policy, approval, binding re-check before spawn, bounded output, timeouts.
 mod gateway_run;
+// Sandboxed `system.run` under the real bubblewrap: modes, network, environment, elevated.
+mod sandbox;
 // Client commands: request, run, approvals (incl. allowlist edits).
 mod gateway_cli;
 // `gatehouse doctor` on configs serve refuses or runs with a risk: errors, warnings, exit codes.
