@@ -35,6 +35,8 @@ mod elevated_request;
 mod telegram;
 // `gatehouse audit verify|tail`: exit codes and output on intact and tampered logs.
 mod audit;
+// `gatehouse setup`: presets from flags and from a person's answers, consent, backups.
+mod setup;
 // Helpers every chat-channel test shares: create an approval, wait for it to settle.
 mod chat_support;
 // Discord approvals: the real binary against the Discord fake (cards, presses, commands, resume).
