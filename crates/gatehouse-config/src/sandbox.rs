@@ -21,6 +21,16 @@ impl Config {
         )
     }
 
+    /// The sandbox settings an agent without an `agents.list` entry gets: the defaults'.
+    pub fn default_sandbox_settings(&self) -> SandboxSettings {
+        let defaults = self.agents.defaults.as_ref();
+        SandboxSettings::resolve(
+            &overrides(defaults.and_then(|d| d.sandbox.as_ref())),
+            &SandboxOverrides::default(),
+            defaults.and_then(|d| d.workspace.clone()),
+        )
+    }
+
     /// The agent's workspace: its own `workspace`, else `agents.defaults.workspace`.
     pub fn workspace(&self, agent_id: &str) -> Option<&str> {
         self.agent(agent_id)
@@ -98,6 +108,7 @@ mod tests {
         assert_eq!(ops.bwrap, BwrapBinary::At("/opt/bwrap".into()));
         assert_eq!(ops.workspace.as_deref(), Some("/srv/ops"));
         let main = config.sandbox_settings("main");
+        assert_eq!(main, config.default_sandbox_settings());
         assert_eq!(main.mode, Mode::NonMain);
         assert!(main.extra_paths.is_empty());
         assert_eq!(main.workspace.as_deref(), Some("~/work"));

@@ -151,9 +151,7 @@ impl Service {
         acting_for(caller, &context.agent_id)?;
         let core = self.core();
         let agent = core.policy(&context.agent_id)?;
-        let settings = core.config.sandbox_settings(&context.agent_id);
-        let sandboxed = core.sandboxes.is_sandboxed(
-            &settings,
+        let sandboxing = core.sandboxes.sandboxing(
             &context.agent_id,
             context.session_key.as_deref().unwrap_or_default(),
         );
@@ -163,7 +161,7 @@ impl Service {
             session_key: context.session_key.as_deref(),
             level: context.level,
             sender: context.sender.clone(),
-            sandboxed,
+            sandboxed: sandboxing.is_some(),
         };
         let stored = level
             .session_key
@@ -171,9 +169,9 @@ impl Service {
             .and_then(|(key, chat)| chat.sessions.stored_level(key));
         let (policy, resolved, placement) =
             apply_elevated_level(core, stored, caller.name(), &level, agent.policy)?;
-        let target = match placement {
-            Placement::Sandbox => Target::Sandbox(Box::new(settings)),
-            Placement::Host | Placement::HostRefused => Target::Host,
+        let target = match (placement, sandboxing) {
+            (Placement::Sandbox, Some(settings)) => Target::Sandbox(Box::new(settings.clone())),
+            _ => Target::Host,
         };
         Ok((policy, agent.ask_fallback, resolved, target))
     }

@@ -7,7 +7,7 @@
 //! the sandbox sees at that path. Every child's environment is built by
 //! `gatehouse_sandbox::build_env`, never inherited: the gateway's own variables stay behind.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use gatehouse_config::Config;
@@ -26,6 +26,10 @@ pub(crate) struct Sandboxes {
     /// `None` when the caller gave none, and then every sandboxed run is refused.
     host: Option<HostContext>,
     main: MainSession,
+    /// Each listed agent's effective settings (the config does not change while the service
+    /// runs), and the defaults' for any other agent.
+    agents: HashMap<String, SandboxSettings>,
+    defaults: SandboxSettings,
     /// bubblewrap per binary setting, located when the service started: two short runs each,
     /// never one per run.
     bubblewraps: Vec<(BwrapBinary, Result<Bubblewrap, BwrapError>)>,
@@ -67,10 +71,14 @@ impl Sandboxes {
     pub(crate) fn new(config: &Config, host: Option<HostContext>) -> Self {
         let mut bubblewraps: Vec<(BwrapBinary, Result<Bubblewrap, BwrapError>)> = Vec::new();
         let search_path = std::env::var_os("PATH");
-        let agents = std::iter::once(gatehouse_config::DEFAULT_AGENT_ID)
-            .chain(config.agents.list.iter().map(|agent| agent.id.as_str()));
-        for agent in agents {
-            let settings = config.sandbox_settings(agent);
+        let agents: HashMap<String, SandboxSettings> = config
+            .agents
+            .list
+            .iter()
+            .map(|agent| (agent.id.clone(), config.sandbox_settings(&agent.id)))
+            .collect();
+        let defaults = config.default_sandbox_settings();
+        for settings in agents.values().chain([&defaults]) {
             if settings.mode == SandboxMode::Off
                 || bubblewraps
                     .iter()
@@ -98,18 +106,17 @@ impl Sandboxes {
         Sandboxes {
             host,
             main: config.main_session(),
+            agents,
+            defaults,
             bubblewraps,
         }
     }
 
-    /// Whether `agent_id`'s session `session_key` is sandboxed under `settings`.
-    pub(crate) fn is_sandboxed(
-        &self,
-        settings: &SandboxSettings,
-        agent_id: &str,
-        session_key: &str,
-    ) -> bool {
+    /// `agent_id`'s effective sandbox settings, when its session `session_key` is sandboxed.
+    pub(crate) fn sandboxing(&self, agent_id: &str, session_key: &str) -> Option<&SandboxSettings> {
+        let settings = self.agents.get(agent_id).unwrap_or(&self.defaults);
         gatehouse_sandbox::is_sandboxed(settings.mode, agent_id, session_key, &self.main)
+            .then_some(settings)
     }
 
     /// The home a sandboxed run sees, as the policy judges it (`HOME`), when there is one.
