@@ -4,6 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use gatehouse_policy::exec::ApprovalSummary;
 use gatehouse_policy::{ApprovalDecision, Ask, ParseModeError, Security};
 
 /// Where the turn that triggered the request came from, so replies reach the same conversation.
@@ -58,6 +59,10 @@ pub struct ApprovalRequest {
     /// Who asked (the gateway's token name). Stored so the requester can still see and wait on
     /// its approval after a restart; not shown to approvers.
     pub requested_by: Option<String>,
+    /// What approvers are shown of what runs: every program of the chain, the request's
+    /// variable names, the patterns allow-always would store. `None` for approvals stored
+    /// before it was kept.
+    pub summary: Option<ApprovalSummary>,
 }
 
 /// A request about to be stored. The caller assigns the id and the times.

@@ -38,6 +38,20 @@ pub struct ApprovalView {
     pub expires_at_ms: u64,
     /// Whether allow-always is offered (it is not when no allowlist pattern can be derived).
     pub allow_always_offered: bool,
+    /// What runs, when the gateway knows it: every program of the chain and what allow-always
+    /// would store (`None` for an approval stored before the gateway kept this).
+    pub chain: Option<ChainView>,
+}
+
+/// Every program a command runs and what allow-always would store, as approvers must see them
+/// (the policy's approval summary, as lines).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChainView {
+    /// One line per program of the chain, in order: its words, where it resolved and through
+    /// what, and what lets it run or that a person decides (untrusted: sanitized when rendered).
+    pub programs: Vec<String>,
+    /// The exact allowlist patterns allow-always would store; empty when it stores nothing.
+    pub allow_always_patterns: Vec<String>,
 }
 
 impl ApprovalView {
@@ -93,8 +107,12 @@ pub enum FieldKind {
     Host,
     /// The executable the command resolved to.
     ResolvedPath,
+    /// One program of the command's chain (a field per program, in order).
+    Program,
     /// Names of environment variables the request overrides.
     EnvOverrides,
+    /// The allowlist patterns allow-always would store.
+    AllowAlwaysStores,
     /// The short and the full approval id.
     Id,
     /// When the approval expires; [`Card::expires_at_ms`] holds the instant.
@@ -109,7 +127,9 @@ impl FieldKind {
             FieldKind::Agent => "Agent",
             FieldKind::Host => "Host",
             FieldKind::ResolvedPath => "Resolved path",
+            FieldKind::Program => "Runs",
             FieldKind::EnvOverrides => "Env overrides",
+            FieldKind::AllowAlwaysStores => "Allow-always stores",
             FieldKind::Id => "ID",
             FieldKind::Expires => "Expires",
         }
@@ -399,12 +419,29 @@ fn metadata_fields(view: &ApprovalView) -> Vec<Field> {
                 .map(|value| Field::new(kind, one_line(value, MAX_FIELD_CHARS)))
         })
         .collect();
+    let programs = view.chain.iter().flat_map(|chain| &chain.programs);
+    fields.extend(
+        programs.map(|line| Field::new(FieldKind::Program, one_line(line, MAX_FIELD_CHARS))),
+    );
     if !view.env_keys.is_empty() {
         let keys: Vec<String> = view.env_keys.iter().map(|key| one_line(key, 64)).collect();
         fields.push(Field::new(
             FieldKind::EnvOverrides,
             one_line(&keys.join(", "), MAX_FIELD_CHARS),
         ));
+    }
+    if let Some(chain) = &view.chain {
+        let stores = if chain.allow_always_patterns.is_empty() {
+            "nothing (approve this exact command)".to_owned()
+        } else {
+            let patterns: Vec<String> = chain
+                .allow_always_patterns
+                .iter()
+                .map(|pattern| one_line(pattern, MAX_FIELD_CHARS))
+                .collect();
+            one_line(&patterns.join(", "), MAX_FIELD_CHARS)
+        };
+        fields.push(Field::new(FieldKind::AllowAlwaysStores, stores));
     }
     fields.push(Field::new(
         FieldKind::Id,

@@ -37,6 +37,7 @@ mod load;
 mod locate;
 pub mod model;
 mod safe_bins;
+mod sandbox;
 mod secret;
 mod secrets_list;
 mod suggest;

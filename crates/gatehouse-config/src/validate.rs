@@ -7,7 +7,8 @@ use crate::keypath::KeyPath;
 use crate::model::snowflake;
 use crate::model::{
     ChannelApprovalsConfig, ChannelsConfig, Config, DiscordConfig, Enabled, GatewayConfig,
-    GatewayLimitsConfig, ScopedTools, SubagentsConfig, ToolPolicyConfig, ToolsConfig,
+    GatewayLimitsConfig, SandboxConfig, ScopedTools, SubagentsConfig, ToolPolicyConfig,
+    ToolsConfig,
 };
 use crate::secret;
 
@@ -87,9 +88,59 @@ fn spawn_depth(subagents: Option<&SubagentsConfig>, path: &KeyPath, out: &mut Ve
     }
 }
 
+/// The sandbox's paths by their spelling (the sandbox crate's rule: absolute or `~/…`, no
+/// `..`, no `~user`), and an absolute `bwrapPath`; whether each exists and may be mounted is
+/// checked when a run is planned and by `gatehouse doctor`.
+fn sandbox(
+    sandbox: Option<&SandboxConfig>,
+    workspace: Option<&String>,
+    path: &KeyPath,
+    out: &mut Vec<Problem>,
+) {
+    let mut written = |at: KeyPath, raw: &str| {
+        if let Err(refusal) = gatehouse_sandbox::check_written_path(raw) {
+            out.push(Problem {
+                path: at,
+                message: refusal.to_string(),
+            });
+        }
+    };
+    if let Some(workspace) = workspace {
+        written(path.key("workspace"), workspace);
+    }
+    let Some(sandbox) = sandbox else { return };
+    let at = path.key("sandbox");
+    let lists = [
+        ("volumes", &sandbox.volumes),
+        ("extraPaths", &sandbox.extra_paths),
+        ("allowedRoots", &sandbox.allowed_roots),
+    ];
+    for (key, list) in lists {
+        for (index, raw) in list.iter().flatten().enumerate() {
+            written(at.key(key).index(index), raw);
+        }
+    }
+    if let Some(bwrap) = &sandbox.bwrap_path
+        && !bwrap.starts_with('/')
+    {
+        out.push(Problem {
+            path: at.key("bwrapPath"),
+            message: format!(
+                "{bwrap:?} is not an absolute path: bubblewrap runs every sandboxed command, so                  name the binary exactly (or leave the key out to use `bwrap` on PATH)"
+            ),
+        });
+    }
+}
+
 fn agents(config: &Config, path: &KeyPath, out: &mut Vec<Problem>) {
     if let Some(defaults) = &config.agents.defaults {
         spawn_depth(defaults.subagents.as_ref(), &path.key("defaults"), out);
+        sandbox(
+            defaults.sandbox.as_ref(),
+            defaults.workspace.as_ref(),
+            &path.key("defaults"),
+            out,
+        );
     }
     let mut seen = BTreeSet::new();
     for (index, agent) in config.agents.list.iter().enumerate() {
@@ -107,6 +158,7 @@ fn agents(config: &Config, path: &KeyPath, out: &mut Vec<Problem>) {
             });
         }
         spawn_depth(agent.subagents.as_ref(), &at, out);
+        sandbox(agent.sandbox.as_ref(), agent.workspace.as_ref(), &at, out);
         if let Some(tools) = &agent.tools {
             let at = at.key("tools");
             if tools.subagents.is_some() {

@@ -21,6 +21,7 @@ use crate::error::ServiceError;
 use crate::exec::allowlist_use::{AllowlistUse, EntryUse};
 use crate::exec::audit::Auditor;
 use crate::exec::pending::{self, Pending};
+use crate::exec::sandbox::Sandboxes;
 use crate::policy::cache::{AgentPolicy, PolicyCache};
 use crate::publish::Publisher;
 use crate::setup::ExecLimits;
@@ -35,6 +36,8 @@ pub(crate) struct Core {
     pub(crate) policies: PolicyCache,
     pub(crate) manager: ApprovalManager,
     pub(crate) limits: ExecLimits,
+    /// Which sessions run sandboxed, and bubblewrap located once.
+    pub(crate) sandboxes: Sandboxes,
     pub(crate) pending: Pending,
     pub(crate) audit: Auditor,
     /// The allowlist entries' last uses, written to the approvals file off the run's path.

@@ -30,6 +30,7 @@
 //!     approvals_file: "exec-approvals.json".into(),
 //!     audit_log: "audit.jsonl".into(),
 //!     limits: ExecLimits::default(),
+//!     sandbox_host: None,
 //! };
 //! let ports = Ports { store: Arc::new(store), clock: Arc::new(SystemClock), publisher };
 //! let service = Service::start(setup, ports).await?;

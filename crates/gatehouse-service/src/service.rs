@@ -22,6 +22,7 @@ use crate::exec::allowlist_use::AllowlistUse;
 use crate::exec::audit::Auditor;
 use crate::exec::forward::spawn_forwarder;
 use crate::exec::pending::{Pending, PendingLimits};
+use crate::exec::sandbox::Sandboxes;
 use crate::exec::waiting::{Creating, RequesterGuard};
 use crate::policy::cache::PolicyCache;
 use crate::publish::Publisher;
@@ -217,7 +218,9 @@ impl Prepared {
             config,
         )
         .await?;
+        let sandboxes = Sandboxes::new(&setup.config, setup.sandbox_host);
         let core = Arc::new(Core {
+            sandboxes,
             config: setup.config,
             file: file.clone(),
             file_cache: SnapshotCache::new(),

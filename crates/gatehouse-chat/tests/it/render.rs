@@ -1,5 +1,5 @@
 use gatehouse_chat::render::{
-    ApprovalView, ButtonStyle, CardState, FieldKind, ResolveOutcome, render_cancelled,
+    ApprovalView, ButtonStyle, CardState, ChainView, FieldKind, ResolveOutcome, render_cancelled,
     render_expired, render_fallback, render_origin_notice, render_prompt, render_receipt,
 };
 use gatehouse_chat::sanitize::{fence_for, make_visible, one_line};
@@ -20,6 +20,7 @@ fn view(command: &str) -> ApprovalView {
         env_keys: vec!["GIT_DIR".into(), "PATH".into()],
         expires_at_ms: NOW + 300_000,
         allow_always_offered: true,
+        chain: None,
     }
 }
 
@@ -169,6 +170,61 @@ fn fields_carry_a_kind_whose_label_they_show() {
     );
     let closed = render_expired(&view("git status"), 1200);
     assert!(closed.fields.iter().all(|f| f.kind != FieldKind::Expires));
+}
+
+/// Issue 29: a card named only the first program of a chain. Each program gets a line, and
+/// what allow-always would store is said, both made visible like every other field.
+#[test]
+fn shows_every_program_of_the_chain_and_what_allow_always_stores() {
+    let mut v = view("git status && ./deploy.sh");
+    v.chain = Some(ChainView {
+        programs: vec![
+            "1. git status [/usr/bin/git] — allowlist".into(),
+            "2. ./deploy.sh [/srv/deploy.sh] — needs a person\u{202e}".into(),
+        ],
+        allow_always_patterns: vec!["/srv/deploy.sh".into()],
+    });
+    let card = render_prompt(&v, NOW, 1200);
+    let shown: Vec<(FieldKind, &str)> = card
+        .fields
+        .iter()
+        .filter(|field| {
+            matches!(
+                field.kind,
+                FieldKind::Program | FieldKind::AllowAlwaysStores
+            )
+        })
+        .map(|field| (field.kind, field.value.as_str()))
+        .collect();
+    assert_eq!(
+        shown,
+        vec![
+            (
+                FieldKind::Program,
+                "1. git status [/usr/bin/git] — allowlist"
+            ),
+            (
+                FieldKind::Program,
+                "2. ./deploy.sh [/srv/deploy.sh] — needs a person[U+202E RLO]"
+            ),
+            (FieldKind::AllowAlwaysStores, "/srv/deploy.sh"),
+        ]
+    );
+    assert!(
+        card.plain_text()
+            .contains("Runs: 1. git status [/usr/bin/git] — allowlist\n"),
+        "{}",
+        card.plain_text()
+    );
+    v.chain = Some(ChainView::default());
+    let nothing = render_prompt(&v, NOW, 1200);
+    assert!(
+        nothing
+            .plain_text()
+            .contains("Allow-always stores: nothing (approve this exact command)"),
+        "{}",
+        nothing.plain_text()
+    );
 }
 
 #[test]

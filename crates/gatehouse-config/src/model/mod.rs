@@ -14,8 +14,8 @@ mod tools;
 use serde::Deserialize;
 
 pub use agents::{
-    AgentConfig, AgentDefaults, AgentsConfig, ElevatedLevel, SandboxConfig, SandboxMode,
-    SubagentsConfig,
+    AgentConfig, AgentDefaults, AgentsConfig, ElevatedLevel, Isolation, SandboxConfig, SandboxMode,
+    SessionConfig, SessionScope, SubagentsConfig,
 };
 pub use approvals::{ApprovalsConfig, ExecForwardingConfig, ForwardTarget, ForwardingMode};
 pub(crate) use channels::snowflake;
@@ -49,6 +49,9 @@ pub struct Config {
     /// Chat channels.
     #[serde(default)]
     pub channels: ChannelsConfig,
+    /// How sessions are keyed (`mainKey`, `scope`).
+    #[serde(default)]
+    pub session: SessionConfig,
 }
 
 impl Config {

@@ -145,6 +145,7 @@ class ApprovalsView {
           ["Session", approval.sessionKey],
           ["Requested", approval.createdAtMs && formatTime(approval.createdAtMs)],
         ]),
+        summaryBlock(approval.summary, headingId),
         el("div", { class: "decisions", role: "group", "aria-label": "Decision" }, ...buttons),
         approval.decisions.includes("allow-always")
           ? el("p", { class: "hint", id: `${headingId}-always` },
@@ -298,6 +299,34 @@ class ApprovalsView {
       ]))));
     $("history-empty").hidden = this.history.length > 0;
   }
+}
+
+/**
+ * What runs, for the person deciding: each program of the chain with where it resolved, what
+ * it runs through and whether a rule lets it run or a person decides; the request's variable
+ * names; the exact patterns allow-always would store. All of it is untrusted text.
+ */
+function summaryBlock(summary, headingId) {
+  if (!summary) return null;
+  const programs = summary.programs.map((program) => {
+    const where = program.resolvedPath ?? "unresolved";
+    const through = program.lookedThrough.length ? ` via ${program.lookedThrough.join(" → ")}` : "";
+    const verdict = program.satisfiedBy ? `allowed by ${program.satisfiedBy}` : `needs a person: ${program.reason}`;
+    return el("li", { class: program.satisfiedBy ? "program satisfied" : "program asks" },
+      visibleSpan(program.argv.join(" "), "words"), " ",
+      visibleSpan(`[${where}${through}]`, "where"), " — ",
+      visibleSpan(verdict, "verdict"));
+  });
+  const always = summary.allowAlwaysPatterns.length
+    ? `Allow always stores: ${summary.allowAlwaysPatterns.join(", ")}`
+    : "Allow always stores nothing (this exact command is approved only)";
+  return el("section", { class: "summary", "aria-labelledby": `${headingId}-runs` },
+    el("h4", { id: `${headingId}-runs` }, `Runs ${summary.programs.length} program${summary.programs.length === 1 ? "" : "s"}`),
+    el("ol", { class: "programs" }, ...programs),
+    summary.envNames.length
+      ? el("p", { class: "env" }, "Environment: ", visibleSpan(summary.envNames.join(", "), "names"))
+      : null,
+    el("p", { class: "always" }, visibleSpan(always, "patterns")));
 }
 
 /** `object` without its undefined fields, so spreading it never erases known values. */

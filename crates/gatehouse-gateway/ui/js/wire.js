@@ -37,6 +37,29 @@ function approvalFromWire(raw) {
     reason: str(raw.reason),
     resolvedAtMs: num(raw.resolvedAtMs),
     decisions: offeredDecisions(raw),
+    summary: summaryFromWire(request.summary),
+  };
+}
+
+const strings = (value) => (Array.isArray(value) ? value.filter((item) => typeof item === "string") : []);
+
+/**
+ * What approvers are shown of what runs: every program of the chain, the request's variable
+ * names and the patterns allow-always would store; `undefined` for an approval stored before
+ * the gateway kept it.
+ */
+function summaryFromWire(raw) {
+  if (!raw || typeof raw !== "object" || !Array.isArray(raw.programs)) return undefined;
+  return {
+    programs: raw.programs.filter((program) => program && typeof program === "object").map((program) => ({
+      argv: strings(program.argv),
+      resolvedPath: str(program.resolvedPath),
+      lookedThrough: strings(program.lookedThrough),
+      satisfiedBy: str(program.satisfiedBy),
+      reason: str(program.reason) ?? "",
+    })),
+    envNames: strings(raw.envNames),
+    allowAlwaysPatterns: strings(raw.allowAlwaysPatterns),
   };
 }
 

@@ -4,7 +4,7 @@
 use gatehouse_approvals::{ApprovalRequest, DeliveredMessage};
 use gatehouse_chat::Platforms;
 use gatehouse_chat::plan::RequestMeta;
-use gatehouse_chat::render::ApprovalView;
+use gatehouse_chat::render::{ApprovalView, ChainView};
 use gatehouse_chat::route::{MessageLocator, TurnSource};
 
 /// What a card shows about `request`.
@@ -24,6 +24,15 @@ pub(super) fn approval_view(
         env_keys: request.env_keys.clone(),
         expires_at_ms,
         allow_always_offered,
+        chain: request.summary.as_ref().map(|summary| ChainView {
+            // `lines()` puts one line per program first, in the words every surface uses.
+            programs: summary
+                .lines()
+                .into_iter()
+                .take(summary.programs.len())
+                .collect(),
+            allow_always_patterns: summary.allow_always_patterns.clone(),
+        }),
     }
 }
 

@@ -256,6 +256,11 @@ const MIGRATIONS: &[&str] = &[
     CREATE UNIQUE INDEX approval_messages_unique ON approval_messages
         (approval_id_order, approval_id, channel, ifnull(account_id, ''), chat_id, message_id);
     "#,
+    // 6: what approvers are shown of what runs (every program of the chain, the request's
+    // variable names, what allow-always would store), as JSON. Rows from before have none.
+    r#"
+    ALTER TABLE approvals ADD COLUMN summary_json TEXT;
+    "#,
 ];
 
 /// The schema version this build writes.
@@ -441,17 +446,21 @@ mod tests {
         assert_eq!(messages, 1);
     }
 
-    /// Every row of `table`, each column quoted, in rowid order: a rebuild must keep them all.
-    fn dump(conn: &Connection, table: &str) -> Vec<String> {
-        let columns: Vec<String> = conn
-            .prepare(&format!(
-                "SELECT name FROM pragma_table_info('{table}') ORDER BY cid"
-            ))
-            .unwrap()
-            .query_map([], |row| row.get(0))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
+    /// The columns of `table`, in order.
+    fn columns(conn: &Connection, table: &str) -> Vec<String> {
+        conn.prepare(&format!(
+            "SELECT name FROM pragma_table_info('{table}') ORDER BY cid"
+        ))
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+    }
+
+    /// Every row of `table`, each of `columns` quoted, in rowid order: a rebuild must keep
+    /// them all (columns a later migration adds are checked on their own).
+    fn dump(conn: &Connection, table: &str, columns: &[String]) -> Vec<String> {
         let quoted: Vec<String> = columns.iter().map(|c| format!("quote({c})")).collect();
         conn.prepare(&format!(
             "SELECT {} FROM {table} ORDER BY rowid",
@@ -488,12 +497,22 @@ mod tests {
              'C1', 'm2');",
         )
         .unwrap();
-        let (approvals, messages) = (dump(&conn, "approvals"), dump(&conn, "approval_messages"));
+        let approval_columns = columns(&conn, "approvals");
+        let message_columns = columns(&conn, "approval_messages");
+        let approvals = dump(&conn, "approvals", &approval_columns);
+        let messages = dump(&conn, "approval_messages", &message_columns);
 
         migrate(&mut conn).unwrap();
 
-        assert_eq!(dump(&conn, "approvals"), approvals);
-        assert_eq!(dump(&conn, "approval_messages"), messages);
+        assert_eq!(dump(&conn, "approvals", &approval_columns), approvals);
+        assert_eq!(dump(&conn, "approval_messages", &message_columns), messages);
+        // Columns added since version 4 are empty for these rows.
+        let added: Vec<String> = columns(&conn, "approvals")
+            .into_iter()
+            .filter(|column| !approval_columns.contains(column))
+            .collect();
+        assert_eq!(added, ["summary_json"]);
+        assert_eq!(dump(&conn, "approvals", &added), ["NULL", "NULL"]);
         for (column, value) in [("state", "'bogus'"), ("security", "'some'"), ("ask", "'x'")] {
             let changed = conn.execute(
                 &format!("UPDATE approvals SET {column} = {value} WHERE id = 'waiting'"),
@@ -513,6 +532,6 @@ mod tests {
         // Messages still go with their approval.
         conn.execute("DELETE FROM approvals WHERE id = 'ran'", [])
             .unwrap();
-        assert_eq!(dump(&conn, "approval_messages").len(), 1);
+        assert_eq!(dump(&conn, "approval_messages", &message_columns).len(), 1);
     }
 }

@@ -19,12 +19,12 @@ use super::rows::{
 };
 use crate::error::StoreError;
 
-/// The insert of a new pending approval; `id_order` is ?22 (see `ids`).
+/// The insert of a new pending approval; `id_order` is ?22 (see `ids`), `summary_json` ?23.
 pub(super) static INSERT_SQL: LazyLock<String> = LazyLock::new(|| {
     format!(
         "INSERT INTO approvals (id_order, {COLUMNS}) VALUES (?22, ?1, ?2, ?3, ?4, ?5, ?6, \
          ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, 'pending', NULL, NULL, \
-         NULL, ?19, ?20, NULL, NULL, ?21)"
+         NULL, ?19, ?20, NULL, NULL, ?21, ?23)"
     )
 });
 
@@ -62,6 +62,7 @@ pub(super) fn insert(
             sql_ms(approval.expires_at_ms),
             r.requested_by,
             id_order(&approval.id),
+            r.summary.as_ref().map(super::summary::encode),
         ])
         .map_err(|error| match &error {
             // Named by its columns, so a unique index added later is not taken for this one.

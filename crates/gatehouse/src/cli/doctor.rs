@@ -5,7 +5,9 @@
 //! or writing a file: the listen address, every gateway token (resolved and held to the
 //! gateway's rules), every enabled channel's secrets and settings, and the data directory's
 //! admin token, audit log and approvals database. It shows the effective exec policy of every
-//! agent and warns about risky settings. Exit 0 when all is well, 1 with warnings only, 2 when the config
+//! agent (and what allowlisting each of its programs trusts), each sandboxed agent's effective
+//! sandbox with whatever would refuse its runs, whether bubblewrap can start a sandbox here
+//! (a failure is an error), and warns about risky settings. Exit 0 when all is well, 1 with warnings only, 2 when the config
 //! does not load or `serve` would refuse it.
 
 use std::collections::BTreeSet;
@@ -68,6 +70,12 @@ pub(crate) fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
     if let Some(approvals) = check_data_files(&config, &data_dir, &mut findings) {
         check_agents(&config, &approvals, &mut findings);
     }
+    let host = super::sandbox::host_context(&config, args.config.as_deref(), &data_dir);
+    let sandbox = super::sandbox::review(&config, &host);
+    for line in &sandbox.lines {
+        println!("{}", make_visible(line));
+    }
+    findings.errors.extend(sandbox.errors);
     match args.token {
         Some(token) => live_check(
             &super::client::ServerArgs::new(args.url, token),
@@ -238,6 +246,9 @@ fn check_agents(config: &Config, approvals: &Snapshot, findings: &mut Findings) 
         for ignored in allowlist.ignored {
             findings.warn(format!("agent {agent}: {ignored}"));
         }
+        for line in super::trust::allowlist_trust(&policy.allowlist) {
+            println!("agent {}: {}", one_line(agent, 200), make_visible(&line));
+        }
         if policy.security == Security::Full {
             findings.warn(format!(
                 "agent {agent}: security is full, so every command runs with nobody asked"
@@ -285,7 +296,7 @@ fn check_data_files(config: &Config, data_dir: &Path, findings: &mut Findings) -
         return approvals;
     }
     let limits = ExecLimits::configured(config.gateway.limits.as_ref());
-    let mut refusals = Service::check_files(&service_setup(config.clone(), data_dir, limits));
+    let mut refusals = Service::check_files(&service_setup(config.clone(), data_dir, limits, None));
     refusals.extend(check_store(data_dir).err());
     refusals
         .extend(gatehouse_service::chat::check_sessions_file(&data_dir.join(SESSIONS_FILE)).err());

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
 use gatehouse_config::Config;
+use gatehouse_sandbox::HostContext;
 use gatehouse_service::{ExecLimits, ServiceError, ServiceSetup};
 use gatehouse_store::approvals_db::{SqliteApprovalStore, SqliteOptions};
 
@@ -30,13 +31,20 @@ const DATABASE_FILE: &str = "approvals.db";
 /// The file a running `serve` holds an exclusive `flock` on, inside the data directory.
 pub(crate) const LOCK_FILE: &str = "gatehouse.lock";
 
-/// The service's state in `data_dir`, as `serve` starts it and `doctor` checks it.
-pub(crate) fn service_setup(config: Config, data_dir: &Path, limits: ExecLimits) -> ServiceSetup {
+/// The service's state in `data_dir`, as `serve` starts it and `doctor` checks it, with the
+/// host facts a sandboxed run needs.
+pub(crate) fn service_setup(
+    config: Config,
+    data_dir: &Path,
+    limits: ExecLimits,
+    sandbox_host: Option<HostContext>,
+) -> ServiceSetup {
     ServiceSetup {
         config,
         approvals_file: data_dir.join(APPROVALS_FILE),
         audit_log: data_dir.join(gatehouse_store::audit::LOG_FILE_NAME),
         limits,
+        sandbox_host,
     }
 }
 

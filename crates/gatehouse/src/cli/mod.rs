@@ -15,9 +15,12 @@ mod logging;
 mod mcp;
 mod request;
 mod run;
+mod sandbox;
 mod serve;
+mod setup;
 mod tokens;
 mod tools;
+mod trust;
 
 use std::process::ExitCode;
 
@@ -57,6 +60,8 @@ enum Command {
     /// Verify or read the hash-chained audit log.
     #[command(subcommand)]
     Audit(audit::AuditCommand),
+    /// Write a starting config from a preset (Assistant, Permissive, Hardened, Custom).
+    Setup(setup::SetupArgs),
 }
 
 /// Runs the chosen subcommand and returns the process exit status.
@@ -75,6 +80,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Approvals(args) => approvals::run(args),
         Command::Doctor(args) => doctor::run(args),
         Command::Audit(command) => audit::run(command),
+        Command::Setup(args) => setup::run(args),
     }
 }
 

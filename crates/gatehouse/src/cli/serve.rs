@@ -94,7 +94,10 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let limits = configured_limits(config.gateway.limits.as_ref());
     let exec_limits = ExecLimits::configured(config.gateway.limits.as_ref());
     let settings = GatewaySettings { tokens, limits };
-    let setup = service_setup(config, &data_dir, exec_limits);
+    let sandbox_host = super::sandbox::host_context(&config, args.config.as_deref(), &data_dir)
+        .inspect_err(|why| tracing::warn!(reason = %why, "Sandboxed runs will be refused."))
+        .ok();
+    let setup = service_setup(config, &data_dir, exec_limits, sandbox_host);
     runtime.block_on(async {
         // Taken before the approval manager starts, so the chat runtime edits exactly the
         // cards of approvals this start cancelled.

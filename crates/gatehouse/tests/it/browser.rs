@@ -122,6 +122,73 @@ async fn shows_a_pending_approval_live_and_allow_once_reaches_the_waiting_reques
     assert_eq!(browser.problems(), Vec::<String>::new());
 }
 
+/// Issue 29: the card named only the first program of a chain. It lists every program with
+/// where it resolved and what decides it, the request's variable names (made visible) and what
+/// allow-always would store.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shows_every_program_of_a_chain_its_variables_and_what_allow_always_stores() {
+    let server = Server::start(ASK_ALWAYS).await;
+    let browser = Browser::start().await;
+    let page = logged_in(&browser, &server.base).await;
+    let accepted = server
+        .ok(
+            AGENT,
+            "exec.approval.request",
+            json!({
+                "command": "true && ls -la", "cwd": server.scratch(), "agentId": "main",
+                "sessionKey": "browser-test", "twoPhase": true, "timeoutMs": 120_000,
+                "env": {"CI": "1", "X\u{202E}Y": "z"},
+            }),
+        )
+        .await;
+    let id = accepted["id"].as_str().unwrap();
+    let card = format!("li.approval[data-id='{id}']");
+    page.wait_for(
+        &format!("document.querySelector(\"{card} .summary\")"),
+        "the approval's summary to appear",
+    )
+    .await;
+    let programs = page
+        .eval(&format!(
+            "[...document.querySelectorAll(\"{card} .summary li.program\")].map(li => li.textContent)"
+        ))
+        .await;
+    let programs: Vec<&str> = programs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|program| program.as_str().unwrap())
+        .collect();
+    assert_eq!(programs.len(), 2, "{programs:?}");
+    // A variable nobody judged withdraws even a builtin's auto-allow; its name stays visible.
+    assert!(
+        programs[0].starts_with(
+            "true [unresolved] — needs a person: env-assignment: the request environment sets \
+             `X<U+202E>Y`"
+        ),
+        "{programs:?}"
+    );
+    assert!(
+        programs[1].starts_with("ls -la [/") && programs[1].contains("— needs a person: "),
+        "{programs:?}"
+    );
+    let text = |selector: &str| {
+        let expression = format!("document.querySelector(\"{card} {selector}\").textContent");
+        let page = &page;
+        async move { page.eval(&expression).await }
+    };
+    assert_eq!(
+        text(".summary .env").await,
+        json!("Environment: CI, X<U+202E>Y")
+    );
+    let always = text(".summary .always").await;
+    assert!(
+        always.as_str().unwrap().starts_with("Allow always stores"),
+        "{always}"
+    );
+    assert_eq!(browser.problems(), Vec::<String>::new());
+}
+
 /// Asks for approval of `argv` without waiting for the decision; returns the approval id.
 async fn request_two_phase(server: &Server, argv: &[&str], timeout_ms: u64) -> String {
     let accepted = server

@@ -840,3 +840,104 @@ fn warns_about_unprofiled_safe_bins_and_writable_trusted_dirs() {
     );
     assert_eq!(text.matches(&writable).count(), 1, "{text}");
 }
+
+/// A home for doctor's sandbox checks: `<dir>/home` with a workspace `work` and a `.ssh`.
+fn sandbox_home(files: &Files) -> String {
+    std::fs::create_dir_all(files.join("home/work")).unwrap();
+    std::fs::create_dir_all(files.join("home/.ssh")).unwrap();
+    let home = files.join("home").canonicalize().unwrap();
+    home.display().to_string()
+}
+
+/// Issue 33: doctor shows each sandboxed agent's effective sandbox and runs bubblewrap once,
+/// as a run would, to show that a sandbox starts on this host.
+#[test]
+fn shows_each_sandboxed_agent_and_that_a_sandbox_starts_here() {
+    let files = Files::new();
+    let home = sandbox_home(&files);
+    let path = files.write(
+        "gatehouse.json5",
+        &config(
+            "agents: { defaults: { workspace: '~/work', sandbox: { mode: 'non-main' } },
+                       list: [{ id: 'ops', sandbox: { mode: 'off' } },
+                              { id: 'web', sandbox: { mode: 'all', isolation: 'ephemeral' } }] },",
+        ),
+    );
+    let run = doctor(
+        &files.join("data"),
+        &["--config", &path],
+        &[("HOME", &home)],
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    for expected in [
+        "\nagent main: sandbox mode non-main, isolation home, network off, workspace ~/work\n",
+        "\nagent web: sandbox mode all, isolation ephemeral, network off, workspace ~/work\n",
+        "; a sandbox starts here\n",
+    ] {
+        assert!(run.stdout.contains(expected), "{expected}: {}", run.stdout);
+    }
+    assert!(!run.stdout.contains("agent ops: sandbox"), "{}", run.stdout);
+    assert_eq!(run.stdout.matches("\nsandbox: bubblewrap ").count(), 1);
+}
+
+/// What would refuse every sandboxed run of an agent is an error, named by its key: a
+/// workspace holding credentials, a bubblewrap that cannot be run.
+#[test]
+fn reports_sandbox_settings_that_would_refuse_every_run() {
+    let files = Files::new();
+    let home = sandbox_home(&files);
+    let path = files.write(
+        "gatehouse.json5",
+        &config(
+            "agents: { defaults: { workspace: '~', sandbox: { mode: 'all',
+                                   bwrapPath: '/nonexistent/bwrap' } } },",
+        ),
+    );
+    let run = doctor(
+        &files.join("data"),
+        &["--config", &path],
+        &[("HOME", &home)],
+    );
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!(
+            "\nerror: agent main: sandbox: workspace: {home} contains {home}/.ssh"
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(
+            "\nerror: sandbox: bubblewrap: `sandbox.bwrapPath` /nonexistent/bwrap is not an \
+             executable file"
+        ),
+        "{}",
+        run.stdout
+    );
+}
+
+/// Issue 29: doctor says what allowlisting a program trusts (git the repository's hooks and
+/// config) and that a carrier's entry never lets what it carries run.
+#[test]
+fn shows_what_allowlisting_each_program_trusts() {
+    let files = Files::new();
+    let approvals = r#"{"version": 1, "agents": {"main": {"allowlist": [
+        {"pattern": "/usr/bin/git"}, {"pattern": "/usr/bin/sudo"}
+    ]}}}"#;
+    std::fs::create_dir(files.join("data")).unwrap();
+    files.write("data/exec-approvals.json", approvals);
+    let run = doctor(&files.join("data"), &[], &[]);
+    assert!(
+        run.stdout
+            .contains("\nagent main: allowlisted /usr/bin/git trusts the repository's hooks"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(
+            "\nagent main: allowlisted /usr/bin/sudo is a carrier (runs a command as another user)"
+        ),
+        "{}",
+        run.stdout
+    );
+}

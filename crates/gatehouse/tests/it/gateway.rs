@@ -73,12 +73,23 @@ impl Server {
     /// Starts a server on `dir`, which holds `gatehouse.json5` and may hold a `data` directory
     /// prepared by the test.
     pub(crate) async fn start_in(dir: tempfile::TempDir, listen: &str) -> Server {
+        Self::start_in_with_env(dir, listen, &[]).await
+    }
+
+    /// [`Server::start_in`] with `env` added to the server's environment (a `HOME` of the
+    /// test's own, a variable that must not reach commands).
+    pub(crate) async fn start_in_with_env(
+        dir: tempfile::TempDir,
+        listen: &str,
+        env: &[(&str, &str)],
+    ) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_gatehouse"))
             .args(["serve", "--listen", listen, "--config"])
             .arg(dir.path().join("gatehouse.json5"))
             .arg("--data-dir")
             .arg(dir.path().join("data"))
             .env("RUST_LOG", "warn")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

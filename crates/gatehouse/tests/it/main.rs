@@ -23,6 +23,8 @@ mod gateway;
 mod gateway_approvals;
 // `system.run`: policy, approval, binding re-check before spawn, bounded output, timeouts.
 mod gateway_run;
+// Sandboxed `system.run` under the real bubblewrap: modes, network, environment, elevated.
+mod sandbox;
 // Client commands: request, run, approvals (incl. allowlist edits).
 mod gateway_cli;
 // `gatehouse doctor` on configs serve refuses or runs with a risk: errors, warnings, exit codes.
@@ -33,6 +35,8 @@ mod elevated_request;
 mod telegram;
 // `gatehouse audit verify|tail`: exit codes and output on intact and tampered logs.
 mod audit;
+// `gatehouse setup`: presets from flags and from a person's answers, consent, backups.
+mod setup;
 // Helpers every chat-channel test shares: create an approval, wait for it to settle.
 mod chat_support;
 // `gatehouse mcp` driven by the official MCP Python SDK against a real gateway.

@@ -64,7 +64,63 @@ pub(super) fn approval(approval: &Value) -> String {
     }
     let command = make_visible(request["command"].as_str().unwrap_or(""));
     row("command", command.replace('\n', "\n           "));
+    let summary = &request["summary"];
+    if !summary.is_null() {
+        let programs = summary["programs"].as_array().cloned().unwrap_or_default();
+        let lines: Vec<String> = programs
+            .iter()
+            .enumerate()
+            .map(|(index, program)| format!("{}. {}", index + 1, program_line(program)))
+            .collect();
+        row("runs", lines.join("\n           "));
+        row(
+            "env",
+            list(&summary["envNames"]).unwrap_or_else(|| "-".to_owned()),
+        );
+        row(
+            "always",
+            list(&summary["allowAlwaysPatterns"]).map_or_else(
+                || "allow-always stores nothing (approve this exact command)".to_owned(),
+                |patterns| format!("allow-always stores {patterns}"),
+            ),
+        );
+    }
     out
+}
+
+/// One program of the chain: its words, where it resolved and through what, and what lets it
+/// run or why a person decides.
+fn program_line(program: &Value) -> String {
+    let words: Vec<String> = program["argv"]
+        .as_array()
+        .map(|argv| argv.iter().map(field).collect())
+        .unwrap_or_default();
+    let path = match &program["resolvedPath"] {
+        Value::Null => "unresolved".to_owned(),
+        other => field(other),
+    };
+    let through = program["lookedThrough"]
+        .as_array()
+        .filter(|through| !through.is_empty())
+        .map(|through| {
+            let through: Vec<String> = through.iter().map(field).collect();
+            format!(" via {}", through.join(" → "))
+        })
+        .unwrap_or_default();
+    let verdict = match &program["satisfiedBy"] {
+        Value::Null => format!("needs a person: {}", field(&program["reason"])),
+        by => field(by),
+    };
+    one_line(
+        &format!("{} [{path}{through}] — {verdict}", words.join(" ")),
+        400,
+    )
+}
+
+/// A non-empty list of strings, comma-separated; `None` when empty or absent.
+fn list(values: &Value) -> Option<String> {
+    let values: Vec<String> = values.as_array()?.iter().map(field).collect();
+    (!values.is_empty()).then(|| values.join(", "))
 }
 
 /// What a `resolve` did: applied, or who had already answered what.
@@ -164,6 +220,36 @@ mod tests {
             assert!(!shown.contains('\u{202e}'), "{shown:?}");
             assert!(shown.contains("ls"), "{shown:?}");
         }
+    }
+
+    /// Issue 29: approvers see every program of a chain, the variables' names and what
+    /// allow-always would store, not only the first program.
+    #[test]
+    fn shows_every_program_of_the_chain_the_variables_and_what_allow_always_stores() {
+        let shown = super::approval(&json!({"id": "3f0c", "state": "pending",
+            "request": {"agentId": "main", "command": "git status && ./deploy.sh",
+                "summary": {
+                    "programs": [
+                        {"argv": ["git", "status"], "resolvedPath": "/usr/bin/git",
+                         "lookedThrough": [], "satisfiedBy": "allowlist", "reason": "ok"},
+                        {"argv": ["./deploy.sh"], "resolvedPath": null,
+                         "lookedThrough": ["/usr/bin/nice"], "satisfiedBy": null,
+                         "reason": "no-allowlist-match: ./deploy.sh"}],
+                    "envNames": ["CI", "TARGET"],
+                    "allowAlwaysPatterns": []}}}));
+        assert!(
+            shown.contains(
+                "runs       1. git status [/usr/bin/git] — allowlist\n           \
+                 2. ./deploy.sh [unresolved via /usr/bin/nice] — needs a person: \
+                 no-allowlist-match: ./deploy.sh\n"
+            ),
+            "{shown}"
+        );
+        assert!(shown.contains("env        CI, TARGET\n"), "{shown}");
+        assert!(
+            shown.contains("always     allow-always stores nothing"),
+            "{shown}"
+        );
     }
 
     #[test]
