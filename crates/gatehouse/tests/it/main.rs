@@ -39,6 +39,11 @@ mod chat_support;
 mod discord;
 // Slack approvals in Socket Mode and HTTP mode: the real binary against the Slack fake.
 mod slack;
+// A new operator's first hour: the CLI finding its gateway, login contexts, status, serve's
+// logs, --help examples, completions.
+mod first_hour;
+// README.md's quickstart run verbatim, approved in headless Chromium.
+mod quickstart;
 
 use std::io::Write;
 use std::path::PathBuf;
