@@ -44,6 +44,10 @@ mod slack;
 mod first_hour;
 // README.md's quickstart run verbatim, approved in headless Chromium.
 mod quickstart;
+// Each chat guide's dry run against the platform's fake, run verbatim.
+mod chat_guides;
+// What the docs tests share: a Markdown section's sh blocks, and a reader's shell to run them.
+mod docs_shell;
 
 use std::io::Write;
 use std::path::PathBuf;
