@@ -416,3 +416,35 @@ fn prints_completion_scripts_that_the_shell_loads() {
     let unknown = crate::gatehouse(&["completions", "powershell"], "");
     assert_eq!(unknown.code, 2);
 }
+
+/// Issue 35: suggestions named a guessed `/usr/bin/…`. `allowlist add ls` adds the path `ls`
+/// resolves to on the gateway host (symlinks followed, as the policy resolves it) and says so.
+#[tokio::test]
+async fn allowlist_add_resolves_a_bare_name_on_the_gateway_host() {
+    let local = Local::start().await;
+    let ls = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|dir| dir.join("ls"))
+        .find(|candidate| candidate.is_file())
+        .unwrap()
+        .canonicalize()
+        .unwrap()
+        .display()
+        .to_string();
+    let (code, stdout, stderr) = local
+        .output(&["approvals", "allowlist", "add", "--agent", "main", "ls"])
+        .await;
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stderr,
+        format!("gatehouse: `ls` resolves to {ls} on the gateway host; adding that\n")
+    );
+    assert!(stdout.contains(&format!("  {ls}  never")), "{stdout}");
+    let (code, _, stderr) = local
+        .output(&["approvals", "allowlist", "add", "no-such-program-here"])
+        .await;
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("not added: allowlist entry `no-such-program-here` ignored: a bare name"),
+        "{stderr}"
+    );
+}
