@@ -131,7 +131,7 @@ impl Core {
         };
         slot.commit(created.id, created.offered);
         if !has_route {
-            tracing::info!(approval_id = %created.id, "No approval surface connected; expiring.");
+            // The forwarder logs the expiry, with the fix, as it logs every approval event.
             self.manager.expire_no_route(created.id).await?;
         }
         Ok((created, decision))

@@ -135,6 +135,12 @@ impl Service {
         self.chat().map(|chat| chat.status())
     }
 
+    /// How many approvals wait for a person now (those being created included): what
+    /// `gateway.status` reports, so an operator sees work waiting without listing it.
+    pub fn pending_count(&self) -> usize {
+        self.core().pending.total()
+    }
+
     /// Starts a graceful shutdown: calls waiting for a person answer
     /// [`ServiceError::ShuttingDown`] at once, and new ones do not start waiting. Idempotent.
     pub fn begin_shutdown(&self) {

@@ -10,15 +10,18 @@
 //! (a failure is an error), and warns about risky settings. Exit 0 when all is well, 1 with warnings only, 2 when the config
 //! does not load or `serve` would refuse it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use gatehouse_config::{Config, ConfigError, DEFAULT_AGENT_ID, load_file};
 use gatehouse_policy::Security;
-use gatehouse_policy::exec::{AllowlistEntry, has_builtin_profile, ignored_allowlist_entries};
+use gatehouse_policy::exec::{
+    ExecPolicy, ExecRequest, evaluate, has_builtin_profile, ignored_allowlist_entries,
+};
 use gatehouse_service::policy::compose::{ask_fallback, effective_ask_fallback, exec_policy};
+use gatehouse_service::policy::request::with_host_env;
 use gatehouse_service::{ExecLimits, Service};
 use gatehouse_store::approvals_file::{ExecApprovalsStore, Snapshot};
 
@@ -234,7 +237,7 @@ fn check_agents(config: &Config, approvals: &Snapshot, findings: &mut Findings) 
         } else {
             format!(" (configured {configured}, clamped to the security)")
         };
-        let allowlist = review_allowlist(&policy.allowlist);
+        let allowlist = review_allowlist(agent, &policy);
         println!(
             "agent {}: security {}, ask {}, askFallback {ask_fallback}{clamped}, {} allowlist \
              entries",
@@ -321,8 +324,11 @@ struct AllowlistReview {
 }
 
 /// Asks the policy which entries it ignores rather than restating its rules. `HOME` is this
-/// process's, as for `check`, so `~` expands the same way.
-fn review_allowlist(allowlist: &[AllowlistEntry]) -> AllowlistReview {
+/// process's, as for `check`, so `~` expands the same way. An ignored bare program name is
+/// followed by a line naming the path it resolves to on this host, found as the policy
+/// resolves an agent's command, so the fix names this host's program rather than a guessed
+/// `/usr/bin/…`.
+fn review_allowlist(agent: &str, policy: &ExecPolicy) -> AllowlistReview {
     let home = std::env::var_os("HOME")
         .filter(|home| !home.is_empty())
         .map(PathBuf::from);
@@ -330,14 +336,43 @@ fn review_allowlist(allowlist: &[AllowlistEntry]) -> AllowlistReview {
         effective: 0,
         ignored: Vec::new(),
     };
-    for entry in allowlist {
+    for entry in &policy.allowlist {
         let warnings = ignored_allowlist_entries(std::slice::from_ref(entry), home.as_deref());
         if warnings.is_empty() {
             review.effective += 1;
         }
+        let ignored = !warnings.is_empty();
         review.ignored.extend(warnings);
+        if let Some(path) = resolved_here(entry.pattern.trim(), policy).filter(|_| ignored) {
+            review.ignored.push(format!(
+                "on this host `{}` is {}: allowlist that path instead \
+                 (`gatehouse approvals allowlist add --agent {agent} {}`)",
+                entry.pattern.trim(),
+                path.display(),
+                path.display()
+            ));
+        }
     }
     review
+}
+
+/// Where a bare program `name` resolves on this host's `PATH`, as the policy resolves an
+/// agent's command; `None` for anything but a bare name, or a name not found.
+fn resolved_here(name: &str, policy: &ExecPolicy) -> Option<PathBuf> {
+    let bare = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '+' | '-'));
+    if !bare || name.starts_with('-') {
+        return None;
+    }
+    let request = ExecRequest::argv(vec![name.to_owned()], PathBuf::from("/"));
+    let request = with_host_env(request, &BTreeMap::new());
+    evaluate(&request, policy)
+        .segments
+        .first()?
+        .resolved_path
+        .clone()
 }
 
 /// Asks the running gateway for `gateway.status`: every chat target whose delivery failed for

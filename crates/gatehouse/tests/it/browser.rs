@@ -486,6 +486,13 @@ async fn serves_a_script_that_never_parses_html_or_reaches_other_origins() {
     }
 }
 
+/// Opens the Allowlists tab and waits until it has loaded.
+async fn open_allowlists(page: &Page<'_>) {
+    page.click("#tab-allowlists").await;
+    let loaded = "document.getElementById('view-allowlists').getAttribute('aria-busy') === 'false'";
+    page.wait_for(loaded, "the allowlists to load").await;
+}
+
 /// The patterns of `agent`'s allowlist in the file as the server has it.
 async fn server_allowlist(server: &Server, agent: &str) -> Vec<String> {
     let got = server.ok(ADMIN, "exec.approvals.get", json!({})).await;
@@ -519,9 +526,7 @@ async fn edits_allowlists_and_refuses_an_edit_based_on_a_file_that_changed() {
     let server = Server::start("").await;
     let browser = Browser::start().await;
     let page = logged_in(&browser, &server.base).await;
-    page.click("#tab-allowlists").await;
-    let loaded = "document.getElementById('view-allowlists').getAttribute('aria-busy') === 'false'";
-    page.wait_for(loaded, "the allowlists to load").await;
+    open_allowlists(&page).await;
 
     page.type_into("#allowlist-agent", "main").await;
     page.type_into("#allowlist-pattern", "/usr/bin/git").await;
@@ -768,5 +773,55 @@ async fn shows_chat_delivery_failures_with_the_last_error() {
         "{shown}"
     );
     assert!(shown.contains("press Start"), "{shown}");
+    assert_eq!(browser.problems(), Vec::<String>::new());
+}
+
+/// Where `name` resolves on this process's `PATH`, symlinks followed, as the policy resolves it
+/// (the gateway runs with this process's environment).
+fn resolved_on_path(name: &str) -> String {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file())
+        .unwrap()
+        .canonicalize()
+        .unwrap()
+        .display()
+        .to_string()
+}
+
+/// Issue 35: the add form suggested a guessed `/usr/bin/git`; a bare name now becomes the path
+/// it resolves to on the gateway host, and a name found nowhere is refused, not stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_allowlist_form_resolves_a_bare_program_name_on_the_gateway_host() {
+    let server = Server::start("").await;
+    let browser = Browser::start().await;
+    let page = logged_in(&browser, &server.base).await;
+    open_allowlists(&page).await;
+
+    let ls = resolved_on_path("ls");
+    page.type_into("#allowlist-agent", "main").await;
+    page.type_into("#allowlist-pattern", "ls").await;
+    page.click("#allowlist-form button[type='submit']").await;
+    let added = format!("Added {ls} (ls resolves to it on the gateway host) for main.");
+    page.wait_for(
+        &format!("document.getElementById('allowlist-message').textContent === {added:?}"),
+        "the resolved path to be added",
+    )
+    .await;
+    assert_eq!(
+        server_allowlist(&server, "main").await,
+        std::slice::from_ref(&ls)
+    );
+
+    page.type_into("#allowlist-pattern", "no-such-program-here")
+        .await;
+    page.click("#allowlist-form button[type='submit']").await;
+    page.wait_for(
+        "document.getElementById('allowlist-message').textContent.startsWith(\
+         'Not added: no-such-program-here is not a program on the gateway host')",
+        "the unknown name to be refused",
+    )
+    .await;
+    assert_eq!(server_allowlist(&server, "main").await, [ls]);
     assert_eq!(browser.problems(), Vec::<String>::new());
 }

@@ -231,7 +231,7 @@ fn reports_every_channel_secret_serve_cannot_read() {
     let served = serve_refusing(&files.join("serve-data"), &path, &[]);
     assert_eq!(
         serve_error(&served),
-        "`channels.discord.botToken`: environment variable GATEHOUSE_DOCTOR_TEST_DISCORD is not set"
+        "`channels.discord.tokenEnv`: environment variable GATEHOUSE_DOCTOR_TEST_DISCORD is not set"
     );
     let run = doctor(&files.join("data"), &["--config", &path], &[]);
     assert_eq!(run.code, 2, "{}", run.stdout);
@@ -937,6 +937,56 @@ fn shows_what_allowlisting_each_program_trusts() {
         run.stdout.contains(
             "\nagent main: allowlisted /usr/bin/sudo is a carrier (runs a command as another user)"
         ),
+        "{}",
+        run.stdout
+    );
+}
+
+/// Issue 35: a malformed `apiUrl` hid a malformed token, and a token read from `tokenFile` was
+/// reported as `botToken`. Every broken key of every channel is listed, each named as written.
+#[test]
+fn lists_every_broken_channel_key_under_the_key_the_config_used() {
+    let files = Files::new();
+    let token = files.write("telegram.token", "not-a-bot-token");
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let path = files.write(
+        "gatehouse.json5",
+        &format!(
+            "{{ channels: {{
+                 telegram: {{ tokenFile: '{token}', apiUrl: 'not a url', webhookUrl: 'also bad' }},
+                 discord: {{ tokenEnv: 'GATEHOUSE_TEST_UNSET_DISCORD', apiUrl: 'http://x/api/v10' }},
+                 slack: {{ botToken: 'xoxp-user', appToken: 'xapp-1', apiUrl: '::' }},
+               }} }}"
+        ),
+    );
+    let run = doctor(&files.join("data"), &["--config", &path], &[]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    let errors: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter_map(|line| line.strip_prefix("error: "))
+        .collect();
+    for expected in [
+        "`channels.telegram` is not usable: invalid channels.telegram.tokenFile: expected the \
+         form <digits>:<secret> as BotFather prints it",
+        "`channels.telegram.apiUrl`: \"not a url\" is not a URL",
+        "`channels.telegram.webhookUrl`: \"also bad\" is not a URL",
+        "`channels.telegram.webhookUrl` needs a secret",
+        "`channels.discord.tokenEnv`: environment variable GATEHOUSE_TEST_UNSET_DISCORD is not set",
+        "`channels.discord.applicationId`: set the application's id",
+        "`channels.discord` is not usable: invalid channels.discord.apiUrl",
+        "`channels.slack` is not usable: invalid channels.slack.botToken: expected a bot token \
+         starting with xoxb-",
+        "`channels.slack.apiUrl`: \"::\" is not a URL",
+    ] {
+        let found = errors
+            .iter()
+            .filter(|line| line.starts_with(expected))
+            .count();
+        assert_eq!(found, 1, "{expected}\nin:\n{}", run.stdout);
+    }
+    assert!(
+        !run.stdout.contains("channels.telegram.botToken"),
         "{}",
         run.stdout
     );

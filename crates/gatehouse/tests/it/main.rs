@@ -47,6 +47,15 @@ mod mcp_inspector;
 mod discord;
 // Slack approvals in Socket Mode and HTTP mode: the real binary against the Slack fake.
 mod slack;
+// A new operator's first hour: the CLI finding its gateway, login contexts, status, serve's
+// logs, --help examples, completions.
+mod first_hour;
+// README.md's quickstart run verbatim, approved in headless Chromium.
+mod quickstart;
+// Each chat guide's dry run against the platform's fake, run verbatim.
+mod chat_guides;
+// What the docs tests share: a Markdown section's sh blocks, and a reader's shell to run them.
+mod docs_shell;
 
 use std::io::Write;
 use std::path::PathBuf;
