@@ -150,6 +150,7 @@ impl Service {
             turn_source: asked.turn_source,
             binding: asked.binding,
             requested_by: Some(caller.name().to_owned()),
+            tool: None,
         }
     }
 }

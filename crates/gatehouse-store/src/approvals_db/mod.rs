@@ -13,6 +13,7 @@ mod readers;
 mod rows;
 mod schema;
 mod sqlite;
+mod tools;
 mod write_ops;
 mod writer;
 

@@ -256,6 +256,22 @@ const MIGRATIONS: &[&str] = &[
     CREATE UNIQUE INDEX approval_messages_unique ON approval_messages
         (approval_id_order, approval_id, channel, ifnull(account_id, ''), chat_id, message_id);
     "#,
+    // 6: tool calls other than exec commands (`tools.call.request`): what was asked, as this
+    // store's JSON (NULL for exec approvals), and the grants their allow-always answers made.
+    // A grant takes its approval's id and outlives it: pruning history keeps every grant.
+    r#"
+    ALTER TABLE approvals ADD COLUMN tool_json TEXT;
+    CREATE TABLE tool_grants (
+        id            TEXT PRIMARY KEY NOT NULL,
+        agent_id      TEXT NOT NULL,
+        tool          TEXT NOT NULL,
+        scope         TEXT NOT NULL CHECK (scope = 'tool' OR scope = 'paths' OR scope = 'hosts'),
+        scope_json    TEXT NOT NULL,
+        created_at_ms INTEGER NOT NULL,
+        granted_by    TEXT
+    ) STRICT;
+    CREATE INDEX tool_grants_by_created ON tool_grants (created_at_ms, id);
+    "#,
 ];
 
 /// The schema version this build writes.
@@ -441,17 +457,25 @@ mod tests {
         assert_eq!(messages, 1);
     }
 
+    /// The columns of `table`, in order.
+    fn columns(conn: &Connection, table: &str) -> Vec<String> {
+        conn.prepare(&format!(
+            "SELECT name FROM pragma_table_info('{table}') ORDER BY cid"
+        ))
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+    }
+
     /// Every row of `table`, each column quoted, in rowid order: a rebuild must keep them all.
     fn dump(conn: &Connection, table: &str) -> Vec<String> {
-        let columns: Vec<String> = conn
-            .prepare(&format!(
-                "SELECT name FROM pragma_table_info('{table}') ORDER BY cid"
-            ))
-            .unwrap()
-            .query_map([], |row| row.get(0))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
+        dump_columns(conn, table, &columns(conn, table))
+    }
+
+    /// Every row of `table` in these `columns`: what a migration that adds columns must keep.
+    fn dump_columns(conn: &Connection, table: &str, columns: &[String]) -> Vec<String> {
         let quoted: Vec<String> = columns.iter().map(|c| format!("quote({c})")).collect();
         conn.prepare(&format!(
             "SELECT {} FROM {table} ORDER BY rowid",
@@ -489,10 +513,11 @@ mod tests {
         )
         .unwrap();
         let (approvals, messages) = (dump(&conn, "approvals"), dump(&conn, "approval_messages"));
+        let kept = columns(&conn, "approvals");
 
         migrate(&mut conn).unwrap();
 
-        assert_eq!(dump(&conn, "approvals"), approvals);
+        assert_eq!(dump_columns(&conn, "approvals", &kept), approvals);
         assert_eq!(dump(&conn, "approval_messages"), messages);
         for (column, value) in [("state", "'bogus'"), ("security", "'some'"), ("ask", "'x'")] {
             let changed = conn.execute(
@@ -514,5 +539,42 @@ mod tests {
         conn.execute("DELETE FROM approvals WHERE id = 'ran'", [])
             .unwrap();
         assert_eq!(dump(&conn, "approval_messages").len(), 1);
+    }
+
+    #[test]
+    fn a_fifth_version_database_keeps_every_row_and_gains_tool_requests_and_grants() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "foreign_keys", true).unwrap();
+        ids::define_sql_function(&conn).unwrap();
+        for sql in &MIGRATIONS[..5] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 5).unwrap();
+        conn.execute_batch(
+            "INSERT INTO approvals (id, id_order, command, argv_json, env_keys_json, \
+             has_turn_source, state, created_at_ms, expires_at_ms) VALUES \
+             ('old', 3, 'ls', '[]', '[]', 0, 'pending', 1, 2);",
+        )
+        .unwrap();
+        let kept = columns(&conn, "approvals");
+        let before = dump(&conn, "approvals");
+
+        migrate(&mut conn).unwrap();
+
+        assert_eq!(dump_columns(&conn, "approvals", &kept), before);
+        let tool: Option<String> = conn
+            .query_row(
+                "SELECT tool_json FROM approvals WHERE id = 'old'",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(tool, None);
+        let refused = conn.execute(
+            "INSERT INTO tool_grants (id, agent_id, tool, scope, scope_json, created_at_ms) \
+             VALUES ('g', 'main', 'write', 'everything', '[]', 1)",
+            [],
+        );
+        assert!(refused.is_err(), "an unknown scope was accepted");
     }
 }

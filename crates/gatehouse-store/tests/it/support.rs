@@ -35,6 +35,7 @@ pub(crate) fn request(command: &str) -> ApprovalRequest {
             json: r#"{"argv":["ls"]}"#.to_owned(),
         }),
         requested_by: Some("agent-host".to_owned()),
+        tool: None,
     }
 }
 
