@@ -230,11 +230,9 @@ impl From<ApprovalError> for ServiceError {
             }
             ApprovalError::Unknown { .. }
             | ApprovalError::UnknownPrefix
-            | ApprovalError::UnknownGrant { .. } => {
-                ServiceError::NotFound {
-                    reason: error.to_string(),
-                }
-            }
+            | ApprovalError::UnknownGrant { .. } => ServiceError::NotFound {
+                reason: error.to_string(),
+            },
             ApprovalError::AmbiguousPrefix { count, candidates } => ServiceError::AmbiguousPrefix {
                 count,
                 candidates: candidates.map(|ids| ids.iter().map(ToString::to_string).collect()),

@@ -24,6 +24,9 @@ pub struct AgentDefaults {
     pub subagents: Option<SubagentsConfig>,
     /// Sandbox settings.
     pub sandbox: Option<SandboxConfig>,
+    /// The workspace every agent without its own works in: relative file-tool paths start
+    /// here, and `workspaceOnly` keeps file tools inside it.
+    pub workspace: Option<String>,
 }
 
 /// `/elevated` levels.
@@ -82,4 +85,6 @@ pub struct AgentConfig {
     pub sandbox: Option<SandboxConfig>,
     /// Per-agent sub-agent limits (`maxSpawnDepth` here is a Gatehouse extension).
     pub subagents: Option<SubagentsConfig>,
+    /// This agent's workspace, instead of `agents.defaults.workspace`.
+    pub workspace: Option<String>,
 }
