@@ -24,6 +24,7 @@ use crate::exec::pending::{self, Pending};
 use crate::policy::cache::{AgentPolicy, PolicyCache};
 use crate::publish::Publisher;
 use crate::setup::ExecLimits;
+use crate::tools::ToolState;
 
 /// Everything the use cases share.
 pub(crate) struct Core {
@@ -42,6 +43,8 @@ pub(crate) struct Core {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) publisher: Arc<dyn Publisher>,
     pub(crate) shutdown: watch::Sender<bool>,
+    /// The tool-call gate's resolver, compiled rules and recent decisions.
+    pub(crate) tools: ToolState,
 }
 
 impl Core {

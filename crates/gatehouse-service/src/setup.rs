@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use gatehouse_config::Config;
 use gatehouse_config::model::GatewayLimitsConfig;
+use gatehouse_policy::files::ProtectedPath;
 
 /// Where the service's own state lives and how it is bounded. The approvals database is not
 /// here: the service is handed an [`ApprovalStore`](gatehouse_approvals::ApprovalStore), so
@@ -20,6 +21,10 @@ pub struct ServiceSetup {
     pub audit_log: PathBuf,
     /// Bounds on approvals and runs.
     pub limits: ExecLimits,
+    /// The gateway's own files and directories (its config file, data directory, token
+    /// files), which no tool call may read or write; the approvals file and the audit log are
+    /// added by the service itself.
+    pub protected: Vec<ProtectedPath>,
 }
 
 /// Bounds on approvals and runs; the defaults are the documented ones.

@@ -65,6 +65,7 @@ pub(crate) fn start(dir: &Path, threads: usize, max_pending: usize) -> Server {
             max_pending_per_token: max_pending,
             ..ExecLimits::default()
         },
+        protected: Vec::new(),
     };
     let addr = runtime.block_on(async move {
         let store =

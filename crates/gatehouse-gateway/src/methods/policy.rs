@@ -50,6 +50,7 @@ mod tests {
             approvals_file: dir.path().join("exec-approvals.json"),
             audit_log: dir.path().join("audit.jsonl"),
             limits: ExecLimits::default(),
+            protected: Vec::new(),
         };
         let settings = GatewaySettings {
             tokens: vec![TokenSpec {
