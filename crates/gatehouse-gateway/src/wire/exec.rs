@@ -417,6 +417,8 @@ struct RequestJson {
     ask: Option<&'static str>,
     turn_source: Option<TurnSourceJson>,
     bound: bool,
+    /// What approvers are told of a tool call other than an exec command; `null` for exec.
+    tool: Option<super::tools::ToolRequestJson>,
 }
 
 impl From<&ApprovalRequest> for RequestJson {
@@ -439,6 +441,10 @@ impl From<&ApprovalRequest> for RequestJson {
                 thread_id: t.thread_id.clone(),
             }),
             bound: request.binding.is_some(),
+            tool: request
+                .tool
+                .as_ref()
+                .map(super::tools::ToolRequestJson::from),
         }
     }
 }
