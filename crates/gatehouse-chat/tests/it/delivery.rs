@@ -21,6 +21,7 @@ fn card() -> Card {
         env_keys: vec![],
         expires_at_ms: 60_000,
         allow_always_offered: false,
+        tool: None,
     };
     render_prompt(&view, 0, 100)
 }
