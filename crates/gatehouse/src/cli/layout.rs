@@ -43,6 +43,15 @@ pub(crate) fn service_setup(config: Config, data_dir: &Path, limits: ExecLimits)
     }
 }
 
+/// The config file, which no tool call may read or write (it holds the policy and perhaps
+/// secrets).
+pub(crate) fn config_protection(path: &Path) -> ProtectedPath {
+    ProtectedPath {
+        path: std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
+        what: "the gateway's config file".to_owned(),
+    }
+}
+
 /// The gateway's own files, which no tool call may read or write: the data directory, the
 /// config file and every secret file the config names.
 pub(crate) fn protected_paths(
@@ -54,12 +63,7 @@ pub(crate) fn protected_paths(
         path: data_dir.to_path_buf(),
         what: "the gateway's data directory".to_owned(),
     }];
-    if let Some(path) = config_file {
-        protected.push(ProtectedPath {
-            path: std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
-            what: "the gateway's config file".to_owned(),
-        });
-    }
+    protected.extend(config_file.map(config_protection));
     for secret in config.secrets() {
         if let SecretSource::File(path) = secret.source {
             protected.push(ProtectedPath {

@@ -6,10 +6,12 @@ mod approvals;
 mod audit;
 mod channels;
 mod check;
+mod check_tool;
 mod client;
 mod config;
 mod doctor;
 mod exec_sources;
+mod grants;
 mod layout;
 mod logging;
 mod request;
@@ -35,7 +37,8 @@ pub(crate) struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Decide whether a shell command may run without a person (exit 0 allow, 10 ask, 20 deny).
+    /// Decide whether a shell command, or a tool call (`--tool`), may run without a person
+    /// (exit 0 allow, 10 ask, 20 deny).
     Check(check::CheckArgs),
     /// Print an agent's effective tool set and why each other tool was removed.
     Tools(tools::ToolsArgs),
@@ -49,6 +52,8 @@ enum Command {
     Run(client::CommandArgs),
     /// List, inspect and answer approvals; edit allowlists.
     Approvals(approvals::ApprovalsArgs),
+    /// List and revoke the allow-always grants of tool calls.
+    Grants(grants::GrantsArgs),
     /// Check config, secrets and effective policy; warn about risky settings.
     Doctor(doctor::DoctorArgs),
     /// Verify or read the hash-chained audit log.
@@ -69,6 +74,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Request(args) => request::run(args),
         Command::Run(args) => run::run(args),
         Command::Approvals(args) => approvals::run(args),
+        Command::Grants(args) => grants::run(args),
         Command::Doctor(args) => doctor::run(args),
         Command::Audit(command) => audit::run(command),
     }

@@ -39,6 +39,8 @@ mod chat_support;
 mod discord;
 // Slack approvals in Socket Mode and HTTP mode: the real binary against the Slack fake.
 mod slack;
+// The tool-call gate: `check --tool`, `tools.call.*` with DNS through the fake, grants.
+mod tool_gate;
 
 use std::io::Write;
 use std::path::PathBuf;
