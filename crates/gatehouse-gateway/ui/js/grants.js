@@ -23,10 +23,7 @@ class GrantsView {
   }
 
   say(text, kind) {
-    const box = $("grants-message");
-    box.textContent = text;
-    box.className = `message ${kind}`;
-    box.hidden = !text;
+    showMessage("grants-message", text, kind);
   }
 
   render(grants) {
