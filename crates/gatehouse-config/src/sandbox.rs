@@ -17,7 +17,8 @@ impl Config {
         SandboxSettings::resolve(
             &overrides(defaults.and_then(|d| d.sandbox.as_ref())),
             &overrides(agent.and_then(|a| a.sandbox.as_ref())),
-            self.workspace(agent_id).map(str::to_owned),
+            self.workspace_as_written(agent_id)
+                .map(|(text, _)| text.to_owned()),
         )
     }
 
@@ -29,18 +30,6 @@ impl Config {
             &SandboxOverrides::default(),
             defaults.and_then(|d| d.workspace.clone()),
         )
-    }
-
-    /// The agent's workspace: its own `workspace`, else `agents.defaults.workspace`.
-    pub fn workspace(&self, agent_id: &str) -> Option<&str> {
-        self.agent(agent_id)
-            .and_then(|agent| agent.workspace.as_deref())
-            .or_else(|| {
-                self.agents
-                    .defaults
-                    .as_ref()
-                    .and_then(|defaults| defaults.workspace.as_deref())
-            })
     }
 
     /// Which session is an agent's main one (`session.mainKey`, `session.scope`).

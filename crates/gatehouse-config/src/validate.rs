@@ -26,7 +26,59 @@ pub(crate) fn problems(config: &Config) -> Vec<Problem> {
     agents(config, &root.key("agents"), &mut out);
     gateway(&config.gateway, &root.key("gateway"), &mut out);
     channels(&config.channels, &root.key("channels"), &mut out);
+    tool_call_rules(config, &mut out);
     out
+}
+
+/// The file globs and host patterns of every agent compile, so a typo fails the load instead
+/// of refusing every call at run time; the guilds' per-channel `tools` Gatehouse cannot apply
+/// are refused rather than ignored.
+fn tool_call_rules(config: &Config, out: &mut Vec<Problem>) {
+    let mut agents: Vec<&str> = vec![crate::DEFAULT_AGENT_ID];
+    agents.extend(config.agents.list.iter().map(|agent| agent.id.as_str()));
+    let mut seen = BTreeSet::new();
+    let mut report = |key: &str, message: String| {
+        if seen.insert((key.to_owned(), message.clone())) {
+            out.push(Problem {
+                path: KeyPath::parse(key).unwrap_or_else(KeyPath::root),
+                message,
+            });
+        }
+    };
+    for agent in agents {
+        // Globs are compiled against the root: only their syntax matters here.
+        let root = std::path::Path::new("/");
+        let rules = config.file_rules_in(agent, root.to_path_buf(), Some(root));
+        if let Err(gatehouse_policy::files::FileRulesError::InvalidGlob { key, entry, why }) =
+            gatehouse_policy::files::FileRules::new(rules)
+        {
+            report(
+                &key,
+                format!("entry {entry:?} is not a valid path glob: {why}"),
+            );
+        }
+        for tool in [crate::UrlTool::WebFetch, crate::UrlTool::Browser] {
+            if let Err(error) = gatehouse_policy::urls::UrlRules::new(config.url_rules(agent, tool))
+            {
+                report(&error.key, error.why);
+            }
+        }
+    }
+    if let Some(discord) = &config.channels.discord {
+        for (guild, entry) in &discord.guilds {
+            for (channel, settings) in &entry.channels {
+                if settings.tools.is_some() {
+                    let key = format!("channels.discord.guilds.{guild}.channels.{channel}.tools");
+                    report(
+                        &key,
+                        "per-channel tool policy inside a guild is not enforced by Gatehouse; set \
+                         `tools` on the guild"
+                            .to_owned(),
+                    );
+                }
+            }
+        }
+    }
 }
 
 fn allow_and_also_allow(
@@ -174,6 +226,20 @@ fn agents(config: &Config, path: &KeyPath, out: &mut Vec<Problem>) {
 
 fn gateway(gateway: &GatewayConfig, path: &KeyPath, out: &mut Vec<Problem>) {
     listen(gateway.listen.as_deref(), path, out);
+    if let Some(dns) = &gateway.dns {
+        if let Err(message) = dns.nameserver_addrs() {
+            out.push(Problem {
+                path: path.key("dns").key("nameservers"),
+                message,
+            });
+        }
+        if dns.timeout_ms == Some(0) {
+            out.push(Problem {
+                path: path.key("dns").key("timeoutMs"),
+                message: "a timeout of 0 would refuse every URL with a host name".to_owned(),
+            });
+        }
+    }
     if let Some(limits) = &gateway.limits {
         self::limits(limits, &path.key("limits"), out);
     }

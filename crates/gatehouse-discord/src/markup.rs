@@ -144,6 +144,7 @@ mod tests {
             expires_at_ms: 1_795_243_000_000,
             allow_always_offered: false,
             chain: None,
+            tool: None,
         }
     }
 

@@ -25,6 +25,7 @@ use crate::exec::sandbox::Sandboxes;
 use crate::policy::cache::{AgentPolicy, PolicyCache};
 use crate::publish::Publisher;
 use crate::setup::ExecLimits;
+use crate::tools::ToolState;
 
 /// Everything the use cases share.
 pub(crate) struct Core {
@@ -45,6 +46,8 @@ pub(crate) struct Core {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) publisher: Arc<dyn Publisher>,
     pub(crate) shutdown: watch::Sender<bool>,
+    /// The tool-call gate's resolver, compiled rules and recent decisions.
+    pub(crate) tools: ToolState,
 }
 
 impl Core {

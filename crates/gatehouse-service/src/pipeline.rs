@@ -198,6 +198,7 @@ impl Service {
             binding: asked.binding,
             requested_by: Some(caller.name().to_owned()),
             summary: Some(asked.summary),
+            tool: None,
         }
     }
 }

@@ -186,6 +186,7 @@ mod tests {
             expires_at_ms: 300_000,
             allow_always_offered: allow_always,
             chain: None,
+            tool: None,
         }
     }
 

@@ -97,6 +97,7 @@ mod tests {
             expires_at_ms: 60_000,
             allow_always_offered: false,
             chain: None,
+            tool: None,
         }
     }
 

@@ -22,6 +22,7 @@ fn card() -> Card {
         expires_at_ms: 60_000,
         allow_always_offered: false,
         chain: None,
+        tool: None,
     };
     render_prompt(&view, 0, 100)
 }

@@ -21,6 +21,7 @@ fn view(command: &str) -> ApprovalView {
         expires_at_ms: NOW + 300_000,
         allow_always_offered: true,
         chain: None,
+        tool: None,
     }
 }
 
@@ -353,4 +354,74 @@ mod properties {
             prop_assert_eq!(block.truncated_chars == 0, make_visible(&text) == block.text);
         }
     }
+}
+
+fn tool_view() -> ApprovalView {
+    ApprovalView {
+        command: "write /ws/notes.md".into(),
+        cwd: None,
+        host: None,
+        resolved_path: None,
+        env_keys: Vec::new(),
+        tool: Some(gatehouse_chat::render::ToolCard {
+            tool: "write".into(),
+            params: vec![
+                ("path".into(), "/ws/\u{202E}dm.setons".into()),
+                ("content".into(), "12 bytes".into()),
+            ],
+            title: Some("Claude Code on box: Write <b>".into()),
+            description: Some("Project: /ws\nThe agent says: \"tidy up\"".into()),
+            severity: "critical".into(),
+            allow_always_covers: Some("write at or under /ws/notes.md".into()),
+        }),
+        ..view("unused")
+    }
+}
+
+#[test]
+fn a_tool_card_shows_the_tool_its_parameters_and_the_requesters_words_visibly() {
+    let card = render_prompt(&tool_view(), NOW, 1200);
+    assert_eq!(card.title, "Tool approval needed");
+    assert_eq!(
+        card.command.as_ref().map(|c| c.text.as_str()),
+        Some("path: /ws/[U+202E RLO]dm.setons\ncontent: 12 bytes")
+    );
+    let fields: Vec<(FieldKind, &str)> = card
+        .fields
+        .iter()
+        .map(|f| (f.kind, f.value.as_str()))
+        .collect();
+    assert_eq!(
+        &fields[..5],
+        &[
+            (FieldKind::Tool, "write"),
+            (FieldKind::RequestTitle, "Claude Code on box: Write <b>"),
+            (
+                FieldKind::Description,
+                "Project: /ws · The agent says: \"tidy up\""
+            ),
+            (FieldKind::Severity, "critical"),
+            (
+                FieldKind::AllowAlwaysCovers,
+                "write at or under /ws/notes.md"
+            ),
+        ]
+    );
+    assert!(card.fields.iter().any(|f| f.kind == FieldKind::Id));
+    let text = card.plain_text();
+    assert!(
+        text.contains("Allow always covers: write at or under /ws/notes.md"),
+        "{text}"
+    );
+    // Closed cards keep what was asked.
+    let receipt = render_receipt(
+        &tool_view(),
+        &ResolveOutcome {
+            decision: ApprovalDecision::AllowAlways,
+            decided_by: "alice".into(),
+        },
+        1200,
+    );
+    assert!(receipt.fields.iter().any(|f| f.kind == FieldKind::Tool));
+    assert_eq!(receipt.command, card.command);
 }

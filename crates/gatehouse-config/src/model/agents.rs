@@ -24,8 +24,9 @@ pub struct AgentDefaults {
     pub subagents: Option<SubagentsConfig>,
     /// Sandbox settings.
     pub sandbox: Option<SandboxConfig>,
-    /// The agents' workspace (`/srv/agents/main`, `~/work`): where a sandboxed run may write
-    /// and what the file tools keep to, unless an agent sets its own.
+    /// The agents' workspace (`/srv/agents/main`, `~/work`): where a sandboxed run may write,
+    /// where relative file-tool paths start, and what the file tools keep to (`workspaceOnly`),
+    /// unless an agent sets its own.
     pub workspace: Option<String>,
 }
 

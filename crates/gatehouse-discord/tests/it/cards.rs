@@ -20,6 +20,7 @@ fn view() -> ApprovalView {
         expires_at_ms: NOW_MS + 300_000,
         allow_always_offered: true,
         chain: None,
+        tool: None,
     }
 }
 

@@ -68,6 +68,7 @@ fn view() -> ApprovalView {
         expires_at_ms: now_ms() + 300_000,
         allow_always_offered: false,
         chain: None,
+        tool: None,
     }
 }
 

@@ -109,6 +109,7 @@ pub(crate) fn plain_card() -> Card {
         expires_at_ms: 1_795_243_000_000,
         allow_always_offered: false,
         chain: None,
+        tool: None,
     };
     render_prompt(&view, 1_795_242_700_000, 1200)
 }

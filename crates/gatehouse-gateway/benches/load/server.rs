@@ -66,6 +66,7 @@ pub(crate) fn start(dir: &Path, threads: usize, max_pending: usize) -> Server {
             ..ExecLimits::default()
         },
         sandbox_host: None,
+        protected: Vec::new(),
     };
     let addr = runtime.block_on(async move {
         let store =

@@ -419,6 +419,8 @@ struct RequestJson {
     turn_source: Option<TurnSourceJson>,
     bound: bool,
     summary: Option<SummaryJson>,
+    /// What approvers are told of a tool call other than an exec command; `null` for exec.
+    tool: Option<super::tools::ToolRequestJson>,
 }
 
 /// What approvers are shown of what runs (the policy's approval summary).
@@ -489,6 +491,10 @@ impl From<&ApprovalRequest> for RequestJson {
             }),
             bound: request.binding.is_some(),
             summary: request.summary.as_ref().map(SummaryJson::from),
+            tool: request
+                .tool
+                .as_ref()
+                .map(super::tools::ToolRequestJson::from),
         }
     }
 }

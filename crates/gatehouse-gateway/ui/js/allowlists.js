@@ -40,10 +40,7 @@ class AllowlistsView {
   }
 
   say(text, kind) {
-    const box = $("allowlist-message");
-    box.textContent = text;
-    box.className = `message ${kind}`;
-    box.hidden = !text;
+    showMessage("allowlist-message", text, kind);
   }
 
   agents() {

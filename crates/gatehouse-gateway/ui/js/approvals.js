@@ -137,19 +137,20 @@ class ApprovalsView {
     const card = el("li", { class: "card approval", "data-id": approval.id },
       el("article", { "aria-labelledby": headingId },
         el("div", { class: "card-head" }, heading, countdown),
-        commandBlock(approval.command),
-        details([
-          ["Working directory", approval.cwd],
-          ["Resolved path", approval.resolvedPath ?? "not resolved"],
-          ["Host", approval.host],
-          ["Session", approval.sessionKey],
-          ["Requested", approval.createdAtMs && formatTime(approval.createdAtMs)],
+        ...(approval.tool ? toolSummary(approval) : [
+          commandBlock(approval.command),
+          details([
+            ["Working directory", approval.cwd],
+            ["Resolved path", approval.resolvedPath ?? "not resolved"],
+            ["Host", approval.host],
+            ["Session", approval.sessionKey],
+            ["Requested", approval.createdAtMs && formatTime(approval.createdAtMs)],
+          ]),
         ]),
         summaryBlock(approval.summary, headingId),
         el("div", { class: "decisions", role: "group", "aria-label": "Decision" }, ...buttons),
         approval.decisions.includes("allow-always")
-          ? el("p", { class: "hint", id: `${headingId}-always` },
-            "Allow always also adds the command's programs to this agent's allowlist, so they run without asking next time.")
+          ? el("p", { class: "hint", id: `${headingId}-always` }, allowAlwaysHint(approval))
           : null,
         result));
     const always = buttons.find((button) => button.dataset.decision === "allow-always");
@@ -289,7 +290,9 @@ class ApprovalsView {
       el("div", { class: "card-head" },
         el("span", { class: `badge ${approval.state}` }, approval.state),
         el("span", { class: "outcome" }, outcomeText(approval))),
-      commandBlock(approval.command),
+      ...(approval.tool
+        ? [el("p", { class: "tool-name" }, "Tool ", visibleSpan(approval.tool.name, "tool")), toolParams(approval.tool)]
+        : [commandBlock(approval.command)]),
       details([
         ["Agent", approval.agentId],
         ["Working directory", approval.cwd],
@@ -327,6 +330,41 @@ function summaryBlock(summary, headingId) {
       ? el("p", { class: "env" }, "Environment: ", visibleSpan(summary.envNames.join(", "), "names"))
       : null,
     el("p", { class: "always" }, visibleSpan(always, "patterns")));
+}
+
+/**
+ * What a tool approval shows instead of a command: the tool, its severity, the requester's title
+ * and description, and its parameters. All of it is the agent host's text, shown visibly.
+ */
+function toolSummary(approval) {
+  const tool = approval.tool;
+  const severity = tool.severity === "info" ? null
+    : el("span", { class: `badge severity ${tool.severity === "critical" ? "deny" : "ask"}` }, visibleText(tool.severity));
+  return [
+    el("p", { class: "tool-name" }, "Tool ", visibleSpan(tool.name, "tool"), severity ? " " : null, severity),
+    tool.title ? el("p", { class: "tool-title" }, visibleSpan(tool.title)) : null,
+    tool.description ? appendVisible(el("p", { class: "tool-description" }), tool.description) : null,
+    toolParams(tool),
+    details([
+      ["Session", approval.sessionKey],
+      ["Requested", approval.createdAtMs && formatTime(approval.createdAtMs)],
+    ]),
+  ];
+}
+
+/** A tool's parameters, name and value, each value shown visibly. */
+function toolParams(tool) {
+  const list = details(tool.params);
+  list.classList.add("tool-params");
+  return list;
+}
+
+/** What allow-always does for this approval, under its buttons. */
+function allowAlwaysHint(approval) {
+  if (approval.tool && approval.tool.grant) {
+    return `Allow always also grants ${visibleText(grantWords(approval.tool.grant))} to this agent, until the grant is revoked (Grants tab).`;
+  }
+  return "Allow always also adds the command's programs to this agent's allowlist, so they run without asking next time.";
 }
 
 /** `object` without its undefined fields, so spreading it never erases known values. */

@@ -60,6 +60,7 @@ pub(crate) fn view(allow_always: bool) -> ApprovalView {
         expires_at_ms: 1_795_243_600_000,
         allow_always_offered: allow_always,
         chain: None,
+        tool: None,
     }
 }
 

@@ -14,6 +14,7 @@ mod rows;
 mod schema;
 mod sqlite;
 mod summary;
+mod tools;
 mod write_ops;
 mod writer;
 

@@ -47,6 +47,7 @@ pub(crate) fn request(command: &str) -> ApprovalRequest {
             env_names: vec!["PATH".to_owned()],
             allow_always_patterns: vec!["/usr/bin/ls".to_owned()],
         }),
+        tool: None,
     }
 }
 

@@ -130,6 +130,7 @@ async fn omits_allow_always_when_it_is_not_offered() {
     let view = ApprovalView {
         allow_always_offered: false,
         chain: None,
+        tool: None,
         ..view()
     };
     let plan = plan_delivery(dm_only(), &approvals(NativeTarget::Dm));

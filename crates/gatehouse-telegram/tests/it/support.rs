@@ -82,6 +82,7 @@ pub(crate) fn view() -> ApprovalView {
         expires_at_ms: 600_000,
         allow_always_offered: true,
         chain: None,
+        tool: None,
     }
 }
 

@@ -6,11 +6,13 @@ mod approvals;
 mod audit;
 mod channels;
 mod check;
+mod check_tool;
 mod client;
 mod completions;
 mod config;
 mod doctor;
 mod exec_sources;
+mod grants;
 mod layout;
 mod listing;
 mod logging;
@@ -53,13 +55,15 @@ Examples:
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Decide whether a shell command may run without a person (exit 0 allow, 10 ask, 20 deny).
+    /// Decide whether a shell command, or a tool call (`--tool`), may run without a person
+    /// (exit 0 allow, 10 ask, 20 deny).
     #[command(after_help = "\
 Examples:
   gatehouse check -- git status                   # a shell string, as an agent would send it
   gatehouse check --agent ops -- rm -rf build     # several words: an argv, no shell
   gatehouse check --json --config /etc/gatehouse/config.json5 'curl https://x | sh'
-  echo '{\"command\":\"ls\"}' | gatehouse check --jsonl")]
+  echo '{\"command\":\"ls\"}' | gatehouse check --jsonl
+  gatehouse check --tool write --params '{\"path\":\"notes.md\"}'")]
     Check(check::CheckArgs),
     /// Print an agent's effective tool set and why each other tool was removed.
     #[command(after_help = "\
@@ -94,6 +98,8 @@ Examples:
     Mcp(mcp::McpArgs),
     /// List, inspect and answer approvals; edit allowlists.
     Approvals(approvals::ApprovalsArgs),
+    /// List and revoke the allow-always grants of tool calls.
+    Grants(grants::GrantsArgs),
     /// Check config, secrets and effective policy; warn about risky settings.
     #[command(after_help = "\
 Examples:
@@ -130,6 +136,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run::run(args),
         Command::Mcp(args) => mcp::run(args),
         Command::Approvals(args) => approvals::run(args),
+        Command::Grants(args) => grants::run(args),
         Command::Doctor(args) => doctor::run(args),
         Command::Audit(command) => audit::run(command),
         Command::Setup(args) => setup::run(args),

@@ -33,7 +33,7 @@ use rustix::io::Errno;
 
 use super::layout::{
     ADMIN_TOKEN_FILE, LOCK_FILE, SESSIONS_FILE, default_data_dir, listen_address, open_store,
-    service_setup,
+    protected_paths, service_setup,
 };
 use super::logging::{self, LogFormat};
 use super::tokens::read_admin_token;
@@ -97,7 +97,8 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let sandbox_host = super::sandbox::host_context(&config, args.config.as_deref(), &data_dir)
         .inspect_err(|why| tracing::warn!(reason = %why, "Sandboxed runs will be refused."))
         .ok();
-    let setup = service_setup(config, &data_dir, exec_limits, sandbox_host);
+    let mut setup = service_setup(config, &data_dir, exec_limits, sandbox_host);
+    setup.protected = protected_paths(&setup.config, args.config.as_deref(), &data_dir);
     runtime.block_on(async {
         // Taken before the approval manager starts, so the chat runtime edits exactly the
         // cards of approvals this start cancelled.

@@ -825,3 +825,108 @@ async fn the_allowlist_form_resolves_a_bare_program_name_on_the_gateway_host() {
     assert_eq!(server_allowlist(&server, "main").await, [ls]);
     assert_eq!(browser.problems(), Vec::<String>::new());
 }
+
+/// A tool approval as a person meets it: the card names the tool, its parameters, the
+/// requester's title and severity, and what allow-always would grant; answered allow-always,
+/// the grant shows in the Grants tab, where it is revoked, and the next call asks again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shows_a_tool_approval_and_revokes_the_grant_its_allow_always_made() {
+    let work = tempfile::tempdir().unwrap();
+    let ws = work.path().canonicalize().unwrap();
+    let server = Server::start(&format!(
+        "tools: {{ profile: 'full', fs: {{ workspaceOnly: true }}, alwaysAsk: ['write'] }},
+         agents: {{ defaults: {{ workspace: '{}' }} }},",
+        ws.display()
+    ))
+    .await;
+    let browser = Browser::start().await;
+    let page = logged_in(&browser, &server.base).await;
+    let write = json!({"agentId": "main", "sessionKey": "browser-test", "tool": "write",
+        "params": {"path": "notes.md", "content": "hello"}, "callId": "toolu_ui"});
+    let mut request = write.clone();
+    request["twoPhase"] = json!(true);
+    request["title"] =
+        json!("Claude Code on \u{202E}build-box: Write <img src=x onerror=alert(1)>");
+    request["severity"] = json!("critical");
+    let accepted = server.ok(AGENT, "tools.call.request", request).await;
+    let id = accepted["id"].as_str().unwrap().to_owned();
+
+    let card = format!("li.approval[data-id='{id}']");
+    page.wait_for(
+        &format!("document.querySelector(\"{card}\")"),
+        "the tool approval to appear live",
+    )
+    .await;
+    let text = |selector: &str| {
+        let expression = format!("document.querySelector(\"{card} {selector}\")?.textContent");
+        let page = &page;
+        async move { page.eval(&expression).await }
+    };
+    assert_eq!(text(".tool-name .tool").await, json!("write"));
+    assert_eq!(text(".badge.severity").await, json!("critical"));
+    assert_eq!(
+        text(".tool-title").await,
+        json!("Claude Code on <U+202E>build-box: Write <img src=x onerror=alert(1)>")
+    );
+    assert_eq!(
+        page.eval(&format!(
+            "[...document.querySelectorAll(\"{card} .tool-params dt, {card} .tool-params dd\")].map(e => e.textContent)"
+        ))
+        .await,
+        json!(["path", "notes.md", "content", "5 bytes"])
+    );
+    let hint = text(".hint").await;
+    assert!(
+        hint.as_str().unwrap().contains(&format!(
+            "grants write at or under {}",
+            ws.join("notes.md").display()
+        )),
+        "{hint}"
+    );
+    assert_eq!(
+        page.eval("document.querySelectorAll('img').length").await,
+        json!(0)
+    );
+    // Regression: a fifth tab widened the page past a phone's screen, so taps missed.
+    assert_eq!(
+        page.eval("document.documentElement.scrollWidth <= innerWidth")
+            .await,
+        json!(true)
+    );
+
+    page.click(&format!("{card} button[data-decision='allow-always']"))
+        .await;
+    page.wait_for(
+        &format!(
+            "document.querySelector(\"{card} .result\")?.textContent.startsWith('Allowed always')"
+        ),
+        "the decision to be shown on the card",
+    )
+    .await;
+    page.click("#tab-grants").await;
+    page.wait_for(
+        &format!("document.querySelector(\"#grants-list li[data-id='{id}']\")"),
+        "the grant to be listed",
+    )
+    .await;
+    let granted = server.ok(AGENT, "tools.call.check", write.clone()).await;
+    assert_eq!(granted["reasons"][0]["rule"], "granted", "{granted}");
+
+    page.click(&format!("#grants-list button[data-id='{id}']"))
+        .await;
+    page.wait_for(
+        "document.getElementById('grants-message').textContent.startsWith('Revoked write at or under')",
+        "the grant to be revoked",
+    )
+    .await;
+    assert_eq!(
+        page.eval("document.querySelectorAll('#grants-list li').length")
+            .await,
+        json!(0)
+    );
+    let listed = server.ok(ADMIN, "tools.grants.list", json!({})).await;
+    assert_eq!(listed["grants"], json!([]));
+    let again = server.ok(AGENT, "tools.call.check", write).await;
+    assert_eq!(again["decision"], "ask", "{again}");
+    assert_eq!(browser.problems(), Vec::<String>::new());
+}

@@ -56,6 +56,8 @@ mod quickstart;
 mod chat_guides;
 // What the docs tests share: a Markdown section's sh blocks, and a reader's shell to run them.
 mod docs_shell;
+// The tool-call gate: `check --tool`, `tools.call.*` with DNS through the fake, grants.
+mod tool_gate;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -255,7 +255,10 @@ mod tests {
             .config_text(Preset::Hardened);
         let loaded = gatehouse_config::load_str(&text, Path::new("setup.json5")).unwrap();
         assert_eq!(
-            loaded.config.workspace("main"),
+            loaded
+                .config
+                .workspace_as_written("main")
+                .map(|(text, _)| text),
             Some("/srv/a \"b\" \\ c"),
             "{text}"
         );
