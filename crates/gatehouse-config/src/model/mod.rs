@@ -9,6 +9,7 @@ mod approvals;
 mod channels;
 pub(crate) mod de;
 mod gateway;
+mod integrations;
 mod tools;
 
 use serde::Deserialize;
@@ -29,6 +30,7 @@ pub use gateway::{
     DnsConfig, GatewayAuthConfig, GatewayConfig, GatewayLimitsConfig, RateLimitConfig, Scope,
     TokenConfig,
 };
+pub use integrations::{IntegrationConfig, IntegrationsConfig};
 pub use tools::{
     ApplyPatchConfig, BrowserConfig, ElevatedConfig, ExecConfig, FsConfig, PathAccessSection,
     SafeBinProfileConfig, ScopedToolPolicy, ScopedTools, SkillBinConfig, SsrfPolicySection,
@@ -58,6 +60,9 @@ pub struct Config {
     pub session: SessionConfig,
     /// Browser settings; Gatehouse reads `browser.ssrfPolicy`.
     pub browser: Option<BrowserConfig>,
+    /// Agent hosts asking through their hooks (Claude Code, Codex).
+    #[serde(default)]
+    pub integrations: IntegrationsConfig,
 }
 
 impl Config {

@@ -13,12 +13,14 @@ mod config;
 mod doctor;
 mod exec_sources;
 mod grants;
+mod hook;
 mod layout;
 mod listing;
 mod logging;
 mod login;
 mod mcp;
 mod request;
+mod route;
 mod run;
 mod sandbox;
 mod serve;
@@ -96,6 +98,9 @@ Examples:
     Run(client::CommandArgs),
     /// Serve MCP on stdio: `run_command` and `check_command`, through the gateway.
     Mcp(mcp::McpArgs),
+    /// Answer a Claude Code or Codex hook (`PreToolUse`, `PermissionRequest`) on stdin, asking
+    /// the gateway; a person's decision is waited for.
+    Hook(hook::HookArgs),
     /// List, inspect and answer approvals; edit allowlists.
     Approvals(approvals::ApprovalsArgs),
     /// List and revoke the allow-always grants of tool calls.
@@ -135,6 +140,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Request(args) => request::run(args),
         Command::Run(args) => run::run(args),
         Command::Mcp(args) => mcp::run(args),
+        Command::Hook(args) => hook::run(args),
         Command::Approvals(args) => approvals::run(args),
         Command::Grants(args) => grants::run(args),
         Command::Doctor(args) => doctor::run(args),

@@ -94,6 +94,12 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let limits = configured_limits(config.gateway.limits.as_ref());
     let exec_limits = ExecLimits::configured(config.gateway.limits.as_ref());
     let settings = GatewaySettings { tokens, limits };
+    let claude_code_hook = config
+        .integrations
+        .claude_code
+        .as_ref()
+        .map(|block| block.settings())
+        .unwrap_or_default();
     let sandbox_host = super::sandbox::host_context(&config, args.config.as_deref(), &data_dir)
         .inspect_err(|why| tracing::warn!(reason = %why, "Sandboxed runs will be refused."))
         .ok();
@@ -109,10 +115,12 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         // approvals database, the gateway's settings, then chat.
         let prepared = Service::prepare(setup)?;
         let store = open_store(&data_dir)?;
-        let gateway = GatewayState::builder(&settings).store_metrics(Arc::new({
-            let store = Arc::clone(&store);
-            move || store_batches(&store)
-        }));
+        let gateway = GatewayState::builder(&settings)
+            .claude_code_hook(claude_code_hook)
+            .store_metrics(Arc::new({
+                let store = Arc::clone(&store);
+                move || store_batches(&store)
+            }));
         let ports = Ports {
             store,
             clock: Arc::new(SystemClock),

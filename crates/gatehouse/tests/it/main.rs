@@ -58,6 +58,9 @@ mod chat_guides;
 mod docs_shell;
 // The tool-call gate: `check --tool`, `tools.call.*` with DNS through the fake, grants.
 mod tool_gate;
+// Agent hosts asking Gatehouse: `gatehouse hook claude-code|codex`, `POST /hooks/claude-code`,
+// and the real Claude Code and Codex CLIs offline against the fake model APIs.
+mod agent_hosts;
 
 use std::io::Write;
 use std::path::PathBuf;
