@@ -24,10 +24,12 @@ use super::route::RouteArgs;
 /// Flags of `gatehouse hook`; the host's settings put them in the hook's `args`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
-Examples (the host runs these; see docs/integrations/):
-  \"command\": \"gatehouse\", \"args\": [\"hook\", \"claude-code\"]      # .claude/settings.json
-  command = \"gatehouse hook codex --agent codex\"                  # ~/.codex/config.toml
-  echo '{…PreToolUse event…}' | gatehouse hook claude-code        # try one by hand")]
+Examples:
+  echo \"$EVENT_JSON\" | gatehouse hook claude-code        # what Claude Code runs (stdin: the event)
+  gatehouse hook codex --agent codex --route-channel telegram --route-to -1001234567890
+  gatehouse hook claude-code --config /etc/gatehouse/config.json5 --on-unreachable ask
+
+The host's settings run it: see docs/integrations/claude-code.md and codex.md.")]
 pub(crate) struct HookArgs {
     /// The agent host whose hook contract is spoken.
     #[arg(value_enum)]

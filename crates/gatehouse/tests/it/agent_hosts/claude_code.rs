@@ -193,3 +193,47 @@ async fn claude_code_over_the_http_hook_gets_the_same_decisions() {
     );
     assert!(!ws.join(".env").exists());
 }
+
+/// Only the `PermissionRequest` hook installed: Claude Code asks it where it would show its
+/// dialog; a person denies the write on Telegram, and the model reads their refusal.
+#[tokio::test]
+async fn claude_code_permission_requests_are_decided_on_telegram() {
+    let g = Gatehouse::start().await;
+    let ws = &g.workspace;
+    let mut settings = command_hooks(&["--approval-timeout", "100"]);
+    settings["hooks"]
+        .as_object_mut()
+        .unwrap()
+        .remove("PreToolUse");
+    let script = vec![
+        Turn::tool(
+            "Write",
+            json!({"file_path": ws.join("notes.md"), "content": "refused\n"}),
+        ),
+        Turn::text("done"),
+    ];
+    let env = [
+        ("GATEHOUSE_URL", g.server.base.as_str()),
+        ("GATEHOUSE_TOKEN", AGENT),
+    ];
+    let press = async {
+        let card = g.card(1).await;
+        assert!(
+            card.body["text"]
+                .as_str()
+                .unwrap()
+                .contains("PermissionRequest"),
+            "{:?}",
+            card.body
+        );
+        g.press(&card, "Deny").await;
+    };
+    let results = run_claude(ws, &settings, script, &env, press).await;
+    assert_eq!(results.len(), 1, "{results:#?}");
+    assert!(results[0].is_error, "{results:#?}");
+    assert!(
+        results[0].output.starts_with("Denied in Gatehouse by "),
+        "{results:#?}"
+    );
+    assert!(!ws.join("notes.md").exists());
+}

@@ -333,3 +333,51 @@ async fn malformed_oversized_and_unknown_inputs_are_refused_with_a_reason() {
     assert_eq!(decision, "deny");
     assert!(reason.contains("\"TodoWrite\""), "{reason}");
 }
+
+/// `integrations.<host>` of the config file sets the hook's settings, and a flag wins over it;
+/// settings that cannot be used block the call (exit 2) with the reason.
+#[tokio::test]
+async fn the_config_block_sets_the_agent_and_flags_win_over_it() {
+    let g = Gatehouse::start().await;
+    let base = &g.server.base;
+    let config = g.workspace.join("hook.json5");
+    std::fs::write(
+        &config,
+        "{ integrations: { claudeCode: { agentId: 'strict' }, codex: { agentId: 'main' } } }",
+    )
+    .unwrap();
+    let config = config.display().to_string();
+    let bash = fixture("claude-code", "pretooluse-Bash.json", &g.workspace).to_string();
+    let (decision, _) = hook("claude-code", base, &["--config", &config], bash.as_bytes())
+        .await
+        .decision();
+    assert_eq!(decision, "deny", "agent strict has no exec");
+    let args = ["--config", &config, "--agent", "main"];
+    let (decision, reason) = hook("claude-code", base, &args, bash.as_bytes())
+        .await
+        .decision();
+    assert_eq!(decision, "allow", "{reason}");
+
+    let bad = hook(
+        "claude-code",
+        base,
+        &["--agent", "no spaces"],
+        bash.as_bytes(),
+    )
+    .await;
+    assert_eq!((bad.code, bad.stdout.as_str()), (2, ""), "{bad:?}");
+    assert!(bad.stderr.contains("--agent: agent id"), "{bad:?}");
+    std::fs::write(
+        g.workspace.join("broken.json5"),
+        "{ integrations: { codex: { agentId: 7 } } }",
+    )
+    .unwrap();
+    let broken = g.workspace.join("broken.json5").display().to_string();
+    let codex = fixture("codex", "pretooluse-Bash.json", &g.workspace).to_string();
+    let refused = hook("codex", base, &["--config", &broken], codex.as_bytes()).await;
+    assert_eq!(refused.code, 2, "{refused:?}");
+    assert!(
+        refused.stderr.contains("integrations.codex.agentId"),
+        "{refused:?}"
+    );
+}
