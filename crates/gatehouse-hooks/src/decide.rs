@@ -38,7 +38,8 @@ pub fn after_check(check: &Value) -> AfterCheck {
 }
 
 /// Reads a blocking `tools.call.request` answer (`{decision, approval, check}`); `waited_secs`
-/// is how long the person had, for the reason of an expiry.
+/// is how long the person had, for the reason of an expiry. Only `decision: "allow"` with an
+/// approval in state `allowed` is an allow.
 pub fn after_request(result: &Value, waited_secs: u64) -> Answer {
     let approval = result.get("approval").filter(|a| !a.is_null());
     let text = |key: &str| {
@@ -53,8 +54,9 @@ pub fn after_request(result: &Value, waited_secs: u64) -> Answer {
     let why = text("reason")
         .map(|reason| format!(": {reason}"))
         .unwrap_or_default();
+    let approved = text("state").as_deref() == Some("allowed");
     match (result.get("decision").and_then(Value::as_str), approval) {
-        (Some("allow"), Some(_)) => Answer::Allow {
+        (Some("allow"), Some(_)) if approved => Answer::Allow {
             reason: Some(format!(
                 "Approved in Gatehouse{by} ({})",
                 text("decision").unwrap_or_else(|| "allow-once".to_owned())
