@@ -79,6 +79,10 @@ pub struct InboundText {
     pub is_direct: bool,
     /// Present for slash commands and other interactions that want a private answer.
     pub interaction: Option<InteractionRef>,
+    /// How to answer only the sender of a message typed in a shared chat, where the platform
+    /// offers that without an interaction (Slack's ephemeral messages); `None` elsewhere. The
+    /// core answers privately this way whenever a reply must not reach the whole chat.
+    pub private_reply: Option<InteractionRef>,
 }
 
 /// A press of a decision button.

@@ -96,6 +96,9 @@ pub struct NativeClientSettings {
     pub session_filter: Option<Vec<String>>,
     /// `cleanupAfterResolve`: delete cards after a decision instead of editing them.
     pub cleanup_after_resolve: bool,
+    /// `decideUndelivered`: this channel's approvers may decide by id approvals that were never
+    /// shown on this channel (another channel's filters admitted them, this one's did not).
+    pub decide_undelivered: bool,
 }
 
 /// All chat-approval settings, as written.
@@ -146,6 +149,8 @@ pub struct ChatApprovals {
     pub(crate) forwarding: Option<Forwarding>,
     pub(crate) native: Vec<NativeClient>,
     approvers: BTreeMap<String, BTreeSet<String>>,
+    /// Channels whose approvers may decide approvals never shown there.
+    decide_undelivered: BTreeSet<String>,
 }
 
 impl ChatApprovals {
@@ -164,6 +169,12 @@ impl ChatApprovals {
                 .approvers
                 .get(channel)
                 .is_some_and(|approvers| approvers.contains(id))
+    }
+
+    /// Whether `channel`'s approvers may decide, by id, approvals that were never shown on
+    /// `channel` (`decideUndelivered`). Off by default: a person decides what they saw.
+    pub fn decides_undelivered(&self, channel: &str) -> bool {
+        self.decide_undelivered.contains(channel)
     }
 }
 
@@ -198,10 +209,14 @@ impl ChatApprovalSettings {
             .then(|| validate_forwarding(&self.forwarding, problems));
         let mut native = Vec::new();
         let mut approvers = BTreeMap::new();
+        let mut decide_undelivered = BTreeSet::new();
         for settings in &self.native {
             let Some(ids) = parse_approvers(settings, platforms, problems) else {
                 continue;
             };
+            if settings.decide_undelivered {
+                decide_undelivered.insert(settings.channel.trim().to_owned());
+            }
             if let Some(client) = activate(settings, &ids, problems) {
                 native.push(client);
             }
@@ -214,6 +229,7 @@ impl ChatApprovalSettings {
             forwarding,
             native,
             approvers,
+            decide_undelivered,
         }
     }
 }

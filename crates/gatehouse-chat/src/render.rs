@@ -273,15 +273,10 @@ pub fn render_prompt(view: &ApprovalView, now_ms: u64, max_command_chars: usize)
         .into_iter()
         .map(ApprovalDecision::as_str)
         .collect();
-    let mut fields = metadata_fields(view);
-    fields.push(Field::new(
-        FieldKind::Expires,
-        expiry_phrase(view.expires_at_ms, now_ms),
-    ));
     Card {
         state: CardState::Pending,
         title: "Exec approval needed".to_owned(),
-        fields,
+        fields: pending_fields(view, now_ms),
         command: Some(command_block(&view.command, max_command_chars)),
         note: Some(format!(
             "Reply /approve {} {}",
@@ -348,20 +343,32 @@ pub fn render_origin_notice(view: &ApprovalView) -> Card {
     ))
 }
 
-/// The text left in the origin chat when no target received the card: the exact command an
-/// approver can type.
-pub fn render_fallback(view: &ApprovalView) -> Card {
+/// The card left in the origin chat when no target received a prompt: the approval as a prompt
+/// shows it (command, fields, expiry), without buttons, and the exact commands an approver can
+/// type. It shows everything a card does, because whoever decides from it must have seen what
+/// they decide.
+pub fn render_fallback(view: &ApprovalView, now_ms: u64, max_command_chars: usize) -> Card {
     let id = one_line(&view.id, 128);
     let decisions: Vec<String> = view
         .offered_decisions()
         .into_iter()
         .map(|decision| format!("/approve {id} {decision}"))
         .collect();
-    notice(format!(
-        "Approval {} could not be delivered to any approver. An approver can decide here with:\n{}",
-        one_line(&view.short_id(), SHORT_ID_LEN),
-        decisions.join("\n")
-    ))
+    Card {
+        state: CardState::Pending,
+        title: format!(
+            "Approval {} could not be delivered to any approver",
+            one_line(&view.short_id(), SHORT_ID_LEN)
+        ),
+        fields: pending_fields(view, now_ms),
+        command: Some(command_block(&view.command, max_command_chars)),
+        note: Some(format!(
+            "An approver can decide here with:\n{}",
+            decisions.join("\n")
+        )),
+        buttons: Vec::new(),
+        expires_at_ms: Some(view.expires_at_ms),
+    }
 }
 
 fn notice(title: String) -> Card {
@@ -376,12 +383,28 @@ fn notice(title: String) -> Card {
     }
 }
 
+/// Whether a card with this `max_chars` limit shows `command` in full: allow-always is offered,
+/// by button or by typed command, only for a command the approver could read to its end.
+pub fn shows_in_full(command: &str, max_chars: usize) -> bool {
+    command_block(command, max_chars).truncated_chars == 0
+}
+
 fn command_block(command: &str, max_chars: usize) -> CommandBlock {
     let (text, truncated_chars) = make_visible_bounded(command, max_chars);
     CommandBlock {
         text,
         truncated_chars,
     }
+}
+
+/// The metadata of a card still waiting for a decision: what every card shows, then the expiry.
+fn pending_fields(view: &ApprovalView, now_ms: u64) -> Vec<Field> {
+    let mut fields = metadata_fields(view);
+    fields.push(Field::new(
+        FieldKind::Expires,
+        expiry_phrase(view.expires_at_ms, now_ms),
+    ));
+    fields
 }
 
 fn metadata_fields(view: &ApprovalView) -> Vec<Field> {

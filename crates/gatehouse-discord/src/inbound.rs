@@ -57,6 +57,8 @@ pub(crate) fn from_message(message: &Message, ctx: &Context) -> Option<Inbound> 
         reply_to,
         is_direct: message.guild_id.is_none(),
         interaction: None,
+        // Discord answers privately only an interaction (a slash command), never a message.
+        private_reply: None,
     }))
 }
 
@@ -94,6 +96,7 @@ pub(crate) fn from_command(
         reply_to: None,
         is_direct: command.guild_id.is_none(),
         interaction: Some(interaction),
+        private_reply: None,
     }))
 }
 

@@ -90,6 +90,17 @@ pub(crate) fn message(
         .channel_type
         .as_ref()
         .is_some_and(|kind| kind.0 == DIRECT_MESSAGE);
+    // In a shared conversation, an ephemeral message beside the command reaches its sender
+    // alone; in a DM every reply already does.
+    let private_reply = (!is_direct).then(|| InteractionRef {
+        channel: CHANNEL.to_owned(),
+        handle: Handle::Press {
+            channel: channel.0.clone(),
+            user: user.0.clone(),
+            thread_ts: thread.clone(),
+        }
+        .encode(),
+    });
     Some(Inbound::Text(InboundText {
         sender: SenderIdentity {
             channel: CHANNEL.to_owned(),
@@ -102,6 +113,7 @@ pub(crate) fn message(
         reply_to,
         is_direct,
         interaction: None,
+        private_reply,
     }))
 }
 
@@ -132,6 +144,7 @@ pub(crate) fn command(event: &SlackCommandEvent, account_id: Option<&str>) -> In
             channel: CHANNEL.to_owned(),
             handle: handle.encode(),
         }),
+        private_reply: None,
     })
 }
 

@@ -50,6 +50,8 @@ fn text(message: &Message, account_id: Option<&str>) -> Option<InboundText> {
             .map(|original| locator_of(original, account_id)),
         is_direct: message.chat.is_private(),
         interaction: None,
+        // Telegram has no message only one member of a group sees.
+        private_reply: None,
     })
 }
 

@@ -273,6 +273,9 @@ pub struct ChannelApprovalsConfig {
     pub session_filter: Option<Vec<String>>,
     /// Delete the cards once resolved.
     pub cleanup_after_resolve: Option<bool>,
+    /// Let this channel's approvers decide, by id, approvals never shown on this channel
+    /// (default false: a person decides only what was put in front of them).
+    pub decide_undelivered: Option<bool>,
 }
 
 /// `execApprovals.enabled`.

@@ -5,20 +5,22 @@
 use std::sync::Arc;
 
 use gatehouse_approvals::ResolveOutcome as StoreOutcome;
-use gatehouse_approvals::{ApprovalError, IdDisclosure};
+use gatehouse_approvals::{ApprovalError, ApprovalRecord, IdDisclosure};
 use gatehouse_chat::channel::{ButtonPress, Channel, Inbound, InboundText};
 use gatehouse_chat::commands::{
     ElevatedRequest, TextAction, TextContext, check_press, interpret_text,
 };
-use gatehouse_chat::render::{Card, CardState, ResolveOutcome, SHORT_ID_LEN};
+use gatehouse_chat::render::{Card, CardState, ResolveOutcome, SHORT_ID_LEN, shows_in_full};
 use gatehouse_chat::replies::{ApproveOutcome, approve_outcome_text};
 use gatehouse_chat::route::{Destination, Route};
 use gatehouse_policy::ApprovalDecision;
 use gatehouse_policy::elevated::{ElevatedLevel, SenderIdentity};
 use tokio::sync::mpsc;
+use uuid::Uuid;
 
 use super::ChatRuntime;
 use super::directive::directive;
+use super::view::locator;
 
 /// Handles inbound chat events until every adapter has stopped.
 pub(super) async fn run(runtime: Arc<ChatRuntime>, mut receiver: mpsc::Receiver<Inbound>) {
@@ -74,7 +76,7 @@ async fn on_text(runtime: &ChatRuntime, text: InboundText) {
         TextAction::Ignore => return,
         TextAction::Reply(reply) => reply,
         TextAction::Resolve { target, decision } => {
-            resolve(runtime, &target, decision, &text.sender).await
+            decide_typed(runtime, &target, decision, &text).await
         }
         TextAction::Elevated(request) => elevated(runtime, &text, request),
     };
@@ -115,11 +117,13 @@ fn elevated(runtime: &ChatRuntime, text: &InboundText, request: ElevatedRequest)
     replies.join("\n")
 }
 
-/// Answers privately when the message was an interaction, else in the chat (and thread) it was
-/// typed in.
+/// Answers privately when the message was an interaction, or typed in a shared chat on a
+/// platform that can answer its sender alone (every reply there is private: the card's receipt
+/// tells the chat what was decided); else in the chat (and thread) it was typed in.
 async fn send_reply(runtime: &ChatRuntime, channel: &dyn Channel, text: &InboundText, reply: &str) {
     let deliverer = &runtime.dispatcher.deliverer;
-    let result = if let Some(interaction) = &text.interaction {
+    let private = text.interaction.as_ref().or(text.private_reply.as_ref());
+    let result = if let Some(interaction) = private {
         deliverer.answer(channel, interaction, reply).await
     } else {
         let route = Route {
@@ -144,6 +148,95 @@ async fn send_reply(runtime: &ChatRuntime, channel: &dyn Channel, text: &Inbound
     }
 }
 
+/// A decision typed in a chat: the id is resolved first, then decided only if the approval was
+/// shown to this channel's approvers (or `decideUndelivered` says any will do), and
+/// allow-always only for a command the card showed in full. Returns the reply.
+async fn decide_typed(
+    runtime: &ChatRuntime,
+    target: &str,
+    decision: ApprovalDecision,
+    text: &InboundText,
+) -> String {
+    let channel = text.message.channel.as_str();
+    let record = match runtime
+        .core
+        .manager
+        .get(target, IdDisclosure::Revealed)
+        .await
+    {
+        Ok(record) => record,
+        Err(ApprovalError::AmbiguousPrefix { count, candidates }) => {
+            let candidates = candidates.unwrap_or_default();
+            let listed = if replies_privately(text) {
+                shown_among(runtime, &candidates, channel).await
+            } else {
+                Vec::new()
+            };
+            return approve_outcome_text(&ApproveOutcome::Ambiguous {
+                prefix: target.to_owned(),
+                count,
+                listed,
+            });
+        }
+        Err(error) => return refusal_text(target, error),
+    };
+    if !shown_here(runtime, &record, channel) {
+        tracing::warn!(
+            target: "security",
+            channel,
+            sender_id = %text.sender.id,
+            approval_id = %record.id,
+            "Chat decision on an approval never shown on this channel refused."
+        );
+        return approve_outcome_text(&ApproveOutcome::NotShownHere {
+            approval_id: record.id,
+            channel: channel.to_owned(),
+        });
+    }
+    let max = runtime.dispatcher.max_command_chars;
+    if decision == ApprovalDecision::AllowAlways && !shows_in_full(&record.request.command, max) {
+        return approve_outcome_text(&ApproveOutcome::AlwaysNeedsFullCommand {
+            approval_id: record.id,
+        });
+    }
+    resolve(runtime, &record.id, decision, &text.sender).await
+}
+
+/// Whether an approval was shown to `channel`'s approvers: a card, a text prompt or the
+/// fallback was delivered there (an origin notice shows no command and does not count), or
+/// the channel decides undelivered approvals by configuration.
+fn shown_here(runtime: &ChatRuntime, record: &ApprovalRecord, channel: &str) -> bool {
+    runtime.approvals.decides_undelivered(channel)
+        || record.messages.iter().any(|message| {
+            message.channel == channel && !runtime.notices.contains(&locator(message))
+        })
+}
+
+/// The ids among `candidates` shown on `channel`, the only ones a reply there may name.
+async fn shown_among(runtime: &ChatRuntime, candidates: &[Uuid], channel: &str) -> Vec<String> {
+    let mut shown = Vec::new();
+    for id in candidates {
+        let record = runtime
+            .core
+            .manager
+            .get(&id.to_string(), IdDisclosure::Hidden)
+            .await;
+        if let Ok(record) = record
+            && shown_here(runtime, &record, channel)
+        {
+            shown.push(record.id);
+        }
+    }
+    shown
+}
+
+/// Whether the reply to `text` reaches its sender alone: an interaction's private answer, an
+/// ephemeral answer in a shared chat, or a direct conversation with the bot. Lists of ids go
+/// only into such replies.
+fn replies_privately(text: &InboundText) -> bool {
+    text.interaction.is_some() || text.private_reply.is_some() || text.is_direct
+}
+
 /// Resolves as `sender` and returns the reply text: the approver check already passed.
 async fn resolve(
     runtime: &ChatRuntime,
@@ -154,7 +247,7 @@ async fn resolve(
     let by = decided_by(sender);
     let manager = &runtime.core.manager;
     let outcome = match manager
-        .resolve(target, decision, &by, IdDisclosure::Revealed)
+        .resolve(target, decision, &by, IdDisclosure::Hidden)
         .await
     {
         Ok(resolved) => match resolved.outcome {
@@ -186,13 +279,12 @@ fn refusal_text(target: &str, error: ApprovalError) -> String {
         | ApprovalError::UnknownPrefix => ApproveOutcome::Unknown {
             target: target.to_owned(),
         },
-        ApprovalError::AmbiguousPrefix { candidates, .. } => ApproveOutcome::Ambiguous {
+        // Presses and checked typed decisions name a full id; a prefix that became ambiguous
+        // meanwhile is named by count only.
+        ApprovalError::AmbiguousPrefix { count, .. } => ApproveOutcome::Ambiguous {
             prefix: target.to_owned(),
-            candidates: candidates
-                .unwrap_or_default()
-                .iter()
-                .map(ToString::to_string)
-                .collect(),
+            count,
+            listed: Vec::new(),
         },
         ApprovalError::Expired { id, .. } => ApproveOutcome::Expired {
             approval_id: id.to_string(),

@@ -18,6 +18,7 @@
 mod cards;
 mod directive;
 mod inbound;
+mod notices;
 mod outbound;
 mod sessions;
 mod settings;
@@ -44,6 +45,7 @@ use cards::CardIndex;
 pub(crate) use directive::{bind_session, directive};
 /// The chat core's record of a failed delivery, which [`ChatStatus`] lists.
 pub use gatehouse_chat::delivery::{Operation, TargetFailure};
+use notices::Notices;
 pub use sessions::check_sessions_file;
 pub(crate) use sessions::{BoundRoute, Sessions};
 pub(crate) use settings::chat_approvals;
@@ -104,6 +106,8 @@ pub(crate) struct ChatRuntime {
     bot_usernames: HashMap<String, String>,
     /// Which approval each delivered message shows, so a reply to a card names its approval.
     cards: CardIndex,
+    /// The origin notices delivered, which show no command and so decide nothing.
+    notices: Notices,
     pub(crate) sessions: Sessions,
     /// Channels whose `run` ended with an error. They are left out of routes and shown in the
     /// status: a dead channel must not hold approvals until their timeout as if someone could
@@ -206,6 +210,7 @@ impl ChatRuntime {
             platforms: setup.platforms.clone(),
             bot_usernames,
             cards: CardIndex::default(),
+            notices: Notices::default(),
             sessions: Sessions::open(&setup.sessions_file)?,
             stopped: Mutex::new(Vec::new()),
         }))

@@ -8,7 +8,7 @@ use gatehouse_approvals::{
     ApprovalEvent, ApprovalRecord, ApprovalState, EventKind, EventSubscription, IdDisclosure,
     ListFilter, ListOrder, REASON_RESTART,
 };
-use gatehouse_chat::plan::plan_delivery;
+use gatehouse_chat::plan::{MessageKind, plan_delivery};
 use gatehouse_chat::render::{
     Card, ResolveOutcome, render_cancelled, render_expired, render_receipt,
 };
@@ -66,6 +66,12 @@ async fn handle(runtime: &ChatRuntime, event: ApprovalEvent) {
                 runtime
                     .cards
                     .remember(&delivered.locator, &id, runtime.now_ms());
+                if delivered.kind == MessageKind::OriginNotice {
+                    let now = runtime.now_ms();
+                    runtime
+                        .notices
+                        .remember(&delivered.locator, now, TOKEN_KEEP_MS);
+                }
                 let message = stored(&delivered.locator);
                 if let Err(error) = runtime
                     .core

@@ -150,6 +150,7 @@ fn native_client(channel: &str, block: &ChannelApprovalsConfig) -> NativeClientS
         agent_filter: block.agent_filter.clone(),
         session_filter: block.session_filter.clone(),
         cleanup_after_resolve: block.cleanup_after_resolve.unwrap_or(false),
+        decide_undelivered: block.decide_undelivered.unwrap_or(false),
     }
 }
 

@@ -39,6 +39,8 @@ mod chat_support;
 mod discord;
 // Slack approvals in Socket Mode and HTTP mode: the real binary against the Slack fake.
 mod slack;
+// Issue 36 on every platform: decisions only on approvals shown on the sender's channel.
+mod chat_shown;
 
 use std::io::Write;
 use std::path::PathBuf;
