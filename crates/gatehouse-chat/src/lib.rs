@@ -56,6 +56,7 @@ pub mod adapter;
 pub mod channel;
 pub mod commands;
 pub mod config;
+pub mod conversation;
 pub mod delivery;
 pub mod dispatch;
 pub mod error;
@@ -72,6 +73,7 @@ pub mod token;
 
 pub use adapter::{Adapter, Connect, Connection, SetupError, Steps};
 pub use channel::{ButtonPress, Channel, Inbound, InboundText, InteractionRef};
+pub use conversation::{ConversationKey, Place};
 pub use error::ChatError;
 pub use platform::{Platform, Platforms};
 pub use route::{Destination, MessageLocator, Route, TurnSource};

@@ -5,12 +5,14 @@
 use gatehouse_chat::{ButtonPress, Inbound, InboundText, InteractionRef, MessageLocator};
 use gatehouse_policy::elevated::SenderIdentity;
 use serenity::all::{
-    ChannelId, ChannelType, CommandInteraction, ComponentInteraction, ComponentInteractionDataKind,
-    Message, PartialChannel, User, UserId,
+    ChannelId, CommandInteraction, ComponentInteraction, ComponentInteractionDataKind, Message,
+    PartialChannel, User, UserId,
 };
 
 use crate::classify::CHANNEL;
 use crate::commands::command_text;
+use crate::platform::place_of;
+use crate::threads::is_thread;
 
 /// What a translation needs to know about this bot.
 #[derive(Debug, Clone)]
@@ -36,8 +38,13 @@ impl Context {
 
 /// A text message, unless it comes from a bot (ourselves included) or carries no text. A
 /// leading mention of this bot is dropped, so `@Gatehouse /approve …` reads as `/approve …`
-/// (mentions are readable without the MESSAGE_CONTENT intent).
-pub(crate) fn from_message(message: &Message, ctx: &Context) -> Option<Inbound> {
+/// (mentions are readable without the MESSAGE_CONTENT intent). `parent` is the channel of the
+/// thread it was typed in, when it was typed in one.
+pub(crate) fn from_message(
+    message: &Message,
+    parent: Option<ChannelId>,
+    ctx: &Context,
+) -> Option<Inbound> {
     if message.author.bot || message.author.id == ctx.bot_user_id {
         return None;
     }
@@ -50,8 +57,13 @@ pub(crate) fn from_message(message: &Message, ctx: &Context) -> Option<Inbound> 
             .message_id
             .map(|id| ctx.locator(reference.channel_id, id.get(), None))
     });
+    let channel = message.channel_id.to_string();
+    let author = message.author.id.to_string();
+    let parent = parent.map(|parent| parent.to_string());
+    let dm_with = message.guild_id.is_none().then_some(author.as_str());
     Some(Inbound::Text(InboundText {
         sender: sender(&message.author),
+        place: place_of(&channel, dm_with, parent.as_deref()),
         message: ctx.locator(message.channel_id, message.id.get(), None),
         text: text.to_owned(),
         reply_to,
@@ -89,8 +101,16 @@ pub(crate) fn from_command(
 ) -> Option<Inbound> {
     let text = command_text(&command.data)?;
     let thread = thread_of(command.channel.as_ref(), command.channel_id);
+    let channel = command.channel_id.to_string();
+    let user = command.user.id.to_string();
+    let parent = thread
+        .and(command.channel.as_ref())
+        .and_then(|partial| partial.parent_id)
+        .map(|parent| parent.to_string());
+    let dm_with = command.guild_id.is_none().then_some(user.as_str());
     Some(Inbound::Text(InboundText {
         sender: sender(&command.user),
+        place: place_of(&channel, dm_with, parent.as_deref()),
         message: ctx.locator(command.channel_id, command.id.get(), thread),
         text,
         reply_to: None,
@@ -122,12 +142,7 @@ fn strip_own_mention(text: &str, bot: UserId) -> &str {
 }
 
 fn thread_of(channel: Option<&PartialChannel>, id: ChannelId) -> Option<ChannelId> {
-    let kind = channel?.kind;
-    matches!(
-        kind,
-        ChannelType::PublicThread | ChannelType::PrivateThread | ChannelType::NewsThread
-    )
-    .then_some(id)
+    is_thread(channel?.kind).then_some(id)
 }
 
 #[cfg(test)]
@@ -168,6 +183,7 @@ mod tests {
     fn reads_a_guild_mention_as_the_command_with_reply_target() {
         let text = from_message(
             &message(alice(), "<@900>  /approve 0f3c deny", true),
+            None,
             &ctx(),
         );
         let Some(Inbound::Text(text)) = text else {
@@ -187,18 +203,19 @@ mod tests {
     fn ignores_bots_and_empty_messages() {
         let bot = json!({"id": "77", "username": "other", "discriminator": "0", "avatar": null, "bot": true});
         assert_eq!(
-            from_message(&message(bot, "/approve x deny", false), &ctx()),
+            from_message(&message(bot, "/approve x deny", false), None, &ctx()),
             None
         );
         assert_eq!(
-            from_message(&message(alice(), "<@900>", false), &ctx()),
+            from_message(&message(alice(), "<@900>", false), None, &ctx()),
             None
         );
     }
 
     #[test]
     fn keeps_another_users_mention() {
-        let Some(Inbound::Text(text)) = from_message(&message(alice(), "<@901> hi", false), &ctx())
+        let Some(Inbound::Text(text)) =
+            from_message(&message(alice(), "<@901> hi", false), None, &ctx())
         else {
             panic!()
         };

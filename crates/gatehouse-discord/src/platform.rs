@@ -1,6 +1,8 @@
 //! Discord as the rest of Gatehouse knows it: its channel name and the form of its ids.
 
+use gatehouse_chat::conversation::plain_chat;
 use gatehouse_chat::platform::{Platform, is_numeric_id};
+use gatehouse_chat::{ConversationKey, Place};
 
 use crate::classify::CHANNEL;
 
@@ -32,6 +34,34 @@ impl Platform for Discord {
             })?;
         is_numeric_id(id).then(|| id.to_owned())
     }
+
+    /// A DM as `user:<id>` however it is written (`user:`, a mention); a thread as its own
+    /// channel id, since threads are channels with ids of their own (a thread `T` in channel
+    /// `P` and the channel `T` are one conversation); anything else as written.
+    fn conversation(&self, to: &str, thread_id: Option<&str>) -> ConversationKey {
+        if let Some(thread) = thread_id.map(str::trim).filter(|t| !t.is_empty()) {
+            return ConversationKey::new(plain_chat(thread), None);
+        }
+        match self.direct_chat_user(to.trim()) {
+            Some(user) => ConversationKey::new(&format!("user:{user}"), None),
+            None => ConversationKey::new(plain_chat(to), None),
+        }
+    }
+}
+
+/// Where a message was typed, each key as [`Discord::conversation`] reads a binding of it: in
+/// a DM, the user (a request's `turnSource` names DMs so) or the DM channel; in a thread, the
+/// thread, then its parent channel; elsewhere the channel.
+pub(crate) fn place_of(channel: &str, dm_with: Option<&str>, parent: Option<&str>) -> Place {
+    let key = |to: &str| Discord.conversation(to, None);
+    match (dm_with, parent) {
+        (Some(user), _) => Place::chat([key(&format!("user:{user}")), key(channel)]),
+        (None, Some(parent)) => Place {
+            thread: vec![key(channel)],
+            chat: vec![key(parent)],
+        },
+        (None, None) => Place::chat([key(channel)]),
+    }
 }
 
 #[cfg(test)]
@@ -49,6 +79,18 @@ mod tests {
         ] {
             assert_eq!(Discord.direct_chat_user(to).as_deref(), expected, "{to}");
         }
+    }
+
+    #[test]
+    fn a_binding_and_a_message_from_the_same_place_meet() {
+        let dm = place_of("7000", Some("5000"), None);
+        for to in ["user:5000", "<@5000>", "<@!5000>", "7000"] {
+            assert!(dm.chat.contains(&Discord.conversation(to, None)), "{to}");
+        }
+        let thread = place_of("4100", None, Some("4000"));
+        assert_eq!(thread.thread, [Discord.conversation("4000", Some("4100"))]);
+        assert_eq!(thread.thread, [Discord.conversation("channel:4100", None)]);
+        assert_eq!(thread.chat, [Discord.conversation("4000", None)]);
     }
 
     #[test]

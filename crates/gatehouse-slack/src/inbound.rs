@@ -7,6 +7,7 @@ use slack_morphism::prelude::*;
 
 use crate::classify::CHANNEL;
 use crate::handle::Handle;
+use crate::platform::place_of;
 
 /// Slack's `channel_type` for a direct message.
 const DIRECT_MESSAGE: &str = "im";
@@ -101,6 +102,11 @@ pub(crate) fn message(
         }
         .encode(),
     });
+    let place = place_of(
+        &channel.0,
+        thread.as_deref().filter(|parent| *parent != ts),
+        is_direct.then_some(user.0.as_str()),
+    );
     Some(Inbound::Text(InboundText {
         sender: SenderIdentity {
             channel: CHANNEL.to_owned(),
@@ -108,6 +114,7 @@ pub(crate) fn message(
             username: event.sender.username.clone(),
             ..SenderIdentity::default()
         },
+        place,
         message: locator(account_id, &channel.0, ts, thread),
         text: text.to_owned(),
         reply_to,
@@ -130,16 +137,23 @@ pub(crate) fn command(event: &SlackCommandEvent, account_id: Option<&str>) -> In
         key: event.trigger_id.0.clone(),
         response_url: event.response_url.0.to_string(),
     };
+    // Slack sends a slash command without its thread: it reaches the conversation only.
+    let is_direct = event.channel_id.0.starts_with('D');
     Inbound::Text(InboundText {
         sender: SenderIdentity {
             channel: CHANNEL.to_owned(),
             id: event.user_id.0.clone(),
             ..SenderIdentity::default()
         },
+        place: place_of(
+            &event.channel_id.0,
+            None,
+            is_direct.then_some(event.user_id.0.as_str()),
+        ),
         message: locator(account_id, &event.channel_id.0, &event.trigger_id.0, None),
         text,
         reply_to: None,
-        is_direct: event.channel_id.0.starts_with('D'),
+        is_direct,
         interaction: Some(InteractionRef {
             channel: CHANNEL.to_owned(),
             handle: handle.encode(),

@@ -1,6 +1,8 @@
 //! Slack as the rest of Gatehouse knows it: its channel name and the form of its ids.
 
+use gatehouse_chat::conversation::plain_chat;
 use gatehouse_chat::platform::Platform;
+use gatehouse_chat::{ConversationKey, Place};
 
 use crate::classify::CHANNEL;
 
@@ -34,6 +36,40 @@ impl Platform for Slack {
         let id = to.strip_prefix("user:").unwrap_or(to);
         is_member_id(id).then(|| id.to_owned())
     }
+
+    /// A DM named by its member (`U…`, `user:U…`) as `user:<member>`; a conversation id
+    /// (`C…`, `G…`, `D…`) as written; the thread's `ts` kept.
+    fn conversation(&self, to: &str, thread_id: Option<&str>) -> ConversationKey {
+        let to = plain_chat(to);
+        match self.direct_chat_user(to) {
+            Some(member) => ConversationKey::new(&format!("user:{member}"), thread_id),
+            None => ConversationKey::new(to, thread_id),
+        }
+    }
+}
+
+/// Where a message in `conversation` (in thread `thread_ts`, if any) was typed. In a DM, a
+/// binding may name it by its member (as a request's `turnSource` does) or by the DM's own id.
+pub(crate) fn place_of(
+    conversation: &str,
+    thread_ts: Option<&str>,
+    dm_with: Option<&str>,
+) -> Place {
+    let mut chats = Vec::new();
+    if let Some(member) = dm_with {
+        chats.push(format!("user:{member}"));
+    }
+    chats.push(conversation.to_owned());
+    let keys = |thread: Option<&str>| -> Vec<ConversationKey> {
+        chats
+            .iter()
+            .map(|chat| Slack.conversation(chat, thread))
+            .collect()
+    };
+    Place {
+        thread: thread_ts.map(|ts| keys(Some(ts))).unwrap_or_default(),
+        chat: keys(None),
+    }
 }
 
 #[cfg(test)]
@@ -50,6 +86,18 @@ mod tests {
         ] {
             assert_eq!(Slack.direct_chat_user(to).as_deref(), expected, "{to}");
         }
+    }
+
+    #[test]
+    fn a_binding_and_a_message_from_the_same_place_meet() {
+        let dm = place_of("D0DM", None, Some("U0ALICE"));
+        for to in ["U0ALICE", "user:U0ALICE", "D0DM", "channel:D0DM"] {
+            assert!(dm.chat.contains(&Slack.conversation(to, None)), "{to}");
+        }
+        assert!(!dm.chat.contains(&Slack.conversation("U0BOB", None)));
+        let thread = place_of("C0OPS", Some("1.2"), None);
+        assert_eq!(thread.thread, [Slack.conversation("C0OPS", Some("1.2"))]);
+        assert_eq!(thread.chat, [Slack.conversation("C0OPS", None)]);
     }
 
     #[test]

@@ -11,6 +11,7 @@ use gatehouse_policy::elevated::SenderIdentity;
 use teloxide::types::{CallbackQuery, Message, Update, UpdateKind, User};
 
 use crate::classify::CHANNEL;
+use crate::platform::place_of;
 
 /// Where `message` lives. The thread is kept only for forum topics: elsewhere Telegram's
 /// `message_thread_id` names a reply chain, and posting into it is not what a route means.
@@ -41,9 +42,11 @@ pub(crate) fn translate(update: &Update, account_id: Option<&str>) -> Option<Inb
 fn text(message: &Message, account_id: Option<&str>) -> Option<InboundText> {
     let from = message.from.as_ref()?;
     let text = message.text()?;
+    let locator = locator_of(message, account_id);
     Some(InboundText {
         sender: sender(from),
-        message: locator_of(message, account_id),
+        place: place_of(&locator.chat_id, locator.thread_id.as_deref()),
+        message: locator,
         text: text.to_owned(),
         reply_to: message
             .reply_to_message()

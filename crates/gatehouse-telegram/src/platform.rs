@@ -1,6 +1,8 @@
 //! Telegram as the rest of Gatehouse knows it: its channel name and the form of its ids.
 
+use gatehouse_chat::conversation::plain_chat;
 use gatehouse_chat::platform::{Platform, is_numeric_id};
+use gatehouse_chat::{ConversationKey, Place};
 
 use crate::classify::CHANNEL;
 
@@ -24,6 +26,25 @@ impl Platform for Telegram {
         let id = to.strip_prefix("user:").unwrap_or(to);
         (is_numeric_id(id) && id != "0").then(|| id.to_owned())
     }
+
+    /// The chat id, `user:<id>` read as the private chat whose id is the user's; a topic kept
+    /// as the thread.
+    fn conversation(&self, to: &str, thread_id: Option<&str>) -> ConversationKey {
+        let to = plain_chat(to);
+        ConversationKey::new(to.strip_prefix("user:").unwrap_or(to), thread_id)
+    }
+}
+
+/// Where a message in `chat_id` (in forum topic `topic`, if any) was typed: the topic, then the
+/// whole chat, each as [`Telegram::conversation`] reads a binding of it.
+pub(crate) fn place_of(chat_id: &str, topic: Option<&str>) -> Place {
+    Place {
+        thread: topic
+            .map(|topic| Telegram.conversation(chat_id, Some(topic)))
+            .into_iter()
+            .collect(),
+        chat: vec![Telegram.conversation(chat_id, None)],
+    }
 }
 
 #[cfg(test)]
@@ -40,6 +61,20 @@ mod tests {
         ] {
             assert_eq!(Telegram.direct_chat_user(to).as_deref(), expected, "{to}");
         }
+    }
+
+    #[test]
+    fn a_binding_and_a_message_from_the_same_place_meet() {
+        let private = place_of("4242", None);
+        for to in ["4242", "user:4242", "chat:4242"] {
+            assert!(
+                private.chat.contains(&Telegram.conversation(to, None)),
+                "{to}"
+            );
+        }
+        let topic = place_of("-1001", Some("42"));
+        assert_eq!(topic.thread, [Telegram.conversation("-1001", Some("42"))]);
+        assert_eq!(topic.chat, [Telegram.conversation("channel:-1001", None)]);
     }
 
     #[test]

@@ -83,19 +83,21 @@ async fn on_text(runtime: &ChatRuntime, text: InboundText) {
     send_reply(runtime, channel.as_ref(), &text, &reply).await;
 }
 
-/// `/elevated` acts on the session bound to the thread it was typed in, else to the chat. An
-/// `off` typed in a thread also reaches the session bound to the whole chat: a thread binding
-/// must not hide that session's level from the owner, and `off` only ever narrows.
+/// `/elevated` acts on the session bound to the thread it was typed in, else to the chat, as
+/// the adapter's platform names the place. An `off` typed in a thread also reaches the session
+/// bound to the whole chat: a thread binding must not hide that session's level from the owner,
+/// and `off` only ever narrows.
 fn elevated(runtime: &ChatRuntime, text: &InboundText, request: ElevatedRequest) -> String {
-    let message = &text.message;
     let sessions = &runtime.sessions;
-    let thread = message.thread_id.as_deref();
-    let mut targets = vec![sessions.bound_to(&message.channel, &message.chat_id, thread)];
-    if request == ElevatedRequest::Set(ElevatedLevel::Off) && thread.is_some() {
-        let whole_chat = sessions.bound_to(&message.channel, &message.chat_id, None);
-        if whole_chat.is_some() && !targets.contains(&whole_chat) {
-            targets.push(whole_chat);
-        }
+    let here = sessions.bound_in(&text.message.channel, &text.place);
+    let first = here.thread.clone().or_else(|| here.chat.clone());
+    let mut targets = vec![first];
+    if request == ElevatedRequest::Set(ElevatedLevel::Off)
+        && text.place.in_thread()
+        && here.chat.is_some()
+        && !targets.contains(&here.chat)
+    {
+        targets.push(here.chat);
     }
     let replies: Vec<String> = targets
         .iter()

@@ -211,7 +211,7 @@ impl ChatRuntime {
             bot_usernames,
             cards: CardIndex::default(),
             notices: Notices::default(),
-            sessions: Sessions::open(&setup.sessions_file)?,
+            sessions: Sessions::open(&setup.sessions_file, setup.platforms.clone())?,
             stopped: Mutex::new(Vec::new()),
         }))
     }

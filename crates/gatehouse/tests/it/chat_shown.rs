@@ -115,7 +115,7 @@ mod telegram {
 
 mod discord {
     use super::*;
-    use crate::discord::{APPROVER, Discord, ORIGIN, channel_of, wait_for_replies};
+    use crate::discord::{APPROVER, Discord, ORIGIN, posted, wait_for_replies};
 
     /// The approver types `text` in `channel`, mentioning the bot in a guild channel.
     async fn typed(d: &Discord, channel: &str, text: &str) {
@@ -138,17 +138,6 @@ mod discord {
                 "data": {"name": "approve", "type": 1, "options": options}}),
         )
         .await;
-    }
-
-    /// The contents the bot posted in `channel` that are not cards.
-    fn posted(d: &Discord, channel: &str) -> Vec<String> {
-        d.fake
-            .calls()
-            .into_iter()
-            .filter(|c| c.method == "createMessage" && channel_of(c) == channel)
-            .filter_map(|c| c.body["content"].as_str().map(str::to_owned))
-            .filter(|content| !content.is_empty())
-            .collect()
     }
 
     async fn wait_posted(d: &Discord, channel: &str, count: usize) -> Vec<String> {

@@ -162,6 +162,17 @@ pub(crate) async fn wait_for_replies(fake: &FakeHandle, count: usize) -> Vec<Str
     .await
 }
 
+/// The texts (not cards) the bot posted in `channel`, in order.
+pub(crate) fn posted(d: &Discord, channel: &str) -> Vec<String> {
+    d.fake
+        .calls()
+        .into_iter()
+        .filter(|c| c.method == "createMessage" && channel_of(c) == channel)
+        .filter_map(|c| c.body["content"].as_str().map(str::to_owned))
+        .filter(|content| !content.is_empty())
+        .collect()
+}
+
 /// The channel id a call to `/channels/{id}/…` addressed.
 pub(crate) fn channel_of(call: &Call) -> String {
     call.path.split('/').nth(2).unwrap_or_default().to_owned()

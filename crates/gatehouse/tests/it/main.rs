@@ -41,6 +41,8 @@ mod discord;
 mod slack;
 // Issue 36 on every platform: decisions only on approvals shown on the sender's channel.
 mod chat_shown;
+// Issue 36: `/elevated` from every place a session can be bound reaches that session.
+mod chat_elevated;
 
 use std::io::Write;
 use std::path::PathBuf;
