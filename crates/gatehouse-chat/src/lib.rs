@@ -68,6 +68,7 @@ pub mod render;
 pub mod replies;
 pub mod route;
 pub mod sanitize;
+pub mod strangers;
 pub mod throttle;
 pub mod token;
 

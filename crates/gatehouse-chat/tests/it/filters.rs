@@ -171,6 +171,21 @@ fn decides_undelivered_approvals_only_where_configured() {
 }
 
 #[test]
+fn refuses_a_stranger_reply_window_of_zero() {
+    let mut flood_open = native(NativeEnabled::Auto, &["111"]);
+    flood_open.stranger_replies.chat_quiet_secs = 0;
+    let settings = ChatApprovalSettings {
+        native: vec![flood_open],
+        ..ChatApprovalSettings::default()
+    };
+    assert!(matches!(
+        settings.validate(&Platforms::default()),
+        Err(ChatError::InvalidTarget { ref field, .. })
+            if field == "channels.discord.execApprovals.strangerReplies.chatQuietSeconds"
+    ));
+}
+
+#[test]
 fn denies_forwarding_targets_without_a_destination() {
     let settings = ChatApprovalSettings {
         forwarding: ForwardingSettings {

@@ -21,7 +21,7 @@ pub use approvals::{ApprovalsConfig, ExecForwardingConfig, ForwardTarget, Forwar
 pub(crate) use channels::snowflake;
 pub use channels::{
     ApprovalTarget, ChannelApprovalsConfig, ChannelSections, ChannelsConfig, DiscordConfig,
-    Enabled, SlackConfig, SlackMode, TelegramConfig,
+    Enabled, SlackConfig, SlackMode, StrangerRepliesConfig, TelegramConfig,
 };
 pub use gateway::{
     GatewayAuthConfig, GatewayConfig, GatewayLimitsConfig, RateLimitConfig, Scope, TokenConfig,

@@ -8,19 +8,21 @@ use gatehouse_approvals::ResolveOutcome as StoreOutcome;
 use gatehouse_approvals::{ApprovalError, ApprovalRecord, IdDisclosure};
 use gatehouse_chat::channel::{ButtonPress, Channel, Inbound, InboundText};
 use gatehouse_chat::commands::{
-    ElevatedRequest, TextAction, TextContext, check_press, interpret_text,
+    ElevatedRequest, PressRefusal, TextAction, TextContext, check_press, interpret_text,
 };
 use gatehouse_chat::render::{Card, CardState, ResolveOutcome, SHORT_ID_LEN, shows_in_full};
 use gatehouse_chat::replies::{ApproveOutcome, approve_outcome_text};
 use gatehouse_chat::route::{Destination, Route};
+use gatehouse_chat::strangers::ReplyReach;
 use gatehouse_policy::ApprovalDecision;
-use gatehouse_policy::elevated::{ElevatedLevel, SenderIdentity};
+use gatehouse_policy::elevated::{ElevatedLevel, SenderIdentity, authorize_sender};
 use tokio::sync::mpsc;
 use uuid::Uuid;
 
 use super::ChatRuntime;
 use super::directive::directive;
 use super::view::locator;
+use crate::policy::elevated::gates;
 
 /// Handles inbound chat events until every adapter has stopped.
 pub(super) async fn run(runtime: Arc<ChatRuntime>, mut receiver: mpsc::Receiver<Inbound>) {
@@ -45,6 +47,18 @@ async fn on_press(runtime: &ChatRuntime, press: ButtonPress) {
         &runtime.approvals,
         runtime.now_ms(),
     ) {
+        Err(PressRefusal::NotApprover)
+            if !runtime.strangers.allow(
+                &press.interaction.channel,
+                &press.message.chat_id,
+                &press.sender.id,
+                ReplyReach::Interaction,
+                runtime.now_ms(),
+            ) =>
+        {
+            held_back(&press.sender);
+            return;
+        }
         Err(refusal) => refusal.text().to_owned(),
         Ok(claim) => resolve(runtime, &claim.approval_id, claim.decision, &press.sender).await,
     };
@@ -80,7 +94,51 @@ async fn on_text(runtime: &ChatRuntime, text: InboundText) {
         }
         TextAction::Elevated(request) => elevated(runtime, &text, request),
     };
+    if !may_decide_anything(runtime, &text.sender)
+        && !runtime.strangers.allow(
+            &channel_name,
+            &text.message.chat_id,
+            &text.sender.id,
+            reach(&text),
+            runtime.now_ms(),
+        )
+    {
+        held_back(&text.sender);
+        return;
+    }
     send_reply(runtime, channel.as_ref(), &text, &reply).await;
+}
+
+/// Whether `sender` may decide anything on their channel (an approver there, or admitted by
+/// `tools.elevated.allowFrom`): replies to anyone else are held to `strangerReplies`.
+fn may_decide_anything(runtime: &ChatRuntime, sender: &SenderIdentity) -> bool {
+    if runtime.approvals.is_approver(&sender.channel, &sender.id) {
+        return true;
+    }
+    let (gates, _) = gates(&runtime.core.config, None);
+    authorize_sender(&gates, None, sender).is_ok()
+}
+
+/// How a reply to `text` reaches its sender.
+fn reach(text: &InboundText) -> ReplyReach {
+    if text.interaction.is_some() {
+        ReplyReach::Interaction
+    } else if text.private_reply.is_some() || text.is_direct {
+        ReplyReach::Private
+    } else {
+        ReplyReach::Public
+    }
+}
+
+/// A reply to a stranger over `strangerReplies` is dropped, never queued (the refusal itself
+/// was logged as a security event already).
+fn held_back(sender: &SenderIdentity) {
+    tracing::debug!(
+        target: "security",
+        channel = %sender.channel,
+        sender_id = %sender.id,
+        "Reply to someone who may not decide held back (strangerReplies)."
+    );
 }
 
 /// `/elevated` acts on the session bound to the thread it was typed in, else to the chat, as

@@ -34,6 +34,7 @@ use gatehouse_chat::delivery::{Deliverer, RetryPolicy};
 use gatehouse_chat::dispatch::{Channels, Dispatcher};
 use gatehouse_chat::plan::plan_delivery;
 use gatehouse_chat::render::DEFAULT_MAX_COMMAND_CHARS;
+use gatehouse_chat::strangers::StrangerReplies;
 use gatehouse_chat::token::{MemoryTokenStore, TokenRegistry};
 use gatehouse_chat::{Channel, Inbound, Platforms};
 use tokio::sync::mpsc;
@@ -108,6 +109,9 @@ pub(crate) struct ChatRuntime {
     cards: CardIndex,
     /// The origin notices delivered, which show no command and so decide nothing.
     notices: Notices,
+    /// How often people who may decide nothing are answered, so a flood of their commands
+    /// never reaches the platform ahead of a card.
+    strangers: StrangerReplies,
     pub(crate) sessions: Sessions,
     /// Channels whose `run` ended with an error. They are left out of routes and shown in the
     /// status: a dead channel must not hold approvals until their timeout as if someone could
@@ -198,6 +202,7 @@ impl ChatRuntime {
             }
             channels.insert(name, Arc::clone(&connected.channel));
         }
+        let strangers = approvals.stranger_replies();
         Ok(Arc::new(ChatRuntime {
             core,
             dispatcher: Dispatcher {
@@ -211,6 +216,7 @@ impl ChatRuntime {
             bot_usernames,
             cards: CardIndex::default(),
             notices: Notices::default(),
+            strangers,
             sessions: Sessions::open(&setup.sessions_file, setup.platforms.clone())?,
             stopped: Mutex::new(Vec::new()),
         }))

@@ -43,6 +43,8 @@ mod slack;
 mod chat_shown;
 // Issue 36: `/elevated` from every place a session can be bound reaches that session.
 mod chat_elevated;
+// Issue 36: a flood from people who may decide nothing is answered once and delays no card.
+mod chat_strangers;
 
 use std::io::Write;
 use std::path::PathBuf;
