@@ -273,11 +273,20 @@ pub fn render_prompt(view: &ApprovalView, now_ms: u64, max_command_chars: usize)
         .into_iter()
         .map(ApprovalDecision::as_str)
         .collect();
+    let command = command_block(&view.command, max_command_chars);
+    // A cut command is said in the headline, where nobody misses it: what is not shown must
+    // be read in the Control UI before deciding, and allow-always is not offered for it.
+    let title = match command.truncated_chars {
+        0 => "Exec approval needed".to_owned(),
+        cut => format!(
+            "Exec approval needed: command cut, {cut} characters not shown (read it in full in the Control UI)"
+        ),
+    };
     Card {
         state: CardState::Pending,
-        title: "Exec approval needed".to_owned(),
+        title,
         fields: pending_fields(view, now_ms),
-        command: Some(command_block(&view.command, max_command_chars)),
+        command: Some(command),
         note: Some(format!(
             "Reply /approve {} {}",
             one_line(&view.short_id(), SHORT_ID_LEN),

@@ -16,7 +16,7 @@ use url::Url;
 
 use crate::classify::{CHANNEL, classify};
 use crate::config::{SlackConfig, SlackMode};
-use crate::encode::encode_card;
+use crate::encode::{answer_content, encode_card};
 use crate::error::SlackError;
 use crate::handle::Handle;
 use crate::intake::Intake;
@@ -163,8 +163,7 @@ impl SlackChannel {
             channel: CHANNEL.to_owned(),
             reason: format!("slash command response_url is not a URL: {error}"),
         })?;
-        let request =
-            SlackApiPostWebhookMessageRequest::new(SlackMessageContent::new().with_text(text));
+        let request = SlackApiPostWebhookMessageRequest::new(answer_content(&text));
         self.client
             .respond_to_event(&SlackResponseUrl(url), &request)
             .await
@@ -242,7 +241,7 @@ impl Channel for SlackChannel {
                 thread_ts,
             }) => {
                 self.throttle.wait("chat.postEphemeral", &channel).await;
-                let content = SlackMessageContent::new().with_text(text.to_owned());
+                let content = answer_content(text);
                 let mut request =
                     SlackApiChatPostEphemeralRequest::new(channel.into(), user.into(), content);
                 if let Some(thread) = thread_ts {

@@ -31,6 +31,19 @@ pub fn encode_card(card: &Card) -> SlackMessageContent {
         .with_blocks(blocks(card))
 }
 
+/// A reply to a person (an ephemeral answer, a slash command's response): shown as `plain_text`,
+/// so nothing they typed and the reply echoes can format, mention or link; the `text` fallback
+/// for notifications has `&`, `<` and `>` escaped.
+pub fn answer_content(text: &str) -> SlackMessageContent {
+    SlackMessageContent::new()
+        .with_text(cap_chars(&escape_mrkdwn(text), TEXT_MAX_CHARS))
+        .with_blocks(vec![
+            SlackSectionBlock::new()
+                .with_text(plain(cap_chars(text, SECTION_MAX_CHARS)))
+                .into(),
+        ])
+}
+
 /// Slack's three characters that mrkdwn (and the `text` fallback) would interpret.
 fn escape_mrkdwn(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -223,6 +236,20 @@ mod tests {
         assert_eq!(
             body["blocks"][2]["elements"][0]["text"],
             "(truncated to fit Slack; the full command is in the Control UI)"
+        );
+    }
+
+    #[test]
+    fn answers_echo_nothing_as_markup() {
+        let body =
+            serde_json::to_value(answer_content("Neither <!channel> nor *x* & <@U1|y>")).unwrap();
+        assert_eq!(
+            body["text"],
+            "Neither &lt;!channel&gt; nor *x* &amp; &lt;@U1|y&gt;"
+        );
+        assert_eq!(
+            body["blocks"][0]["text"],
+            json!({"type": "plain_text", "text": "Neither <!channel> nor *x* & <@U1|y>"})
         );
     }
 
