@@ -19,7 +19,7 @@ use crate::config::{SlackConfig, SlackMode};
 use crate::encode::{answer_content, encode_card};
 use crate::error::SlackError;
 use crate::handle::Handle;
-use crate::intake::Intake;
+use crate::intake::{Intake, Me};
 use crate::ratelimit::Pacing;
 use crate::signature::RequestVerifier;
 use crate::{http, socket};
@@ -146,7 +146,10 @@ impl SlackChannel {
             .auth_test()
             .await
             .map_err(|error| classify(&error))?;
-        self.intake.set_bot_user_id(me.user_id.0);
+        self.intake.set_me(Me {
+            bot_user_id: me.user_id.0,
+            workspace: me.team_id.0,
+        });
         Ok(())
     }
 

@@ -12,6 +12,28 @@ use crate::platform::place_of;
 /// Slack's `channel_type` for a direct message.
 const DIRECT_MESSAGE: &str = "im";
 
+/// The workspace of the person who pressed: their own team when Slack names it (a person from
+/// another workspace in a shared channel), else the workspace the press happened in.
+pub(crate) fn press_team(event: &SlackInteractionBlockActionsEvent) -> &str {
+    event
+        .user
+        .as_ref()
+        .and_then(|user| user.team_id.as_ref())
+        .map_or(event.team.id.0.as_str(), |team| team.0.as_str())
+}
+
+/// The workspace of a message's author: the team of its sender's profile when Slack includes
+/// one (it does for people of another workspace in a shared channel), else `delivered_to`, the
+/// workspace the event was delivered for.
+pub(crate) fn message_team<'a>(event: &'a SlackMessageEvent, delivered_to: &'a str) -> &'a str {
+    event
+        .sender
+        .user_profile
+        .as_ref()
+        .and_then(|profile| profile.team.as_ref())
+        .map_or(delivered_to, |team| team.0.as_str())
+}
+
 /// A button press on a message. `None` for presses without a user, outside a message, or
 /// without a value (another app's buttons); the core verifies the token itself.
 pub(crate) fn press(
@@ -66,7 +88,12 @@ pub(crate) fn message(
     bot_user_id: Option<&str>,
     account_id: Option<&str>,
 ) -> Option<Inbound> {
-    if event.subtype.is_some() || event.sender.bot_id.is_some() {
+    let sender = &event.sender;
+    if event.subtype.is_some()
+        || sender.bot_id.is_some()
+        || sender.bot_profile.is_some()
+        || sender.display_as_bot == Some(true)
+    {
         return None;
     }
     let user = event.sender.user.as_ref()?;
@@ -224,6 +251,47 @@ mod tests {
         let edit = message_event(json!({"type": "message", "subtype": "message_changed",
             "channel": "C1", "ts": "1.2", "user": "U1", "text": "approve a deny"}));
         assert_eq!(message(&edit, Some("UBOT"), None), None);
+    }
+
+    /// Issue 36: an app posting as a person (`bot_profile`, `display_as_bot`) is no person.
+    #[test]
+    fn denies_app_posts_that_carry_a_user_id() {
+        for sender in [
+            json!({"user": "U1", "bot_profile": {"id": "B1", "name": "app", "app_id": "A9"}}),
+            json!({"user": "U1", "display_as_bot": true}),
+        ] {
+            let mut value = json!({"type": "message", "channel": "C1", "ts": "1.3",
+                "text": "approve 0f3c9a1e deny"});
+            value
+                .as_object_mut()
+                .unwrap()
+                .extend(sender.as_object().unwrap().clone());
+            assert_eq!(message(&message_event(value), Some("UBOT"), None), None);
+        }
+    }
+
+    /// Issue 36: the workspace a person belongs to is theirs when Slack names it (a shared
+    /// channel), else the one the event was delivered for.
+    #[test]
+    fn reads_the_senders_own_workspace() {
+        let local = message_event(json!({"type": "message", "channel": "C1", "ts": "1.4",
+            "user": "U1", "text": "hi"}));
+        assert_eq!(message_team(&local, "T0HOME"), "T0HOME");
+        let external = message_event(json!({"type": "message", "channel": "C1", "ts": "1.5",
+            "user": "U9", "text": "hi", "user_profile": {"team": "T0OTHER"}}));
+        assert_eq!(message_team(&external, "T0HOME"), "T0OTHER");
+        let press = |user: serde_json::Value| -> SlackInteractionBlockActionsEvent {
+            serde_json::from_value(json!({"type": "block_actions",
+                "team": {"id": "T0HOME"}, "user": user, "api_app_id": "A1",
+                "container": {"type": "message", "message_ts": "1.0", "channel_id": "C1"},
+                "trigger_id": "t1"}))
+            .unwrap()
+        };
+        assert_eq!(press_team(&press(json!({"id": "U1"}))), "T0HOME");
+        assert_eq!(
+            press_team(&press(json!({"id": "U9", "team_id": "T0OTHER"}))),
+            "T0OTHER"
+        );
     }
 
     #[test]

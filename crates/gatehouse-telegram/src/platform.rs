@@ -16,9 +16,17 @@ impl Platform for Telegram {
     }
 
     fn user_id_problem(&self, id: &str) -> Option<&'static str> {
-        (!is_numeric_id(id)).then_some(
-            "Telegram approvers are numeric user ids (a name or @username matches nobody)",
-        )
+        if !is_numeric_id(id) {
+            return Some(
+                "Telegram approvers are numeric user ids (a name or @username matches nobody)",
+            );
+        }
+        shared_sender_id(id).map(|_| {
+            "this is one of Telegram's shared sender ids (1087968824 for every anonymous group \
+             admin, 136817688 for posts on behalf of a channel, 777000 for Telegram itself): it \
+             names no person, and messages sent as it are never read as commands; list the \
+             admin's own user id"
+        })
     }
 
     /// A positive chat id: a private chat's id is its user's.
@@ -32,6 +40,19 @@ impl Platform for Telegram {
     fn conversation(&self, to: &str, thread_id: Option<&str>) -> ConversationKey {
         let to = plain_chat(to);
         ConversationKey::new(to.strip_prefix("user:").unwrap_or(to), thread_id)
+    }
+}
+
+/// The ids Telegram puts in `from` for messages no single person signs: an anonymous group
+/// admin (`GroupAnonymousBot`), a post on behalf of a channel (`Channel_Bot`) and Telegram's
+/// own service account (automatic forwards from a linked channel). Named, so a refusal can say
+/// which one it is.
+pub(crate) fn shared_sender_id(id: &str) -> Option<&'static str> {
+    match id {
+        "1087968824" => Some("GroupAnonymousBot"),
+        "136817688" => Some("Channel_Bot"),
+        "777000" => Some("Telegram"),
+        _ => None,
     }
 }
 
@@ -82,6 +103,16 @@ mod tests {
         assert_eq!(Telegram.user_id_problem("4242"), None);
         for name in ["@alice", "bob", ""] {
             assert!(Telegram.user_id_problem(name).is_some(), "{name}");
+        }
+    }
+
+    /// Issue 36: every anonymous admin of every group sends as 1087968824, so listing it would
+    /// make each of them an approver.
+    #[test]
+    fn refuses_the_shared_sender_ids_as_approvers() {
+        for id in ["1087968824", "136817688", "777000"] {
+            let problem = Telegram.user_id_problem(id).unwrap_or_default();
+            assert!(problem.contains("shared sender ids"), "{id}: {problem}");
         }
     }
 }

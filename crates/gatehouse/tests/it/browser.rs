@@ -73,9 +73,7 @@ async fn shows_a_pending_approval_live_and_allow_once_reaches_the_waiting_reques
     };
     assert_eq!(
         text("pre.command").await,
-        json!(
-            "printf 'ok\\x1b[2J' <U+202E>txt.sh # <img src=x onerror=alert(1)><U+200B><U+1D173>"
-        )
+        json!("printf 'ok\\x1b[2J' <U+202E>txt.sh # <img src=x onerror=alert(1)><U+200B><U+1D173>")
     );
     assert_eq!(
         page.eval(&format!(

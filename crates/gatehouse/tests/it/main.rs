@@ -45,6 +45,10 @@ mod chat_shown;
 mod chat_elevated;
 // Issue 36: a flood from people who may decide nothing is answered once and delays no card.
 mod chat_strangers;
+// Issue 36: only a person's own words, from the bot's own workspace or guild, are a command.
+mod chat_speakers;
+// Issue 36: cards and replies show agent and sender text literally; a cut command says so.
+mod chat_markup;
 
 use std::io::Write;
 use std::path::PathBuf;
