@@ -336,3 +336,61 @@ mod tests {
         assert!(description.contains("(truncated: "), "{description}");
     }
 }
+
+#[cfg(test)]
+mod escape_properties {
+    use proptest::prelude::*;
+
+    use super::escape_markdown;
+
+    /// Reads `escaped` as Discord does, returning the text a reader sees, or the first
+    /// character that would start markup: a backslash makes the next character literal;
+    /// outside that, the inline markers anywhere, and a heading, quote or list marker at a
+    /// line's start, are markup.
+    fn read_literal(escaped: &str) -> Result<String, String> {
+        let mut out = String::new();
+        let mut chars = escaped.chars().peekable();
+        let mut line_start = true;
+        let mut digits = 0;
+        while let Some(c) = chars.next() {
+            if c == '\\' {
+                match chars.next() {
+                    Some(next) => out.push(next),
+                    None => return Err("a trailing backslash".to_owned()),
+                }
+                line_start = false;
+                continue;
+            }
+            let inline = matches!(c, '*' | '_' | '~' | '|' | '`' | '[' | ']' | '<' | '>' | '@');
+            let opens_line = line_start && matches!(c, '#' | '-' | '+');
+            let numbers_line = digits > 0 && matches!(c, '.' | ')');
+            if inline || opens_line || numbers_line {
+                return Err(format!("{c:?} after {out:?}"));
+            }
+            out.push(c);
+            let leading_space = c == ' ' && line_start;
+            if c == '\n' {
+                line_start = true;
+                digits = 0;
+            } else if c.is_ascii_digit() && (line_start || digits > 0) {
+                line_start = false;
+                digits += 1;
+            } else if !leading_space {
+                line_start = false;
+                digits = 0;
+            }
+        }
+        Ok(out)
+    }
+
+    proptest! {
+        /// Issue 36, differential: whatever an agent or a sender writes, a reader of the escaped
+        /// text meets no markup and sees exactly the original.
+        #[test]
+        fn escaped_text_reads_back_as_itself_with_no_markup(
+            text in "([-#+.)0-9 \n*_~|`\\[\\]<>@\\\\a-z:/()]|https://x\\.y|\\|\\||\\*\\*){0,40}"
+        ) {
+            prop_assert_eq!(read_literal(&escape_markdown(&text)), Ok(text));
+        }
+    }
+}

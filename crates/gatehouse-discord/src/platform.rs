@@ -101,3 +101,42 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod meeting_properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn meets(place: &Place, key: &ConversationKey) -> bool {
+        place.thread.contains(key) || place.chat.contains(key)
+    }
+
+    proptest! {
+        /// Issue 36: a session bound to a DM or a thread, however the binding spells it, is
+        /// found from a message typed there; a binding of another user or channel is not.
+        #[test]
+        fn every_spelling_of_a_binding_meets_its_place_and_no_other(
+            user in 1_u64..u64::MAX, other in 1_u64..u64::MAX,
+            dm in 1_u64..u64::MAX, thread in 1_u64..u64::MAX, parent in 1_u64..u64::MAX,
+        ) {
+            prop_assume!(user != other && thread != parent && other != dm);
+            let (user, other) = (user.to_string(), other.to_string());
+            let (dm, thread, parent) = (dm.to_string(), thread.to_string(), parent.to_string());
+            let in_dm = place_of(&dm, Some(&user), None);
+            for to in [format!("user:{user}"), format!("<@{user}>"), format!("<@!{user}>"),
+                       dm.clone(), format!("channel:{dm}")] {
+                prop_assert!(meets(&in_dm, &Discord.conversation(&to, None)), "{}", to);
+            }
+            let someone_else = format!("user:{other}");
+            prop_assert!(!meets(&in_dm, &Discord.conversation(&someone_else, None)));
+            let in_thread = place_of(&thread, None, Some(&parent));
+            for key in [Discord.conversation(&parent, Some(&thread)),
+                        Discord.conversation(&thread, None),
+                        Discord.conversation(&format!("channel:{thread}"), None)] {
+                prop_assert_eq!(&in_thread.thread, &vec![key]);
+            }
+            prop_assert!(meets(&in_thread, &Discord.conversation(&parent, None)));
+        }
+    }
+}

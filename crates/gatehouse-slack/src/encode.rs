@@ -271,3 +271,63 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod mrkdwn_properties {
+    use gatehouse_chat::render::{ApprovalView, render_prompt};
+    use proptest::prelude::*;
+
+    use super::{answer_content, encode_card};
+
+    proptest! {
+        /// Issue 36: whatever the agent or a sender writes, the only text Slack interprets
+        /// (the command's mrkdwn block, the notification fallback) holds no `<…>` (links,
+        /// mentions) and no fence but its own, and every other text is plain_text.
+        #[test]
+        fn agent_and_sender_text_never_becomes_mrkdwn(
+            command in "[<>&!`*_~@a-z |]{1,40}",
+            field in "[<>&!`*_~@a-z |]{0,40}",
+        ) {
+            let view = ApprovalView {
+                id: "0f3c9a1e-7b2d-4c1a-9e55-1234567890ab".into(),
+                command,
+                cwd: Some(field.clone()),
+                agent_id: Some(field.clone()),
+                host: Some(field.clone()),
+                resolved_path: None,
+                env_keys: vec![field.clone()],
+                expires_at_ms: 60_000,
+                allow_always_offered: true,
+            };
+            let card = serde_json::to_value(encode_card(&render_prompt(&view, 0, 1200))).unwrap();
+            let answer = serde_json::to_value(answer_content(&field)).unwrap();
+            for body in [&card, &answer] {
+                let fallback = body["text"].as_str().unwrap_or_default();
+                prop_assert!(!fallback.contains('<') && !fallback.contains('>'), "{}", fallback);
+                for block in body["blocks"].as_array().into_iter().flatten() {
+                    let texts: Vec<&serde_json::Value> = match block["type"].as_str() {
+                        Some("context") => block["elements"].as_array().into_iter().flatten().collect(),
+                        Some("actions") => Vec::new(),
+                        _ => vec![&block["text"]],
+                    };
+                    for text in texts {
+                        if text["type"] == "mrkdwn" {
+                            let code = text["text"].as_str().unwrap_or_default();
+                            let inner = code
+                                .strip_prefix("```\n")
+                                .and_then(|rest| rest.strip_suffix("\n```"));
+                            prop_assert!(inner.is_some(), "{}", code);
+                            let inner = inner.unwrap_or_default();
+                            prop_assert!(
+                                !inner.contains('<') && !inner.contains('>') && !inner.contains('`'),
+                                "{}", code
+                            );
+                        } else {
+                            prop_assert_eq!(&text["type"], "plain_text", "{}", block);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

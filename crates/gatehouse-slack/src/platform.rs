@@ -110,3 +110,36 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod meeting_properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn meets(place: &Place, key: &ConversationKey) -> bool {
+        place.thread.contains(key) || place.chat.contains(key)
+    }
+
+    proptest! {
+        /// Issue 36: a session bound to a DM (by member or by the DM's id) or to a thread is
+        /// found from a message typed there; a binding of another member is not.
+        #[test]
+        fn every_spelling_of_a_binding_meets_its_place_and_no_other(
+            member in "U[A-Z0-9]{8,10}", other in "U[A-Z0-9]{8,10}",
+            dm in "D[A-Z0-9]{8,10}", channel in "C[A-Z0-9]{8,10}",
+            thread in "1[0-9]{9}\\.[0-9]{6}",
+        ) {
+            prop_assume!(member != other);
+            let in_dm = place_of(&dm, None, Some(&member));
+            for to in [member.clone(), format!("user:{member}"), dm.clone(),
+                       format!("channel:{dm}")] {
+                prop_assert!(meets(&in_dm, &Slack.conversation(&to, None)), "{}", to);
+            }
+            prop_assert!(!meets(&in_dm, &Slack.conversation(&other, None)));
+            let in_thread = place_of(&channel, Some(&thread), None);
+            prop_assert!(meets(&in_thread, &Slack.conversation(&channel, Some(&thread))));
+            prop_assert!(meets(&in_thread, &Slack.conversation(&channel, None)));
+        }
+    }
+}

@@ -116,3 +116,36 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod meeting_properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn meets(place: &Place, key: &ConversationKey) -> bool {
+        place.thread.contains(key) || place.chat.contains(key)
+    }
+
+    proptest! {
+        /// Issue 36: a session bound to a private chat (by chat or by `user:`) or to a forum
+        /// topic is found from a message typed there; a binding of another chat is not.
+        #[test]
+        fn every_spelling_of_a_binding_meets_its_place_and_no_other(
+            user in 1_i64..i64::MAX, other in 1_i64..i64::MAX,
+            group in i64::MIN..-1_i64, topic in 1_i64..i64::from(i32::MAX),
+        ) {
+            prop_assume!(user != other);
+            let (user, other, group, topic) =
+                (user.to_string(), other.to_string(), group.to_string(), topic.to_string());
+            let private = place_of(&user, None);
+            for to in [user.clone(), format!("user:{user}"), format!("chat:{user}")] {
+                prop_assert!(meets(&private, &Telegram.conversation(&to, None)), "{}", to);
+            }
+            prop_assert!(!meets(&private, &Telegram.conversation(&other, None)));
+            let in_topic = place_of(&group, Some(&topic));
+            prop_assert!(meets(&in_topic, &Telegram.conversation(&group, Some(&topic))));
+            prop_assert!(meets(&in_topic, &Telegram.conversation(&group, None)));
+        }
+    }
+}

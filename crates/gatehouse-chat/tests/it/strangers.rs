@@ -68,3 +68,61 @@ fn answers_interactions_without_the_sender_window() {
         StrangerReplySettings::default()
     );
 }
+
+mod flood_properties {
+    use gatehouse_chat::strangers::{ReplyReach, StrangerReplies, StrangerReplySettings};
+    use proptest::prelude::*;
+
+    const SENDER_QUIET: u64 = 30;
+    const CHAT_QUIET: u64 = 10;
+    const PER_MINUTE: usize = 4;
+
+    fn reach() -> impl Strategy<Value = ReplyReach> {
+        prop_oneof![
+            Just(ReplyReach::Public),
+            Just(ReplyReach::Private),
+            Just(ReplyReach::Interaction)
+        ]
+    }
+
+    proptest! {
+        /// Issue 36: however strangers flood (any senders, chats, reaches and timing), a chat
+        /// hears at most one public answer per chat window, a sender at most one answer per
+        /// sender window outside interactions, and the channel at most `perMinute` a minute.
+        #[test]
+        fn a_flood_gets_no_more_answers_than_the_windows_allow(
+            events in prop::collection::vec((0..4_u8, 0..3_u8, reach(), 0..8_000_u64), 1..120)
+        ) {
+            let replies = StrangerReplies::new([(
+                "slack".to_owned(),
+                StrangerReplySettings {
+                    sender_quiet_secs: SENDER_QUIET,
+                    chat_quiet_secs: CHAT_QUIET,
+                    per_minute: PER_MINUTE as u32,
+                },
+            )]);
+            let mut now = 0;
+            let mut answered = Vec::new();
+            for (sender, chat, reach, step) in events {
+                now += step;
+                if replies.allow("slack", &format!("C{chat}"), &format!("U{sender}"), reach, now) {
+                    answered.push((sender, chat, reach, now));
+                }
+            }
+            for (i, &(sender, chat, reach, at)) in answered.iter().enumerate() {
+                let in_minute = answered[i..].iter().filter(|a| a.3 < at + 60_000).count();
+                prop_assert!(in_minute <= PER_MINUTE, "{:?}", answered);
+                for &(s2, c2, r2, at2) in &answered[i + 1..] {
+                    let gap = at2 - at;
+                    if reach == ReplyReach::Public && r2 == ReplyReach::Public && chat == c2 {
+                        prop_assert!(gap >= CHAT_QUIET * 1000, "{:?}", answered);
+                    }
+                    let windowed = |r| r != ReplyReach::Interaction;
+                    if windowed(reach) && windowed(r2) && sender == s2 {
+                        prop_assert!(gap >= SENDER_QUIET * 1000, "{:?}", answered);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -77,3 +77,26 @@ fn the_definition_covers_the_characters_issue_36_named() {
         assert!(!hidden(c), "{c:?}");
     }
 }
+
+mod visible_properties {
+    use gatehouse_chat::sanitize::{is_hidden, make_visible, one_line};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Issue 36: whatever a command holds, what a card or the CLI shows carries no hidden
+        /// character but the newlines and tabs a multi-line command keeps, and text with none
+        /// is shown unchanged.
+        #[test]
+        fn shown_text_carries_no_hidden_character(text in any::<String>()) {
+            let shown = make_visible(&text);
+            prop_assert!(
+                shown.chars().all(|c| !is_hidden(c) || c == '\n' || c == '\t'),
+                "{:?}", shown
+            );
+            prop_assert!(one_line(&text, 4096).chars().all(|c| !is_hidden(c)));
+            if !text.chars().any(is_hidden) {
+                prop_assert_eq!(shown, text);
+            }
+        }
+    }
+}
