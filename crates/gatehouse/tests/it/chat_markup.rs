@@ -1,7 +1,8 @@
 //! Issue 36, "what approvers see is exactly what was sent", on every platform: agent-controlled
 //! card fields and echoed sender text never render as markup (links, spoilers, mentions,
-//! HTML), and a card whose command was cut says so in its title and offers no allow-always,
-//! while a card showing its whole command still does.
+//! HTML), hidden characters are marked as the shared definition says, and a card whose command
+//! was cut says so in its title and offers no allow-always, while a card showing its whole
+//! command still does.
 
 use serde_json::{Value, json};
 
@@ -37,13 +38,14 @@ mod telegram {
     #[tokio::test]
     async fn telegram_escapes_card_fields_and_says_when_a_command_was_cut() {
         let t = Telegram::start(&format!("approvers: [{APPROVER}]"), "").await;
-        let hostile = "<a href=\"https://evil.example\">x</a>";
+        let hostile = "<a href=\"https://evil.example\">x</a>\u{1D173}";
         t.request(with_host(short_command(), hostile)).await;
         let sent = t.calls("sendMessage", 1).await;
         let text = sent[0].body["text"].as_str().unwrap_or_default();
         assert!(
             text.contains(
-                "<b>Host:</b> &lt;a href=&quot;https://evil.example&quot;&gt;x&lt;/a&gt;"
+                "<b>Host:</b> &lt;a href=&quot;https://evil.example&quot;&gt;x&lt;/a&gt;\
+                 [U+1D173 FORMAT]"
             ),
             "{text}"
         );
@@ -83,12 +85,12 @@ mod discord {
     #[tokio::test]
     async fn discord_shows_fields_and_echoes_literally_and_says_when_a_command_was_cut() {
         let d = Discord::start(&format!("approvers: ['{APPROVER}']")).await;
-        let hostile = "[docs](https://evil.example) ||spoiler|| @everyone # not a heading";
+        let hostile = "[docs](https://evil.example) ||spoiler|| @everyone\u{1D173}";
         request(&d.server, with_host(short_command(), hostile)).await;
         let sent = d.calls("createMessage", 1).await;
         assert_eq!(
             field(&sent[0].body, "Host"),
-            "\\[docs\\](https://evil.example) \\|\\|spoiler\\|\\| \\@everyone # not a heading"
+            "\\[docs\\](https://evil.example) \\|\\|spoiler\\|\\| \\@everyone\\[U+1D173 FORMAT\\]"
         );
         assert_eq!(
             button_count(&sent[0].body),
@@ -150,7 +152,7 @@ mod slack {
     #[tokio::test]
     async fn slack_shows_fields_and_answers_literally_and_says_when_a_command_was_cut() {
         let s = Slack::start(&format!("approvers: ['{APPROVER}']"), true).await;
-        let hostile = "<!channel> *bold* <https://evil.example|docs>";
+        let hostile = "<!channel> *bold* <https://evil.example|docs>\u{1D173}";
         request(&s.server, with_host(short_command(), hostile)).await;
         let sent = s.calls("chat.postMessage", 1).await;
         let host = blocks_of(&sent[0].body, "context")
@@ -160,7 +162,8 @@ mod slack {
             .unwrap_or_default();
         assert_eq!(
             host,
-            json!({"type": "plain_text", "text": format!("Host: {hostile}")})
+            json!({"type": "plain_text",
+                "text": "Host: <!channel> *bold* <https://evil.example|docs>[U+1D173 FORMAT]"})
         );
         let fallback = sent[0].body["text"].as_str().unwrap_or_default();
         assert!(!fallback.contains("<!channel>"), "{fallback}");
@@ -200,5 +203,24 @@ mod slack {
                 .contains("<!channel>"),
             "{body}"
         );
+    }
+
+    /// Escaping makes `&` five characters long: 1000 of them, which the core shows in full, no
+    /// longer fit one Slack section. They continue in a second block instead of being cut
+    /// while the card offered allow-always for them.
+    #[tokio::test]
+    async fn slack_shows_a_command_escaping_lengthened_in_full() {
+        let s = Slack::start(&format!("approvers: ['{APPROVER}']"), true).await;
+        let amps = "&".repeat(1000);
+        let command = json!({"command": format!("ls \"{amps}\""), "argv": ["ls", amps]});
+        request(&s.server, command).await;
+        let sent = s.calls("chat.postMessage", 1).await;
+        let code: String = blocks_of(&sent[0].body, "section")
+            .iter()
+            .filter_map(|b| b["text"]["text"].as_str())
+            .collect();
+        assert_eq!(code.matches("&amp;").count(), 1000, "{code}");
+        assert!(!sent[0].body.to_string().contains("truncated"));
+        assert_eq!(button_count(&sent[0].body), 3);
     }
 }
