@@ -3,8 +3,10 @@
 //! the approval, and its approvers do not decide it by id.
 //!
 //! Kept in memory: pending approvals never outlive the process (a start cancels them), so every
-//! approval that can still be decided had its notices delivered by this process. Entries older
-//! than the window are forgotten as new ones arrive, so memory stays bounded.
+//! approval that can still be decided had its notices delivered by this process. A notice is
+//! kept until its approval expires, however long the requester made that: forgetting it earlier
+//! would count it as shown. Expired entries are forgotten as new ones arrive, so memory stays
+//! bounded by the approvals pending at once.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -13,20 +15,19 @@ use gatehouse_chat::route::MessageLocator;
 
 use super::cards::{CardKey as Key, key};
 
-/// Delivered origin notices, with when each was delivered (Unix ms).
+/// Delivered origin notices, with when each one's approval expires (Unix ms).
 #[derive(Debug, Default)]
 pub(super) struct Notices {
     delivered: Mutex<HashMap<Key, u64>>,
 }
 
 impl Notices {
-    /// Remembers that `message`, delivered at `now_ms`, is a notice, forgetting notices
-    /// delivered more than `keep_ms` earlier.
-    pub(super) fn remember(&self, message: &MessageLocator, now_ms: u64, keep_ms: u64) {
-        let cutoff = now_ms.saturating_sub(keep_ms);
+    /// Remembers that `message` is a notice of an approval that expires at `expires_at_ms`,
+    /// forgetting notices whose approvals expired before `now_ms`.
+    pub(super) fn remember(&self, message: &MessageLocator, expires_at_ms: u64, now_ms: u64) {
         let mut delivered = self.lock();
-        delivered.retain(|_, at| *at >= cutoff);
-        delivered.insert(key(message), now_ms);
+        delivered.retain(|_, expires| *expires >= now_ms);
+        delivered.insert(key(message), expires_at_ms);
     }
 
     /// Whether `message` is a notice this process delivered.
@@ -55,14 +56,23 @@ mod tests {
         }
     }
 
+    /// Issue 36: a notice forgotten while its approval was pending (an agent can ask for any
+    /// timeout) would have counted as shown; it is kept until the approval expires.
     #[test]
-    fn knows_recent_notices_and_forgets_old_ones() {
+    fn keeps_a_notice_while_its_approval_can_be_decided() {
+        const DAY: u64 = 24 * 60 * 60 * 1000;
         let notices = Notices::default();
-        notices.remember(&message("1"), 1_000, 500);
+        notices.remember(&message("1"), 3 * DAY, 0);
         assert!(notices.contains(&message("1")));
         assert!(!notices.contains(&message("2")));
-        notices.remember(&message("2"), 2_000, 500);
-        assert!(!notices.contains(&message("1")), "older than the window");
-        assert!(notices.contains(&message("2")));
+        notices.remember(&message("2"), 2 * DAY + 1_000, 2 * DAY);
+        assert!(
+            notices.contains(&message("1")),
+            "its approval is still pending"
+        );
+        notices.remember(&message("3"), 4 * DAY, 3 * DAY + 1);
+        assert!(!notices.contains(&message("1")), "its approval expired");
+        assert!(!notices.contains(&message("2")), "its approval expired");
+        assert!(notices.contains(&message("3")));
     }
 }

@@ -71,7 +71,7 @@ async fn handle(runtime: &ChatRuntime, event: ApprovalEvent) {
                     let now = runtime.now_ms();
                     runtime
                         .notices
-                        .remember(&delivered.locator, now, TOKEN_KEEP_MS);
+                        .remember(&delivered.locator, *expires_at_ms, now);
                 }
                 let message = stored(&delivered.locator);
                 if let Err(error) = runtime
