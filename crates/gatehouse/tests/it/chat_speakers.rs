@@ -132,6 +132,15 @@ mod slack {
             json!({"bot_profile": {"id": "B9", "name": "app", "app_id": "A9"}}),
         ))
         .await;
+        // A press on the approver's card by someone Slack says belongs to another team.
+        let card = s.cards(APPROVER, 1).await.remove(0);
+        s.inject(
+            json!({"type": "interactive", "payload": {"type": "block_actions",
+            "user": {"id": APPROVER, "team_id": ELSEWHERE},
+            "container": {"type": "message", "message_ts": card.message, "channel_id": card.chat},
+            "actions": [{"type": "button", "action_id": "press", "value": card.button("deny")}]}}),
+        )
+        .await;
         s.say(APPROVER, &allow(&id)).await;
         assert_eq!(settled(&s.server, &id).await["decision"], "allow-once");
     }
