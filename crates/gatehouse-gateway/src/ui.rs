@@ -11,6 +11,7 @@ const INDEX_HTML: &str = include_str!("../ui/index.html");
 /// the page needs no module loader, no build step and no route per file.
 const APP_JS: &str = concat!(
     "(() => {\n\"use strict\";\n",
+    include_str!("../ui/js/hidden.js"),
     include_str!("../ui/js/dom.js"),
     include_str!("../ui/js/wire.js"),
     include_str!("../ui/js/connection.js"),

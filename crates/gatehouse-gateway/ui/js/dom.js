@@ -24,12 +24,20 @@ function el(tag, attributes, ...children) {
   return node;
 }
 
-// Hidden or misleading characters: C0 controls, DEL and C1 controls, no-break and other
-// look-alike spaces, soft hyphen, combining grapheme joiner, Arabic letter mark, Hangul fillers,
-// Mongolian vowel separator, zero-width characters, bidi embeddings, overrides and isolates,
-// line/paragraph separators, invisible operators, variation selectors, BOM, interlinear
-// annotation marks, tag characters, and lone surrogates (the `u` flag matches only unpaired ones).
-const HIDDEN = /[\u0000-\u001f\u007f-\u00a0\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\u3164\ufe00-\ufe0f\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}\ud800-\udfff]/gu;
+// Hidden or misleading characters: exactly the chat core's definition (`HIDDEN_RANGES`, generated
+// into hidden.js from gatehouse-chat and held equal to it by a test: controls, format and
+// default-ignorable characters, separators, every space but the ASCII one), plus lone
+// surrogates, which only JavaScript strings can hold (the `u` flag matches only unpaired ones).
+const HIDDEN = new RegExp(
+  "[" + HIDDEN_RANGES.map(([start, end]) =>
+    start === end ? codePointClass(start) : `${codePointClass(start)}-${codePointClass(end)}`).join("") +
+  "\\ud800-\\udfff]",
+  "gu");
+
+/** One code point as a regular-expression class member. */
+function codePointClass(code) {
+  return `\\u{${code.toString(16)}}`;
+}
 
 const NAMED_ESCAPES = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
 

@@ -36,9 +36,10 @@ async fn logged_in<'b>(browser: &'b Browser, base: &str) -> Page<'b> {
 
 /// A command with everything a page must not render as the agent meant: an ANSI escape that
 /// clears a terminal, a right-to-left override that reverses what follows, a zero-width space,
-/// and markup.
+/// markup, and a format character outside the familiar zero-width and bidi ones (issue 36: the
+/// page marks exactly what the chat core's definition marks).
 const HOSTILE_COMMAND: &str =
-    "printf 'ok\x1b[2J' \u{202E}txt.sh # <img src=x onerror=alert(1)>\u{200B}";
+    "printf 'ok\x1b[2J' \u{202E}txt.sh # <img src=x onerror=alert(1)>\u{200B}\u{1D173}";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shows_a_pending_approval_live_and_allow_once_reaches_the_waiting_requester() {
@@ -72,14 +73,14 @@ async fn shows_a_pending_approval_live_and_allow_once_reaches_the_waiting_reques
     };
     assert_eq!(
         text("pre.command").await,
-        json!("printf 'ok\\x1b[2J' <U+202E>txt.sh # <img src=x onerror=alert(1)><U+200B>")
+        json!("printf 'ok\\x1b[2J' <U+202E>txt.sh # <img src=x onerror=alert(1)><U+200B><U+1D173>")
     );
     assert_eq!(
         page.eval(&format!(
             "[...document.querySelectorAll(\"{card} pre.command .marker\")].map(m => m.textContent)"
         ))
         .await,
-        json!(["\\x1b", "<U+202E>", "<U+200B>"])
+        json!(["\\x1b", "<U+202E>", "<U+200B>", "<U+1D173>"])
     );
     assert_eq!(
         page.eval("document.querySelectorAll('img').length").await,

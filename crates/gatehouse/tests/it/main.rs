@@ -58,6 +58,16 @@ mod chat_guides;
 mod docs_shell;
 // The tool-call gate: `check --tool`, `tools.call.*` with DNS through the fake, grants.
 mod tool_gate;
+// Issue 36 on every platform: decisions only on approvals shown on the sender's channel.
+mod chat_shown;
+// Issue 36: `/elevated` from every place a session can be bound reaches that session.
+mod chat_elevated;
+// Issue 36: a flood from people who may decide nothing is answered once and delays no card.
+mod chat_strangers;
+// Issue 36: only a person's own words, from the bot's own workspace or guild, are a command.
+mod chat_speakers;
+// Issue 36: cards and replies show agent and sender text literally; a cut command says so.
+mod chat_markup;
 
 use std::io::Write;
 use std::path::PathBuf;
