@@ -4,7 +4,10 @@
 
 use serde_json::{Value, json};
 
-use super::{ASK_ALWAYS, edit_approvals_file, logged_in, open_allowlists, request_two_phase};
+use super::{
+    ASK_ALWAYS, PHONE, edit_approvals_file, logged_in, login_url, open_allowlists,
+    request_two_phase,
+};
 use crate::cdp::{Browser, Page};
 use crate::gateway::{ADMIN, AGENT, APPROVER, Server};
 
@@ -450,6 +453,26 @@ async fn shows_the_audit_log_verified_and_reports_an_edited_record() {
         verdict.starts_with("NOT verified (content-edited): ")
             && verdict.contains("audit.jsonl line 1; 0 records verified before it."),
         "{verdict}"
+    );
+
+    // An approver's tab says what the view needs instead of failing.
+    let approver = browser.new_page(PHONE.0, PHONE.1, true).await;
+    approver.navigate(&login_url(&server.base, APPROVER)).await;
+    approver
+        .wait_for(
+            "document.body.dataset.connection === 'connected'",
+            "the approver's page to connect",
+        )
+        .await;
+    approver.click("#tab-audit").await;
+    assert_eq!(
+        approver
+            .eval(
+                "[document.getElementById('audit-forbidden').hidden, \
+                 document.getElementById('audit-body').hidden]"
+            )
+            .await,
+        json!([false, true])
     );
     assert_eq!(browser.problems(), Vec::<String>::new());
 }
