@@ -227,3 +227,121 @@ fn searchable_text(record: &ApprovalRecord, tool: &str) -> String {
     }
     fields.join("\n").to_lowercase()
 }
+
+#[cfg(test)]
+mod tests {
+    use gatehouse_approvals::{ApprovalRequest, Severity, ToolRequest};
+
+    use super::*;
+
+    fn settled(command: &str, decision: ApprovalDecision, by: &str) -> ApprovalRecord {
+        ApprovalRecord {
+            id: "0c5a7d26-2d7b-4f5a-9d04-01a227264103".into(),
+            request: ApprovalRequest {
+                command: command.into(),
+                cwd: Some("/srv/App".into()),
+                agent_id: Some("main".into()),
+                ..ApprovalRequest::default()
+            },
+            state: if decision == ApprovalDecision::Deny {
+                ApprovalState::Denied
+            } else {
+                ApprovalState::Allowed
+            },
+            decision: Some(decision),
+            resolved_by: Some(by.into()),
+            reason: None,
+            created_at_ms: 1,
+            expires_at_ms: 2,
+            resolved_at_ms: Some(2),
+            consumed_at_ms: None,
+            messages: Vec::new(),
+        }
+    }
+
+    fn matches(query: HistoryQuery, record: &ApprovalRecord) -> bool {
+        Matcher::new(&query).matches(record)
+    }
+
+    #[test]
+    fn every_word_must_appear_in_some_field_ignoring_case() {
+        let record = settled("make deploy", ApprovalDecision::AllowOnce, "Alice");
+        let text = |text: &str| HistoryQuery {
+            text: Some(text.into()),
+            ..HistoryQuery::default()
+        };
+        assert!(matches(text("DEPLOY /srv/app"), &record));
+        assert!(matches(text("alice 0c5a7d26"), &record));
+        assert!(!matches(text("deploy staging"), &record));
+        assert!(matches(text("   "), &record));
+    }
+
+    #[test]
+    fn tells_allow_once_from_allow_always_and_names_commands_exec() {
+        let once = settled("ls", ApprovalDecision::AllowOnce, "admin");
+        let always = settled("ls", ApprovalDecision::AllowAlways, "admin");
+        let outcome = |outcome| HistoryQuery {
+            outcome: Some(outcome),
+            ..HistoryQuery::default()
+        };
+        assert!(matches(outcome(Outcome::AllowedOnce), &once));
+        assert!(!matches(outcome(Outcome::AllowedOnce), &always));
+        assert!(matches(outcome(Outcome::AllowedAlways), &always));
+        let tool = |tool: &str| HistoryQuery {
+            tool: Some(tool.into()),
+            ..HistoryQuery::default()
+        };
+        assert!(matches(tool("EXEC"), &once));
+        let mut call = once.clone();
+        call.request.tool = Some(ToolRequest {
+            tool: "write".into(),
+            call_id: None,
+            params: vec![("path".into(), "notes.md".into())],
+            title: None,
+            description: None,
+            severity: Severity::default(),
+            reasons: Vec::new(),
+            grant: None,
+        });
+        assert!(matches(tool("write"), &call));
+        assert!(!matches(tool("exec"), &call));
+        assert!(!matches(tool("writ"), &call), "a tool is named exactly");
+        let text = HistoryQuery {
+            text: Some("write NOTES.md".into()),
+            ..HistoryQuery::default()
+        };
+        assert!(
+            matches(text, &call),
+            "the tool and its parameters are searched"
+        );
+    }
+
+    #[test]
+    fn who_decided_matches_part_of_the_name_and_nobody_matches_no_name() {
+        let record = settled("ls", ApprovalDecision::Deny, "telegram:Alice");
+        let by = |name: &str| HistoryQuery {
+            resolved_by: Some(name.into()),
+            ..HistoryQuery::default()
+        };
+        assert!(matches(by("alice"), &record));
+        assert!(!matches(by("bob"), &record));
+        let mut expired = record.clone();
+        expired.resolved_by = None;
+        assert!(!matches(by("alice"), &expired));
+        assert!(matches(by(""), &expired), "an empty filter is no filter");
+    }
+
+    #[test]
+    fn names_every_outcome_and_refuses_others() {
+        for (text, outcome) in [
+            ("allowed-once", Outcome::AllowedOnce),
+            ("allowed-always", Outcome::AllowedAlways),
+            ("denied", Outcome::Denied),
+            ("expired", Outcome::Expired),
+            ("cancelled", Outcome::Cancelled),
+        ] {
+            assert_eq!(text.parse::<Outcome>().ok(), Some(outcome));
+        }
+        assert!("allowed".parse::<Outcome>().is_err());
+    }
+}
