@@ -54,7 +54,7 @@ class StatusView {
     $("status-channels-empty").hidden = channels.length + stopped.length > 0;
     const failures = () => status.failures.map((failure) => el("li", {},
       visibleSpan(`${failure.channel} → ${failure.target}: `),
-      visibleSpan(`${failure.operation} failed after ${failure.attempts} attempts: `),
+      visibleSpan(`${failure.what} after ${failure.attempts} attempts: `),
       visibleSpan(failure.error)));
     $("status-failures").replaceChildren(...failures());
     $("status-failures-empty").hidden = status.failures.length > 0;

@@ -222,6 +222,18 @@ function agentPolicyFromWire(raw) {
   };
 }
 
+/**
+ * What went wrong with one chat delivery: "card for approval 0f3c9a1e undelivered" for an
+ * approval message (a failure with a `problem`), "send failed" for a reply.
+ */
+function chatFailureText(failure) {
+  const problem = str(failure.problem);
+  if (!problem) return `${str(failure.operation) ?? "?"} failed`;
+  const id = str(failure.approvalId);
+  const about = id ? ` for approval ${id.slice(0, 8)}` : "";
+  return `${str(failure.kind) ?? "message"}${about} ${problem}`;
+}
+
 /** The parts of a `gateway.status` answer the Status view shows. */
 function statusFromWire(raw) {
   const chat = raw && raw.chat && typeof raw.chat === "object" ? raw.chat : {};
@@ -236,7 +248,7 @@ function statusFromWire(raw) {
     failures: list(chat.failures).map((item) => ({
       channel: str(item.channel) ?? "?",
       target: str(item.target) ?? "?",
-      operation: str(item.operation) ?? "?",
+      what: chatFailureText(item),
       error: str(item.error) ?? "unknown error",
       attempts: num(item.attempts) ?? 0,
     })),
