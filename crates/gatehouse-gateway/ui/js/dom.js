@@ -135,12 +135,16 @@ function commandBlock(command) {
   return wrapper;
 }
 
-/** A `<dl>` row list from `[label, value]` pairs; values are untrusted and rendered visibly. */
+/**
+ * A `<dl>` row list from `[label, value]` pairs; string values are untrusted and rendered
+ * visibly, nodes (built by this page, such as `timeElement`) are appended as they are.
+ */
 function details(pairs) {
   const list = el("dl", { class: "details" });
   for (const [label, value] of pairs) {
-    if (value === undefined || value === null || value === "") continue;
-    list.append(el("dt", {}, label), appendVisible(el("dd"), value));
+    if (value === undefined || value === null || value === "" || value === false) continue;
+    const cell = value instanceof Node ? el("dd", {}, value) : appendVisible(el("dd"), value);
+    list.append(el("dt", {}, label), cell);
   }
   return list;
 }
@@ -157,6 +161,41 @@ function showMessage(id, text, kind) {
 function formatTime(ms) {
   if (typeof ms !== "number" || !Number.isFinite(ms)) return "never";
   return new Date(ms).toLocaleString();
+}
+
+/** "just now", "3 min ago", "2 h ago", "in 5 min": how far `ms` is from `now`, for people. */
+function relativeTime(ms, now) {
+  const seconds = Math.round((now - ms) / 1000);
+  const size = Math.abs(seconds);
+  let amount;
+  if (size < 10) return "just now";
+  if (size < 60) amount = `${size} s`;
+  else if (size < 3600) amount = `${Math.floor(size / 60)} min`;
+  else if (size < 86400) amount = `${Math.floor(size / 3600)} h`;
+  else amount = `${Math.floor(size / 86400)} d`;
+  return seconds > 0 ? `${amount} ago` : `in ${amount}`;
+}
+
+/**
+ * A `<time>` saying how long ago `ms` was, with the exact local time on hover (`title`) and in
+ * `datetime`; `refreshTimes` keeps the words current. "never" for a missing time.
+ */
+function timeElement(ms) {
+  if (typeof ms !== "number" || !Number.isFinite(ms)) return el("span", {}, "never");
+  return el("time", {
+    class: "relative",
+    datetime: new Date(ms).toISOString(),
+    title: formatTime(ms),
+    "data-ms": String(ms),
+  }, relativeTime(ms, Date.now()));
+}
+
+/** Brings every relative time on the page up to date (called on a timer). */
+function refreshTimes() {
+  const now = Date.now();
+  for (const time of document.querySelectorAll("time.relative")) {
+    time.textContent = relativeTime(Number(time.dataset.ms), now);
+  }
 }
 
 /** "4 min 05 s" style remaining time for a countdown. */

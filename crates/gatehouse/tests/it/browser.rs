@@ -1,6 +1,8 @@
 //! The Control UI as a person uses it: the real `gatehouse serve`, headless Chromium driven over
 //! the DevTools protocol, real clicks and typing, and the API to check what the page did.
 
+mod daily;
+
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -725,7 +727,7 @@ async fn reconnects_by_itself_when_the_gateway_comes_back() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn shows_chat_delivery_failures_with_the_last_error() {
+async fn shows_chat_channel_status_and_delivery_failures_with_the_last_error() {
     let fake = gatehouse_fakes::telegram::spawn("127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
@@ -774,6 +776,36 @@ async fn shows_chat_delivery_failures_with_the_last_error() {
         "{shown}"
     );
     assert!(shown.contains("press Start"), "{shown}");
+
+    // The Status tab: the channel runs, the same failure, and this page among the clients.
+    page.click("#tab-status").await;
+    page.wait_for(
+        "document.querySelector('#status-failures li') && document.querySelector('#status-clients li')",
+        "the status view",
+    )
+    .await;
+    assert_eq!(
+        page.eval(
+            "[...document.querySelectorAll('#status-channels li')].map(li => li.textContent)"
+        )
+        .await,
+        json!(["running telegram"])
+    );
+    assert_eq!(
+        page.eval("document.querySelector('#status-failures li').textContent")
+            .await,
+        json!(shown)
+    );
+    assert_eq!(
+        page.eval("[...document.querySelectorAll('#status-clients li')].map(li => li.textContent)")
+            .await,
+        json!(["control-ui (token admin)"])
+    );
+    assert_eq!(
+        page.eval("document.getElementById('status-pending').textContent")
+            .await,
+        json!("1")
+    );
     assert_eq!(browser.problems(), Vec::<String>::new());
 }
 
