@@ -12,7 +12,7 @@ use uuid::Uuid;
 use crate::clock::{Clock, millis};
 use crate::deadlines::Deadlines;
 use crate::error::ApprovalError;
-use crate::events::{EventBus, EventKind, EventSubscription, Offered};
+use crate::events::{EventBus, EventSubscription, Offered};
 use crate::grants::{GrantBook, StoredGrant};
 use crate::ids::{mint_approval_id, short_id};
 use crate::index::{AllowAlwaysPlan, Entry, Index, Key, Status, Waiters};
@@ -20,6 +20,7 @@ use crate::record::{
     ApprovalRecord, ApprovalRequest, ApprovalState, ConsumeOutcome, DeliveredMessage, ListFilter,
     Resolution, ResolveOutcome, Retention,
 };
+use crate::replicas::follow_changes;
 use crate::short_ids::ShortIds;
 use crate::state::{Announce, Inner, not_found_as_unknown, prune_periodically, run_timer};
 use crate::store::{AddedEntry, AllowlistStore, ApprovalStore};
@@ -169,7 +170,8 @@ impl PendingDecision {
 
 impl ApprovalManager {
     /// Starts the manager: cancels approvals left pending by an earlier run (reason
-    /// `gateway-restart`), reads the short ids in use from the store (every id in it: about
+    /// `gateway-restart`; on a store other gateways share, adopts them instead, and follows
+    /// the other gateways' writes from then on), reads the short ids in use from the store (every id in it: about
     /// 50 ms per 200,000 approvals), and starts the timer and the pruner, whose first pass
     /// deletes history older than the retention period in the background. The returned
     /// subscription already holds
@@ -195,29 +197,9 @@ impl ApprovalManager {
             grants: GrantBook::default(),
             tasks: std::sync::OnceLock::new(),
         });
-        let now = inner.clock.now_ms();
-        let cancelled = inner
-            .queued(
-                |store, done| store.cancel_all_pending(REASON_RESTART.to_owned(), now, done),
-                |_, _| {},
-            )
-            .await?;
-        // Agents waiting on them must ask again; an operator reading the log should know why.
-        if !cancelled.is_empty() {
-            tracing::info!(
-                count = cancelled.len(),
-                reason = REASON_RESTART,
-                "Cancelled the approvals an earlier run left pending."
-            );
-        }
-        for record in cancelled {
-            let id = parse_id(&record.id)?;
-            inner.events.emit(
-                id,
-                EventKind::Cancelled {
-                    reason: REASON_RESTART.to_owned(),
-                },
-            );
+        let changes = inner.store.changes();
+        if changes.is_none() {
+            inner.cancel_left_pending().await?;
         }
         let stored = inner.read(|store| store.short_ids()).await?;
         inner.short_ids.load(stored);
@@ -229,10 +211,16 @@ impl ApprovalManager {
             Arc::clone(&inner.clock),
         ));
         let pruner = tokio::spawn(prune_periodically(Arc::downgrade(&inner)));
+        let mut tasks = vec![timer.abort_handle(), pruner.abort_handle()];
+        if let Some(changes) = changes {
+            // Other gateways' pending approvals are theirs to wait on and ours to answer and
+            // expire too: adopted, not cancelled.
+            inner.adopt_pending().await?;
+            let follower = tokio::spawn(follow_changes(Arc::downgrade(&inner), changes));
+            tasks.push(follower.abort_handle());
+        }
         // The cell is fresh, so this set cannot fail; the handles are only used to stop the tasks.
-        let _ = inner
-            .tasks
-            .set([timer.abort_handle(), pruner.abort_handle()]);
+        let _ = inner.tasks.set(tasks);
         Ok((ApprovalManager { inner }, subscription))
     }
 
@@ -674,19 +662,25 @@ impl ApprovalManager {
 /// effective ask is not `always` (which asks every time regardless), patterns exist, and the
 /// request names the agent whose allowlist they belong in.
 fn allow_always_plan(create: &CreateApproval) -> Option<AllowAlwaysPlan> {
-    let request = &create.request;
+    allow_always_plan_for(&create.request, &create.allow_always_patterns)
+}
+
+/// What allow-always would persist for `request`, given the allowlist patterns it would add.
+pub(crate) fn allow_always_plan_for(
+    request: &ApprovalRequest,
+    patterns: &[String],
+) -> Option<AllowAlwaysPlan> {
     // A tool call's allow-always stores its grant, for the agent that asked.
     if let Some(tool) = &request.tool {
         return (tool.grant.is_some() && request.agent_id.is_some())
             .then_some(AllowAlwaysPlan::Grant);
     }
-    if request.ask == Some(gatehouse_policy::Ask::Always) || create.allow_always_patterns.is_empty()
-    {
+    if request.ask == Some(gatehouse_policy::Ask::Always) || patterns.is_empty() {
         return None;
     }
     Some(AllowAlwaysPlan::Patterns {
         agent_id: request.agent_id.clone()?,
-        patterns: create.allow_always_patterns.clone(),
+        patterns: patterns.to_vec(),
     })
 }
 
@@ -704,7 +698,7 @@ fn terminal_error(id: Uuid, record: &ApprovalRecord) -> ApprovalError {
     }
 }
 
-fn parse_id(text: &str) -> Result<Uuid, ApprovalError> {
+pub(crate) fn parse_id(text: &str) -> Result<Uuid, ApprovalError> {
     Uuid::try_parse(text).map_err(|_| ApprovalError::CorruptId {
         id: text.to_owned(),
     })
