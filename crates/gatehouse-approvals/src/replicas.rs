@@ -186,7 +186,7 @@ fn pending_filter() -> ListFilter {
 }
 
 /// The event announcing how an approval settled.
-fn outcome_event(record: &ApprovalRecord) -> Option<EventKind> {
+pub(crate) fn outcome_event(record: &ApprovalRecord) -> Option<EventKind> {
     let reason = record.reason.clone();
     Some(match record.state {
         ApprovalState::Pending => return None,

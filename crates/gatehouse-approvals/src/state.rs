@@ -21,6 +21,7 @@ use crate::manager::{AllowlistWrite, ManagerConfig, REASON_STORE_FAILED, REASON_
 use crate::record::{
     ApprovalRecord, ApprovalRequest, ApprovalState, NewApproval, Resolution, ResolveOutcome,
 };
+use crate::replicas::outcome_event;
 use crate::short_ids::ShortIds;
 use crate::store::{AllowlistStore, ApprovalStore, Completion, Reading, StoreError};
 
@@ -308,7 +309,11 @@ impl Inner {
         } else if let Some(status) = settled_status(outcome.winner())
             && self.index.settle(&id, status, outcome.winner())
         {
-            // Another manager on the same database settled it: follow without an event of ours.
+            // Another manager on the same database settled it, and this one's subscribers have
+            // not heard: the winner's outcome is announced here, once.
+            if let Some(event) = outcome_event(outcome.winner()) {
+                self.events.emit(id, event);
+            }
             self.evict_after_grace(id, now);
         }
     }

@@ -10,6 +10,8 @@ mod approvals_db;
 mod stores;
 // Several PostgreSQL stores (gateways) on one database: one winner, one run, one migration.
 mod replicas;
+// Approval managers on PostgreSQL stores sharing a database: decisions, adoption, expiry.
+mod replica_managers;
 // exec-approvals.json on disk: baseHash, 0600, migration, redaction, dedupe, merges.
 mod approvals_file_store;
 // The approvals database under concurrency and restarts; its file mode and schema guards.

@@ -14,43 +14,116 @@ use std::time::Duration;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject as _;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::mpsc;
 use tokio_postgres::config::SslMode;
-use tokio_postgres::{Config, NoTls};
+use tokio_postgres::{AsyncMessage, Config, NoTls};
 
 use crate::error::StoreError;
 
-/// A pool of at most `max_connections` connections to the database `url` names.
-pub(super) fn pool(
-    url: &str,
-    max_connections: usize,
-    connect_timeout: Duration,
-) -> Result<Pool, StoreError> {
-    let settings = LibpqTls::take_from(url)?;
-    let mut config: Config = settings
-        .url
-        .parse()
-        .map_err(|error| StoreError::PostgresConfig(format!("{error}")))?;
-    config.ssl_mode(settings.mode);
-    config.connect_timeout(connect_timeout);
-    if config.get_application_name().is_none() {
-        config.application_name("gatehouse");
+/// How to open a connection to the database a URL names: its settings and TLS, for the pool
+/// and for the change feed's own connection.
+#[derive(Clone)]
+pub(super) enum Connector {
+    /// `sslmode=disable`.
+    Plain(Config),
+    /// Every other mode: TLS through rustls, verified.
+    Tls(Config, tokio_postgres_rustls::MakeRustlsConnect),
+}
+
+/// Names only the kind of connection: the settings hold the password.
+impl std::fmt::Debug for Connector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Connector::Plain(_) => "Connector::Plain",
+            Connector::Tls(..) => "Connector::Tls",
+        })
     }
-    let manager_config = ManagerConfig {
-        recycling_method: RecyclingMethod::Fast,
-    };
-    let manager = if settings.mode == SslMode::Disable {
-        Manager::from_config(config, NoTls, manager_config)
-    } else {
-        let roots = roots(settings.root_cert.as_deref())?;
-        Manager::from_config(config, rustls_connector(roots)?, manager_config)
-    };
-    Pool::builder(manager)
-        .max_size(max_connections.max(1))
-        .runtime(Runtime::Tokio1)
-        .wait_timeout(Some(connect_timeout))
-        .create_timeout(Some(connect_timeout))
-        .build()
-        .map_err(|error| StoreError::PostgresConfig(error.to_string()))
+}
+
+impl Connector {
+    /// Reads `url` (a libpq URL; see the module's comment for its TLS settings).
+    pub(super) fn from_url(url: &str, connect_timeout: Duration) -> Result<Connector, StoreError> {
+        let settings = LibpqTls::take_from(url)?;
+        let mut config: Config = settings
+            .url
+            .parse()
+            .map_err(|error| StoreError::PostgresConfig(format!("{error}")))?;
+        config.ssl_mode(settings.mode);
+        config.connect_timeout(connect_timeout);
+        if config.get_application_name().is_none() {
+            config.application_name("gatehouse");
+        }
+        Ok(if settings.mode == SslMode::Disable {
+            Connector::Plain(config)
+        } else {
+            let roots = roots(settings.root_cert.as_deref())?;
+            Connector::Tls(config, rustls_connector(roots)?)
+        })
+    }
+
+    /// A pool of at most `max_connections` connections, each waited for at most
+    /// `connect_timeout`.
+    pub(super) fn pool(
+        &self,
+        max_connections: usize,
+        connect_timeout: Duration,
+    ) -> Result<Pool, StoreError> {
+        let manager_config = ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        };
+        let manager = match self.clone() {
+            Connector::Plain(config) => Manager::from_config(config, NoTls, manager_config),
+            Connector::Tls(config, tls) => Manager::from_config(config, tls, manager_config),
+        };
+        Pool::builder(manager)
+            .max_size(max_connections.max(1))
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(connect_timeout))
+            .create_timeout(Some(connect_timeout))
+            .build()
+            .map_err(|error| StoreError::PostgresConfig(error.to_string()))
+    }
+
+    /// A connection of its own, whose notifications (`LISTEN`) arrive on the returned
+    /// receiver; the receiver closes when the connection is lost.
+    pub(super) async fn listening(
+        &self,
+    ) -> Result<(tokio_postgres::Client, mpsc::UnboundedReceiver<String>), StoreError> {
+        match self {
+            Connector::Plain(config) => notifications(config.connect(NoTls).await?),
+            Connector::Tls(config, tls) => notifications(config.connect(tls.clone()).await?),
+        }
+    }
+}
+
+/// Drives `connection` on a task of its own, forwarding each notification's payload.
+fn notifications<S, T>(
+    (client, mut connection): (tokio_postgres::Client, tokio_postgres::Connection<S, T>),
+) -> Result<(tokio_postgres::Client, mpsc::UnboundedReceiver<String>), StoreError>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (payloads, received) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        loop {
+            match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+                Some(Ok(AsyncMessage::Notification(notice))) => {
+                    if payloads.send(notice.payload().to_owned()).is_err() {
+                        return;
+                    }
+                }
+                Some(Ok(_)) => {}
+                Some(Err(error)) => {
+                    tracing::warn!(%error, "The approvals database's notification connection failed.");
+                    return;
+                }
+                None => return,
+            }
+        }
+    });
+    Ok((client, received))
 }
 
 /// libpq's TLS settings, taken out of a URL tokio-postgres is then given.

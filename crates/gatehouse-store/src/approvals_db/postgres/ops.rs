@@ -22,6 +22,7 @@ use uuid::Uuid;
 use super::super::rows::{COLUMNS, RawRow, encode, escape_like, limit_param, sql_ms};
 use super::super::tools::{GRANT_COLUMNS, StoredGrantColumns, encode_tool, grant_row};
 use super::super::write_ops::{answered_by, lost_to, not_consumed, pending_record};
+use super::feed::notify;
 use crate::error::StoreError;
 
 /// Parameters as tokio-postgres takes them.
@@ -151,6 +152,7 @@ const INSERT_SQL: &str = "INSERT INTO approvals (id, short_id, command, argv_jso
 /// short id's unique index one whose short id another approval holds.
 pub(super) async fn insert(
     tx: &impl Queries,
+    origin: &str,
     approval: NewApproval,
 ) -> Result<ApprovalRecord, StoreError> {
     let r = &approval.request;
@@ -191,7 +193,10 @@ pub(super) async fn insert(
         )
         .await;
     match inserted.map_err(StoreError::from) {
-        Ok(_) => Ok(pending_record(approval)),
+        Ok(_) => {
+            notify(tx, origin, &approval.id).await?;
+            Ok(pending_record(approval))
+        }
         Err(StoreError::Postgres(error)) if error.code() == Some(&SqlState::UNIQUE_VIOLATION) => {
             let approval_id = approval.id;
             Err(match error.constraint() {
@@ -225,6 +230,7 @@ async fn fetch_required(q: &impl Queries, id: &str) -> Result<ApprovalRecord, St
 /// applied allow-always of a tool approval stores its grant in the same transaction.
 pub(super) async fn resolve(
     tx: &Transaction<'_>,
+    origin: &str,
     id: &str,
     resolution: &Resolution,
     at_ms: u64,
@@ -253,6 +259,7 @@ pub(super) async fn resolve(
     if let Some(row) = rows.first() {
         let record = record(row)?;
         store_grant(tx, &record).await?;
+        notify(tx, origin, id).await?;
         return Ok(ResolveOutcome::Applied(record));
     }
     Ok(lost_to(resolution, fetch_required(tx, id).await?))

@@ -7,17 +7,21 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Waker};
 use std::time::Duration;
 
 use deadpool_postgres::Pool;
 use gatehouse_approvals::{
-    ApprovalRecord, ApprovalStore, Completion, ConsumeOutcome, DeliveredMessage, GrantStore,
-    ListFilter, NewApproval, Reading, Resolution, ResolveOutcome, StoredGrant,
+    ApprovalRecord, ApprovalStore, ChangeFeed, Completion, ConsumeOutcome, DeliveredMessage,
+    GrantStore, ListFilter, NewApproval, Reading, Resolution, ResolveOutcome, StoredGrant,
 };
 use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
 
-use super::{connect, ops, schema};
+use super::connect::Connector;
+use super::feed::{self, Subscribers};
+use super::{ops, schema};
 use crate::error::{PostgresError, StoreError};
 
 /// Options for [`PgApprovalStore::connect`].
@@ -49,6 +53,22 @@ type Job = Box<dyn FnOnce(Option<Pool>) -> Pin<Box<dyn Future<Output = ()> + Sen
 pub struct PgApprovalStore {
     pool: Pool,
     writes: mpsc::UnboundedSender<Job>,
+    /// How the listener connects.
+    connector: Connector,
+    /// Tells this store's notices from the other gateways'.
+    origin: Arc<str>,
+    /// The feeds handed out; the listener holds them weakly and stops once they are gone.
+    subscribers: Arc<Subscribers>,
+    /// The listener task, started by the first [`ApprovalStore::changes`].
+    listener: OnceLock<AbortHandle>,
+}
+
+impl Drop for PgApprovalStore {
+    fn drop(&mut self) {
+        if let Some(listener) = self.listener.get() {
+            listener.abort();
+        }
+    }
 }
 
 impl PgApprovalStore {
@@ -56,11 +76,19 @@ impl PgApprovalStore {
     /// applies the migrations this build has and the database lacks, and starts the writer
     /// task. Call from within a tokio runtime.
     pub async fn connect(url: &str, options: PgOptions) -> Result<Self, StoreError> {
-        let pool = connect::pool(url, options.max_connections, options.connect_timeout)?;
+        let connector = Connector::from_url(url, options.connect_timeout)?;
+        let pool = connector.pool(options.max_connections, options.connect_timeout)?;
         schema::migrate(&mut pool.get().await?).await?;
         let (writes, jobs) = mpsc::unbounded_channel();
         tokio::spawn(write_in_order(pool.clone(), jobs));
-        Ok(PgApprovalStore { pool, writes })
+        Ok(PgApprovalStore {
+            pool,
+            writes,
+            connector,
+            origin: feed::new_origin().into(),
+            subscribers: Arc::default(),
+            listener: OnceLock::new(),
+        })
     }
 
     /// Queues a write: `op` runs in a transaction of its own once every write queued before it
@@ -140,7 +168,11 @@ async fn write_in_order(pool: Pool, mut jobs: mpsc::UnboundedReceiver<Job>) {
 
 impl ApprovalStore for PgApprovalStore {
     fn insert(&self, approval: NewApproval, done: Completion<ApprovalRecord>) {
-        self.submit(move |tx| Box::pin(ops::insert(tx, approval)), done);
+        let origin = Arc::clone(&self.origin);
+        self.submit(
+            move |tx| Box::pin(async move { ops::insert(tx, &origin, approval).await }),
+            done,
+        );
     }
 
     fn resolve(
@@ -150,8 +182,11 @@ impl ApprovalStore for PgApprovalStore {
         at_ms: u64,
         done: Completion<ResolveOutcome>,
     ) {
+        let origin = Arc::clone(&self.origin);
         self.submit(
-            move |tx| Box::pin(async move { ops::resolve(tx, &id, &resolution, at_ms).await }),
+            move |tx| {
+                Box::pin(async move { ops::resolve(tx, &origin, &id, &resolution, at_ms).await })
+            },
             done,
         );
     }
@@ -215,6 +250,19 @@ impl ApprovalStore for PgApprovalStore {
 
     fn list(&self, filter: ListFilter) -> Reading<Vec<ApprovalRecord>> {
         self.read(move |client| Box::pin(async move { ops::list(client, &filter).await }))
+    }
+
+    fn changes(&self) -> Option<ChangeFeed> {
+        let feed = self.subscribers.subscribe();
+        self.listener.get_or_init(|| {
+            let listener = feed::listen(
+                self.connector.clone(),
+                self.origin.to_string(),
+                Arc::downgrade(&self.subscribers),
+            );
+            tokio::spawn(listener).abort_handle()
+        });
+        Some(feed)
     }
 }
 
