@@ -58,6 +58,9 @@ mod chat_guides;
 mod docs_shell;
 // The tool-call gate: `check --tool`, `tools.call.*` with DNS through the fake, grants.
 mod tool_gate;
+// Two `gatehouse serve` replicas on one PostgreSQL database: cross-replica decisions and
+// waiters, one winner among concurrent answers, a replica killed mid-flight.
+mod replicas;
 
 use std::io::Write;
 use std::path::PathBuf;
