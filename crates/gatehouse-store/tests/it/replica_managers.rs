@@ -1,7 +1,8 @@
 //! Approval managers on several PostgreSQL stores sharing one database, as replicas run them:
 //! a decision given on one replica reaches the requester waiting on another, a replica
 //! starting adopts the others' pending approvals rather than cancelling them, and an approval
-//! whose replica is gone still expires, once.
+//! whose replica is gone still expires, once; and all of it carries on after the database
+//! itself was killed and started again.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -161,4 +162,46 @@ async fn a_replica_starting_adopts_pending_approvals_and_expires_them_when_their
     }
     let record = b.manager.await_decision(created.id).await.unwrap();
     assert_eq!(record.state, ApprovalState::Expired);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_carry_on_after_the_database_restarts() {
+    let mut cluster = gatehouse_fakes::postgres::TempCluster::start().unwrap();
+    let url = cluster.url();
+    let a = replica(&url).await;
+    let mut b = replica(&url).await;
+
+    cluster.kill().unwrap();
+    cluster.start_again().unwrap();
+
+    // The first write may meet a connection the crash broke; the pool then opens a new one.
+    let (created, decision) = tokio::time::timeout(CROSSING, async {
+        loop {
+            match a.manager.create_awaited(request(None)).await {
+                Ok(created) => return created,
+                Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+            }
+        }
+    })
+    .await
+    .unwrap();
+    // B's listener reconnected and read what it missed, or heard it: either way it knows.
+    assert!(matches!(
+        next_about(&mut b.events, created.id).await,
+        EventKind::Requested { .. }
+    ));
+    b.manager
+        .resolve(
+            &created.id.to_string(),
+            ApprovalDecision::Deny,
+            "bob",
+            IdDisclosure::Hidden,
+        )
+        .await
+        .unwrap();
+    let record = tokio::time::timeout(CROSSING, decision.decided())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(record.state, ApprovalState::Denied);
 }

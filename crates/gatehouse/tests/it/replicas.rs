@@ -19,6 +19,33 @@ async fn replica(database: &TempDatabase) -> Server {
     Server::start_with_config(&config_with_gateway(&store, "")).await
 }
 
+/// Two replicas on a fresh database, each with an operator connected (so each has an approval
+/// route).
+struct Replicas {
+    _database: TempDatabase,
+    a: Server,
+    b: Server,
+    operator_a: Ws,
+    operator_b: Ws,
+}
+
+impl Replicas {
+    async fn start() -> Replicas {
+        let database = gatehouse_fakes::postgres::database().unwrap();
+        let a = replica(&database).await;
+        let b = replica(&database).await;
+        let operator_a = a.ws(APPROVER).await;
+        let operator_b = b.ws(APPROVER).await;
+        Replicas {
+            _database: database,
+            a,
+            b,
+            operator_a,
+            operator_b,
+        }
+    }
+}
+
 /// A pending approval created on `server` (an operator is connected there, so it has a route);
 /// its id.
 async fn request(server: &Server) -> String {
@@ -66,11 +93,13 @@ fn wait_decision(server: &Server, id: &str) -> impl Future<Output = Value> + use
 
 #[tokio::test]
 async fn an_approval_created_on_one_replica_is_decided_on_the_other_and_its_waiter_answered() {
-    let database = gatehouse_fakes::postgres::database().unwrap();
-    let a = replica(&database).await;
-    let b = replica(&database).await;
-    let mut operator_a = a.ws(APPROVER).await;
-    let mut operator_b = b.ws(APPROVER).await;
+    let Replicas {
+        _database,
+        a,
+        b,
+        mut operator_a,
+        mut operator_b,
+    } = Replicas::start().await;
 
     let id = request(&a).await;
     let waiter = tokio::spawn(wait_decision(&a, &id));
@@ -93,11 +122,13 @@ async fn an_approval_created_on_one_replica_is_decided_on_the_other_and_its_wait
 
 #[tokio::test]
 async fn thirty_two_resolvers_over_two_replicas_have_one_winner_and_each_replica_one_event() {
-    let database = gatehouse_fakes::postgres::database().unwrap();
-    let a = replica(&database).await;
-    let b = replica(&database).await;
-    let mut operator_a = a.ws(APPROVER).await;
-    let mut operator_b = b.ws(APPROVER).await;
+    let Replicas {
+        _database,
+        a,
+        b,
+        mut operator_a,
+        mut operator_b,
+    } = Replicas::start().await;
     let id = request(&a).await;
     operator_b.event("exec.approval.requested").await;
 
@@ -131,11 +162,13 @@ async fn thirty_two_resolvers_over_two_replicas_have_one_winner_and_each_replica
 
 #[tokio::test]
 async fn a_replica_killed_and_started_again_mid_flight_keeps_its_approval_pending() {
-    let database = gatehouse_fakes::postgres::database().unwrap();
-    let a = replica(&database).await;
-    let b = replica(&database).await;
-    let _operator_a = a.ws(APPROVER).await;
-    let mut operator_b = b.ws(APPROVER).await;
+    let Replicas {
+        _database,
+        a,
+        b,
+        operator_a: _operator_a,
+        mut operator_b,
+    } = Replicas::start().await;
     let id = request(&a).await;
     operator_b.event("exec.approval.requested").await;
 
