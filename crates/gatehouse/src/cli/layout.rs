@@ -174,6 +174,48 @@ pub(crate) fn check_store(
         .map_err(ServiceError::store)
 }
 
+/// How far the database's clock may be from this host's before `doctor` warns: each replica
+/// dates approvals and their expiries by its own clock.
+const CLOCK_SKEW_WARN_MS: i64 = 1_000;
+
+/// What `doctor` says of a PostgreSQL store: a line to print, and a risk, or why `serve`
+/// would refuse it (unreachable, a bad URL, a schema newer than this build). `None` for
+/// SQLite, which [`check_store`] covers.
+pub(crate) fn review_database(
+    store: Option<&StoreConfig>,
+) -> Option<Result<(String, Option<String>), ServiceError>> {
+    let store = store.filter(|store| store.kind == StoreKind::Postgres)?;
+    Some(review_postgres(store))
+}
+
+fn review_postgres(store: &StoreConfig) -> Result<(String, Option<String>), ServiceError> {
+    let url = postgres_url(store)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(ServiceError::store)?;
+    let checked = runtime
+        .block_on(PgApprovalStore::check(url.expose(), PgOptions::default()))
+        .map_err(ServiceError::store)?;
+    let skew_ms = checked.server_now_ms - i64::try_from(super::now_ms()).unwrap_or(i64::MAX);
+    let line = match checked.schema_version {
+        0 => "approvals database (PostgreSQL): reachable, not migrated yet (serve migrates it)"
+            .to_owned(),
+        version => format!(
+            "approvals database (PostgreSQL): reachable, schema version {version} of {}",
+            checked.supported_version
+        ),
+    };
+    let warning = (skew_ms.abs() > CLOCK_SKEW_WARN_MS).then(|| {
+        format!(
+            "the approvals database's clock is {skew_ms} ms off this host's: replicas date \
+             approvals and expire them by their own clocks; keep every replica and the database \
+             on NTP"
+        )
+    });
+    Ok((line, warning))
+}
+
 /// The address to listen on: the flag, else `gateway.listen`, else [`DEFAULT_LISTEN`]; `doctor`
 /// reports the same error for an address this refuses.
 pub(crate) fn listen_address(

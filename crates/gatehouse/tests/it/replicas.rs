@@ -186,3 +186,64 @@ async fn a_replica_killed_and_started_again_mid_flight_keeps_its_approval_pendin
         .unwrap();
     assert_eq!(decided["payload"]["decision"], "deny", "{decided}");
 }
+
+#[tokio::test]
+async fn doctor_reports_the_database_reachable_and_migrated_or_refuses_one_it_cannot_reach() {
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gatehouse.json5");
+    let url_file = dir.path().join("db-url");
+    std::fs::write(&url_file, database.url()).unwrap();
+    std::fs::set_permissions(
+        &url_file,
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .unwrap();
+    let store = format!(
+        "store: {{ kind: 'postgres', urlFile: '{}' }},",
+        url_file.display()
+    );
+    std::fs::write(&config, config_with_gateway(&store, "")).unwrap();
+    let data = dir.path().join("data");
+    let args = |config: &std::path::Path| {
+        vec![
+            "doctor".to_owned(),
+            "--config".to_owned(),
+            config.display().to_string(),
+            "--data-dir".to_owned(),
+            data.display().to_string(),
+        ]
+    };
+    let run = |args: Vec<String>| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        crate::gatehouse(&args, "")
+    };
+
+    let fresh = run(args(&config));
+    assert!(
+        fresh
+            .stdout
+            .contains("approvals database (PostgreSQL): reachable, not migrated yet"),
+        "{}",
+        fresh.stdout
+    );
+    let _serving = replica(&database).await;
+    let migrated = run(args(&config));
+    assert!(
+        migrated
+            .stdout
+            .contains("approvals database (PostgreSQL): reachable, schema version 1 of 1"),
+        "{}",
+        migrated.stdout
+    );
+
+    // No server there: what `serve` would refuse, named, without the password.
+    let unreachable = dir.path().join("unreachable.json5");
+    let url = "postgres://gatehouse:hunter2@127.0.0.1:1/gatehouse?sslmode=disable";
+    let store = format!("store: {{ kind: 'postgres', url: '{url}' }},");
+    std::fs::write(&unreachable, config_with_gateway(&store, "")).unwrap();
+    let refused = run(args(&unreachable));
+    assert_eq!(refused.code, 2, "{}", refused.stdout);
+    assert!(refused.stdout.contains("error: "), "{}", refused.stdout);
+    assert!(!refused.stdout.contains("hunter2"), "{}", refused.stdout);
+}

@@ -9,4 +9,4 @@ mod ops;
 mod schema;
 mod store;
 
-pub use store::{PgApprovalStore, PgOptions};
+pub use store::{DatabaseCheck, PgApprovalStore, PgOptions};

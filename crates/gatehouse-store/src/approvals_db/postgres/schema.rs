@@ -128,6 +128,22 @@ pub(super) async fn migrate(client: &mut Object) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// The database's schema version, 0 before any gateway migrated it, refused when newer than
+/// this build; writes nothing.
+pub(super) async fn schema_version(q: &impl Queries) -> Result<i64, StoreError> {
+    let rows = q
+        .rows("SELECT to_regclass('gatehouse_schema') IS NOT NULL", &[])
+        .await?;
+    let migrated: bool = match rows.first() {
+        Some(row) => row.try_get(0)?,
+        None => false,
+    };
+    if !migrated {
+        return Ok(0);
+    }
+    recorded_version(q).await
+}
+
 /// The newest migration `gatehouse_schema` records, refused when newer than this build.
 async fn recorded_version(q: &impl Queries) -> Result<i64, StoreError> {
     let rows = q

@@ -44,6 +44,17 @@ impl Default for PgOptions {
     }
 }
 
+/// What [`PgApprovalStore::check`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DatabaseCheck {
+    /// The migrations applied (0: no gateway has started on it yet).
+    pub schema_version: i64,
+    /// The version this build migrates to.
+    pub supported_version: i64,
+    /// The server's clock, ms since the Unix epoch, when it answered.
+    pub server_now_ms: i64,
+}
+
 /// One queued write: run on the pool, or told that the writer has stopped (`None`).
 type Job = Box<dyn FnOnce(Option<Pool>) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send>;
 
@@ -88,6 +99,30 @@ impl PgApprovalStore {
             origin: feed::new_origin().into(),
             subscribers: Arc::default(),
             listener: OnceLock::new(),
+        })
+    }
+
+    /// Connects to the database `url` names and reads what `gatehouse doctor` reports,
+    /// writing nothing: a schema newer than this build is refused, as a start would.
+    pub async fn check(url: &str, options: PgOptions) -> Result<DatabaseCheck, StoreError> {
+        let pool =
+            Connector::from_url(url, options.connect_timeout)?.pool(1, options.connect_timeout)?;
+        let client = pool.get().await?;
+        let schema_version = schema::schema_version(&*client).await?;
+        let rows = client
+            .query(
+                "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
+                &[],
+            )
+            .await?;
+        let server_now_ms = match rows.first() {
+            Some(row) => row.try_get(0)?,
+            None => 0,
+        };
+        Ok(DatabaseCheck {
+            schema_version,
+            supported_version: schema::CURRENT_VERSION,
+            server_now_ms,
         })
     }
 
