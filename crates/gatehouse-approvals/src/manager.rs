@@ -185,7 +185,9 @@ impl ApprovalManager {
     ) -> Result<(ApprovalManager, EventSubscription), ApprovalError> {
         let events = EventBus::default();
         let subscription = events.subscribe();
+        let changes = store.changes();
         let inner = Arc::new(Inner {
+            shared: changes.is_some(),
             store,
             allowlists,
             clock,
@@ -197,7 +199,6 @@ impl ApprovalManager {
             grants: GrantBook::default(),
             tasks: std::sync::OnceLock::new(),
         });
-        let changes = inner.store.changes();
         if changes.is_none() {
             inner.cancel_left_pending().await?;
         }
@@ -254,9 +255,37 @@ impl ApprovalManager {
         Ok((created, pending))
     }
 
+    /// On a store other gateways share, a minted id's short id may be held by an approval
+    /// this manager has not heard of yet: the store's constraint refuses it, and a fresh id is
+    /// tried. Such ids are announced only once stored, so a refused one is never shown.
     async fn create_entry(
         &self,
-        create: CreateApproval,
+        mut create: CreateApproval,
+        waiters: Option<Arc<Waiters>>,
+    ) -> Result<Created, ApprovalError> {
+        let attempts = if create.id.is_none() && self.inner.shared {
+            MINT_ATTEMPTS
+        } else {
+            1
+        };
+        let mut attempt = 1;
+        loop {
+            let request = if attempt < attempts {
+                create.request.clone()
+            } else {
+                std::mem::take(&mut create.request)
+            };
+            match self.create_once(&create, request, waiters.clone()).await {
+                Err(ApprovalError::ShortIdInUse { .. }) if attempt < attempts => attempt += 1,
+                created => return created,
+            }
+        }
+    }
+
+    async fn create_once(
+        &self,
+        create: &CreateApproval,
+        request: ApprovalRequest,
         waiters: Option<Arc<Waiters>>,
     ) -> Result<Created, ApprovalError> {
         let inner = &self.inner;
@@ -264,10 +293,12 @@ impl ApprovalManager {
         let (id, announce) = match &create.id {
             Some(text) => (self.claim_chosen(text)?, Announce::Durable),
             // 74 random bits beside the time cannot be taken, and its short id is claimed
-            // here, so only a failing store can refuse a fresh id.
+            // here, so only a failing store (or a short id another gateway holds) can refuse
+            // a fresh id.
+            None if inner.shared => (self.claim_minted(created_at_ms)?, Announce::Durable),
             None => (self.claim_minted(created_at_ms)?, Announce::Early),
         };
-        let plan = allow_always_plan(&create);
+        let plan = allow_always_plan_for(&request, &create.allow_always_patterns);
         let offered = Offered {
             allow_always: plan.is_some(),
         };
@@ -284,7 +315,7 @@ impl ApprovalManager {
         }
         let times = (created_at_ms, expires_at_ms);
         inner
-            .register(id, create.request, offered, times, announce)
+            .register(id, request, offered, times, announce)
             .await?;
         Ok(Created {
             id,
@@ -661,10 +692,6 @@ impl ApprovalManager {
 /// Allow-always is offered only when it can be persisted and would change something: the
 /// effective ask is not `always` (which asks every time regardless), patterns exist, and the
 /// request names the agent whose allowlist they belong in.
-fn allow_always_plan(create: &CreateApproval) -> Option<AllowAlwaysPlan> {
-    allow_always_plan_for(&create.request, &create.allow_always_patterns)
-}
-
 /// What allow-always would persist for `request`, given the allowlist patterns it would add.
 pub(crate) fn allow_always_plan_for(
     request: &ApprovalRequest,

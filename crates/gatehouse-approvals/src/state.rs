@@ -48,6 +48,8 @@ const EXPIRY_RETRY_MS: u64 = 1_000;
 
 /// Everything the manager's clones and its timer task share.
 pub(crate) struct Inner {
+    /// Whether other gateways write the store too (it has a change feed).
+    pub(crate) shared: bool,
     pub(crate) store: Arc<dyn ApprovalStore>,
     pub(crate) allowlists: Arc<dyn AllowlistStore>,
     pub(crate) clock: Arc<dyn Clock>,
