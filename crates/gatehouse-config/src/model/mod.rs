@@ -28,7 +28,7 @@ pub use channels::{
 };
 pub use gateway::{
     DnsConfig, GatewayAuthConfig, GatewayConfig, GatewayLimitsConfig, RateLimitConfig, Scope,
-    TokenConfig,
+    StoreConfig, StoreKind, TokenConfig,
 };
 pub use tools::{
     ApplyPatchConfig, BrowserConfig, ElevatedConfig, ExecConfig, FsConfig, PathAccessSection,

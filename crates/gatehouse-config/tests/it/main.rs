@@ -25,3 +25,5 @@ mod never_panics;
 mod one_mistake;
 // The tool-call gate's keys: files, URLs, always-ask, timeouts, conversations, DNS.
 mod tool_call_keys;
+// `gateway.store`: SQLite by default, PostgreSQL with one URL source.
+mod store_keys;

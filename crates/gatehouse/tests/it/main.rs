@@ -68,6 +68,9 @@ mod chat_strangers;
 mod chat_speakers;
 // Issue 36: cards and replies show agent and sender text literally; a cut command says so.
 mod chat_markup;
+// Two `gatehouse serve` replicas on one PostgreSQL database: cross-replica decisions and
+// waiters, one winner among concurrent answers, a replica killed mid-flight.
+mod replicas;
 
 use std::io::Write;
 use std::path::PathBuf;
