@@ -776,19 +776,6 @@ async fn shows_chat_delivery_failures_with_the_last_error() {
     assert_eq!(browser.problems(), Vec::<String>::new());
 }
 
-/// Where `name` resolves on this process's `PATH`, symlinks followed, as the policy resolves it
-/// (the gateway runs with this process's environment).
-fn resolved_on_path(name: &str) -> String {
-    std::env::split_paths(&std::env::var_os("PATH").unwrap())
-        .map(|dir| dir.join(name))
-        .find(|candidate| candidate.is_file())
-        .unwrap()
-        .canonicalize()
-        .unwrap()
-        .display()
-        .to_string()
-}
-
 /// Issue 35: the add form suggested a guessed `/usr/bin/git`; a bare name now becomes the path
 /// it resolves to on the gateway host, and a name found nowhere is refused, not stored.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -798,7 +785,7 @@ async fn the_allowlist_form_resolves_a_bare_program_name_on_the_gateway_host() {
     let page = logged_in(&browser, &server.base).await;
     open_allowlists(&page).await;
 
-    let ls = resolved_on_path("ls");
+    let ls = crate::mcp::on_path("ls");
     page.type_into("#allowlist-agent", "main").await;
     page.type_into("#allowlist-pattern", "ls").await;
     page.click("#allowlist-form button[type='submit']").await;

@@ -5,9 +5,9 @@
 //! to another user.
 
 use std::collections::BTreeMap;
-use std::fs::{DirBuilder, OpenOptions};
-use std::io::{ErrorKind, Write as _};
-use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+use std::fs::DirBuilder;
+use std::io::ErrorKind;
+use std::os::unix::fs::DirBuilderExt as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
@@ -97,21 +97,10 @@ impl Contexts {
             .mode(0o700)
             .create(dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
-        let temporary = path.with_extension("json.tmp");
-        let _ = std::fs::remove_file(&temporary);
-        let text = serde_json::to_string_pretty(self)?;
-        let write = || -> std::io::Result<()> {
-            let mut file = OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&temporary)?;
-            file.write_all(text.as_bytes())?;
-            file.write_all(b"\n")?;
-            file.sync_all()?;
-            std::fs::rename(&temporary, path)
-        };
-        write().with_context(|| format!("cannot write {}", path.display()))
+        let mut text = serde_json::to_string_pretty(self)?;
+        text.push('\n');
+        gatehouse_store::private_file::replace(path, text.as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))
     }
 
     /// The context named `name`.
