@@ -63,6 +63,7 @@ mod ids;
 mod index;
 mod manager;
 mod record;
+mod replicas;
 mod run_binding;
 mod short_ids;
 mod state;
@@ -85,6 +86,6 @@ pub use record::{
 };
 pub use run_binding::{binding_of, run_binding};
 pub use store::{
-    ALLOW_ALWAYS_SOURCE, AddedEntry, AllowlistStore, ApprovalStore, Completion, GrantStore,
-    Reading, StoreError,
+    ALLOW_ALWAYS_SOURCE, AddedEntry, AllowlistStore, ApprovalStore, Change, ChangeFeed, Completion,
+    GrantStore, Reading, StoreError,
 };

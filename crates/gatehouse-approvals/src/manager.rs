@@ -12,7 +12,7 @@ use uuid::Uuid;
 use crate::clock::{Clock, millis};
 use crate::deadlines::Deadlines;
 use crate::error::ApprovalError;
-use crate::events::{EventBus, EventKind, EventSubscription, Offered};
+use crate::events::{EventBus, EventSubscription, Offered};
 use crate::grants::{GrantBook, StoredGrant};
 use crate::ids::{mint_approval_id, short_id};
 use crate::index::{AllowAlwaysPlan, Entry, Index, Key, Status, Waiters};
@@ -20,6 +20,7 @@ use crate::record::{
     ApprovalRecord, ApprovalRequest, ApprovalState, ConsumeOutcome, DeliveredMessage, ListFilter,
     Resolution, ResolveOutcome, Retention,
 };
+use crate::replicas::follow_changes;
 use crate::short_ids::ShortIds;
 use crate::state::{Announce, Inner, not_found_as_unknown, prune_periodically, run_timer};
 use crate::store::{AddedEntry, AllowlistStore, ApprovalStore};
@@ -169,7 +170,8 @@ impl PendingDecision {
 
 impl ApprovalManager {
     /// Starts the manager: cancels approvals left pending by an earlier run (reason
-    /// `gateway-restart`), reads the short ids in use from the store (every id in it: about
+    /// `gateway-restart`; on a store other gateways share, adopts them instead, and follows
+    /// the other gateways' writes from then on), reads the short ids in use from the store (every id in it: about
     /// 50 ms per 200,000 approvals), and starts the timer and the pruner, whose first pass
     /// deletes history older than the retention period in the background. The returned
     /// subscription already holds
@@ -183,7 +185,9 @@ impl ApprovalManager {
     ) -> Result<(ApprovalManager, EventSubscription), ApprovalError> {
         let events = EventBus::default();
         let subscription = events.subscribe();
+        let changes = store.changes();
         let inner = Arc::new(Inner {
+            shared: changes.is_some(),
             store,
             allowlists,
             clock,
@@ -195,29 +199,8 @@ impl ApprovalManager {
             grants: GrantBook::default(),
             tasks: std::sync::OnceLock::new(),
         });
-        let now = inner.clock.now_ms();
-        let cancelled = inner
-            .queued(
-                |store, done| store.cancel_all_pending(REASON_RESTART.to_owned(), now, done),
-                |_, _| {},
-            )
-            .await?;
-        // Agents waiting on them must ask again; an operator reading the log should know why.
-        if !cancelled.is_empty() {
-            tracing::info!(
-                count = cancelled.len(),
-                reason = REASON_RESTART,
-                "Cancelled the approvals an earlier run left pending."
-            );
-        }
-        for record in cancelled {
-            let id = parse_id(&record.id)?;
-            inner.events.emit(
-                id,
-                EventKind::Cancelled {
-                    reason: REASON_RESTART.to_owned(),
-                },
-            );
+        if changes.is_none() {
+            inner.cancel_left_pending().await?;
         }
         let stored = inner.read(|store| store.short_ids()).await?;
         inner.short_ids.load(stored);
@@ -229,10 +212,16 @@ impl ApprovalManager {
             Arc::clone(&inner.clock),
         ));
         let pruner = tokio::spawn(prune_periodically(Arc::downgrade(&inner)));
+        let mut tasks = vec![timer.abort_handle(), pruner.abort_handle()];
+        if let Some(changes) = changes {
+            // Other gateways' pending approvals are theirs to wait on and ours to answer and
+            // expire too: adopted, not cancelled.
+            inner.adopt_pending().await?;
+            let follower = tokio::spawn(follow_changes(Arc::downgrade(&inner), changes));
+            tasks.push(follower.abort_handle());
+        }
         // The cell is fresh, so this set cannot fail; the handles are only used to stop the tasks.
-        let _ = inner
-            .tasks
-            .set([timer.abort_handle(), pruner.abort_handle()]);
+        let _ = inner.tasks.set(tasks);
         Ok((ApprovalManager { inner }, subscription))
     }
 
@@ -266,9 +255,37 @@ impl ApprovalManager {
         Ok((created, pending))
     }
 
+    /// On a store other gateways share, a minted id's short id may be held by an approval
+    /// this manager has not heard of yet: the store's constraint refuses it, and a fresh id is
+    /// tried. Such ids are announced only once stored, so a refused one is never shown.
     async fn create_entry(
         &self,
-        create: CreateApproval,
+        mut create: CreateApproval,
+        waiters: Option<Arc<Waiters>>,
+    ) -> Result<Created, ApprovalError> {
+        let attempts = if create.id.is_none() && self.inner.shared {
+            MINT_ATTEMPTS
+        } else {
+            1
+        };
+        let mut attempt = 1;
+        loop {
+            let request = if attempt < attempts {
+                create.request.clone()
+            } else {
+                std::mem::take(&mut create.request)
+            };
+            match self.create_once(&create, request, waiters.clone()).await {
+                Err(ApprovalError::ShortIdInUse { .. }) if attempt < attempts => attempt += 1,
+                created => return created,
+            }
+        }
+    }
+
+    async fn create_once(
+        &self,
+        create: &CreateApproval,
+        request: ApprovalRequest,
         waiters: Option<Arc<Waiters>>,
     ) -> Result<Created, ApprovalError> {
         let inner = &self.inner;
@@ -276,10 +293,12 @@ impl ApprovalManager {
         let (id, announce) = match &create.id {
             Some(text) => (self.claim_chosen(text)?, Announce::Durable),
             // 74 random bits beside the time cannot be taken, and its short id is claimed
-            // here, so only a failing store can refuse a fresh id.
+            // here, so only a failing store (or a short id another gateway holds) can refuse
+            // a fresh id.
+            None if inner.shared => (self.claim_minted(created_at_ms)?, Announce::Durable),
             None => (self.claim_minted(created_at_ms)?, Announce::Early),
         };
-        let plan = allow_always_plan(&create);
+        let plan = allow_always_plan_for(&request, &create.allow_always_patterns);
         let offered = Offered {
             allow_always: plan.is_some(),
         };
@@ -296,7 +315,7 @@ impl ApprovalManager {
         }
         let times = (created_at_ms, expires_at_ms);
         inner
-            .register(id, create.request, offered, times, announce)
+            .register(id, request, offered, times, announce)
             .await?;
         Ok(Created {
             id,
@@ -673,20 +692,22 @@ impl ApprovalManager {
 /// Allow-always is offered only when it can be persisted and would change something: the
 /// effective ask is not `always` (which asks every time regardless), patterns exist, and the
 /// request names the agent whose allowlist they belong in.
-fn allow_always_plan(create: &CreateApproval) -> Option<AllowAlwaysPlan> {
-    let request = &create.request;
+/// What allow-always would persist for `request`, given the allowlist patterns it would add.
+pub(crate) fn allow_always_plan_for(
+    request: &ApprovalRequest,
+    patterns: &[String],
+) -> Option<AllowAlwaysPlan> {
     // A tool call's allow-always stores its grant, for the agent that asked.
     if let Some(tool) = &request.tool {
         return (tool.grant.is_some() && request.agent_id.is_some())
             .then_some(AllowAlwaysPlan::Grant);
     }
-    if request.ask == Some(gatehouse_policy::Ask::Always) || create.allow_always_patterns.is_empty()
-    {
+    if request.ask == Some(gatehouse_policy::Ask::Always) || patterns.is_empty() {
         return None;
     }
     Some(AllowAlwaysPlan::Patterns {
         agent_id: request.agent_id.clone()?,
-        patterns: create.allow_always_patterns.clone(),
+        patterns: patterns.to_vec(),
     })
 }
 
@@ -704,7 +725,7 @@ fn terminal_error(id: Uuid, record: &ApprovalRecord) -> ApprovalError {
     }
 }
 
-fn parse_id(text: &str) -> Result<Uuid, ApprovalError> {
+pub(crate) fn parse_id(text: &str) -> Result<Uuid, ApprovalError> {
     Uuid::try_parse(text).map_err(|_| ApprovalError::CorruptId {
         id: text.to_owned(),
     })

@@ -21,6 +21,7 @@ use crate::manager::{AllowlistWrite, ManagerConfig, REASON_STORE_FAILED, REASON_
 use crate::record::{
     ApprovalRecord, ApprovalRequest, ApprovalState, NewApproval, Resolution, ResolveOutcome,
 };
+use crate::replicas::outcome_event;
 use crate::short_ids::ShortIds;
 use crate::store::{AllowlistStore, ApprovalStore, Completion, Reading, StoreError};
 
@@ -47,6 +48,8 @@ const EXPIRY_RETRY_MS: u64 = 1_000;
 
 /// Everything the manager's clones and its timer task share.
 pub(crate) struct Inner {
+    /// Whether other gateways write the store too (it has a change feed).
+    pub(crate) shared: bool,
     pub(crate) store: Arc<dyn ApprovalStore>,
     pub(crate) allowlists: Arc<dyn AllowlistStore>,
     pub(crate) clock: Arc<dyn Clock>,
@@ -59,7 +62,7 @@ pub(crate) struct Inner {
     /// Every allow-always grant of a tool call, as the store holds them.
     pub(crate) grants: GrantBook,
     /// The timer task and the pruning task, stopped with the manager.
-    pub(crate) tasks: OnceLock<[AbortHandle; 2]>,
+    pub(crate) tasks: OnceLock<Vec<AbortHandle>>,
 }
 
 impl Drop for Inner {
@@ -166,7 +169,11 @@ impl Inner {
                 }
                 Err(error) => {
                     inner.index.remove(&id);
-                    if !matches!(error, StoreError::DuplicateId { .. }) {
+                    // Refused because another approval holds it: it stays in use.
+                    if !matches!(
+                        error,
+                        StoreError::DuplicateId { .. } | StoreError::ShortIdInUse { .. }
+                    ) {
                         inner.short_ids.release(short_id(&id));
                     }
                     let mut stage = lock(&failure_stage);
@@ -187,6 +194,9 @@ impl Inner {
         }
         stored.await.map(drop).map_err(|error| match error {
             ApprovalError::Store(StoreError::DuplicateId { .. }) => ApprovalError::IdInUse { id },
+            ApprovalError::Store(StoreError::ShortIdInUse { .. }) => {
+                ApprovalError::ShortIdInUse { id }
+            }
             other => other,
         })
     }
@@ -301,12 +311,16 @@ impl Inner {
         } else if let Some(status) = settled_status(outcome.winner())
             && self.index.settle(&id, status, outcome.winner())
         {
-            // Another manager on the same database settled it: follow without an event of ours.
+            // Another manager on the same database settled it, and this one's subscribers have
+            // not heard: the winner's outcome is announced here, once.
+            if let Some(event) = outcome_event(outcome.winner()) {
+                self.events.emit(id, event);
+            }
             self.evict_after_grace(id, now);
         }
     }
 
-    fn evict_after_grace(&self, id: Uuid, now_ms: u64) {
+    pub(crate) fn evict_after_grace(&self, id: Uuid, now_ms: u64) {
         let at_ms = now_ms.saturating_add(millis(self.config.grace));
         self.deadlines.push(at_ms, id, Due::Evict);
     }
@@ -414,7 +428,7 @@ pub(crate) async fn run_timer(
 
 /// The in-memory status matching a settled record; `None` while it is pending.
 /// The grant an applied allow-always of a tool approval stored, as the store keeps it.
-fn granted(record: &ApprovalRecord) -> Option<StoredGrant> {
+pub(crate) fn granted(record: &ApprovalRecord) -> Option<StoredGrant> {
     if record.decision != Some(gatehouse_policy::ApprovalDecision::AllowAlways) {
         return None;
     }
@@ -428,7 +442,7 @@ fn granted(record: &ApprovalRecord) -> Option<StoredGrant> {
     })
 }
 
-fn settled_status(record: &ApprovalRecord) -> Option<Status> {
+pub(crate) fn settled_status(record: &ApprovalRecord) -> Option<Status> {
     match (record.state, record.decision) {
         (ApprovalState::Pending, _) => None,
         (ApprovalState::Allowed | ApprovalState::Denied, Some(decision)) => {

@@ -25,6 +25,14 @@ pub enum StoreError {
         /// The refused id.
         approval_id: String,
     },
+    /// Another stored approval has this id's short id. Only a store shared by several
+    /// gateways reports it (a unique constraint): each gateway keeps the short ids it knows
+    /// unique in memory, but not another gateway's that appeared since it started.
+    #[error("the short id of approval {approval_id} is in use")]
+    ShortIdInUse {
+        /// The refused id.
+        approval_id: String,
+    },
     /// No approval has this id.
     #[error("approval {approval_id} not found")]
     NotFound {
@@ -60,7 +68,8 @@ pub type Reading<T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send>
 /// unique, but [`ApprovalStore::short_ids`] lets the manager load the ones in use.
 pub trait ApprovalStore: GrantStore + Send + Sync {
     /// Stores a new `Pending` approval. Fails with [`StoreError::DuplicateId`] if the id exists
-    /// in any state, so an id is never reused.
+    /// in any state, so an id is never reused; a shared store also refuses an id whose short id
+    /// another approval holds ([`StoreError::ShortIdInUse`]).
     fn insert(&self, approval: NewApproval, done: Completion<ApprovalRecord>);
 
     /// Moves a `Pending` approval to the resolution's state; the first resolution wins (see
@@ -116,7 +125,30 @@ pub trait ApprovalStore: GrantStore + Send + Sync {
 
     /// Approvals matching `filter`, in its order.
     fn list(&self, filter: ListFilter) -> Reading<Vec<ApprovalRecord>>;
+
+    /// For a store other gateways write too: a feed of their writes, which the manager follows
+    /// (adopting approvals they create, settling those they settle) instead of cancelling the
+    /// pending approvals it finds at start. `None`, the default, for a store this gateway
+    /// alone writes. Called once, at start, from within a tokio runtime.
+    fn changes(&self) -> Option<ChangeFeed> {
+        None
+    }
 }
+
+/// What a shared store tells a gateway of the other gateways' writes. Notices are wake-ups,
+/// not the state: the manager reads the approval again, so a late or repeated notice is
+/// harmless.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// Another gateway created or settled this approval.
+    Approval(String),
+    /// Notices may have been lost (the feed's connection was re-established): every approval
+    /// must be read again.
+    Resync,
+}
+
+/// The receiving end of [`ApprovalStore::changes`].
+pub type ChangeFeed = tokio::sync::mpsc::UnboundedReceiver<Change>;
 
 /// Where allow-always grants of tool calls live, beside the approvals whose decisions made
 /// them (an [`ApprovalStore::resolve`] stores each grant with its decision).

@@ -10,6 +10,7 @@ use async_trait::async_trait;
 use gatehouse_policy::elevated::SenderIdentity;
 use tokio::sync::mpsc;
 
+use crate::conversation::Place;
 use crate::error::ChatError;
 use crate::render::Card;
 use crate::route::{MessageLocator, Route};
@@ -73,12 +74,19 @@ pub struct InboundText {
     pub message: MessageLocator,
     /// The text, with a slash command's name and arguments joined back into one line.
     pub text: String,
+    /// The conversation it was typed in, as session bindings name it (normalized by the
+    /// adapter's platform), so `/elevated` finds the session bound there.
+    pub place: Place,
     /// The message it replies to, so a reply to a card can name the approval.
     pub reply_to: Option<MessageLocator>,
     /// Whether it was typed in a direct conversation with the bot.
     pub is_direct: bool,
     /// Present for slash commands and other interactions that want a private answer.
     pub interaction: Option<InteractionRef>,
+    /// How to answer only the sender of a message typed in a shared chat, where the platform
+    /// offers that without an interaction (Slack's ephemeral messages); `None` elsewhere. The
+    /// core answers privately this way whenever a reply must not reach the whole chat.
+    pub private_reply: Option<InteractionRef>,
 }
 
 /// A press of a decision button.
@@ -94,8 +102,10 @@ pub struct ButtonPress {
     pub interaction: InteractionRef,
 }
 
-/// Everything an adapter reports.
+/// Everything an adapter reports. A text carries more than a press (its place and reply
+/// handles), but events are few and moved once through a queue, so neither is boxed.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant)]
 pub enum Inbound {
     /// A text message or slash command.
     Text(InboundText),

@@ -12,6 +12,7 @@ use crate::error::ChatError;
 use crate::filter::{AgentFilter, SessionFilter};
 use crate::platform::Platforms;
 use crate::route::Route;
+use crate::strangers::{StrangerReplies, StrangerReplySettings};
 
 /// `approvals.exec.mode`: where forwarded text prompts go.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -96,6 +97,11 @@ pub struct NativeClientSettings {
     pub session_filter: Option<Vec<String>>,
     /// `cleanupAfterResolve`: delete cards after a decision instead of editing them.
     pub cleanup_after_resolve: bool,
+    /// `decideUndelivered`: this channel's approvers may decide by id approvals that were never
+    /// shown on this channel (another channel's filters admitted them, this one's did not).
+    pub decide_undelivered: bool,
+    /// `strangerReplies`: how often people who may decide nothing here are answered.
+    pub stranger_replies: StrangerReplySettings,
 }
 
 /// All chat-approval settings, as written.
@@ -146,6 +152,10 @@ pub struct ChatApprovals {
     pub(crate) forwarding: Option<Forwarding>,
     pub(crate) native: Vec<NativeClient>,
     approvers: BTreeMap<String, BTreeSet<String>>,
+    /// Channels whose approvers may decide approvals never shown there.
+    decide_undelivered: BTreeSet<String>,
+    /// Each channel's limits on replies to strangers (the channels not listed use defaults).
+    stranger_replies: BTreeMap<String, StrangerReplySettings>,
 }
 
 impl ChatApprovals {
@@ -164,6 +174,17 @@ impl ChatApprovals {
                 .approvers
                 .get(channel)
                 .is_some_and(|approvers| approvers.contains(id))
+    }
+
+    /// Whether `channel`'s approvers may decide, by id, approvals that were never shown on
+    /// `channel` (`decideUndelivered`). Off by default: a person decides what they saw.
+    pub fn decides_undelivered(&self, channel: &str) -> bool {
+        self.decide_undelivered.contains(channel)
+    }
+
+    /// The replies to strangers each channel allows, for [`StrangerReplies::new`].
+    pub fn stranger_replies(&self) -> StrangerReplies {
+        StrangerReplies::new(self.stranger_replies.clone())
     }
 }
 
@@ -198,10 +219,21 @@ impl ChatApprovalSettings {
             .then(|| validate_forwarding(&self.forwarding, problems));
         let mut native = Vec::new();
         let mut approvers = BTreeMap::new();
+        let mut decide_undelivered = BTreeSet::new();
+        let mut stranger_replies = BTreeMap::new();
         for settings in &self.native {
             let Some(ids) = parse_approvers(settings, platforms, problems) else {
                 continue;
             };
+            if settings.decide_undelivered {
+                decide_undelivered.insert(settings.channel.trim().to_owned());
+            }
+            if check_stranger_replies(settings, problems) {
+                stranger_replies.insert(
+                    settings.channel.trim().to_owned(),
+                    settings.stranger_replies,
+                );
+            }
             if let Some(client) = activate(settings, &ids, problems) {
                 native.push(client);
             }
@@ -214,6 +246,8 @@ impl ChatApprovalSettings {
             forwarding,
             native,
             approvers,
+            decide_undelivered,
+            stranger_replies,
         }
     }
 }
@@ -282,6 +316,30 @@ fn parse_approvers(
         }
     }
     Some(approvers)
+}
+
+/// Whether the stranger-reply windows are usable, each refused one going to `problems`: a
+/// window of zero would answer a flood message for message.
+fn check_stranger_replies(settings: &NativeClientSettings, problems: &mut Vec<ChatError>) -> bool {
+    let limits = settings.stranger_replies;
+    let mut usable = true;
+    for (key, seconds) in [
+        ("senderQuietSeconds", limits.sender_quiet_secs),
+        ("chatQuietSeconds", limits.chat_quiet_secs),
+    ] {
+        if seconds == 0 {
+            usable = false;
+            problems.push(ChatError::InvalidTarget {
+                field: format!(
+                    "channels.{}.execApprovals.strangerReplies.{key}",
+                    settings.channel.trim()
+                ),
+                value: seconds.to_string(),
+                reason: "a quiet window must be at least 1 second",
+            });
+        }
+    }
+    usable
 }
 
 /// A session filter whose refusal, naming the key it came from, goes to `problems`; a refused

@@ -76,11 +76,11 @@ impl<S: TokenStore> Dispatcher<S> {
             .map(|delivered| delivered.route.clone())
             .collect();
         if let Some(origin) = plan.fallback_after(&prompt_routes) {
-            let card = render_fallback(view);
+            let card = render_fallback(view, now_ms, self.max_command_chars);
             match self.send_card(origin, &card).await {
                 Ok(locator) => outcome.delivered.push(Delivered {
                     route: origin.clone(),
-                    kind: MessageKind::OriginNotice,
+                    kind: MessageKind::Fallback,
                     locator,
                 }),
                 Err(error) => outcome.failed.push((origin.clone(), error)),
@@ -141,6 +141,10 @@ impl<S: TokenStore> Dispatcher<S> {
                 Vec::new(),
             ),
             MessageKind::OriginNotice => (render_origin_notice(view), Vec::new()),
+            MessageKind::Fallback => (
+                render_fallback(view, now_ms, self.max_command_chars),
+                Vec::new(),
+            ),
         };
         let locator = self.send_card(route, &card).await.map_err(fail)?;
         self.tokens.bind_delivery(&tokens, &locator).map_err(fail)?;

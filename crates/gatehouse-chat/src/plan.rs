@@ -25,8 +25,12 @@ pub enum MessageKind {
     Card,
     /// A forwarded text prompt with `/approve` instructions and no buttons.
     TextPrompt,
-    /// The short origin notice that the card went to approvers' DMs.
+    /// The short origin notice that the card went to approvers' DMs. It does not show the
+    /// command, so it does not count as showing the approval to anyone.
     OriginNotice,
+    /// The prompt with the exact `/approve` commands left in the origin chat when no prompt
+    /// arrived anywhere; never planned, only sent by the dispatcher after the fact.
+    Fallback,
 }
 
 /// One planned delivery.

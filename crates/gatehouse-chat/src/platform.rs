@@ -9,6 +9,8 @@
 
 use std::fmt;
 
+use crate::conversation::{ConversationKey, plain_chat};
+
 /// One chat platform's identity and id rules.
 pub trait Platform: Send + Sync + 'static {
     /// The channel name: the `channels.<name>` config key, [`Route::channel`], a sender's
@@ -29,6 +31,16 @@ pub trait Platform: Send + Sync + 'static {
     /// and deliver only once; `None` for anything else, which stays a chat.
     fn direct_chat_user(&self, _to: &str) -> Option<String> {
         None
+    }
+
+    /// The one key of the conversation a session binding names with `to` and `thread_id`,
+    /// spelled as this platform's inbound messages spell their [`Place`]: the same function of
+    /// the same conversation, so a binding and a message from there meet. By default `to` is
+    /// taken as written (less a `chat:`/`channel:` prefix) and the thread kept.
+    ///
+    /// [`Place`]: crate::conversation::Place
+    fn conversation(&self, to: &str, thread_id: Option<&str>) -> ConversationKey {
+        ConversationKey::new(plain_chat(to), thread_id)
     }
 }
 
@@ -69,6 +81,20 @@ impl Platforms {
     /// [`Platform::user_id_problem`] on `channel`; `None` for a channel no platform serves.
     pub fn user_id_problem(&self, channel: &str, id: &str) -> Option<&'static str> {
         self.get(channel)?.user_id_problem(id)
+    }
+
+    /// [`Platform::conversation`] on `channel`; a channel no platform serves gets the default
+    /// reading.
+    pub fn conversation(
+        &self,
+        channel: &str,
+        to: &str,
+        thread_id: Option<&str>,
+    ) -> ConversationKey {
+        match self.get(channel) {
+            Some(platform) => platform.conversation(to, thread_id),
+            None => ConversationKey::new(plain_chat(to), thread_id),
+        }
     }
 
     /// [`Platform::direct_chat_user`] on `channel`; `None` for a channel no platform serves.

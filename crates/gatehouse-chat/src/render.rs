@@ -332,19 +332,24 @@ pub fn render_prompt(view: &ApprovalView, now_ms: u64, max_command_chars: usize)
         .into_iter()
         .map(ApprovalDecision::as_str)
         .collect();
-    let mut fields = metadata_fields(view);
-    fields.push(Field::new(
-        FieldKind::Expires,
-        expiry_phrase(view.expires_at_ms, now_ms),
-    ));
+    let command = command_block(&shown_text(view), max_command_chars);
+    let (headline, what) = match &view.tool {
+        None => ("Exec approval needed", "command"),
+        Some(_) => ("Tool approval needed", "parameters"),
+    };
+    // A cut command is said in the headline, where nobody misses it: what is not shown must
+    // be read in the Control UI before deciding, and allow-always is not offered for it.
+    let title = match command.truncated_chars {
+        0 => headline.to_owned(),
+        cut => format!(
+            "{headline}: {what} cut, {cut} characters not shown (read it in full in the Control UI)"
+        ),
+    };
     Card {
         state: CardState::Pending,
-        title: match &view.tool {
-            None => "Exec approval needed".to_owned(),
-            Some(_) => "Tool approval needed".to_owned(),
-        },
-        fields,
-        command: Some(command_block(&shown_text(view), max_command_chars)),
+        title,
+        fields: pending_fields(view, now_ms),
+        command: Some(command),
         note: Some(format!(
             "Reply /approve {} {}",
             one_line(&view.short_id(), SHORT_ID_LEN),
@@ -410,20 +415,32 @@ pub fn render_origin_notice(view: &ApprovalView) -> Card {
     ))
 }
 
-/// The text left in the origin chat when no target received the card: the exact command an
-/// approver can type.
-pub fn render_fallback(view: &ApprovalView) -> Card {
+/// The card left in the origin chat when no target received a prompt: the approval as a prompt
+/// shows it (command, fields, expiry), without buttons, and the exact commands an approver can
+/// type. It shows everything a card does, because whoever decides from it must have seen what
+/// they decide.
+pub fn render_fallback(view: &ApprovalView, now_ms: u64, max_command_chars: usize) -> Card {
     let id = one_line(&view.id, 128);
     let decisions: Vec<String> = view
         .offered_decisions()
         .into_iter()
         .map(|decision| format!("/approve {id} {decision}"))
         .collect();
-    notice(format!(
-        "Approval {} could not be delivered to any approver. An approver can decide here with:\n{}",
-        one_line(&view.short_id(), SHORT_ID_LEN),
-        decisions.join("\n")
-    ))
+    Card {
+        state: CardState::Pending,
+        title: format!(
+            "Approval {} could not be delivered to any approver",
+            one_line(&view.short_id(), SHORT_ID_LEN)
+        ),
+        fields: pending_fields(view, now_ms),
+        command: Some(command_block(&view.command, max_command_chars)),
+        note: Some(format!(
+            "An approver can decide here with:\n{}",
+            decisions.join("\n")
+        )),
+        buttons: Vec::new(),
+        expires_at_ms: Some(view.expires_at_ms),
+    }
 }
 
 fn notice(title: String) -> Card {
@@ -436,6 +453,12 @@ fn notice(title: String) -> Card {
         buttons: Vec::new(),
         expires_at_ms: None,
     }
+}
+
+/// Whether a card with this `max_chars` limit shows `command` in full: allow-always is offered,
+/// by button or by typed command, only for a command the approver could read to its end.
+pub fn shows_in_full(command: &str, max_chars: usize) -> bool {
+    command_block(command, max_chars).truncated_chars == 0
 }
 
 fn command_block(command: &str, max_chars: usize) -> CommandBlock {
@@ -492,6 +515,16 @@ fn tool_fields(tool: &ToolCard) -> Vec<Field> {
             one_line(covers, MAX_FIELD_CHARS),
         ));
     }
+    fields
+}
+
+/// The metadata of a card still waiting for a decision: what every card shows, then the expiry.
+fn pending_fields(view: &ApprovalView, now_ms: u64) -> Vec<Field> {
+    let mut fields = metadata_fields(view);
+    fields.push(Field::new(
+        FieldKind::Expires,
+        expiry_phrase(view.expires_at_ms, now_ms),
+    ));
     fields
 }
 

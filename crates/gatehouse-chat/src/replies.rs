@@ -6,7 +6,7 @@
 use gatehouse_policy::ApprovalDecision;
 use gatehouse_policy::elevated::{ELEVATED_LEVELS, ElevatedDenial, ElevatedLevel, LevelSource};
 
-use crate::grammar::approve::ApproveRefusal;
+use crate::grammar::approve::{ApproveRefusal, MIN_PREFIX_LEN};
 use crate::grammar::elevated::ElevatedRefusal;
 use crate::render::{ResolveOutcome, SHORT_ID_LEN, decision_phrase};
 use crate::sanitize::one_line;
@@ -48,11 +48,29 @@ pub enum ApproveOutcome {
     Ambiguous {
         /// The prefix as typed.
         prefix: String,
-        /// The matching full ids.
-        candidates: Vec<String>,
+        /// How many approvals it matches.
+        count: usize,
+        /// The matching ids the reply may name: empty for a reply everyone in a shared chat
+        /// reads, and only approvals shown on the sender's channel otherwise, so a list of ids
+        /// never reaches anyone who could not see those approvals anyway.
+        listed: Vec<String>,
     },
     /// The sender is not a configured approver.
     NotAuthorized,
+    /// The approval was never shown to this channel's approvers (another channel's filters
+    /// admitted it, this one's did not), so it is not decided here.
+    NotShownHere {
+        /// The approval's full id.
+        approval_id: String,
+        /// The sender's channel.
+        channel: String,
+    },
+    /// Allow-always for an approval whose command was too long to show in full: nobody
+    /// approves a pattern for a command they could not read.
+    AlwaysNeedsFullCommand {
+        /// The approval's full id.
+        approval_id: String,
+    },
 }
 
 /// The reply to an `/approve` that was carried out (or could not be).
@@ -79,18 +97,38 @@ pub fn approve_outcome_text(outcome: &ApproveOutcome) -> String {
             decision_phrase(winner.decision).to_lowercase(),
             one_line(&winner.decided_by, ECHO_CHARS)
         ),
-        ApproveOutcome::Ambiguous { prefix, candidates } => {
-            let listed: Vec<String> = candidates.iter().take(5).map(|id| short(id)).collect();
+        ApproveOutcome::Ambiguous {
+            prefix,
+            count,
+            listed,
+        } => {
+            let prefix = one_line(prefix, ECHO_CHARS);
+            if listed.is_empty() {
+                return format!("{prefix} matches {count} approvals. Type more of the id.");
+            }
+            let listed: Vec<String> = listed.iter().take(5).map(|id| short(id)).collect();
             format!(
-                "{} matches {} approvals ({}). Type more of the id.",
-                one_line(prefix, ECHO_CHARS),
-                candidates.len(),
+                "{prefix} matches {count} approvals ({}). Type more of the id.",
                 listed.join(", ")
             )
         }
         ApproveOutcome::NotAuthorized => {
             "You are not an approver for exec approvals on this channel.".to_owned()
         }
+        ApproveOutcome::NotShownHere {
+            approval_id,
+            channel,
+        } => format!(
+            "Approval {} was not shown to approvers on {}, so it cannot be decided here. \
+             Decide it where its card was shown, or in the Control UI.",
+            short(approval_id),
+            one_line(channel, ECHO_CHARS)
+        ),
+        ApproveOutcome::AlwaysNeedsFullCommand { approval_id } => format!(
+            "Allow-always is not offered for approval {}: its command was too long to show in \
+             full. Read it in the Control UI, or allow it once.",
+            short(approval_id)
+        ),
     }
 }
 
@@ -127,6 +165,11 @@ pub fn approve_refusal_text(refusal: &ApproveRefusal) -> String {
         ApproveRefusal::InvalidId { target } => {
             format!("{} is not an approval id.", one_line(target, ECHO_CHARS))
         }
+        ApproveRefusal::PrefixTooShort { target } => format!(
+            "{} is too short: type at least {MIN_PREFIX_LEN} characters of the id (the \
+             {SHORT_ID_LEN} on the card always work).",
+            one_line(target, ECHO_CHARS)
+        ),
     };
     format!("{problem}\n{APPROVE_USAGE}")
 }

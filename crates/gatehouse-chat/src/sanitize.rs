@@ -4,6 +4,19 @@
 //! visible markers, because each can make a command look different from what it is (a
 //! right-to-left override can reverse `rm -rf ~ #` into something harmless-looking). Code fences
 //! are chosen longer than any backtick run, so the text cannot close its own block.
+//!
+//! Which characters count as hidden is one definition, [`is_hidden`], taken from the Unicode
+//! data ICU4X compiles in (the same data the policy core judges paths with): every control
+//! (`Cc`), format (`Cf`) and default-ignorable character (`Default_Ignorable_Code_Point`: tags,
+//! variation selectors, Hangul fillers, the soft hyphen…), line and paragraph separators, and
+//! every space but the ASCII one. Chat cards and the CLI call it; the Control UI carries a
+//! generated copy (`ui/js/hidden.js` in the gateway) that a test holds equal to
+//! [`hidden_ranges`].
+
+use std::sync::OnceLock;
+
+use icu_properties::props::{DefaultIgnorableCodePoint, GeneralCategory};
+use icu_properties::{CodePointMapData, CodePointSetData};
 
 /// Replaces every character that could hide or disguise text with a visible marker; newlines and
 /// tabs stay, since multi-line commands are legitimate.
@@ -73,6 +86,42 @@ pub fn neutralize_backticks(text: &str) -> String {
     text.replace('`', "\u{2CB}")
 }
 
+/// Whether `c` hides, reorders or disguises text: the one definition every surface marks.
+pub fn is_hidden(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_control();
+    }
+    CodePointSetData::new::<DefaultIgnorableCodePoint>().contains(c)
+        || matches!(
+            CodePointMapData::<GeneralCategory>::new().get(c),
+            GeneralCategory::Control
+                | GeneralCategory::Format
+                | GeneralCategory::LineSeparator
+                | GeneralCategory::ParagraphSeparator
+                | GeneralCategory::SpaceSeparator
+        )
+}
+
+/// [`is_hidden`] as inclusive ranges of code points, in order: what the Control UI's copy of
+/// the definition must equal.
+pub fn hidden_ranges() -> &'static [(u32, u32)] {
+    static RANGES: OnceLock<Vec<(u32, u32)>> = OnceLock::new();
+    RANGES.get_or_init(|| {
+        let mut ranges: Vec<(u32, u32)> = Vec::new();
+        for c in (0..=char::MAX as u32).filter_map(char::from_u32) {
+            if !is_hidden(c) {
+                continue;
+            }
+            let code = c as u32;
+            match ranges.last_mut() {
+                Some((_, end)) if *end + 1 == code => *end = code,
+                _ => ranges.push((code, code)),
+            }
+        }
+        ranges
+    })
+}
+
 fn push_visible(out: &mut String, c: char) {
     match c {
         '\n' | '\t' => out.push(c),
@@ -84,16 +133,30 @@ fn push_visible(out: &mut String, c: char) {
         c if ('\u{80}'..='\u{9f}').contains(&c) => {
             out.push_str(&format!("\\u{{{:x}}}", c as u32));
         }
-        c => match invisible_name(c) {
-            Some(name) => out.push_str(&format!("[U+{:04X} {name}]", c as u32)),
-            None => out.push(c),
-        },
+        c if is_hidden(c) => {
+            out.push_str(&format!("[U+{:04X} {}]", c as u32, hidden_name(c)));
+        }
+        c => out.push(c),
     }
 }
 
-/// Names the characters that render as nothing or reorder text around them.
-fn invisible_name(c: char) -> Option<&'static str> {
+/// The name a hidden character's marker carries: a short name for the familiar ones, else what
+/// kind of character it is.
+fn hidden_name(c: char) -> &'static str {
+    if let Some(name) = familiar_name(c) {
+        return name;
+    }
+    match CodePointMapData::<GeneralCategory>::new().get(c) {
+        GeneralCategory::Format => "FORMAT",
+        GeneralCategory::SpaceSeparator => "SPACE",
+        _ => "IGNORABLE",
+    }
+}
+
+/// Names the familiar characters that render as nothing, look like a space or reorder text.
+fn familiar_name(c: char) -> Option<&'static str> {
     let name = match c {
+        '\u{00A0}' => "NBSP",
         '\u{00AD}' => "SHY",
         '\u{034F}' => "CGJ",
         '\u{061C}' => "ALM",
@@ -146,6 +209,28 @@ mod tests {
         assert_eq!(fence_for("ls"), "```");
         assert_eq!(fence_for("a ``` b"), "````");
         assert_eq!(fence_for("`````"), "``````");
+    }
+
+    #[test]
+    fn marks_every_format_and_ignorable_character_with_its_kind() {
+        for (c, marker) in [
+            ('\u{202E}', "[U+202E RLO]"),
+            ('\u{00A0}', "[U+00A0 NBSP]"),
+            ('\u{2007}', "[U+2007 SPACE]"),
+            ('\u{1D173}', "[U+1D173 FORMAT]"),
+            ('\u{13430}', "[U+13430 FORMAT]"),
+            ('\u{2065}', "[U+2065 IGNORABLE]"),
+            ('\u{180B}', "[U+180B IGNORABLE]"),
+            ('\u{1BCA0}', "[U+1BCA0 FORMAT]"),
+            ('\u{E0FFF}', "[U+E0FFF IGNORABLE]"),
+        ] {
+            assert_eq!(
+                make_visible(&format!("a{c}b")),
+                format!("a{marker}b"),
+                "{c:?}"
+            );
+        }
+        assert_eq!(make_visible("plain text, été"), "plain text, été");
     }
 
     #[test]

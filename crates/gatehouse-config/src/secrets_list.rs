@@ -24,7 +24,8 @@ enum Listing {
 }
 
 impl Config {
-    /// Every secret the config names, gateway tokens first, then channels in a fixed order.
+    /// Every secret the config names, gateway tokens first, then the store's URL, then channels
+    /// in a fixed order.
     pub fn secrets(&self) -> Vec<ConfiguredSecret> {
         let mut out = Vec::new();
         let tokens = self.gateway.auth.iter().flat_map(|auth| auth.tokens.iter());
@@ -34,6 +35,14 @@ impl Config {
                 &format!("gateway.auth.tokens[{index}]"),
                 ["token", "tokenFile", "tokenEnv"],
                 token.source(),
+            );
+        }
+        if let Some(store) = &self.gateway.store {
+            push(
+                &mut out,
+                "gateway.store",
+                ["url", "urlFile", "urlEnv"],
+                store.url_source(),
             );
         }
         self.push_channel_secrets(&mut out, Listing::Configured);

@@ -7,8 +7,8 @@ use crate::keypath::KeyPath;
 use crate::model::snowflake;
 use crate::model::{
     ChannelApprovalsConfig, ChannelsConfig, Config, DiscordConfig, Enabled, GatewayConfig,
-    GatewayLimitsConfig, SandboxConfig, ScopedTools, SubagentsConfig, ToolPolicyConfig,
-    ToolsConfig,
+    GatewayLimitsConfig, SandboxConfig, ScopedTools, StoreConfig, StoreKind, SubagentsConfig,
+    ToolPolicyConfig, ToolsConfig,
 };
 use crate::secret;
 
@@ -243,6 +243,9 @@ fn gateway(gateway: &GatewayConfig, path: &KeyPath, out: &mut Vec<Problem>) {
     if let Some(limits) = &gateway.limits {
         self::limits(limits, &path.key("limits"), out);
     }
+    if let Some(store) = &gateway.store {
+        self::store(store, &path.key("store"), out);
+    }
     let Some(auth) = &gateway.auth else { return };
     let mut names = BTreeSet::new();
     for (index, token) in auth.tokens.iter().enumerate() {
@@ -275,6 +278,68 @@ fn gateway(gateway: &GatewayConfig, path: &KeyPath, out: &mut Vec<Problem>) {
                 path: at.key("scopes"),
                 message: "a token needs at least one scope".to_owned(),
             });
+        }
+    }
+}
+
+/// `gateway.store`: the keys of the chosen kind only, and for PostgreSQL exactly one URL source.
+fn store(store: &StoreConfig, path: &KeyPath, out: &mut Vec<Problem>) {
+    let mut only = |key: &str, set: bool, kind: &str| {
+        if set {
+            out.push(Problem {
+                path: path.key(key),
+                message: format!("`{key}` applies only to `kind: \"{kind}\"`"),
+            });
+        }
+    };
+    match store.kind {
+        StoreKind::Sqlite => {
+            only("url", store.url.is_some(), "postgres");
+            only("urlFile", store.url_file.is_some(), "postgres");
+            only("urlEnv", store.url_env.is_some(), "postgres");
+            only(
+                "maxConnections",
+                store.max_connections.is_some(),
+                "postgres",
+            );
+        }
+        StoreKind::Postgres => {
+            only("path", store.path.is_some(), "sqlite");
+            let source = secret::pick(
+                store.url.as_ref(),
+                store.url_file.as_ref(),
+                store.url_env.as_ref(),
+                ["url", "urlFile", "urlEnv"],
+            );
+            match source {
+                Ok(Some(_)) => {}
+                Ok(None) => out.push(Problem {
+                    path: path.key("kind"),
+                    message: "`kind: \"postgres\"` needs one of `url`, `urlFile` or `urlEnv`"
+                        .to_owned(),
+                }),
+                Err(message) => out.push(Problem {
+                    path: path.clone(),
+                    message,
+                }),
+            }
+            if let Some(url) = &store.url
+                && !(url.expose().starts_with("postgres://")
+                    || url.expose().starts_with("postgresql://"))
+            {
+                // Never echo the value: it may hold a password.
+                out.push(Problem {
+                    path: path.key("url"),
+                    message: "a PostgreSQL URL starts with `postgres://` or `postgresql://`"
+                        .to_owned(),
+                });
+            }
+            if store.max_connections == Some(0) {
+                out.push(Problem {
+                    path: path.key("maxConnections"),
+                    message: "a pool of 0 connections could never reach the database".to_owned(),
+                });
+            }
         }
     }
 }

@@ -52,6 +52,7 @@ impl DiscordChannel {
         let ctx = Context {
             account_id: config.account_id.clone(),
             bot_user_id: me.id,
+            guilds: config.guild_ids.clone(),
         };
         Ok(Self {
             config,

@@ -17,6 +17,7 @@ use crate::config::DiscordConfig;
 use crate::inbound::{self, Context};
 use crate::interaction::{self, Handle, Kind};
 use crate::rest::{Rest, http_builder};
+use crate::threads::Threads;
 
 /// Connects and dispatches until `inbound` closes (then the shards shut down) or serenity
 /// gives up on the connection.
@@ -27,7 +28,12 @@ pub(crate) async fn run(
     inbound: mpsc::Sender<Inbound>,
 ) -> Result<(), ChatError> {
     let closed = inbound.clone();
-    let handler = Handler { rest, ctx, inbound };
+    let handler = Handler {
+        rest,
+        ctx,
+        inbound,
+        threads: Threads::default(),
+    };
     // serenity's client owns its own `Http` (it only asks it for the gateway URL); every call
     // the adapter makes goes through `Rest`.
     let mut client = ClientBuilder::new_with_http(http_builder(config).build(), config.intents())
@@ -50,6 +56,8 @@ struct Handler {
     rest: Arc<Rest>,
     ctx: Context,
     inbound: mpsc::Sender<Inbound>,
+    /// Which channels are threads, so a message typed in one also finds its parent's session.
+    threads: Threads,
 }
 
 impl Handler {
@@ -129,7 +137,11 @@ impl EventHandler for Handler {
     }
 
     async fn message(&self, _ctx: SerenityContext, message: Message) {
-        if let Some(event) = inbound::from_message(&message, &self.ctx) {
+        let parent = match message.guild_id {
+            Some(_) => self.threads.parent_of(&self.rest, message.channel_id).await,
+            None => None,
+        };
+        if let Some(event) = inbound::from_message(&message, parent, &self.ctx) {
             self.push(event).await;
         }
     }

@@ -50,6 +50,7 @@ mod markup;
 mod platform;
 mod rest;
 mod setup;
+mod threads;
 
 pub use channel::DiscordChannel;
 pub use config::DiscordConfig;

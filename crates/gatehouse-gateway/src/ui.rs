@@ -11,14 +11,18 @@ const INDEX_HTML: &str = include_str!("../ui/index.html");
 /// the page needs no module loader, no build step and no route per file.
 const APP_JS: &str = concat!(
     "(() => {\n\"use strict\";\n",
+    include_str!("../ui/js/hidden.js"),
     include_str!("../ui/js/dom.js"),
     include_str!("../ui/js/wire.js"),
     include_str!("../ui/js/connection.js"),
     include_str!("../ui/js/approvals.js"),
+    include_str!("../ui/js/history.js"),
     include_str!("../ui/js/allowlists.js"),
     include_str!("../ui/js/grants.js"),
     include_str!("../ui/js/check.js"),
-    include_str!("../ui/js/chat.js"),
+    include_str!("../ui/js/status.js"),
+    include_str!("../ui/js/audit.js"),
+    include_str!("../ui/js/policy.js"),
     include_str!("../ui/js/main.js"),
     "})();\n",
 );

@@ -320,7 +320,7 @@ impl Service {
         })
     }
 
-    fn view(&self, record: ApprovalRecord) -> ApprovalView {
+    pub(crate) fn view(&self, record: ApprovalRecord) -> ApprovalView {
         let offered = self.core().offered(&record);
         ApprovalView { record, offered }
     }

@@ -39,6 +39,7 @@
 //! ```
 
 mod approvals;
+mod audit_read;
 mod caller;
 pub mod chat;
 mod check;
@@ -47,6 +48,7 @@ pub mod dns;
 mod error;
 mod exec;
 mod file;
+mod history;
 mod pipeline;
 pub mod policy;
 mod publish;
@@ -57,13 +59,16 @@ mod setup;
 mod tools;
 
 pub use approvals::{ApprovalView, Decided, Fallback, RequestInput, RequestOutcome};
+pub use audit_read::{AuditEntry, AuditProblem, AuditVerdict, MAX_AUDIT_TAIL};
 pub use caller::Caller;
 pub use chat::{ChatSetup, ChatStatus, ConnectedChannel, StoppedChannel};
 pub use check::{CheckInput, ToolsInput};
 pub use error::{PendingHolder, ServiceError};
 pub use exec::runner::{Captured, Finished};
 pub use file::FileView;
+pub use history::{HISTORY_WINDOW, HistoryPage, HistoryQuery, MAX_HISTORY_PAGE, Outcome};
 pub use pipeline::ExecContext;
+pub use policy::agent_view::{AgentPolicyView, ElevatedView};
 pub use publish::{Denial, Publisher, RunEvent};
 pub use run::{RunInput, RunOutcome};
 pub use service::{Ports, Prepared, Service};

@@ -19,6 +19,7 @@ use gatehouse_approvals::{
 use gatehouse_policy::binding::{Binding, BindingInput};
 use gatehouse_policy::exec::{
     Decision, ExecCommand, ExecEvaluation, ExecRequest, approval_summary, display_argv, evaluate,
+    render_for_shell,
 };
 use gatehouse_policy::requirement::DeniedReason;
 use gatehouse_policy::{ApprovalDecision, Security};
@@ -118,6 +119,22 @@ impl Plan {
             Binding::compute(&bound)
         };
         binding.map_err(|error| error.to_string())
+    }
+
+    /// The argv spawned: a shell string's safe bins re-rendered by absolute path with literal
+    /// arguments from `evaluation` (the one the run was last checked against), so the shell
+    /// searches `PATH` for none of them; an argv as it is.
+    fn spawned_argv(&self, evaluation: &ExecEvaluation) -> Vec<String> {
+        match self.argv.as_slice() {
+            [shell, flag, text] if self.shell => {
+                vec![
+                    shell.clone(),
+                    flag.clone(),
+                    render_for_shell(text, evaluation),
+                ]
+            }
+            _ => self.argv.clone(),
+        }
     }
 
     /// The files the binding reads (for a sandbox to see as the host does), as far as they
@@ -261,11 +278,12 @@ impl Service {
         };
         let cwd = real(&input.cwd)?;
         let executable = real(&plan.executable)?;
+        let argv = plan.spawned_argv(evaluation);
         match target {
             Target::Host => Ok(Launch::Host {
                 env: host_env(&plan.env)?,
                 executable,
-                argv: plan.argv.clone(),
+                argv,
                 cwd,
             }),
             Target::Sandbox(settings) => {
@@ -274,7 +292,7 @@ impl Service {
                     &RunRequest {
                         agent_id: &input.context.agent_id,
                         executable: &executable,
-                        argv: &plan.argv,
+                        argv: &argv,
                         cwd: &cwd,
                         env: &plan.env,
                     },

@@ -16,10 +16,10 @@ use url::Url;
 
 use crate::classify::{CHANNEL, classify};
 use crate::config::{SlackConfig, SlackMode};
-use crate::encode::encode_card;
+use crate::encode::{answer_content, encode_card};
 use crate::error::SlackError;
 use crate::handle::Handle;
-use crate::intake::Intake;
+use crate::intake::{Intake, Me};
 use crate::ratelimit::Pacing;
 use crate::signature::RequestVerifier;
 use crate::{http, socket};
@@ -146,7 +146,10 @@ impl SlackChannel {
             .auth_test()
             .await
             .map_err(|error| classify(&error))?;
-        self.intake.set_bot_user_id(me.user_id.0);
+        self.intake.set_me(Me {
+            bot_user_id: me.user_id.0,
+            workspace: me.team_id.0,
+        });
         Ok(())
     }
 
@@ -163,8 +166,7 @@ impl SlackChannel {
             channel: CHANNEL.to_owned(),
             reason: format!("slash command response_url is not a URL: {error}"),
         })?;
-        let request =
-            SlackApiPostWebhookMessageRequest::new(SlackMessageContent::new().with_text(text));
+        let request = SlackApiPostWebhookMessageRequest::new(answer_content(&text));
         self.client
             .respond_to_event(&SlackResponseUrl(url), &request)
             .await
@@ -242,7 +244,7 @@ impl Channel for SlackChannel {
                 thread_ts,
             }) => {
                 self.throttle.wait("chat.postEphemeral", &channel).await;
-                let content = SlackMessageContent::new().with_text(text.to_owned());
+                let content = answer_content(text);
                 let mut request =
                     SlackApiChatPostEphemeralRequest::new(channel.into(), user.into(), content);
                 if let Some(thread) = thread_ts {

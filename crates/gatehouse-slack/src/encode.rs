@@ -31,6 +31,19 @@ pub fn encode_card(card: &Card) -> SlackMessageContent {
         .with_blocks(blocks(card))
 }
 
+/// A reply to a person (an ephemeral answer, a slash command's response): shown as `plain_text`,
+/// so nothing they typed and the reply echoes can format, mention or link; the `text` fallback
+/// for notifications has `&`, `<` and `>` escaped.
+pub fn answer_content(text: &str) -> SlackMessageContent {
+    SlackMessageContent::new()
+        .with_text(cap_chars(&escape_mrkdwn(text), TEXT_MAX_CHARS))
+        .with_blocks(vec![
+            SlackSectionBlock::new()
+                .with_text(plain(cap_chars(text, SECTION_MAX_CHARS)))
+                .into(),
+        ])
+}
+
 /// Slack's three characters that mrkdwn (and the `text` fallback) would interpret.
 fn escape_mrkdwn(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -52,16 +65,8 @@ fn push_escaped(out: &mut String, c: char) {
 fn blocks(card: &Card) -> Vec<SlackBlock> {
     let mut blocks: Vec<SlackBlock> = vec![title_block(card)];
     if let Some(command) = &card.command {
-        let (section, cut_here) = command_section(command);
-        blocks.push(section);
-        let note = match (command.truncation_note(), cut_here) {
-            (Some(note), _) => Some(note),
-            (None, true) => {
-                Some("(truncated to fit Slack; the full command is in the Control UI)".to_owned())
-            }
-            (None, false) => None,
-        };
-        blocks.extend(note.map(|note| context(vec![note])));
+        blocks.extend(command_sections(command));
+        blocks.extend(command.truncation_note().map(|note| context(vec![note])));
     }
     let fields: Vec<String> = card
         .fields
@@ -99,32 +104,38 @@ fn title_block(card: &Card) -> SlackBlock {
     }
 }
 
-/// The command in a three-backtick block (Slack knows no longer fences, so backticks inside are
-/// replaced by a look-alike), escaped and cut to the section limit. Says whether it cut.
-fn command_section(command: &CommandBlock) -> (SlackBlock, bool) {
-    let budget = SECTION_MAX_CHARS - FENCE_CHARS - 1;
-    let neutralized = neutralize_backticks(&command.text);
-    let mut escaped = String::new();
+/// The command in three-backtick blocks (Slack knows no longer fences, so backticks inside are
+/// replaced by a look-alike), escaped. Escaping can make the text five times longer (`&amp;`),
+/// so a command that does not fit one section continues in the next, never cut: a card shows
+/// every character the core shows, or allow-always would be offered for a command Slack hid
+/// part of. Escapes are never split between sections.
+fn command_sections(command: &CommandBlock) -> Vec<SlackBlock> {
+    let budget = SECTION_MAX_CHARS - FENCE_CHARS;
+    let mut chunks = vec![String::new()];
     let mut used = 0;
-    let mut cut = false;
     let mut piece = String::new();
-    for c in neutralized.chars() {
+    for c in neutralize_backticks(&command.text).chars() {
         piece.clear();
         push_escaped(&mut piece, c);
         let width = piece.chars().count();
         if used + width > budget {
-            cut = true;
-            escaped.push('…');
-            break;
+            chunks.push(String::new());
+            used = 0;
         }
-        escaped.push_str(&piece);
+        if let Some(chunk) = chunks.last_mut() {
+            chunk.push_str(&piece);
+        }
         used += width;
     }
-    let text = format!("```\n{escaped}\n```");
-    let section = SlackSectionBlock::new()
-        .with_text(SlackBlockText::MarkDown(SlackBlockMarkDownText::new(text)))
-        .into();
-    (section, cut)
+    chunks
+        .into_iter()
+        .map(|chunk| {
+            let text = format!("```\n{chunk}\n```");
+            SlackSectionBlock::new()
+                .with_text(SlackBlockText::MarkDown(SlackBlockMarkDownText::new(text)))
+                .into()
+        })
+        .collect()
 }
 
 fn context(lines: Vec<String>) -> SlackBlock {
@@ -216,15 +227,48 @@ mod tests {
         assert_eq!(code.matches("```").count(), 2, "{code}");
     }
 
+    /// Issue 36: escaping can make a command the core shows in full five times longer; Slack
+    /// used to cut it with a note while the card still offered allow-always. Each section stays
+    /// within Slack's limit and together they show every character.
     #[test]
-    fn caps_a_command_of_escaped_characters_at_the_section_limit() {
-        let card = render_prompt(&view(&"<".repeat(1200), false), 0, 1200);
+    fn continues_a_command_of_escaped_characters_in_further_sections() {
+        let command = format!("{}{}", "<".repeat(700), "&".repeat(500));
+        let card = render_prompt(&view(&command, true), 0, 1200);
         let body = json_of(&card);
-        let code = body["blocks"][1]["text"]["text"].as_str().unwrap();
-        assert!(code.chars().count() <= SECTION_MAX_CHARS);
+        let sections: Vec<&str> = body["blocks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b["type"] == "section")
+            .map(|b| b["text"]["text"].as_str().unwrap())
+            .collect();
+        assert_eq!(sections.len(), 2);
+        let mut shown = String::new();
+        for code in &sections {
+            assert!(code.chars().count() <= SECTION_MAX_CHARS);
+            let inner = code
+                .strip_prefix("```\n")
+                .and_then(|c| c.strip_suffix("\n```"));
+            shown.push_str(inner.unwrap());
+        }
         assert_eq!(
-            body["blocks"][2]["elements"][0]["text"],
-            "(truncated to fit Slack; the full command is in the Control UI)"
+            shown,
+            format!("{}{}", "&lt;".repeat(700), "&amp;".repeat(500))
+        );
+        assert!(!body.to_string().contains("truncated"));
+    }
+
+    #[test]
+    fn answers_echo_nothing_as_markup() {
+        let body =
+            serde_json::to_value(answer_content("Neither <!channel> nor *x* & <@U1|y>")).unwrap();
+        assert_eq!(
+            body["text"],
+            "Neither &lt;!channel&gt; nor *x* &amp; &lt;@U1|y&gt;"
+        );
+        assert_eq!(
+            body["blocks"][0]["text"],
+            json!({"type": "plain_text", "text": "Neither <!channel> nor *x* & <@U1|y>"})
         );
     }
 
@@ -244,5 +288,67 @@ mod tests {
                 {"type": "button", "action_id": "deny", "value": "t3", "style": "danger",
                  "text": {"type": "plain_text", "text": "Deny"}}]})
         );
+    }
+}
+
+#[cfg(test)]
+mod mrkdwn_properties {
+    use gatehouse_chat::render::{ApprovalView, render_prompt};
+    use proptest::prelude::*;
+
+    use super::{answer_content, encode_card};
+
+    proptest! {
+        /// Issue 36: whatever the agent or a sender writes, the only text Slack interprets
+        /// (the command's mrkdwn block, the notification fallback) holds no `<…>` (links,
+        /// mentions) and no fence but its own, and every other text is plain_text.
+        #[test]
+        fn agent_and_sender_text_never_becomes_mrkdwn(
+            command in "[<>&!`*_~@a-z |]{1,40}",
+            field in "[<>&!`*_~@a-z |]{0,40}",
+        ) {
+            let view = ApprovalView {
+                id: "0f3c9a1e-7b2d-4c1a-9e55-1234567890ab".into(),
+                command,
+                cwd: Some(field.clone()),
+                agent_id: Some(field.clone()),
+                host: Some(field.clone()),
+                resolved_path: None,
+                env_keys: vec![field.clone()],
+                expires_at_ms: 60_000,
+                allow_always_offered: true,
+                chain: None,
+                tool: None,
+            };
+            let card = serde_json::to_value(encode_card(&render_prompt(&view, 0, 1200))).unwrap();
+            let answer = serde_json::to_value(answer_content(&field)).unwrap();
+            for body in [&card, &answer] {
+                let fallback = body["text"].as_str().unwrap_or_default();
+                prop_assert!(!fallback.contains('<') && !fallback.contains('>'), "{}", fallback);
+                for block in body["blocks"].as_array().into_iter().flatten() {
+                    let texts: Vec<&serde_json::Value> = match block["type"].as_str() {
+                        Some("context") => block["elements"].as_array().into_iter().flatten().collect(),
+                        Some("actions") => Vec::new(),
+                        _ => vec![&block["text"]],
+                    };
+                    for text in texts {
+                        if text["type"] == "mrkdwn" {
+                            let code = text["text"].as_str().unwrap_or_default();
+                            let inner = code
+                                .strip_prefix("```\n")
+                                .and_then(|rest| rest.strip_suffix("\n```"));
+                            prop_assert!(inner.is_some(), "{}", code);
+                            let inner = inner.unwrap_or_default();
+                            prop_assert!(
+                                !inner.contains('<') && !inner.contains('>') && !inner.contains('`'),
+                                "{}", code
+                            );
+                        } else {
+                            prop_assert_eq!(&text["type"], "plain_text", "{}", block);
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -16,11 +16,12 @@ pub(crate) enum Handle {
         /// Where a late answer goes (ephemeral by default).
         response_url: String,
     },
-    /// A button press: answered with `chat.postEphemeral` beside the card.
+    /// A button press, or a message typed in a shared conversation: answered with
+    /// `chat.postEphemeral` beside the card or the message, for its author's eyes only.
     Press {
-        /// The conversation the card is in.
+        /// The conversation the card or message is in.
         channel: String,
-        /// Who pressed.
+        /// Who pressed or typed.
         user: String,
         /// The thread the card is in, so the answer appears there too.
         thread_ts: Option<String>,

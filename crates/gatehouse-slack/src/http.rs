@@ -16,6 +16,7 @@ use axum::routing::post;
 use serde_json::json;
 use slack_morphism::prelude::*;
 
+use crate::encode::answer_content;
 use crate::intake::Intake;
 use crate::signature::RequestVerifier;
 
@@ -92,10 +93,12 @@ fn event(state: &HttpState, body: &[u8]) -> Response {
 
 /// The answer travels in the response body (ephemeral); without one Slack shows nothing.
 fn command_response(answer: Option<String>) -> Response {
-    match answer {
-        Some(text) => Json(json!({ "response_type": "ephemeral", "text": text })).into_response(),
-        None => StatusCode::OK.into_response(),
-    }
+    let Some(text) = answer else {
+        return StatusCode::OK.into_response();
+    };
+    let mut body = serde_json::to_value(answer_content(&text)).unwrap_or_else(|_| json!({}));
+    body["response_type"] = json!("ephemeral");
+    Json(body).into_response()
 }
 
 fn malformed(what: &str, error: &dyn std::fmt::Display) -> Response {

@@ -7,9 +7,32 @@ use slack_morphism::prelude::*;
 
 use crate::classify::CHANNEL;
 use crate::handle::Handle;
+use crate::platform::place_of;
 
 /// Slack's `channel_type` for a direct message.
 const DIRECT_MESSAGE: &str = "im";
+
+/// The workspace of the person who pressed: their own team when Slack names it (a person from
+/// another workspace in a shared channel), else the workspace the press happened in.
+pub(crate) fn press_team(event: &SlackInteractionBlockActionsEvent) -> &str {
+    event
+        .user
+        .as_ref()
+        .and_then(|user| user.team_id.as_ref())
+        .map_or(event.team.id.0.as_str(), |team| team.0.as_str())
+}
+
+/// The workspace of a message's author: the team of its sender's profile when Slack includes
+/// one (it does for people of another workspace in a shared channel), else `delivered_to`, the
+/// workspace the event was delivered for.
+pub(crate) fn message_team<'a>(event: &'a SlackMessageEvent, delivered_to: &'a str) -> &'a str {
+    event
+        .sender
+        .user_profile
+        .as_ref()
+        .and_then(|profile| profile.team.as_ref())
+        .map_or(delivered_to, |team| team.0.as_str())
+}
 
 /// A button press on a message. `None` for presses without a user, outside a message, or
 /// without a value (another app's buttons); the core verifies the token itself.
@@ -65,7 +88,12 @@ pub(crate) fn message(
     bot_user_id: Option<&str>,
     account_id: Option<&str>,
 ) -> Option<Inbound> {
-    if event.subtype.is_some() || event.sender.bot_id.is_some() {
+    let sender = &event.sender;
+    if event.subtype.is_some()
+        || sender.bot_id.is_some()
+        || sender.bot_profile.is_some()
+        || sender.display_as_bot == Some(true)
+    {
         return None;
     }
     let user = event.sender.user.as_ref()?;
@@ -90,6 +118,22 @@ pub(crate) fn message(
         .channel_type
         .as_ref()
         .is_some_and(|kind| kind.0 == DIRECT_MESSAGE);
+    // In a shared conversation, an ephemeral message beside the command reaches its sender
+    // alone; in a DM every reply already does.
+    let private_reply = (!is_direct).then(|| InteractionRef {
+        channel: CHANNEL.to_owned(),
+        handle: Handle::Press {
+            channel: channel.0.clone(),
+            user: user.0.clone(),
+            thread_ts: thread.clone(),
+        }
+        .encode(),
+    });
+    let place = place_of(
+        &channel.0,
+        thread.as_deref().filter(|parent| *parent != ts),
+        is_direct.then_some(user.0.as_str()),
+    );
     Some(Inbound::Text(InboundText {
         sender: SenderIdentity {
             channel: CHANNEL.to_owned(),
@@ -97,11 +141,13 @@ pub(crate) fn message(
             username: event.sender.username.clone(),
             ..SenderIdentity::default()
         },
+        place,
         message: locator(account_id, &channel.0, ts, thread),
         text: text.to_owned(),
         reply_to,
         is_direct,
         interaction: None,
+        private_reply,
     }))
 }
 
@@ -118,20 +164,28 @@ pub(crate) fn command(event: &SlackCommandEvent, account_id: Option<&str>) -> In
         key: event.trigger_id.0.clone(),
         response_url: event.response_url.0.to_string(),
     };
+    // Slack sends a slash command without its thread: it reaches the conversation only.
+    let is_direct = event.channel_id.0.starts_with('D');
     Inbound::Text(InboundText {
         sender: SenderIdentity {
             channel: CHANNEL.to_owned(),
             id: event.user_id.0.clone(),
             ..SenderIdentity::default()
         },
+        place: place_of(
+            &event.channel_id.0,
+            None,
+            is_direct.then_some(event.user_id.0.as_str()),
+        ),
         message: locator(account_id, &event.channel_id.0, &event.trigger_id.0, None),
         text,
         reply_to: None,
-        is_direct: event.channel_id.0.starts_with('D'),
+        is_direct,
         interaction: Some(InteractionRef {
             channel: CHANNEL.to_owned(),
             handle: handle.encode(),
         }),
+        private_reply: None,
     })
 }
 
@@ -197,6 +251,47 @@ mod tests {
         let edit = message_event(json!({"type": "message", "subtype": "message_changed",
             "channel": "C1", "ts": "1.2", "user": "U1", "text": "approve a deny"}));
         assert_eq!(message(&edit, Some("UBOT"), None), None);
+    }
+
+    /// Issue 36: an app posting as a person (`bot_profile`, `display_as_bot`) is no person.
+    #[test]
+    fn denies_app_posts_that_carry_a_user_id() {
+        for sender in [
+            json!({"user": "U1", "bot_profile": {"id": "B1", "name": "app", "app_id": "A9"}}),
+            json!({"user": "U1", "display_as_bot": true}),
+        ] {
+            let mut value = json!({"type": "message", "channel": "C1", "ts": "1.3",
+                "text": "approve 0f3c9a1e deny"});
+            value
+                .as_object_mut()
+                .unwrap()
+                .extend(sender.as_object().unwrap().clone());
+            assert_eq!(message(&message_event(value), Some("UBOT"), None), None);
+        }
+    }
+
+    /// Issue 36: the workspace a person belongs to is theirs when Slack names it (a shared
+    /// channel), else the one the event was delivered for.
+    #[test]
+    fn reads_the_senders_own_workspace() {
+        let local = message_event(json!({"type": "message", "channel": "C1", "ts": "1.4",
+            "user": "U1", "text": "hi"}));
+        assert_eq!(message_team(&local, "T0HOME"), "T0HOME");
+        let external = message_event(json!({"type": "message", "channel": "C1", "ts": "1.5",
+            "user": "U9", "text": "hi", "user_profile": {"team": "T0OTHER"}}));
+        assert_eq!(message_team(&external, "T0HOME"), "T0OTHER");
+        let press = |user: serde_json::Value| -> SlackInteractionBlockActionsEvent {
+            serde_json::from_value(json!({"type": "block_actions",
+                "team": {"id": "T0HOME"}, "user": user, "api_app_id": "A1",
+                "container": {"type": "message", "message_ts": "1.0", "channel_id": "C1"},
+                "trigger_id": "t1"}))
+            .unwrap()
+        };
+        assert_eq!(press_team(&press(json!({"id": "U1"}))), "T0HOME");
+        assert_eq!(
+            press_team(&press(json!({"id": "U9", "team_id": "T0OTHER"}))),
+            "T0OTHER"
+        );
     }
 
     #[test]

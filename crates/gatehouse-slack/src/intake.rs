@@ -13,11 +13,20 @@ use tokio::sync::mpsc::error::TrySendError;
 use crate::inbound;
 use crate::replies::PendingReplies;
 
+/// The bot as `auth.test` reports it.
+#[derive(Debug, Clone)]
+pub(crate) struct Me {
+    pub(crate) bot_user_id: String,
+    /// The workspace (team) id the bot token belongs to.
+    pub(crate) workspace: String,
+}
+
 /// Shared by the Socket Mode callbacks, the HTTP router and the channel.
 #[derive(Debug)]
 pub(crate) struct Intake {
     account_id: Option<String>,
-    bot_user_id: RwLock<Option<String>>,
+    /// Who this bot is, from `auth.test`; `None` until then, and nothing is taken before.
+    me: RwLock<Option<Me>>,
     queue: RwLock<Option<mpsc::Sender<Inbound>>>,
     pub(crate) replies: PendingReplies,
     reply_wait: Duration,
@@ -27,7 +36,7 @@ impl Intake {
     pub(crate) fn new(account_id: Option<String>, reply_wait: Duration) -> Self {
         Self {
             account_id,
-            bot_user_id: RwLock::new(None),
+            me: RwLock::new(None),
             queue: RwLock::new(None),
             replies: PendingReplies::default(),
             reply_wait,
@@ -39,12 +48,33 @@ impl Intake {
         *self.queue.write().unwrap_or_else(PoisonError::into_inner) = queue;
     }
 
-    /// Remembers the bot's own user id (from `auth.test`), to ignore its messages and mentions.
-    pub(crate) fn set_bot_user_id(&self, id: String) {
-        *self
-            .bot_user_id
-            .write()
-            .unwrap_or_else(PoisonError::into_inner) = Some(id);
+    /// Remembers who the bot is (from `auth.test`): its user id, to ignore its messages and
+    /// mentions, and its workspace, the only one whose people it hears.
+    pub(crate) fn set_me(&self, me: Me) {
+        *self.me.write().unwrap_or_else(PoisonError::into_inner) = Some(me);
+    }
+
+    fn me(&self) -> Option<Me> {
+        self.me
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Whether an event Slack says comes from `team` may be read: only from the bot's own
+    /// workspace, and nothing before the bot knows which that is.
+    fn is_home(&self, team: &str, what: &'static str) -> bool {
+        let home = self.me().is_some_and(|me| me.workspace == team);
+        if !home {
+            tracing::info!(
+                target: "security",
+                channel = "slack",
+                team,
+                what,
+                "slack event from another workspace not read"
+            );
+        }
+        home
     }
 
     /// Whether events are being taken; HTTP mode answers 503 otherwise so Slack retries.
@@ -58,6 +88,7 @@ impl Intake {
     /// A block action. Other interaction kinds (modals, shortcuts) are not used by this app.
     pub(crate) fn interaction(&self, event: &SlackInteractionEvent) {
         if let SlackInteractionEvent::BlockActions(actions) = event
+            && self.is_home(inbound::press_team(actions), "button press")
             && let Some(press) = inbound::press(actions, self.account_id.as_deref())
         {
             self.push(press);
@@ -66,12 +97,11 @@ impl Intake {
 
     /// An Events API callback; only messages matter.
     pub(crate) fn event(&self, event: &SlackPushEventCallback) {
-        if let SlackEventCallbackBody::Message(message) = &event.event {
-            let bot = self
-                .bot_user_id
-                .read()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clone();
+        if let SlackEventCallbackBody::Message(message) = &event.event
+            && self.is_home(&event.team_id.0, "event")
+            && self.is_home(inbound::message_team(message, &event.team_id.0), "message")
+        {
+            let bot = self.me().map(|me| me.bot_user_id);
             if let Some(text) =
                 inbound::message(message, bot.as_deref(), self.account_id.as_deref())
             {
@@ -83,6 +113,9 @@ impl Intake {
     /// A slash command: pushed like text, then waits briefly for the core's answer so the
     /// answer can go into the command's own response.
     pub(crate) async fn command(self: Arc<Self>, event: &SlackCommandEvent) -> Option<String> {
+        if !self.is_home(&event.team_id.0, "slash command") {
+            return Some("Gatehouse answers only people of its own workspace.".to_owned());
+        }
         let key = event.trigger_id.0.clone();
         let rx = self.replies.expect(&key);
         self.push(inbound::command(event, self.account_id.as_deref()));

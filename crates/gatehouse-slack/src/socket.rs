@@ -10,6 +10,7 @@ use slack_morphism::prelude::*;
 use tokio::sync::mpsc;
 
 use crate::classify::classify;
+use crate::encode::answer_content;
 use crate::intake::Intake;
 
 /// Listens until `closed` resolves (the core dropped its queue), then shuts the listener down.
@@ -78,7 +79,7 @@ async fn on_command(
     };
     // Without an answer the ack carries an empty payload, the Socket Mode form of an empty 200.
     Ok(match answer {
-        Some(text) => SlackCommandEventResponse::new(SlackMessageContent::new().with_text(text))
+        Some(text) => SlackCommandEventResponse::new(answer_content(&text))
             .with_response_type(SlackMessageResponseType::Ephemeral),
         None => SlackCommandEventResponse::new(SlackMessageContent::new()),
     })

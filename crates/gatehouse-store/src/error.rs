@@ -65,6 +65,14 @@ pub enum StoreError {
     #[error("approvals database: {0}")]
     Database(DatabaseError),
 
+    /// The PostgreSQL server, or the connection to it, reported an error.
+    #[error("approvals database (PostgreSQL): {0}")]
+    Postgres(PostgresError),
+
+    /// The approvals database's URL or TLS settings cannot be used.
+    #[error("approvals database URL: {0}")]
+    PostgresConfig(String),
+
     /// The database was written by a newer Gatehouse; opening it could corrupt it.
     #[error(
         "approvals database schema version {found} is newer than supported version {supported}"
@@ -90,6 +98,13 @@ pub enum StoreError {
     /// An approval with this id already exists.
     #[error("approval {approval_id} already exists")]
     DuplicateId {
+        /// The refused id.
+        approval_id: String,
+    },
+
+    /// Another approval holds this id's short id (the PostgreSQL store's unique constraint).
+    #[error("the short id of approval {approval_id} is in use")]
+    ShortIdInUse {
         /// The refused id.
         approval_id: String,
     },
@@ -134,6 +149,52 @@ impl DatabaseError {
     }
 }
 
+/// An error of the PostgreSQL client or its pool, opaque for the same reason as
+/// [`DatabaseError`]. The message never holds the URL's password: the client's errors name no
+/// URL, and the pool's are the client's.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct PostgresError(Box<dyn std::error::Error + Send + Sync>);
+
+impl PostgresError {
+    /// The store's writer task has stopped (its runtime shut down); the write was not made.
+    pub(crate) fn writer_stopped() -> Self {
+        PostgresError(Box::new(std::io::Error::other(
+            "the approvals database writer has stopped",
+        )))
+    }
+
+    /// The server's SQLSTATE code, when the server reported the error.
+    pub(crate) fn code(&self) -> Option<&tokio_postgres::error::SqlState> {
+        self.0
+            .downcast_ref::<tokio_postgres::Error>()
+            .and_then(tokio_postgres::Error::code)
+    }
+
+    /// The constraint a refused write broke, when the server named one.
+    pub(crate) fn constraint(&self) -> Option<&str> {
+        self.0
+            .downcast_ref::<tokio_postgres::Error>()
+            .and_then(tokio_postgres::Error::as_db_error)
+            .and_then(|db| db.constraint())
+    }
+}
+
+impl From<tokio_postgres::Error> for StoreError {
+    fn from(error: tokio_postgres::Error) -> Self {
+        StoreError::Postgres(PostgresError(Box::new(error)))
+    }
+}
+
+impl From<deadpool_postgres::PoolError> for StoreError {
+    fn from(error: deadpool_postgres::PoolError) -> Self {
+        match error {
+            deadpool_postgres::PoolError::Backend(error) => error.into(),
+            other => StoreError::Postgres(PostgresError(Box::new(other))),
+        }
+    }
+}
+
 impl From<rusqlite::Error> for StoreError {
     fn from(error: rusqlite::Error) -> Self {
         StoreError::Database(DatabaseError(error))
@@ -150,6 +211,9 @@ impl From<StoreError> for gatehouse_approvals::StoreError {
             }
             StoreError::NotFound { approval_id } => {
                 gatehouse_approvals::StoreError::NotFound { approval_id }
+            }
+            StoreError::ShortIdInUse { approval_id } => {
+                gatehouse_approvals::StoreError::ShortIdInUse { approval_id }
             }
             other => gatehouse_approvals::StoreError::Backend(Box::new(other)),
         }

@@ -35,4 +35,4 @@ mod durable_fs;
 mod error;
 pub mod private_file;
 
-pub use error::{DatabaseError, StoreError};
+pub use error::{DatabaseError, PostgresError, StoreError};

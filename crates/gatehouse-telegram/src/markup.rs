@@ -131,3 +131,48 @@ mod tests {
         assert_eq!(keyboard(&render_prompt(&view("ls"), 0, 1200)), Ok(None));
     }
 }
+
+#[cfg(test)]
+mod html_properties {
+    use gatehouse_chat::render::{ApprovalView, render_prompt};
+    use proptest::prelude::*;
+
+    use super::card_html;
+
+    /// The only tags a card carries: its own.
+    const OWN_TAGS: [&str; 6] = ["<b>", "</b>", "<pre>", "</pre>", "<i>", "</i>"];
+    const ENTITIES: [&str; 4] = ["&amp;", "&lt;", "&gt;", "&quot;"];
+
+    proptest! {
+        /// Issue 36: whatever the agent puts in any field, the card's HTML holds no tag and no
+        /// entity but the ones the adapter wrote, so Telegram shows every field as sent.
+        #[test]
+        fn agent_text_never_becomes_html(
+            command in "[<>&\"a-z /=]{1,40}",
+            field in "[<>&\"a-z /=;#]{0,40}",
+        ) {
+            let view = ApprovalView {
+                id: "0f3c9a1e-7b2d-4c1a-9e55-1234567890ab".into(),
+                command,
+                cwd: Some(field.clone()),
+                agent_id: Some(field.clone()),
+                host: Some(field.clone()),
+                resolved_path: Some(field.clone()),
+                env_keys: vec![field],
+                expires_at_ms: 60_000,
+                allow_always_offered: true,
+                chain: None,
+                tool: None,
+            };
+            let mut html = card_html(&render_prompt(&view, 0, 1200));
+            for tag in OWN_TAGS {
+                html = html.replace(tag, "");
+            }
+            prop_assert!(!html.contains('<') && !html.contains('>'), "{}", html);
+            for entity in ENTITIES {
+                html = html.replace(entity, "");
+            }
+            prop_assert!(!html.contains('&'), "{}", html);
+        }
+    }
+}

@@ -29,5 +29,7 @@ mod retention;
 mod short_ids;
 // A store that refuses a write: announced approvals are withdrawn.
 mod store_failure;
+// A store other gateways share: a minted id whose short id is taken is replaced unseen.
+mod shared_store;
 // Shared fixtures: a manager on a real store in a temp dir.
 mod support;

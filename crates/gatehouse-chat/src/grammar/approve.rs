@@ -18,7 +18,9 @@ pub const MIN_PREFIX_LEN: usize = 4;
 /// A well-formed `/approve` command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApproveCommand {
-    /// The full id or a prefix of it, as typed; resolve with [`match_id`].
+    /// The full id or a prefix of it, as typed, at least [`MIN_PREFIX_LEN`] characters long:
+    /// every path that resolves a typed id (text, bare word, slash command, every platform)
+    /// comes through [`parse_approve`], so none can resolve a shorter one.
     pub target: String,
     /// The decision, already mapped from its alias.
     pub decision: ApprovalDecision,
@@ -62,6 +64,12 @@ pub enum ApproveRefusal {
     /// The id contains characters no approval id has, or is too long.
     InvalidId {
         /// The id as typed.
+        target: String,
+    },
+    /// The id is a prefix shorter than [`MIN_PREFIX_LEN`]: it could name an approval nobody
+    /// meant, so it is refused before anything is looked up.
+    PrefixTooShort {
+        /// The prefix as typed.
         target: String,
     },
 }
@@ -133,6 +141,11 @@ fn parse_args(args: &[&str]) -> Result<ApproveCommand, ApproveRefusal> {
     };
     if !is_plausible_id(target) {
         return Err(ApproveRefusal::InvalidId {
+            target: target.to_owned(),
+        });
+    }
+    if target.chars().count() < MIN_PREFIX_LEN {
+        return Err(ApproveRefusal::PrefixTooShort {
             target: target.to_owned(),
         });
     }

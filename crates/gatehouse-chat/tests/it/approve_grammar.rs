@@ -223,6 +223,44 @@ fn refuses_implausible_ids() {
     check(&format!("/approve {long} deny"), invalid(&long));
 }
 
+/// Issue 36: a one-character prefix typed in any chat resolved (and, matching several approvals,
+/// listed their ids there). Every form that resolves a typed id now refuses a prefix shorter
+/// than the documented minimum before anything is looked up; the bare form stays chatter.
+#[test]
+fn refuses_prefixes_shorter_than_the_minimum_in_every_form() {
+    let short = |target: &str| {
+        refused(ApproveRefusal::PrefixTooShort {
+            target: target.to_owned(),
+        })
+    };
+    check("/approve 0 deny", short("0"));
+    check("/approve deny 0f3", short("0f3"));
+    check("/approve@GateBot: allow f", short("f"));
+    check("/approve f allow-once", short("f"));
+    check("/approve 0f3c deny", ok("0f3c", Deny));
+    check("approve 0f3 deny", ApproveParse::NotCommand);
+}
+
+mod prefix_properties {
+    use gatehouse_chat::grammar::approve::{ApproveParse, MIN_PREFIX_LEN, parse_approve};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// No command the grammar accepts names fewer than the minimum, whatever the words.
+        #[test]
+        fn accepted_targets_are_never_shorter_than_the_minimum(
+            id in "[0-9a-f-]{0,12}",
+            decision in "(allow|once|deny|always|block)",
+            swap in any::<bool>(),
+        ) {
+            let text = if swap { format!("/approve {decision} {id}") } else { format!("/approve {id} {decision}") };
+            if let ApproveParse::Command(command) = parse_approve(&text, None) {
+                prop_assert!(command.target.chars().count() >= MIN_PREFIX_LEN, "{text}");
+            }
+        }
+    }
+}
+
 const IDS: [&str; 3] = [
     "0f3c9a1e-7b2d-4c1a-9e55-1234567890ab",
     "0f3c9a1e-ffff-4c1a-9e55-1234567890ab",

@@ -152,6 +152,40 @@ fn approvers_of_a_channel_with_cards_off_still_decide_by_command() {
 }
 
 #[test]
+fn decides_undelivered_approvals_only_where_configured() {
+    let mut open = native(NativeEnabled::Off, &["111"]);
+    open.decide_undelivered = true;
+    let settings = ChatApprovalSettings {
+        native: vec![open],
+        ..ChatApprovalSettings::default()
+    };
+    let config = settings.validate(&Platforms::default()).unwrap();
+    assert!(config.decides_undelivered("discord"));
+    assert!(!config.decides_undelivered("telegram"));
+    let closed = ChatApprovalSettings {
+        native: vec![native(NativeEnabled::Auto, &["111"])],
+        ..ChatApprovalSettings::default()
+    };
+    let closed = closed.validate(&Platforms::default()).unwrap();
+    assert!(!closed.decides_undelivered("discord"), "off by default");
+}
+
+#[test]
+fn refuses_a_stranger_reply_window_of_zero() {
+    let mut flood_open = native(NativeEnabled::Auto, &["111"]);
+    flood_open.stranger_replies.chat_quiet_secs = 0;
+    let settings = ChatApprovalSettings {
+        native: vec![flood_open],
+        ..ChatApprovalSettings::default()
+    };
+    assert!(matches!(
+        settings.validate(&Platforms::default()),
+        Err(ChatError::InvalidTarget { ref field, .. })
+            if field == "channels.discord.execApprovals.strangerReplies.chatQuietSeconds"
+    ));
+}
+
+#[test]
 fn denies_forwarding_targets_without_a_destination() {
     let settings = ChatApprovalSettings {
         forwarding: ForwardingSettings {

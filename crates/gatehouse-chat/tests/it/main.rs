@@ -23,5 +23,9 @@ mod platform;
 mod delivery;
 // The front door: text commands, reply-to-card decisions, presses and /elevated gates.
 mod commands;
+// The Control UI's copy of the hidden-character definition.
+mod ui_mirror;
+// How often people who may decide nothing are answered.
+mod strangers;
 // Dispatching a plan: cards with bound tokens, notices, fallback, receipts on every copy.
 mod dispatch;

@@ -306,9 +306,20 @@ fn notices_name_the_short_id_and_the_exact_fallback_commands() {
         render_origin_notice(&view("ls")).plain_text(),
         "Approval 0f3c9a1e requested; the prompt was sent to the approvers' DMs."
     );
+    // The fallback shows the approval as a card does, so whoever decides from it saw the
+    // command they decide on.
     assert_eq!(
-        render_fallback(&view("ls")).plain_text(),
-        "Approval 0f3c9a1e could not be delivered to any approver. An approver can decide here with:\n\
+        render_fallback(&view("ls"), NOW, 1200).plain_text(),
+        "Approval 0f3c9a1e could not be delivered to any approver\n\
+         ```\nls\n```\n\
+         Working directory: /srv/app\n\
+         Agent: main\n\
+         Host: build-01\n\
+         Resolved path: /usr/bin/git\n\
+         Env overrides: GIT_DIR, PATH\n\
+         ID: 0f3c9a1e (0f3c9a1e-7b2d-4c1a-9e55-1234567890ab)\n\
+         Expires: in 5m (2026-11-21 06:25:00 UTC)\n\
+         An approver can decide here with:\n\
          /approve 0f3c9a1e-7b2d-4c1a-9e55-1234567890ab allow-once\n\
          /approve 0f3c9a1e-7b2d-4c1a-9e55-1234567890ab allow-always\n\
          /approve 0f3c9a1e-7b2d-4c1a-9e55-1234567890ab deny"

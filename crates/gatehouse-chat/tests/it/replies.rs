@@ -35,7 +35,8 @@ fn approve_outcomes_are_distinct_and_clear() {
         },
         ApproveOutcome::Ambiguous {
             prefix: "0f3c".into(),
-            candidates: vec![ID.into(), "0f3cffff-0000".into()],
+            count: 2,
+            listed: vec![ID.into(), "0f3cffff-0000".into()],
         },
         ApproveOutcome::NotAuthorized,
     ];
@@ -50,6 +51,43 @@ fn approve_outcomes_are_distinct_and_clear() {
             "0f3c matches 2 approvals (0f3c9a1e, 0f3cffff). Type more of the id.",
             "You are not an approver for exec approvals on this channel.",
         ]
+    );
+}
+
+/// Issue 36: replies in a shared chat name no approval ids; decisions on approvals another
+/// channel was shown, and allow-always on a cut command, are refused with why.
+#[test]
+fn outcomes_of_the_shown_rule_say_why() {
+    let unlisted = ApproveOutcome::Ambiguous {
+        prefix: "0f3c".into(),
+        count: 3,
+        listed: vec![],
+    };
+    assert_eq!(
+        approve_outcome_text(&unlisted),
+        "0f3c matches 3 approvals. Type more of the id."
+    );
+    assert_eq!(
+        approve_outcome_text(&ApproveOutcome::NotShownHere {
+            approval_id: ID.into(),
+            channel: "slack".into(),
+        }),
+        "Approval 0f3c9a1e was not shown to approvers on slack, so it cannot be decided here. \
+         Decide it where its card was shown, or in the Control UI."
+    );
+    assert_eq!(
+        approve_outcome_text(&ApproveOutcome::AlwaysNeedsFullCommand {
+            approval_id: ID.into(),
+        }),
+        "Allow-always is not offered for approval 0f3c9a1e: its command was too long to show in \
+         full. Read it in the Control UI, or allow it once."
+    );
+    assert_eq!(
+        approve_refusal_text(&ApproveRefusal::PrefixTooShort {
+            target: "0f".into()
+        }),
+        "0f is too short: type at least 4 characters of the id (the 8 on the card always work).\n\
+         Usage: /approve <id> allow-once|allow-always|deny (or /approve <decision> <id>)"
     );
 }
 
@@ -80,6 +118,7 @@ fn approve_refusals_carry_usage_and_sanitize_echoes() {
         ApproveRefusal::InvalidId {
             target: "a;b".into(),
         },
+        ApproveRefusal::PrefixTooShort { target: "a".into() },
         ApproveRefusal::OtherBot {
             mention: "other".into(),
         },

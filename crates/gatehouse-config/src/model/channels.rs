@@ -360,6 +360,26 @@ pub struct ChannelApprovalsConfig {
     pub session_filter: Option<Vec<String>>,
     /// Delete the cards once resolved.
     pub cleanup_after_resolve: Option<bool>,
+    /// Let this channel's approvers decide, by id, approvals never shown on this channel
+    /// (default false: a person decides only what was put in front of them).
+    pub decide_undelivered: Option<bool>,
+    /// How often people who may decide nothing here are answered.
+    pub stranger_replies: Option<StrangerRepliesConfig>,
+}
+
+/// `execApprovals.strangerReplies`: replies to people who are neither approvers nor admitted by
+/// `tools.elevated.allowFrom` on the channel; each absent key keeps its default.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StrangerRepliesConfig {
+    /// After a reply, that sender gets no other for this long (default 600).
+    pub sender_quiet_seconds: Option<u64>,
+    /// After a reply in a shared chat, no other reply to a stranger goes there for this long
+    /// (default 60).
+    pub chat_quiet_seconds: Option<u64>,
+    /// Replies to strangers on the channel in any minute, private ones included (default 20;
+    /// 0 answers none).
+    pub per_minute: Option<u32>,
 }
 
 /// `execApprovals.enabled`.

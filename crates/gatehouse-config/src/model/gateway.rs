@@ -18,6 +18,54 @@ pub struct GatewayConfig {
     pub limits: Option<GatewayLimitsConfig>,
     /// How host names in tool calls' URLs are resolved.
     pub dns: Option<DnsConfig>,
+    /// Where approvals are kept; absent, SQLite in the data directory.
+    pub store: Option<StoreConfig>,
+}
+
+/// `gateway.store`: the approvals database. SQLite (one gateway, the default) or PostgreSQL
+/// (several gateways sharing one database, docs/high-availability.md). The loader checks that
+/// only the keys of the chosen `kind` are set.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoreConfig {
+    /// Which database.
+    pub kind: StoreKind,
+    /// `sqlite`: the database file, absolute or relative to the data directory; default
+    /// `approvals.db` there.
+    pub path: Option<PathBuf>,
+    /// `postgres`: the libpq URL, inline (it holds a password: prefer `urlFile`).
+    pub url: Option<Secret>,
+    /// `postgres`: a file holding the URL (mode 0600).
+    pub url_file: Option<PathBuf>,
+    /// `postgres`: an environment variable holding the URL.
+    pub url_env: Option<String>,
+    /// `postgres`: most connections one gateway opens (default 8).
+    pub max_connections: Option<u64>,
+}
+
+/// `gateway.store.kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StoreKind {
+    /// An embedded SQLite file in the data directory: one gateway.
+    Sqlite,
+    /// A PostgreSQL database several gateways share.
+    Postgres,
+}
+
+impl StoreConfig {
+    /// `maxConnections` when unset.
+    pub const DEFAULT_MAX_CONNECTIONS: u64 = 8;
+
+    /// Where the PostgreSQL URL comes from (`url | urlFile | urlEnv`); the loader guarantees
+    /// exactly one is set when `kind` is `postgres`.
+    pub fn url_source(&self) -> Option<SecretSource> {
+        secret::first(
+            self.url.as_ref(),
+            self.url_file.as_ref(),
+            self.url_env.as_ref(),
+        )
+    }
 }
 
 /// `gateway.dns`: the resolver URL checks use. Without it the system's (`/etc/resolv.conf`).

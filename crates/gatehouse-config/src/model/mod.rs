@@ -24,11 +24,12 @@ pub use approvals::{
 pub(crate) use channels::snowflake;
 pub use channels::{
     ApprovalTarget, ChannelApprovalsConfig, ChannelSections, ChannelsConfig, ConversationConfig,
-    ConversationTools, DiscordConfig, Enabled, GuildConfig, SlackConfig, SlackMode, TelegramConfig,
+    ConversationTools, DiscordConfig, Enabled, GuildConfig, SlackConfig, SlackMode,
+    StrangerRepliesConfig, TelegramConfig,
 };
 pub use gateway::{
     DnsConfig, GatewayAuthConfig, GatewayConfig, GatewayLimitsConfig, RateLimitConfig, Scope,
-    TokenConfig,
+    StoreConfig, StoreKind, TokenConfig,
 };
 pub use integrations::{IntegrationConfig, IntegrationsConfig};
 pub use tools::{

@@ -27,3 +27,5 @@ mod one_mistake;
 mod tool_call_keys;
 // The agent-host hooks' keys: `integrations.claudeCode`, `integrations.codex`.
 mod integrations;
+// `gateway.store`: SQLite by default, PostgreSQL with one URL source.
+mod store_keys;

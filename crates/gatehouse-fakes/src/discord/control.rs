@@ -88,6 +88,44 @@ pub(super) async fn inject(
     Ok(Json(answer))
 }
 
+/// Control endpoint that opens a thread.
+const THREADS: &str = "/_fake/threads";
+
+/// A thread to open.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct OpenThread {
+    /// The guild text channel it belongs to (a snowflake, as a string or a number).
+    parent_id: Value,
+}
+
+/// Opens a public thread in a guild channel, so a test can type in it: messages and
+/// interactions injected with its id as `channel_id` come from the thread, and
+/// `GET /channels/{id}` says so (type 11, `parent_id`). Answers `{"ok":true,"id":"…"}`.
+pub(super) async fn open_thread(
+    State(discord): State<Arc<Discord>>,
+    body: Bytes,
+) -> Result<Json<Value>, FakeError> {
+    let OpenThread { parent_id } = parse_control(THREADS, &body)?;
+    let parent = match &parent_id {
+        Value::String(text) => text.parse::<u64>().ok(),
+        Value::Number(number) => number.as_u64(),
+        _ => None,
+    }
+    .filter(|&id| id != 0)
+    .ok_or_else(|| FakeError::control(THREADS, "parent_id must be a snowflake"))?;
+    let mut state = discord.lock();
+    if state.channels.guild_of(parent).is_none() {
+        return Err(FakeError::control(
+            THREADS,
+            "parent_id names a DM, not a guild channel",
+        ));
+    }
+    let state = &mut *state;
+    let id = state.channels.open_thread(&mut state.ids, parent);
+    Ok(Json(json!({"ok": true, "id": id.to_string()})))
+}
+
 /// How to drop the gateway connection.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -127,10 +127,15 @@ pub(super) fn hydrate_interaction(state: &mut DcState, d: &mut Value) -> Result<
     if let Some(fields) = d.as_object_mut() {
         fields.remove("message_id");
     }
+    let channel = match (guild, state.channels.parent_of(channel_id)) {
+        (Some(_), Some(parent)) => json!({"id": channel_id.to_string(), "type": 11,
+            "parent_id": parent.to_string()}),
+        (Some(_), None) => json!({"id": channel_id.to_string(), "type": 0}),
+        (None, _) => json!({"id": channel_id.to_string(), "type": 1}),
+    };
     let defaults = json!({
         "id": id.to_string(), "application_id": APP_ID.to_string(), "type": kind, "token": token,
-        "version": 1, "channel_id": channel_id.to_string(),
-        "channel": {"id": channel_id.to_string(), "type": if guild.is_some() { 0 } else { 1 }},
+        "version": 1, "channel_id": channel_id.to_string(), "channel": channel,
         "app_permissions": "0", "locale": "en-US", "entitlements": [],
         "authorizing_integration_owners": {}, "context": if guild.is_some() { 0 } else { 1 },
         "attachment_size_limit": 8_388_608,

@@ -75,6 +75,8 @@ pub(crate) struct Channels {
 struct Channel {
     guild_id: Option<u64>,
     recipient: Option<u64>,
+    /// The channel a thread belongs to; `None` for anything but a thread.
+    parent_id: Option<u64>,
     messages: BTreeMap<u64, Value>,
 }
 
@@ -83,8 +85,49 @@ impl Channels {
         self.channels.entry(id).or_insert_with(|| Channel {
             guild_id: Some(GUILD_ID),
             recipient: None,
+            parent_id: None,
             messages: BTreeMap::new(),
         })
+    }
+
+    /// A new public thread (type 11) in the guild channel `parent`, as a thread started from
+    /// a message or with `POST /channels/{parent}/threads` would be; its id.
+    pub(crate) fn open_thread(&mut self, ids: &mut Snowflakes, parent: u64) -> u64 {
+        let id = ids.next();
+        self.channels.insert(
+            id,
+            Channel {
+                guild_id: Some(GUILD_ID),
+                recipient: None,
+                parent_id: Some(parent),
+                messages: BTreeMap::new(),
+            },
+        );
+        id
+    }
+
+    /// The thread's parent channel, `None` for a channel that is no thread.
+    pub(crate) fn parent_of(&mut self, channel_id: u64) -> Option<u64> {
+        self.channel(channel_id).parent_id
+    }
+
+    /// `GET /channels/{id}`: the channel object — a DM (type 1), a public thread (type 11) or
+    /// a guild text channel (type 0).
+    pub(crate) fn channel_json(&mut self, id: u64) -> Value {
+        let channel = self.channel(id);
+        match (channel.recipient, channel.parent_id) {
+            (Some(recipient), _) => json!({"id": id.to_string(), "type": 1, "flags": 0,
+                "last_message_id": null, "recipients": [user_json(&json!({"id": recipient}))]}),
+            (None, Some(parent)) => json!({"id": id.to_string(), "type": 11,
+                "guild_id": GUILD_ID.to_string(), "parent_id": parent.to_string(),
+                "name": format!("thread-{id}"), "flags": 0, "owner_id": BOT_ID.to_string(),
+                "thread_metadata": {"archived": false, "auto_archive_duration": 1440,
+                    "archive_timestamp": iso8601(now_ms()), "locked": false}}),
+            (None, None) => json!({"id": id.to_string(), "type": 0,
+                "guild_id": GUILD_ID.to_string(), "name": format!("channel-{id}"),
+                "position": 0, "permission_overwrites": [], "nsfw": false, "parent_id": null,
+                "flags": 0}),
+        }
     }
 
     /// The guild of a channel, `None` for DMs.
@@ -98,6 +141,7 @@ impl Channels {
         self.channels.entry(id).or_insert_with(|| Channel {
             guild_id: None,
             recipient: Some(recipient),
+            parent_id: None,
             messages: BTreeMap::new(),
         });
         json!({"id": id.to_string(), "type": 1, "last_message_id": null, "flags": 0,

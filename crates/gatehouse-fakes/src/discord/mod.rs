@@ -57,6 +57,7 @@ fn router(discord: Arc<Discord>) -> Router {
             get(rest::get_current_application),
         )
         .route("/users/@me/channels", post(rest::create_dm))
+        .route("/channels/{channel}", get(rest::get_channel))
         .route("/channels/{channel}/messages", post(rest::create_message))
         .route(
             "/channels/{channel}/messages/{message}",
@@ -93,6 +94,7 @@ fn router(discord: Arc<Discord>) -> Router {
         .route("/gateway", get(gateway::connect))
         .route("/_fake/inject", post(control::inject))
         .route("/_fake/disconnect", post(control::disconnect))
+        .route("/_fake/threads", post(control::open_thread))
         .route(
             "/_fake/config",
             get(control::config).post(control::configure),

@@ -201,6 +201,19 @@ pub(super) async fn get_message(
     .await
 }
 
+/// `GET /channels/{channel}`: what kind of channel it is (a thread names its parent).
+pub(super) async fn get_channel(
+    State(d): Shared,
+    Path(channel): Path<String>,
+    request: Request,
+) -> Response {
+    handle(&d, "getChannel", Auth::Bot, request, |s, _| {
+        let channel = snowflake(&channel, 10003, "Channel")?;
+        Ok(Reply::Json(s.channels.channel_json(channel)))
+    })
+    .await
+}
+
 /// `PATCH /channels/{channel}/messages/{message}`.
 pub(super) async fn edit_message(
     State(d): Shared,

@@ -8,6 +8,7 @@
 mod approval;
 mod approvals_file;
 mod gateway;
+mod operator;
 mod policy;
 mod run;
 mod session;
@@ -105,12 +106,13 @@ impl Registry {
         registry
     }
 
-    /// The standard methods plus `exec.*`, `tools.*`, `system.run`, `session.bind` and
+    /// The standard methods plus `exec.*`, `tools.*`, `audit.*`, `system.run`, `session.bind` and
     /// `elevated.directive`, which call the gateway's [`Service`].
     pub fn with_exec() -> Self {
         let mut registry = Self::standard();
         let agent = Access::Scope(Scope::Agent);
         let approvals = Access::Scope(Scope::Approvals);
+        let admin = Access::Scope(Scope::Admin);
         registry
             .register("exec.policy.check", agent, policy::check)
             .register("tools.effective", agent, policy::effective)
@@ -123,13 +125,13 @@ impl Registry {
             )
             .register("exec.approval.get", Access::AnyScope, approval::get)
             .register("exec.approval.list", approvals, approval::list)
+            .register("exec.approval.history", approvals, operator::history)
+            .register("exec.policy.effective", approvals, operator::agent_policy)
+            .register("audit.verify", admin, operator::audit_verify)
+            .register("audit.tail", admin, operator::audit_tail)
             .register("exec.approval.resolve", approvals, approval::resolve)
             .register("exec.approvals.get", approvals, approvals_file::get)
-            .register(
-                "exec.approvals.set",
-                Access::Scope(Scope::Admin),
-                approvals_file::set,
-            )
+            .register("exec.approvals.set", admin, approvals_file::set)
             .register("system.run", agent, run::run)
             .register("session.bind", agent, session::bind)
             .register("elevated.directive", agent, session::elevated_directive)

@@ -5,6 +5,7 @@
 
 pub(crate) mod chat;
 pub(crate) mod exec;
+pub(crate) mod operator;
 pub(crate) mod tools;
 
 use serde::{Deserialize, Serialize};

@@ -79,7 +79,7 @@ class AllowlistsView {
       details([
         ["Arguments", str(entry.argPattern)],
         ["Source", str(entry.source)],
-        ["Last used", formatTime(num(entry.lastUsedAt))],
+        ["Last used", timeElement(num(entry.lastUsedAt))],
         ["Last command", str(entry.lastUsedCommand)],
         ["Last resolved path", str(entry.lastResolvedPath)],
       ]));

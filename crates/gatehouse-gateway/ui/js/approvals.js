@@ -1,26 +1,62 @@
-// Pending approvals (live, with countdown and the three decisions) and the history of decided
-// ones. State comes from `exec.approval.list` on every (re)connect and from
-// `exec.approval.requested/resolved/expired/cancelled` events in between.
+// Pending approvals: live, with a countdown, the three decisions (a reason may go with a denial)
+// and their keyboard shortcuts. State comes from `exec.approval.list` on every (re)connect and
+// from `exec.approval.requested/resolved/expired/cancelled` events in between; each approval
+// that ends tells the History view to reload.
 
-const HISTORY_LIMIT = 200;
 const LIST_LIMIT = 1000;
 const KNOWN_STATES = new Set(["pending", "allowed", "denied", "expired", "cancelled"]);
 // How long a decided card stays in the pending list showing its outcome before it moves.
 const LINGER_MS = 3000;
+// Keys that answer the approval card holding focus; `j` and `k` move between cards.
+const SHORTCUTS = { o: "allow-once", a: "allow-always", d: "deny" };
 
 class ApprovalsView {
-  constructor(gateway) {
+  /** `onSettled()` runs whenever an approval leaves pending (to refresh the history). */
+  constructor(gateway, onSettled) {
     this.gateway = gateway;
+    this.onSettled = onSettled;
     this.pending = new Map(); // id -> { approval, card, deadline, done }
-    this.history = [];
     // Events that arrive while the lists are being fetched wait here and are applied after
     // them, so an approval requested or decided meanwhile is neither lost nor resurrected.
     this.queued = null;
     this.generation = 0;
     this.ticker = setInterval(() => this.tick(), 1000);
+    document.addEventListener("keydown", (event) => this.onKey(event));
   }
 
-  /** Rebuilds both lists from the server after a (re)connect. */
+  /**
+   * The decision shortcuts: they act only on the card that holds focus (reach one with `j`,
+   * Tab or a click), never on whichever card happens to be first, and never while typing.
+   */
+  onKey(event) {
+    if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
+    const target = event.target instanceof Element ? event.target : null;
+    if (target && target.closest("input, textarea, select, [contenteditable]")) return;
+    if ($("view-pending").hidden || $("session").hidden) return;
+    if (event.key === "j" || event.key === "k") {
+      event.preventDefault();
+      this.moveFocus(target, event.key === "j" ? 1 : -1);
+      return;
+    }
+    const decision = SHORTCUTS[event.key];
+    const card = decision && target ? target.closest("li.approval") : null;
+    const entry = card && this.pending.get(card.dataset.id);
+    if (!entry || entry.done || !entry.approval.decisions.includes(decision)) return;
+    event.preventDefault();
+    this.decide(entry.approval.id, decision);
+  }
+
+  /** Focuses the heading of the next (`step` 1) or previous (-1) undecided card. */
+  moveFocus(target, step) {
+    const cards = [...$("pending-list").querySelectorAll("li.approval:not(.done)")];
+    if (cards.length === 0) return;
+    const current = target ? cards.indexOf(target.closest("li.approval")) : -1;
+    const next = current < 0 ? (step > 0 ? 0 : cards.length - 1)
+      : Math.min(cards.length - 1, Math.max(0, current + step));
+    cards[next].querySelector("h3").focus();
+  }
+
+  /** Rebuilds the pending list from the server after a (re)connect. */
   async resync() {
     // Only the latest resync applies its lists and replays the queue: an older one may still
     // be waiting on a socket that has since closed.
@@ -40,13 +76,9 @@ class ApprovalsView {
   async reload(generation) {
     let approvals;
     try {
-      // At most 1,000 per call: every pending one (oldest first), then the latest for history.
-      const [pending, all] = await Promise.all([
-        this.gateway.request("exec.approval.list", { state: "pending", limit: LIST_LIMIT }),
-        this.gateway.request("exec.approval.list", { limit: LIST_LIMIT, order: "newest-first" }),
-      ]);
-      approvals = approvalsFromList(pending).concat(
-        approvalsFromList(all).filter((approval) => approval.state !== "pending"));
+      // Every pending one (at most 1,000), oldest first.
+      approvals = approvalsFromList(await this.gateway.request("exec.approval.list",
+        { state: "pending", limit: LIST_LIMIT }));
     } catch (error) {
       if (generation === this.generation) this.showProblem(`Could not load approvals: ${error.message}`);
       return;
@@ -55,15 +87,10 @@ class ApprovalsView {
     this.showProblem("");
     for (const entry of this.pending.values()) entry.card.remove();
     this.pending.clear();
-    this.history = [];
     const ordered = approvals.slice().sort((a, b) => (a.createdAtMs ?? 0) - (b.createdAtMs ?? 0));
     for (const approval of ordered) {
       if (approval.state === "pending") this.addPending(approval, approval.expiresAtMs);
-      else this.history.unshift(approval);
     }
-    this.history.sort((a, b) => (b.resolvedAtMs ?? b.createdAtMs ?? 0) - (a.resolvedAtMs ?? a.createdAtMs ?? 0));
-    this.history.length = Math.min(this.history.length, HISTORY_LIMIT);
-    this.renderHistory();
     this.updateCount();
   }
 
@@ -129,6 +156,17 @@ class ApprovalsView {
       visibleSpan(approval.agentId ?? "unknown", "agent"));
     const countdown = el("span", { class: "countdown" });
     const result = el("p", { class: "result", role: "status" });
+    const reasonId = `${headingId}-reason`;
+    const reason = el("input", {
+      id: reasonId, class: "deny-reason", maxlength: "1000", autocomplete: "off",
+      placeholder: "e.g. use the staging database",
+    });
+    // Enter in the reason field denies with it.
+    reason.addEventListener("keydown", (event) => {
+      if (event.key !== "Enter") return;
+      event.preventDefault();
+      this.decide(approval.id, "deny");
+    });
     const buttons = approval.decisions.map((decision) => el("button", {
       type: "button",
       class: `decision ${decision}`,
@@ -144,7 +182,7 @@ class ApprovalsView {
             ["Resolved path", approval.resolvedPath ?? "not resolved"],
             ["Host", approval.host],
             ["Session", approval.sessionKey],
-            ["Requested", approval.createdAtMs && formatTime(approval.createdAtMs)],
+            ["Requested", approval.createdAtMs && timeElement(approval.createdAtMs)],
           ]),
         ]),
         summaryBlock(approval.summary, headingId),
@@ -152,6 +190,9 @@ class ApprovalsView {
         approval.decisions.includes("allow-always")
           ? el("p", { class: "hint", id: `${headingId}-always` }, allowAlwaysHint(approval))
           : null,
+        el("div", { class: "reason-field" },
+          el("label", { for: reasonId }, "Reason ", el("span", { class: "hint" }, "(optional, sent with Deny; Enter denies)")),
+          reason),
         result));
     const always = buttons.find((button) => button.dataset.decision === "allow-always");
     if (always) always.setAttribute("aria-describedby", `${headingId}-always`);
@@ -168,14 +209,18 @@ class ApprovalsView {
     const result = card.querySelector(".result");
     this.setButtons(card, false);
     result.textContent = `Sending “${DECISION_LABELS[decision]}”…`;
+    const params = { id, decision };
+    const reason = decision === "deny" ? card.querySelector(".deny-reason").value.trim() : "";
+    if (reason) params.reason = reason;
     try {
-      const answer = await this.gateway.request("exec.approval.resolve", { id, decision });
+      const answer = await this.gateway.request("exec.approval.resolve", params);
       // The first answer wins; `applied: false` means someone else's answer was first.
       const applied = answer && answer.applied !== false;
       this.finish(id, {
         state: str(answer && answer.state) ?? stateForDecision(decision),
         decision: str(answer && answer.decision) ?? decision,
         resolvedBy: str(answer && answer.resolvedBy),
+        reason: applied && reason ? reason : undefined,
         resolvedAtMs: Date.now(),
       }, applied ? "" : "Already resolved: ");
     } catch (error) {
@@ -212,19 +257,13 @@ class ApprovalsView {
     // A disabled button drops focus to the page body; keep keyboard users on this card.
     if (!enabled && card.contains(document.activeElement)) card.querySelector("h3").focus();
     for (const button of card.querySelectorAll("button.decision")) button.disabled = !enabled;
+    card.querySelector(".deny-reason").disabled = !enabled;
   }
 
-  /** Shows how an approval ended on its card, records it in history, and removes the card soon. */
+  /** Shows how an approval ended on its card, has history reload, and removes the card soon. */
   finish(id, outcome, prefix = "") {
     const entry = this.pending.get(id);
-    if (!entry) {
-      this.mergeHistory(id, outcome);
-      return;
-    }
-    if (entry.done) {
-      this.mergeHistory(id, outcome);
-      return;
-    }
+    if (!entry || entry.done) return;
     entry.done = true;
     const approval = { ...entry.approval, ...defined(outcome) };
     const { card } = entry;
@@ -236,18 +275,8 @@ class ApprovalsView {
     card.querySelector(".countdown").textContent = "";
     this.updateCount();
     announce(`Approval ${text}`);
-    this.history.unshift(approval);
-    this.history.length = Math.min(this.history.length, HISTORY_LIMIT);
-    this.renderHistory();
+    this.onSettled();
     setTimeout(() => this.removeCard(id), LINGER_MS);
-  }
-
-  /** A later word about an approval already in history (our own answer, then its event). */
-  mergeHistory(id, outcome) {
-    const known = this.history.find((approval) => approval.id === id);
-    if (!known || !outcome.resolvedBy || known.resolvedBy) return;
-    known.resolvedBy = outcome.resolvedBy;
-    this.renderHistory();
   }
 
   removeCard(id) {
@@ -282,25 +311,6 @@ class ApprovalsView {
       countdown.textContent = left > 0 ? `expires in ${formatRemaining(left)}` : "expiring…";
       countdown.classList.toggle("urgent", left < 30000);
     }
-  }
-
-  renderHistory() {
-    const list = $("history-list");
-    list.replaceChildren(...this.history.map((approval) => el("li", { class: `card history ${approval.state}` },
-      el("div", { class: "card-head" },
-        el("span", { class: `badge ${approval.state}` }, approval.state),
-        el("span", { class: "outcome" }, outcomeText(approval))),
-      ...(approval.tool
-        ? [el("p", { class: "tool-name" }, "Tool ", visibleSpan(approval.tool.name, "tool")), toolParams(approval.tool)]
-        : [commandBlock(approval.command)]),
-      details([
-        ["Agent", approval.agentId],
-        ["Working directory", approval.cwd],
-        ["Resolved path", approval.resolvedPath],
-        ["Requested", approval.createdAtMs && formatTime(approval.createdAtMs)],
-        ["Ended", approval.resolvedAtMs && formatTime(approval.resolvedAtMs)],
-      ]))));
-    $("history-empty").hidden = this.history.length > 0;
   }
 }
 
@@ -347,7 +357,7 @@ function toolSummary(approval) {
     toolParams(tool),
     details([
       ["Session", approval.sessionKey],
-      ["Requested", approval.createdAtMs && formatTime(approval.createdAtMs)],
+      ["Requested", approval.createdAtMs && timeElement(approval.createdAtMs)],
     ]),
   ];
 }

@@ -24,12 +24,20 @@ function el(tag, attributes, ...children) {
   return node;
 }
 
-// Hidden or misleading characters: C0 controls, DEL and C1 controls, no-break and other
-// look-alike spaces, soft hyphen, combining grapheme joiner, Arabic letter mark, Hangul fillers,
-// Mongolian vowel separator, zero-width characters, bidi embeddings, overrides and isolates,
-// line/paragraph separators, invisible operators, variation selectors, BOM, interlinear
-// annotation marks, tag characters, and lone surrogates (the `u` flag matches only unpaired ones).
-const HIDDEN = /[\u0000-\u001f\u007f-\u00a0\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\u3164\ufe00-\ufe0f\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}\ud800-\udfff]/gu;
+// Hidden or misleading characters: exactly the chat core's definition (`HIDDEN_RANGES`, generated
+// into hidden.js from gatehouse-chat and held equal to it by a test: controls, format and
+// default-ignorable characters, separators, every space but the ASCII one), plus lone
+// surrogates, which only JavaScript strings can hold (the `u` flag matches only unpaired ones).
+const HIDDEN = new RegExp(
+  "[" + HIDDEN_RANGES.map(([start, end]) =>
+    start === end ? codePointClass(start) : `${codePointClass(start)}-${codePointClass(end)}`).join("") +
+  "\\ud800-\\udfff]",
+  "gu");
+
+/** One code point as a regular-expression class member. */
+function codePointClass(code) {
+  return `\\u{${code.toString(16)}}`;
+}
 
 const NAMED_ESCAPES = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
 
@@ -127,12 +135,16 @@ function commandBlock(command) {
   return wrapper;
 }
 
-/** A `<dl>` row list from `[label, value]` pairs; values are untrusted and rendered visibly. */
+/**
+ * A `<dl>` row list from `[label, value]` pairs; string values are untrusted and rendered
+ * visibly, nodes (built by this page, such as `timeElement`) are appended as they are.
+ */
 function details(pairs) {
   const list = el("dl", { class: "details" });
   for (const [label, value] of pairs) {
-    if (value === undefined || value === null || value === "") continue;
-    list.append(el("dt", {}, label), appendVisible(el("dd"), value));
+    if (value === undefined || value === null || value === "" || value === false) continue;
+    const cell = value instanceof Node ? el("dd", {}, value) : appendVisible(el("dd"), value);
+    list.append(el("dt", {}, label), cell);
   }
   return list;
 }
@@ -149,6 +161,41 @@ function showMessage(id, text, kind) {
 function formatTime(ms) {
   if (typeof ms !== "number" || !Number.isFinite(ms)) return "never";
   return new Date(ms).toLocaleString();
+}
+
+/** "just now", "3 min ago", "2 h ago", "in 5 min": how far `ms` is from `now`, for people. */
+function relativeTime(ms, now) {
+  const seconds = Math.round((now - ms) / 1000);
+  const size = Math.abs(seconds);
+  let amount;
+  if (size < 10) return "just now";
+  if (size < 60) amount = `${size} s`;
+  else if (size < 3600) amount = `${Math.floor(size / 60)} min`;
+  else if (size < 86400) amount = `${Math.floor(size / 3600)} h`;
+  else amount = `${Math.floor(size / 86400)} d`;
+  return seconds > 0 ? `${amount} ago` : `in ${amount}`;
+}
+
+/**
+ * A `<time>` saying how long ago `ms` was, with the exact local time on hover (`title`) and in
+ * `datetime`; `refreshTimes` keeps the words current. "never" for a missing time.
+ */
+function timeElement(ms) {
+  if (typeof ms !== "number" || !Number.isFinite(ms)) return el("span", {}, "never");
+  return el("time", {
+    class: "relative",
+    datetime: new Date(ms).toISOString(),
+    title: formatTime(ms),
+    "data-ms": String(ms),
+  }, relativeTime(ms, Date.now()));
+}
+
+/** Brings every relative time on the page up to date (called on a timer). */
+function refreshTimes() {
+  const now = Date.now();
+  for (const time of document.querySelectorAll("time.relative")) {
+    time.textContent = relativeTime(Number(time.dataset.ms), now);
+  }
 }
 
 /** "4 min 05 s" style remaining time for a countdown. */

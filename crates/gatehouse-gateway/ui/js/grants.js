@@ -46,7 +46,7 @@ class GrantsView {
         details([
           ["Agent", grant.agentId],
           ["Granted by", grant.grantedBy],
-          ["Granted", grant.createdAtMs && formatTime(grant.createdAtMs)],
+          ["Granted", grant.createdAtMs && timeElement(grant.createdAtMs)],
           ["Id", grant.id],
         ])),
       remove);

@@ -5,6 +5,8 @@
 // is moved to sessionStorage (gone when the tab closes), and removed from the address bar at once.
 
 const TOKEN_KEY = "gatehouse.token";
+// How often "3 min ago" is brought up to date.
+const TIME_REFRESH_MS = 15000;
 
 function takeTokenFromFragment() {
   const params = new URLSearchParams(location.hash.slice(1));
@@ -101,13 +103,18 @@ function startSession(token, selectTab) {
       $("login").hidden = true;
       $("session").hidden = false;
       $("logout").hidden = false;
+      $("gateway-origin").textContent = location.origin;
       $("scopes").textContent = scopes.join(", ") || "none";
       $("version").textContent = visibleText(hello && hello.server && hello.server.version);
       views.allowlists.setScopes(scopes);
+      views.audit.setScopes(scopes);
       views.approvals.resync();
+      views.history.load();
       views.allowlists.load();
       views.grants.load();
-      views.chat.load();
+      views.status.load();
+      views.audit.load();
+      views.policy.load();
     },
     onEvent(name, payload) {
       if (name.startsWith("exec.approval.")) {
@@ -117,17 +124,22 @@ function startSession(token, selectTab) {
           views.grants.load();
         }
         // Deliveries run while an approval is pending; a new failure shows up after its events.
-        views.chat.load();
+        views.status.load();
       }
     },
   });
+  const history = new HistoryView(gateway);
   views = {
-    approvals: new ApprovalsView(gateway),
+    approvals: new ApprovalsView(gateway, () => history.changed()),
+    history,
     allowlists: new AllowlistsView(gateway),
     grants: new GrantsView(gateway),
     check: new CheckView(gateway),
-    chat: new ChatDeliveryView(gateway),
+    status: new StatusView(gateway),
+    audit: new AuditView(gateway),
+    policy: new PolicyView(gateway),
   };
+  setInterval(refreshTimes, TIME_REFRESH_MS);
   $("logout").addEventListener("click", () => {
     gateway.stop();
     sessionStorage.removeItem(TOKEN_KEY);

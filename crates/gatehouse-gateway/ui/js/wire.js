@@ -152,3 +152,107 @@ function outcomeText(approval) {
       return `unknown state ${visibleText(approval.state)}`;
   }
 }
+
+/** An `exec.approval.history` page. */
+function historyFromWire(payload) {
+  return {
+    approvals: approvalsFromList(payload),
+    total: num(payload && payload.total) ?? 0,
+    complete: !(payload && payload.complete === false),
+    window: num(payload && payload.window) ?? 0,
+  };
+}
+
+/** An `audit.verify` verdict. */
+function auditVerdictFromWire(raw) {
+  const problem = raw && raw.problem && typeof raw.problem === "object" ? raw.problem : undefined;
+  return {
+    valid: Boolean(raw && raw.valid === true),
+    records: num(raw && raw.records) ?? 0,
+    lastSeq: num(raw && raw.lastSeq) ?? 0,
+    anchoredSeq: num(raw && raw.anchoredSeq),
+    problem: problem && {
+      file: str(problem.file) ?? "?",
+      line: num(problem.line),
+      seq: num(problem.seq),
+      kind: str(problem.kind) ?? "unknown",
+      message: str(problem.message) ?? "",
+    },
+  };
+}
+
+/** The records of an `audit.tail` payload, newest first. */
+function auditRecordsFromWire(payload) {
+  const records = payload && Array.isArray(payload.records) ? payload.records : [];
+  return records.filter((record) => record && typeof record === "object").map((record) => ({
+    seq: num(record.seq),
+    atMs: num(record.atMs),
+    kind: str(record.kind) ?? "?",
+    approvalId: str(record.approvalId),
+    payload: record.payload,
+  })).reverse();
+}
+
+/** An `exec.policy.effective` answer. */
+function agentPolicyFromWire(raw) {
+  const elevated = raw && raw.elevated && typeof raw.elevated === "object" ? raw.elevated : {};
+  const channels = (value) => (value && typeof value === "object" && !Array.isArray(value)
+    ? Object.entries(value).map(([channel, entries]) => [channel, strings(entries)])
+    : []);
+  return {
+    agentId: str(raw.agentId) ?? "?",
+    security: str(raw.security) ?? "unknown",
+    ask: str(raw.ask) ?? "unknown",
+    askFallback: str(raw.askFallback) ?? "unknown",
+    safeBins: strings(raw.safeBins),
+    strictInlineEval: raw.strictInlineEval === true,
+    autoAllowSkills: raw.autoAllowSkills === true,
+    allowlist: (Array.isArray(raw.allowlist) ? raw.allowlist : [])
+      .filter((entry) => entry && typeof entry === "object")
+      .map((entry) => ({ pattern: str(entry.pattern) ?? "?", argPattern: str(entry.argPattern) })),
+    elevated: {
+      enabled: elevated.enabled === true,
+      globalEnabled: elevated.globalEnabled === true,
+      agentEnabled: typeof elevated.agentEnabled === "boolean" ? elevated.agentEnabled : undefined,
+      allowFrom: channels(elevated.allowFrom),
+      agentAllowFrom: elevated.agentAllowFrom ? channels(elevated.agentAllowFrom) : undefined,
+      defaultLevel: str(elevated.defaultLevel),
+    },
+    knownAgents: strings(raw.knownAgents),
+  };
+}
+
+/**
+ * What went wrong with one chat delivery: "card for approval 0f3c9a1e undelivered" for an
+ * approval message (a failure with a `problem`), "send failed" for a reply.
+ */
+function chatFailureText(failure) {
+  const problem = str(failure.problem);
+  if (!problem) return `${str(failure.operation) ?? "?"} failed`;
+  const id = str(failure.approvalId);
+  const about = id ? ` for approval ${id.slice(0, 8)}` : "";
+  return `${str(failure.kind) ?? "message"}${about} ${problem}`;
+}
+
+/** The parts of a `gateway.status` answer the Status view shows. */
+function statusFromWire(raw) {
+  const chat = raw && raw.chat && typeof raw.chat === "object" ? raw.chat : {};
+  const list = (value) => (Array.isArray(value) ? value.filter((item) => item && typeof item === "object") : []);
+  return {
+    caller: str(raw && raw.caller && raw.caller.name),
+    scopes: strings(raw && raw.caller && raw.caller.scopes),
+    version: str(raw && raw.server && raw.server.version),
+    hasChat: Boolean(raw && raw.chat),
+    channels: strings(chat.channels),
+    stopped: list(chat.stopped).map((item) => ({ channel: str(item.channel) ?? "?", error: str(item.error) ?? "" })),
+    failures: list(chat.failures).map((item) => ({
+      channel: str(item.channel) ?? "?",
+      target: str(item.target) ?? "?",
+      what: chatFailureText(item),
+      error: str(item.error) ?? "unknown error",
+      attempts: num(item.attempts) ?? 0,
+    })),
+    clients: list(raw && raw.operatorClients).map((item) => ({ token: str(item.token) ?? "?", client: str(item.client) ?? "?" })),
+    pending: num(raw && raw.pendingApprovals),
+  };
+}

@@ -85,6 +85,7 @@ fn argv_segment(argv: &[String]) -> Result<Vec<ParsedSegment>, Reason> {
             assignments: Vec::new(),
             words: Word::direct_argv(argv),
             stdin_piped: false,
+            span: 0..0,
         }]),
         _ => Err(Reason::new(Rule::EmptyCommand, "the argv has no program")),
     }

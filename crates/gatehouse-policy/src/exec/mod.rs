@@ -16,6 +16,7 @@ pub(crate) mod options;
 pub(crate) mod parse;
 mod policy;
 mod profiles;
+mod render;
 mod request;
 mod resolve;
 mod safe_bins;
@@ -40,5 +41,6 @@ pub use policy::{
     SkillBin,
 };
 pub use profiles::{ProgramTrust, program_trust};
+pub use render::render_for_shell;
 pub use request::{ExecCommand, ExecRequest};
 pub use safe_bins::{has_builtin_profile, is_in_trusted_dir};

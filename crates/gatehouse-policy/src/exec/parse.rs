@@ -18,6 +18,7 @@ mod word;
 
 use std::borrow::Cow;
 use std::cell::RefCell;
+use std::ops::Range;
 
 use tree_sitter::{Node, ParseOptions, ParseState, Parser, Point, Tree};
 
@@ -74,6 +75,10 @@ pub(crate) struct ParsedSegment {
     /// Its stdin is the previous command's output (`a | b`), so a program that reads code from
     /// stdin when given none runs whatever the previous command prints.
     pub(crate) stdin_piped: bool,
+    /// Where its assignments and words lie in the source, first byte to last (a trailing
+    /// comment and the operators around it excluded), so a runner can re-render it in place
+    /// ([`super::render`]). Empty for a direct argv.
+    pub(crate) span: Range<usize>,
 }
 
 thread_local! {
@@ -399,6 +404,14 @@ fn parse_command(
         assignments: Vec::new(),
         words: Vec::new(),
         stdin_piped: false,
+        span: 0..0,
+    };
+    let mut span: Option<Range<usize>> = None;
+    let mut cover = |range: Range<usize>| {
+        span = Some(match span.take() {
+            Some(seen) => seen.start.min(range.start)..seen.end.max(range.end),
+            None => range,
+        });
     };
     let mut cursor = node.walk();
     for child in node.children(&mut cursor) {
@@ -414,6 +427,7 @@ fn parse_command(
                 check_subtree(child, source)?;
                 word::check_assignment(text(child, source))?;
                 tokens.push(word_token(child));
+                cover(child.byte_range());
                 segment.assignments.push(text(child, source).to_owned());
             }
             "command_name" => {
@@ -425,6 +439,7 @@ fn parse_command(
                 let word = parse_word(part, source)?;
                 check_command_position(&word)?;
                 tokens.push(word_token(part));
+                cover(part.byte_range());
                 segment.words.push(word);
             }
             "word"
@@ -442,6 +457,7 @@ fn parse_command(
             | "brace_expression" => {
                 segment.words.push(parse_word(child, source)?);
                 tokens.push(word_token(child));
+                cover(child.byte_range());
             }
             "comment" => tokens.push(Token {
                 range: child.byte_range(),
@@ -462,6 +478,7 @@ fn parse_command(
             "a bare assignment changes the environment of later commands",
         ));
     }
+    segment.span = span.unwrap_or_default();
     Ok(segment)
 }
 

@@ -43,6 +43,7 @@ mod refusals_carriers; // carriers never authorize what they carry; interpreters
 mod refusals_configured; // git, ssh, package managers and tools whose options run programs
 mod refusals_interpreters; // shell flags, inline code behind valued options, code on stdin
 mod refusals_shell_state; // assignments in front of builtins, -x and other -c letters, request locales
+mod rendering; // what runs under `sh -c`: safe bins by absolute path with literal arguments
 mod request_env; // the request's own variables: the harmless list, PATH, exact approvals
 mod review_regressions; // security review bypasses (`time` builtins, sed, npm, …) and neighbours
 mod shell_oracle; // what ran ⊆ what was analysed: generated commands under real bash and dash

@@ -219,58 +219,67 @@ fn allows_modelled_wrappers_when_what_they_carry_is_allowlisted() {
     );
 }
 
+/// Every interpreter whose inline-code forms strictInlineEval must know (issue 29, class 2).
+const STRICT_INTERPRETERS: &[&str] = &[
+    "python3",
+    "node",
+    "deno",
+    "Rscript",
+    "R",
+    "lua",
+    "luajit",
+    "expect",
+    "tclsh",
+    "julia",
+    "php",
+    "bun",
+    "pwsh",
+    "powershell",
+    "osascript",
+    "gdb",
+    "jrunscript",
+    "groovy",
+    "elixir",
+    "erl",
+    "racket",
+    "guile",
+    "sbcl",
+    "make",
+    "ruby",
+    "perl",
+    "awk",
+    "sed",
+    "ghc",
+    "scala",
+    "clojure",
+    "bb",
+    "octave",
+    "gnuplot",
+    "dc",
+    "sqlite3",
+    "psql",
+    "mysql",
+    "vim",
+    "emacs",
+    "lldb",
+];
+
+/// `security: full`, `ask: off`, strictInlineEval on, `programs` allowlisted: only inline code
+/// can make a person decide.
+fn strict_policy(host: &Host, programs: &[&str]) -> ExecPolicy {
+    let mut policy = host.policy(programs);
+    policy.security = Security::Full;
+    policy.ask = Ask::Off;
+    policy.strict_inline_eval = true;
+    policy
+}
+
 /// Under `strictInlineEval` every interpreter's inline code, and any option of a known
 /// interpreter that the analysis does not know, needs a person even with `security: full`.
 #[test]
 fn denies_inline_code_of_every_common_interpreter_under_strict_inline_eval() {
-    let interpreters = [
-        "python3",
-        "node",
-        "deno",
-        "Rscript",
-        "R",
-        "lua",
-        "luajit",
-        "expect",
-        "tclsh",
-        "julia",
-        "php",
-        "bun",
-        "pwsh",
-        "powershell",
-        "osascript",
-        "gdb",
-        "jrunscript",
-        "groovy",
-        "elixir",
-        "erl",
-        "racket",
-        "guile",
-        "sbcl",
-        "make",
-        "ruby",
-        "perl",
-        "awk",
-        "sed",
-        "ghc",
-        "scala",
-        "clojure",
-        "bb",
-        "octave",
-        "gnuplot",
-        "dc",
-        "sqlite3",
-        "psql",
-        "mysql",
-        "vim",
-        "emacs",
-        "lldb",
-    ];
-    let host = Host::with_bins(&interpreters);
-    let mut policy = host.policy(&interpreters);
-    policy.security = Security::Full;
-    policy.ask = Ask::Off;
-    policy.strict_inline_eval = true;
+    let host = Host::with_bins(STRICT_INTERPRETERS);
+    let policy = strict_policy(&host, STRICT_INTERPRETERS);
     let commands = [
         "python3 -c 'import os'",
         "node -e 1",
@@ -350,8 +359,9 @@ fn denies_inline_code_of_every_common_interpreter_under_strict_inline_eval() {
     );
 }
 
-#[test]
-fn denies_skill_bins_named_by_path() {
+/// `skill-bin` installed in `bin/` and recorded there as a skill under `autoAllowSkills`; a
+/// file of the same name in the working directory.
+fn skill_host() -> (Host, ExecPolicy) {
     let host = Host::with_bins(&["skill-bin"]);
     write_executable(&host.root.join("work/skill-bin"));
     let mut policy = host.policy(&[]);
@@ -360,6 +370,12 @@ fn denies_skill_bins_named_by_path() {
         name: "skill-bin".to_owned(),
         resolved_path: host.root.join("bin/skill-bin"),
     }];
+    (host, policy)
+}
+
+#[test]
+fn denies_skill_bins_named_by_path() {
+    let (host, policy) = skill_host();
     let verdict = |command: &str| host.evaluate(command, &policy).decision;
     assert_eq!(verdict("skill-bin --help"), Decision::Allow);
     assert_ne!(verdict("../bin/skill-bin --help"), Decision::Allow);
@@ -398,6 +414,52 @@ proptest! {
             carrier.program, OPTIONS[option], subcommand, OPTIONS[more]
         );
         let verdict = evaluate(&host.request(&command), &policy);
+        prop_assert_ne!(verdict.decision, Decision::Allow, "{} {}", command, verdict.reason);
+    }
+
+    /// Under strictInlineEval, an option the analysis cannot know (a generated name no real
+    /// tool has, short or long, alone or with a value) makes every known interpreter need a
+    /// person, since it might take the program's place. The documented exceptions refuse
+    /// unknown options themselves and run nothing: elixir, and node's `--name=value` flags.
+    #[test]
+    fn no_unknown_option_of_an_interpreter_escapes_strict_inline_eval(name in "zq[a-z]{1,6}") {
+        let host = Host::with_bins(STRICT_INTERPRETERS);
+        let policy = strict_policy(&host, STRICT_INTERPRETERS);
+        let options = [
+            format!("--{name}=1"),
+            format!("--{name}"),
+            format!("-{}", name.to_uppercase()),
+            format!("-{} 1", name.to_uppercase()),
+        ];
+        let mut escaped = Vec::new();
+        for program in STRICT_INTERPRETERS {
+            for option in &options {
+                if *program == "elixir" || (*program == "node" && option.contains('=')) {
+                    continue;
+                }
+                let command = format!("{program} {option} x.src");
+                let verdict = evaluate(&host.request(&command), &policy);
+                if verdict.decision != Decision::Ask {
+                    escaped.push(format!("{command}: {} {}", verdict.decision, verdict.reason));
+                }
+            }
+        }
+        prop_assert!(escaped.is_empty(), "not asked:\n{}", escaped.join("\n"));
+    }
+
+    /// A skill binary counts only when named bare: any spelling of its path (relative,
+    /// absolute, with `.` or `..` components) is not the skill.
+    #[test]
+    fn no_path_spelling_of_a_skill_bin_is_auto_allowed(
+        prefix in prop_oneof![
+            Just("./"), Just("../bin/"), Just("{root}/bin/"), Just("../bin/./"),
+            Just("{root}/bin/../bin/"), Just(".//"), Just("{root}//bin/"),
+        ],
+        args in "( -[a-z]{1,3}| [a-z]{1,4}){0,3}",
+    ) {
+        let (host, policy) = skill_host();
+        let command = format!("{prefix}skill-bin{args}");
+        let verdict = host.evaluate(&command, &policy);
         prop_assert_ne!(verdict.decision, Decision::Allow, "{} {}", command, verdict.reason);
     }
 }

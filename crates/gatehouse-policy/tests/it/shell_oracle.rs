@@ -20,7 +20,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use gatehouse_policy::exec::{
-    AllowlistEntry, Decision, ExecEvaluation, ExecPolicy, ExecRequest, child_environment, evaluate,
+    AllowlistEntry, Decision, ExecEvaluation, ExecPolicy, ExecRequest, SafeBinProfile, SatisfiedBy,
+    child_environment, evaluate, render_for_shell,
 };
 use gatehouse_policy::{Ask, Security};
 
@@ -84,6 +85,25 @@ impl Lab {
 
     fn path(&self, relative: &str) -> String {
         self.root.join(relative).display().to_string()
+    }
+
+    /// `p1`, `p2` and `./p4` allowlisted, `p3` a safe bin with a profile, `bin/` trusted.
+    fn safe_bin_policy(&self) -> ExecPolicy {
+        let profile = SafeBinProfile {
+            max_positional: Some(3),
+            allowed_value_flags: vec!["-n".to_owned()],
+            ..SafeBinProfile::default()
+        };
+        ExecPolicy {
+            safe_bins: vec!["p3".to_owned()],
+            safe_bin_trusted_dirs: vec![self.root.join("bin")],
+            safe_bin_profiles: BTreeMap::from([("p3".to_owned(), profile)]),
+            allowlist: vec![
+                AllowlistEntry::new(format!("{}/p[12]", self.path("bin"))),
+                AllowlistEntry::new(format!("{}/p4", self.path("work"))),
+            ],
+            ..self.policy()
+        }
     }
 
     /// The stubs of `bin/` and `./p4` allowlisted; nothing else.
@@ -357,14 +377,18 @@ fn command(rng: &mut Rng, evil: &str, depth: usize, quotes: bool) -> String {
 }
 
 /// Generates commands until `wanted` of them are allowed; returns them with their verdicts.
-fn allowed_corpus(lab: &Lab, seed: u64, wanted: usize) -> Vec<(String, ExecEvaluation)> {
-    let policy = lab.policy();
+fn allowed_corpus(
+    lab: &Lab,
+    policy: &ExecPolicy,
+    seed: u64,
+    wanted: usize,
+) -> Vec<(String, ExecEvaluation)> {
     let evil = lab.path("evil");
     let mut rng = Rng(seed);
     let mut allowed = Vec::new();
     for _ in 0..20_000 {
         let text = command(&mut rng, &evil, 0, true);
-        let verdict = evaluate(&lab.request(&text), &policy);
+        let verdict = evaluate(&lab.request(&text), policy);
         if verdict.decision == Decision::Allow {
             allowed.push((text, verdict));
             if allowed.len() == wanted {
@@ -379,7 +403,7 @@ fn allowed_corpus(lab: &Lab, seed: u64, wanted: usize) -> Vec<(String, ExecEvalu
 fn what_ran_is_what_was_analysed_under_bash_and_dash() {
     let lab = Lab::new();
     lab.build_locales();
-    let corpus = allowed_corpus(&lab, 0x5eed_2901, 150);
+    let corpus = allowed_corpus(&lab, &lab.policy(), 0x5eed_2901, 150);
     assert_eq!(
         corpus.len(),
         150,
@@ -409,6 +433,46 @@ fn what_ran_is_what_was_analysed_under_bash_and_dash() {
         }
     }
     assert!(runs >= 300, "{runs} shell runs");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Issue 33: a shell string's safe bins run by absolute path with literal arguments. With `p3`
+/// a safe bin, each allowed command and its rendering (`render_for_shell`) run exactly the same
+/// programs with the same arguments under bash and dash, none the analysis did not list.
+#[test]
+fn rendered_safe_bins_run_what_the_original_runs() {
+    let lab = Lab::new();
+    let policy = lab.safe_bin_policy();
+    let corpus = allowed_corpus(&lab, &policy, 0x5eed_3301, 400);
+    assert_eq!(corpus.len(), 400, "the generator should find 400 commands");
+    let env = child_environment(lab.host_env(None), &BTreeMap::new());
+    let (mut failures, mut rendered_safe_bins) = (Vec::new(), 0);
+    for (text, verdict) in &corpus {
+        let rendered = render_for_shell(text, verdict);
+        if rendered == *text {
+            continue;
+        }
+        rendered_safe_bins += 1;
+        let safe_bins = verdict.segments.iter();
+        let safe_bins = safe_bins.filter(|s| s.satisfied_by == Some(SatisfiedBy::SafeBins));
+        assert!(
+            safe_bins.count() > 0,
+            "{text:?} was rendered without a safe bin"
+        );
+        for shell in ["bash", "dash"] {
+            let before = lab.run(shell, text, &env);
+            let after = lab.run(shell, &rendered, &env);
+            if before != after || !unanalysed(&after, &analysed(verdict)).is_empty() {
+                failures.push(format!(
+                    "{shell}: {text:?} rendered as {rendered:?}\n  ran {before:?}\n  then {after:?}"
+                ));
+            }
+        }
+    }
+    assert!(
+        rendered_safe_bins >= 25,
+        "{rendered_safe_bins} commands rendered"
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

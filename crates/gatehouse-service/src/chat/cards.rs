@@ -11,7 +11,7 @@ use std::sync::{Mutex, PoisonError};
 use gatehouse_chat::route::MessageLocator;
 
 /// A delivered message: (channel, chat, message id).
-type CardKey = (String, String, String);
+pub(super) type CardKey = (String, String, String);
 
 /// What is known of a delivered card.
 #[derive(Debug)]
@@ -69,7 +69,8 @@ impl CardIndex {
     }
 }
 
-fn key(message: &MessageLocator) -> CardKey {
+/// A delivered message's key: channel, chat and message id name one message.
+pub(super) fn key(message: &MessageLocator) -> CardKey {
     (
         message.channel.clone(),
         message.chat_id.clone(),

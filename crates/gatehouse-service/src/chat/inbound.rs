@@ -5,20 +5,24 @@
 use std::sync::Arc;
 
 use gatehouse_approvals::ResolveOutcome as StoreOutcome;
-use gatehouse_approvals::{ApprovalError, IdDisclosure};
+use gatehouse_approvals::{ApprovalError, ApprovalRecord, IdDisclosure};
 use gatehouse_chat::channel::{ButtonPress, Channel, Inbound, InboundText};
 use gatehouse_chat::commands::{
-    ElevatedRequest, TextAction, TextContext, check_press, interpret_text,
+    ElevatedRequest, PressRefusal, TextAction, TextContext, check_press, interpret_text,
 };
-use gatehouse_chat::render::{Card, CardState, ResolveOutcome, SHORT_ID_LEN};
+use gatehouse_chat::render::{Card, CardState, ResolveOutcome, SHORT_ID_LEN, shows_in_full};
 use gatehouse_chat::replies::{ApproveOutcome, approve_outcome_text};
 use gatehouse_chat::route::{Destination, Route};
+use gatehouse_chat::strangers::ReplyReach;
 use gatehouse_policy::ApprovalDecision;
-use gatehouse_policy::elevated::{ElevatedLevel, SenderIdentity};
+use gatehouse_policy::elevated::{ElevatedLevel, SenderIdentity, authorize_sender};
 use tokio::sync::mpsc;
+use uuid::Uuid;
 
 use super::ChatRuntime;
 use super::directive::directive;
+use super::view::locator;
+use crate::policy::elevated::gates;
 
 /// Handles inbound chat events until every adapter has stopped.
 pub(super) async fn run(runtime: Arc<ChatRuntime>, mut receiver: mpsc::Receiver<Inbound>) {
@@ -43,6 +47,18 @@ async fn on_press(runtime: &ChatRuntime, press: ButtonPress) {
         &runtime.approvals,
         runtime.now_ms(),
     ) {
+        Err(PressRefusal::NotApprover)
+            if !runtime.strangers.allow(
+                &press.interaction.channel,
+                &press.message.chat_id,
+                &press.sender.id,
+                ReplyReach::Interaction,
+                runtime.now_ms(),
+            ) =>
+        {
+            held_back(&press.sender);
+            return;
+        }
         Err(refusal) => refusal.text().to_owned(),
         Ok(claim) => resolve(runtime, &claim.approval_id, claim.decision, &press.sender).await,
     };
@@ -74,26 +90,72 @@ async fn on_text(runtime: &ChatRuntime, text: InboundText) {
         TextAction::Ignore => return,
         TextAction::Reply(reply) => reply,
         TextAction::Resolve { target, decision } => {
-            resolve(runtime, &target, decision, &text.sender).await
+            decide_typed(runtime, &target, decision, &text).await
         }
         TextAction::Elevated(request) => elevated(runtime, &text, request),
     };
+    if !may_decide_anything(runtime, &text.sender)
+        && !runtime.strangers.allow(
+            &channel_name,
+            &text.message.chat_id,
+            &text.sender.id,
+            reach(&text),
+            runtime.now_ms(),
+        )
+    {
+        held_back(&text.sender);
+        return;
+    }
     send_reply(runtime, channel.as_ref(), &text, &reply).await;
 }
 
-/// `/elevated` acts on the session bound to the thread it was typed in, else to the chat. An
-/// `off` typed in a thread also reaches the session bound to the whole chat: a thread binding
-/// must not hide that session's level from the owner, and `off` only ever narrows.
+/// Whether `sender` may decide anything on their channel (an approver there, or admitted by
+/// `tools.elevated.allowFrom`): replies to anyone else are held to `strangerReplies`.
+fn may_decide_anything(runtime: &ChatRuntime, sender: &SenderIdentity) -> bool {
+    if runtime.approvals.is_approver(&sender.channel, &sender.id) {
+        return true;
+    }
+    let (gates, _) = gates(&runtime.core.config, None);
+    authorize_sender(&gates, None, sender).is_ok()
+}
+
+/// How a reply to `text` reaches its sender.
+fn reach(text: &InboundText) -> ReplyReach {
+    if text.interaction.is_some() {
+        ReplyReach::Interaction
+    } else if text.private_reply.is_some() || text.is_direct {
+        ReplyReach::Private
+    } else {
+        ReplyReach::Public
+    }
+}
+
+/// A reply to a stranger over `strangerReplies` is dropped, never queued (the refusal itself
+/// was logged as a security event already).
+fn held_back(sender: &SenderIdentity) {
+    tracing::debug!(
+        target: "security",
+        channel = %sender.channel,
+        sender_id = %sender.id,
+        "Reply to someone who may not decide held back (strangerReplies)."
+    );
+}
+
+/// `/elevated` acts on the session bound to the thread it was typed in, else to the chat, as
+/// the adapter's platform names the place. An `off` typed in a thread also reaches the session
+/// bound to the whole chat: a thread binding must not hide that session's level from the owner,
+/// and `off` only ever narrows.
 fn elevated(runtime: &ChatRuntime, text: &InboundText, request: ElevatedRequest) -> String {
-    let message = &text.message;
     let sessions = &runtime.sessions;
-    let thread = message.thread_id.as_deref();
-    let mut targets = vec![sessions.bound_to(&message.channel, &message.chat_id, thread)];
-    if request == ElevatedRequest::Set(ElevatedLevel::Off) && thread.is_some() {
-        let whole_chat = sessions.bound_to(&message.channel, &message.chat_id, None);
-        if whole_chat.is_some() && !targets.contains(&whole_chat) {
-            targets.push(whole_chat);
-        }
+    let here = sessions.bound_in(&text.message.channel, &text.place);
+    let first = here.thread.clone().or_else(|| here.chat.clone());
+    let mut targets = vec![first];
+    if request == ElevatedRequest::Set(ElevatedLevel::Off)
+        && text.place.in_thread()
+        && here.chat.is_some()
+        && !targets.contains(&here.chat)
+    {
+        targets.push(here.chat);
     }
     let replies: Vec<String> = targets
         .iter()
@@ -115,11 +177,13 @@ fn elevated(runtime: &ChatRuntime, text: &InboundText, request: ElevatedRequest)
     replies.join("\n")
 }
 
-/// Answers privately when the message was an interaction, else in the chat (and thread) it was
-/// typed in.
+/// Answers privately when the message was an interaction, or typed in a shared chat on a
+/// platform that can answer its sender alone (every reply there is private: the card's receipt
+/// tells the chat what was decided); else in the chat (and thread) it was typed in.
 async fn send_reply(runtime: &ChatRuntime, channel: &dyn Channel, text: &InboundText, reply: &str) {
     let deliverer = &runtime.dispatcher.deliverer;
-    let result = if let Some(interaction) = &text.interaction {
+    let private = text.interaction.as_ref().or(text.private_reply.as_ref());
+    let result = if let Some(interaction) = private {
         deliverer.answer(channel, interaction, reply).await
     } else {
         let route = Route {
@@ -144,6 +208,95 @@ async fn send_reply(runtime: &ChatRuntime, channel: &dyn Channel, text: &Inbound
     }
 }
 
+/// A decision typed in a chat: the id is resolved first, then decided only if the approval was
+/// shown to this channel's approvers (or `decideUndelivered` says any will do), and
+/// allow-always only for a command the card showed in full. Returns the reply.
+async fn decide_typed(
+    runtime: &ChatRuntime,
+    target: &str,
+    decision: ApprovalDecision,
+    text: &InboundText,
+) -> String {
+    let channel = text.message.channel.as_str();
+    let record = match runtime
+        .core
+        .manager
+        .get(target, IdDisclosure::Revealed)
+        .await
+    {
+        Ok(record) => record,
+        Err(ApprovalError::AmbiguousPrefix { count, candidates }) => {
+            let candidates = candidates.unwrap_or_default();
+            let listed = if replies_privately(text) {
+                shown_among(runtime, &candidates, channel).await
+            } else {
+                Vec::new()
+            };
+            return approve_outcome_text(&ApproveOutcome::Ambiguous {
+                prefix: target.to_owned(),
+                count,
+                listed,
+            });
+        }
+        Err(error) => return refusal_text(target, error),
+    };
+    if !shown_here(runtime, &record, channel) {
+        tracing::warn!(
+            target: "security",
+            channel,
+            sender_id = %text.sender.id,
+            approval_id = %record.id,
+            "Chat decision on an approval never shown on this channel refused."
+        );
+        return approve_outcome_text(&ApproveOutcome::NotShownHere {
+            approval_id: record.id,
+            channel: channel.to_owned(),
+        });
+    }
+    let max = runtime.dispatcher.max_command_chars;
+    if decision == ApprovalDecision::AllowAlways && !shows_in_full(&record.request.command, max) {
+        return approve_outcome_text(&ApproveOutcome::AlwaysNeedsFullCommand {
+            approval_id: record.id,
+        });
+    }
+    resolve(runtime, &record.id, decision, &text.sender).await
+}
+
+/// Whether an approval was shown to `channel`'s approvers: a card, a text prompt or the
+/// fallback was delivered there (an origin notice shows no command and does not count), or
+/// the channel decides undelivered approvals by configuration.
+fn shown_here(runtime: &ChatRuntime, record: &ApprovalRecord, channel: &str) -> bool {
+    runtime.approvals.decides_undelivered(channel)
+        || record.messages.iter().any(|message| {
+            message.channel == channel && !runtime.notices.contains(&locator(message))
+        })
+}
+
+/// The ids among `candidates` shown on `channel`, the only ones a reply there may name.
+async fn shown_among(runtime: &ChatRuntime, candidates: &[Uuid], channel: &str) -> Vec<String> {
+    let mut shown = Vec::new();
+    for id in candidates {
+        let record = runtime
+            .core
+            .manager
+            .get(&id.to_string(), IdDisclosure::Hidden)
+            .await;
+        if let Ok(record) = record
+            && shown_here(runtime, &record, channel)
+        {
+            shown.push(record.id);
+        }
+    }
+    shown
+}
+
+/// Whether the reply to `text` reaches its sender alone: an interaction's private answer, an
+/// ephemeral answer in a shared chat, or a direct conversation with the bot. Lists of ids go
+/// only into such replies.
+fn replies_privately(text: &InboundText) -> bool {
+    text.interaction.is_some() || text.private_reply.is_some() || text.is_direct
+}
+
 /// Resolves as `sender` and returns the reply text: the approver check already passed.
 async fn resolve(
     runtime: &ChatRuntime,
@@ -154,7 +307,7 @@ async fn resolve(
     let by = decided_by(sender);
     let manager = &runtime.core.manager;
     let outcome = match manager
-        .resolve(target, decision, &by, IdDisclosure::Revealed)
+        .resolve(target, decision, &by, IdDisclosure::Hidden)
         .await
     {
         Ok(resolved) => match resolved.outcome {
@@ -186,13 +339,12 @@ fn refusal_text(target: &str, error: ApprovalError) -> String {
         | ApprovalError::UnknownPrefix => ApproveOutcome::Unknown {
             target: target.to_owned(),
         },
-        ApprovalError::AmbiguousPrefix { candidates, .. } => ApproveOutcome::Ambiguous {
+        // Presses and checked typed decisions name a full id; a prefix that became ambiguous
+        // meanwhile is named by count only.
+        ApprovalError::AmbiguousPrefix { count, .. } => ApproveOutcome::Ambiguous {
             prefix: target.to_owned(),
-            candidates: candidates
-                .unwrap_or_default()
-                .iter()
-                .map(ToString::to_string)
-                .collect(),
+            count,
+            listed: Vec::new(),
         },
         ApprovalError::Expired { id, .. } => ApproveOutcome::Expired {
             approval_id: id.to_string(),

@@ -18,6 +18,7 @@
 mod cards;
 mod directive;
 mod inbound;
+mod notices;
 mod outbound;
 mod sessions;
 mod settings;
@@ -33,6 +34,7 @@ use gatehouse_chat::delivery::{Deliverer, RetryPolicy};
 use gatehouse_chat::dispatch::{Channels, Dispatcher};
 use gatehouse_chat::plan::plan_delivery;
 use gatehouse_chat::render::DEFAULT_MAX_COMMAND_CHARS;
+use gatehouse_chat::strangers::StrangerReplies;
 use gatehouse_chat::token::{MemoryTokenStore, TokenRegistry};
 use gatehouse_chat::{Channel, Inbound, Platforms};
 use tokio::sync::mpsc;
@@ -44,6 +46,7 @@ use cards::CardIndex;
 pub(crate) use directive::{bind_session, directive};
 /// The chat core's record of a failed delivery, which [`ChatStatus`] lists.
 pub use gatehouse_chat::delivery::{Operation, TargetFailure};
+use notices::Notices;
 pub use sessions::check_sessions_file;
 pub(crate) use sessions::{BoundRoute, Sessions};
 pub(crate) use settings::chat_approvals;
@@ -104,6 +107,11 @@ pub(crate) struct ChatRuntime {
     bot_usernames: HashMap<String, String>,
     /// Which approval each delivered message shows, so a reply to a card names its approval.
     cards: CardIndex,
+    /// The origin notices delivered, which show no command and so decide nothing.
+    notices: Notices,
+    /// How often people who may decide nothing are answered, so a flood of their commands
+    /// never reaches the platform ahead of a card.
+    strangers: StrangerReplies,
     pub(crate) sessions: Sessions,
     /// Channels whose `run` ended with an error. They are left out of routes and shown in the
     /// status: a dead channel must not hold approvals until their timeout as if someone could
@@ -194,6 +202,7 @@ impl ChatRuntime {
             }
             channels.insert(name, Arc::clone(&connected.channel));
         }
+        let strangers = approvals.stranger_replies();
         Ok(Arc::new(ChatRuntime {
             core,
             dispatcher: Dispatcher {
@@ -206,7 +215,9 @@ impl ChatRuntime {
             platforms: setup.platforms.clone(),
             bot_usernames,
             cards: CardIndex::default(),
-            sessions: Sessions::open(&setup.sessions_file)?,
+            notices: Notices::default(),
+            strangers,
+            sessions: Sessions::open(&setup.sessions_file, setup.platforms.clone())?,
             stopped: Mutex::new(Vec::new()),
         }))
     }

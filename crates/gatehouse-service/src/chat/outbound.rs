@@ -8,7 +8,7 @@ use gatehouse_approvals::{
     ApprovalEvent, ApprovalRecord, ApprovalState, EventKind, EventSubscription, IdDisclosure,
     ListFilter, ListOrder, REASON_RESTART,
 };
-use gatehouse_chat::plan::plan_delivery;
+use gatehouse_chat::plan::{MessageKind, plan_delivery};
 use gatehouse_chat::render::{
     Card, ResolveOutcome, render_cancelled, render_expired, render_receipt,
 };
@@ -43,7 +43,8 @@ async fn handle(runtime: &ChatRuntime, event: ApprovalEvent) {
             ..
         } => {
             let id = event.id.to_string();
-            let view = approval_view(&id, request, *expires_at_ms, offered.allow_always);
+            let max = runtime.dispatcher.max_command_chars;
+            let view = approval_view(&id, request, *expires_at_ms, offered.allow_always, max);
             let origin = turn_source(request, &runtime.platforms);
             bind_origin(
                 runtime,
@@ -66,6 +67,12 @@ async fn handle(runtime: &ChatRuntime, event: ApprovalEvent) {
                 runtime
                     .cards
                     .remember(&delivered.locator, &id, runtime.now_ms());
+                if delivered.kind == MessageKind::OriginNotice {
+                    let now = runtime.now_ms();
+                    runtime
+                        .notices
+                        .remember(&delivered.locator, *expires_at_ms, now);
+                }
                 let message = stored(&delivered.locator);
                 if let Err(error) = runtime
                     .core
@@ -168,8 +175,14 @@ async fn finish(runtime: &ChatRuntime, record: &ApprovalRecord) {
 /// The card a settled approval's copies become, and whether it was decided by a person; `None`
 /// while it is still pending.
 fn final_card(runtime: &ChatRuntime, record: &ApprovalRecord) -> Option<(Card, bool)> {
-    let view = approval_view(&record.id, &record.request, record.expires_at_ms, false);
     let max = runtime.dispatcher.max_command_chars;
+    let view = approval_view(
+        &record.id,
+        &record.request,
+        record.expires_at_ms,
+        false,
+        max,
+    );
     match record.state {
         ApprovalState::Pending => None,
         ApprovalState::Allowed | ApprovalState::Denied => {

@@ -6,13 +6,15 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
+use gatehouse_chat::{ConversationKey, Place, Platforms};
 use gatehouse_policy::elevated::{ElevatedLevel, SenderIdentity};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ServiceError;
 use crate::policy::elevated::StoredLevel;
 
-/// A chat conversation a session is bound to, as `session.bind` names it.
+/// A chat conversation a session is bound to, as `session.bind` names it; kept as its
+/// platform normalizes it (see [`Platforms::conversation`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct BoundRoute {
@@ -101,11 +103,43 @@ struct SessionsFile {
     sessions: BTreeMap<String, SessionEntry>,
 }
 
+/// The sessions bound where a message was typed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct BoundHere {
+    /// Bound to the thread or topic itself.
+    pub(crate) thread: Option<String>,
+    /// Bound to the whole chat.
+    pub(crate) chat: Option<String>,
+}
+
+impl BoundRoute {
+    /// The route as its platform names the conversation, so two spellings of one place are one
+    /// binding and a message typed there finds it.
+    fn normalized(self, platforms: &Platforms) -> BoundRoute {
+        let key = platforms.conversation(&self.channel, &self.to, self.thread_id.as_deref());
+        BoundRoute {
+            channel: self.channel.trim().to_owned(),
+            to: key.chat,
+            account_id: self.account_id,
+            thread_id: key.thread,
+        }
+    }
+
+    fn key(&self) -> ConversationKey {
+        ConversationKey {
+            chat: self.to.clone(),
+            thread: self.thread_id.clone(),
+        }
+    }
+}
+
 /// The durable session table.
 #[derive(Debug)]
 pub(crate) struct Sessions {
     path: PathBuf,
     table: Mutex<SessionsFile>,
+    /// Each platform's reading of a conversation, applied to every binding.
+    platforms: Platforms,
 }
 
 /// The sessions file as stored; absent is an empty table.
@@ -130,11 +164,16 @@ pub fn check_sessions_file(path: &Path) -> Result<(), ServiceError> {
 impl Sessions {
     /// Loads the file (an absent file is an empty table); an unreadable or malformed one stops
     /// the start, since silently dropping stored levels would change decisions.
-    pub(crate) fn open(path: &Path) -> Result<Sessions, ServiceError> {
-        let table = read_table(path)?;
+    /// Bindings written before their platform's reading are read through it.
+    pub(crate) fn open(path: &Path, platforms: Platforms) -> Result<Sessions, ServiceError> {
+        let mut table = read_table(path)?;
+        for entry in table.sessions.values_mut() {
+            entry.route = entry.route.take().map(|route| route.normalized(&platforms));
+        }
         Ok(Sessions {
             path: path.to_owned(),
             table: Mutex::new(table),
+            platforms,
         })
     }
 
@@ -150,6 +189,7 @@ impl Sessions {
         route: BoundRoute,
         token: Option<&str>,
     ) -> Result<Vec<String>, ServiceError> {
+        let route = route.normalized(&self.platforms);
         if self.is_bound(session_key, &route, token) {
             return Ok(Vec::new());
         }
@@ -184,26 +224,23 @@ impl Sessions {
         })
     }
 
-    /// The session bound to a chat conversation (a thread first, then the whole chat).
-    pub(crate) fn bound_to(
-        &self,
-        channel: &str,
-        chat_id: &str,
-        thread_id: Option<&str>,
-    ) -> Option<String> {
+    /// The sessions bound where a message was typed on `channel`: the one bound to its thread
+    /// or topic, and the one bound to the whole chat (each the first whose key the place
+    /// lists, in the place's order).
+    pub(crate) fn bound_in(&self, channel: &str, place: &Place) -> BoundHere {
         let table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
-        let find = |thread: Option<&str>| {
-            table.sessions.iter().find_map(|(key, entry)| {
-                let route = entry.route.as_ref()?;
-                (route.channel == channel
-                    && route.to == chat_id
-                    && route.thread_id.as_deref() == thread)
-                    .then(|| key.clone())
+        let find = |keys: &[ConversationKey]| {
+            keys.iter().find_map(|wanted| {
+                table.sessions.iter().find_map(|(key, entry)| {
+                    let route = entry.route.as_ref()?;
+                    (route.channel == channel && route.key() == *wanted).then(|| key.clone())
+                })
             })
         };
-        thread_id
-            .and_then(|thread| find(Some(thread)))
-            .or_else(|| find(None))
+        BoundHere {
+            thread: find(&place.thread),
+            chat: find(&place.chat),
+        }
     }
 
     /// The stored level of a session; a value this build cannot read counts as unset.
@@ -279,6 +316,24 @@ mod tests {
 
     use super::*;
 
+    /// The session `/elevated` typed there reaches: the thread's, else the chat's.
+    fn bound_to(
+        sessions: &Sessions,
+        channel: &str,
+        chat: &str,
+        thread: Option<&str>,
+    ) -> Option<String> {
+        let place = Place {
+            thread: thread
+                .map(|thread| ConversationKey::new(chat, Some(thread)))
+                .into_iter()
+                .collect(),
+            chat: vec![ConversationKey::new(chat, None)],
+        };
+        let here = sessions.bound_in(channel, &place);
+        here.thread.or(here.chat)
+    }
+
     fn route(to: &str, thread: Option<&str>) -> BoundRoute {
         BoundRoute {
             channel: "telegram".into(),
@@ -292,7 +347,7 @@ mod tests {
     fn keeps_levels_and_bindings_across_a_reopen_in_a_0600_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sessions.json");
-        let sessions = Sessions::open(&path).unwrap();
+        let sessions = Sessions::open(&path, Platforms::default()).unwrap();
         sessions
             .bind("s1", route("-100", Some("7")), Some("host"))
             .unwrap();
@@ -305,7 +360,7 @@ mod tests {
         sessions
             .set_level("s1", ElevatedLevel::Full, &setter, None)
             .unwrap();
-        let reopened = Sessions::open(&path).unwrap();
+        let reopened = Sessions::open(&path, Platforms::default()).unwrap();
         assert_eq!(
             reopened.stored_level("s1"),
             Some(StoredLevel {
@@ -315,10 +370,10 @@ mod tests {
             })
         );
         assert_eq!(
-            reopened.bound_to("telegram", "-100", Some("7")).as_deref(),
+            bound_to(&reopened, "telegram", "-100", Some("7")).as_deref(),
             Some("s1")
         );
-        assert_eq!(reopened.bound_to("telegram", "-100", None), None);
+        assert_eq!(bound_to(&reopened, "telegram", "-100", None), None);
         assert_eq!(
             fs::metadata(&path).unwrap().permissions().mode() & 0o777,
             0o600
@@ -328,7 +383,8 @@ mod tests {
     #[test]
     fn binds_a_route_to_one_session_and_falls_back_from_thread_to_chat() {
         let dir = tempfile::tempdir().unwrap();
-        let sessions = Sessions::open(&dir.path().join("sessions.json")).unwrap();
+        let sessions =
+            Sessions::open(&dir.path().join("sessions.json"), Platforms::default()).unwrap();
         sessions
             .bind("s1", route("42", None), Some("host"))
             .unwrap();
@@ -336,10 +392,10 @@ mod tests {
             .bind("s2", route("42", None), Some("host"))
             .unwrap();
         assert_eq!(
-            sessions.bound_to("telegram", "42", Some("9")).as_deref(),
+            bound_to(&sessions, "telegram", "42", Some("9")).as_deref(),
             Some("s2")
         );
-        assert_eq!(sessions.bound_to("discord", "42", None), None);
+        assert_eq!(bound_to(&sessions, "discord", "42", None), None);
     }
 
     fn telegram_owner() -> SenderIdentity {
@@ -355,7 +411,8 @@ mod tests {
     #[test]
     fn drops_the_level_of_a_session_whose_binding_moves() {
         let dir = tempfile::tempdir().unwrap();
-        let sessions = Sessions::open(&dir.path().join("sessions.json")).unwrap();
+        let sessions =
+            Sessions::open(&dir.path().join("sessions.json"), Platforms::default()).unwrap();
         let owner = telegram_owner();
         let full = |key: &str| {
             sessions
@@ -399,7 +456,8 @@ mod tests {
             ["decoy"]
         );
         assert_eq!(sessions.level("decoy"), None);
-        let reopened = Sessions::open(&dir.path().join("sessions.json")).unwrap();
+        let reopened =
+            Sessions::open(&dir.path().join("sessions.json"), Platforms::default()).unwrap();
         assert_eq!(reopened.level("s1"), None);
         assert_eq!(reopened.level("decoy"), None);
     }
@@ -409,7 +467,8 @@ mod tests {
     #[test]
     fn ties_a_session_and_its_level_to_the_token_that_bound_it() {
         let dir = tempfile::tempdir().unwrap();
-        let sessions = Sessions::open(&dir.path().join("sessions.json")).unwrap();
+        let sessions =
+            Sessions::open(&dir.path().join("sessions.json"), Platforms::default()).unwrap();
         let owner = telegram_owner();
         sessions.bind("s1", route("4242", None), Some("a")).unwrap();
         sessions
@@ -447,7 +506,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sessions.json");
         fs::write(&path, "{ not json").unwrap();
-        let refused = Sessions::open(&path).unwrap_err();
+        let refused = Sessions::open(&path, Platforms::default()).unwrap_err();
         assert!(matches!(refused, ServiceError::Store { .. }), "{refused:?}");
     }
 }

@@ -5,10 +5,12 @@ use gatehouse_chat::config::{
     ChatApprovalSettings, ChatApprovals, ForwardMode, ForwardTarget, ForwardingSettings,
     NativeClientSettings, NativeEnabled, NativeTarget,
 };
+use gatehouse_chat::strangers::StrangerReplySettings;
 use gatehouse_chat::{ChatError, Platforms};
 use gatehouse_config::Config;
 use gatehouse_config::model::{
     ApprovalTarget, ChannelApprovalsConfig, Enabled, ExecForwardingConfig, ForwardingMode,
+    StrangerRepliesConfig,
 };
 
 use crate::error::ServiceError;
@@ -150,6 +152,25 @@ fn native_client(channel: &str, block: &ChannelApprovalsConfig) -> NativeClientS
         agent_filter: block.agent_filter.clone(),
         session_filter: block.session_filter.clone(),
         cleanup_after_resolve: block.cleanup_after_resolve.unwrap_or(false),
+        decide_undelivered: block.decide_undelivered.unwrap_or(false),
+        stranger_replies: stranger_replies(block.stranger_replies.as_ref()),
+    }
+}
+
+/// `strangerReplies`, each absent key at its default.
+fn stranger_replies(written: Option<&StrangerRepliesConfig>) -> StrangerReplySettings {
+    let defaults = StrangerReplySettings::default();
+    let Some(written) = written else {
+        return defaults;
+    };
+    StrangerReplySettings {
+        sender_quiet_secs: written
+            .sender_quiet_seconds
+            .unwrap_or(defaults.sender_quiet_secs),
+        chat_quiet_secs: written
+            .chat_quiet_seconds
+            .unwrap_or(defaults.chat_quiet_secs),
+        per_minute: written.per_minute.unwrap_or(defaults.per_minute),
     }
 }
 

@@ -4,17 +4,22 @@
 use gatehouse_approvals::{ApprovalRequest, DeliveredMessage};
 use gatehouse_chat::Platforms;
 use gatehouse_chat::plan::RequestMeta;
-use gatehouse_chat::render::{ApprovalView, ChainView, ToolCard};
+use gatehouse_chat::render::{ApprovalView, ChainView, ToolCard, shows_in_full};
 use gatehouse_chat::route::{MessageLocator, TurnSource};
 use gatehouse_policy::tool_call::{Grant, GrantScope};
 
-/// What a card shows about `request`.
+/// What a card shows about `request`. Allow-always is offered only when the card shows the
+/// command in full within `max_command_chars`: nobody adds a pattern for a command they could
+/// not read to its end.
 pub(super) fn approval_view(
     id: &str,
     request: &ApprovalRequest,
     expires_at_ms: u64,
     allow_always_offered: bool,
+    max_command_chars: usize,
 ) -> ApprovalView {
+    let allow_always_offered =
+        allow_always_offered && shows_in_full(&request.command, max_command_chars);
     ApprovalView {
         id: id.to_owned(),
         command: request.command.clone(),

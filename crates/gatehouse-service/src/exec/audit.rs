@@ -13,7 +13,7 @@
 //! waits for the writer to append and sync what is queued, so a shutdown loses no record.
 
 use std::num::NonZeroU32;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -41,6 +41,8 @@ pub(crate) struct Auditor {
     sender: Option<mpsc::Sender<(u64, AuditEvent)>>,
     /// Joined on drop: the writer drains the channel and syncs before it ends.
     writer: Option<JoinHandle<()>>,
+    /// The active log file, for operators reading it (`audit.verify`, `audit.tail`).
+    path: PathBuf,
 }
 
 impl Auditor {
@@ -66,6 +68,7 @@ impl Auditor {
         Ok(Self {
             sender: Some(sender),
             writer: Some(writer),
+            path: path.to_owned(),
         })
     }
 
@@ -73,6 +76,11 @@ impl Auditor {
     /// without creating, repairing or locking anything.
     pub(crate) fn check(path: &Path) -> Result<(), ServiceError> {
         AuditLog::check(path).map(drop).map_err(refused)
+    }
+
+    /// The active log file.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
     }
 
     /// Queues one record, stamped now.

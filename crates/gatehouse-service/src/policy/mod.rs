@@ -1,7 +1,8 @@
 //! What applies to a request: the composed policy (config and `exec-approvals.json`), cached per
-//! file version, the elevated level laid over it, and the JSON reports of a decision and of the
-//! effective tools.
+//! file version, the elevated level laid over it, the JSON reports of a decision and of the
+//! effective tools, and an agent's effective policy as operators read it.
 
+pub mod agent_view;
 pub(crate) mod cache;
 pub mod compose;
 pub(crate) mod elevated;

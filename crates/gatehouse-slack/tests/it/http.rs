@@ -181,7 +181,9 @@ async fn answers_a_slash_command_in_the_http_response() {
     assert_eq!(
         body,
         json!({"response_type": "ephemeral",
-            "text": "Usage: /approve <id> allow-once|allow-always|deny"})
+            "text": "Usage: /approve &lt;id&gt; allow-once|allow-always|deny",
+            "blocks": [{"type": "section", "text": {"type": "plain_text",
+                "text": "Usage: /approve <id> allow-once|allow-always|deny"}}]})
     );
 }
 

@@ -60,7 +60,9 @@ async fn acks_a_press_before_the_core_reads_it_and_pushes_it_as_press() {
     let ephemeral = &fake.calls_of("chat.postEphemeral")[0];
     assert_eq!(
         ephemeral.body,
-        json!({"channel": card.chat_id, "user": APPROVER, "text": "Only approvers can decide."})
+        json!({"channel": card.chat_id, "user": APPROVER, "text": "Only approvers can decide.",
+            "blocks": [{"type": "section",
+                "text": {"type": "plain_text", "text": "Only approvers can decide."}}]})
     );
 }
 
@@ -141,7 +143,9 @@ async fn answers_a_slash_command_in_its_ack() {
     assert_eq!(ack.body["envelope_id"], injected["envelope_id"]);
     assert_eq!(
         ack.body["payload"],
-        json!({"text": "Allowed once 0f3c9a1e.", "response_type": "ephemeral"})
+        json!({"text": "Allowed once 0f3c9a1e.", "response_type": "ephemeral",
+            "blocks": [{"type": "section",
+                "text": {"type": "plain_text", "text": "Allowed once 0f3c9a1e."}}]})
     );
     assert!(fake.calls_of("response_url").is_empty());
 }

@@ -3,12 +3,15 @@
 //!
 //! [`SqliteApprovalStore`] commits concurrent writes in batches on one writer thread (one fsync
 //! per batch, each operation in its own savepoint) and reads on connections of its own.
+//! [`PgApprovalStore`] keeps the same rows in a PostgreSQL database that several gateways share
+//! (`postgres/`); it reuses this module's row decoding and answers.
 //!
 //! [`ApprovalStore`]: gatehouse_approvals::ApprovalStore
 
 mod batch_times;
 mod checkpoint;
 mod ids;
+mod postgres;
 mod readers;
 mod rows;
 mod schema;
@@ -19,4 +22,5 @@ mod write_ops;
 mod writer;
 
 pub use batch_times::{BATCH_TIME_BOUNDS, BatchTimesSnapshot};
+pub use postgres::{DatabaseCheck, PgApprovalStore, PgOptions};
 pub use sqlite::{SqliteApprovalStore, SqliteOptions};

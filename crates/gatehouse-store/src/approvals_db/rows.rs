@@ -38,7 +38,7 @@ pub(super) fn limit_param(limit: usize) -> i64 {
 }
 
 /// Makes `%`, `_` and `\` in a user-supplied prefix literal for `LIKE ... ESCAPE '\'`.
-fn escape_like(prefix: &str) -> String {
+pub(super) fn escape_like(prefix: &str) -> String {
     let mut out = String::with_capacity(prefix.len());
     for c in prefix.chars() {
         if matches!(c, '%' | '_' | '\\') {
@@ -62,7 +62,7 @@ pub(super) fn fetch(conn: &Connection, id: &str) -> Result<Option<ApprovalRecord
         .prepare_cached(&FETCH_SQL)?
         .query_row(params![id_order(id), id], RawRow::read)
         .optional()?;
-    raw.map(|raw| raw.into_record(conn)).transpose()
+    raw.map(|raw| raw.with_messages(conn)).transpose()
 }
 
 /// Runs `sql`, an `UPDATE` of at most the one row `id` names, and reads that row as the update
@@ -172,7 +172,9 @@ fn query_many(
         stmt.query_map(params, RawRow::read)?
             .collect::<Result<_, _>>()?
     };
-    raws.into_iter().map(|raw| raw.into_record(conn)).collect()
+    raws.into_iter()
+        .map(|raw| raw.with_messages(conn))
+        .collect()
 }
 
 /// A record's delivered messages. Sorted by `seq` in Rust, not with `ORDER BY seq`: SQLite
@@ -199,37 +201,44 @@ fn messages(conn: &Connection, id: &str) -> Result<Vec<DeliveredMessage>, StoreE
 }
 
 /// A row as stored: text columns not yet interpreted. Interpretation can fail, and a row that
-/// fails is reported as corrupt rather than guessed at.
-struct RawRow {
-    id: String,
-    command: String,
-    argv_json: String,
-    cwd: Option<String>,
-    env_keys_json: String,
-    host: Option<String>,
-    agent_id: Option<String>,
-    session_key: Option<String>,
-    resolved_path: Option<String>,
-    security: Option<String>,
-    ask: Option<String>,
-    has_turn_source: bool,
-    turn_source: TurnSource,
-    binding_hash: Option<String>,
-    binding_json: Option<String>,
-    state: String,
-    decision: Option<String>,
-    resolved_by: Option<String>,
-    reason: Option<String>,
-    created_at_ms: i64,
-    expires_at_ms: i64,
-    resolved_at_ms: Option<i64>,
-    consumed_at_ms: Option<i64>,
-    requested_by: Option<String>,
-    summary_json: Option<String>,
-    tool_json: Option<String>,
+/// fails is reported as corrupt rather than guessed at. Both stores read their rows into it
+/// (in [`COLUMNS`]' order), so a row means the same in either.
+pub(super) struct RawRow {
+    pub(super) id: String,
+    pub(super) command: String,
+    pub(super) argv_json: String,
+    pub(super) cwd: Option<String>,
+    pub(super) env_keys_json: String,
+    pub(super) host: Option<String>,
+    pub(super) agent_id: Option<String>,
+    pub(super) session_key: Option<String>,
+    pub(super) resolved_path: Option<String>,
+    pub(super) security: Option<String>,
+    pub(super) ask: Option<String>,
+    pub(super) has_turn_source: bool,
+    pub(super) turn_source: TurnSource,
+    pub(super) binding_hash: Option<String>,
+    pub(super) binding_json: Option<String>,
+    pub(super) state: String,
+    pub(super) decision: Option<String>,
+    pub(super) resolved_by: Option<String>,
+    pub(super) reason: Option<String>,
+    pub(super) created_at_ms: i64,
+    pub(super) expires_at_ms: i64,
+    pub(super) resolved_at_ms: Option<i64>,
+    pub(super) consumed_at_ms: Option<i64>,
+    pub(super) requested_by: Option<String>,
+    pub(super) summary_json: Option<String>,
+    pub(super) tool_json: Option<String>,
 }
 
 impl RawRow {
+    /// The record, with its delivered messages read from `conn`.
+    fn with_messages(self, conn: &Connection) -> Result<ApprovalRecord, StoreError> {
+        let messages = messages(conn, &self.id)?;
+        self.into_record(messages)
+    }
+
     fn read(row: &Row<'_>) -> rusqlite::Result<RawRow> {
         Ok(RawRow {
             id: row.get(0)?,
@@ -266,7 +275,11 @@ impl RawRow {
         })
     }
 
-    fn into_record(self, conn: &Connection) -> Result<ApprovalRecord, StoreError> {
+    /// The record this row holds, with the delivered `messages` read beside it.
+    pub(super) fn into_record(
+        self,
+        messages: Vec<DeliveredMessage>,
+    ) -> Result<ApprovalRecord, StoreError> {
         let id = self.id;
         let corrupt = |column: &'static str, detail: String| StoreError::CorruptRow {
             approval_id: id.clone(),
@@ -312,7 +325,6 @@ impl RawRow {
                 .map(|text| super::tools::decode_tool(&text).map_err(|e| corrupt("tool_json", e)))
                 .transpose()?,
         };
-        let messages = messages(conn, &id)?;
         Ok(ApprovalRecord {
             state: self
                 .state

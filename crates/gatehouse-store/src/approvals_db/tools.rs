@@ -137,41 +137,71 @@ fn scope_from(kind: &str, values: Vec<String>) -> Result<GrantScope, String> {
     }
 }
 
-/// Stores the grant an applied allow-always of a tool approval carries, in the transaction of
-/// the decision; any other record stores nothing.
-pub(super) fn store_grant(conn: &Connection, record: &ApprovalRecord) -> Result<(), StoreError> {
+/// A `tool_grants` row, as both stores write it.
+pub(super) struct GrantRow<'a> {
+    pub(super) id: &'a str,
+    pub(super) agent_id: &'a str,
+    pub(super) tool: &'a str,
+    pub(super) scope: &'static str,
+    pub(super) scope_json: String,
+    pub(super) created_at_ms: i64,
+    pub(super) granted_by: Option<&'a str>,
+}
+
+/// The grant an applied allow-always of a tool approval carries, as its row; any other record
+/// carries none.
+pub(super) fn grant_row(record: &ApprovalRecord) -> Result<Option<GrantRow<'_>>, StoreError> {
     if record.decision != Some(ApprovalDecision::AllowAlways) {
-        return Ok(());
+        return Ok(None);
     }
     let Some(tool) = &record.request.tool else {
-        return Ok(());
+        return Ok(None);
     };
     let (Some(grant), Some(agent_id)) = (&tool.grant, &record.request.agent_id) else {
-        return Ok(());
+        return Ok(None);
     };
     let (scope, values) = scope_values(&grant.scope)?;
-    let values = serde_json::to_string(&values).map_err(|source| StoreError::Encode {
+    let scope_json = serde_json::to_string(&values).map_err(|source| StoreError::Encode {
         what: "grant scope",
         source,
     })?;
+    Ok(Some(GrantRow {
+        id: &record.id,
+        agent_id,
+        tool: &grant.tool,
+        scope,
+        scope_json,
+        created_at_ms: sql_ms(record.resolved_at_ms.unwrap_or(record.created_at_ms)),
+        granted_by: record.resolved_by.as_deref(),
+    }))
+}
+
+/// Stores the grant an applied allow-always of a tool approval carries, in the transaction of
+/// the decision; any other record stores nothing.
+pub(super) fn store_grant(conn: &Connection, record: &ApprovalRecord) -> Result<(), StoreError> {
+    let Some(row) = grant_row(record)? else {
+        return Ok(());
+    };
     conn.prepare_cached(
         "INSERT OR IGNORE INTO tool_grants \
          (id, agent_id, tool, scope, scope_json, created_at_ms, granted_by) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?
     .execute(params![
-        record.id,
-        agent_id,
-        grant.tool,
-        scope,
-        values,
-        sql_ms(record.resolved_at_ms.unwrap_or(record.created_at_ms)),
-        record.resolved_by,
+        row.id,
+        row.agent_id,
+        row.tool,
+        row.scope,
+        row.scope_json,
+        row.created_at_ms,
+        row.granted_by,
     ])?;
     Ok(())
 }
 
-const GRANT_COLUMNS: &str = "id, agent_id, tool, scope, scope_json, created_at_ms, granted_by";
+/// Every column of `tool_grants`, in [`StoredGrantColumns`]' order.
+pub(super) const GRANT_COLUMNS: &str =
+    "id, agent_id, tool, scope, scope_json, created_at_ms, granted_by";
 
 /// Deletes a grant and returns it as it was.
 pub(super) fn revoke_grant(conn: &Connection, id: &str) -> Result<Option<StoredGrant>, StoreError> {
@@ -199,29 +229,55 @@ pub(super) fn grants(conn: &Connection) -> Result<Vec<StoredGrant>, StoreError> 
 }
 
 fn read_grant(row: &Row<'_>) -> Result<StoredGrant, StoreError> {
-    let id: String = row.get(0)?;
-    let corrupt = |column: &'static str, detail: String| StoreError::CorruptRow {
-        approval_id: id.clone(),
-        column,
-        detail,
-    };
-    let scope: String = row.get(3)?;
-    let values: String = row.get(4)?;
-    let values: Vec<String> =
-        serde_json::from_str(&values).map_err(|e| corrupt("scope_json", e.to_string()))?;
-    let created: i64 = row.get(5)?;
-    Ok(StoredGrant {
+    StoredGrantColumns {
+        id: row.get(0)?,
         agent_id: row.get(1)?,
-        grant: Grant {
-            tool: row.get(2)?,
-            scope: scope_from(&scope, values).map_err(|e| corrupt("scope", e))?,
-        },
-        created_at_ms: stored_ms(
-            u64::try_from(created).map_err(|_| corrupt("created_at_ms", created.to_string()))?,
-        ),
+        tool: row.get(2)?,
+        scope: row.get(3)?,
+        scope_json: row.get(4)?,
+        created_at_ms: row.get(5)?,
         granted_by: row.get(6)?,
-        id,
-    })
+    }
+    .decode()
+}
+
+/// A `tool_grants` row as read, in `GRANT_COLUMNS`' order, not yet interpreted.
+pub(super) struct StoredGrantColumns {
+    pub(super) id: String,
+    pub(super) agent_id: String,
+    pub(super) tool: String,
+    pub(super) scope: String,
+    pub(super) scope_json: String,
+    pub(super) created_at_ms: i64,
+    pub(super) granted_by: Option<String>,
+}
+
+impl StoredGrantColumns {
+    /// The grant, or why the row is corrupt.
+    pub(super) fn decode(self) -> Result<StoredGrant, StoreError> {
+        let id = self.id;
+        let corrupt = |column: &'static str, detail: String| StoreError::CorruptRow {
+            approval_id: id.clone(),
+            column,
+            detail,
+        };
+        let values: Vec<String> = serde_json::from_str(&self.scope_json)
+            .map_err(|e| corrupt("scope_json", e.to_string()))?;
+        let created = self.created_at_ms;
+        Ok(StoredGrant {
+            agent_id: self.agent_id,
+            grant: Grant {
+                tool: self.tool,
+                scope: scope_from(&self.scope, values).map_err(|e| corrupt("scope", e))?,
+            },
+            created_at_ms: stored_ms(
+                u64::try_from(created)
+                    .map_err(|_| corrupt("created_at_ms", created.to_string()))?,
+            ),
+            granted_by: self.granted_by,
+            id,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -79,7 +79,14 @@ pub(super) fn insert(
             }
             _ => error.into(),
         })?;
-    Ok(ApprovalRecord {
+    Ok(pending_record(approval))
+}
+
+/// The record a store returns for a new approval it has just written: built from what was
+/// written rather than read back, and taking the request over rather than copying it (this runs
+/// on every approval's path).
+pub(super) fn pending_record(approval: NewApproval) -> ApprovalRecord {
+    ApprovalRecord {
         id: approval.id,
         request: approval.request,
         state: ApprovalState::Pending,
@@ -92,7 +99,7 @@ pub(super) fn insert(
         resolved_at_ms: None,
         consumed_at_ms: None,
         messages: Vec::new(),
-    })
+    }
 }
 
 /// The compare-and-swap from pending; `id_order` is ?7 (see `ids`).
@@ -112,16 +119,7 @@ pub(super) fn resolve(
     resolution: &Resolution,
     at_ms: u64,
 ) -> Result<ResolveOutcome, StoreError> {
-    let (resolved_by, reason) = match resolution {
-        Resolution::Decided {
-            resolved_by,
-            reason,
-            ..
-        } => (resolved_by.as_deref(), reason.as_deref()),
-        Resolution::Expired { reason } | Resolution::Cancelled { reason } => {
-            (None, Some(reason.as_str()))
-        }
-    };
+    let (resolved_by, reason) = answered_by(resolution);
     let applied = update_then_fetch(
         conn,
         RESOLVE_SQL,
@@ -141,12 +139,31 @@ pub(super) fn resolve(
         store_grant(conn, &record)?;
         return Ok(ResolveOutcome::Applied(record));
     }
-    let record = fetch_required(conn, id)?;
-    Ok(if resolution.matches(&record) {
+    Ok(lost_to(resolution, fetch_required(conn, id)?))
+}
+
+/// Who answered and why, as the `resolved_by` and `reason` columns keep them.
+pub(super) fn answered_by(resolution: &Resolution) -> (Option<&str>, Option<&str>) {
+    match resolution {
+        Resolution::Decided {
+            resolved_by,
+            reason,
+            ..
+        } => (resolved_by.as_deref(), reason.as_deref()),
+        Resolution::Expired { reason } | Resolution::Cancelled { reason } => {
+            (None, Some(reason.as_str()))
+        }
+    }
+}
+
+/// The answer to a resolution that changed nothing, given the approval as it stands: the same
+/// answer again is a repeat, any other is rejected with the winner.
+pub(super) fn lost_to(resolution: &Resolution, record: ApprovalRecord) -> ResolveOutcome {
+    if resolution.matches(&record) {
         ResolveOutcome::Repeated(record)
     } else {
         ResolveOutcome::Rejected { winner: record }
-    })
+    }
 }
 
 /// Takes the single run of an allowed `allow-once` approval.
@@ -164,12 +181,16 @@ pub(super) fn consume_allow_once(
     if let Some(record) = consumed {
         return Ok(ConsumeOutcome::Consumed(record));
     }
-    let record = fetch_required(conn, id)?;
-    Ok(if record.consumed_at_ms.is_some() {
+    Ok(not_consumed(fetch_required(conn, id)?))
+}
+
+/// The answer to a consumption that changed nothing, given the approval as it stands.
+pub(super) fn not_consumed(record: ApprovalRecord) -> ConsumeOutcome {
+    if record.consumed_at_ms.is_some() {
         ConsumeOutcome::AlreadyConsumed(record)
     } else {
         ConsumeOutcome::NotAllowOnce(record)
-    })
+    }
 }
 
 /// Remembers a chat message showing the approval; the same message twice is a no-op.

@@ -93,6 +93,24 @@ pub enum ProblemKind {
     },
 }
 
+impl ProblemKind {
+    /// A stable code for scripts and pages; the message beside it is for people and may change.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ProblemKind::TornLine { .. } => "torn-line",
+            ProblemKind::Malformed { .. } => "malformed",
+            ProblemKind::ContentEdited => "content-edited",
+            ProblemKind::SeqMismatch { .. } => "seq-mismatch",
+            ProblemKind::PrevMismatch => "prev-mismatch",
+            ProblemKind::AnchorMismatch => "anchor-mismatch",
+            ProblemKind::TailMissing { .. } => "tail-missing",
+            ProblemKind::HeadMissing => "head-missing",
+            ProblemKind::HeadMalformed { .. } => "head-malformed",
+            ProblemKind::HeadBehind { .. } => "head-behind",
+        }
+    }
+}
+
 impl fmt::Display for ProblemKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -1,12 +1,16 @@
+//! The approval store contract: transitions, compare-and-swap outcomes, consumption, lookup,
+//! retention and grants, each test run on SQLite and on PostgreSQL (see `stores`).
+
+use gatehouse_approvals::StoreError;
 use gatehouse_approvals::{
     ApprovalRequest, ApprovalState, ConsumeOutcome, DeliveredMessage, ListFilter, ListOrder,
     NewApproval, Resolution, ResolveOutcome, Retention, mint_approval_id,
 };
 use gatehouse_policy::ApprovalDecision;
-use gatehouse_store::StoreError;
 use pretty_assertions::assert_eq;
 
-use crate::support::{new_approval, open_db};
+use crate::stores::{Db, on_both_stores};
+use crate::support::new_approval;
 
 fn decided(decision: ApprovalDecision, by: &str) -> Resolution {
     Resolution::Decided {
@@ -16,10 +20,7 @@ fn decided(decision: ApprovalDecision, by: &str) -> Resolution {
     }
 }
 
-#[test]
-fn stores_the_whole_request_as_pending() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open_db(&dir);
+fn stores_the_whole_request_as_pending(db: &Db) {
     let created = db.insert(&new_approval("a1", 1_000)).unwrap();
     assert_eq!(created.state, ApprovalState::Pending);
     assert_eq!(created.request, new_approval("a1", 1_000).request);
@@ -40,10 +41,7 @@ fn stores_the_whole_request_as_pending() {
     assert_eq!(db.get("a2").unwrap(), Some(created));
 }
 
-#[test]
-fn moves_pending_to_each_terminal_state() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open_db(&dir);
+fn moves_pending_to_each_terminal_state(db: &Db) {
     let cases = [
         (
             decided(ApprovalDecision::AllowOnce, "alice"),
@@ -82,10 +80,7 @@ fn moves_pending_to_each_terminal_state() {
     }
 }
 
-#[test]
-fn repeating_the_winning_answer_is_an_idempotent_success() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open_db(&dir);
+fn repeating_the_winning_answer_is_an_idempotent_success(db: &Db) {
     db.insert(&new_approval("r1", 10)).unwrap();
     db.resolve("r1", &decided(ApprovalDecision::AllowOnce, "alice"), 20)
         .unwrap();
@@ -101,10 +96,7 @@ fn repeating_the_winning_answer_is_an_idempotent_success() {
     }
 }
 
-#[test]
-fn keeps_the_reason_a_person_gave_with_their_decision() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open_db(&dir);
+fn keeps_the_reason_a_person_gave_with_their_decision(db: &Db) {
     db.insert(&new_approval("r1", 10)).unwrap();
     let with_reason = Resolution::Decided {
         decision: ApprovalDecision::Deny,
@@ -128,10 +120,7 @@ fn keeps_the_reason_a_person_gave_with_their_decision() {
     );
 }
 
-#[test]
-fn denies_a_different_later_answer_and_reports_the_winner() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open_db(&dir);
+fn denies_a_different_later_answer_and_reports_the_winner(db: &Db) {
     db.insert(&new_approval("d1", 10)).unwrap();
     db.resolve("d1", &decided(ApprovalDecision::Deny, "bob"), 20)
         .unwrap();
@@ -152,10 +141,7 @@ fn denies_a_different_later_answer_and_reports_the_winner() {
     }
 }
 
-#[test]
-fn refuses_unknown_and_duplicate_ids() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open_db(&dir);
+fn refuses_unknown_and_duplicate_ids(db: &Db) {
     db.insert(&new_approval("x", 10)).unwrap();
     db.resolve(
         "x",
@@ -179,10 +165,7 @@ fn refuses_unknown_and_duplicate_ids() {
     ));
 }
 
-#[test]
-fn allow_once_is_consumed_exactly_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open_db(&dir);
+fn allow_once_is_consumed_exactly_once(db: &Db) {
     db.insert(&new_approval("o1", 10)).unwrap();
     assert!(matches!(
         db.consume_allow_once("o1", 11).unwrap(),
@@ -200,10 +183,7 @@ fn allow_once_is_consumed_exactly_once() {
     }
 }
 
-#[test]
-fn denies_consuming_anything_but_allow_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open_db(&dir);
+fn denies_consuming_anything_but_allow_once(db: &Db) {
     for (id, resolution) in [
         ("always", decided(ApprovalDecision::AllowAlways, "alice")),
         ("deny", decided(ApprovalDecision::Deny, "bob")),
@@ -228,10 +208,7 @@ fn denies_consuming_anything_but_allow_once() {
 
 /// Minted ids are indexed by the time they carry, and requester-chosen ids by their text; both
 /// must be found, written, pruned and refused twice alike, side by side.
-#[test]
-fn minted_and_chosen_ids_are_found_written_and_refused_twice_alike() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open_db(&dir);
+fn minted_and_chosen_ids_are_found_written_and_refused_twice_alike(db: &Db) {
     let minted = mint_approval_id(1_000).to_string();
     // A version 8 id whose last group does not say when it was created.
     let chosen = "0badc0de-0000-8000-8000-0000000003e7";
@@ -270,10 +247,7 @@ fn message(message_id: &str) -> DeliveredMessage {
     }
 }
 
-#[test]
-fn records_delivered_messages_once_each_in_order() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open_db(&dir);
+fn records_delivered_messages_once_each_in_order(db: &Db) {
     db.insert(&new_approval("m1", 10)).unwrap();
     db.record_delivery("m1", &message("6001")).unwrap();
     db.record_delivery("m1", &message("6000")).unwrap();
@@ -288,10 +262,7 @@ fn records_delivered_messages_once_each_in_order() {
 
 /// A decision and a consumed run report the row their update returned, not a second read; it
 /// must be the record a read returns, delivered messages included.
-#[test]
-fn reports_a_decided_and_a_consumed_record_as_a_read_returns_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open_db(&dir);
+fn reports_a_decided_and_a_consumed_record_as_a_read_returns_it(db: &Db) {
     db.insert(&new_approval("w1", 10)).unwrap();
     db.record_delivery("w1", &message("7001")).unwrap();
     let outcome = db
@@ -306,10 +277,7 @@ fn reports_a_decided_and_a_consumed_record_as_a_read_returns_it() {
 }
 
 /// The approval manager loads these at start to keep every short id naming one approval.
-#[test]
-fn reports_the_short_id_of_every_stored_uuid() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open_db(&dir);
+fn reports_the_short_id_of_every_stored_uuid(db: &Db) {
     let ids = [
         "0f98895b-0000-4000-8000-000000000001",
         "0F98895B-0000-4000-8000-000000000002",
@@ -326,10 +294,7 @@ fn reports_the_short_id_of_every_stored_uuid() {
     assert_eq!(shorts, [0x0f98_895b, 0x0f98_895b, 0xa1b2_c3d4]);
 }
 
-#[test]
-fn finds_by_case_insensitive_prefix_treating_wildcards_literally() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open_db(&dir);
+fn finds_by_case_insensitive_prefix_treating_wildcards_literally(db: &Db) {
     for (i, id) in ["abc123", "abd456", "ABx789", "a_c000"].iter().enumerate() {
         db.insert(&new_approval(id, i as u64)).unwrap();
     }
@@ -347,10 +312,7 @@ fn finds_by_case_insensitive_prefix_treating_wildcards_literally() {
     assert_eq!(db.find_by_prefix("a", 2).unwrap().len(), 2);
 }
 
-#[test]
-fn lists_with_state_agent_and_limit_filters() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open_db(&dir);
+fn lists_with_state_agent_and_limit_filters(db: &Db) {
     for i in 0..5u64 {
         let mut approval = new_approval(&format!("l{i}"), i);
         approval.request.agent_id = Some(if i % 2 == 0 { "main" } else { "ops" }.to_owned());
@@ -420,10 +382,7 @@ fn lists_with_state_agent_and_limit_filters() {
     );
 }
 
-#[test]
-fn a_listing_breaks_ties_in_creation_time_by_id_in_its_own_direction() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open_db(&dir);
+fn a_listing_breaks_ties_in_creation_time_by_id_in_its_own_direction(db: &Db) {
     for id in ["t-b", "t-a", "t-c"] {
         db.insert(&new_approval(id, 7)).unwrap();
     }
@@ -442,10 +401,7 @@ fn a_listing_breaks_ties_in_creation_time_by_id_in_its_own_direction() {
     assert_eq!(ids(ListOrder::NewestFirst), vec!["t-c", "t-b", "t-a"]);
 }
 
-#[test]
-fn prunes_only_terminal_rows_older_than_the_retention() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open_db(&dir);
+fn prunes_only_terminal_rows_older_than_the_retention(db: &Db) {
     let day = 24 * 60 * 60 * 1000;
     let now = 100 * day;
     for id in ["old-denied", "new-denied", "old-pending"] {
@@ -479,10 +435,7 @@ fn prunes_only_terminal_rows_older_than_the_retention() {
     );
 }
 
-#[test]
-fn prunes_in_chunks_oldest_first() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open_db(&dir);
+fn prunes_in_chunks_oldest_first(db: &Db) {
     for (id, resolved_at_ms) in [("third", 30), ("first", 10), ("kept", 50), ("second", 20)] {
         db.insert(&new_approval(id, 1)).unwrap();
         db.resolve(id, &decided(ApprovalDecision::Deny, "bob"), resolved_at_ms)
@@ -538,10 +491,7 @@ fn tool_approval(id: &str, agent: &str) -> NewApproval {
     }
 }
 
-#[test]
-fn an_allow_always_of_a_tool_approval_stores_its_grant_with_the_decision() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open_db(&dir);
+fn an_allow_always_of_a_tool_approval_stores_its_grant_with_the_decision(db: &Db) {
     let created = db.insert(&tool_approval("t1", "main")).unwrap();
     assert_eq!(db.get("t1").unwrap(), Some(created.clone()));
     assert!(db.grants().unwrap().is_empty());
@@ -579,4 +529,95 @@ fn an_allow_always_of_a_tool_approval_stores_its_grant_with_the_decision() {
     );
     assert_eq!(db.revoke_grant("t1").unwrap(), None);
     assert!(db.grants().unwrap().is_empty());
+}
+
+/// A start cancels what an earlier run left pending, and returns each with its cards so they
+/// can be edited; settled approvals are left as they were.
+fn cancels_every_pending_approval_with_its_messages_oldest_first(db: &Db) {
+    for (id, created) in [("late", 30), ("early", 10), ("done", 20)] {
+        db.insert(&new_approval(id, created)).unwrap();
+    }
+    db.record_delivery("early", &message("m1")).unwrap();
+    db.resolve("done", &decided(ApprovalDecision::Deny, "bob"), 40)
+        .unwrap();
+
+    let cancelled = db.cancel_all_pending("gateway-restart", 50).unwrap();
+
+    let summary: Vec<_> = cancelled
+        .iter()
+        .map(|r| {
+            (
+                r.id.as_str(),
+                r.state,
+                r.reason.as_deref(),
+                r.messages.len(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (
+                "early",
+                ApprovalState::Cancelled,
+                Some("gateway-restart"),
+                1
+            ),
+            ("late", ApprovalState::Cancelled, Some("gateway-restart"), 0),
+        ]
+    );
+    assert_eq!(cancelled[0].resolved_at_ms, Some(50));
+    assert_eq!(
+        db.get("done").unwrap().unwrap().state,
+        ApprovalState::Denied
+    );
+    assert_eq!(db.cancel_all_pending("gateway-restart", 60).unwrap(), []);
+}
+
+on_both_stores! {
+    cancels_every_pending_approval_with_its_messages_oldest_first,
+    stores_the_whole_request_as_pending,
+    moves_pending_to_each_terminal_state,
+    repeating_the_winning_answer_is_an_idempotent_success,
+    keeps_the_reason_a_person_gave_with_their_decision,
+    denies_a_different_later_answer_and_reports_the_winner,
+    refuses_unknown_and_duplicate_ids,
+    allow_once_is_consumed_exactly_once,
+    denies_consuming_anything_but_allow_once,
+    minted_and_chosen_ids_are_found_written_and_refused_twice_alike,
+    records_delivered_messages_once_each_in_order,
+    reports_a_decided_and_a_consumed_record_as_a_read_returns_it,
+    finds_by_case_insensitive_prefix_treating_wildcards_literally,
+    lists_with_state_agent_and_limit_filters,
+    a_listing_breaks_ties_in_creation_time_by_id_in_its_own_direction,
+    prunes_only_terminal_rows_older_than_the_retention,
+    prunes_in_chunks_oldest_first,
+    an_allow_always_of_a_tool_approval_stores_its_grant_with_the_decision,
+}
+
+/// SQLite keeps no constraint on short ids (one gateway keeps them unique in memory), so it
+/// stores repeats and reports each.
+#[test]
+fn sqlite_reports_the_short_id_of_every_stored_uuid() {
+    reports_the_short_id_of_every_stored_uuid(&Db::sqlite());
+}
+
+/// PostgreSQL is shared by gateways that do not see each other's short ids in memory, so a
+/// unique constraint refuses a second approval with one in use, whatever its id's case.
+#[test]
+fn postgres_refuses_a_short_id_in_use_and_reports_the_others() {
+    let db = Db::postgres();
+    db.insert(&new_approval("0f98895b-0000-4000-8000-000000000001", 1))
+        .unwrap();
+    assert!(matches!(
+        db.insert(&new_approval("0F98895B-0000-4000-8000-000000000002", 2)),
+        Err(StoreError::ShortIdInUse { .. })
+    ));
+    db.insert(&new_approval("a1b2c3d4-0000-8000-8000-000000000003", 3))
+        .unwrap();
+    db.insert(&new_approval("not-a-uuid", 4)).unwrap();
+    db.insert(&new_approval("not-a-uuid-either", 5)).unwrap();
+    let mut shorts = db.short_ids().unwrap();
+    shorts.sort_unstable();
+    assert_eq!(shorts, [0x0f98_895b, 0xa1b2_c3d4]);
 }

@@ -3,8 +3,15 @@
 // Helpers here are test code too; clippy.toml's test allowance only reaches `#[test]` bodies.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-// The approvals database: transitions, CAS outcomes, consumption, lookup, retention.
+// The approval store contract on SQLite and PostgreSQL: transitions, CAS outcomes,
+// consumption, lookup, retention, grants.
 mod approvals_db;
+// The store contract's subjects: one store of each kind behind the `ApprovalStore` trait.
+mod stores;
+// Several PostgreSQL stores (gateways) on one database: one winner, one run, one migration.
+mod replicas;
+// Approval managers on PostgreSQL stores sharing a database: decisions, adoption, expiry.
+mod replica_managers;
 // exec-approvals.json on disk: baseHash, 0600, migration, redaction, dedupe, merges.
 mod approvals_file_store;
 // The approvals database under concurrency and restarts; its file mode and schema guards.

@@ -9,7 +9,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use teloxide::prelude::*;
 
-use crate::support::{APPROVER, Running, calls, config, connect, control, fake};
+use crate::support::{APPROVER, FORUM, Running, calls, config, connect, control, fake};
 
 const SECRET: &str = "s3cret-token_42-0123456789abcdef0123";
 
@@ -258,6 +258,50 @@ async fn reports_a_repeated_webhook_delivery_once() {
     }
 
     assert_eq!(text_of(running.next().await), "/approve 0f3c9a1e deny");
+    running.expect_nothing(Duration::from_millis(500)).await;
+    assert_eq!(running.stop().await, Ok(()));
+}
+
+/// Issue 36: a forwarded message, one sent on behalf of a chat (an anonymous admin, a channel),
+/// one composed by an inline bot and one from a shared sender id never reach the core as a
+/// command, even when the forwarder is an approver; the approver's own message does.
+#[tokio::test]
+async fn reads_only_messages_that_speak_for_their_sender() {
+    let fake = fake().await;
+    let mut running = Running::start(connect(&fake).await);
+    let group = json!({"id": FORUM, "type": "supergroup", "title": "ops"});
+    let approver = json!({"id": APPROVER, "is_bot": false, "first_name": "Alice"});
+    let not_their_own = [
+        json!({"chat": {"id": APPROVER}, "from": approver, "text": "/approve 0f3c9a1e deny",
+            "forward_origin": {"type": "user", "date": 1,
+                "sender_user": {"id": 5151, "is_bot": false, "first_name": "Mallory"}}}),
+        json!({"chat": {"id": APPROVER}, "from": approver, "text": "/approve 0f3c9a1e deny",
+            "forward_origin": {"type": "hidden_user", "date": 1, "sender_user_name": "M"}}),
+        json!({"chat": group, "from": {"id": 1_087_968_824, "is_bot": true,
+                "first_name": "Group", "username": "GroupAnonymousBot"},
+            "sender_chat": group, "text": "/elevated full"}),
+        json!({"chat": group, "from": {"id": 777_000, "is_bot": false, "first_name": "Telegram"},
+            "sender_chat": {"id": -1_009_999, "type": "channel", "title": "news"},
+            "is_automatic_forward": true, "text": "/approve 0f3c9a1e deny"}),
+        json!({"chat": group, "from": approver, "text": "/approve 0f3c9a1e deny",
+            "via_bot": {"id": 6060, "is_bot": true, "first_name": "Inline"}}),
+        json!({"chat": group, "from": {"id": 136_817_688, "is_bot": true,
+                "first_name": "Channel"}, "text": "/approve 0f3c9a1e deny"}),
+    ];
+    for message in not_their_own {
+        control(&fake, "/_fake/inject", json!({ "message": message })).await;
+    }
+    control(
+        &fake,
+        "/_fake/inject",
+        json!({"message": {"chat": group, "from": approver, "text": "/approve 0f3c9a1e allow"}}),
+    )
+    .await;
+    let Inbound::Text(own) = running.next().await else {
+        panic!("expected the approver's own message")
+    };
+    assert_eq!(own.text, "/approve 0f3c9a1e allow");
+    assert_eq!(own.sender.id, APPROVER.to_string());
     running.expect_nothing(Duration::from_millis(500)).await;
     assert_eq!(running.stop().await, Ok(()));
 }

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use gatehouse_chat::sanitize::one_line;
 use gatehouse_store::StoreError;
-use gatehouse_store::audit::{self, AuditError, LOG_FILE_NAME, Problem, ProblemKind, VerifyReport};
+use gatehouse_store::audit::{self, AuditError, LOG_FILE_NAME, Problem, VerifyReport};
 use serde_json::json;
 
 use super::listing::{Table, when};
@@ -158,25 +158,9 @@ fn json_problem(problem: &Problem) -> serde_json::Value {
         "file": problem.file.display().to_string(),
         "line": problem.line,
         "seq": problem.seq,
-        "kind": kind_code(&problem.kind),
+        "kind": problem.kind.code(),
         "message": problem.kind.to_string(),
     })
-}
-
-/// Stable codes for scripts; the message beside them is for people and may change.
-fn kind_code(kind: &ProblemKind) -> &'static str {
-    match kind {
-        ProblemKind::TornLine { .. } => "torn-line",
-        ProblemKind::Malformed { .. } => "malformed",
-        ProblemKind::ContentEdited => "content-edited",
-        ProblemKind::SeqMismatch { .. } => "seq-mismatch",
-        ProblemKind::PrevMismatch => "prev-mismatch",
-        ProblemKind::AnchorMismatch => "anchor-mismatch",
-        ProblemKind::TailMissing { .. } => "tail-missing",
-        ProblemKind::HeadMissing => "head-missing",
-        ProblemKind::HeadMalformed { .. } => "head-malformed",
-        ProblemKind::HeadBehind { .. } => "head-behind",
-    }
 }
 
 /// The last `count` complete lines: as stored with `json` (made terminal-safe), else under a

@@ -29,7 +29,7 @@ use gatehouse_chat::sanitize::{make_visible, one_line};
 
 use super::layout::{
     ADMIN_TOKEN_FILE, APPROVALS_FILE, SESSIONS_FILE, check_store, default_data_dir, listen_address,
-    service_setup,
+    review_database, service_setup,
 };
 use super::tokens::{read_admin_token, review_tokens};
 
@@ -72,6 +72,14 @@ pub(crate) fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
     check_admin_token(&config, &data_dir.join(ADMIN_TOKEN_FILE), &mut findings);
     if let Some(approvals) = check_data_files(&config, &data_dir, &mut findings) {
         check_agents(&config, &approvals, &mut findings);
+    }
+    match review_database(config.gateway.store.as_ref()) {
+        Some(Ok((line, warning))) => {
+            println!("{line}");
+            findings.warnings.extend(warning);
+        }
+        Some(Err(error)) => findings.error(&error.into()),
+        None => {}
     }
     let host = super::sandbox::host_context(&config, args.config.as_deref(), &data_dir);
     let sandbox = super::sandbox::review(&config, &host);
@@ -300,7 +308,7 @@ fn check_data_files(config: &Config, data_dir: &Path, findings: &mut Findings) -
     }
     let limits = ExecLimits::configured(config.gateway.limits.as_ref());
     let mut refusals = Service::check_files(&service_setup(config.clone(), data_dir, limits, None));
-    refusals.extend(check_store(data_dir).err());
+    refusals.extend(check_store(config.gateway.store.as_ref(), data_dir).err());
     refusals
         .extend(gatehouse_service::chat::check_sessions_file(&data_dir.join(SESSIONS_FILE)).err());
     if refusals.is_empty() && approvals.is_some() {

@@ -10,11 +10,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
+use gatehouse_approvals::ApprovalStore;
+use gatehouse_config::model::{StoreConfig, StoreKind};
 use gatehouse_config::{Config, SecretSource};
 use gatehouse_policy::files::ProtectedPath;
 use gatehouse_sandbox::HostContext;
 use gatehouse_service::{ExecLimits, ServiceError, ServiceSetup};
-use gatehouse_store::approvals_db::{SqliteApprovalStore, SqliteOptions};
+use gatehouse_store::approvals_db::{
+    PgApprovalStore, PgOptions, SqliteApprovalStore, SqliteOptions,
+};
 
 /// Where the embedded default listens: loopback only, so a fresh install is not reachable from
 /// the network.
@@ -83,20 +87,133 @@ pub(crate) fn protected_paths(
     protected
 }
 
-/// Opens the approvals database in `data_dir`: the store `serve` hands the service.
-pub(crate) fn open_store(data_dir: &Path) -> Result<Arc<SqliteApprovalStore>, ServiceError> {
-    SqliteApprovalStore::open(data_dir.join(DATABASE_FILE), SqliteOptions::default())
-        .map(Arc::new)
+/// The approvals store `gateway.store` chose, opened: what `serve` hands the service.
+pub(crate) enum OpenedStore {
+    /// SQLite (the default), whose write batches `GET /metrics` reports.
+    Sqlite(Arc<SqliteApprovalStore>),
+    /// A PostgreSQL database other gateways may share.
+    Postgres(Arc<PgApprovalStore>),
+}
+
+impl OpenedStore {
+    /// The store, as the service takes it.
+    pub(crate) fn store(&self) -> Arc<dyn ApprovalStore> {
+        match self {
+            OpenedStore::Sqlite(store) => Arc::clone(store) as Arc<dyn ApprovalStore>,
+            OpenedStore::Postgres(store) => Arc::clone(store) as Arc<dyn ApprovalStore>,
+        }
+    }
+}
+
+/// Opens the approvals database `gateway.store` names (absent: SQLite in `data_dir`); a
+/// PostgreSQL database is migrated on the way.
+pub(crate) async fn open_store(
+    store: Option<&StoreConfig>,
+    data_dir: &Path,
+) -> Result<OpenedStore, ServiceError> {
+    match store {
+        Some(store) if store.kind == StoreKind::Postgres => {
+            let url = postgres_url(store)?;
+            let options = PgOptions {
+                max_connections: store
+                    .max_connections
+                    .unwrap_or(StoreConfig::DEFAULT_MAX_CONNECTIONS)
+                    .try_into()
+                    .unwrap_or(usize::MAX),
+                ..PgOptions::default()
+            };
+            let opened = PgApprovalStore::connect(url.expose(), options)
+                .await
+                .map_err(ServiceError::store)?;
+            Ok(OpenedStore::Postgres(Arc::new(opened)))
+        }
+        _ => SqliteApprovalStore::open(sqlite_path(store, data_dir), SqliteOptions::default())
+            .map(|opened| OpenedStore::Sqlite(Arc::new(opened)))
+            .map_err(ServiceError::store),
+    }
+}
+
+/// The SQLite database file: `gateway.store.path` (relative to `data_dir`), else
+/// [`DATABASE_FILE`] in it.
+fn sqlite_path(store: Option<&StoreConfig>, data_dir: &Path) -> PathBuf {
+    let configured = store.and_then(|store| store.path.as_deref());
+    data_dir.join(configured.unwrap_or(Path::new(DATABASE_FILE)))
+}
+
+/// The PostgreSQL URL from `url`, `urlFile` or `urlEnv`; a loosely readable file is logged,
+/// as every secret file is.
+fn postgres_url(store: &StoreConfig) -> Result<gatehouse_config::Secret, ServiceError> {
+    let source = store.url_source().ok_or_else(|| {
+        ServiceError::store(
+            "gateway.store: `kind: \"postgres\"` needs `url`, `urlFile` or `urlEnv`",
+        )
+    })?;
+    let key = format!(
+        "gateway.store.{}",
+        source.key_name(["url", "urlFile", "urlEnv"])
+    );
+    let resolved = source.resolve(&key).map_err(ServiceError::store)?;
+    if let Some(warning) = &resolved.warning {
+        tracing::warn!("{warning}");
+    }
+    Ok(resolved.secret)
+}
+
+/// What [`open_store`] would refuse in `data_dir`'s SQLite approvals database (a file that is
+/// no database, a schema newer than this build), found without writing anything, worded as
+/// `serve`'s refusal. A PostgreSQL store is not checked here yet.
+pub(crate) fn check_store(
+    store: Option<&StoreConfig>,
+    data_dir: &Path,
+) -> Result<(), ServiceError> {
+    if store.is_some_and(|store| store.kind == StoreKind::Postgres) {
+        return Ok(());
+    }
+    SqliteApprovalStore::check(&sqlite_path(store, data_dir))
+        .map(drop)
         .map_err(ServiceError::store)
 }
 
-/// What [`open_store`] would refuse in `data_dir`'s approvals database (a file that is no
-/// database, a schema newer than this build), found without writing anything, worded as
-/// `serve`'s refusal.
-pub(crate) fn check_store(data_dir: &Path) -> Result<(), ServiceError> {
-    SqliteApprovalStore::check(&data_dir.join(DATABASE_FILE))
-        .map(drop)
-        .map_err(ServiceError::store)
+/// How far the database's clock may be from this host's before `doctor` warns: each replica
+/// dates approvals and their expiries by its own clock.
+const CLOCK_SKEW_WARN_MS: i64 = 1_000;
+
+/// What `doctor` says of a PostgreSQL store: a line to print, and a risk, or why `serve`
+/// would refuse it (unreachable, a bad URL, a schema newer than this build). `None` for
+/// SQLite, which [`check_store`] covers.
+pub(crate) fn review_database(
+    store: Option<&StoreConfig>,
+) -> Option<Result<(String, Option<String>), ServiceError>> {
+    let store = store.filter(|store| store.kind == StoreKind::Postgres)?;
+    Some(review_postgres(store))
+}
+
+fn review_postgres(store: &StoreConfig) -> Result<(String, Option<String>), ServiceError> {
+    let url = postgres_url(store)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(ServiceError::store)?;
+    let checked = runtime
+        .block_on(PgApprovalStore::check(url.expose(), PgOptions::default()))
+        .map_err(ServiceError::store)?;
+    let skew_ms = checked.server_now_ms - i64::try_from(super::now_ms()).unwrap_or(i64::MAX);
+    let line = match checked.schema_version {
+        0 => "approvals database (PostgreSQL): reachable, not migrated yet (serve migrates it)"
+            .to_owned(),
+        version => format!(
+            "approvals database (PostgreSQL): reachable, schema version {version} of {}",
+            checked.supported_version
+        ),
+    };
+    let warning = (skew_ms.abs() > CLOCK_SKEW_WARN_MS).then(|| {
+        format!(
+            "the approvals database's clock is {skew_ms} ms off this host's: replicas date \
+             approvals and expire them by their own clocks; keep every replica and the database \
+             on NTP"
+        )
+    });
+    Ok((line, warning))
 }
 
 /// The address to listen on: the flag, else `gateway.listen`, else [`DEFAULT_LISTEN`]; `doctor`

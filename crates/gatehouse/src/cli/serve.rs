@@ -32,8 +32,8 @@ use rustix::fs::{FlockOperation, flock};
 use rustix::io::Errno;
 
 use super::layout::{
-    ADMIN_TOKEN_FILE, LOCK_FILE, SESSIONS_FILE, default_data_dir, listen_address, open_store,
-    protected_paths, service_setup,
+    ADMIN_TOKEN_FILE, LOCK_FILE, OpenedStore, SESSIONS_FILE, default_data_dir, listen_address,
+    open_store, protected_paths, service_setup,
 };
 use super::logging::{self, LogFormat};
 use super::tokens::read_admin_token;
@@ -113,16 +113,16 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         let chat_connected = !connected.channels.is_empty();
         // In the order a start has always checked things: the service's own files, the
         // approvals database, the gateway's settings, then chat.
+        let store_config = setup.config.gateway.store.clone();
         let prepared = Service::prepare(setup)?;
-        let store = open_store(&data_dir)?;
-        let gateway = GatewayState::builder(&settings)
-            .claude_code_hook(claude_code_hook)
-            .store_metrics(Arc::new({
-                let store = Arc::clone(&store);
-                move || store_batches(&store)
-            }));
+        let opened = open_store(store_config.as_ref(), &data_dir).await?;
+        let mut gateway = GatewayState::builder(&settings).claude_code_hook(claude_code_hook);
+        if let OpenedStore::Sqlite(store) = &opened {
+            let store = Arc::clone(store);
+            gateway = gateway.store_metrics(Arc::new(move || store_batches(&store)));
+        }
         let ports = Ports {
-            store,
+            store: opened.store(),
             clock: Arc::new(SystemClock),
             publisher: Arc::new(gateway.events().clone()),
         };

@@ -1,6 +1,8 @@
 //! The Control UI as a person uses it: the real `gatehouse serve`, headless Chromium driven over
 //! the DevTools protocol, real clicks and typing, and the API to check what the page did.
 
+mod daily;
+
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -36,9 +38,10 @@ async fn logged_in<'b>(browser: &'b Browser, base: &str) -> Page<'b> {
 
 /// A command with everything a page must not render as the agent meant: an ANSI escape that
 /// clears a terminal, a right-to-left override that reverses what follows, a zero-width space,
-/// and markup.
+/// markup, and a format character outside the familiar zero-width and bidi ones (issue 36: the
+/// page marks exactly what the chat core's definition marks).
 const HOSTILE_COMMAND: &str =
-    "printf 'ok\x1b[2J' \u{202E}txt.sh # <img src=x onerror=alert(1)>\u{200B}";
+    "printf 'ok\x1b[2J' \u{202E}txt.sh # <img src=x onerror=alert(1)>\u{200B}\u{1D173}";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shows_a_pending_approval_live_and_allow_once_reaches_the_waiting_requester() {
@@ -72,14 +75,14 @@ async fn shows_a_pending_approval_live_and_allow_once_reaches_the_waiting_reques
     };
     assert_eq!(
         text("pre.command").await,
-        json!("printf 'ok\\x1b[2J' <U+202E>txt.sh # <img src=x onerror=alert(1)><U+200B>")
+        json!("printf 'ok\\x1b[2J' <U+202E>txt.sh # <img src=x onerror=alert(1)><U+200B><U+1D173>")
     );
     assert_eq!(
         page.eval(&format!(
             "[...document.querySelectorAll(\"{card} pre.command .marker\")].map(m => m.textContent)"
         ))
         .await,
-        json!(["\\x1b", "<U+202E>", "<U+200B>"])
+        json!(["\\x1b", "<U+202E>", "<U+200B>", "<U+1D173>"])
     );
     assert_eq!(
         page.eval("document.querySelectorAll('img').length").await,
@@ -724,7 +727,7 @@ async fn reconnects_by_itself_when_the_gateway_comes_back() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn shows_chat_delivery_failures_with_the_last_error() {
+async fn shows_chat_channel_status_and_delivery_failures_with_the_last_error() {
     let fake = gatehouse_fakes::telegram::spawn("127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
@@ -773,6 +776,36 @@ async fn shows_chat_delivery_failures_with_the_last_error() {
         "{shown}"
     );
     assert!(shown.contains("press Start"), "{shown}");
+
+    // The Status tab: the channel runs, the same failure, and this page among the clients.
+    page.click("#tab-status").await;
+    page.wait_for(
+        "document.querySelector('#status-failures li') && document.querySelector('#status-clients li')",
+        "the status view",
+    )
+    .await;
+    assert_eq!(
+        page.eval(
+            "[...document.querySelectorAll('#status-channels li')].map(li => li.textContent)"
+        )
+        .await,
+        json!(["running telegram"])
+    );
+    assert_eq!(
+        page.eval("document.querySelector('#status-failures li').textContent")
+            .await,
+        json!(shown)
+    );
+    assert_eq!(
+        page.eval("[...document.querySelectorAll('#status-clients li')].map(li => li.textContent)")
+            .await,
+        json!(["control-ui (token admin)"])
+    );
+    assert_eq!(
+        page.eval("document.getElementById('status-pending').textContent")
+            .await,
+        json!("1")
+    );
     assert_eq!(browser.problems(), Vec::<String>::new());
 }
 

@@ -324,25 +324,31 @@ impl Page<'_> {
         self.call("Input.insertText", json!({"text": text})).await;
     }
 
-    /// Presses and releases one key (`Tab`, `Enter`, `ArrowRight`, `Home`, ...) on whatever
-    /// has focus, so the browser's own default actions (focus moves, activation) happen.
+    /// Presses and releases one key (`Tab`, `Enter`, `ArrowRight`, `Home`, a lower-case letter,
+    /// ...) on whatever has focus, so the browser's own default actions (focus moves,
+    /// activation, typing) happen.
     pub(crate) async fn press(&self, key: &str) {
-        let (code, text) = match key {
-            "Tab" => (9, ""),
-            "Enter" => (13, "\r"),
-            "Home" => (36, ""),
-            "ArrowLeft" => (37, ""),
-            "ArrowRight" => (39, ""),
-            other => panic!("press: no key code for {other}"),
+        let letter = match key.as_bytes() {
+            [byte] if byte.is_ascii_lowercase() => Some(byte.to_ascii_uppercase()),
+            _ => None,
+        };
+        let (code, text, name) = match (key, letter) {
+            (_, Some(upper)) => (u32::from(upper), key, format!("Key{}", char::from(upper))),
+            ("Tab", _) => (9, "", key.to_owned()),
+            ("Enter", _) => (13, "\r", key.to_owned()),
+            ("Home", _) => (36, "", key.to_owned()),
+            ("ArrowLeft", _) => (37, "", key.to_owned()),
+            ("ArrowRight", _) => (39, "", key.to_owned()),
+            (other, _) => panic!("press: no key code for {other}"),
         };
         let down = json!({
             "type": if text.is_empty() { "rawKeyDown" } else { "keyDown" },
-            "key": key, "code": key, "windowsVirtualKeyCode": code, "text": text,
+            "key": key, "code": name, "windowsVirtualKeyCode": code, "text": text,
         });
         self.call("Input.dispatchKeyEvent", down).await;
         self.call(
             "Input.dispatchKeyEvent",
-            json!({"type": "keyUp", "key": key, "code": key, "windowsVirtualKeyCode": code}),
+            json!({"type": "keyUp", "key": key, "code": name, "windowsVirtualKeyCode": code}),
         )
         .await;
     }

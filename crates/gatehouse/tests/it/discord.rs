@@ -11,38 +11,44 @@ use crate::chat_support::{
 use crate::gateway::Server;
 
 /// The configured approvers.
-const APPROVER: u64 = 5000;
-const SECOND_APPROVER: u64 = 5001;
+pub(crate) const APPROVER: u64 = 5000;
+pub(crate) const SECOND_APPROVER: u64 = 5001;
 /// Someone in the guild who is not an approver.
-const STRANGER: u64 = 6000;
+pub(crate) const STRANGER: u64 = 6000;
 /// A guild text channel requests come from.
-const ORIGIN: u64 = 4000;
+pub(crate) const ORIGIN: u64 = 4000;
 /// The first id the fake hands out; every id it creates is above it.
-const FIRST_FAKE_ID: u64 = 1_200_000_000_000_000_000;
+pub(crate) const FIRST_FAKE_ID: u64 = 1_200_000_000_000_000_000;
 
 /// The fake and a gateway whose `channels.discord` points at it.
-struct Discord {
-    fake: FakeHandle,
-    server: Server,
+pub(crate) struct Discord {
+    pub(crate) fake: FakeHandle,
+    pub(crate) server: Server,
 }
 
 impl Discord {
-    async fn start(exec_approvals: &str) -> Discord {
+    pub(crate) async fn start(exec_approvals: &str) -> Discord {
+        Self::start_with(exec_approvals, "").await
+    }
+
+    /// As [`Discord::start`], with `extra` top-level config keys (JSON5).
+    pub(crate) async fn start_with(exec_approvals: &str, extra: &str) -> Discord {
         let fake = gatehouse_fakes::discord::spawn("127.0.0.1:0".parse().unwrap())
             .await
             .unwrap();
-        let server = Server::start(&discord_config(&fake, exec_approvals)).await;
+        let config = format!("{} {extra}", discord_config(&fake, exec_approvals));
+        let server = Server::start(&config).await;
         let discord = Discord { fake, server };
         discord.calls("gateway.IDENTIFY", 1).await;
         discord
     }
 
     /// The first `count` calls of `method`.
-    async fn calls(&self, method: &str, count: usize) -> Vec<Call> {
+    pub(crate) async fn calls(&self, method: &str, count: usize) -> Vec<Call> {
         self.fake.wait_for_calls(method, count, WAIT).await.unwrap()
     }
 
-    async fn inject(&self, t: &str, d: Value) -> Value {
+    pub(crate) async fn inject(&self, t: &str, d: Value) -> Value {
         self.fake
             .control("/_fake/inject", &json!({"t": t, "d": d}))
             .await
@@ -50,7 +56,7 @@ impl Discord {
     }
 
     /// Clicks `custom_id` on `card` as `user`.
-    async fn press(&self, user: u64, card: &Card, custom_id: &str) -> Value {
+    pub(crate) async fn press(&self, user: u64, card: &Card, custom_id: &str) -> Value {
         self.inject(
             "INTERACTION_CREATE",
             json!({"type": 3, "channel_id": card.chat, "user": {"id": user.to_string()},
@@ -60,7 +66,7 @@ impl Discord {
     }
 
     /// The DM channel the fake keeps for `user` (the same one the bot was given).
-    async fn dm(&self, user: u64) -> String {
+    pub(crate) async fn dm(&self, user: u64) -> String {
         let opened: Value = self
             .api(reqwest::Method::POST, "/users/@me/channels")
             .json(&json!({"recipient_id": user.to_string()}))
@@ -75,7 +81,7 @@ impl Discord {
 
     /// The bot's cards in `channel`. The fake has no listing route, so this reads its
     /// increasing ids back with `GET …/messages/{id}` until it has `count` with buttons.
-    async fn cards(&self, channel: &str, count: usize) -> Vec<Card> {
+    pub(crate) async fn cards(&self, channel: &str, count: usize) -> Vec<Card> {
         let deadline = tokio::time::Instant::now() + WAIT;
         loop {
             let mut cards = Vec::new();
@@ -115,14 +121,14 @@ impl Discord {
     }
 
     /// A REST call to the fake as the bot.
-    fn api(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+    pub(crate) fn api(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
         reqwest::Client::new()
             .request(method, format!("{}/api/v10{path}", self.fake.base_url))
             .header("Authorization", "Bot fake-token")
     }
 }
 
-fn discord_config(fake: &FakeHandle, exec_approvals: &str) -> String {
+pub(crate) fn discord_config(fake: &FakeHandle, exec_approvals: &str) -> String {
     format!(
         "channels: {{ discord: {{ botToken: 'fake-token', apiUrl: '{}',
            applicationId: '{APP_ID}', guildIds: ['{GUILD_ID}'],
@@ -132,12 +138,12 @@ fn discord_config(fake: &FakeHandle, exec_approvals: &str) -> String {
 }
 
 /// A request from the guild channel [`ORIGIN`].
-fn from_origin() -> Value {
+pub(crate) fn from_origin() -> Value {
     json!({"turnSource": {"channel": "discord", "to": ORIGIN.to_string()}})
 }
 
 /// Ephemeral replies to interactions (follow-ups and edited deferred originals), in order.
-fn ephemeral_replies(fake: &FakeHandle) -> Vec<String> {
+pub(crate) fn ephemeral_replies(fake: &FakeHandle) -> Vec<String> {
     fake.calls()
         .into_iter()
         .filter(|c| {
@@ -149,15 +155,26 @@ fn ephemeral_replies(fake: &FakeHandle) -> Vec<String> {
 }
 
 /// Waits until `count` ephemeral replies were sent; all of them.
-async fn wait_for_replies(fake: &FakeHandle, count: usize) -> Vec<String> {
+pub(crate) async fn wait_for_replies(fake: &FakeHandle, count: usize) -> Vec<String> {
     eventually(&format!("{count} ephemeral replies"), async || {
         Some(ephemeral_replies(fake)).filter(|replies| replies.len() >= count)
     })
     .await
 }
 
+/// The texts (not cards) the bot posted in `channel`, in order.
+pub(crate) fn posted(d: &Discord, channel: &str) -> Vec<String> {
+    d.fake
+        .calls()
+        .into_iter()
+        .filter(|c| c.method == "createMessage" && channel_of(c) == channel)
+        .filter_map(|c| c.body["content"].as_str().map(str::to_owned))
+        .filter(|content| !content.is_empty())
+        .collect()
+}
+
 /// The channel id a call to `/channels/{id}/…` addressed.
-fn channel_of(call: &Call) -> String {
+pub(crate) fn channel_of(call: &Call) -> String {
     call.path.split('/').nth(2).unwrap_or_default().to_owned()
 }
 

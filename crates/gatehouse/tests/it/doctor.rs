@@ -291,6 +291,12 @@ fn reports_chat_settings_serve_refuses_with_line_and_column() {
             "`channels.telegram.execApprovals.approvers[0]`: \"@alice\": Telegram approvers are \
              numeric user ids",
         ),
+        // Issue 36: every anonymous admin of every group sends as this one id.
+        (
+            "channels: { telegram: { botToken: '1:x', execApprovals: { approvers: [1087968824] } } },",
+            "`channels.telegram.execApprovals.approvers[0]`: \"1087968824\": this is one of \
+             Telegram's shared sender ids (1087968824 for every anonymous group admin",
+        ),
     ];
     for (extra, expected) in cases {
         let files = Files::new();

@@ -107,16 +107,26 @@ impl Server {
 
     /// Stops the server with SIGKILL-free shutdown (SIGTERM) and starts it again on the same
     /// data directory.
-    pub(crate) async fn restart(mut self) -> Server {
+    pub(crate) async fn restart(self) -> Server {
+        self.restart_after("TERM").await
+    }
+
+    /// Kills the server with SIGKILL, as a crash would, and starts it again on the same data
+    /// directory.
+    pub(crate) async fn restart_after_kill(self) -> Server {
+        self.restart_after("KILL").await
+    }
+
+    async fn restart_after(mut self, signal: &str) -> Server {
         let pid = self.child.id().unwrap();
         std::process::Command::new("sh")
             .arg("-c")
-            .arg(format!("kill -TERM {pid}"))
+            .arg(format!("kill -{signal} {pid}"))
             .status()
             .unwrap();
         tokio::time::timeout(Duration::from_secs(20), self.child.wait())
             .await
-            .expect("no exit within 20 s of SIGTERM")
+            .expect("no exit within 20 s of the signal")
             .unwrap();
         let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap());
         Self::start_in(dir, "127.0.0.1:0").await

@@ -320,6 +320,43 @@ async fn denies_a_shell_strings_script_edited_between_approval_and_run() {
     );
 }
 
+/// Issue 33: a shell string's safe bins run by their resolved path with literal arguments, as
+/// the reference re-renders them, so the shell does not search `PATH` for them a second time.
+/// `whoran`, a safe bin in a trusted directory reached through a link to that directory on the
+/// gateway's `PATH`, prints the path it was started by: the resolved one, not the link's.
+#[tokio::test]
+async fn runs_a_shell_strings_safe_bins_by_their_resolved_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let tools = root.join("tools");
+    std::fs::create_dir(&tools).unwrap();
+    script(&tools, "whoran", "printf '%s|%s\\n' \"$0\" \"$*\"");
+    std::os::unix::fs::symlink(&tools, root.join("linked")).unwrap();
+    let extra = format!(
+        "tools: {{ exec: {{ security: 'allowlist', ask: 'off', safeBins: ['whoran'],
+           safeBinProfiles: {{ whoran: {{ maxPositional: 1 }} }},
+           safeBinTrustedDirs: ['{}'] }} }},",
+        tools.display()
+    );
+    std::fs::write(root.join("gatehouse.json5"), crate::gateway::config(&extra)).unwrap();
+    let path = format!("{}:/usr/bin:/bin", root.join("linked").display());
+    let server = Server::start_in_with_env(dir, "127.0.0.1:0", &[("PATH", &path)]).await;
+    let answer = server
+        .ok(
+            AGENT,
+            "system.run",
+            json!({"command": "whoran '$k' && true", "cwd": server.scratch(),
+                   "agentId": "main", "sessionKey": "s1"}),
+        )
+        .await;
+    assert_eq!(answer["status"], "finished", "{answer}");
+    assert_eq!(
+        answer["stdout"],
+        format!("{}|$k\n", tools.join("whoran").display()),
+        "{answer}"
+    );
+}
+
 /// The run was denied because the program text it reads from files changed after approval.
 fn assert_script_mismatch(answer: &Value) {
     assert_eq!(answer["payload"]["status"], "denied", "{answer}");

@@ -61,6 +61,19 @@ mod tool_gate;
 // Agent hosts asking Gatehouse: `gatehouse hook claude-code|codex`, `POST /hooks/claude-code`,
 // and the real Claude Code and Codex CLIs offline against the fake model APIs.
 mod agent_hosts;
+// Issue 36 on every platform: decisions only on approvals shown on the sender's channel.
+mod chat_shown;
+// Issue 36: `/elevated` from every place a session can be bound reaches that session.
+mod chat_elevated;
+// Issue 36: a flood from people who may decide nothing is answered once and delays no card.
+mod chat_strangers;
+// Issue 36: only a person's own words, from the bot's own workspace or guild, are a command.
+mod chat_speakers;
+// Issue 36: cards and replies show agent and sender text literally; a cut command says so.
+mod chat_markup;
+// Two `gatehouse serve` replicas on one PostgreSQL database: cross-replica decisions and
+// waiters, one winner among concurrent answers, a replica killed mid-flight.
+mod replicas;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -45,7 +45,8 @@ impl Sandboxed {
         .await
     }
 
-    /// A server with `keys` (top-level JSON5 keys beside the tokens).
+    /// A server with `keys` (top-level JSON5 keys beside the tokens; `{home}` stands for the
+    /// home directory's absolute path).
     async fn with_config(keys: &str) -> Sandboxed {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
@@ -56,8 +57,9 @@ impl Sandboxed {
         std::fs::write(home.join("Documents/readme.txt"), "visible\n").unwrap();
         std::fs::write(home.join(".ssh/id_ed25519"), "PRIVATE\n").unwrap();
         std::fs::create_dir_all(root.join("outside")).unwrap();
-        std::fs::write(dir.path().join("gatehouse.json5"), config(keys)).unwrap();
         let home_var = home.display().to_string();
+        let keys = keys.replace("{home}", &home_var);
+        std::fs::write(dir.path().join("gatehouse.json5"), config(&keys)).unwrap();
         let env = [("HOME", home_var.as_str()), GATEWAY_ONLY, ("PS4", "$(id)")];
         let server = Server::start_in_with_env(dir, "127.0.0.1:0", &env).await;
         Sandboxed { server, home }
@@ -304,6 +306,27 @@ async fn a_secret_looking_request_variable_is_refused_with_its_reason() {
 
 /// `/elevated on|full` moves a sandboxed session's exec to the host; `off` keeps it in the
 /// sandbox with the agent's own policy.
+/// Issue 33: a shell string's safe bins run in the sandbox as on the host, by their absolute
+/// path with literal arguments: `whoran`, a safe bin in an extra path, runs there and sees the
+/// path it was judged at.
+#[tokio::test]
+async fn a_shell_strings_safe_bin_runs_in_the_sandbox_by_its_path() {
+    let sandboxed = Sandboxed::with_config(
+        "tools: { exec: { security: 'allowlist', ask: 'off', safeBins: ['whoran'],
+           safeBinProfiles: { whoran: { maxPositional: 1 } }, safeBinTrustedDirs: ['{home}/tools'] } },
+         agents: { defaults: { workspace: '~/work',
+           sandbox: { mode: 'all', isolation: 'ephemeral', extraPaths: ['{home}/tools'] } } },",
+    )
+    .await;
+    let tools = sandboxed.home.join("tools");
+    std::fs::create_dir(&tools).unwrap();
+    crate::gateway::script(&tools, "whoran", "printf '%s|%s\\n' \"$0\" \"$*\"");
+    let answer = sandboxed.run("true && whoran '$k'").await;
+    let (code, stdout) = finished(&answer);
+    assert_eq!(code, 0, "{answer}");
+    assert_eq!(stdout, format!("{}|$k\n", tools.join("whoran").display()));
+}
+
 #[tokio::test]
 async fn elevated_runs_on_the_host_and_off_stays_in_the_sandbox() {
     let gates = "elevated: { enabled: true, allowFrom: { telegram: ['4242'] } },";

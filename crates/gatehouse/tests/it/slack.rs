@@ -10,29 +10,29 @@ use crate::chat_support::{
 use crate::gateway::{AGENT, Server};
 
 /// The configured approver.
-const APPROVER: &str = "U0ALICE";
+pub(crate) const APPROVER: &str = "U0ALICE";
 /// Someone in the channel who is not an approver.
-const STRANGER: &str = "U0MALLORY";
+pub(crate) const STRANGER: &str = "U0MALLORY";
 /// The channel requests come from, and a thread in it.
-const ORIGIN: &str = "C0OPS";
-const THREAD: &str = "1795000000.000100";
+pub(crate) const ORIGIN: &str = "C0OPS";
+pub(crate) const THREAD: &str = "1795000000.000100";
 /// The signing secret of HTTP mode.
-const SIGNING_SECRET: &str = "fake-signing-secret";
+pub(crate) const SIGNING_SECRET: &str = "fake-signing-secret";
 
 /// The fake and a gateway whose `channels.slack` points at it.
-struct Slack {
-    fake: FakeHandle,
-    server: Server,
+pub(crate) struct Slack {
+    pub(crate) fake: FakeHandle,
+    pub(crate) server: Server,
 }
 
 impl Slack {
     /// Socket Mode (`http: false`) or HTTP mode with the fake delivering signed requests.
-    async fn start(exec_approvals: &str, http: bool) -> Slack {
+    pub(crate) async fn start(exec_approvals: &str, http: bool) -> Slack {
         Self::start_with(exec_approvals, http, "").await
     }
 
     /// As [`Slack::start`], with `extra` top-level config keys (JSON5).
-    async fn start_with(exec_approvals: &str, http: bool, extra: &str) -> Slack {
+    pub(crate) async fn start_with(exec_approvals: &str, http: bool, extra: &str) -> Slack {
         let fake = gatehouse_fakes::slack::spawn("127.0.0.1:0".parse().unwrap())
             .await
             .unwrap();
@@ -61,16 +61,16 @@ impl Slack {
         slack
     }
 
-    async fn calls(&self, method: &str, count: usize) -> Vec<Call> {
+    pub(crate) async fn calls(&self, method: &str, count: usize) -> Vec<Call> {
         self.fake.wait_for_calls(method, count, WAIT).await.unwrap()
     }
 
-    async fn inject(&self, body: Value) -> Value {
+    pub(crate) async fn inject(&self, body: Value) -> Value {
         self.fake.control("/_fake/inject", &body).await.unwrap()
     }
 
     /// Clicks the button with `value` on `card` as `user`; `extra` adds delivery options.
-    async fn press(&self, user: &str, card: &Card, value: &str, extra: Value) -> Value {
+    pub(crate) async fn press(&self, user: &str, card: &Card, value: &str, extra: Value) -> Value {
         let mut body = json!({"type": "interactive", "payload": {"type": "block_actions",
             "user": {"id": user},
             "container": {"type": "message", "message_ts": card.message, "channel_id": card.chat},
@@ -82,7 +82,7 @@ impl Slack {
     }
 
     /// `user` writes `text` in their DM with the bot.
-    async fn say(&self, user: &str, text: &str) -> Value {
+    pub(crate) async fn say(&self, user: &str, text: &str) -> Value {
         self.inject(
             json!({"type": "events_api", "payload": {"event": {"type": "message",
             "channel": format!("D{user}"), "channel_type": "im", "user": user, "text": text}}}),
@@ -91,7 +91,7 @@ impl Slack {
     }
 
     /// The cards (messages with buttons) in `channel`; waits for `count`.
-    async fn cards(&self, channel: &str, count: usize) -> Vec<Card> {
+    pub(crate) async fn cards(&self, channel: &str, count: usize) -> Vec<Card> {
         let deadline = tokio::time::Instant::now() + WAIT;
         loop {
             let stored = self.stored().await;
@@ -116,7 +116,7 @@ impl Slack {
         }
     }
 
-    async fn stored(&self) -> Value {
+    pub(crate) async fn stored(&self) -> Value {
         reqwest::get(format!("http://{}/_fake/messages", self.fake.addr))
             .await
             .unwrap()
@@ -126,7 +126,7 @@ impl Slack {
     }
 
     /// Ephemeral texts sent to `user`, in order.
-    fn ephemerals(&self, user: &str) -> Vec<String> {
+    pub(crate) fn ephemerals(&self, user: &str) -> Vec<String> {
         self.fake
             .calls()
             .into_iter()
@@ -137,7 +137,7 @@ impl Slack {
 }
 
 /// A stored message as a card, when it has buttons.
-fn card(channel: &str, message: &Value) -> Option<Card> {
+pub(crate) fn card(channel: &str, message: &Value) -> Option<Card> {
     let buttons: Vec<(String, String)> = message["blocks"]
         .as_array()?
         .iter()
@@ -156,13 +156,13 @@ fn card(channel: &str, message: &Value) -> Option<Card> {
 }
 
 /// A request from the thread [`THREAD`] of [`ORIGIN`].
-fn from_thread() -> Value {
+pub(crate) fn from_thread() -> Value {
     json!({"turnSource": {"channel": "slack", "to": ORIGIN, "threadId": THREAD}})
 }
 
 /// A gateway posting to the origin channel only, one pending request from [`THREAD`], and its
 /// card.
-async fn one_channel_card(http: bool) -> (Slack, String, Card) {
+pub(crate) async fn one_channel_card(http: bool) -> (Slack, String, Card) {
     let s = Slack::start(
         &format!("approvers: ['{APPROVER}'], target: 'channel'"),
         http,
@@ -174,14 +174,14 @@ async fn one_channel_card(http: bool) -> (Slack, String, Card) {
 }
 
 /// Waits until `user` got `count` ephemeral messages.
-async fn wait_for_ephemerals(slack: &Slack, user: &str, count: usize) -> Vec<String> {
+pub(crate) async fn wait_for_ephemerals(slack: &Slack, user: &str, count: usize) -> Vec<String> {
     eventually(&format!("{count} ephemerals for {user}"), async || {
         Some(slack.ephemerals(user)).filter(|texts| texts.len() >= count)
     })
     .await
 }
 
-async fn delivers_to_dm_channel_and_thread_and_resolves_by_button(http: bool) {
+pub(crate) async fn delivers_to_dm_channel_and_thread_and_resolves_by_button(http: bool) {
     let s = Slack::start(&format!("approvers: ['{APPROVER}'], target: 'both'"), http).await;
     let id = request(&s.server, from_thread()).await;
     let posted = s.calls("chat.postMessage", 2).await;
@@ -246,7 +246,7 @@ async fn http_mode_delivers_to_dm_channel_and_thread_and_resolves_by_button() {
     delivers_to_dm_channel_and_thread_and_resolves_by_button(true).await;
 }
 
-async fn approves_by_command_bare_word_and_slash_command(http: bool) {
+pub(crate) async fn approves_by_command_bare_word_and_slash_command(http: bool) {
     let s = Slack::start(&format!("approvers: ['{APPROVER}']"), http).await;
     let first = request(&s.server, json!({})).await;
     let second = request(&s.server, json!({})).await;
@@ -317,7 +317,7 @@ async fn http_mode_refuses_bad_stale_and_replayed_signatures() {
     assert_eq!(replayed["result"]["status"], 401, "{replayed}");
 }
 
-async fn updates_cards_on_expiry_and_after_a_restart(http: bool) {
+pub(crate) async fn updates_cards_on_expiry_and_after_a_restart(http: bool) {
     let s = Slack::start(&format!("approvers: ['{APPROVER}']"), http).await;
     let expiring = request(&s.server, json!({"timeoutMs": 1500})).await;
     s.calls("chat.postMessage", 1).await;
@@ -375,7 +375,7 @@ async fn socket_mode_reconnects_without_losing_a_press() {
     assert!(reconnects >= 2, "{reconnects} connections opened");
 }
 
-async fn waits_out_a_429_and_delivers_once(http: bool) {
+pub(crate) async fn waits_out_a_429_and_delivers_once(http: bool) {
     let s = Slack::start(&format!("approvers: ['{APPROVER}']"), http).await;
     assert_waits_out_a_429(&s.fake, &s.server, "chat.postMessage", 1.0).await;
 }
@@ -390,7 +390,7 @@ async fn http_mode_waits_out_a_429_and_delivers_once() {
     waits_out_a_429_and_delivers_once(true).await;
 }
 
-async fn deletes_every_copy_after_resolve_with_cleanup(http: bool) {
+pub(crate) async fn deletes_every_copy_after_resolve_with_cleanup(http: bool) {
     let s = Slack::start(
         &format!("approvers: ['{APPROVER}'], target: 'both', cleanupAfterResolve: true"),
         http,
@@ -435,12 +435,12 @@ async fn http_mode_deletes_every_copy_after_resolve_with_cleanup() {
 }
 
 /// `user` types the slash command `/elevated text` in [`ORIGIN`]; the command's own answer.
-async fn elevated(s: &Slack, user: &str, text: &str) -> String {
+pub(crate) async fn elevated(s: &Slack, user: &str, text: &str) -> String {
     slash(s, "/elevated", user, text).await
 }
 
 /// `user` types the slash command `command text` in [`ORIGIN`]; the command's own answer.
-async fn slash(s: &Slack, command: &str, user: &str, text: &str) -> String {
+pub(crate) async fn slash(s: &Slack, command: &str, user: &str, text: &str) -> String {
     let answered = s
         .inject(
             json!({"type": "slash_commands", "payload": {"command": command,
@@ -500,7 +500,7 @@ async fn http_mode_sets_queries_and_refuses_elevated_by_slash_command() {
 
 /// Forwards every TCP connection on `listener` to `to`: the gateway's address as Slack would
 /// reach it through a proxy that can be down.
-fn forward(listener: tokio::net::TcpListener, to: String) {
+pub(crate) fn forward(listener: tokio::net::TcpListener, to: String) {
     tokio::spawn(async move {
         while let Ok((mut inbound, _)) = listener.accept().await {
             let to = to.clone();
@@ -548,7 +548,7 @@ async fn http_mode_accepts_a_retry_of_an_undelivered_press_once() {
 
 /// A fake with `fault` armed before any gateway talks to it, and the `channels.slack` section
 /// (Socket Mode, posting to the origin channel) pointing at it.
-async fn faulty_fake(fault: Value) -> (FakeHandle, String) {
+pub(crate) async fn faulty_fake(fault: Value) -> (FakeHandle, String) {
     let fake = gatehouse_fakes::slack::spawn("127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
@@ -562,7 +562,7 @@ async fn faulty_fake(fault: Value) -> (FakeHandle, String) {
 }
 
 /// Runs `gatehouse serve` with `config` to its exit, which a refused start reaches at once.
-async fn serve_once(config: &str) -> std::process::Output {
+pub(crate) async fn serve_once(config: &str) -> std::process::Output {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("gatehouse.json5");
     std::fs::write(&file, format!("{{ {config} }}")).unwrap();

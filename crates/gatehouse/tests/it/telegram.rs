@@ -9,22 +9,22 @@ use serde_json::{Value, json};
 use crate::gateway::{ADMIN, AGENT, APPROVER as APPROVER_TOKEN, OTHER_AGENT, Server};
 
 /// The configured approver's Telegram user id (and so their private chat's id).
-const APPROVER: i64 = 4242;
+pub(crate) const APPROVER: i64 = 4242;
 /// Someone in the chat who is not an approver.
-const STRANGER: i64 = 777;
+pub(crate) const STRANGER: i64 = 777;
 /// A forum supergroup a request can come from.
-const FORUM: i64 = -1_001_234_567_890;
+pub(crate) const FORUM: i64 = -1_001_234_567_890;
 /// How long to wait for the gateway to call the fake.
-const WAIT: Duration = Duration::from_secs(20);
+pub(crate) const WAIT: Duration = Duration::from_secs(20);
 
 /// The fake and a gateway whose `channels.telegram` points at it, with `extra` config keys.
-struct Telegram {
-    fake: FakeHandle,
-    server: Server,
+pub(crate) struct Telegram {
+    pub(crate) fake: FakeHandle,
+    pub(crate) server: Server,
 }
 
 impl Telegram {
-    async fn start(exec_approvals: &str, extra: &str) -> Telegram {
+    pub(crate) async fn start(exec_approvals: &str, extra: &str) -> Telegram {
         let fake = gatehouse_fakes::telegram::spawn("127.0.0.1:0".parse().unwrap())
             .await
             .unwrap();
@@ -33,7 +33,7 @@ impl Telegram {
     }
 
     /// A pending approval for `make deploy`, created with `twoPhase` and `extra` params; its id.
-    async fn request(&self, extra: Value) -> String {
+    pub(crate) async fn request(&self, extra: Value) -> String {
         let mut params = json!({
             "command": "make deploy",
             "argv": ["make", "deploy"],
@@ -51,14 +51,14 @@ impl Telegram {
     }
 
     /// The stored approval.
-    async fn approval(&self, id: &str) -> Value {
+    pub(crate) async fn approval(&self, id: &str) -> Value {
         self.server
             .ok(APPROVER_TOKEN, "exec.approval.get", json!({"id": id}))
             .await
     }
 
     /// Waits for the approval to leave `pending`; its record.
-    async fn settled(&self, id: &str) -> Value {
+    pub(crate) async fn settled(&self, id: &str) -> Value {
         let deadline = tokio::time::Instant::now() + WAIT;
         loop {
             let record = self.approval(id).await;
@@ -74,12 +74,12 @@ impl Telegram {
     }
 
     /// The first `count` calls of `method`.
-    async fn calls(&self, method: &str, count: usize) -> Vec<Call> {
+    pub(crate) async fn calls(&self, method: &str, count: usize) -> Vec<Call> {
         self.fake.wait_for_calls(method, count, WAIT).await.unwrap()
     }
 
     /// Presses the button carrying `data` on message `message_id` of `chat`, as `from`.
-    async fn press(&self, from: i64, chat: i64, message_id: i64, data: &str) {
+    pub(crate) async fn press(&self, from: i64, chat: i64, message_id: i64, data: &str) {
         self.inject(json!({"callback_query": {
             "from": {"id": from, "is_bot": false, "first_name": "Alice", "username": "alice"},
             "data": data,
@@ -89,7 +89,7 @@ impl Telegram {
     }
 
     /// Sends `text` to the bot in `from`'s private chat.
-    async fn say(&self, from: i64, text: &str) {
+    pub(crate) async fn say(&self, from: i64, text: &str) {
         self.inject(json!({"message": {
             "from": {"id": from, "is_bot": false, "first_name": "Alice", "username": "alice"},
             "chat": {"id": from, "type": "private"},
@@ -98,12 +98,12 @@ impl Telegram {
         .await;
     }
 
-    async fn inject(&self, update: Value) {
+    pub(crate) async fn inject(&self, update: Value) {
         self.fake.control("/_fake/inject", &update).await.unwrap();
     }
 }
 
-fn telegram_config(fake: &FakeHandle, exec_approvals: &str, extra: &str) -> String {
+pub(crate) fn telegram_config(fake: &FakeHandle, exec_approvals: &str, extra: &str) -> String {
     format!(
         "channels: {{ telegram: {{ botToken: '123:TEST-token', apiUrl: '{}',
            execApprovals: {{ {exec_approvals} }} }} }},
@@ -113,7 +113,7 @@ fn telegram_config(fake: &FakeHandle, exec_approvals: &str, extra: &str) -> Stri
 }
 
 /// The callback data of each button of a sent card, by button text.
-fn buttons(call: &Call) -> Vec<(String, String)> {
+pub(crate) fn buttons(call: &Call) -> Vec<(String, String)> {
     call.body["reply_markup"]["inline_keyboard"]
         .as_array()
         .into_iter()
@@ -131,7 +131,7 @@ fn buttons(call: &Call) -> Vec<(String, String)> {
         .collect()
 }
 
-fn button<'a>(buttons: &'a [(String, String)], label: &str) -> &'a str {
+pub(crate) fn button<'a>(buttons: &'a [(String, String)], label: &str) -> &'a str {
     &buttons
         .iter()
         .find(|(text, _)| text.contains(label))
@@ -139,7 +139,7 @@ fn button<'a>(buttons: &'a [(String, String)], label: &str) -> &'a str {
         .1
 }
 
-fn answers(fake: &FakeHandle) -> Vec<String> {
+pub(crate) fn answers(fake: &FakeHandle) -> Vec<String> {
     fake.calls()
         .into_iter()
         .filter(|call| call.method == "answerCallbackQuery")
@@ -400,7 +400,7 @@ async fn survives_429_and_a_flapping_api_without_losing_or_duplicating_a_prompt(
 }
 
 /// The text of every reply the bot sent to `chat` after the first `skip` messages.
-fn replies_to(fake: &FakeHandle, chat: i64) -> Vec<String> {
+pub(crate) fn replies_to(fake: &FakeHandle, chat: i64) -> Vec<String> {
     fake.calls()
         .into_iter()
         .filter(|call| call.method == "sendMessage" && call.body["chat_id"] == json!(chat))
@@ -409,7 +409,7 @@ fn replies_to(fake: &FakeHandle, chat: i64) -> Vec<String> {
 }
 
 /// Waits until the bot sent `count` messages to `chat`; their texts.
-async fn wait_replies(fake: &FakeHandle, chat: i64, count: usize) -> Vec<String> {
+pub(crate) async fn wait_replies(fake: &FakeHandle, chat: i64, count: usize) -> Vec<String> {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
         let replies = replies_to(fake, chat);
@@ -675,7 +675,7 @@ async fn forwards_text_prompts_in_both_modes_through_agent_and_session_filters()
 }
 
 /// `(outcome, senderId)` of the elevated records in the audit log, once there are `at_least`.
-async fn elevated_audit(server: &Server, at_least: usize) -> Vec<(Value, Value)> {
+pub(crate) async fn elevated_audit(server: &Server, at_least: usize) -> Vec<(Value, Value)> {
     let log = server.data().join("audit.jsonl");
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
@@ -699,7 +699,7 @@ async fn elevated_audit(server: &Server, at_least: usize) -> Vec<(Value, Value)>
 }
 
 /// The secret the webhook tests configure.
-const WEBHOOK_SECRET: &str = "hook_secret-0123456789abcdef012345";
+pub(crate) const WEBHOOK_SECRET: &str = "hook_secret-0123456789abcdef012345";
 
 #[tokio::test]
 async fn resolves_by_webhook_on_the_gateways_listener_and_refuses_a_wrong_secret() {
@@ -836,7 +836,7 @@ async fn reports_a_channel_that_stopped_and_stops_routing_to_it() {
 }
 
 /// `gatehouse doctor` with the live check against `server`: its exit code and stdout.
-async fn doctor_live(server: &Server) -> (Option<i32>, String) {
+pub(crate) async fn doctor_live(server: &Server) -> (Option<i32>, String) {
     let doctor = tokio::process::Command::new(env!("CARGO_BIN_EXE_gatehouse"))
         .args([
             "doctor",

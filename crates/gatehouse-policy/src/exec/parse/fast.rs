@@ -27,26 +27,30 @@ fn is_word_char(c: u8) -> bool {
 pub(super) fn parse(source: &str) -> Option<Vec<ParsedSegment>> {
     let bytes = source.as_bytes();
     let mut segments = Vec::new();
-    let mut words: Vec<&str> = Vec::new();
+    // Each word with the byte it starts at.
+    let mut words: Vec<(usize, &str)> = Vec::new();
     let mut piped = false;
     let mut i = 0;
-    let end_command = |words: &mut Vec<&str>, piped: bool, segments: &mut Vec<ParsedSegment>| {
-        let first = words.first()?;
-        if RESERVED.contains(first) || first.contains('=') {
-            return None;
-        }
-        let mut parsed = Vec::with_capacity(words.len());
-        for raw in words.drain(..) {
-            parsed.push(read_word(raw).ok()?);
-        }
-        check_command_position(parsed.first()?).ok()?;
-        segments.push(ParsedSegment {
-            assignments: Vec::new(),
-            words: parsed,
-            stdin_piped: piped,
-        });
-        Some(())
-    };
+    let end_command =
+        |words: &mut Vec<(usize, &str)>, piped: bool, segments: &mut Vec<ParsedSegment>| {
+            let &(start, first) = words.first()?;
+            if RESERVED.contains(&first) || first.contains('=') {
+                return None;
+            }
+            let end = words.last().map(|&(at, raw)| at + raw.len())?;
+            let mut parsed = Vec::with_capacity(words.len());
+            for (_, raw) in words.drain(..) {
+                parsed.push(read_word(raw).ok()?);
+            }
+            check_command_position(parsed.first()?).ok()?;
+            segments.push(ParsedSegment {
+                assignments: Vec::new(),
+                words: parsed,
+                stdin_piped: piped,
+                span: start..end,
+            });
+            Some(())
+        };
     while i < bytes.len() {
         match bytes[i] {
             b' ' | b'\t' => i += 1,
@@ -85,7 +89,7 @@ pub(super) fn parse(source: &str) -> Option<Vec<ParsedSegment>> {
                 if raw.contains('\n') || !raw.is_ascii() || operator_chars {
                     return None;
                 }
-                words.push(raw);
+                words.push((start, raw));
             }
         }
     }

@@ -277,6 +277,21 @@ mod tests {
         );
     }
 
+    /// Issue 36: the CLI marks the characters chat cards and the Control UI mark, beyond the
+    /// familiar zero-width and bidi ones (a musical format control, a Mongolian selector).
+    #[test]
+    fn marks_every_character_the_shared_definition_hides() {
+        let approval = json!({"id": "3f0c", "state": "pending",
+            "request": {"agentId": "main", "command": "ls\u{1d173}x\u{180b}y"}});
+        let listed = approvals_table(std::slice::from_ref(&approval), 0).to_string();
+        for shown in [listed, super::approval(&approval)] {
+            assert!(
+                shown.contains("ls[U+1D173 FORMAT]x[U+180B IGNORABLE]y"),
+                "{shown:?}"
+            );
+        }
+    }
+
     #[test]
     fn shows_when_each_allowlist_entry_last_ran_a_command() {
         let shown = allowlist(

@@ -1,0 +1,12 @@
+//! The approvals database on PostgreSQL, for several gateways sharing one database
+//! (docs/high-availability.md). The same rows, checks and answers as the SQLite store, which
+//! stays the default: a row is decoded by the same code (`rows::RawRow`), a resolution that
+//! loses is answered by the same rules (`write_ops`), and the store contract tests run on both.
+
+mod connect;
+mod feed;
+mod ops;
+mod schema;
+mod store;
+
+pub use store::{DatabaseCheck, PgApprovalStore, PgOptions};

@@ -1,0 +1,315 @@
+//! `gatehouse-approvals`' [`ApprovalStore`] on a PostgreSQL database several gateways share.
+//!
+//! Writes are queued to one writer task per gateway and run in submission order, each in its
+//! own transaction on a pooled connection, so a resolve submitted after an insert always finds
+//! the row; reads run on the pool at once. Correctness across gateways rests on the database
+//! alone: every state change is a conditional update (see `ops`).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Waker};
+use std::time::Duration;
+
+use deadpool_postgres::Pool;
+use gatehouse_approvals::{
+    ApprovalRecord, ApprovalStore, ChangeFeed, Completion, ConsumeOutcome, DeliveredMessage,
+    GrantStore, ListFilter, NewApproval, Reading, Resolution, ResolveOutcome, StoredGrant,
+};
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+
+use super::connect::Connector;
+use super::feed::{self, Subscribers};
+use super::{ops, schema};
+use crate::error::{PostgresError, StoreError};
+
+/// Options for [`PgApprovalStore::connect`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PgOptions {
+    /// Most connections this gateway holds open; the writer uses one at a time, reads the
+    /// rest. At least 1.
+    pub max_connections: usize,
+    /// How long connecting, or waiting for a free pooled connection, may take before the
+    /// operation fails.
+    pub connect_timeout: Duration,
+}
+
+impl Default for PgOptions {
+    fn default() -> Self {
+        PgOptions {
+            max_connections: 8,
+            connect_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// What [`PgApprovalStore::check`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DatabaseCheck {
+    /// The migrations applied (0: no gateway has started on it yet).
+    pub schema_version: i64,
+    /// The version this build migrates to.
+    pub supported_version: i64,
+    /// The server's clock, ms since the Unix epoch, when it answered.
+    pub server_now_ms: i64,
+}
+
+/// One queued write: run on the pool, or told that the writer has stopped (`None`).
+type Job = Box<dyn FnOnce(Option<Pool>) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send>;
+
+/// The PostgreSQL approval store. Open one per gateway; any number of gateways may share the
+/// database.
+#[derive(Debug)]
+pub struct PgApprovalStore {
+    pool: Pool,
+    writes: mpsc::UnboundedSender<Job>,
+    /// How the listener connects.
+    connector: Connector,
+    /// Tells this store's notices from the other gateways'.
+    origin: Arc<str>,
+    /// The feeds handed out; the listener holds them weakly and stops once they are gone.
+    subscribers: Arc<Subscribers>,
+    /// The listener task, started by the first [`ApprovalStore::changes`].
+    listener: OnceLock<AbortHandle>,
+}
+
+impl Drop for PgApprovalStore {
+    fn drop(&mut self) {
+        if let Some(listener) = self.listener.get() {
+            listener.abort();
+        }
+    }
+}
+
+impl PgApprovalStore {
+    /// Connects to the database `url` names (a libpq URL; see `connect` for its TLS settings),
+    /// applies the migrations this build has and the database lacks, and starts the writer
+    /// task. Call from within a tokio runtime.
+    pub async fn connect(url: &str, options: PgOptions) -> Result<Self, StoreError> {
+        let connector = Connector::from_url(url, options.connect_timeout)?;
+        let pool = connector.pool(options.max_connections, options.connect_timeout)?;
+        schema::migrate(&mut pool.get().await?).await?;
+        let (writes, jobs) = mpsc::unbounded_channel();
+        tokio::spawn(write_in_order(pool.clone(), jobs));
+        Ok(PgApprovalStore {
+            pool,
+            writes,
+            connector,
+            origin: feed::new_origin().into(),
+            subscribers: Arc::default(),
+            listener: OnceLock::new(),
+        })
+    }
+
+    /// Connects to the database `url` names and reads what `gatehouse doctor` reports,
+    /// writing nothing: a schema newer than this build is refused, as a start would.
+    pub async fn check(url: &str, options: PgOptions) -> Result<DatabaseCheck, StoreError> {
+        let pool =
+            Connector::from_url(url, options.connect_timeout)?.pool(1, options.connect_timeout)?;
+        let client = pool.get().await?;
+        let schema_version = schema::schema_version(&*client).await?;
+        let rows = client
+            .query(
+                "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
+                &[],
+            )
+            .await?;
+        let server_now_ms = match rows.first() {
+            Some(row) => row.try_get(0)?,
+            None => 0,
+        };
+        Ok(DatabaseCheck {
+            schema_version,
+            supported_version: schema::CURRENT_VERSION,
+            server_now_ms,
+        })
+    }
+
+    /// Queues a write: `op` runs in a transaction of its own once every write queued before it
+    /// has finished, and `done` hears its answer.
+    fn submit<T, Op>(&self, op: Op, done: Completion<T>)
+    where
+        T: Send + 'static,
+        Op: for<'t, 'c> FnOnce(
+                &'t deadpool_postgres::Transaction<'c>,
+            )
+                -> Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 't>>
+            + Send
+            + 'static,
+    {
+        let job: Job = Box::new(move |pool| {
+            Box::pin(async move {
+                let outcome = match pool {
+                    Some(pool) => in_transaction(&pool, op).await,
+                    None => Err(StoreError::Postgres(PostgresError::writer_stopped())),
+                };
+                done(outcome.map_err(Into::into));
+            })
+        });
+        self.queue(job);
+    }
+
+    /// Hands a job to the writer task; if it is gone (its runtime shut down), the job is told
+    /// so at once and answers without running.
+    fn queue(&self, job: Job) {
+        if let Err(refused) = self.writes.send(job) {
+            // Given no pool, a job awaits nothing: one poll runs it to the end.
+            let mut stopped = (refused.0)(None);
+            let mut context = Context::from_waker(Waker::noop());
+            let _ = stopped.as_mut().poll(&mut context);
+        }
+    }
+
+    fn read<T, Op>(&self, op: Op) -> Reading<T>
+    where
+        T: Send + 'static,
+        Op: for<'c> FnOnce(
+                &'c deadpool_postgres::ClientWrapper,
+            )
+                -> Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'c>>
+            + Send
+            + 'static,
+    {
+        let pool = self.pool.clone();
+        Box::pin(async move {
+            let client = pool.get().await.map_err(StoreError::from)?;
+            op(&client).await.map_err(Into::into)
+        })
+    }
+}
+
+/// Runs `op` in a transaction of its own, committed when it succeeds.
+async fn in_transaction<T, Op>(pool: &Pool, op: Op) -> Result<T, StoreError>
+where
+    Op: for<'t, 'c> FnOnce(
+        &'t deadpool_postgres::Transaction<'c>,
+    ) -> Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 't>>,
+{
+    let mut client = pool.get().await?;
+    let tx = client.transaction().await?;
+    let outcome = op(&tx).await?;
+    tx.commit().await?;
+    Ok(outcome)
+}
+
+/// The writer task: runs queued writes one after another until the store is dropped and the
+/// queue is empty.
+async fn write_in_order(pool: Pool, mut jobs: mpsc::UnboundedReceiver<Job>) {
+    while let Some(job) = jobs.recv().await {
+        job(Some(pool.clone())).await;
+    }
+}
+
+impl ApprovalStore for PgApprovalStore {
+    fn insert(&self, approval: NewApproval, done: Completion<ApprovalRecord>) {
+        let origin = Arc::clone(&self.origin);
+        self.submit(
+            move |tx| Box::pin(async move { ops::insert(tx, &origin, approval).await }),
+            done,
+        );
+    }
+
+    fn resolve(
+        &self,
+        id: String,
+        resolution: Resolution,
+        at_ms: u64,
+        done: Completion<ResolveOutcome>,
+    ) {
+        let origin = Arc::clone(&self.origin);
+        self.submit(
+            move |tx| {
+                Box::pin(async move { ops::resolve(tx, &origin, &id, &resolution, at_ms).await })
+            },
+            done,
+        );
+    }
+
+    fn consume_allow_once(&self, id: String, at_ms: u64, done: Completion<ConsumeOutcome>) {
+        self.submit(
+            move |tx| Box::pin(async move { ops::consume_allow_once(tx, &id, at_ms).await }),
+            done,
+        );
+    }
+
+    fn record_delivery(&self, id: String, message: DeliveredMessage, done: Completion<()>) {
+        self.submit(
+            move |tx| Box::pin(async move { ops::record_delivery(tx, &id, &message).await }),
+            done,
+        );
+    }
+
+    fn cancel_all_pending(
+        &self,
+        reason: String,
+        at_ms: u64,
+        done: Completion<Vec<ApprovalRecord>>,
+    ) {
+        self.submit(
+            move |tx| Box::pin(async move { ops::cancel_all_pending(tx, &reason, at_ms).await }),
+            done,
+        );
+    }
+
+    fn prune_terminal_before(&self, cutoff_ms: u64, limit: usize, done: Completion<Vec<String>>) {
+        self.submit(
+            move |tx| Box::pin(ops::prune_terminal_before(tx, cutoff_ms, limit)),
+            done,
+        );
+    }
+
+    fn after_submitted_writes(&self, done: Completion<()>) {
+        // Answered in turn, after every write queued before it; with no writer, none is
+        // left to wait for.
+        self.queue(Box::new(move |_| {
+            Box::pin(async move {
+                done(Ok(()));
+            })
+        }));
+    }
+
+    fn get(&self, id: String) -> Reading<Option<ApprovalRecord>> {
+        self.read(move |client| Box::pin(async move { ops::fetch(client, &id).await }))
+    }
+
+    fn find_by_prefix(&self, prefix: String, limit: usize) -> Reading<Vec<ApprovalRecord>> {
+        self.read(move |client| {
+            Box::pin(async move { ops::find_by_prefix(client, &prefix, limit).await })
+        })
+    }
+
+    fn short_ids(&self) -> Reading<Vec<u32>> {
+        self.read(|client| Box::pin(ops::short_ids(client)))
+    }
+
+    fn list(&self, filter: ListFilter) -> Reading<Vec<ApprovalRecord>> {
+        self.read(move |client| Box::pin(async move { ops::list(client, &filter).await }))
+    }
+
+    fn changes(&self) -> Option<ChangeFeed> {
+        let feed = self.subscribers.subscribe();
+        self.listener.get_or_init(|| {
+            let listener = feed::listen(
+                self.connector.clone(),
+                self.origin.to_string(),
+                Arc::downgrade(&self.subscribers),
+            );
+            tokio::spawn(listener).abort_handle()
+        });
+        Some(feed)
+    }
+}
+
+impl GrantStore for PgApprovalStore {
+    fn revoke_grant(&self, id: String, done: Completion<Option<StoredGrant>>) {
+        self.submit(
+            move |tx| Box::pin(async move { ops::revoke_grant(tx, &id).await }),
+            done,
+        );
+    }
+
+    fn grants(&self) -> Reading<Vec<StoredGrant>> {
+        self.read(|client| Box::pin(ops::grants(client)))
+    }
+}
