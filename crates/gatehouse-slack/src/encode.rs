@@ -196,6 +196,8 @@ mod tests {
             env_keys: vec![],
             expires_at_ms: 300_000,
             allow_always_offered: allow_always,
+            chain: None,
+            tool: None,
         }
     }
 
@@ -315,6 +317,8 @@ mod mrkdwn_properties {
                 env_keys: vec![field.clone()],
                 expires_at_ms: 60_000,
                 allow_always_offered: true,
+                chain: None,
+                tool: None,
             };
             let card = serde_json::to_value(encode_card(&render_prompt(&view, 0, 1200))).unwrap();
             let answer = serde_json::to_value(answer_content(&field)).unwrap();

@@ -96,6 +96,8 @@ mod tests {
             env_keys: vec![],
             expires_at_ms: 60_000,
             allow_always_offered: false,
+            chain: None,
+            tool: None,
         }
     }
 
@@ -159,6 +161,8 @@ mod html_properties {
                 env_keys: vec![field],
                 expires_at_ms: 60_000,
                 allow_always_offered: true,
+                chain: None,
+                tool: None,
             };
             let mut html = card_html(&render_prompt(&view, 0, 1200));
             for tag in OWN_TAGS {

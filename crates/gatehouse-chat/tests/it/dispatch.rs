@@ -26,6 +26,8 @@ fn view() -> ApprovalView {
         env_keys: vec![],
         expires_at_ms: 600_000,
         allow_always_offered: true,
+        chain: None,
+        tool: None,
     }
 }
 

@@ -14,21 +14,26 @@ mod tools;
 use serde::Deserialize;
 
 pub use agents::{
-    AgentConfig, AgentDefaults, AgentsConfig, ElevatedLevel, SandboxConfig, SandboxMode,
-    SubagentsConfig,
+    AgentConfig, AgentDefaults, AgentsConfig, ElevatedLevel, Isolation, SandboxConfig, SandboxMode,
+    SessionConfig, SessionScope, SubagentsConfig,
 };
-pub use approvals::{ApprovalsConfig, ExecForwardingConfig, ForwardTarget, ForwardingMode};
+pub use approvals::{
+    ApprovalsConfig, ExecForwardingConfig, ForwardTarget, ForwardingMode, ToolApprovalsConfig,
+};
 pub(crate) use channels::snowflake;
 pub use channels::{
-    ApprovalTarget, ChannelApprovalsConfig, ChannelSections, ChannelsConfig, DiscordConfig,
-    Enabled, SlackConfig, SlackMode, StrangerRepliesConfig, TelegramConfig,
+    ApprovalTarget, ChannelApprovalsConfig, ChannelSections, ChannelsConfig, ConversationConfig,
+    ConversationTools, DiscordConfig, Enabled, GuildConfig, SlackConfig, SlackMode,
+    StrangerRepliesConfig, TelegramConfig,
 };
 pub use gateway::{
-    GatewayAuthConfig, GatewayConfig, GatewayLimitsConfig, RateLimitConfig, Scope, TokenConfig,
+    DnsConfig, GatewayAuthConfig, GatewayConfig, GatewayLimitsConfig, RateLimitConfig, Scope,
+    TokenConfig,
 };
 pub use tools::{
-    ApplyPatchConfig, ElevatedConfig, ExecConfig, FsConfig, SafeBinProfileConfig, ScopedToolPolicy,
-    ScopedTools, SkillBinConfig, ToolPolicyConfig, ToolProfile, ToolsConfig,
+    ApplyPatchConfig, BrowserConfig, ElevatedConfig, ExecConfig, FsConfig, PathAccessSection,
+    SafeBinProfileConfig, ScopedToolPolicy, ScopedTools, SkillBinConfig, SsrfPolicySection,
+    ToolPolicyConfig, ToolProfile, ToolsConfig, WebConfig, WebFetchConfig,
 };
 
 /// The whole configuration file.
@@ -49,6 +54,11 @@ pub struct Config {
     /// Chat channels.
     #[serde(default)]
     pub channels: ChannelsConfig,
+    /// How sessions are keyed (`mainKey`, `scope`).
+    #[serde(default)]
+    pub session: SessionConfig,
+    /// Browser settings; Gatehouse reads `browser.ssrfPolicy`.
+    pub browser: Option<BrowserConfig>,
 }
 
 impl Config {

@@ -4,11 +4,14 @@ use crate::auth::Principal;
 use crate::error::Error;
 use crate::methods::Call;
 use crate::scope::{Access, Scope};
-use crate::wire::{CallerInfo, NoParams, ServerInfo, StatusResult, TokensResult};
+use crate::wire::{CallerInfo, NoParams, OperatorClient, ServerInfo, StatusResult, TokensResult};
 
-/// `gateway.status`: version, uptime, open connections and who is asking; any scope.
+/// `gateway.status`: version, uptime, open connections and who is asking; any scope. Operators
+/// also see the chat channels, the operator clients connected and the pending count: who can
+/// answer approvals now, and how many wait.
 pub(super) async fn status(call: Call, _: NoParams) -> Result<StatusResult, Error> {
     let events = call.state.events();
+    let operator = call.caller.allows(Access::Scope(Scope::Approvals));
     Ok(StatusResult {
         server: ServerInfo::current(events.instance(), events.started_at_ms()),
         uptime_ms: u64::try_from(call.state.uptime().as_millis()).unwrap_or(u64::MAX),
@@ -21,6 +24,18 @@ pub(super) async fn status(call: Call, _: NoParams) -> Result<StatusResult, Erro
             .filter(|_| call.caller.allows(Access::Scope(Scope::Approvals)))
             .and_then(|service| service.chat_status())
             .map(Into::into),
+        operator_clients: operator.then(|| {
+            events
+                .clients(Access::Scope(Scope::Approvals))
+                .into_iter()
+                .map(|(token, client)| OperatorClient { token, client })
+                .collect()
+        }),
+        pending_approvals: call
+            .state
+            .service()
+            .filter(|_| operator)
+            .map(gatehouse_service::Service::pending_count),
     })
 }
 

@@ -4,12 +4,13 @@
 use gatehouse_approvals::{ApprovalRequest, DeliveredMessage};
 use gatehouse_chat::Platforms;
 use gatehouse_chat::plan::RequestMeta;
-use gatehouse_chat::render::{ApprovalView, shows_in_full};
+use gatehouse_chat::render::{ApprovalView, ChainView, ToolCard, shows_in_full};
 use gatehouse_chat::route::{MessageLocator, TurnSource};
+use gatehouse_policy::tool_call::{Grant, GrantScope};
 
 /// What a card shows about `request`. Allow-always is offered only when the card shows the
-/// command in full within `max_command_chars`: nobody adds a pattern for a command they could
-/// not read to its end.
+/// command (or the tool call's parameters) in full within `max_command_chars`: nobody adds a
+/// pattern or a grant for something they could not read to its end.
 pub(super) fn approval_view(
     id: &str,
     request: &ApprovalRequest,
@@ -17,8 +18,23 @@ pub(super) fn approval_view(
     allow_always_offered: bool,
     max_command_chars: usize,
 ) -> ApprovalView {
-    let allow_always_offered =
-        allow_always_offered && shows_in_full(&request.command, max_command_chars);
+    let mut view = shown_view(id, request, expires_at_ms, allow_always_offered);
+    if !shows_in_full(&view.shown_text(), max_command_chars) {
+        view.allow_always_offered = false;
+        if let Some(tool) = &mut view.tool {
+            tool.allow_always_covers = None;
+        }
+    }
+    view
+}
+
+/// `request` as the chat core's view, allow-always as the manager offered it.
+fn shown_view(
+    id: &str,
+    request: &ApprovalRequest,
+    expires_at_ms: u64,
+    allow_always_offered: bool,
+) -> ApprovalView {
     ApprovalView {
         id: id.to_owned(),
         command: request.command.clone(),
@@ -29,6 +45,42 @@ pub(super) fn approval_view(
         env_keys: request.env_keys.clone(),
         expires_at_ms,
         allow_always_offered,
+        chain: request.summary.as_ref().map(|summary| ChainView {
+            // `lines()` puts one line per program first, in the words every surface uses.
+            programs: summary
+                .lines()
+                .into_iter()
+                .take(summary.programs.len())
+                .collect(),
+            allow_always_patterns: summary.allow_always_patterns.clone(),
+        }),
+        tool: request.tool.as_ref().map(|tool| ToolCard {
+            tool: tool.tool.clone(),
+            params: tool.params.clone(),
+            title: tool.title.clone(),
+            description: tool.description.clone(),
+            severity: tool.severity.as_str().to_owned(),
+            allow_always_covers: tool
+                .grant
+                .as_ref()
+                .filter(|_| allow_always_offered)
+                .map(grant_words),
+        }),
+    }
+}
+
+/// What a grant covers, as approvers read it before answering allow-always.
+pub(crate) fn grant_words(grant: &Grant) -> String {
+    match &grant.scope {
+        GrantScope::Tool => format!("{} calls that touch no file and no URL", grant.tool),
+        GrantScope::Paths(paths) => {
+            let paths: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            format!("{} at or under {}", grant.tool, paths.join(", "))
+        }
+        GrantScope::Hosts(hosts) => {
+            let hosts: Vec<&str> = hosts.iter().map(String::as_str).collect();
+            format!("{} of host {}", grant.tool, hosts.join(", "))
+        }
     }
 }
 

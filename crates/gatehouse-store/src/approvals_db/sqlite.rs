@@ -14,8 +14,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use gatehouse_approvals::{
-    ApprovalRecord, ApprovalStore, Completion, ConsumeOutcome, DeliveredMessage, ListFilter,
-    NewApproval, Reading, Resolution, ResolveOutcome, StoreError as ApprovalsStoreError,
+    ApprovalRecord, ApprovalStore, Completion, ConsumeOutcome, DeliveredMessage, GrantStore,
+    ListFilter, NewApproval, Reading, Resolution, ResolveOutcome,
+    StoreError as ApprovalsStoreError, StoredGrant,
 };
 use rusqlite::{Connection, OpenFlags};
 
@@ -23,7 +24,7 @@ use super::batch_times::BatchTimesSnapshot;
 use super::checkpoint::{CheckpointSchedule, Checkpointer, LogRestart};
 use super::readers::Readers;
 use super::writer::{BatchLimits, BatchWriter};
-use super::{rows, schema, write_ops};
+use super::{rows, schema, tools, write_ops};
 use crate::durable_fs::open_private;
 use crate::error::StoreError;
 
@@ -289,6 +290,18 @@ impl SqliteApprovalStore {
         self.readers.read(|conn| rows::list(conn, filter))
     }
 
+    /// [`GrantStore::revoke_grant`], waiting for the commit.
+    pub fn revoke_grant(&self, id: &str) -> Result<Option<StoredGrant>, StoreError> {
+        let id = id.to_owned();
+        self.writer
+            .submit(move |conn| tools::revoke_grant(conn, &id))
+    }
+
+    /// [`GrantStore::grants`], on the calling thread.
+    pub fn grants(&self) -> Result<Vec<StoredGrant>, StoreError> {
+        self.readers.read(tools::grants)
+    }
+
     /// Queues `op` on the writer; `done` hears its result as the approval manager's error.
     fn submit<T: Send + 'static>(
         &self,
@@ -385,5 +398,15 @@ impl ApprovalStore for SqliteApprovalStore {
 
     fn list(&self, filter: ListFilter) -> Reading<Vec<ApprovalRecord>> {
         self.reading(move |conn| rows::list(conn, &filter))
+    }
+}
+
+impl GrantStore for SqliteApprovalStore {
+    fn revoke_grant(&self, id: String, done: Completion<Option<StoredGrant>>) {
+        self.submit(move |conn| tools::revoke_grant(conn, &id), done);
+    }
+
+    fn grants(&self) -> Reading<Vec<StoredGrant>> {
+        self.reading(tools::grants)
     }
 }
