@@ -2,8 +2,9 @@
 //!
 //! This crate owns what an approval is ([`ApprovalRequest`], [`ApprovalRecord`],
 //! [`ApprovalState`], [`Resolution`], [`ResolveOutcome`], …), the id layout ([`mint_approval_id`],
-//! [`short_id`]) and the storage contracts ([`ApprovalStore`], [`AllowlistStore`]) that
-//! `gatehouse-store` implements for SQLite and `exec-approvals.json`. It names no store.
+//! [`short_id`]) and the storage contracts ([`ApprovalStore`], [`AllowlistStore`], and the
+//! chat [`outbox`]'s [`ChatOutbox`]) that `gatehouse-store` implements for SQLite and
+//! `exec-approvals.json`. It names no store.
 //!
 //! A pending approval is created durably (through the [`ApprovalStore`]) before the requester
 //! is acknowledged, announced on an event stream, and settled exactly once:
@@ -61,6 +62,7 @@ mod events;
 mod ids;
 mod index;
 mod manager;
+pub mod outbox;
 mod record;
 mod run_binding;
 mod short_ids;
@@ -76,11 +78,15 @@ pub use manager::{
     PendingDecision, REASON_NO_ROUTE, REASON_RESTART, REASON_STORE_FAILED, REASON_TIMEOUT,
     Resolved,
 };
+pub use outbox::{
+    ChatOutbox, OutboxEntry, OutboxMessage, OutboxRoute, OutboxState, OutboxStep, StepOutcome,
+};
 pub use record::{
     ApprovalRecord, ApprovalRequest, ApprovalState, ConsumeOutcome, DeliveredMessage, ListFilter,
     ListOrder, NewApproval, Resolution, ResolveOutcome, Retention, RunBinding, TurnSource,
 };
 pub use run_binding::{binding_of, run_binding};
 pub use store::{
-    ALLOW_ALWAYS_SOURCE, AddedEntry, AllowlistStore, ApprovalStore, Completion, Reading, StoreError,
+    ALLOW_ALWAYS_SOURCE, AddedEntry, AllowlistStore, ApprovalStore, Completion, Reading,
+    StoreError, Writing,
 };

@@ -61,6 +61,7 @@ pub mod dispatch;
 pub mod error;
 pub mod filter;
 pub mod grammar;
+pub mod journal;
 pub mod plan;
 pub mod platform;
 pub mod render;
@@ -72,6 +73,6 @@ pub mod token;
 
 pub use adapter::{Adapter, Connect, Connection, SetupError, Steps};
 pub use channel::{ButtonPress, Channel, Inbound, InboundText, InteractionRef};
-pub use error::ChatError;
+pub use error::{ChatError, RateScope};
 pub use platform::{Platform, Platforms};
-pub use route::{Destination, MessageLocator, Route, TurnSource};
+pub use route::{Conversation, Destination, MessageLocator, Route, SendKey, TurnSource};

@@ -7,20 +7,21 @@ use std::sync::{Arc, Mutex, PoisonError};
 use async_trait::async_trait;
 use axum::Router;
 use gatehouse_chat::render::Card;
+use gatehouse_chat::throttle::{Pacing, Window};
 use gatehouse_chat::{
-    Channel, ChatError, Destination, Inbound, InteractionRef, MessageLocator, Route,
+    Channel, ChatError, Destination, Inbound, InteractionRef, MessageLocator, Route, SendKey,
 };
+use slack_morphism::errors::SlackClientError;
 use slack_morphism::prelude::*;
 use tokio::sync::mpsc;
 use url::Url;
 
-use crate::classify::{CHANNEL, classify};
+use crate::classify::{CHANNEL, classify, per_method};
 use crate::config::{SlackConfig, SlackMode};
 use crate::encode::encode_card;
 use crate::error::SlackError;
 use crate::handle::Handle;
 use crate::intake::Intake;
-use crate::ratelimit::Pacing;
 use crate::signature::RequestVerifier;
 use crate::{http, socket};
 
@@ -30,7 +31,6 @@ pub struct SlackChannel {
     config: SlackConfig,
     client: Arc<SlackHyperClient>,
     bot_token: SlackApiToken,
-    throttle: Pacing,
     intake: Arc<Intake>,
     /// DM conversation ids by user id: `conversations.open` is tier 3, and a DM id never changes.
     dms: Mutex<HashMap<String, String>>,
@@ -56,7 +56,6 @@ impl SlackChannel {
         Ok(Self {
             client: Arc::new(SlackClient::new(connector)),
             bot_token,
-            throttle: Pacing::new(config.rate_table.clone()),
             intake: Arc::new(Intake::new(
                 config.account_id.clone(),
                 config.command_reply_wait,
@@ -124,7 +123,6 @@ impl SlackChannel {
         if let Some(id) = known {
             return Ok(id);
         }
-        self.throttle.wait("conversations.open", user).await;
         let request = SlackApiConversationsOpenRequest::new().with_users(vec![user.into()]);
         let opened = self
             .session()
@@ -179,12 +177,30 @@ impl Channel for SlackChannel {
         CHANNEL
     }
 
-    async fn send(&self, route: &Route, card: &Card) -> Result<MessageLocator, ChatError> {
+    /// Slack's published limits: `chat.postMessage` about one message a second per channel;
+    /// `chat.update` and `chat.delete` tier 3 (50 a minute) across the workspace.
+    /// (`conversations.open`, also tier 3, runs once per approver: its answer is kept.)
+    fn pacing(&self) -> Pacing {
+        Pacing {
+            chat: Some(Window::per_second(1)),
+            group: None,
+            bot: None,
+            edits: Some(Window::per_minute(50)),
+            max_in_flight: self.config.max_connections,
+        }
+    }
+
+    /// Slack has no idempotency key for `chat.postMessage`: the key is not sent.
+    async fn send(
+        &self,
+        route: &Route,
+        card: &Card,
+        _key: &SendKey,
+    ) -> Result<MessageLocator, ChatError> {
         let conversation = match &route.destination {
             Destination::Dm(user) => self.dm_channel(user).await?,
             Destination::Chat(id) => id.clone(),
         };
-        self.throttle.wait("chat.postMessage", &conversation).await;
         let mut request =
             SlackApiChatPostMessageRequest::new(conversation.into(), encode_card(card));
         if let Some(thread) = &route.thread_id {
@@ -205,21 +221,20 @@ impl Channel for SlackChannel {
     }
 
     async fn update(&self, message: &MessageLocator, card: &Card) -> Result<(), ChatError> {
-        self.throttle.wait("chat.update", &message.chat_id).await;
         let request = SlackApiChatUpdateRequest::new(
             message.chat_id.clone().into(),
             encode_card(card),
             message.message_id.clone().into(),
         );
-        self.session()
-            .chat_update(&request)
-            .await
-            .map_err(|error| classify(&error))?;
-        Ok(())
+        match self.session().chat_update(&request).await {
+            Ok(_) => Ok(()),
+            // Deleted (by a person): nothing is left to show buttons.
+            Err(SlackClientError::ApiError(api)) if api.code == "message_not_found" => Ok(()),
+            Err(error) => Err(per_method(&error)),
+        }
     }
 
     async fn delete(&self, message: &MessageLocator) -> Result<(), ChatError> {
-        self.throttle.wait("chat.delete", &message.chat_id).await;
         let request = SlackApiChatDeleteRequest::new(
             message.chat_id.clone().into(),
             message.message_id.clone().into(),
@@ -227,7 +242,7 @@ impl Channel for SlackChannel {
         self.session()
             .chat_delete(&request)
             .await
-            .map_err(|error| classify(&error))?;
+            .map_err(|error| per_method(&error))?;
         Ok(())
     }
 
@@ -241,7 +256,6 @@ impl Channel for SlackChannel {
                 user,
                 thread_ts,
             }) => {
-                self.throttle.wait("chat.postEphemeral", &channel).await;
                 let content = SlackMessageContent::new().with_text(text.to_owned());
                 let mut request =
                     SlackApiChatPostEphemeralRequest::new(channel.into(), user.into(), content);
@@ -251,7 +265,7 @@ impl Channel for SlackChannel {
                 self.session()
                     .chat_post_ephemeral(&request)
                     .await
-                    .map_err(|error| classify(&error))?;
+                    .map_err(|error| per_method(&error))?;
                 Ok(())
             }
             None => Err(ChatError::Permanent {

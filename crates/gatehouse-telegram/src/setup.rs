@@ -87,6 +87,9 @@ fn settings(section: &Section, warnings: &mut Vec<String>) -> Result<TelegramCon
     if let Some(api_url) = &section.api_url {
         config.api_url = config_url("channels.telegram.apiUrl", api_url)?;
     }
+    if let Some(max) = section.delivery.as_ref().and_then(|d| d.max_connections) {
+        config.max_connections = usize::try_from(max).unwrap_or(usize::MAX);
+    }
     Ok(config)
 }
 

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use super::de;
+use super::delivery::{ChannelDeliveryConfig, ChannelRetryConfig};
 use crate::secret::{self, Secret, SecretSource};
 
 /// The `channels` section. Other OpenClaw channels are accepted with a warning.
@@ -42,6 +43,10 @@ pub struct TelegramConfig {
     pub webhook_secret_env: Option<String>,
     /// Native approval client.
     pub exec_approvals: Option<ChannelApprovalsConfig>,
+    /// Pacing, digests and connections.
+    pub delivery: Option<ChannelDeliveryConfig>,
+    /// Retries and backoff (OpenClaw's key).
+    pub retry: Option<ChannelRetryConfig>,
 }
 
 /// `channels.discord`.
@@ -71,6 +76,10 @@ pub struct DiscordConfig {
     pub message_content_intent: Option<bool>,
     /// Native approval client.
     pub exec_approvals: Option<ChannelApprovalsConfig>,
+    /// Pacing, digests and connections.
+    pub delivery: Option<ChannelDeliveryConfig>,
+    /// Retries and backoff (OpenClaw's key).
+    pub retry: Option<ChannelRetryConfig>,
 }
 
 /// `channels.slack`.
@@ -106,6 +115,19 @@ pub struct SlackConfig {
     pub socket_connections: Option<u32>,
     /// Native approval client.
     pub exec_approvals: Option<ChannelApprovalsConfig>,
+    /// Pacing, digests and connections.
+    pub delivery: Option<ChannelDeliveryConfig>,
+    /// Retries and backoff (OpenClaw's key).
+    pub retry: Option<ChannelRetryConfig>,
+}
+
+/// One channel's `delivery` and `retry` blocks.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DeliveryBlocks<'a> {
+    /// `channels.<name>.delivery`.
+    pub delivery: Option<&'a ChannelDeliveryConfig>,
+    /// `channels.<name>.retry`.
+    pub retry: Option<&'a ChannelRetryConfig>,
 }
 
 /// One reference per channel section, for walking the channels in one fixed order.
@@ -138,6 +160,34 @@ impl ChannelsConfig {
             discord: self.discord.as_ref().filter(|c| on(c.enabled)),
             slack: self.slack.as_ref().filter(|c| on(c.enabled)),
         }
+    }
+
+    /// Each channel's `delivery` and `retry` blocks by channel name, in the order of
+    /// [`ChannelsConfig::exec_approvals`].
+    pub fn delivery(&self) -> [(&'static str, DeliveryBlocks<'_>); 3] {
+        [
+            (
+                "telegram",
+                DeliveryBlocks {
+                    delivery: self.telegram.as_ref().and_then(|c| c.delivery.as_ref()),
+                    retry: self.telegram.as_ref().and_then(|c| c.retry.as_ref()),
+                },
+            ),
+            (
+                "discord",
+                DeliveryBlocks {
+                    delivery: self.discord.as_ref().and_then(|c| c.delivery.as_ref()),
+                    retry: self.discord.as_ref().and_then(|c| c.retry.as_ref()),
+                },
+            ),
+            (
+                "slack",
+                DeliveryBlocks {
+                    delivery: self.slack.as_ref().and_then(|c| c.delivery.as_ref()),
+                    retry: self.slack.as_ref().and_then(|c| c.retry.as_ref()),
+                },
+            ),
+        ]
     }
 
     /// Each channel's `execApprovals` block by channel name, in a fixed order, so validation and

@@ -8,6 +8,7 @@ mod agents;
 mod approvals;
 mod channels;
 pub(crate) mod de;
+mod delivery;
 mod gateway;
 mod tools;
 
@@ -20,9 +21,10 @@ pub use agents::{
 pub use approvals::{ApprovalsConfig, ExecForwardingConfig, ForwardTarget, ForwardingMode};
 pub(crate) use channels::snowflake;
 pub use channels::{
-    ApprovalTarget, ChannelApprovalsConfig, ChannelSections, ChannelsConfig, DiscordConfig,
-    Enabled, SlackConfig, SlackMode, TelegramConfig,
+    ApprovalTarget, ChannelApprovalsConfig, ChannelSections, ChannelsConfig, DeliveryBlocks,
+    DiscordConfig, Enabled, SlackConfig, SlackMode, TelegramConfig,
 };
+pub use delivery::{ChannelDeliveryConfig, ChannelRetryConfig, Fraction, Rate};
 pub use gateway::{
     GatewayAuthConfig, GatewayConfig, GatewayLimitsConfig, RateLimitConfig, Scope, TokenConfig,
 };

@@ -1,11 +1,11 @@
 use std::time::Duration;
 
-use gatehouse_chat::delivery::{Deliverer, RetryPolicy};
+use gatehouse_chat::delivery::{Deliverer, DeliverySettings, RetryPolicy};
 use gatehouse_chat::render::{ResolveOutcome, render_receipt};
-use gatehouse_chat::{Channel, ChatError, Route};
+use gatehouse_chat::{Channel, ChatError, RateScope, Route, SendKey};
 use gatehouse_policy::ApprovalDecision;
+use gatehouse_slack::SlackMode;
 use gatehouse_slack::encode::encode_card;
-use gatehouse_slack::{RateTable, SlackMode};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -20,7 +20,11 @@ async fn delivers_a_card_to_an_approver_dm_with_exact_blocks() {
     let fake = fake().await;
     let slack = channel(config(&fake, SlackMode::Socket));
     let locator = slack
-        .send(&Route::dm("slack", None, "U0ALICE"), &pending_card())
+        .send(
+            &Route::dm("slack", None, "U0ALICE"),
+            &pending_card(),
+            &SendKey::random(),
+        )
         .await
         .unwrap();
 
@@ -57,7 +61,11 @@ async fn delivers_a_card_to_an_approver_dm_with_exact_blocks() {
 
     // A second card to the same approver reuses the DM instead of opening it again.
     slack
-        .send(&Route::dm("slack", None, "U0ALICE"), &pending_card())
+        .send(
+            &Route::dm("slack", None, "U0ALICE"),
+            &pending_card(),
+            &SendKey::random(),
+        )
         .await
         .unwrap();
     assert_eq!(fake.calls_of("conversations.open").len(), 1);
@@ -77,13 +85,18 @@ async fn delivers_to_the_origin_channel_and_its_thread() {
     let fake = fake().await;
     let slack = channel(config(&fake, SlackMode::Socket));
     let in_channel = slack
-        .send(&chat_route("C0OPS", None), &pending_card())
+        .send(
+            &chat_route("C0OPS", None),
+            &pending_card(),
+            &SendKey::random(),
+        )
         .await
         .unwrap();
     let in_thread = slack
         .send(
             &chat_route("C0OPS", Some("1795243000.000100")),
             &pending_card(),
+            &SendKey::random(),
         )
         .await
         .unwrap();
@@ -105,7 +118,11 @@ async fn updates_a_card_into_a_receipt_without_buttons_then_deletes_it() {
     let fake = fake().await;
     let slack = channel(config(&fake, SlackMode::Socket));
     let locator = slack
-        .send(&chat_route("C0OPS", None), &pending_card())
+        .send(
+            &chat_route("C0OPS", None),
+            &pending_card(),
+            &SendKey::random(),
+        )
         .await
         .unwrap();
     let outcome = ResolveOutcome {
@@ -148,12 +165,16 @@ async fn reports_429_retry_after_and_the_core_deliverer_honours_it() {
         json!({"method": "chat.postMessage", "retry_after": 2}),
     )
     .await;
-    let error = slack.send(&route, &pending_card()).await.unwrap_err();
+    let error = slack
+        .send(&route, &pending_card(), &SendKey::random())
+        .await
+        .unwrap_err();
     assert_eq!(
         error,
         ChatError::RateLimited {
             channel: "slack".into(),
-            retry_after: Duration::from_secs(2)
+            retry_after: Duration::from_secs(2),
+            scope: RateScope::Chat,
         }
     );
 
@@ -188,7 +209,11 @@ async fn refuses_unknown_channels_as_permanent_with_the_fix() {
     )
     .await;
     let error = slack
-        .send(&chat_route("C0OTHER", None), &pending_card())
+        .send(
+            &chat_route("C0OTHER", None),
+            &pending_card(),
+            &SendKey::random(),
+        )
         .await
         .unwrap_err();
     let ChatError::Permanent { reason, .. } = error else {
@@ -200,18 +225,26 @@ async fn refuses_unknown_channels_as_permanent_with_the_fix() {
     );
 }
 
+/// Moved from the adapter's own spacer: Slack's tiers are now stated by the adapter
+/// (`Channel::pacing`) and kept by the chat core's pacer, for every caller.
 #[tokio::test]
 async fn spaces_posts_to_one_channel_by_slacks_tier() {
     let fake = fake().await;
-    let mut config = config(&fake, SlackMode::Socket);
-    config.rate_table = RateTable::slack_tiers();
-    let slack = channel(config);
+    let slack = channel(config(&fake, SlackMode::Socket));
+    let deliverer = Deliverer::new(RetryPolicy::default()).with_settings(
+        "slack",
+        DeliverySettings {
+            pacing: slack.pacing(),
+            ..DeliverySettings::default()
+        },
+    );
     let start = tokio::time::Instant::now();
     let post = |chat: &'static str| {
         let slack = std::sync::Arc::clone(&slack);
+        let deliverer = &deliverer;
         async move {
-            slack
-                .send(&chat_route(chat, None), &pending_card())
+            deliverer
+                .send(slack.as_ref(), &chat_route(chat, None), &pending_card())
                 .await
                 .unwrap()
         }

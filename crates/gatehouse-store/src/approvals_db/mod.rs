@@ -9,6 +9,7 @@
 mod batch_times;
 mod checkpoint;
 mod ids;
+mod outbox;
 mod readers;
 mod rows;
 mod schema;

@@ -20,8 +20,7 @@ use std::sync::Arc;
 use anyhow::{Context as _, bail};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use gatehouse_approvals::SystemClock;
-use gatehouse_chat::delivery::RetryPolicy;
+use gatehouse_approvals::{ChatOutbox, SystemClock};
 use gatehouse_gateway::{
     GatewaySettings, GatewayState, Scope, Secret, StoreBatches, TokenSpec, configured_limits,
 };
@@ -37,6 +36,10 @@ use super::layout::{
 };
 use super::logging::{self, LogFormat};
 use super::tokens::read_admin_token;
+
+/// This gateway's name in the chat outbox's claims. One gateway runs per data directory (its
+/// lock), so one fixed name is stable across its restarts and unique on its store.
+const LOCAL_INSTANCE: &str = "local";
 
 /// Flags of `gatehouse serve`.
 #[derive(Debug, clap::Args)]
@@ -96,9 +99,6 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let settings = GatewaySettings { tokens, limits };
     let setup = service_setup(config, &data_dir, exec_limits);
     runtime.block_on(async {
-        // Taken before the approval manager starts, so the chat runtime edits exactly the
-        // cards of approvals this start cancelled.
-        let restart_cutoff_ms = super::now_ms();
         let connected = super::channels::connect_all(&setup.config).await?;
         // In the order a start has always checked things: the service's own files, the
         // approvals database, the gateway's settings, then chat.
@@ -108,6 +108,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             let store = Arc::clone(&store);
             move || store_batches(&store)
         }));
+        let outbox: Arc<dyn ChatOutbox> = Arc::clone(&store) as Arc<dyn ChatOutbox>;
         let ports = Ports {
             store,
             clock: Arc::new(SystemClock),
@@ -118,8 +119,9 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         service.start_chat(ChatSetup {
             channels: connected.channels,
             platforms: super::channels::platforms(),
-            retry: RetryPolicy::default(),
-            restart_cutoff_ms,
+            outbox,
+            // One gateway per data directory (the lock above): a name stable across restarts.
+            instance: LOCAL_INSTANCE.to_owned(),
             sessions_file: data_dir.join(SESSIONS_FILE),
         })?;
         serve(
