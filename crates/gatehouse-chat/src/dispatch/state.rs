@@ -44,8 +44,10 @@ pub(super) enum Phase {
     Queued,
     /// Its worker is sending it.
     Sending,
-    /// An attempt was under way when the last process died; to be sent again under its key.
-    InFlightAtCrash,
+    /// An attempt may have landed without our knowing where: it was under way when the last
+    /// process died, or its answer was lost on a platform that finds a message by its key. Sent
+    /// again under its key, also once its approval settled, so the copy is found and edited.
+    InDoubt,
     /// Delivered; edited when its approval settles.
     Delivered(MessageLocator),
     /// Its worker is editing it.
@@ -425,7 +427,7 @@ impl State {
         let next = match phase {
             ResumedPhase::Queued if settled => Phase::Skip,
             ResumedPhase::Queued => Phase::Queued,
-            ResumedPhase::InFlight if idempotent => Phase::InFlightAtCrash,
+            ResumedPhase::InFlight if idempotent => Phase::InDoubt,
             // Pending, on a platform that cannot say whether it landed: sending again may
             // duplicate it, but not sending may leave the approval without a card.
             ResumedPhase::InFlight if !settled => Phase::Queued,
@@ -512,7 +514,7 @@ impl State {
                 }
                 (!held).then(|| Candidate::Call(send_priority(kind)))
             }
-            Phase::InFlightAtCrash => Some(Candidate::Call(Priority::Card)),
+            Phase::InDoubt => Some(Candidate::Call(Priority::Card)),
             Phase::Delivered(_) if kind == EntryKind::Digest => {
                 let digest = lane.digest.as_ref()?;
                 (digest.shown.as_ref() != Some(&self.digest_card(lane, digest.closing)))
@@ -551,10 +553,10 @@ impl State {
                 return Some(Job::Skip(key.clone()));
             }
             Phase::Lose(reason) => return Some(Job::Lose(key.clone(), reason)),
-            Phase::Queued | Phase::InFlightAtCrash => {
+            Phase::Queued | Phase::InDoubt => {
                 // Sent again under its key to find the copy an attempt under way at a crash
                 // may have left; for a settled approval it shows the final card at once.
-                let reconcile = phase == Phase::InFlightAtCrash;
+                let reconcile = phase == Phase::InDoubt;
                 let settled = settled.filter(|_| reconcile);
                 let content = self.content(entry, view, &digest_card, settled.as_deref())?;
                 Job::Send(self.send_job(entry, content, reconcile))
@@ -636,7 +638,7 @@ impl State {
         if entry.phase == Phase::Sending {
             entry.attempts = entry.attempts.saturating_sub(1);
             entry.phase = if reconcile {
-                Phase::InFlightAtCrash
+                Phase::InDoubt
             } else {
                 Phase::Queued
             };
@@ -732,6 +734,7 @@ impl State {
         delay: std::time::Duration,
         now: Instant,
         reconcile: bool,
+        in_doubt: bool,
     ) -> Failed {
         let settled = self.settled_of(key).is_some();
         let settled_at = self
@@ -754,7 +757,7 @@ impl State {
                 }
                 Phase::Delivered(locator)
             }
-            Phase::Sending if reconcile => Phase::InFlightAtCrash,
+            Phase::Sending if reconcile || in_doubt => Phase::InDoubt,
             // Its approval settled while it was tried: it is never sent now.
             Phase::Sending if settled && !digest => Phase::Skip,
             _ => Phase::Queued,
@@ -934,7 +937,7 @@ impl State {
                         | Phase::Unplanned
                         | Phase::Queued
                         | Phase::Sending
-                        | Phase::InFlightAtCrash => waiting += 1,
+                        | Phase::InDoubt => waiting += 1,
                         Phase::Editing(_) => to_edit += 1,
                         Phase::Delivered(_) if self.settled_of(&entry.journal.key).is_some() => {
                             to_edit += 1;
@@ -985,7 +988,7 @@ impl State {
         };
         entry.phase = match std::mem::replace(&mut entry.phase, Phase::Queued) {
             Phase::Editing(locator) => Phase::Delivered(locator),
-            Phase::Sending if reconcile => Phase::InFlightAtCrash,
+            Phase::Sending if reconcile => Phase::InDoubt,
             Phase::Sending => Phase::Queued,
             other => other,
         };

@@ -231,7 +231,14 @@ async fn send_failed<S: TokenStore + 'static>(
     let (failed, delay) = {
         let mut state = dispatcher.lock();
         let delay = retry.delay_after(error, state.failures_of(&job.key) + 1);
-        let failed = state.failed(&job.key, error, delay, Instant::now(), job.reconcile);
+        let failed = state.failed(
+            &job.key,
+            error,
+            delay,
+            Instant::now(),
+            job.reconcile,
+            in_doubt(dispatcher, &job.lane.channel, error),
+        );
         if let Failed::Fallback(key) = &failed
             && let Some(route) = state.route_of(key)
         {
@@ -320,7 +327,7 @@ async fn finish_failed<S: TokenStore + 'static>(
     let delay = {
         let mut state = dispatcher.lock();
         let delay = retry.delay_after(error, state.failures_of(&job.key) + 1);
-        state.failed(&job.key, error, delay, Instant::now(), false);
+        state.failed(&job.key, error, delay, Instant::now(), false, false);
         delay
     };
     tracing::warn!(
@@ -357,6 +364,21 @@ fn render<S: TokenStore + 'static>(content: &Content, dispatcher: &Dispatcher<S>
             }
         },
     }
+}
+
+/// Whether a failed send may still have landed where the platform can find it again by its key
+/// (a transient failure may be a lost answer; a 429 or a refusal is not): then it is sent again
+/// under its key even once its approval settled, so the copy is found and edited.
+fn in_doubt<S: TokenStore + 'static>(
+    dispatcher: &Dispatcher<S>,
+    channel: &str,
+    error: &ChatError,
+) -> bool {
+    matches!(error, ChatError::Transient { .. })
+        && dispatcher
+            .channels
+            .get(channel)
+            .is_some_and(|channel| channel.idempotent_sends())
 }
 
 fn not_connected(channel: &str) -> ChatError {

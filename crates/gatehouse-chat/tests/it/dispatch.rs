@@ -446,6 +446,41 @@ async fn a_send_whose_answer_was_lost_is_repeated_under_its_key() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_lost_answer_is_looked_up_under_its_key_and_edited_even_when_the_approval_settles_first()
+{
+    let plan = plan_delivery(RequestMeta::default(), &dm_config(&["1"]));
+    let platform = Arc::new(
+        ScriptedPlatform::failing_with("discord", vec![])
+            .idempotent()
+            .losing_answers(1),
+    );
+    let (dispatcher, journal) = start(&platform);
+    let view = view();
+    dispatcher.request(view.clone(), &plan);
+    // Decided before the retry: the message the lost answer was about exists, so the retry
+    // under its key finds it, and it is edited rather than left with live buttons.
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    dispatcher.settle(&view.id, receipt(&view));
+    settle_down().await;
+    let calls: Vec<String> = platform.calls().into_iter().map(|(call, _)| call).collect();
+    assert_eq!(
+        calls,
+        [
+            "send discord:user:1",
+            "send discord:user:1 (same key)",
+            "update 1"
+        ],
+        "the lost send, its lookup under the same key, the final edit"
+    );
+    let cards = platform.cards();
+    assert_eq!(journal.delivered()[0].1.message_id, "1", "one message");
+    let last = cards.last().unwrap();
+    assert!(last.1.buttons.is_empty(), "no live buttons left: {cards:?}");
+    assert_eq!(journal.count("skipped"), 0);
+    assert_eq!(journal.count("finished"), 1);
+}
+
+#[tokio::test(start_paused = true)]
 async fn edits_of_settled_cards_go_ahead_of_cards_still_waiting() {
     let platform = Arc::new(ScriptedPlatform::failing_with("discord", vec![]));
     let journal = RecordingJournal::watching(&platform);

@@ -37,6 +37,8 @@ mod audit;
 mod chat_support;
 // Discord approvals: the real binary against the Discord fake (cards, presses, commands, resume).
 mod discord;
+// Chat delivery under platform faults (429/5xx windows, lost answers, stalls), bursts, kill -9.
+mod delivery;
 // Slack approvals in Socket Mode and HTTP mode: the real binary against the Slack fake.
 mod slack;
 
