@@ -425,6 +425,9 @@ impl State {
         };
         let is_digest = entry.kind == EntryKind::Digest;
         let next = match phase {
+            // Tried before: a failed attempt may have landed (a lost answer), and the platform
+            // finds it by its key, so it is looked up and edited rather than left live.
+            ResumedPhase::Queued if settled && idempotent && attempts > 0 => Phase::InDoubt,
             ResumedPhase::Queued if settled => Phase::Skip,
             ResumedPhase::Queued => Phase::Queued,
             ResumedPhase::InFlight if idempotent => Phase::InDoubt,

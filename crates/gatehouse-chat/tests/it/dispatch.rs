@@ -596,19 +596,36 @@ async fn resumes_after_a_restart_editing_copies_and_finding_or_reporting_sends_i
             entry: entry("3", EntryKind::Card),
             attempts: 0,
             phase: ResumedPhase::Queued,
+            approval: Some(settled.clone()),
+        },
+        // Tried and failed before the restart: the failure may have been a lost answer.
+        Resumed {
+            entry: entry("4", EntryKind::Card),
+            attempts: 2,
+            phase: ResumedPhase::Queued,
             approval: Some(settled),
         },
     ];
 
-    // Discord keeps send keys: the one in flight is sent again under its key and edited.
+    // Discord keeps send keys: the one in flight and the one whose answer may have been lost
+    // are sent again under their keys and edited; the one never tried is dropped.
     let platform = Arc::new(ScriptedPlatform::failing_with("discord", vec![]).idempotent());
     let (dispatcher, journal) = start(&platform);
     dispatcher.resume(open.clone());
     settle_down().await;
     let mut calls: Vec<String> = platform.calls().into_iter().map(|(c, _)| c).collect();
     calls.sort();
-    assert_eq!(calls, vec!["send discord:user:2", "update 1", "update 77"]);
-    assert_eq!(journal.count("finished"), 2);
+    assert_eq!(
+        calls,
+        vec![
+            "send discord:user:2",
+            "send discord:user:4",
+            "update 1",
+            "update 2",
+            "update 77"
+        ]
+    );
+    assert_eq!(journal.count("finished"), 3);
     assert_eq!(journal.count("skipped"), 1);
 
     // Elsewhere it is reported lost instead of being sent twice.
@@ -619,6 +636,7 @@ async fn resumes_after_a_restart_editing_copies_and_finding_or_reporting_sends_i
     let calls: Vec<String> = platform.calls().into_iter().map(|(c, _)| c).collect();
     assert_eq!(calls, vec!["update 77"]);
     assert_eq!(journal.count("lost"), 1);
+    assert_eq!(journal.count("skipped"), 2);
 }
 
 #[tokio::test(start_paused = true)]
