@@ -368,7 +368,12 @@ impl State {
                 continue;
             };
             match entry.phase {
-                Phase::Queued => entry.phase = Phase::Skip,
+                // Dropped at once, not at its next try: until then it would still be listed as
+                // undelivered.
+                Phase::Queued => {
+                    entry.phase = Phase::Skip;
+                    entry.due = now;
+                }
                 // Never recorded: nothing to undo anywhere.
                 Phase::Unplanned => forgotten.push(key.clone()),
                 Phase::Delivered(_) => entry.due = now,
@@ -765,6 +770,9 @@ impl State {
             Phase::Sending if settled && !digest => Phase::Skip,
             _ => Phase::Queued,
         };
+        if entry.phase == Phase::Skip {
+            entry.due = now;
+        }
         let kind = entry.journal.kind;
         let approval = entry.journal.approval_id.clone();
         if kind.is_prompt()

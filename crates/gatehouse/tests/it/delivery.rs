@@ -12,6 +12,7 @@ use gatehouse_fakes::{Call, FakeHandle, max_calls_within};
 use serde_json::{Value, json};
 
 use crate::chat_support::{WAIT, approval, request};
+use crate::discord::dm_channel;
 use crate::gateway::{APPROVER as APPROVER_TOKEN, Server};
 
 /// The two configured Telegram approvers (user ids, and so their private chats' ids).
@@ -423,21 +424,6 @@ async fn discord() -> (FakeHandle, Server) {
     (fake, server)
 }
 
-/// The DM channel the Discord fake keeps for `user`.
-async fn discord_dm(fake: &FakeHandle, user: u64) -> String {
-    let opened: Value = reqwest::Client::new()
-        .post(format!("{}/api/v10/users/@me/channels", fake.base_url))
-        .header("Authorization", "Bot fake-token")
-        .json(&json!({"recipient_id": user.to_string()}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    opened["id"].as_str().unwrap().to_owned()
-}
-
 /// The distinct messages created in `channel` (a create repeated under its nonce returns the
 /// first message again), from every answer the fake produced, lost or not.
 fn discord_messages(fake: &FakeHandle, channel: &str) -> Vec<String> {
@@ -472,7 +458,7 @@ async fn until_discord_edited(fake: &FakeHandle, channel: &str, message: &str) {
 #[tokio::test]
 async fn a_lost_answer_on_discord_creates_no_second_card() {
     let (fake, server) = discord().await;
-    let alice = discord_dm(&fake, DISCORD_ALICE).await;
+    let alice = dm_channel(&fake, DISCORD_ALICE).await;
     fault(
         &fake,
         json!({"method": "createMessage", "chat": alice, "lose_answer": true}),
@@ -501,8 +487,8 @@ async fn a_lost_answer_on_discord_creates_no_second_card() {
 #[tokio::test]
 async fn kill_9_mid_send_on_discord_then_restart_leaves_every_card_edited_once() {
     let (fake, server) = discord().await;
-    let alice = discord_dm(&fake, DISCORD_ALICE).await;
-    let bob = discord_dm(&fake, DISCORD_BOB).await;
+    let alice = dm_channel(&fake, DISCORD_ALICE).await;
+    let bob = dm_channel(&fake, DISCORD_BOB).await;
     fault(
         &fake,
         json!({"method": "createMessage", "chat": bob, "stall_ms": 60_000}),
@@ -538,5 +524,47 @@ async fn kill_9_mid_send_on_discord_then_restart_leaves_every_card_edited_once()
         };
         until_discord_edited(&fake, channel, &message).await;
         assert_eq!(discord_messages(&fake, channel).len(), 1, "{channel}");
+    }
+}
+
+#[tokio::test]
+async fn a_refused_card_stays_in_the_status_after_a_later_success_in_the_same_chat() {
+    let (fake, server) = telegram("retry: { maxDelayMs: 60000 }").await;
+    fault(
+        &fake,
+        json!({"method": "sendMessage", "chat": ALICE, "status": 403,
+               "description": "Forbidden: bot was blocked by the user"}),
+    )
+    .await;
+    let refused = request(&server, json!({})).await;
+    let delivered = request(&server, json!({})).await;
+    let ids = [delivered.clone()];
+    until_cards_are_true(&fake, &server, &ids, &[ALICE, BOB]).await;
+    let status = server.ok(APPROVER_TOKEN, "gateway.status", json!({})).await;
+    let failures = status["chat"]["failures"].as_array().unwrap();
+    let alice = format!("telegram:user:{ALICE}");
+    assert!(
+        failures.iter().any(|f| f["approvalId"] == json!(refused)
+            && f["target"] == json!(alice)
+            && f["problem"] == "undelivered"
+            && f["kind"] == "card"
+            && f["error"].as_str().unwrap_or_default().contains("blocked")
+            && f["retryAtMs"].is_u64()),
+        "{status}"
+    );
+    assert!(
+        failures.iter().all(|f| f["approvalId"] != json!(delivered)),
+        "{status}"
+    );
+    // Fixed by its own success only: once decided, it is never sent and leaves the status.
+    server.resolve(&refused, "deny").await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let status = server.ok(APPROVER_TOKEN, "gateway.status", json!({})).await;
+        if status["chat"]["failures"] == json!([]) {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{status}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
