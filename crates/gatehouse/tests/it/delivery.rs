@@ -568,3 +568,81 @@ async fn a_refused_card_stays_in_the_status_after_a_later_success_in_the_same_ch
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+/// Established TCP connections from any local socket to `port` on 127.0.0.1, from
+/// `/proc/net/tcp` (the gateway's side of its connections to a fake on `port`).
+fn connections_to(port: u16) -> usize {
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+    let remote = format!("0100007F:{port:04X}");
+    table
+        .lines()
+        .skip(1)
+        .filter(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            fields.get(2) == Some(&remote.as_str()) && fields.get(3) == Some(&"01")
+        })
+        .count()
+}
+
+#[tokio::test]
+async fn calls_and_connections_to_the_platform_stay_within_max_connections() {
+    // Six approvers: six conversations whose workers would all call at once.
+    let approvers: Vec<i64> = (0..6).map(|n| 5100 + n).collect();
+    let fake = gatehouse_fakes::telegram::spawn("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let server = Server::start(&format!(
+        "channels: {{ telegram: {{ botToken: '123:TEST-token', apiUrl: '{}',
+           execApprovals: {{ approvers: {approvers:?} }},
+           delivery: {{ chatRate: 'off', groupRate: 'off', botRate: 'off', digestAfter: 1000,
+                        maxConnections: 2 }} }} }},",
+        fake.base_url
+    ))
+    .await;
+    let port: u16 = fake
+        .base_url
+        .rsplit(':')
+        .next()
+        .and_then(|port| port.trim_end_matches('/').parse().ok())
+        .unwrap();
+    // Slow answers, so unbounded sends would overlap by the dozen.
+    fault(
+        &fake,
+        json!({"method": "sendMessage", "for_ms": 30_000, "delay_ms": 150}),
+    )
+    .await;
+    let most = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let sampler = {
+        let most = std::sync::Arc::clone(&most);
+        tokio::spawn(async move {
+            loop {
+                most.fetch_max(connections_to(port), std::sync::atomic::Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+    };
+    let mut ids = Vec::new();
+    for _ in 0..10 {
+        ids.push(request(&server, json!({})).await);
+    }
+    until_cards_are_true(&fake, &server, &ids, &approvers).await;
+    sampler.abort();
+    let most = most.load(std::sync::atomic::Ordering::Relaxed);
+    // Two for calls, one for the long poll of getUpdates (which the pacer does not count).
+    assert!((1..=3).contains(&most), "{most} connections at once");
+    let sends = fake.calls_of("sendMessage");
+    let overlapping = sends
+        .iter()
+        .map(|call| {
+            sends
+                .iter()
+                .filter(|other| {
+                    other.at_ms <= call.at_ms
+                        && other.answered_at_ms.is_none_or(|end| end > call.at_ms)
+                })
+                .count()
+        })
+        .max()
+        .unwrap_or(0);
+    assert!(overlapping <= 2, "{overlapping} sends under way at once");
+}
