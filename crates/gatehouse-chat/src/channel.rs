@@ -48,6 +48,24 @@ pub trait Channel: Send + Sync {
         false
     }
 
+    /// Whether [`Channel::find_sent`] can find a message an earlier attempt left (Slack, by
+    /// the key kept in each message's metadata): then a send whose answer was lost, or one in
+    /// flight at a crash, is looked up before it is sent again.
+    fn finds_sent(&self) -> bool {
+        false
+    }
+
+    /// The message an earlier attempt under `key` left in `route`'s conversation, if any. Only
+    /// called when [`Channel::finds_sent`] says it can look.
+    async fn find_sent(
+        &self,
+        route: &Route,
+        key: &SendKey,
+    ) -> Result<Option<MessageLocator>, ChatError> {
+        let _ = (route, key);
+        Ok(None)
+    }
+
     /// Delivers `card` to `route` (opening a DM first when the route names a user) and returns
     /// where it landed. Every attempt to send one message carries the same `key`.
     async fn send(

@@ -25,6 +25,15 @@ use crate::intake::Intake;
 use crate::signature::RequestVerifier;
 use crate::{http, socket};
 
+/// The metadata event type of every message Gatehouse posts, and the payload field holding its
+/// send key.
+const SENT_EVENT: &str = "gatehouse_message";
+const SENT_KEY: &str = "key";
+
+/// How many of a conversation's latest messages a lookup reads: an earlier attempt of a message
+/// is among the last few, since each conversation's messages go out one at a time.
+const LOOKBACK: u16 = 50;
+
 /// A connected Slack workspace. Build it with [`SlackChannel::new`], mount
 /// [`SlackChannel::http_router`] in HTTP mode, and let the core call [`Channel::run`].
 pub struct SlackChannel {
@@ -113,6 +122,14 @@ impl SlackChannel {
         self.client.open_session(&self.bot_token)
     }
 
+    /// The conversation id `route` names (a user's DM opened first).
+    async fn conversation(&self, route: &Route) -> Result<String, ChatError> {
+        match &route.destination {
+            Destination::Dm(user) => self.dm_channel(user).await,
+            Destination::Chat(id) => Ok(id.clone()),
+        }
+    }
+
     async fn dm_channel(&self, user: &str) -> Result<String, ChatError> {
         let known = self
             .dms
@@ -190,19 +207,26 @@ impl Channel for SlackChannel {
         }
     }
 
-    /// Slack has no idempotency key for `chat.postMessage`: the key is not sent.
+    /// Slack keeps the message metadata [`Channel::send`] writes, so a message an earlier
+    /// attempt left is found in the conversation's recent history.
+    fn finds_sent(&self) -> bool {
+        true
+    }
+
+    /// Slack has no idempotency key for `chat.postMessage`: the key goes into the message's
+    /// metadata instead, where [`Channel::find_sent`] looks for it.
     async fn send(
         &self,
         route: &Route,
         card: &Card,
-        _key: &SendKey,
+        key: &SendKey,
     ) -> Result<MessageLocator, ChatError> {
-        let conversation = match &route.destination {
-            Destination::Dm(user) => self.dm_channel(user).await?,
-            Destination::Chat(id) => id.clone(),
-        };
-        let mut request =
-            SlackApiChatPostMessageRequest::new(conversation.into(), encode_card(card));
+        let conversation = self.conversation(route).await?;
+        let content = encode_card(card).with_metadata(SlackMessageMetadata {
+            event_type: SENT_EVENT.to_owned(),
+            event_payload: Some([(SENT_KEY.to_owned(), key.as_str().to_owned())].into()),
+        });
+        let mut request = SlackApiChatPostMessageRequest::new(conversation.into(), content);
         if let Some(thread) = &route.thread_id {
             request = request.with_thread_ts(thread.clone().into());
         }
@@ -218,6 +242,49 @@ impl Channel for SlackChannel {
             message_id: posted.ts.0,
             thread_id: route.thread_id.clone(),
         })
+    }
+
+    /// Looks through the conversation's latest [`LOOKBACK`] messages for the one whose
+    /// metadata carries `key`. Needs the `*:history` scopes the manifest asks for anyway (to
+    /// read typed `/approve`). Messages in threads are not looked for: `conversations.replies`
+    /// returns metadata only with `include_all_metadata`, which slack-morphism 2.31 cannot
+    /// send, so a threaded message is sent again (the documented lost-answer duplicate).
+    async fn find_sent(
+        &self,
+        route: &Route,
+        key: &SendKey,
+    ) -> Result<Option<MessageLocator>, ChatError> {
+        if route.thread_id.is_some() {
+            return Ok(None);
+        }
+        let conversation = self.conversation(route).await?;
+        let request = SlackApiConversationsHistoryRequest::new()
+            .with_channel(conversation.clone().into())
+            .with_include_all_metadata(true)
+            .with_limit(LOOKBACK);
+        let messages = self
+            .session()
+            .conversations_history(&request)
+            .await
+            .map_err(|error| classify(&error))?
+            .messages;
+        let found = messages.into_iter().find(|message| {
+            message.content.metadata.as_ref().is_some_and(|metadata| {
+                metadata.event_type == SENT_EVENT
+                    && metadata
+                        .event_payload
+                        .as_ref()
+                        .and_then(|payload| payload.get(SENT_KEY))
+                        .is_some_and(|sent| sent == key.as_str())
+            })
+        });
+        Ok(found.map(|message| MessageLocator {
+            channel: CHANNEL.to_owned(),
+            account_id: self.config.account_id.clone(),
+            chat_id: conversation,
+            message_id: message.origin.ts.0,
+            thread_id: None,
+        }))
     }
 
     async fn update(&self, message: &MessageLocator, card: &Card) -> Result<(), ChatError> {

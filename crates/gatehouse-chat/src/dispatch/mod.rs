@@ -278,7 +278,7 @@ impl<S: TokenStore + 'static> Dispatcher<S> {
             let idempotent = self
                 .channels
                 .get(&resumed.entry.route.channel)
-                .is_some_and(|channel| channel.idempotent_sends());
+                .is_some_and(|channel| finds_earlier_attempts(channel.as_ref()));
             // A card of a pending approval sent from here on carries tokens this process
             // knows; one delivered before the restart keeps buttons that no longer work.
             let tokens = match (&resumed.approval, resumed.entry.kind) {
@@ -362,6 +362,12 @@ impl<S: TokenStore + 'static> Dispatcher<S> {
             self.tokens.forget(&due);
         }
     }
+}
+
+/// Whether a message an earlier attempt may have left on `channel` can be found again: by
+/// sending under the same key (Discord) or by looking it up (Slack).
+pub(crate) fn finds_earlier_attempts(channel: &dyn Channel) -> bool {
+    channel.idempotent_sends() || channel.finds_sent()
 }
 
 /// How often settled approvals are looked at for forgetting.

@@ -13,7 +13,7 @@ use crate::channel::Channel;
 use crate::error::ChatError;
 use crate::journal::{EntryKind, JournalError, Recorded, Transition};
 use crate::render::{Card, render_fallback, render_origin_notice, render_prompt};
-use crate::route::SendKey;
+use crate::route::{MessageLocator, SendKey};
 use crate::throttle::{Call, CallKind, Permit, Priority};
 use crate::token::TokenStore;
 
@@ -146,7 +146,10 @@ async fn deliver<S: TokenStore + 'static>(dispatcher: &Arc<Dispatcher<S>>, job: 
         }
     }
     let card = render(&job.content, dispatcher);
-    let sent = channel.send(&job.route, &card, &job.key).await;
+    let sent = match lookup(channel.as_ref(), &job).await {
+        Some(found) => Ok(found),
+        None => channel.send(&job.route, &card, &job.key).await,
+    };
     drop(permit);
     let locator = match sent {
         Ok(locator) => locator,
@@ -187,6 +190,22 @@ async fn deliver<S: TokenStore + 'static>(dispatcher: &Arc<Dispatcher<S>>, job: 
     if closed {
         record(dispatcher, &job.key, Transition::Finished).await;
         dispatcher.lock().remove(&job.key);
+    }
+}
+
+/// Where an earlier attempt of `job` landed, on a platform that looks messages up rather than
+/// sending under a key; `None` to send. A failed lookup sends too: not sending could leave an
+/// approval without a card, sending may at worst show it twice.
+async fn lookup(channel: &dyn Channel, job: &SendJob) -> Option<MessageLocator> {
+    if !job.reconcile || channel.idempotent_sends() || !channel.finds_sent() {
+        return None;
+    }
+    match channel.find_sent(&job.route, &job.key).await {
+        Ok(found) => found,
+        Err(error) => {
+            tracing::warn!(route = %job.route, error = %error, "Cannot look for an earlier copy of a chat message; sending it again.");
+            None
+        }
     }
 }
 
@@ -378,7 +397,7 @@ fn in_doubt<S: TokenStore + 'static>(
         && dispatcher
             .channels
             .get(channel)
-            .is_some_and(|channel| channel.idempotent_sends())
+            .is_some_and(|channel| super::finds_earlier_attempts(channel.as_ref()))
 }
 
 fn not_connected(channel: &str) -> ChatError {

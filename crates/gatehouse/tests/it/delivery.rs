@@ -646,3 +646,102 @@ async fn calls_and_connections_to_the_platform_stay_within_max_connections() {
         .unwrap_or(0);
     assert!(overlapping <= 2, "{overlapping} sends under way at once");
 }
+
+/// The Slack fake and a gateway (Socket Mode) with one approver, once the bot is connected.
+async fn slack() -> (FakeHandle, Server) {
+    let fake = gatehouse_fakes::slack::spawn("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let server = Server::start(&format!(
+        "channels: {{ slack: {{ botToken: 'xoxb-fake', appToken: 'xapp-fake', apiUrl: '{}',
+           execApprovals: {{ approvers: ['U0ALICE'] }} }} }},",
+        fake.base_url
+    ))
+    .await;
+    fake.wait_for_calls("auth.test", 1, WAIT).await.unwrap();
+    (fake, server)
+}
+
+/// Every message the Slack fake created (answered or not), as (conversation, ts).
+fn slack_posts(fake: &FakeHandle) -> Vec<(String, String)> {
+    fake.calls_of("chat.postMessage")
+        .iter()
+        .filter_map(|call| {
+            Some((
+                call.answer["channel"].as_str()?.to_owned(),
+                call.answer["ts"].as_str()?.to_owned(),
+            ))
+        })
+        .collect()
+}
+
+/// Waits until the message `ts` in `conversation` was updated into a card without buttons.
+async fn until_slack_updated(fake: &FakeHandle, conversation: &str, ts: &str) -> String {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let update = fake.calls_of("chat.update").into_iter().find(|call| {
+            call.status == Some(200)
+                && call.body["channel"] == json!(conversation)
+                && call.body["ts"] == json!(ts)
+        });
+        if let Some(update) = update {
+            return update.body.to_string();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{ts} not updated: {:?}",
+            fake.calls()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_lost_answer_on_slack_is_found_in_the_history_instead_of_posted_twice() {
+    let (fake, server) = slack().await;
+    fault(
+        &fake,
+        json!({"method": "chat.postMessage", "lose_answer": true}),
+    )
+    .await;
+    let id = request(&server, json!({})).await;
+    fake.wait_for_calls("conversations.history", 1, WAIT)
+        .await
+        .unwrap();
+    // Found: the card the lost answer was about is the approval's card; no second post.
+    server.resolve(&id, "deny").await;
+    let posts = slack_posts(&fake);
+    assert_eq!(posts.len(), 1, "{:?}", fake.calls());
+    let update = until_slack_updated(&fake, &posts[0].0, &posts[0].1).await;
+    assert!(update.contains("Denied"), "{update}");
+    assert_eq!(fake.calls_of("chat.postMessage").len(), 1);
+}
+
+#[tokio::test]
+async fn kill_9_mid_send_on_slack_then_restart_finds_and_edits_the_card() {
+    let (fake, server) = slack().await;
+    fault(
+        &fake,
+        json!({"method": "chat.postMessage", "stall_ms": 60_000}),
+    )
+    .await;
+    let id = request(&server, json!({})).await;
+    fake.wait_for_calls("chat.postMessage", 1, WAIT)
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let server = server.crash_restart().await;
+    assert_eq!(approval(&server, &id).await["state"], "cancelled");
+    fake.wait_for_calls("conversations.history", 1, WAIT)
+        .await
+        .unwrap();
+    let posts = slack_posts(&fake);
+    assert_eq!(posts.len(), 1, "{:?}", fake.calls());
+    let update = until_slack_updated(&fake, &posts[0].0, &posts[0].1).await;
+    assert!(update.contains("gateway-restart"), "{update}");
+    assert_eq!(
+        fake.calls_of("chat.postMessage").len(),
+        1,
+        "not posted again"
+    );
+}
