@@ -127,6 +127,20 @@ pub enum ApprovalError {
     /// The store dropped a queued write without answering it; whether it applied is unknown.
     #[error("the approval store dropped a write without answering it")]
     Unanswered,
+    /// No grant has this id or an id starting with it.
+    #[error("no grant matches {key:?}")]
+    UnknownGrant {
+        /// The id or prefix as given.
+        key: String,
+    },
+    /// Several grants match the prefix.
+    #[error("{} grants match {key:?}; give more of the id", .ids.len())]
+    AmbiguousGrant {
+        /// The prefix as given.
+        key: String,
+        /// The matching grant ids.
+        ids: Vec<String>,
+    },
     /// A stored row's id is not a uuid; the row was not written by this manager.
     #[error("stored approval id {id:?} is not a uuid")]
     CorruptId {

@@ -46,11 +46,16 @@ pub(crate) struct Waiters {
     pub(crate) settled: OnceLock<ApprovalRecord>,
 }
 
-/// The allowlist entries an allow-always decision adds, and to whose allowlist.
+/// What an allow-always decision persists.
 #[derive(Debug, Clone)]
-pub(crate) struct AllowAlwaysPlan {
-    pub(crate) agent_id: String,
-    pub(crate) patterns: Vec<String>,
+pub(crate) enum AllowAlwaysPlan {
+    /// Exec: allowlist entries for the agent's allowlist, written after the decision.
+    Patterns {
+        agent_id: String,
+        patterns: Vec<String>,
+    },
+    /// A tool call: the store keeps the request's grant with the decision.
+    Grant,
 }
 
 /// The index itself; keyed by the id's 128 bits so prefix search compares integers.

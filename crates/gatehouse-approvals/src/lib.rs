@@ -59,6 +59,7 @@ mod clock;
 mod deadlines;
 mod error;
 mod events;
+mod grants;
 mod ids;
 mod index;
 mod manager;
@@ -72,6 +73,7 @@ mod store;
 pub use clock::{Clock, SystemClock, TokioClock};
 pub use error::ApprovalError;
 pub use events::{ApprovalEvent, EventKind, EventSubscription, Offered};
+pub use grants::StoredGrant;
 pub use ids::{SHORT_ID_DIGITS, mint_approval_id, minted_at_ms, short_id};
 pub use manager::{
     AllowlistWrite, ApprovalManager, CreateApproval, Created, IdDisclosure, ManagerConfig,
@@ -83,10 +85,11 @@ pub use outbox::{
 };
 pub use record::{
     ApprovalRecord, ApprovalRequest, ApprovalState, ConsumeOutcome, DeliveredMessage, ListFilter,
-    ListOrder, NewApproval, Resolution, ResolveOutcome, Retention, RunBinding, TurnSource,
+    ListOrder, NewApproval, Resolution, ResolveOutcome, Retention, RunBinding, Severity,
+    ToolRequest, TurnSource,
 };
 pub use run_binding::{binding_of, run_binding};
 pub use store::{
-    ALLOW_ALWAYS_SOURCE, AddedEntry, AllowlistStore, ApprovalStore, Completion, Reading,
-    StoreError, Writing,
+    ALLOW_ALWAYS_SOURCE, AddedEntry, AllowlistStore, ApprovalStore, Completion, GrantStore,
+    Reading, StoreError, Writing,
 };

@@ -13,6 +13,7 @@ use crate::clock::{Clock, millis};
 use crate::deadlines::Deadlines;
 use crate::error::ApprovalError;
 use crate::events::{EventBus, EventKind, EventSubscription, Offered};
+use crate::grants::{GrantBook, StoredGrant};
 use crate::ids::{mint_approval_id, short_id};
 use crate::index::{AllowAlwaysPlan, Entry, Index, Key, Status, Waiters};
 use crate::record::{
@@ -191,6 +192,7 @@ impl ApprovalManager {
             short_ids: ShortIds::default(),
             deadlines: Arc::new(Deadlines::default()),
             events,
+            grants: GrantBook::default(),
             tasks: std::sync::OnceLock::new(),
         });
         let now = inner.clock.now_ms();
@@ -219,6 +221,8 @@ impl ApprovalManager {
         }
         let stored = inner.read(|store| store.short_ids()).await?;
         inner.short_ids.load(stored);
+        let grants = inner.read(|store| store.grants()).await?;
+        inner.grants.load(grants);
         let timer = tokio::spawn(run_timer(
             Arc::downgrade(&inner),
             Arc::clone(&inner.deadlines),
@@ -373,8 +377,11 @@ impl ApprovalManager {
             resolved_by: Some(resolved_by.to_owned()),
             reason,
         };
-        let (outcome, allowlist) = match plan.filter(|_| decision == ApprovalDecision::AllowAlways)
-        {
+        let patterns = plan.filter(|plan| {
+            decision == ApprovalDecision::AllowAlways
+                && matches!(**plan, AllowAlwaysPlan::Patterns { .. })
+        });
+        let (outcome, allowlist) = match patterns {
             None => (
                 inner.transition(id, resolution).await?,
                 AllowlistWrite::NotRequested,
@@ -524,6 +531,58 @@ impl ApprovalManager {
         self.inner.read(|store| store.list(filter)).await
     }
 
+    /// The allow-always grants covering `agent_id`'s tool calls, from memory: cheap enough to
+    /// ask on every call.
+    pub fn grants_for(&self, agent_id: &str) -> Arc<[gatehouse_policy::tool_call::Grant]> {
+        self.inner.grants.for_agent(agent_id)
+    }
+
+    /// The stored grants, oldest first, of one agent or of every agent.
+    pub fn grants(&self, agent_id: Option<&str>) -> Vec<StoredGrant> {
+        self.inner.grants.list(agent_id)
+    }
+
+    /// Revokes the grant named by its id or a unique prefix of it: deleted from the store,
+    /// then forgotten, so no later call is covered by it. Returns the grant as it was.
+    pub async fn revoke_grant(&self, key: &str) -> Result<StoredGrant, ApprovalError> {
+        let key = key.trim();
+        if key.is_empty() {
+            return Err(ApprovalError::UnknownGrant {
+                key: key.to_owned(),
+            });
+        }
+        let id = match self.inner.grants.matching(key).as_slice() {
+            [] => {
+                return Err(ApprovalError::UnknownGrant {
+                    key: key.to_owned(),
+                });
+            }
+            [only] => only.clone(),
+            several => {
+                return Err(ApprovalError::AmbiguousGrant {
+                    key: key.to_owned(),
+                    ids: several.to_vec(),
+                });
+            }
+        };
+        let revoked = self
+            .inner
+            .queued(
+                |store, done| store.revoke_grant(id.clone(), done),
+                |inner, result| {
+                    if let Ok(Some(grant)) = result {
+                        inner.grants.remove(&grant.id);
+                    }
+                },
+            )
+            .await?;
+        // Gone from the store already (another gateway on the same database): forget it too.
+        self.inner.grants.remove(&id);
+        revoked.ok_or(ApprovalError::UnknownGrant {
+            key: key.to_owned(),
+        })
+    }
+
     /// How many approvals this manager holds in memory (pending plus those in their grace).
     pub fn in_memory(&self) -> usize {
         self.inner.index.len()
@@ -616,11 +675,16 @@ impl ApprovalManager {
 /// request names the agent whose allowlist they belong in.
 fn allow_always_plan(create: &CreateApproval) -> Option<AllowAlwaysPlan> {
     let request = &create.request;
+    // A tool call's allow-always stores its grant, for the agent that asked.
+    if let Some(tool) = &request.tool {
+        return (tool.grant.is_some() && request.agent_id.is_some())
+            .then_some(AllowAlwaysPlan::Grant);
+    }
     if request.ask == Some(gatehouse_policy::Ask::Always) || create.allow_always_patterns.is_empty()
     {
         return None;
     }
-    Some(AllowAlwaysPlan {
+    Some(AllowAlwaysPlan::Patterns {
         agent_id: request.agent_id.clone()?,
         patterns: create.allow_always_patterns.clone(),
     })

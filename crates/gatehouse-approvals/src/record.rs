@@ -4,6 +4,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use gatehouse_policy::exec::ApprovalSummary;
+use gatehouse_policy::tool_call::Grant;
 use gatehouse_policy::{ApprovalDecision, Ask, ParseModeError, Security};
 
 /// Where the turn that triggered the request came from, so replies reach the same conversation.
@@ -58,6 +60,85 @@ pub struct ApprovalRequest {
     /// Who asked (the gateway's token name). Stored so the requester can still see and wait on
     /// its approval after a restart; not shown to approvers.
     pub requested_by: Option<String>,
+    /// What approvers are shown of what runs: every program of the chain, the request's
+    /// variable names, the patterns allow-always would store. `None` for approvals stored
+    /// before it was kept.
+    pub summary: Option<ApprovalSummary>,
+    /// For a tool call other than an exec command: the tool, what approvers are told about it,
+    /// and what allow-always grants. `None` for exec approvals.
+    pub tool: Option<ToolRequest>,
+}
+
+/// A tool call a person is asked about (`tools.call.request`). `command` of its
+/// [`ApprovalRequest`] holds the one-line summary every surface can show; this holds the rest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolRequest {
+    /// The canonical tool name (`write`, `web_fetch`, `mcp__github__create_issue`).
+    pub tool: String,
+    /// The agent host's id of the call, so `tools.call.finished` can name it.
+    pub call_id: Option<String>,
+    /// The call's salient parameters as approvers read them, in order: (name, value). Untrusted
+    /// text: every surface makes it visible before showing it.
+    pub params: Vec<(String, String)>,
+    /// The requester's one-line title.
+    pub title: Option<String>,
+    /// The requester's longer description (may hold several lines).
+    pub description: Option<String>,
+    /// How much the requester thinks is at stake.
+    pub severity: Severity,
+    /// Why the policy asks (`always-ask: tools.alwaysAsk entry "browser" names tool "browser"`).
+    pub reasons: Vec<String>,
+    /// What an allow-always answer stores for the agent; `None` when allow-always is not
+    /// offered. A store that applies an allow-always resolution to this approval stores the
+    /// grant in the same transaction (see [`crate::ApprovalStore::resolve`]).
+    pub grant: Option<Grant>,
+}
+
+/// How much is at stake in a tool approval, as the requester rates it: surfaces order and
+/// colour by it, nothing is decided by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+pub enum Severity {
+    /// Routine.
+    #[default]
+    Info,
+    /// Worth a second look.
+    Warning,
+    /// Could do lasting harm.
+    Critical,
+}
+
+impl Severity {
+    /// Stored and wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Critical => "critical",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Severity {
+    type Err = ParseModeError;
+
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        match value {
+            "info" => Ok(Severity::Info),
+            "warning" => Ok(Severity::Warning),
+            "critical" => Ok(Severity::Critical),
+            other => Err(ParseModeError {
+                kind: "severity",
+                value: other.to_owned(),
+                expected: "info, warning, critical",
+            }),
+        }
+    }
 }
 
 /// A request about to be stored. The caller assigns the id and the times.

@@ -14,6 +14,7 @@ use crate::clock::{Clock, millis};
 use crate::deadlines::{Deadlines, Due};
 use crate::error::ApprovalError;
 use crate::events::{EventBus, EventKind, Offered};
+use crate::grants::{GrantBook, StoredGrant};
 use crate::ids::short_id;
 use crate::index::{AllowAlwaysPlan, Index, Status};
 use crate::manager::{AllowlistWrite, ManagerConfig, REASON_STORE_FAILED, REASON_TIMEOUT};
@@ -55,6 +56,8 @@ pub(crate) struct Inner {
     pub(crate) short_ids: ShortIds,
     pub(crate) deadlines: Arc<Deadlines>,
     pub(crate) events: EventBus,
+    /// Every allow-always grant of a tool call, as the store holds them.
+    pub(crate) grants: GrantBook,
     /// The timer task and the pruning task, stopped with the manager.
     pub(crate) tasks: OnceLock<[AbortHandle; 2]>,
 }
@@ -87,7 +90,10 @@ impl Inner {
         record: &ApprovalRecord,
         plan: AllowAlwaysPlan,
     ) -> AllowlistWrite {
-        let AllowAlwaysPlan { agent_id, patterns } = plan;
+        let (agent_id, patterns) = match plan {
+            AllowAlwaysPlan::Patterns { agent_id, patterns } => (agent_id, patterns),
+            AllowAlwaysPlan::Grant => return AllowlistWrite::NotRequested,
+        };
         let allowlists = Arc::clone(&self.allowlists);
         let now_ms = self.clock.now_ms();
         let written = tokio::task::spawn_blocking(move || {
@@ -265,6 +271,11 @@ impl Inner {
     /// Brings memory in line with the store's answer to a resolution.
     fn follow(&self, id: Uuid, resolution: Resolution, outcome: &ResolveOutcome, now: u64) {
         if let ResolveOutcome::Applied(record) = outcome {
+            // The store made the grant durable with the decision; the requester's next call
+            // must find it, so it is known before anyone hears of the decision.
+            if let Some(grant) = granted(record) {
+                self.grants.add(grant);
+            }
             let (status, event) = match resolution {
                 Resolution::Decided {
                     decision,
@@ -402,6 +413,21 @@ pub(crate) async fn run_timer(
 }
 
 /// The in-memory status matching a settled record; `None` while it is pending.
+/// The grant an applied allow-always of a tool approval stored, as the store keeps it.
+fn granted(record: &ApprovalRecord) -> Option<StoredGrant> {
+    if record.decision != Some(gatehouse_policy::ApprovalDecision::AllowAlways) {
+        return None;
+    }
+    let grant = record.request.tool.as_ref()?.grant.clone()?;
+    Some(StoredGrant {
+        id: record.id.clone(),
+        agent_id: record.request.agent_id.clone()?,
+        grant,
+        created_at_ms: record.resolved_at_ms.unwrap_or(record.created_at_ms),
+        granted_by: record.resolved_by.clone(),
+    })
+}
+
 fn settled_status(record: &ApprovalRecord) -> Option<Status> {
     match (record.state, record.decision) {
         (ApprovalState::Pending, _) => None,

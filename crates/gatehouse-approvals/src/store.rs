@@ -9,6 +9,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
+use crate::grants::StoredGrant;
 use crate::record::{
     ApprovalRecord, ConsumeOutcome, DeliveredMessage, ListFilter, NewApproval, Resolution,
     ResolveOutcome,
@@ -61,13 +62,18 @@ pub type Writing<T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send>
 /// winner. Times are ms since the Unix epoch, always passed in: a store never reads the wall
 /// clock. Ids are stored as given; short ids (`crate::short_id`) are not the store's to keep
 /// unique, but [`ApprovalStore::short_ids`] lets the manager load the ones in use.
-pub trait ApprovalStore: Send + Sync {
+pub trait ApprovalStore: GrantStore + Send + Sync {
     /// Stores a new `Pending` approval. Fails with [`StoreError::DuplicateId`] if the id exists
     /// in any state, so an id is never reused.
     fn insert(&self, approval: NewApproval, done: Completion<ApprovalRecord>);
 
     /// Moves a `Pending` approval to the resolution's state; the first resolution wins (see
     /// [`ResolveOutcome`]). Fails with [`StoreError::NotFound`] for an unknown id.
+    ///
+    /// An applied `allow-always` of a tool approval that carries a grant
+    /// ([`crate::ToolRequest::grant`]) stores that grant in the same transaction, under the
+    /// approval's id, for the approval's agent: the decision and the grant are durable together
+    /// or not at all.
     fn resolve(
         &self,
         id: String,
@@ -114,6 +120,16 @@ pub trait ApprovalStore: Send + Sync {
 
     /// Approvals matching `filter`, in its order.
     fn list(&self, filter: ListFilter) -> Reading<Vec<ApprovalRecord>>;
+}
+
+/// Where allow-always grants of tool calls live, beside the approvals whose decisions made
+/// them (an [`ApprovalStore::resolve`] stores each grant with its decision).
+pub trait GrantStore: Send + Sync {
+    /// Deletes the grant with this id and returns it; `None` when there is none.
+    fn revoke_grant(&self, id: String, done: Completion<Option<StoredGrant>>);
+
+    /// Every stored grant, oldest first. Read at start: the manager keeps them in memory.
+    fn grants(&self) -> Reading<Vec<StoredGrant>>;
 }
 
 /// The `source` written on allowlist entries an allow-always decision adds.

@@ -166,6 +166,8 @@ fn view(n: u64) -> ApprovalView {
         env_keys: vec!["DEPLOY_TOKEN".into()],
         expires_at_ms: u64::MAX / 2,
         allow_always_offered: true,
+        chain: None,
+        tool: None,
     }
 }
 

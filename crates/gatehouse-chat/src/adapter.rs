@@ -119,36 +119,52 @@ where
 /// The two steps that set a channel up from its config section, as every adapter takes them:
 /// build the settings (`settings`: secrets resolved, keys read), then hold them to the
 /// platform's own rules (`problems`), reporting a refusal under `unusable`
-/// (``"`channels.<name>` is not usable"``).
+/// (``"`channels.<name>` is not usable"``). Every refused key is reported, whichever step
+/// refuses it: the settings step records a part it cannot build and goes on with a stand-in the
+/// rules accept, so a malformed URL does not hide a malformed token.
 pub struct Steps<S, T, E> {
     /// What a refusal by the platform's rules is reported under.
     pub unusable: &'static str,
-    /// Builds the settings from the section; a secret file others can read goes to the
-    /// warnings.
-    pub settings: fn(&S, &mut Vec<String>) -> Result<T, SetupError>,
-    /// Every key of the settings the platform's rules refuse.
-    pub problems: fn(&T) -> Vec<E>,
+    /// Builds the settings from the section. Each part it cannot build (a secret it cannot
+    /// read, a missing key, a malformed URL) goes to the refusals, and the settings keep a
+    /// stand-in the platform's rules accept, so the rules still judge every other key; the
+    /// stand-ins are never used, since any refusal stops the start. `None` only when no
+    /// settings can be built at all. A secret file others can read goes to the warnings.
+    pub settings: fn(&S, &mut Vec<String>, &mut Vec<SetupError>) -> Option<T>,
+    /// Every key of the settings the platform's rules refuse, named as the section wrote it
+    /// (`tokenFile` when the token came from a file).
+    pub problems: fn(&S, &T) -> Vec<E>,
 }
 
 impl<S, T, E: Error + Send + Sync + 'static> Steps<S, T, E> {
-    /// For [`Adapter::check`]: the error that stopped the settings being built, or every key
-    /// the platform's rules refuse, each its own error; nothing without a `section`.
+    /// Every refusal of `section`, in the order the keys are read: the settings step's, then
+    /// the platform's rules', each its own error.
+    fn refusals(&self, section: &S, warnings: &mut Vec<String>) -> (Option<T>, Vec<SetupError>) {
+        let mut refused = Vec::new();
+        let settings = (self.settings)(section, warnings, &mut refused);
+        if let Some(settings) = &settings {
+            refused.extend(
+                (self.problems)(section, settings)
+                    .into_iter()
+                    .map(|problem| SetupError::because(self.unusable, problem)),
+            );
+        }
+        (settings, refused)
+    }
+
+    /// For [`Adapter::check`]: every refusal of `section`, each its own error; nothing without
+    /// a `section`.
     pub fn check(&self, section: Option<&S>, warnings: &mut Vec<String>) -> Vec<SetupError> {
-        let Some(section) = section else {
-            return Vec::new();
-        };
-        match (self.settings)(section, warnings) {
-            Ok(settings) => (self.problems)(&settings)
-                .into_iter()
-                .map(|problem| SetupError::because(self.unusable, problem))
-                .collect(),
-            Err(error) => vec![error],
+        match section {
+            Some(section) => self.refusals(section, warnings).1,
+            None => Vec::new(),
         }
     }
 
-    /// For [`Adapter::prepare`]: the settings, unless building them fails or the platform's
-    /// rules refuse a key. Then one error names every refused key, one a line, so a single
-    /// start shows all there is to fix, as `doctor` lists them. `None` without a `section`.
+    /// For [`Adapter::prepare`]: the settings, unless something is refused. One refusal is
+    /// returned as it is; several become one error naming every refused key, one a line, so a
+    /// single start shows all there is to fix, as `doctor` lists them. `None` without a
+    /// `section`.
     pub fn prepare(
         &self,
         section: Option<&S>,
@@ -157,23 +173,35 @@ impl<S, T, E: Error + Send + Sync + 'static> Steps<S, T, E> {
         let Some(section) = section else {
             return Ok(None);
         };
-        let settings = (self.settings)(section, warnings)?;
-        let mut problems = (self.problems)(&settings);
-        if problems.len() <= 1 {
-            return match problems.pop() {
-                Some(problem) => Err(SetupError::because(self.unusable, problem)),
-                None => Ok(Some(settings)),
-            };
+        let (settings, mut refused) = self.refusals(section, warnings);
+        if refused.len() > 1 {
+            let lines: Vec<String> = refused.iter().map(refusal_line).collect();
+            return Err(SetupError::because(
+                self.unusable,
+                format!(
+                    "{} keys are refused:\n  {}",
+                    refused.len(),
+                    lines.join("\n  ")
+                ),
+            ));
         }
-        let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
-        Err(SetupError::because(
-            self.unusable,
-            format!(
-                "{} keys are refused:\n  {}",
-                problems.len(),
-                lines.join("\n  ")
-            ),
-        ))
+        match (refused.pop(), settings) {
+            (Some(refusal), _) => Err(refusal),
+            (None, Some(settings)) => Ok(Some(settings)),
+            (None, None) => Err(SetupError::Refused(format!(
+                "{}: its settings could not be built",
+                self.unusable
+            ))),
+        }
+    }
+}
+
+/// One refusal on one line of a combined error: a rule's refusal without the `unusable`
+/// context it is listed under, any other with its causes.
+fn refusal_line(refusal: &SetupError) -> String {
+    match refusal {
+        SetupError::Because { source, .. } => source.to_string(),
+        other => other.explained(),
     }
 }
 
@@ -188,8 +216,18 @@ mod tests {
     /// Settings that are the section's words, each word a refused key unless it is `ok`.
     const STEPS: Steps<&'static str, Vec<&'static str>, Refused> = Steps {
         unusable: "`channels.test` is not usable",
-        settings: |section, _| Ok(section.split(' ').collect()),
-        problems: |words| {
+        settings: |section, _, refused| {
+            // A word `url:` stands for a part the settings step itself refuses.
+            let words = section.split(' ');
+            refused.extend(
+                words
+                    .clone()
+                    .filter(|word| word.starts_with("url:"))
+                    .map(|word| SetupError::Refused(format!("bad {word}"))),
+            );
+            Some(words.filter(|word| !word.starts_with("url:")).collect())
+        },
+        problems: |_, words| {
             words
                 .iter()
                 .filter(|word| **word != "ok")
@@ -222,5 +260,35 @@ mod tests {
         );
         assert!(STEPS.prepare(None, &mut Vec::new()).unwrap().is_none());
         assert!(STEPS.check(None, &mut Vec::new()).is_empty());
+    }
+
+    /// Operator review: a malformed `apiUrl` (refused while the settings were built) hid a
+    /// malformed token (refused by the platform's rules) until the next start.
+    #[test]
+    fn a_part_the_settings_step_refuses_hides_no_rule_refusal() {
+        let refused = STEPS
+            .prepare(Some(&"url:x a ok"), &mut Vec::new())
+            .unwrap_err();
+        assert_eq!(
+            refused.explained(),
+            "`channels.test` is not usable: 2 keys are refused:\n  bad url:x\n  invalid a"
+        );
+        let each: Vec<String> = STEPS
+            .check(Some(&"url:x a ok"), &mut Vec::new())
+            .iter()
+            .map(SetupError::explained)
+            .collect();
+        assert_eq!(
+            each,
+            ["bad url:x", "`channels.test` is not usable: invalid a"]
+        );
+        let alone = STEPS
+            .prepare(Some(&"url:x ok"), &mut Vec::new())
+            .unwrap_err();
+        assert_eq!(
+            alone.to_string(),
+            "bad url:x",
+            "one refusal is passed on as it is"
+        );
     }
 }

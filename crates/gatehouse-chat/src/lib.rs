@@ -47,6 +47,8 @@
 //!     env_keys: vec![],
 //!     expires_at_ms: 300_000,
 //!     allow_always_offered: false,
+//!     chain: None,
+//!     tool: None,
 //! };
 //! let card = render_prompt(&view, 0, 1200);
 //! assert!(card.plain_text().contains("echo [U+202E RLO]gnp.exe"));

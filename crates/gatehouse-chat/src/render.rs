@@ -14,6 +14,9 @@ pub const DEFAULT_MAX_COMMAND_CHARS: usize = 1200;
 /// Longest metadata value (path, agent, host) shown in a card.
 const MAX_FIELD_CHARS: usize = 256;
 
+/// Longest description of a tool approval shown in a card; the Control UI has all of it.
+const MAX_DESCRIPTION_CHARS: usize = 600;
+
 /// Characters of an approval id shown as its short form, also accepted as a prefix by `/approve`.
 pub const SHORT_ID_LEN: usize = 8;
 
@@ -38,6 +41,41 @@ pub struct ApprovalView {
     pub expires_at_ms: u64,
     /// Whether allow-always is offered (it is not when no allowlist pattern can be derived).
     pub allow_always_offered: bool,
+    /// What runs, when the gateway knows it: every program of the chain and what allow-always
+    /// would store (`None` for an approval stored before the gateway kept this).
+    pub chain: Option<ChainView>,
+    /// For a tool call other than an exec command: what the card shows of it instead of a
+    /// command line. `None` for exec approvals.
+    pub tool: Option<ToolCard>,
+}
+
+/// Every program a command runs and what allow-always would store, as approvers must see them
+/// (the policy's approval summary, as lines).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChainView {
+    /// One line per program of the chain, in order: its words, where it resolved and through
+    /// what, and what lets it run or that a person decides (untrusted: sanitized when rendered).
+    pub programs: Vec<String>,
+    /// The exact allowlist patterns allow-always would store; empty when it stores nothing.
+    pub allow_always_patterns: Vec<String>,
+}
+
+/// What a card shows of a tool call (`tools.call.request`). Every value is the agent host's
+/// untrusted text: rendering makes it visible and bounds it, as it does a command.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ToolCard {
+    /// The canonical tool name (`write`, `web_fetch`, `mcp__github__create_issue`).
+    pub tool: String,
+    /// Its salient parameters, in order: (name, value).
+    pub params: Vec<(String, String)>,
+    /// The requester's one-line title.
+    pub title: Option<String>,
+    /// The requester's description (several lines are shown on one).
+    pub description: Option<String>,
+    /// `info`, `warning` or `critical`, as the requester rated it.
+    pub severity: String,
+    /// What allow-always would cover, in words (`write under /ws/notes.md`).
+    pub allow_always_covers: Option<String>,
 }
 
 impl ApprovalView {
@@ -93,12 +131,26 @@ pub enum FieldKind {
     Host,
     /// The executable the command resolved to.
     ResolvedPath,
+    /// One program of the command's chain (a field per program, in order).
+    Program,
     /// Names of environment variables the request overrides.
     EnvOverrides,
+    /// The allowlist patterns allow-always would store.
+    AllowAlwaysStores,
     /// The short and the full approval id.
     Id,
     /// When the approval expires; [`Card::expires_at_ms`] holds the instant.
     Expires,
+    /// The tool a tool approval is about.
+    Tool,
+    /// The requester's title of a tool approval.
+    RequestTitle,
+    /// The requester's description of a tool approval.
+    Description,
+    /// How much the requester says is at stake (`warning`, `critical`).
+    Severity,
+    /// What allow-always would cover for a tool approval.
+    AllowAlwaysCovers,
 }
 
 impl FieldKind {
@@ -109,9 +161,16 @@ impl FieldKind {
             FieldKind::Agent => "Agent",
             FieldKind::Host => "Host",
             FieldKind::ResolvedPath => "Resolved path",
+            FieldKind::Program => "Runs",
             FieldKind::EnvOverrides => "Env overrides",
+            FieldKind::AllowAlwaysStores => "Allow-always stores",
             FieldKind::Id => "ID",
             FieldKind::Expires => "Expires",
+            FieldKind::Tool => "Tool",
+            FieldKind::RequestTitle => "Title",
+            FieldKind::Description => "Description",
+            FieldKind::Severity => "Severity",
+            FieldKind::AllowAlwaysCovers => "Allow always covers",
         }
     }
 }
@@ -280,9 +339,12 @@ pub fn render_prompt(view: &ApprovalView, now_ms: u64, max_command_chars: usize)
     ));
     Card {
         state: CardState::Pending,
-        title: "Exec approval needed".to_owned(),
+        title: match &view.tool {
+            None => "Exec approval needed".to_owned(),
+            Some(_) => "Tool approval needed".to_owned(),
+        },
         fields,
-        command: Some(command_block(&view.command, max_command_chars)),
+        command: Some(command_block(&shown_text(view), max_command_chars)),
         note: Some(format!(
             "Reply /approve {} {}",
             one_line(&view.short_id(), SHORT_ID_LEN),
@@ -333,7 +395,7 @@ fn closed_card(
         state,
         title,
         fields: metadata_fields(view),
-        command: Some(command_block(&view.command, max_command_chars)),
+        command: Some(command_block(&shown_text(view), max_command_chars)),
         note,
         buttons: Vec::new(),
         expires_at_ms: None,
@@ -384,27 +446,92 @@ fn command_block(command: &str, max_chars: usize) -> CommandBlock {
     }
 }
 
+/// The text in the card's code block: the command, or a tool call's parameters one per line.
+fn shown_text(view: &ApprovalView) -> String {
+    match &view.tool {
+        None => view.command.clone(),
+        Some(tool) if tool.params.is_empty() => tool.tool.clone(),
+        Some(tool) => tool
+            .params
+            .iter()
+            .map(|(name, value)| format!("{name}: {value}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+/// A tool approval's own lines: the tool, the requester's words, and what allow-always covers.
+fn tool_fields(tool: &ToolCard) -> Vec<Field> {
+    let mut fields = vec![Field::new(
+        FieldKind::Tool,
+        one_line(&tool.tool, MAX_FIELD_CHARS),
+    )];
+    if let Some(title) = &tool.title {
+        fields.push(Field::new(
+            FieldKind::RequestTitle,
+            one_line(title, MAX_FIELD_CHARS),
+        ));
+    }
+    if let Some(description) = &tool.description {
+        // Lines are kept apart with a visible separator; one field is one line on every surface.
+        let joined = description.lines().collect::<Vec<_>>().join(" · ");
+        fields.push(Field::new(
+            FieldKind::Description,
+            one_line(&joined, MAX_DESCRIPTION_CHARS),
+        ));
+    }
+    if !tool.severity.is_empty() && tool.severity != "info" {
+        fields.push(Field::new(
+            FieldKind::Severity,
+            one_line(&tool.severity, 16),
+        ));
+    }
+    if let Some(covers) = &tool.allow_always_covers {
+        fields.push(Field::new(
+            FieldKind::AllowAlwaysCovers,
+            one_line(covers, MAX_FIELD_CHARS),
+        ));
+    }
+    fields
+}
+
 fn metadata_fields(view: &ApprovalView) -> Vec<Field> {
+    let tool = view.tool.as_ref().map(tool_fields).unwrap_or_default();
     let optional = [
         (FieldKind::WorkingDirectory, &view.cwd),
         (FieldKind::Agent, &view.agent_id),
         (FieldKind::Host, &view.host),
         (FieldKind::ResolvedPath, &view.resolved_path),
     ];
-    let mut fields: Vec<Field> = optional
-        .into_iter()
-        .filter_map(|(kind, value)| {
-            value
-                .as_deref()
-                .map(|value| Field::new(kind, one_line(value, MAX_FIELD_CHARS)))
-        })
-        .collect();
+    let mut fields: Vec<Field> = tool;
+    fields.extend(optional.into_iter().filter_map(|(kind, value)| {
+        value
+            .as_deref()
+            .map(|value| Field::new(kind, one_line(value, MAX_FIELD_CHARS)))
+    }));
+    let programs = view.chain.iter().flat_map(|chain| &chain.programs);
+    fields.extend(
+        programs.map(|line| Field::new(FieldKind::Program, one_line(line, MAX_FIELD_CHARS))),
+    );
     if !view.env_keys.is_empty() {
         let keys: Vec<String> = view.env_keys.iter().map(|key| one_line(key, 64)).collect();
         fields.push(Field::new(
             FieldKind::EnvOverrides,
             one_line(&keys.join(", "), MAX_FIELD_CHARS),
         ));
+    }
+    if let Some(chain) = &view.chain {
+        let stores = if chain.allow_always_patterns.is_empty() {
+            "nothing (approve this exact command)".to_owned()
+        } else {
+            let patterns: Vec<String> = chain
+                .allow_always_patterns
+                .iter()
+                .map(|pattern| one_line(pattern, MAX_FIELD_CHARS))
+                .collect();
+            one_line(&patterns.join(", "), MAX_FIELD_CHARS)
+        };
+        fields.push(Field::new(FieldKind::AllowAlwaysStores, stores));
     }
     fields.push(Field::new(
         FieldKind::Id,

@@ -37,7 +37,6 @@ const TOP_LEVEL: &[&str] = &[
     "media",
     "messages",
     "commands",
-    "session",
     "cron",
     "hooks",
     "web",
@@ -55,7 +54,32 @@ const TOP_LEVEL: &[&str] = &[
 /// Nested OpenClaw keys, as path patterns (`*` any key, `[]` any index).
 const NESTED: &[&str] = &[
     // tools
-    "tools.web",
+    "tools.web.search",
+    "tools.web.fetch.enabled",
+    "tools.web.fetch.provider",
+    "tools.web.fetch.maxChars",
+    "tools.web.fetch.maxCharsCap",
+    "tools.web.fetch.maxResponseBytes",
+    "tools.web.fetch.timeoutSeconds",
+    "tools.web.fetch.cacheTtlMinutes",
+    "tools.web.fetch.maxRedirects",
+    "tools.web.fetch.userAgent",
+    "tools.web.fetch.readability",
+    "tools.web.fetch.firecrawl",
+    "agents.list[].tools.web.search",
+    "agents.list[].tools.web.fetch.enabled",
+    "agents.list[].tools.web.fetch.provider",
+    "agents.list[].tools.web.fetch.maxChars",
+    "agents.list[].tools.web.fetch.maxCharsCap",
+    "agents.list[].tools.web.fetch.maxResponseBytes",
+    "agents.list[].tools.web.fetch.timeoutSeconds",
+    "agents.list[].tools.web.fetch.cacheTtlMinutes",
+    "agents.list[].tools.web.fetch.maxRedirects",
+    "agents.list[].tools.web.fetch.userAgent",
+    "agents.list[].tools.web.fetch.readability",
+    "agents.list[].tools.web.fetch.firecrawl",
+    // browser: only `ssrfPolicy` is modelled
+    "browser.*",
     "tools.media",
     "tools.links",
     "tools.message",
@@ -79,7 +103,6 @@ const NESTED: &[&str] = &[
     "tools.exec.commandHighlighting",
     "tools.exec.reviewer",
     "tools.exec.approvalRunningNoticeMs",
-    "tools.exec.applyPatch.workspaceOnly",
     // agents.defaults
     "agents.defaults.model",
     "agents.defaults.imageModel",
@@ -88,7 +111,6 @@ const NESTED: &[&str] = &[
     "agents.defaults.pdfMaxBytesMb",
     "agents.defaults.pdfMaxPages",
     "agents.defaults.models",
-    "agents.defaults.workspace",
     "agents.defaults.repoRoot",
     "agents.defaults.skipBootstrap",
     "agents.defaults.bootstrapMaxChars",
@@ -127,11 +149,22 @@ const NESTED: &[&str] = &[
     "agents.defaults.subagents.thinking",
     "agents.defaults.subagents.runTimeoutSeconds",
     "agents.defaults.subagents.announceTimeoutMs",
-    "agents.defaults.sandbox.*",
+    "agents.defaults.sandbox.backend",
+    "agents.defaults.sandbox.scope",
+    "agents.defaults.sandbox.workspaceAccess",
+    "agents.defaults.sandbox.workspaceRoot",
+    "agents.defaults.sandbox.docker",
+    "agents.defaults.sandbox.ssh",
+    "agents.defaults.sandbox.podman",
+    "agents.defaults.sandbox.openshell",
+    "agents.defaults.sandbox.browser",
+    "agents.defaults.sandbox.prune",
+    "agents.defaults.sandbox.perSession",
+    "agents.defaults.sandbox.sessionToolsVisibility",
+    "agents.defaults.sandbox.tools",
     // agents.list[]
     "agents.list[].name",
     "agents.list[].description",
-    "agents.list[].workspace",
     "agents.list[].agentDir",
     "agents.list[].model",
     "agents.list[].utilityModel",
@@ -167,7 +200,19 @@ const NESTED: &[&str] = &[
     "agents.list[].subagents.model",
     "agents.list[].subagents.thinking",
     "agents.list[].subagents.requireAgentId",
-    "agents.list[].sandbox.*",
+    "agents.list[].sandbox.backend",
+    "agents.list[].sandbox.scope",
+    "agents.list[].sandbox.workspaceAccess",
+    "agents.list[].sandbox.workspaceRoot",
+    "agents.list[].sandbox.docker",
+    "agents.list[].sandbox.ssh",
+    "agents.list[].sandbox.podman",
+    "agents.list[].sandbox.openshell",
+    "agents.list[].sandbox.browser",
+    "agents.list[].sandbox.prune",
+    "agents.list[].sandbox.perSession",
+    "agents.list[].sandbox.sessionToolsVisibility",
+    "agents.list[].sandbox.tools",
     "agents.list[].tools.loopDetection",
     "agents.list[].tools.message",
     "agents.list[].tools.codeMode",
@@ -184,7 +229,8 @@ const NESTED: &[&str] = &[
     "agents.list[].tools.exec.commandHighlighting",
     "agents.list[].tools.exec.reviewer",
     "agents.list[].tools.exec.approvalRunningNoticeMs",
-    "agents.list[].tools.exec.applyPatch.workspaceOnly",
+    // session: OpenClaw's session keying and lifecycle; Gatehouse reads `mainKey` and `scope`
+    "session.*",
     // gateway: OpenClaw's own server settings; Gatehouse uses `listen` and `auth.tokens`
     "gateway.port",
     "gateway.mode",
@@ -222,6 +268,10 @@ const NESTED: &[&str] = &[
     "channels.*.dangerouslyAllowNameMatching",
     "channels.*.groupPolicy",
     "channels.*.groups",
+    "channels.*.groups.*.*",
+    "channels.*.guilds.*.*",
+    "channels.*.guilds.*.channels.*.*",
+    "channels.*.channels.*.*",
     "channels.*.textChunkLimit",
     "channels.*.chunkMode",
     "channels.*.blockStreaming",
@@ -243,6 +293,10 @@ const NESTED: &[&str] = &[
     "channels.*.dm",
     "channels.*.guilds",
     "channels.*.channels",
+    "channels.*.groups.*.*",
+    "channels.*.guilds.*.*",
+    "channels.*.guilds.*.channels.*.*",
+    "channels.*.channels.*.*",
     "channels.*.heartbeat",
     "channels.*.agentComponents",
     "channels.*.ui",
@@ -297,6 +351,18 @@ const REFUSED: &[(&str, &str)] = &[
         "per-sender tool policy is not enforced by Gatehouse; express it with deny lists",
     ),
     (
+        "channels.*.groups.*.toolsBySender",
+        "per-sender tool policy is not enforced by Gatehouse; express it with deny lists",
+    ),
+    (
+        "channels.*.guilds.*.toolsBySender",
+        "per-sender tool policy is not enforced by Gatehouse; express it with deny lists",
+    ),
+    (
+        "channels.*.channels.*.toolsBySender",
+        "per-sender tool policy is not enforced by Gatehouse; express it with deny lists",
+    ),
+    (
         "approvals.toolPolicy",
         "tool-call approval policy is not enforced by Gatehouse; use tool deny lists",
     ),
@@ -320,14 +386,6 @@ const NOTED: &[(&str, &str)] = &[
     (
         "gateway.auth.trustedProxy",
         "ignored: Gatehouse never trusts proxy identity headers",
-    ),
-    (
-        "channels.*.guilds",
-        "ignored: per-guild tool policy is not part of Gatehouse's pipeline",
-    ),
-    (
-        "channels.*.groups",
-        "ignored: per-group tool policy is not part of Gatehouse's pipeline",
     ),
 ];
 
@@ -386,7 +444,11 @@ mod tests {
     fn ignores_openclaw_sections_gatehouse_does_not_use() {
         let root = KeyPath::root();
         assert_eq!(verdict(root.key("models")), "ignored");
-        assert_eq!(verdict(root.key("tools").key("web")), "ignored");
+        // `tools.web.fetch` is Gatehouse's; OpenClaw's search settings are not.
+        assert_eq!(
+            verdict(root.key("tools").key("web").key("search")),
+            "ignored"
+        );
         assert_eq!(
             verdict(root.key("agents").key("list").index(2).key("model")),
             "ignored"

@@ -68,6 +68,17 @@ pub struct ResolvedSecret {
 }
 
 impl SecretSource {
+    /// Which of a key triple set this source, given the triple's spellings (inline, file,
+    /// environment), e.g. `tokenFile`: the key a message about the secret names, so the
+    /// operator is sent to the key they wrote.
+    pub fn key_name<'a>(&self, names: [&'a str; 3]) -> &'a str {
+        match self {
+            SecretSource::Inline(_) => names[0],
+            SecretSource::File(_) => names[1],
+            SecretSource::Env(_) => names[2],
+        }
+    }
+
     /// Reads the secret. `key` is the config key path that named this source, used in errors.
     pub fn resolve(&self, key: &str) -> Result<ResolvedSecret, ConfigError> {
         match self {

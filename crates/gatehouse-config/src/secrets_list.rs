@@ -94,13 +94,8 @@ fn push(
     source: Option<SecretSource>,
 ) {
     let Some(source) = source else { return };
-    let name = match source {
-        SecretSource::Inline(_) => names[0],
-        SecretSource::File(_) => names[1],
-        SecretSource::Env(_) => names[2],
-    };
     out.push(ConfiguredSecret {
-        key: format!("{parent}.{name}"),
+        key: format!("{parent}.{}", source.key_name(names)),
         source,
     });
 }

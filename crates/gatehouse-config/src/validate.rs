@@ -7,8 +7,8 @@ use crate::keypath::KeyPath;
 use crate::model::snowflake;
 use crate::model::{
     ChannelApprovalsConfig, ChannelsConfig, Config, DeliveryBlocks, DiscordConfig, Enabled,
-    GatewayConfig, GatewayLimitsConfig, ScopedTools, SubagentsConfig, ToolPolicyConfig,
-    ToolsConfig,
+    GatewayConfig, GatewayLimitsConfig, SandboxConfig, ScopedTools, SubagentsConfig,
+    ToolPolicyConfig, ToolsConfig,
 };
 use crate::secret;
 
@@ -26,7 +26,59 @@ pub(crate) fn problems(config: &Config) -> Vec<Problem> {
     agents(config, &root.key("agents"), &mut out);
     gateway(&config.gateway, &root.key("gateway"), &mut out);
     channels(&config.channels, &root.key("channels"), &mut out);
+    tool_call_rules(config, &mut out);
     out
+}
+
+/// The file globs and host patterns of every agent compile, so a typo fails the load instead
+/// of refusing every call at run time; the guilds' per-channel `tools` Gatehouse cannot apply
+/// are refused rather than ignored.
+fn tool_call_rules(config: &Config, out: &mut Vec<Problem>) {
+    let mut agents: Vec<&str> = vec![crate::DEFAULT_AGENT_ID];
+    agents.extend(config.agents.list.iter().map(|agent| agent.id.as_str()));
+    let mut seen = BTreeSet::new();
+    let mut report = |key: &str, message: String| {
+        if seen.insert((key.to_owned(), message.clone())) {
+            out.push(Problem {
+                path: KeyPath::parse(key).unwrap_or_else(KeyPath::root),
+                message,
+            });
+        }
+    };
+    for agent in agents {
+        // Globs are compiled against the root: only their syntax matters here.
+        let root = std::path::Path::new("/");
+        let rules = config.file_rules_in(agent, root.to_path_buf(), Some(root));
+        if let Err(gatehouse_policy::files::FileRulesError::InvalidGlob { key, entry, why }) =
+            gatehouse_policy::files::FileRules::new(rules)
+        {
+            report(
+                &key,
+                format!("entry {entry:?} is not a valid path glob: {why}"),
+            );
+        }
+        for tool in [crate::UrlTool::WebFetch, crate::UrlTool::Browser] {
+            if let Err(error) = gatehouse_policy::urls::UrlRules::new(config.url_rules(agent, tool))
+            {
+                report(&error.key, error.why);
+            }
+        }
+    }
+    if let Some(discord) = &config.channels.discord {
+        for (guild, entry) in &discord.guilds {
+            for (channel, settings) in &entry.channels {
+                if settings.tools.is_some() {
+                    let key = format!("channels.discord.guilds.{guild}.channels.{channel}.tools");
+                    report(
+                        &key,
+                        "per-channel tool policy inside a guild is not enforced by Gatehouse; set \
+                         `tools` on the guild"
+                            .to_owned(),
+                    );
+                }
+            }
+        }
+    }
 }
 
 fn allow_and_also_allow(
@@ -88,9 +140,59 @@ fn spawn_depth(subagents: Option<&SubagentsConfig>, path: &KeyPath, out: &mut Ve
     }
 }
 
+/// The sandbox's paths by their spelling (the sandbox crate's rule: absolute or `~/…`, no
+/// `..`, no `~user`), and an absolute `bwrapPath`; whether each exists and may be mounted is
+/// checked when a run is planned and by `gatehouse doctor`.
+fn sandbox(
+    sandbox: Option<&SandboxConfig>,
+    workspace: Option<&String>,
+    path: &KeyPath,
+    out: &mut Vec<Problem>,
+) {
+    let mut written = |at: KeyPath, raw: &str| {
+        if let Err(refusal) = gatehouse_sandbox::check_written_path(raw) {
+            out.push(Problem {
+                path: at,
+                message: refusal.to_string(),
+            });
+        }
+    };
+    if let Some(workspace) = workspace {
+        written(path.key("workspace"), workspace);
+    }
+    let Some(sandbox) = sandbox else { return };
+    let at = path.key("sandbox");
+    let lists = [
+        ("volumes", &sandbox.volumes),
+        ("extraPaths", &sandbox.extra_paths),
+        ("allowedRoots", &sandbox.allowed_roots),
+    ];
+    for (key, list) in lists {
+        for (index, raw) in list.iter().flatten().enumerate() {
+            written(at.key(key).index(index), raw);
+        }
+    }
+    if let Some(bwrap) = &sandbox.bwrap_path
+        && !bwrap.starts_with('/')
+    {
+        out.push(Problem {
+            path: at.key("bwrapPath"),
+            message: format!(
+                "{bwrap:?} is not an absolute path: bubblewrap runs every sandboxed command, so                  name the binary exactly (or leave the key out to use `bwrap` on PATH)"
+            ),
+        });
+    }
+}
+
 fn agents(config: &Config, path: &KeyPath, out: &mut Vec<Problem>) {
     if let Some(defaults) = &config.agents.defaults {
         spawn_depth(defaults.subagents.as_ref(), &path.key("defaults"), out);
+        sandbox(
+            defaults.sandbox.as_ref(),
+            defaults.workspace.as_ref(),
+            &path.key("defaults"),
+            out,
+        );
     }
     let mut seen = BTreeSet::new();
     for (index, agent) in config.agents.list.iter().enumerate() {
@@ -108,6 +210,7 @@ fn agents(config: &Config, path: &KeyPath, out: &mut Vec<Problem>) {
             });
         }
         spawn_depth(agent.subagents.as_ref(), &at, out);
+        sandbox(agent.sandbox.as_ref(), agent.workspace.as_ref(), &at, out);
         if let Some(tools) = &agent.tools {
             let at = at.key("tools");
             if tools.subagents.is_some() {
@@ -153,6 +256,20 @@ fn delivery(blocks: DeliveryBlocks<'_>, path: &KeyPath, out: &mut Vec<Problem>) 
 
 fn gateway(gateway: &GatewayConfig, path: &KeyPath, out: &mut Vec<Problem>) {
     listen(gateway.listen.as_deref(), path, out);
+    if let Some(dns) = &gateway.dns {
+        if let Err(message) = dns.nameserver_addrs() {
+            out.push(Problem {
+                path: path.key("dns").key("nameservers"),
+                message,
+            });
+        }
+        if dns.timeout_ms == Some(0) {
+            out.push(Problem {
+                path: path.key("dns").key("timeoutMs"),
+                message: "a timeout of 0 would refuse every URL with a host name".to_owned(),
+            });
+        }
+    }
     if let Some(limits) = &gateway.limits {
         self::limits(limits, &path.key("limits"), out);
     }

@@ -143,6 +143,8 @@ mod tests {
             env_keys: vec!["PATH".into()],
             expires_at_ms: 1_795_243_000_000,
             allow_always_offered: false,
+            chain: None,
+            tool: None,
         }
     }
 

@@ -20,7 +20,7 @@ pub struct DiscordAdapter;
 const STEPS: Steps<Section, DiscordConfig, DiscordError> = Steps {
     unusable: UNUSABLE,
     settings,
-    problems: DiscordConfig::problems,
+    problems,
 };
 
 /// What a Discord settings refusal is reported under.
@@ -70,22 +70,42 @@ impl<R> Connect<R> for Ready {
     }
 }
 
-/// The adapter's settings from the config section, before Discord's own rules are checked.
-fn settings(section: &Section, warnings: &mut Vec<String>) -> Result<DiscordConfig, SetupError> {
-    let Some(source) = section.token_source() else {
-        return Err(SetupError::Refused(
+/// The bot token's spellings: `botToken` (or `token`), `tokenFile`, `tokenEnv`.
+const TOKEN_KEYS: [&str; 3] = ["botToken", "tokenFile", "tokenEnv"];
+
+/// Stand in for a token or application id already refused, so Discord's rules still judge
+/// every other key; never used, as the refusal stops the start.
+const STAND_IN_TOKEN: &str = "stand-in";
+const STAND_IN_APPLICATION_ID: u64 = 1;
+
+/// The adapter's settings from the config section, before Discord's own rules are checked;
+/// each part it cannot build goes to `refused` (see [`Steps::settings`]).
+fn settings(
+    section: &Section,
+    warnings: &mut Vec<String>,
+    refused: &mut Vec<SetupError>,
+) -> Option<DiscordConfig> {
+    let token = match section.token_source() {
+        Some(source) => {
+            let key = format!("channels.discord.{}", source.key_name(TOKEN_KEYS));
+            resolve(&source, &key, warnings)
+        }
+        None => Err(SetupError::Refused(
             "`channels.discord`: set one of botToken, tokenFile, tokenEnv (or enabled: false)"
                 .to_owned(),
-        ));
+        )),
     };
-    let Some(application_id) = section.application_snowflake() else {
-        return Err(SetupError::Refused(
+    let token = token
+        .map_err(|error| refused.push(error))
+        .unwrap_or_else(|()| Secret::new(STAND_IN_TOKEN));
+    let application_id = section.application_snowflake().unwrap_or_else(|| {
+        refused.push(SetupError::Refused(
             "`channels.discord.applicationId`: set the application's id (Developer Portal > \
              General Information > Application ID); it names the bot's interaction webhooks"
                 .to_owned(),
         ));
-    };
-    let token = resolve(&source, "channels.discord.botToken", warnings)?;
+        STAND_IN_APPLICATION_ID
+    });
     let mut config = DiscordConfig::new(token, application_id);
     config.api_url = section.api_url.clone();
     if let Some(max) = section.delivery.as_ref().and_then(|d| d.max_connections) {
@@ -93,7 +113,28 @@ fn settings(section: &Section, warnings: &mut Vec<String>) -> Result<DiscordConf
     }
     config.guild_ids = section.guild_snowflakes();
     config.message_content_intent = section.message_content_intent.unwrap_or(false);
-    Ok(config)
+    Some(config)
+}
+
+/// Discord's refusals of `settings`, the token's naming the key the section used for it.
+fn problems(section: &Section, settings: &DiscordConfig) -> Vec<DiscordError> {
+    let token_key = section
+        .token_source()
+        .map_or(TOKEN_KEYS[0], |source| source.key_name(TOKEN_KEYS));
+    settings
+        .problems()
+        .into_iter()
+        .map(|problem| match problem {
+            DiscordError::InvalidConfig {
+                field: "botToken",
+                reason,
+            } => DiscordError::InvalidConfig {
+                field: token_key,
+                reason,
+            },
+            other => other,
+        })
+        .collect()
 }
 
 /// A secret from its source; a file others can read goes to `warnings`.
@@ -172,6 +213,31 @@ mod tests {
             matches!((token, url), (Some(t), Some(u)) if t < u),
             "{text}"
         );
+    }
+
+    /// Operator review: a missing `applicationId` hid a malformed token and API URL, and a
+    /// token read from `tokenFile` was reported as `botToken`.
+    #[test]
+    fn names_every_broken_key_and_the_key_the_token_came_from() {
+        let section = section(
+            "tokenEnv: 'GATEHOUSE_TEST_UNSET_DISCORD_TOKEN', apiUrl: 'http://127.0.0.1:9/api/v10'",
+        );
+        let error = STEPS
+            .prepare(Some(&section), &mut Vec::new())
+            .err()
+            .unwrap();
+        let text = error.explained();
+        assert!(
+            text.starts_with("`channels.discord` is not usable: 3 keys are refused:\n  "),
+            "{text}"
+        );
+        for key in ["tokenEnv", "applicationId", "apiUrl"] {
+            assert!(
+                text.contains(&format!("channels.discord.{key}")),
+                "{key}: {text}"
+            );
+        }
+        assert!(!text.contains("botToken"), "{text}");
     }
 
     /// One refused key is reported as before: the key itself under the channel.

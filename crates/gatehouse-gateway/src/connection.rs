@@ -97,6 +97,9 @@ pub(crate) async fn run<Si, St>(
     }
 }
 
+/// The most characters of a client's own name `gateway.status` repeats.
+const CLIENT_NAME_CHARS: usize = 64;
+
 /// Reads the first frame, which must be a valid `connect`; anything else is refused and closed.
 /// The client is subscribed to events before it hears `connect` succeed, so an approval
 /// requested right after the handshake already counts it as a surface and reaches it. The
@@ -189,7 +192,8 @@ fn connect(
         (Some(_), Some(instance)) if instance != hub.instance() => Start::After(0),
         (Some(since), _) => Start::After(since),
     };
-    let (subscription, replay) = hub.subscribe(Arc::clone(&principal), start);
+    let client: String = params.client.name.chars().take(CLIENT_NAME_CHARS).collect();
+    let (subscription, replay) = hub.subscribe_client(Arc::clone(&principal), client, start);
     let result = ConnectResult {
         scopes: principal
             .scopes()

@@ -84,6 +84,8 @@ pub(crate) struct Replay {
 #[derive(Debug)]
 struct Subscriber {
     principal: Arc<Principal>,
+    /// The name the client gave in `connect` (`control-ui`, …), for `gateway.status`.
+    client: String,
     queue: mpsc::Sender<Arc<str>>,
     dropped: oneshot::Sender<Error>,
 }
@@ -187,11 +189,43 @@ impl EventHub {
         })
     }
 
-    /// Registers a connection; events published from now on reach it, preceded by the buffered
-    /// ones after `start` that `principal` may see.
+    /// Every connected client that receives `audience`'s events, as (token name, client name),
+    /// sorted: who can answer an approval right now, for `gateway.status`.
+    pub(crate) fn clients(&self, audience: Access) -> Vec<(String, String)> {
+        let mut clients: Vec<(String, String)> = self.shared.inner.lock().map_or_else(
+            |_| Vec::new(),
+            |inner| {
+                inner
+                    .subscribers
+                    .values()
+                    .filter(|subscriber| subscriber.principal.allows(audience))
+                    .map(|subscriber| {
+                        let token = subscriber.principal.name().to_owned();
+                        (token, subscriber.client.clone())
+                    })
+                    .collect()
+            },
+        );
+        clients.sort();
+        clients
+    }
+
+    /// Registers a connection without a client name; see [`EventHub::subscribe_client`].
+    #[cfg(test)]
     pub(crate) fn subscribe(
         &self,
         principal: Arc<Principal>,
+        start: Start,
+    ) -> (Subscription, Replay) {
+        self.subscribe_client(principal, String::new(), start)
+    }
+
+    /// Registers a connection of the client named `client`; events published from now on reach
+    /// it, preceded by the buffered ones after `start` that `principal` may see.
+    pub(crate) fn subscribe_client(
+        &self,
+        principal: Arc<Principal>,
+        client: String,
         start: Start,
     ) -> (Subscription, Replay) {
         let (dropped_tx, dropped) = oneshot::channel();
@@ -247,6 +281,7 @@ impl EventHub {
             id,
             Subscriber {
                 principal,
+                client,
                 queue,
                 dropped: dropped_tx,
             },

@@ -16,6 +16,7 @@ const APP_JS: &str = concat!(
     include_str!("../ui/js/connection.js"),
     include_str!("../ui/js/approvals.js"),
     include_str!("../ui/js/allowlists.js"),
+    include_str!("../ui/js/grants.js"),
     include_str!("../ui/js/check.js"),
     include_str!("../ui/js/chat.js"),
     include_str!("../ui/js/main.js"),

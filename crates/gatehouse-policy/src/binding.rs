@@ -244,6 +244,22 @@ const INFORMATIONAL: &[&str] = &["--version", "-V", "--help", "-h"];
 impl Binding {
     /// Computes the binding, refusing when any bound file cannot be identified exactly.
     pub fn compute(input: &BindingInput<'_>) -> Result<Binding, BindingError> {
+        Binding::compute_with_files(input).map(|(binding, _)| binding)
+    }
+
+    /// The files [`Binding::compute`] reads to bind `input`, canonical: the executable, then
+    /// the files it reads its program from (the script, `sed -f`'s and `awk -f`'s files, the
+    /// makefiles and what they could be remade from). A runner that starts the run where it
+    /// may see other files than the host's (a sandbox, whose home is its own) checks that it
+    /// sees each of these at the same path.
+    pub fn program_files(input: &BindingInput<'_>) -> Result<Vec<PathBuf>, BindingError> {
+        Binding::compute_with_files(input).map(|(_, files)| files)
+    }
+
+    /// The binding and the files it read.
+    fn compute_with_files(
+        input: &BindingInput<'_>,
+    ) -> Result<(Binding, Vec<PathBuf>), BindingError> {
         let program = input.argv.first().ok_or(BindingError::EmptyArgv)?;
         let cwd = canonical_cwd(input)?;
         let executable = fs::canonicalize(input.resolved_executable).map_err(|source| {
@@ -260,9 +276,13 @@ impl Binding {
         let source = script_operand(program, &executable, &input.argv[1..], &launch)?;
         let script = match &source {
             Some(Script::File(path)) => Some(hash_file(path)?),
-            Some(Script::Program(digest)) => Some(*digest),
+            Some(Script::Program(bound)) => Some(bound.digest()),
             None => None,
         };
+        let mut files = vec![executable.clone()];
+        if let Some(source) = &source {
+            files.extend(source.paths().map(Path::to_path_buf));
+        }
         // A script run directly is bound by its contents already (an edit names `script`).
         let identity = if matches!(&source, Some(Script::File(path)) if *path == executable) {
             Vec::new()
@@ -272,7 +292,7 @@ impl Binding {
                 source,
             })?
         };
-        Ok(Binding {
+        let binding = Binding {
             cwd: digest_fields([cwd.as_os_str().as_encoded_bytes()]),
             argv: digest_fields(input.argv.iter().map(String::as_bytes)),
             env: digest_fields(
@@ -288,7 +308,9 @@ impl Binding {
                 identity.as_slice(),
             ]),
             script,
-        })
+        };
+        files.dedup();
+        Ok((binding, files))
     }
 
     /// Recomputes the binding from what is about to run and names the first field that differs.
@@ -585,8 +607,18 @@ enum Script {
     /// One file, bound by its contents alone: a `#!` script run directly, or the file an
     /// interpreter runs.
     File(PathBuf),
-    /// The files a tool reads its program from (sed, awk, make), already hashed as one list.
-    Program(Digest),
+    /// The files a tool reads its program from (sed, awk, make), hashed as one list.
+    Program(program_files::Bound),
+}
+
+impl Script {
+    /// The files read, in order.
+    fn paths(&self) -> Box<dyn Iterator<Item = &Path> + '_> {
+        match self {
+            Script::File(path) => Box::new(std::iter::once(path.as_path())),
+            Script::Program(bound) => Box::new(bound.paths()),
+        }
+    }
 }
 
 /// What a program name denotes for the binding.

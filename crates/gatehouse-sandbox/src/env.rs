@@ -12,6 +12,11 @@
 //! The name and value checks catch credentials an agent host forwards by accident (hosts
 //! often forward their whole environment); they are not a boundary against a requester that
 //! means to pass a secret, which could put it in `argv` or a file.
+//!
+//! The result also satisfies what the policy core asks of every runner
+//! (`gatehouse_policy::exec::child_environment`): none of the base's shell-state variables
+//! (`PS4`, `BASH_ENV`, `BASH_FUNC_*`, …) and `LC_ALL=C.UTF-8` forced when the character set
+//! the child would use is not one the command analysis reads as the shell does.
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -291,9 +296,10 @@ pub fn build_env(
     if !refusals.is_empty() {
         return Err(EnvRefused(refusals));
     }
-    let mut vars = base.vars.clone();
-    vars.extend(request.iter().map(|(k, v)| (k.clone(), v.clone())));
-    Ok(ChildEnv { vars })
+    let inherited = base.vars.iter().map(|(k, v)| (k.clone(), v.clone()));
+    Ok(ChildEnv {
+        vars: gatehouse_policy::exec::child_environment(inherited, request),
+    })
 }
 
 /// The first thing wrong with one variable, checked from the most basic up.

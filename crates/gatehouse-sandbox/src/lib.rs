@@ -68,7 +68,8 @@ pub use bwrap::{Bubblewrap, BwrapError, Features};
 pub use env::{BaseEnv, ChildEnv, EnvLimits, EnvRefusal, EnvRefused, VarReason, build_env};
 pub use error::PlanError;
 pub use layout::{Layout, Mount, MountKind, MountRole};
-pub use plan::{Plan, RunRequest, Skipped, check_settings, plan};
+pub use paths::check_written_path;
+pub use plan::{Plan, RunRequest, Skipped, check_settings, plan, search_path};
 pub use probe::{HostFacts, NamespaceFailure, ProbeReport, explain, probe};
 pub use session::{MainSession, Placement, is_sandboxed, placement};
 pub use settings::{

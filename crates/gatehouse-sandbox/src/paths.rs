@@ -29,6 +29,13 @@ pub(crate) fn expand(raw: &str, home: &Path) -> Result<PathBuf, MountRefusal> {
     })
 }
 
+/// Whether `raw` is a path the sandbox settings accept, by its spelling alone (absolute or
+/// `~/…`, no `..`, no `~user`), without looking at the file system: the config crate refuses
+/// others when it loads the file, with their line and column.
+pub fn check_written_path(raw: &str) -> Result<(), MountRefusal> {
+    expand(raw, Path::new("/home")).map(drop)
+}
+
 /// `path` without `.` components or a trailing `/`; a relative path or one with `..` is
 /// refused, since what `..` names depends on links a lexical rewrite cannot see.
 pub(crate) fn plain(path: &Path) -> Result<PathBuf, MountRefusal> {

@@ -155,8 +155,8 @@ pub fn plan(
 
     let mut skipped = Vec::new();
     let mut user = home_mounts(settings, host, run.agent_id, &deny, &mut skipped)?;
-    let (extra, search_path) = extra_paths(settings, home, &deny, &roots)?;
-    user.extend(extra);
+    user.extend(extra_paths(settings, home, &deny, &roots)?);
+    let search_path = search_path(settings, home);
     user.push(bind(&workspace, &workspace, true, MountRole::Workspace));
     // Shallowest first, so a deeper mount (the workspace inside an autodocs directory) lands
     // on top; equal depths keep the order above, which puts the workspace last.
@@ -329,17 +329,33 @@ fn home_mounts(
     Ok(mounts)
 }
 
-/// The extra paths' mounts and the run's `PATH`. A `~/…` entry is in the sandbox's own home
-/// and one below `/usr` is mounted already: nothing of the host to add for them. Any other is
-/// a host directory to check and mount read-only.
+/// The `PATH` a sandboxed run under `settings` starts with: the system directories, then each
+/// of `extraPaths` in order (a `~/…` one in the sandbox's own home). The runner judges a
+/// sandboxed command with this `PATH`, so the policy resolves bare names where the sandbox
+/// will; an entry [`plan`] would refuse is left out (the run is refused anyway).
+pub fn search_path(settings: &SandboxSettings, home: &Path) -> String {
+    let mut search_path = SYSTEM_PATH.to_owned();
+    for dir in settings
+        .extra_paths
+        .iter()
+        .filter_map(|raw| expand(raw, home).ok())
+    {
+        search_path.push(':');
+        search_path.push_str(&dir.to_string_lossy());
+    }
+    search_path
+}
+
+/// The extra paths' mounts. A `~/…` entry is in the sandbox's own home and one below `/usr`
+/// is mounted already: nothing of the host to add for them. Any other is a host directory to
+/// check and mount read-only.
 fn extra_paths(
     settings: &SandboxSettings,
     home: &Path,
     deny: &DenyList,
     roots: &AllowedRoots,
-) -> Result<(Vec<Mount>, String), PlanError> {
+) -> Result<Vec<Mount>, PlanError> {
     let mut mounts = Vec::new();
-    let mut search_path = SYSTEM_PATH.to_owned();
     for (index, raw) in settings.extra_paths.iter().enumerate() {
         let refused = |refusal| PlanError::ExtraPath { index, refusal };
         let dir = expand(raw, home).map_err(refused)?;
@@ -347,10 +363,8 @@ fn extra_paths(
             check_plain_source(&dir, deny, Some(roots)).map_err(refused)?;
             mounts.push(bind(&dir, &dir, false, MountRole::ExtraPath));
         }
-        search_path.push(':');
-        search_path.push_str(&dir.to_string_lossy());
     }
-    Ok((mounts, search_path))
+    Ok(mounts)
 }
 
 fn bind(dest: &Path, source: &Path, writable: bool, role: MountRole) -> Mount {

@@ -13,6 +13,7 @@ use gatehouse_approvals::{
     IdDisclosure, ListFilter, Offered, ResolveOutcome, TurnSource, run_binding,
 };
 use gatehouse_policy::binding::{Binding, BindingInput};
+use gatehouse_policy::exec::approval_summary;
 use gatehouse_policy::requirement::DeniedReason;
 use gatehouse_policy::{ApprovalDecision, Security};
 use uuid::Uuid;
@@ -22,7 +23,8 @@ use crate::error::ServiceError;
 use crate::exec::resolve::spawned_program;
 use crate::pipeline::{Asked, ExecContext, Judged, REQUEST, invalid};
 use crate::policy::compose::effective_ask_fallback;
-use crate::policy::request::exec_request;
+use crate::policy::request::{exec_request_with, requested_vars};
+use crate::run::SHELL;
 use crate::service::Service;
 
 /// The most approvals one listing returns.
@@ -126,9 +128,11 @@ impl Service {
             Some(argv) => (None, Some(argv)),
             None => (Some(input.command.clone()), None),
         };
-        let (_, judged) = self.judge(caller, REQUEST, &input.context, || {
+        let (request, judged) = self.judge(caller, REQUEST, &input.context, |base| {
             // Approvers read `command`, the policy judges and allow-always persists `argv`: the
-            // two must say the same, or a harmless text could front for any program.
+            // two must say the same, or a harmless text could front for any program; and the
+            // text must show what runs, not only the payload of a shell whose profile scripts
+            // or other syntax the analysis does not read.
             if let Some(argv) = &argv {
                 let text = gatehouse_policy::exec::node_command_text(argv, Some(&input.command));
                 if !text.valid {
@@ -137,43 +141,67 @@ impl Service {
                         text.display_command
                     )));
                 }
+                if !text.shows_what_runs {
+                    return Err(invalid(format!(
+                        "`command` names only the payload of a shell the analysis cannot read \
+                         through (a login shell, a shell named by path, another shell's \
+                         syntax, an option beside `-c`): approvers must see what runs, so \
+                         send the whole command (as {:?})",
+                        text.display_command
+                    )));
+                }
             }
-            exec_request(command, argv.clone(), input.cwd.clone(), &input.env).map_err(invalid)
+            exec_request_with(command, argv.clone(), input.cwd.clone(), &input.env, base)
+                .map_err(invalid)
         })?;
         let evaluation = &judged.evaluation;
+        let env = requested_vars(&request);
         let resolved = match &argv {
             Some(argv) => argv
                 .first()
-                .and_then(|program| spawned_program(program, &input.cwd, &input.env, evaluation)),
+                .and_then(|program| spawned_program(program, &input.cwd, &request.env, evaluation)),
             None => evaluation
                 .segments
                 .first()
                 .and_then(|segment| segment.resolved_path.clone()),
         };
-        // Bind when the exact argv and its executable are known; a shell string binds in
-        // `system.run`, which knows what it will spawn.
-        let binding = match (&argv, &resolved) {
-            (Some(argv), Some(executable)) => Binding::compute(&BindingInput {
+        // Bound as `system.run` would bind it: the exact argv and its executable, or a shell
+        // string as `/bin/sh -c TEXT` with every segment's program and program files.
+        let shell_argv;
+        let (bound_argv, executable, segments) = match (&argv, &resolved) {
+            (Some(argv), Some(executable)) => (argv.as_slice(), Some(executable.as_path()), None),
+            (Some(argv), None) => (argv.as_slice(), None, None),
+            (None, _) => {
+                shell_argv = ["sh".to_owned(), "-c".to_owned(), input.command.clone()];
+                let shell = Some(std::path::Path::new(SHELL));
+                (shell_argv.as_slice(), shell, Some(&evaluation.segments))
+            }
+        };
+        let binding = executable.and_then(|executable| {
+            let bound = BindingInput {
                 cwd: &input.cwd,
-                argv,
-                env: &input.env,
+                argv: bound_argv,
+                env: &env,
                 agent_id: &input.context.agent_id,
                 session_key: input.context.session_key.as_deref().unwrap_or_default(),
                 resolved_executable: executable,
-            })
-            .ok()
-            .map(|binding| run_binding(&binding)),
-            _ => None,
-        };
+            };
+            let binding = match segments {
+                Some(segments) => Binding::compute_shell(&bound, segments),
+                None => Binding::compute(&bound),
+            };
+            binding.ok().map(|binding| run_binding(&binding))
+        });
         let asked = Asked {
             command: input.command,
             argv: argv.unwrap_or_default(),
             cwd: &input.cwd,
-            env: &input.env,
+            env: &env,
             host: input.host,
             resolved_path: resolved,
             turn_source: input.turn_source,
             binding,
+            summary: approval_summary(&request, evaluation),
         };
         let create = CreateApproval {
             id: input.id,

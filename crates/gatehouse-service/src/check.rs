@@ -14,7 +14,7 @@ use crate::caller::Caller;
 use crate::error::ServiceError;
 use crate::pipeline::{CHECK, ExecContext, acting_for, invalid};
 use crate::policy::compose::effective_tools_at_depth;
-use crate::policy::request::exec_request;
+use crate::policy::request::exec_request_with;
 use crate::service::Service;
 
 /// A command to judge: exactly one of `command` (a shell string) and `argv`.
@@ -56,9 +56,10 @@ impl Service {
         caller: &dyn Caller,
         input: CheckInput,
     ) -> Result<ExecEvaluation, ServiceError> {
-        let request =
-            exec_request(input.command, input.argv, input.cwd, &input.env).map_err(invalid)?;
-        let (_, judged) = self.judge(caller, CHECK, &input.context, || Ok(request))?;
+        let (_, judged) = self.judge(caller, CHECK, &input.context, |base| {
+            exec_request_with(input.command, input.argv, input.cwd, &input.env, base)
+                .map_err(invalid)
+        })?;
         Ok(judged.evaluation)
     }
 

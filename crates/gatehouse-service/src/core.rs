@@ -21,9 +21,11 @@ use crate::error::ServiceError;
 use crate::exec::allowlist_use::{AllowlistUse, EntryUse};
 use crate::exec::audit::Auditor;
 use crate::exec::pending::{self, Pending};
+use crate::exec::sandbox::Sandboxes;
 use crate::policy::cache::{AgentPolicy, PolicyCache};
 use crate::publish::Publisher;
 use crate::setup::ExecLimits;
+use crate::tools::ToolState;
 
 /// Everything the use cases share.
 pub(crate) struct Core {
@@ -35,6 +37,8 @@ pub(crate) struct Core {
     pub(crate) policies: PolicyCache,
     pub(crate) manager: ApprovalManager,
     pub(crate) limits: ExecLimits,
+    /// Which sessions run sandboxed, and bubblewrap located once.
+    pub(crate) sandboxes: Sandboxes,
     pub(crate) pending: Pending,
     pub(crate) audit: Auditor,
     /// The allowlist entries' last uses, written to the approvals file off the run's path.
@@ -42,6 +46,8 @@ pub(crate) struct Core {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) publisher: Arc<dyn Publisher>,
     pub(crate) shutdown: watch::Sender<bool>,
+    /// The tool-call gate's resolver, compiled rules and recent decisions.
+    pub(crate) tools: ToolState,
 }
 
 impl Core {
@@ -128,7 +134,7 @@ impl Core {
         };
         slot.commit(created.id, created.offered);
         if !has_route {
-            tracing::info!(approval_id = %created.id, "No approval surface connected; expiring.");
+            // The forwarder logs the expiry, with the fix, as it logs every approval event.
             self.manager.expire_no_route(created.id).await?;
         }
         Ok((created, decision))

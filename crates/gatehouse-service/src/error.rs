@@ -228,14 +228,19 @@ impl From<ApprovalError> for ServiceError {
                     reason: error.to_string(),
                 }
             }
-            ApprovalError::Unknown { .. } | ApprovalError::UnknownPrefix => {
-                ServiceError::NotFound {
-                    reason: error.to_string(),
-                }
-            }
+            ApprovalError::Unknown { .. }
+            | ApprovalError::UnknownPrefix
+            | ApprovalError::UnknownGrant { .. } => ServiceError::NotFound {
+                reason: error.to_string(),
+            },
             ApprovalError::AmbiguousPrefix { count, candidates } => ServiceError::AmbiguousPrefix {
                 count,
                 candidates: candidates.map(|ids| ids.iter().map(ToString::to_string).collect()),
+            },
+            // A grant's id is the id of the approval that made it.
+            ApprovalError::AmbiguousGrant { ids, .. } => ServiceError::AmbiguousPrefix {
+                count: ids.len(),
+                candidates: Some(ids),
             },
             ApprovalError::Expired { id, reason } => ServiceError::ApprovalExpired {
                 id: id.to_string(),

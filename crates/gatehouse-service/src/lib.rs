@@ -30,6 +30,8 @@
 //!     approvals_file: "exec-approvals.json".into(),
 //!     audit_log: "audit.jsonl".into(),
 //!     limits: ExecLimits::default(),
+//!     sandbox_host: None,
+//!     protected: Vec::new(),
 //! };
 //! let ports = Ports { store: Arc::new(store), clock: Arc::new(SystemClock), publisher };
 //! let service = Service::start(setup, ports).await?;
@@ -41,6 +43,7 @@ mod caller;
 pub mod chat;
 mod check;
 mod core;
+pub mod dns;
 mod error;
 mod exec;
 mod file;
@@ -51,6 +54,7 @@ mod run;
 mod service;
 mod sessions;
 mod setup;
+mod tools;
 
 pub use approvals::{ApprovalView, Decided, Fallback, RequestInput, RequestOutcome};
 pub use caller::Caller;
@@ -67,3 +71,6 @@ pub use run::{RunInput, RunOutcome};
 pub use service::{Ports, Prepared, Service};
 pub use sessions::BindInput;
 pub use setup::{ExecLimits, ServiceSetup};
+pub use tools::{
+    ToolCallInput, ToolFinished, ToolFinishedInput, ToolRequestInput, ToolRequestOutcome,
+};

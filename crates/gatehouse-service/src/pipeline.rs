@@ -10,12 +10,14 @@ use std::sync::Arc;
 use gatehouse_approvals::{ApprovalRecord, ApprovalRequest, ApprovalState, RunBinding, TurnSource};
 use gatehouse_policy::Security;
 use gatehouse_policy::elevated::{ElevatedLevel, ResolvedLevel, SenderIdentity};
-use gatehouse_policy::exec::{ExecEvaluation, ExecPolicy, ExecRequest, evaluate};
+use gatehouse_policy::exec::{ApprovalSummary, ExecEvaluation, ExecPolicy, ExecRequest, evaluate};
 use gatehouse_policy::requirement::{ApprovalOutcome, FallbackResult, resolve_approval};
+use gatehouse_sandbox::{Placement, SandboxSettings};
 
 use crate::caller::Caller;
 use crate::error::ServiceError;
 use crate::policy::elevated::{LevelRequest, apply_elevated_level};
+use crate::policy::request::BaseVars;
 use crate::service::Service;
 
 /// The use cases by the names their audit records and elevated refusals carry.
@@ -36,12 +38,33 @@ pub struct ExecContext {
     pub sender: Option<SenderIdentity>,
 }
 
+/// Where a request's run goes.
+#[derive(Debug, Clone)]
+pub(crate) enum Target {
+    /// On the gateway host (a session that is not sandboxed, or one `/elevated` moved there;
+    /// a refused host exec is a policy of security `deny`).
+    Host,
+    /// Under bubblewrap, with the agent's sandbox settings.
+    Sandbox(Box<SandboxSettings>),
+}
+
+impl Target {
+    /// How approvers and the audit log name it (`exec.approval.requested`'s `host`).
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Target::Host => "gateway",
+            Target::Sandbox(_) => "sandbox",
+        }
+    }
+}
+
 /// A request judged: the policy it runs under (after its elevated level), the agent's
-/// `askFallback`, the level that applied, and the evaluation.
+/// `askFallback`, the level that applied, where it would run, and the evaluation.
 pub(crate) struct Judged {
     pub(crate) policy: Arc<ExecPolicy>,
     pub(crate) ask_fallback: Security,
     pub(crate) level: ResolvedLevel,
+    pub(crate) target: Target,
     pub(crate) evaluation: ExecEvaluation,
 }
 
@@ -76,57 +99,81 @@ pub(crate) struct Asked<'a> {
     pub(crate) resolved_path: Option<PathBuf>,
     pub(crate) turn_source: Option<TurnSource>,
     pub(crate) binding: Option<RunBinding>,
+    pub(crate) summary: ApprovalSummary,
 }
 
 impl Service {
-    /// The policy `context` runs under, then the request `read` makes (once the policy is
-    /// known, so a refused agent or level is reported before a malformed command) judged by it.
-    /// The agent must be one the caller may act for; the level the request, its session or the
-    /// default asks for is checked at the same gates as `/elevated` typed in a chat.
+    /// The policy `context` runs under and where it would run, then the request `read` makes
+    /// (once the policy is known, so a refused agent or level is reported before a malformed
+    /// command, and with the `PATH` and `HOME` of where it runs) judged by it. The agent must
+    /// be one the caller may act for; the level the request, its session or the default asks
+    /// for is checked at the same gates as `/elevated` typed in a chat.
     pub(crate) fn judge(
         &self,
         caller: &dyn Caller,
         method: &'static str,
         context: &ExecContext,
-        read: impl FnOnce() -> Result<ExecRequest, ServiceError>,
+        read: impl FnOnce(&BaseVars) -> Result<ExecRequest, ServiceError>,
     ) -> Result<(ExecRequest, Judged), ServiceError> {
-        let (policy, ask_fallback, level) = self.requested_policy(caller, method, context)?;
-        let request = read()?;
+        let (policy, ask_fallback, level, target) =
+            self.requested_policy(caller, method, context)?;
+        let base = match &target {
+            Target::Host => BaseVars::host(),
+            Target::Sandbox(settings) => match self.core().sandboxes.home() {
+                Some(home) => {
+                    BaseVars::sandbox(gatehouse_sandbox::search_path(settings, home), home)
+                }
+                // Refused when planned; judged as on the host meanwhile.
+                None => BaseVars::host(),
+            },
+        };
+        let request = read(&base)?;
         let evaluation = evaluate(&request, &policy);
         let judged = Judged {
             policy,
             ask_fallback,
             level,
+            target,
             evaluation,
         };
         Ok((request, judged))
     }
 
-    /// The exec policy a request runs under, with the agent's `askFallback` and the elevated
-    /// level that was applied.
+    /// The exec policy a request runs under, with the agent's `askFallback`, the elevated
+    /// level that was applied and where the run goes: a sandboxed session stays in the sandbox
+    /// unless a level above `off` moves it to the host (`gatehouse_sandbox::placement`).
     pub(crate) fn requested_policy(
         &self,
         caller: &dyn Caller,
         method: &'static str,
         context: &ExecContext,
-    ) -> Result<(Arc<ExecPolicy>, Security, ResolvedLevel), ServiceError> {
+    ) -> Result<(Arc<ExecPolicy>, Security, ResolvedLevel, Target), ServiceError> {
         acting_for(caller, &context.agent_id)?;
         let core = self.core();
         let agent = core.policy(&context.agent_id)?;
+        let sandboxing = core.sandboxes.sandboxing(
+            &context.agent_id,
+            context.session_key.as_deref().unwrap_or_default(),
+        );
         let level = LevelRequest {
             method,
             agent_id: &context.agent_id,
             session_key: context.session_key.as_deref(),
             level: context.level,
             sender: context.sender.clone(),
+            sandboxed: sandboxing.is_some(),
         };
         let stored = level
             .session_key
             .zip(self.chat())
             .and_then(|(key, chat)| chat.sessions.stored_level(key));
-        let (policy, resolved) =
+        let (policy, resolved, placement) =
             apply_elevated_level(core, stored, caller.name(), &level, agent.policy)?;
-        Ok((policy, agent.ask_fallback, resolved))
+        let target = match (placement, sandboxing) {
+            (Placement::Sandbox, Some(settings)) => Target::Sandbox(Box::new(settings.clone())),
+            _ => Target::Host,
+        };
+        Ok((policy, agent.ask_fallback, resolved, target))
     }
 
     /// The approval as stored and shown to approvers.
@@ -150,6 +197,8 @@ impl Service {
             turn_source: asked.turn_source,
             binding: asked.binding,
             requested_by: Some(caller.name().to_owned()),
+            summary: Some(asked.summary),
+            tool: None,
         }
     }
 }

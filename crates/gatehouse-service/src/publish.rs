@@ -71,6 +71,12 @@ pub enum Denial {
     NoApprovalRoute,
     /// What would run is no longer what was approved.
     BindingMismatch,
+    /// The request's environment was refused (a variable that looks like a credential, a NUL
+    /// byte, too many or too large).
+    Environment,
+    /// The session runs sandboxed and the sandbox refused it (a mount check, a program or
+    /// working directory it would see elsewhere, bubblewrap missing).
+    Sandbox,
     /// The policy refused it, or it could not be started.
     Policy,
 }
@@ -83,6 +89,8 @@ impl Denial {
             Self::ApprovalTimeout => "approval-timeout",
             Self::NoApprovalRoute => "no-approval-route",
             Self::BindingMismatch => "binding-mismatch",
+            Self::Environment => "environment",
+            Self::Sandbox => "sandbox",
             Self::Policy => "policy",
         }
     }

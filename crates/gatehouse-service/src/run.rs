@@ -1,10 +1,13 @@
-//! `system.run`: policy, then a person when the policy asks, then execution on this host of
-//! exactly the approved argv.
+//! `system.run`: policy, then a person when the policy asks, then execution of exactly the
+//! approved argv, on this host or, for a sandboxed session, under bubblewrap.
 //!
 //! A shell is used only when the request was a shell string (it then runs as `/bin/sh -c`, and
-//! that argv is what the approval binds). The binding is recomputed right before spawning, so a
-//! script edited while the approval was pending is refused with `binding-mismatch`. Every run
-//! has one id, the approval id when a person was asked, carried by all of its events.
+//! that argv is what the approval binds, with every segment's program and program files). The
+//! binding is recomputed right before spawning, so a script edited while the approval was
+//! pending is refused with `binding-mismatch`. A sandboxed run is planned before anyone is
+//! asked and again right before it starts, and every file its binding read must be the file
+//! the sandbox sees at that path. Every run has one id, the approval id when a person was
+//! asked, carried by all of its events.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -14,9 +17,12 @@ use gatehouse_approvals::{
     ApprovalState, CreateApproval, REASON_NO_ROUTE, TurnSource, binding_of, run_binding,
 };
 use gatehouse_policy::binding::{Binding, BindingInput};
-use gatehouse_policy::exec::{Decision, ExecCommand, display_argv};
+use gatehouse_policy::exec::{
+    Decision, ExecCommand, ExecEvaluation, ExecRequest, approval_summary, display_argv, evaluate,
+};
 use gatehouse_policy::requirement::DeniedReason;
 use gatehouse_policy::{ApprovalDecision, Security};
+use gatehouse_sandbox::RunRequest;
 use gatehouse_store::audit::AuditKind;
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -24,15 +30,16 @@ use uuid::Uuid;
 use crate::caller::Caller;
 use crate::error::ServiceError;
 use crate::exec::resolve::{spawned_program, unjudged_wrapper};
-use crate::exec::runner::{self, Finished, Spawn};
-use crate::pipeline::{Asked, ExecContext, Judged, RUN, invalid};
+use crate::exec::runner::{self, Finished, Launch, Spawn};
+use crate::exec::sandbox::{Refusal, host_env, require_same_files};
+use crate::pipeline::{Asked, ExecContext, Judged, RUN, Target, invalid};
 use crate::policy::elevated::level_audit;
-use crate::policy::request::exec_request;
+use crate::policy::request::{exec_request_with, requested_vars};
 use crate::publish::{Denial, RunEvent};
 use crate::service::Service;
 
 /// The shell a shell-string command runs under.
-const SHELL: &str = "/bin/sh";
+pub(crate) const SHELL: &str = "/bin/sh";
 
 /// A command to run: exactly one of `command` (a shell string) and `argv`.
 #[derive(Debug, Clone, Default)]
@@ -83,6 +90,47 @@ pub enum RunOutcome {
 struct Plan {
     argv: Vec<String>,
     executable: PathBuf,
+    /// The variables the requester sets (a value equal to the gateway's own `PATH` or `HOME`
+    /// is not one): what the child gets over its base, and what is bound.
+    env: BTreeMap<String, String>,
+    /// Whether the request was a shell string, bound with its segments.
+    shell: bool,
+}
+
+impl Plan {
+    fn binding_input<'a>(&'a self, input: &'a RunInput) -> BindingInput<'a> {
+        BindingInput {
+            cwd: &input.cwd,
+            argv: &self.argv,
+            env: &self.env,
+            agent_id: &input.context.agent_id,
+            session_key: input.context.session_key.as_deref().unwrap_or_default(),
+            resolved_executable: &self.executable,
+        }
+    }
+
+    /// The binding of what runs: a shell string's covers every segment the analysis found.
+    fn bind(&self, input: &RunInput, evaluation: &ExecEvaluation) -> Result<Binding, String> {
+        let bound = self.binding_input(input);
+        let binding = if self.shell {
+            Binding::compute_shell(&bound, &evaluation.segments)
+        } else {
+            Binding::compute(&bound)
+        };
+        binding.map_err(|error| error.to_string())
+    }
+
+    /// The files the binding reads (for a sandbox to see as the host does), as far as they
+    /// can be named; a run that could not be bound has none beyond its segments' programs.
+    fn bound_files(&self, input: &RunInput, evaluation: &ExecEvaluation) -> Vec<PathBuf> {
+        let bound = self.binding_input(input);
+        let files = if self.shell {
+            Binding::shell_program_files(&bound, &evaluation.segments)
+        } else {
+            Binding::program_files(&bound)
+        };
+        files.unwrap_or_default()
+    }
 }
 
 impl Service {
@@ -94,12 +142,13 @@ impl Service {
         caller: &dyn Caller,
         input: RunInput,
     ) -> Result<RunOutcome, ServiceError> {
-        let (request, judged) = self.judge(caller, RUN, &input.context, || {
-            exec_request(
+        let (request, judged) = self.judge(caller, RUN, &input.context, |base| {
+            exec_request_with(
                 input.command.clone(),
                 input.argv.clone(),
                 input.cwd.clone(),
                 &input.env,
+                base,
             )
             .map_err(invalid)
         })?;
@@ -111,20 +160,25 @@ impl Service {
             json!({"method": RUN, "token": caller.name(), "agentId": input.context.agent_id,
                    "sessionKey": input.context.session_key, "command": input.command, "argv": input.argv,
                    "cwd": input.cwd, "envKeys": input.env.keys().collect::<Vec<_>>(),
-                   "elevated": level_audit(judged.level),
+                   "elevated": level_audit(judged.level), "runsOn": judged.target.name(),
                    "policy": {"decision": evaluation.decision.as_str(), "reason": evaluation.reason.to_string()}}),
         );
+        let env = requested_vars(&request);
         let plan = match &request.command {
             ExecCommand::Shell(text) => Some(Plan {
                 argv: vec!["sh".to_owned(), "-c".to_owned(), text.clone()],
                 executable: PathBuf::from(SHELL),
+                env,
+                shell: true,
             }),
             ExecCommand::Argv(argv) => argv
                 .first()
-                .and_then(|program| spawned_program(program, &input.cwd, &input.env, evaluation))
+                .and_then(|program| spawned_program(program, &input.cwd, &request.env, evaluation))
                 .map(|executable| Plan {
                     argv: argv.clone(),
                     executable,
+                    env,
+                    shell: false,
                 }),
         };
         let Some(plan) = plan else {
@@ -140,84 +194,130 @@ impl Service {
         // an argv's program is checked as the file spawned.
         let judged_wrappers =
             policy.security == Security::Allowlist && evaluation.decision != Decision::Deny;
-        let spawned =
-            matches!(request.command, ExecCommand::Argv(_)).then_some(plan.executable.as_path());
+        let spawned = (!plan.shell).then_some(plan.executable.as_path());
         if let Some(reason) = judged_wrappers
             .then(|| unjudged_wrapper(spawned, evaluation, &policy.safe_bin_trusted_dirs))
             .flatten()
         {
             return Ok(self.denied(Uuid::new_v4(), Denial::Policy, reason));
         }
-        let session_key = input.context.session_key.as_deref().unwrap_or_default();
-        let bound = BindingInput {
-            cwd: &input.cwd,
-            argv: &plan.argv,
-            env: &input.env,
-            agent_id: &input.context.agent_id,
-            session_key,
-            resolved_executable: &plan.executable,
+        if evaluation.decision == Decision::Deny {
+            let reason = evaluation.reason.to_string();
+            return Ok(self.denied(Uuid::new_v4(), Denial::Policy, reason));
+        }
+        // What the run starts with, and where, is settled before anyone is asked: a person is
+        // never asked about a run that would be refused.
+        if let Err(refusal) = self.launch(&input, &plan, &judged.target, evaluation, false) {
+            return Ok(self.refused(Uuid::new_v4(), refusal));
+        }
+        let (run_id, fresh) = if evaluation.decision == Decision::Ask {
+            // An approval-backed run must bind exactly what it runs; refuse when it cannot.
+            let binding = match plan.bind(&input, evaluation) {
+                Ok(binding) => binding,
+                Err(error) => return Ok(self.denied(Uuid::new_v4(), Denial::Policy, error)),
+            };
+            match self
+                .ask_to_run(caller, &input, &plan, &request, &judged, binding)
+                .await?
+            {
+                Ok(approved) => approved,
+                Err(denied) => return Ok(denied),
+            }
+        } else {
+            self.core().record_allowlist_uses(
+                &input.context.agent_id,
+                &command_text(&input, &plan),
+                evaluation,
+            );
+            (Uuid::new_v4(), None)
         };
-        let run_id = match evaluation.decision {
-            Decision::Deny => {
-                return Ok(self.denied(
-                    Uuid::new_v4(),
-                    Denial::Policy,
-                    evaluation.reason.to_string(),
-                ));
-            }
-            Decision::Allow => {
-                self.core().record_allowlist_uses(
-                    &input.context.agent_id,
-                    &command_text(&input, &plan),
-                    evaluation,
-                );
-                Uuid::new_v4()
-            }
-            Decision::Ask => {
-                // An approval-backed run must bind exactly what it runs; refuse when it cannot.
-                let binding = match Binding::compute(&bound) {
-                    Ok(binding) => binding,
-                    Err(error) => {
-                        return Ok(self.denied(Uuid::new_v4(), Denial::Policy, error.to_string()));
-                    }
-                };
-                match self
-                    .ask_to_run(caller, &input, &plan, &judged, binding, &bound)
-                    .await?
-                {
-                    Ok(id) => id,
-                    Err(denied) => return Ok(denied),
-                }
-            }
-        };
-        self.execute(caller, &input, &plan, run_id).await
+        // Right before spawning: a sandboxed run is planned again, and must see every file
+        // the binding read as the host does.
+        let now = fresh.as_ref().unwrap_or(evaluation);
+        match self.launch(&input, &plan, &judged.target, now, true) {
+            Ok(launch) => self.execute(caller, &input, &plan, &launch, run_id).await,
+            Err(refusal) => Ok(self.refused(run_id, refusal)),
+        }
     }
 
-    /// Asks a person, then decides from the answer: the approval's id to run under, or the
-    /// denial (already announced). A run allowed once takes its single use here, and the
-    /// approved binding is checked against the disk right before spawning.
+    /// Where and with what the run starts: a host run's built environment, or a sandboxed
+    /// run's plan, checked against each program of `evaluation` and, `with_files`, every file
+    /// the binding reads.
+    fn launch(
+        &self,
+        input: &RunInput,
+        plan: &Plan,
+        target: &Target,
+        evaluation: &ExecEvaluation,
+        with_files: bool,
+    ) -> Result<Launch, Refusal> {
+        // Spawned at the real paths the binding was checked against, not through a symlink
+        // that could be swapped in between.
+        let real = |path: &std::path::Path| {
+            std::fs::canonicalize(path).map_err(|error| Refusal {
+                denial: Denial::Policy,
+                detail: format!("cannot start {}: {error}", path.display()),
+            })
+        };
+        let cwd = real(&input.cwd)?;
+        let executable = real(&plan.executable)?;
+        match target {
+            Target::Host => Ok(Launch::Host {
+                env: host_env(&plan.env)?,
+                executable,
+                argv: plan.argv.clone(),
+                cwd,
+            }),
+            Target::Sandbox(settings) => {
+                let planned = self.core().sandboxes.plan(
+                    settings,
+                    &RunRequest {
+                        agent_id: &input.context.agent_id,
+                        executable: &executable,
+                        argv: &plan.argv,
+                        cwd: &cwd,
+                        env: &plan.env,
+                    },
+                )?;
+                let bound = if with_files {
+                    plan.bound_files(input, evaluation)
+                } else {
+                    Vec::new()
+                };
+                require_same_files(&planned, &bound, evaluation)?;
+                Ok(Launch::Sandbox(Box::new(planned)))
+            }
+        }
+    }
+
+    /// Asks a person, then decides from the answer: the approval's id to run under (with the
+    /// fresh evaluation a shell string was checked against), or the denial (already
+    /// announced). A run allowed once takes its single use here, and the approved binding is
+    /// checked against the disk right before spawning, a shell string's against a fresh
+    /// evaluation of its text.
     async fn ask_to_run(
         &self,
         caller: &dyn Caller,
         input: &RunInput,
         plan: &Plan,
+        request: &ExecRequest,
         judged: &Judged,
         binding: Binding,
-        bound: &BindingInput<'_>,
-    ) -> Result<Result<Uuid, RunOutcome>, ServiceError> {
+    ) -> Result<Result<(Uuid, Option<ExecEvaluation>), RunOutcome>, ServiceError> {
         let evaluation = &judged.evaluation;
         let asked = Asked {
             command: command_text(input, plan),
             argv: plan.argv.clone(),
             cwd: &input.cwd,
-            env: &input.env,
-            host: None,
+            env: &plan.env,
+            host: Some(judged.target.name().to_owned()),
             resolved_path: evaluation
                 .segments
                 .first()
                 .and_then(|segment| segment.resolved_path.clone()),
             turn_source: input.turn_source.clone(),
             binding: Some(run_binding(&binding)),
+            summary: approval_summary(request, evaluation),
         };
         let create = CreateApproval {
             id: input.id.clone(),
@@ -251,25 +351,33 @@ impl Service {
             .map(binding_of)
             .transpose()
             .map_err(ServiceError::internal)?;
-        if let Some(approved) = approved
-            && let Err(mismatch) = approved.verify(bound)
-        {
-            return Ok(Err(self.denied(
-                id,
-                Denial::BindingMismatch,
-                mismatch.to_string(),
-            )));
+        let fresh = plan.shell.then(|| evaluate(request, &judged.policy));
+        let now = fresh.as_ref().unwrap_or(evaluation);
+        if let Some(approved) = approved {
+            let bound = plan.binding_input(input);
+            let checked = if plan.shell {
+                approved.verify_shell(&bound, &now.segments)
+            } else {
+                approved.verify(&bound)
+            };
+            if let Err(mismatch) = checked {
+                return Ok(Err(self.denied(
+                    id,
+                    Denial::BindingMismatch,
+                    mismatch.to_string(),
+                )));
+            }
         }
-        Ok(Ok(id))
+        Ok(Ok((id, fresh)))
     }
 
-    /// Spawns the planned argv, announcing the run if it outlasts the threshold and when it
-    /// ends.
+    /// Spawns the launch, announcing the run if it outlasts the threshold and when it ends.
     async fn execute(
         &self,
         caller: &dyn Caller,
         input: &RunInput,
         plan: &Plan,
+        launch: &Launch,
         run_id: Uuid,
     ) -> Result<RunOutcome, ServiceError> {
         let core = self.core();
@@ -278,24 +386,22 @@ impl Service {
             .timeout
             .unwrap_or(limits.run_timeout)
             .min(limits.max_run_timeout);
+        let runs_on = match launch {
+            Launch::Host { .. } => "gateway",
+            Launch::Sandbox(_) => "sandbox",
+        };
         core.audit(
             AuditKind::Execution,
             None,
             Some(&run_id.to_string()),
             json!({"status": "started", "token": caller.name(), "agentId": input.context.agent_id,
-                   "argv": plan.argv, "cwd": input.cwd, "executable": plan.executable}),
+                   "argv": plan.argv, "cwd": input.cwd, "executable": plan.executable,
+                   "runsOn": runs_on}),
         );
-        // Spawned at the real paths the binding was just checked against, not through a symlink
-        // that could be swapped in between.
-        let started = std::fs::canonicalize(&input.cwd).and_then(|cwd| {
-            runner::start(&Spawn {
-                executable: &std::fs::canonicalize(&plan.executable)?,
-                argv: &plan.argv,
-                cwd: &cwd,
-                env: &input.env,
-                timeout,
-                max_output_bytes: limits.max_output_bytes,
-            })
+        let started = runner::start(&Spawn {
+            launch,
+            timeout,
+            max_output_bytes: limits.max_output_bytes,
         });
         let running = match started {
             Ok(running) => running,
@@ -303,7 +409,7 @@ impl Service {
                 return Ok(self.denied(
                     run_id,
                     Denial::Policy,
-                    format!("cannot start {}: {error}", plan.executable.display()),
+                    format!("cannot start {}: {error}", launch.program().display()),
                 ));
             }
         };
@@ -334,6 +440,11 @@ impl Service {
         });
         self.audit_run(run_id, "finished", payload);
         Ok(RunOutcome::Finished { run_id, finished })
+    }
+
+    /// Announces a run refused before it started (its environment, its sandbox).
+    fn refused(&self, run_id: Uuid, refusal: Refusal) -> RunOutcome {
+        self.denied(run_id, refusal.denial, refusal.detail)
     }
 
     /// Announces a denied run and builds the outcome.

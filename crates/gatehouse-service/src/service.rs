@@ -17,15 +17,19 @@ use tokio::sync::watch;
 
 use crate::chat::{ChatRuntime, ChatSetup, ChatStatus};
 use crate::core::Core;
+use crate::dns::Resolver;
 use crate::error::ServiceError;
 use crate::exec::allowlist_use::AllowlistUse;
 use crate::exec::audit::Auditor;
 use crate::exec::forward::spawn_forwarder;
 use crate::exec::pending::{Pending, PendingLimits};
+use crate::exec::sandbox::Sandboxes;
 use crate::exec::waiting::{Creating, RequesterGuard};
 use crate::policy::cache::PolicyCache;
 use crate::publish::Publisher;
 use crate::setup::ServiceSetup;
+use crate::tools::ToolState;
+use gatehouse_policy::files::ProtectedPath;
 
 /// What the service is given rather than makes: where approvals are stored, the clock, and
 /// where operators hear of events. Each is a trait, so the store, the clock and the transport
@@ -137,6 +141,12 @@ impl Service {
         }
     }
 
+    /// How many approvals wait for a person now (those being created included): what
+    /// `gateway.status` reports, so an operator sees work waiting without listing it.
+    pub fn pending_count(&self) -> usize {
+        self.core().pending.total()
+    }
+
     /// Starts a graceful shutdown: calls waiting for a person answer
     /// [`ServiceError::ShuttingDown`] at once, and new ones do not start waiting. Idempotent.
     pub fn begin_shutdown(&self) {
@@ -206,8 +216,16 @@ impl Prepared {
     /// runtime.
     pub async fn start(self, ports: Ports) -> Result<Service, ServiceError> {
         let Prepared { setup, audit, file } = self;
+        // `approvals.exec.timeout`, the reference's key, sets the default for every approval.
+        let default_timeout = setup
+            .config
+            .approvals
+            .exec
+            .as_ref()
+            .and_then(|exec| exec.timeout)
+            .unwrap_or(setup.limits.approval_timeout);
         let config = ManagerConfig {
-            default_timeout: setup.limits.approval_timeout,
+            default_timeout,
             retention: Retention {
                 history_ms: u64::try_from(setup.limits.history.as_millis()).unwrap_or(u64::MAX),
             },
@@ -220,7 +238,21 @@ impl Prepared {
             config,
         )
         .await?;
+        let sandboxes = Sandboxes::new(&setup.config, setup.sandbox_host);
+        let resolver = Resolver::from_config(setup.config.gateway.dns.as_ref());
+        let mut protected = setup.protected;
+        for (path, what) in [
+            (&setup.approvals_file, "the gateway's exec-approvals.json"),
+            (&setup.audit_log, "the gateway's audit log"),
+        ] {
+            protected.push(ProtectedPath {
+                path: path.clone(),
+                what: what.to_owned(),
+            });
+        }
         let core = Arc::new(Core {
+            sandboxes,
+            tools: ToolState::new(resolver, protected),
             config: setup.config,
             file: file.clone(),
             file_cache: SnapshotCache::new(),

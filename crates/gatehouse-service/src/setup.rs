@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use gatehouse_config::Config;
 use gatehouse_config::model::GatewayLimitsConfig;
+use gatehouse_policy::files::ProtectedPath;
+use gatehouse_sandbox::HostContext;
 
 /// Where the service's own state lives and how it is bounded. The approvals database is not
 /// here: the service is handed an [`ApprovalStore`](gatehouse_approvals::ApprovalStore), so
@@ -20,6 +22,14 @@ pub struct ServiceSetup {
     pub audit_log: PathBuf,
     /// Bounds on approvals and runs.
     pub limits: ExecLimits,
+    /// What a sandboxed run needs to know of this host (the gateway user's real home and name,
+    /// the data directory, the config and token files never to mount); `None` refuses every
+    /// sandboxed run, which only a caller with no sandboxed agents should pass.
+    pub sandbox_host: Option<HostContext>,
+    /// The gateway's own files and directories (its config file, data directory, token
+    /// files), which no tool call may read or write; the approvals file and the audit log are
+    /// added by the service itself.
+    pub protected: Vec<ProtectedPath>,
 }
 
 /// Bounds on approvals and runs; the defaults are the documented ones.

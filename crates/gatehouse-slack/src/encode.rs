@@ -185,6 +185,8 @@ mod tests {
             env_keys: vec![],
             expires_at_ms: 300_000,
             allow_always_offered: allow_always,
+            chain: None,
+            tool: None,
         }
     }
 

@@ -20,7 +20,7 @@ pub struct SlackAdapter;
 const STEPS: Steps<Section, SlackConfig, SlackError> = Steps {
     unusable: UNUSABLE,
     settings,
-    problems: SlackConfig::problems,
+    problems,
 };
 
 /// What a Slack settings refusal is reported under.
@@ -78,38 +78,73 @@ impl<R: From<axum::Router>> Connect<R> for Ready {
     }
 }
 
-/// The adapter's settings from the config section, before Slack's own rules are checked.
-fn settings(section: &Section, warnings: &mut Vec<String>) -> Result<SlackConfig, SetupError> {
-    let Some(bot) = section.token_source() else {
-        return Err(SetupError::Refused(
+/// The spellings of the bot token, the app-level token and the signing secret.
+const TOKEN_KEYS: [&str; 3] = ["botToken", "tokenFile", "tokenEnv"];
+const APP_TOKEN_KEYS: [&str; 3] = ["appToken", "appTokenFile", "appTokenEnv"];
+const SIGNING_KEYS: [&str; 3] = ["signingSecret", "signingSecretFile", "signingSecretEnv"];
+
+/// Stand in for a token or secret already refused, so Slack's rules still judge every other
+/// key; never used, as the refusal stops the start.
+const STAND_IN_BOT_TOKEN: &str = "xoxb-stand-in";
+const STAND_IN_APP_TOKEN: &str = "xapp-stand-in";
+const STAND_IN_SIGNING_SECRET: &str = "stand-in";
+
+/// The adapter's settings from the config section, before Slack's own rules are checked; each
+/// part it cannot build goes to `refused` (see [`Steps::settings`]).
+fn settings(
+    section: &Section,
+    warnings: &mut Vec<String>,
+    refused: &mut Vec<SetupError>,
+) -> Option<SlackConfig> {
+    let mut secret = |source: Option<SecretSource>, names: [&str; 3], stand_in: &str| {
+        let source = source?;
+        let key = format!("channels.slack.{}", source.key_name(names));
+        Some(
+            resolve(&source, &key, warnings)
+                .map_err(|error| refused.push(error))
+                .unwrap_or_else(|()| Secret::new(stand_in)),
+        )
+    };
+    let bot = secret(section.token_source(), TOKEN_KEYS, STAND_IN_BOT_TOKEN);
+    let app = secret(
+        section.app_token_source(),
+        APP_TOKEN_KEYS,
+        STAND_IN_APP_TOKEN,
+    );
+    let signing = secret(
+        section.signing_secret_source(),
+        SIGNING_KEYS,
+        STAND_IN_SIGNING_SECRET,
+    );
+    let bot = bot.unwrap_or_else(|| {
+        refused.push(SetupError::Refused(
             "`channels.slack`: set one of botToken, tokenFile, tokenEnv (or enabled: false)"
                 .to_owned(),
         ));
-    };
-    let bot = resolve(&bot, "channels.slack.botToken", warnings)?;
-    let app = section
-        .app_token_source()
-        .map(|source| resolve(&source, "channels.slack.appToken", warnings))
-        .transpose()?;
-    let signing = section
-        .signing_secret_source()
-        .map(|source| resolve(&source, "channels.slack.signingSecret", warnings))
-        .transpose()?;
+        Secret::new(STAND_IN_BOT_TOKEN)
+    });
     let mode = match section.mode {
         None | Some(ModeKey::Socket) => SlackMode::Socket,
         Some(ModeKey::Http) => SlackMode::Http,
     };
-    if mode == SlackMode::Socket && app.is_none() {
-        return Err(SetupError::Refused(
-            "`channels.slack`: Socket Mode (the default) needs an app-level token: set one of \
-             appToken, appTokenFile, appTokenEnv, or `mode: \"http\"` with a signing secret"
-                .to_owned(),
-        ));
-    }
+    let app = match app {
+        None if mode == SlackMode::Socket => {
+            refused.push(SetupError::Refused(
+                "`channels.slack`: Socket Mode (the default) needs an app-level token: set one \
+                 of appToken, appTokenFile, appTokenEnv, or `mode: \"http\"` with a signing \
+                 secret"
+                    .to_owned(),
+            ));
+            Some(Secret::new(STAND_IN_APP_TOKEN))
+        }
+        app => app,
+    };
     // `new` fills Slack's published defaults; the tokens are then set to exactly what the
     // operator configured (HTTP mode may have no app token).
-    let mut config = SlackConfig::new(bot, app.clone().unwrap_or_else(|| Secret::new("")))
-        .map_err(|error| SetupError::because(UNUSABLE, error))?;
+    let new = SlackConfig::new(bot, app.clone().unwrap_or_else(|| Secret::new("")));
+    let mut config = new
+        .map_err(|error| refused.push(SetupError::because(UNUSABLE, error)))
+        .ok()?;
     config.app_token = app;
     config.signing_secret = signing;
     config.mode = mode;
@@ -120,9 +155,38 @@ fn settings(section: &Section, warnings: &mut Vec<String>) -> Result<SlackConfig
         config.max_connections = usize::try_from(max).unwrap_or(usize::MAX);
     }
     if let Some(api_url) = &section.api_url {
-        config.api_url = config_url("channels.slack.apiUrl", api_url)?;
+        match config_url("channels.slack.apiUrl", api_url) {
+            Ok(url) => config.api_url = url,
+            Err(error) => refused.push(error),
+        }
     }
-    Ok(config)
+    Some(config)
+}
+
+/// Slack's refusals of `settings`, each secret's naming the key the section used for it.
+fn problems(section: &Section, settings: &SlackConfig) -> Vec<SlackError> {
+    let used = |source: Option<SecretSource>, names: [&'static str; 3]| {
+        source.map_or(names[0], |source| source.key_name(names))
+    };
+    let token_key = used(section.token_source(), TOKEN_KEYS);
+    let app_key = used(section.app_token_source(), APP_TOKEN_KEYS);
+    let signing_key = used(section.signing_secret_source(), SIGNING_KEYS);
+    settings
+        .problems()
+        .into_iter()
+        .map(|problem| match problem {
+            SlackError::InvalidConfig { field, reason } => SlackError::InvalidConfig {
+                field: match field {
+                    "botToken" => token_key,
+                    "appToken" => app_key,
+                    "signingSecret" => signing_key,
+                    other => other,
+                },
+                reason,
+            },
+            other => other,
+        })
+        .collect()
 }
 
 /// A secret from its source; a file others can read goes to `warnings`.

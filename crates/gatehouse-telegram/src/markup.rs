@@ -96,6 +96,8 @@ mod tests {
             env_keys: vec![],
             expires_at_ms: 60_000,
             allow_always_offered: false,
+            chain: None,
+            tool: None,
         }
     }
 

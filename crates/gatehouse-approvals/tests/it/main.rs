@@ -13,6 +13,8 @@ mod binding;
 mod events;
 // Timeouts and the grace period on paused time.
 mod expiry;
+// Tool approvals' allow-always grants: stored with the decision, listed, revoked.
+mod grants;
 // Every state transition through the manager and the store.
 mod lifecycle;
 // Lookup by id or prefix and its distinct errors.

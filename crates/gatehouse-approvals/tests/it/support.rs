@@ -7,8 +7,8 @@ use std::time::Duration;
 use gatehouse_approvals::{
     ApprovalError, ApprovalEvent, ApprovalManager, ApprovalRecord, ApprovalRequest, ApprovalStore,
     Clock, Completion, ConsumeOutcome, CreateApproval, DeliveredMessage, EventKind,
-    EventSubscription, IdDisclosure, ListFilter, ManagerConfig, NewApproval, Reading, Resolution,
-    ResolveOutcome, Resolved, TokioClock,
+    EventSubscription, GrantStore, IdDisclosure, ListFilter, ManagerConfig, NewApproval, Reading,
+    Resolution, ResolveOutcome, Resolved, StoredGrant, TokioClock,
 };
 use gatehouse_policy::{ApprovalDecision, Ask, Security};
 use gatehouse_store::approvals_db::{SqliteApprovalStore, SqliteOptions};
@@ -197,6 +197,16 @@ impl ApprovalStore for PausedTimeStore {
 
     fn list(&self, filter: ListFilter) -> Reading<Vec<ApprovalRecord>> {
         ApprovalStore::list(self.0.as_ref(), filter)
+    }
+}
+
+impl GrantStore for PausedTimeStore {
+    fn revoke_grant(&self, id: String, done: Completion<Option<StoredGrant>>) {
+        self.write(move |store| store.revoke_grant(&id), done);
+    }
+
+    fn grants(&self) -> Reading<Vec<StoredGrant>> {
+        GrantStore::grants(self.0.as_ref())
     }
 }
 

@@ -78,6 +78,8 @@ mod tests {
             env_keys: vec![],
             expires_at_ms: 0,
             allow_always_offered: false,
+            chain: None,
+            tool: None,
         }
     }
 

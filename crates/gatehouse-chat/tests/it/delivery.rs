@@ -24,6 +24,8 @@ fn card() -> Card {
         env_keys: vec![],
         expires_at_ms: 60_000,
         allow_always_offered: false,
+        chain: None,
+        tool: None,
     };
     render_prompt(&view, 0, 100)
 }

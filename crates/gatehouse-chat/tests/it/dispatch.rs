@@ -35,6 +35,8 @@ fn view_with(id: &str) -> ApprovalView {
         env_keys: vec![],
         expires_at_ms: 600_000,
         allow_always_offered: true,
+        chain: None,
+        tool: None,
     }
 }
 

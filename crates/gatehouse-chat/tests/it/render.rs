@@ -1,5 +1,5 @@
 use gatehouse_chat::render::{
-    ApprovalView, ButtonStyle, CardState, FieldKind, ResolveOutcome, render_cancelled,
+    ApprovalView, ButtonStyle, CardState, ChainView, FieldKind, ResolveOutcome, render_cancelled,
     render_expired, render_fallback, render_origin_notice, render_prompt, render_receipt,
 };
 use gatehouse_chat::sanitize::{fence_for, make_visible, one_line};
@@ -20,6 +20,8 @@ fn view(command: &str) -> ApprovalView {
         env_keys: vec!["GIT_DIR".into(), "PATH".into()],
         expires_at_ms: NOW + 300_000,
         allow_always_offered: true,
+        chain: None,
+        tool: None,
     }
 }
 
@@ -171,6 +173,61 @@ fn fields_carry_a_kind_whose_label_they_show() {
     assert!(closed.fields.iter().all(|f| f.kind != FieldKind::Expires));
 }
 
+/// Issue 29: a card named only the first program of a chain. Each program gets a line, and
+/// what allow-always would store is said, both made visible like every other field.
+#[test]
+fn shows_every_program_of_the_chain_and_what_allow_always_stores() {
+    let mut v = view("git status && ./deploy.sh");
+    v.chain = Some(ChainView {
+        programs: vec![
+            "1. git status [/usr/bin/git] — allowlist".into(),
+            "2. ./deploy.sh [/srv/deploy.sh] — needs a person\u{202e}".into(),
+        ],
+        allow_always_patterns: vec!["/srv/deploy.sh".into()],
+    });
+    let card = render_prompt(&v, NOW, 1200);
+    let shown: Vec<(FieldKind, &str)> = card
+        .fields
+        .iter()
+        .filter(|field| {
+            matches!(
+                field.kind,
+                FieldKind::Program | FieldKind::AllowAlwaysStores
+            )
+        })
+        .map(|field| (field.kind, field.value.as_str()))
+        .collect();
+    assert_eq!(
+        shown,
+        vec![
+            (
+                FieldKind::Program,
+                "1. git status [/usr/bin/git] — allowlist"
+            ),
+            (
+                FieldKind::Program,
+                "2. ./deploy.sh [/srv/deploy.sh] — needs a person[U+202E RLO]"
+            ),
+            (FieldKind::AllowAlwaysStores, "/srv/deploy.sh"),
+        ]
+    );
+    assert!(
+        card.plain_text()
+            .contains("Runs: 1. git status [/usr/bin/git] — allowlist\n"),
+        "{}",
+        card.plain_text()
+    );
+    v.chain = Some(ChainView::default());
+    let nothing = render_prompt(&v, NOW, 1200);
+    assert!(
+        nothing
+            .plain_text()
+            .contains("Allow-always stores: nothing (approve this exact command)"),
+        "{}",
+        nothing.plain_text()
+    );
+}
+
 #[test]
 fn metadata_is_sanitized_and_kept_on_one_line() {
     let mut v = view("ls");
@@ -297,4 +354,74 @@ mod properties {
             prop_assert_eq!(block.truncated_chars == 0, make_visible(&text) == block.text);
         }
     }
+}
+
+fn tool_view() -> ApprovalView {
+    ApprovalView {
+        command: "write /ws/notes.md".into(),
+        cwd: None,
+        host: None,
+        resolved_path: None,
+        env_keys: Vec::new(),
+        tool: Some(gatehouse_chat::render::ToolCard {
+            tool: "write".into(),
+            params: vec![
+                ("path".into(), "/ws/\u{202E}dm.setons".into()),
+                ("content".into(), "12 bytes".into()),
+            ],
+            title: Some("Claude Code on box: Write <b>".into()),
+            description: Some("Project: /ws\nThe agent says: \"tidy up\"".into()),
+            severity: "critical".into(),
+            allow_always_covers: Some("write at or under /ws/notes.md".into()),
+        }),
+        ..view("unused")
+    }
+}
+
+#[test]
+fn a_tool_card_shows_the_tool_its_parameters_and_the_requesters_words_visibly() {
+    let card = render_prompt(&tool_view(), NOW, 1200);
+    assert_eq!(card.title, "Tool approval needed");
+    assert_eq!(
+        card.command.as_ref().map(|c| c.text.as_str()),
+        Some("path: /ws/[U+202E RLO]dm.setons\ncontent: 12 bytes")
+    );
+    let fields: Vec<(FieldKind, &str)> = card
+        .fields
+        .iter()
+        .map(|f| (f.kind, f.value.as_str()))
+        .collect();
+    assert_eq!(
+        &fields[..5],
+        &[
+            (FieldKind::Tool, "write"),
+            (FieldKind::RequestTitle, "Claude Code on box: Write <b>"),
+            (
+                FieldKind::Description,
+                "Project: /ws · The agent says: \"tidy up\""
+            ),
+            (FieldKind::Severity, "critical"),
+            (
+                FieldKind::AllowAlwaysCovers,
+                "write at or under /ws/notes.md"
+            ),
+        ]
+    );
+    assert!(card.fields.iter().any(|f| f.kind == FieldKind::Id));
+    let text = card.plain_text();
+    assert!(
+        text.contains("Allow always covers: write at or under /ws/notes.md"),
+        "{text}"
+    );
+    // Closed cards keep what was asked.
+    let receipt = render_receipt(
+        &tool_view(),
+        &ResolveOutcome {
+            decision: ApprovalDecision::AllowAlways,
+            decided_by: "alice".into(),
+        },
+        1200,
+    );
+    assert!(receipt.fields.iter().any(|f| f.kind == FieldKind::Tool));
+    assert_eq!(receipt.command, card.command);
 }

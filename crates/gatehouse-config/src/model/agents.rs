@@ -24,6 +24,10 @@ pub struct AgentDefaults {
     pub subagents: Option<SubagentsConfig>,
     /// Sandbox settings.
     pub sandbox: Option<SandboxConfig>,
+    /// The agents' workspace (`/srv/agents/main`, `~/work`): where a sandboxed run may write,
+    /// where relative file-tool paths start, and what the file tools keep to (`workspaceOnly`),
+    /// unless an agent sets its own.
+    pub workspace: Option<String>,
 }
 
 /// `/elevated` levels.
@@ -48,12 +52,62 @@ pub struct SubagentsConfig {
     pub max_spawn_depth: Option<u32>,
 }
 
-/// `sandbox` of `agents.defaults` or one agent.
+/// `sandbox` of `agents.defaults` or one agent (docs/sandbox.md). Each key an agent sets
+/// replaces the default's; lists are replaced, not merged.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SandboxConfig {
     /// Which sessions run sandboxed.
     pub mode: Option<SandboxMode>,
+    /// What a sandboxed run sees of the host and what survives it.
+    pub isolation: Option<Isolation>,
+    /// Whether a sandboxed run may use the host's network.
+    pub network: Option<bool>,
+    /// Home paths that persist under isolation `volumes`.
+    pub volumes: Option<Vec<String>>,
+    /// Directories added to a sandboxed run's `PATH` (absolute ones mounted read-only).
+    pub extra_paths: Option<Vec<String>>,
+    /// The host directories the workspace and extra paths may lie in.
+    pub allowed_roots: Option<Vec<String>>,
+    /// The bubblewrap binary; `bwrap` on the gateway's `PATH` when unset.
+    pub bwrap_path: Option<String>,
+}
+
+/// `sandbox.isolation`, with GoClaw's mode names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Isolation {
+    /// A persistent home of the agent's own under the data directory.
+    Home,
+    /// The real home's top-level, non-hidden directories, read-only.
+    AutodocsRead,
+    /// The same, read-write.
+    AutodocsWrite,
+    /// Only the configured volumes persist.
+    Volumes,
+    /// Nothing persists but the workspace.
+    Ephemeral,
+}
+
+/// `session`: how OpenClaw keys sessions, which decides which one is an agent's main session
+/// (sandbox mode `non-main`). Its other keys are OpenClaw's and ignored.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionConfig {
+    /// The main session's key below `agent:<id>:` (OpenClaw's default `main`).
+    pub main_key: Option<String>,
+    /// `per-sender` (default) or `global`: one session for everything.
+    pub scope: Option<SessionScope>,
+}
+
+/// `session.scope`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SessionScope {
+    /// A session per sender (per chat, per direct message).
+    PerSender,
+    /// One session, keyed `global`.
+    Global,
 }
 
 /// `sandbox.mode`.
@@ -82,4 +136,6 @@ pub struct AgentConfig {
     pub sandbox: Option<SandboxConfig>,
     /// Per-agent sub-agent limits (`maxSpawnDepth` here is a Gatehouse extension).
     pub subagents: Option<SubagentsConfig>,
+    /// This agent's workspace, instead of `agents.defaults.workspace`.
+    pub workspace: Option<String>,
 }

@@ -1,5 +1,8 @@
 //! `approvals.exec`: forwarding pending exec approvals to chat routes.
 
+use std::collections::BTreeMap;
+use std::time::Duration;
+
 use serde::Deserialize;
 
 /// The `approvals` section.
@@ -7,6 +10,21 @@ use serde::Deserialize;
 pub struct ApprovalsConfig {
     /// Exec approval forwarding.
     pub exec: Option<ExecForwardingConfig>,
+    /// How long tool approvals (`tools.call.request`) wait, per tool.
+    pub tools: Option<ToolApprovalsConfig>,
+}
+
+/// `approvals.tools`: how long a person has to answer a tool approval.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolApprovalsConfig {
+    /// Every tool approval's timeout, instead of `approvals.exec.timeout`.
+    #[serde(default, deserialize_with = "super::de::opt_duration")]
+    pub timeout: Option<Duration>,
+    /// Timeouts of particular tools, keyed by entries as in `tools.allow` (a name, a glob, a
+    /// group, an MCP server as `mcp__<server>`); the first entry naming the tool wins.
+    #[serde(default, deserialize_with = "super::de::durations")]
+    pub by_tool: BTreeMap<String, Duration>,
 }
 
 /// `approvals.exec`.
@@ -25,6 +43,10 @@ pub struct ExecForwardingConfig {
     /// Explicit delivery targets.
     #[serde(default)]
     pub targets: Vec<ForwardTarget>,
+    /// How long a person has to answer an approval whose request names no timeout (seconds,
+    /// or a duration such as `"30m"`); 30 minutes when unset.
+    #[serde(default, deserialize_with = "super::de::opt_duration")]
+    pub timeout: Option<Duration>,
 }
 
 /// `approvals.exec.mode`.

@@ -1,11 +1,13 @@
 //! `channels.{telegram,discord,slack}`: bot credentials and native approval clients.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::Deserialize;
 
 use super::de;
 use super::delivery::{ChannelDeliveryConfig, ChannelRetryConfig};
+use super::tools::ScopedToolPolicy;
 use crate::secret::{self, Secret, SecretSource};
 
 /// The `channels` section. Other OpenClaw channels are accepted with a warning.
@@ -47,6 +49,10 @@ pub struct TelegramConfig {
     pub delivery: Option<ChannelDeliveryConfig>,
     /// Retries and backoff (OpenClaw's key).
     pub retry: Option<ChannelRetryConfig>,
+    /// Per-group settings by chat id (`"*"` for every group without its own); Gatehouse reads
+    /// their `tools`.
+    #[serde(default)]
+    pub groups: BTreeMap<String, ConversationConfig>,
 }
 
 /// `channels.discord`.
@@ -80,6 +86,10 @@ pub struct DiscordConfig {
     pub delivery: Option<ChannelDeliveryConfig>,
     /// Retries and backoff (OpenClaw's key).
     pub retry: Option<ChannelRetryConfig>,
+    /// Per-guild settings by guild id (`"*"` for every guild without its own); Gatehouse
+    /// reads their `tools`.
+    #[serde(default)]
+    pub guilds: BTreeMap<String, GuildConfig>,
 }
 
 /// `channels.slack`.
@@ -119,6 +129,10 @@ pub struct SlackConfig {
     pub delivery: Option<ChannelDeliveryConfig>,
     /// Retries and backoff (OpenClaw's key).
     pub retry: Option<ChannelRetryConfig>,
+    /// Per-channel settings by channel id (`"*"` for every channel without its own);
+    /// Gatehouse reads their `tools`.
+    #[serde(default)]
+    pub channels: BTreeMap<String, ConversationConfig>,
 }
 
 /// One channel's `delivery` and `retry` blocks.
@@ -128,6 +142,79 @@ pub struct DeliveryBlocks<'a> {
     pub delivery: Option<&'a ChannelDeliveryConfig>,
     /// `channels.<name>.retry`.
     pub retry: Option<&'a ChannelRetryConfig>,
+}
+
+/// One group, guild channel or Slack channel: the tool policy of calls made from it (the
+/// pipeline's `group` step). Its other OpenClaw settings load with a warning.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConversationConfig {
+    /// `allow`, `alsoAllow`, `deny` for calls from this conversation.
+    pub tools: Option<ScopedToolPolicy>,
+}
+
+/// One Discord guild: its tool policy, and its channels (whose own `tools` Gatehouse refuses:
+/// the policy applies per guild).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GuildConfig {
+    /// `allow`, `alsoAllow`, `deny` for calls from this guild.
+    pub tools: Option<ScopedToolPolicy>,
+    /// Per-channel settings; a `tools` there is refused when the config loads.
+    #[serde(default)]
+    pub channels: BTreeMap<String, ConversationConfig>,
+}
+
+/// The tool policy configured for calls from one conversation, and the key it lives at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConversationTools<'a> {
+    /// `channels.discord.guilds.42.tools`: named in every removal it makes.
+    pub path: String,
+    /// The lists.
+    pub tools: &'a ScopedToolPolicy,
+}
+
+impl ChannelsConfig {
+    /// The tool policy of a conversation: `channels.telegram.groups.<id>`,
+    /// `channels.discord.guilds.<id>` or `channels.slack.channels.<id>`, else the platform's
+    /// `"*"` entry; `None` when neither sets `tools`.
+    pub fn conversation_tools(&self, channel: &str, id: &str) -> Option<ConversationTools<'_>> {
+        let (key, entries): (&str, Vec<(&String, Option<&ScopedToolPolicy>)>) = match channel {
+            "telegram" => (
+                "groups",
+                self.telegram
+                    .iter()
+                    .flat_map(|c| c.groups.iter().map(|(k, v)| (k, v.tools.as_ref())))
+                    .collect(),
+            ),
+            "discord" => (
+                "guilds",
+                self.discord
+                    .iter()
+                    .flat_map(|c| c.guilds.iter().map(|(k, v)| (k, v.tools.as_ref())))
+                    .collect(),
+            ),
+            "slack" => (
+                "channels",
+                self.slack
+                    .iter()
+                    .flat_map(|c| c.channels.iter().map(|(k, v)| (k, v.tools.as_ref())))
+                    .collect(),
+            ),
+            _ => return None,
+        };
+        let find = |wanted: &str| {
+            entries
+                .iter()
+                .find(|(k, tools)| k.as_str() == wanted && tools.is_some())
+                .and_then(|(k, tools)| Some((k.as_str(), (*tools)?)))
+        };
+        let (entry, tools) = find(id.trim()).or_else(|| find("*"))?;
+        Some(ConversationTools {
+            path: format!("channels.{channel}.{key}.{entry}.tools"),
+            tools,
+        })
+    }
 }
 
 /// One reference per channel section, for walking the channels in one fixed order.

@@ -101,3 +101,93 @@ impl<'de> Visitor<'de> for IdVisitor {
         Ok(Id(value.to_string()))
     }
 }
+
+/// A duration written as a number of seconds (`300`) or as text with a unit (`"1500ms"`,
+/// `"90s"`, `"30m"`, `"2h"`); zero and anything else are refused at the value itself.
+pub(crate) fn opt_duration<'de, D>(deserializer: D) -> Result<Option<std::time::Duration>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    deserializer.deserialize_any(DurationVisitor).map(Some)
+}
+
+/// A map of durations, each as [`opt_duration`] reads one.
+pub(crate) fn durations<'de, D>(
+    deserializer: D,
+) -> Result<std::collections::BTreeMap<String, std::time::Duration>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    struct Entry(std::time::Duration);
+    impl<'de> de::Deserialize<'de> for Entry {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_any(DurationVisitor).map(Entry)
+        }
+    }
+    let raw = std::collections::BTreeMap::<String, Entry>::deserialize(deserializer)?;
+    Ok(raw.into_iter().map(|(key, entry)| (key, entry.0)).collect())
+}
+
+use serde::Deserialize as _;
+
+struct DurationVisitor;
+
+impl DurationVisitor {
+    fn seconds<E: de::Error>(seconds: u64) -> Result<std::time::Duration, E> {
+        if seconds == 0 {
+            return Err(E::custom(
+                "a timeout of 0 would expire every approval at once",
+            ));
+        }
+        Ok(std::time::Duration::from_secs(seconds))
+    }
+}
+
+impl Visitor<'_> for DurationVisitor {
+    type Value = std::time::Duration;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a number of seconds, or a duration such as \"90s\", \"30m\" or \"2h\"")
+    }
+
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<Self::Value, E> {
+        Self::seconds(value)
+    }
+
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<Self::Value, E> {
+        u64::try_from(value)
+            .map_err(|_| E::custom(format!("a duration cannot be negative, got {value}")))
+            .and_then(Self::seconds)
+    }
+
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<Self::Value, E> {
+        let text = value.trim();
+        let split = text
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(text.len());
+        let (number, unit) = text.split_at(split);
+        let number: u64 = number.parse().map_err(|_| {
+            E::custom(format!(
+                "{value:?} is not a duration (expected a number with ms, s, m or h)"
+            ))
+        })?;
+        let millis = match unit.trim() {
+            "ms" => Some(number),
+            "s" | "" => number.checked_mul(1_000),
+            "m" => number.checked_mul(60_000),
+            "h" => number.checked_mul(3_600_000),
+            other => {
+                return Err(E::custom(format!(
+                    "unknown unit {other:?} in {value:?} (expected ms, s, m or h)"
+                )));
+            }
+        };
+        match millis {
+            Some(0) => Err(E::custom(
+                "a timeout of 0 would expire every approval at once",
+            )),
+            Some(ms) => Ok(std::time::Duration::from_millis(ms)),
+            None => Err(E::custom(format!("{value:?} is too long"))),
+        }
+    }
+}

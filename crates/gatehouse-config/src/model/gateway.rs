@@ -16,6 +16,42 @@ pub struct GatewayConfig {
     pub auth: Option<GatewayAuthConfig>,
     /// Limits that keep one client from exhausting the gateway; unset keys keep their defaults.
     pub limits: Option<GatewayLimitsConfig>,
+    /// How host names in tool calls' URLs are resolved.
+    pub dns: Option<DnsConfig>,
+}
+
+/// `gateway.dns`: the resolver URL checks use. Without it the system's (`/etc/resolv.conf`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DnsConfig {
+    /// Name servers to ask instead of the system's, as `ip` or `ip:port` (`127.0.0.1:5353`).
+    pub nameservers: Option<Vec<String>>,
+    /// How long one resolution may take, ms (default 2,000); a lookup that takes longer
+    /// refuses the call.
+    pub timeout_ms: Option<u64>,
+}
+
+impl DnsConfig {
+    /// `timeoutMs` when unset.
+    pub const DEFAULT_TIMEOUT_MS: u64 = 2_000;
+
+    /// The name servers, each as a socket address (port 53 when none is written); `Err`
+    /// names the entry that is neither.
+    pub fn nameserver_addrs(&self) -> Result<Vec<std::net::SocketAddr>, String> {
+        self.nameservers
+            .iter()
+            .flatten()
+            .map(|entry| {
+                let text = entry.trim();
+                text.parse::<std::net::SocketAddr>()
+                    .or_else(|_| {
+                        text.parse::<std::net::IpAddr>()
+                            .map(|ip| std::net::SocketAddr::new(ip, 53))
+                    })
+                    .map_err(|_| format!("{entry:?} is not an IP address or IP:port"))
+            })
+            .collect()
+    }
 }
 
 /// `gateway.limits`. Every key is optional; zero is refused, because a zero limit would lock

@@ -15,22 +15,27 @@ mod tools;
 use serde::Deserialize;
 
 pub use agents::{
-    AgentConfig, AgentDefaults, AgentsConfig, ElevatedLevel, SandboxConfig, SandboxMode,
-    SubagentsConfig,
+    AgentConfig, AgentDefaults, AgentsConfig, ElevatedLevel, Isolation, SandboxConfig, SandboxMode,
+    SessionConfig, SessionScope, SubagentsConfig,
 };
-pub use approvals::{ApprovalsConfig, ExecForwardingConfig, ForwardTarget, ForwardingMode};
+pub use approvals::{
+    ApprovalsConfig, ExecForwardingConfig, ForwardTarget, ForwardingMode, ToolApprovalsConfig,
+};
 pub(crate) use channels::snowflake;
 pub use channels::{
-    ApprovalTarget, ChannelApprovalsConfig, ChannelSections, ChannelsConfig, DeliveryBlocks,
-    DiscordConfig, Enabled, SlackConfig, SlackMode, TelegramConfig,
+    ApprovalTarget, ChannelApprovalsConfig, ChannelSections, ChannelsConfig, ConversationConfig,
+    ConversationTools, DeliveryBlocks, DiscordConfig, Enabled, GuildConfig, SlackConfig, SlackMode,
+    TelegramConfig,
 };
 pub use delivery::{ChannelDeliveryConfig, ChannelRetryConfig, Fraction, Rate};
 pub use gateway::{
-    GatewayAuthConfig, GatewayConfig, GatewayLimitsConfig, RateLimitConfig, Scope, TokenConfig,
+    DnsConfig, GatewayAuthConfig, GatewayConfig, GatewayLimitsConfig, RateLimitConfig, Scope,
+    TokenConfig,
 };
 pub use tools::{
-    ApplyPatchConfig, ElevatedConfig, ExecConfig, FsConfig, SafeBinProfileConfig, ScopedToolPolicy,
-    ScopedTools, SkillBinConfig, ToolPolicyConfig, ToolProfile, ToolsConfig,
+    ApplyPatchConfig, BrowserConfig, ElevatedConfig, ExecConfig, FsConfig, PathAccessSection,
+    SafeBinProfileConfig, ScopedToolPolicy, ScopedTools, SkillBinConfig, SsrfPolicySection,
+    ToolPolicyConfig, ToolProfile, ToolsConfig, WebConfig, WebFetchConfig,
 };
 
 /// The whole configuration file.
@@ -51,6 +56,11 @@ pub struct Config {
     /// Chat channels.
     #[serde(default)]
     pub channels: ChannelsConfig,
+    /// How sessions are keyed (`mainKey`, `scope`).
+    #[serde(default)]
+    pub session: SessionConfig,
+    /// Browser settings; Gatehouse reads `browser.ssrfPolicy`.
+    pub browser: Option<BrowserConfig>,
 }
 
 impl Config {

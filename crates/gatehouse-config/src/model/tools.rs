@@ -83,6 +83,73 @@ pub struct ToolsConfig {
     pub sandbox: Option<ScopedTools>,
     /// Sub-agent tool policy defaults (global `tools` only; refused per agent).
     pub subagents: Option<ScopedTools>,
+    /// What `read` (and the read half of `edit`) may open.
+    pub read: Option<PathAccessSection>,
+    /// What `write`, `edit` and `apply_patch` may change.
+    pub write: Option<PathAccessSection>,
+    /// Tools (entries as in `allow`) whose every call asks a person, unless a grant covers it;
+    /// the agent's list adds to the global one.
+    pub always_ask: Option<Vec<String>>,
+    /// `web.fetch`: the URL rules of `web_fetch` and of any other tool's URL parameter.
+    pub web: Option<WebConfig>,
+}
+
+/// `tools.read` / `tools.write`: path globs and a size limit for the file tools.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PathAccessSection {
+    /// When set, a path must match one of these globs.
+    pub allow: Option<Vec<String>>,
+    /// Globs that refuse a path (deny wins; a directory covers what is under it).
+    pub deny: Option<Vec<String>>,
+    /// The largest file read, or content written, in bytes.
+    pub max_size_bytes: Option<u64>,
+}
+
+/// `tools.web`: only `fetch` is Gatehouse's to judge (`search` is OpenClaw's and ignored).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WebConfig {
+    /// `tools.web.fetch`.
+    pub fetch: Option<WebFetchConfig>,
+}
+
+/// `tools.web.fetch`: which hosts `web_fetch` (and URL parameters of other tools) may reach.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WebFetchConfig {
+    /// Host patterns; when set, a host must match one.
+    pub allowed_domains: Option<Vec<String>>,
+    /// Host patterns that refuse (deny wins).
+    pub denied_domains: Option<Vec<String>>,
+    /// OpenClaw's private-network switches.
+    pub ssrf_policy: Option<SsrfPolicySection>,
+}
+
+/// `ssrfPolicy` of `tools.web.fetch` and `browser` (OpenClaw's `SsrFPolicy`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SsrfPolicySection {
+    /// Loopback, private, link-local, CGNAT, unique-local addresses and local names allowed.
+    pub dangerously_allow_private_network: Option<bool>,
+    /// The legacy spelling of `dangerouslyAllowPrivateNetwork`.
+    pub allow_private_network: Option<bool>,
+    /// Exact hosts exempt from the private-network checks.
+    pub allowed_hostnames: Option<Vec<String>>,
+    /// Host patterns a host must match (with `allowedDomains`, both must).
+    pub hostname_allowlist: Option<Vec<String>>,
+    /// `198.18.0.0/15` allowed (fake-IP proxies).
+    pub allow_rfc2544_benchmark_range: Option<bool>,
+    /// `fc00::/7` allowed (fake-IP proxies).
+    pub allow_ipv6_unique_local_range: Option<bool>,
+}
+
+/// The top-level `browser` section: only its `ssrfPolicy` is Gatehouse's to judge.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BrowserConfig {
+    /// The URL rules of browser navigation.
+    pub ssrf_policy: Option<SsrfPolicySection>,
 }
 
 /// `tools.elevated` and `agents.list[].tools.elevated`: who may switch `/elevated`.
@@ -111,9 +178,11 @@ where
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FsConfig {
-    /// Restrict filesystem tools to the agent workspace (read by the tool host, which
-    /// enforces paths; Gatehouse only notes that the section exists).
+    /// `read`, `write`, `edit` and `apply_patch` stay inside the agent's workspace (OpenClaw's
+    /// default: `false`).
     pub workspace_only: Option<bool>,
+    /// Path globs refused to every file tool, added to the built-in denied files.
+    pub deny_paths: Option<Vec<String>>,
 }
 
 /// `tools.exec` (global) and `agents.list[].tools.exec` (per agent).
@@ -225,4 +294,7 @@ pub struct ApplyPatchConfig {
     pub enabled: Option<bool>,
     /// Models besides OpenAI's that may use `apply_patch` (`gpt-5` or `openai/gpt-5`).
     pub allow_models: Option<Vec<String>>,
+    /// `apply_patch` stays inside the workspace even when `tools.fs.workspaceOnly` is off
+    /// (OpenClaw's default: `true`).
+    pub workspace_only: Option<bool>,
 }

@@ -154,6 +154,54 @@ fn refuses_spawn_depth_out_of_range() {
     );
 }
 
+/// A sandbox path spelt so it cannot be checked (relative, another user's home, `..`) is
+/// refused where it is written, not when the first sandboxed run is planned.
+#[test]
+fn refuses_sandbox_paths_that_are_not_absolute_or_under_home() {
+    let (kind, _, _, key, message) = check(
+        "{ agents: { list: [ { id: 'ops', sandbox: { extraPaths: ['/opt/bin', 'bin'] } } ] } }",
+    );
+    assert_eq!(
+        (kind, key.as_str()),
+        ("invalid", "agents.list[0].sandbox.extraPaths[1]")
+    );
+    assert!(message.contains("bin"), "{message}");
+    let (_, _, _, key, _) = check("{ agents: { defaults: { workspace: '~ann/work' } } }");
+    assert_eq!(key, "agents.defaults.workspace");
+    let (_, _, _, key, _) =
+        check("{ agents: { defaults: { sandbox: { allowedRoots: ['/srv/../etc'] } } } }");
+    assert_eq!(key, "agents.defaults.sandbox.allowedRoots[0]");
+    let (_, line, _, key, message) =
+        check("{\n agents: { defaults: {\n sandbox: { bwrapPath: 'bwrap' } } } }");
+    assert_eq!(
+        (line, key.as_str()),
+        (3, "agents.defaults.sandbox.bwrapPath")
+    );
+    assert!(message.contains("not an absolute path"), "{message}");
+    let (kind, _, _, key, _) =
+        check("{ agents: { defaults: { sandbox: { isolation: 'Home' } } } }");
+    assert_eq!(
+        (kind, key.as_str()),
+        ("invalid", "agents.defaults.sandbox.isolation")
+    );
+}
+
+/// OpenClaw's own sandbox keys load with a warning; a misspelt one of ours is an error.
+#[test]
+fn ignores_openclaw_sandbox_keys_but_refuses_misspelt_ones() {
+    let loaded = load_str(
+        "{ agents: { defaults: { sandbox: { mode: 'all', scope: 'agent', docker: {} } } },          session: { dmScope: 'main', mainKey: 'desk' } }",
+        Path::new("gh.json5"),
+    )
+    .unwrap();
+    assert_eq!(loaded.warnings.len(), 3, "{:?}", loaded.warnings);
+    let (kind, _, _, key, _) = check("{ agents: { defaults: { sandbox: { isolaton: 'home' } } } }");
+    assert_eq!(
+        (kind, key.as_str()),
+        ("unknown", "agents.defaults.sandbox.isolaton")
+    );
+}
+
 #[test]
 fn refuses_two_sources_for_one_token() {
     let text = "{ channels: { telegram: { botToken: 'x', tokenEnv: 'TG' } } }";

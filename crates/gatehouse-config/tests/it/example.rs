@@ -35,6 +35,16 @@ fn example_config_sets_the_keys_it_documents() {
     );
     let ops = config.agent("ops").unwrap();
     assert_eq!(ops.subagents.as_ref().unwrap().max_spawn_depth, Some(2));
+    let sandbox = config.sandbox_settings("ops");
+    assert_eq!(
+        (sandbox.isolation.as_str(), sandbox.workspace.as_deref()),
+        ("ephemeral", Some("/srv/agents/ops"))
+    );
+    assert_eq!(
+        config.sandbox_settings("main").extra_paths,
+        ["/opt/tools/bin"]
+    );
+    assert_eq!(config.main_session().main_key, "main");
     assert!(ops.tools.as_ref().unwrap().sandbox.is_some());
     assert_eq!(config.gateway.auth.as_ref().unwrap().tokens.len(), 3);
     assert!(

@@ -95,7 +95,8 @@ fn warns_about_openclaw_settings_gatehouse_ignores() {
         keys,
         vec![
             ("models".to_owned(), 2, 3),
-            ("tools.web".to_owned(), 3, 12),
+            // `tools.web.fetch` is Gatehouse's, so the warning names the key inside.
+            ("tools.web.search".to_owned(), 3, 19),
             ("agents.list[0].model".to_owned(), 4, 32),
             ("channels.whatsapp".to_owned(), 5, 15),
         ]

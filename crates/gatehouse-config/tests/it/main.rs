@@ -23,3 +23,5 @@ mod example;
 mod never_panics;
 // Exhaustive: one wrong value anywhere in the example config is one problem, at its path.
 mod one_mistake;
+// The tool-call gate's keys: files, URLs, always-ask, timeouts, conversations, DNS.
+mod tool_call_keys;

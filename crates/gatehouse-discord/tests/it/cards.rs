@@ -19,6 +19,8 @@ fn view() -> ApprovalView {
         env_keys: vec!["CI".into(), "PATH".into()],
         expires_at_ms: NOW_MS + 300_000,
         allow_always_offered: true,
+        chain: None,
+        tool: None,
     }
 }
 

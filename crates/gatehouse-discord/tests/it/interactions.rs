@@ -68,6 +68,8 @@ fn view() -> ApprovalView {
         env_keys: Vec::new(),
         expires_at_ms: now_ms() + 300_000,
         allow_always_offered: false,
+        chain: None,
+        tool: None,
     }
 }
 

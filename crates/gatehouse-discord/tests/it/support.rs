@@ -108,6 +108,8 @@ pub(crate) fn plain_card() -> Card {
         env_keys: Vec::new(),
         expires_at_ms: 1_795_243_000_000,
         allow_always_offered: false,
+        chain: None,
+        tool: None,
     };
     render_prompt(&view, 1_795_242_700_000, 1200)
 }

@@ -65,6 +65,8 @@ pub(crate) fn start(dir: &Path, threads: usize, max_pending: usize) -> Server {
             max_pending_per_token: max_pending,
             ..ExecLimits::default()
         },
+        sandbox_host: None,
+        protected: Vec::new(),
     };
     let addr = runtime.block_on(async move {
         let store =

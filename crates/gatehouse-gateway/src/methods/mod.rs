@@ -11,6 +11,9 @@ mod gateway;
 mod policy;
 mod run;
 mod session;
+#[cfg(test)]
+pub(crate) mod test_support;
+mod tools;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -102,7 +105,7 @@ impl Registry {
         registry
     }
 
-    /// The standard methods plus `exec.*`, `tools.effective`, `system.run`, `session.bind` and
+    /// The standard methods plus `exec.*`, `tools.*`, `system.run`, `session.bind` and
     /// `elevated.directive`, which call the gateway's [`Service`].
     pub fn with_exec() -> Self {
         let mut registry = Self::standard();
@@ -129,7 +132,12 @@ impl Registry {
             )
             .register("system.run", agent, run::run)
             .register("session.bind", agent, session::bind)
-            .register("elevated.directive", agent, session::elevated_directive);
+            .register("elevated.directive", agent, session::elevated_directive)
+            .register("tools.call.check", agent, tools::check)
+            .register("tools.call.request", agent, tools::request)
+            .register("tools.call.finished", agent, tools::finished)
+            .register("tools.grants.list", approvals, tools::list_grants)
+            .register("tools.grants.revoke", approvals, tools::revoke_grant);
         registry
     }
 

@@ -27,52 +27,10 @@ pub(super) async fn effective(call: Call, params: ToolsParams) -> Result<ToolsJs
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
-    use gatehouse_approvals::SystemClock;
-    use gatehouse_service::{ExecLimits, Ports, Service, ServiceSetup};
-    use gatehouse_store::approvals_db::SqliteApprovalStore;
     use serde_json::{Value, json};
 
     use crate::methods::Call;
-    use crate::scope::Scope;
-    use crate::settings::{GatewaySettings, Limits, Secret, TokenSpec};
-    use crate::state::GatewayState;
-
-    const AGENT: &str = "agent-secret-0123456789";
-
-    /// A gateway with the service and no chat runtime, and an agent-scope call on it.
-    async fn gateway(config: &str) -> (tempfile::TempDir, Call) {
-        let dir = tempfile::tempdir().unwrap();
-        let loaded = gatehouse_config::load_str(config, &dir.path().join("gatehouse.json5"));
-        let setup = ServiceSetup {
-            config: loaded.unwrap().config,
-            approvals_file: dir.path().join("exec-approvals.json"),
-            audit_log: dir.path().join("audit.jsonl"),
-            limits: ExecLimits::default(),
-        };
-        let settings = GatewaySettings {
-            tokens: vec![TokenSpec {
-                name: "agent".into(),
-                secret: Secret::new(AGENT),
-                scopes: vec![Scope::Agent],
-                agents: None,
-            }],
-            limits: Limits::default(),
-        };
-        let builder = GatewayState::builder(&settings);
-        let store = SqliteApprovalStore::open_in_memory().unwrap();
-        let ports = Ports {
-            store: Arc::new(store),
-            clock: Arc::new(SystemClock),
-            publisher: Arc::new(builder.events().clone()),
-        };
-        let service = Service::start(setup, ports).await.unwrap();
-        assert!(service.chat_status().await.is_none());
-        let state = builder.with_service(service).unwrap();
-        let caller = state.authenticate(AGENT).unwrap();
-        (dir, Call { state, caller })
-    }
+    use crate::methods::test_support::gateway;
 
     /// `exec.policy.check` of `echo hi` with `extra` params: the decision, or the error code.
     async fn check(call: &Call, extra: Value) -> Result<String, (String, String)> {

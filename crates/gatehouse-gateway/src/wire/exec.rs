@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use gatehouse_approvals::{ApprovalRecord, ApprovalRequest, EventKind, Offered, TurnSource};
 use gatehouse_policy::elevated::{ElevatedLevel, SenderIdentity};
+use gatehouse_policy::exec::ApprovalSummary;
 use gatehouse_service::{
     ApprovalView, CheckInput, Decided, ExecContext, Fallback, FileView, RequestInput, RunEvent,
     RunInput, RunOutcome, ToolsInput,
@@ -417,6 +418,56 @@ struct RequestJson {
     ask: Option<&'static str>,
     turn_source: Option<TurnSourceJson>,
     bound: bool,
+    summary: Option<SummaryJson>,
+    /// What approvers are told of a tool call other than an exec command; `null` for exec.
+    tool: Option<super::tools::ToolRequestJson>,
+}
+
+/// What approvers are shown of what runs (the policy's approval summary).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SummaryJson {
+    /// Every program of the chain, in order.
+    programs: Vec<ProgramJson>,
+    /// The requester's variable names (never their values).
+    env_names: Vec<String>,
+    /// The exact patterns allow-always would store; empty when it stores nothing.
+    allow_always_patterns: Vec<String>,
+}
+
+/// One program of the chain.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ProgramJson {
+    argv: Vec<String>,
+    resolved_path: Option<String>,
+    looked_through: Vec<String>,
+    /// `allowlist`, `safeBins`, `skills`, `builtin`; `null` when a person decides.
+    satisfied_by: Option<&'static str>,
+    reason: String,
+}
+
+impl From<&ApprovalSummary> for SummaryJson {
+    fn from(summary: &ApprovalSummary) -> Self {
+        Self {
+            programs: summary
+                .programs
+                .iter()
+                .map(|program| ProgramJson {
+                    argv: program.argv.clone(),
+                    resolved_path: program
+                        .resolved_path
+                        .as_ref()
+                        .map(|path| path.display().to_string()),
+                    looked_through: program.looked_through.clone(),
+                    satisfied_by: program.satisfied_by.map(|by| by.as_str()),
+                    reason: program.reason.clone(),
+                })
+                .collect(),
+            env_names: summary.env_names.clone(),
+            allow_always_patterns: summary.allow_always_patterns.clone(),
+        }
+    }
 }
 
 impl From<&ApprovalRequest> for RequestJson {
@@ -439,6 +490,11 @@ impl From<&ApprovalRequest> for RequestJson {
                 thread_id: t.thread_id.clone(),
             }),
             bound: request.binding.is_some(),
+            summary: request.summary.as_ref().map(SummaryJson::from),
+            tool: request
+                .tool
+                .as_ref()
+                .map(super::tools::ToolRequestJson::from),
         }
     }
 }
@@ -451,7 +507,7 @@ pub(crate) struct RunResult {
     /// `finished` or `denied`.
     pub(crate) status: &'static str,
     /// For `denied`: `user-denied`, `approval-timeout`, `no-approval-route`, `binding-mismatch`,
-    /// `policy`.
+    /// `environment`, `sandbox`, `policy`.
     pub(crate) reason: Option<&'static str>,
     pub(crate) detail: Option<String>,
     pub(crate) exit_code: Option<i32>,

@@ -5,6 +5,7 @@
 
 pub(crate) mod chat;
 pub(crate) mod exec;
+pub(crate) mod tools;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -247,6 +248,20 @@ pub(crate) struct StatusResult {
     /// `serve`, with empty lists when no channel is configured).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) chat: Option<chat::ChatStatusJson>,
+    /// The WebSocket clients that receive approvals and may answer them (the Control UI among
+    /// them), for `operator.*` callers: with none and no chat route, approvals expire at once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) operator_clients: Option<Vec<OperatorClient>>,
+    /// How many approvals wait for a person, for `operator.*` callers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) pending_approvals: Option<usize>,
+}
+
+/// One connected operator client: the token it connected with (by name) and the name it gave.
+#[derive(Debug, Serialize)]
+pub(crate) struct OperatorClient {
+    pub(crate) token: String,
+    pub(crate) client: String,
 }
 
 /// The token a request was authenticated as.

@@ -40,10 +40,7 @@ class AllowlistsView {
   }
 
   say(text, kind) {
-    const box = $("allowlist-message");
-    box.textContent = text;
-    box.className = `message ${kind}`;
-    box.hidden = !text;
+    showMessage("allowlist-message", text, kind);
   }
 
   agents() {
@@ -101,16 +98,43 @@ class AllowlistsView {
 
   async add() {
     const agent = $("allowlist-agent").value.trim() || "*";
-    const pattern = $("allowlist-pattern").value.trim();
-    if (!pattern) return;
+    const typed = $("allowlist-pattern").value.trim();
+    if (!typed) return;
+    let pattern = typed;
+    let resolvedNote = "";
+    if (isProgramName(typed)) {
+      // The policy ignores a bare name (it would match any program of that name): the entry
+      // takes the path the name resolves to on the gateway host, as an agent's command would.
+      const resolved = await this.resolve(typed, agent);
+      if (!resolved) {
+        this.say(`Not added: ${visibleText(typed)} is not a program on the gateway host's PATH. ` +
+          "Give its absolute path (a bare name would match any program of that name).", "error");
+        return;
+      }
+      pattern = resolved;
+      resolvedNote = ` (${visibleText(typed)} resolves to it on the gateway host)`;
+    }
     const saved = await this.write((file) => {
       file.agents = file.agents && typeof file.agents === "object" ? file.agents : {};
       const entry = file.agents[agent] && typeof file.agents[agent] === "object" ? file.agents[agent] : {};
       entry.allowlist = Array.isArray(entry.allowlist) ? entry.allowlist : [];
       entry.allowlist.push({ pattern });
       file.agents[agent] = entry;
-    }, `Added ${visibleText(pattern)} for ${agent === "*" ? "every agent" : visibleText(agent)}.`);
+    }, `Added ${visibleText(pattern)}${resolvedNote} for ${agent === "*" ? "every agent" : visibleText(agent)}.`);
     if (saved) $("allowlist-pattern").value = "";
+  }
+
+  /** The path `name` resolves to on the gateway host (`exec.policy.check`), or null. */
+  async resolve(name, agent) {
+    try {
+      const result = await this.gateway.request("exec.policy.check",
+        { command: name, cwd: "/", agentId: agent === "*" ? "main" : agent });
+      const segments = result && Array.isArray(result.segments) ? result.segments : [];
+      const path = segments.length === 1 && segments[0] ? str(segments[0].resolvedPath) : null;
+      return path && path.startsWith("/") ? path : null;
+    } catch (error) {
+      return null;
+    }
   }
 
   async remove(agent, index, item) {
@@ -146,6 +170,11 @@ class AllowlistsView {
     await this.load({ kind: "ok", text: done });
     return true;
   }
+}
+
+/** A word a shell would look up on PATH: no slash, no glob, no quoting. */
+function isProgramName(text) {
+  return /^[A-Za-z0-9._+][A-Za-z0-9._+-]*$/.test(text);
 }
 
 function isConflict(error) {

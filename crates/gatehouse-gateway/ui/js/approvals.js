@@ -137,18 +137,20 @@ class ApprovalsView {
     const card = el("li", { class: "card approval", "data-id": approval.id },
       el("article", { "aria-labelledby": headingId },
         el("div", { class: "card-head" }, heading, countdown),
-        commandBlock(approval.command),
-        details([
-          ["Working directory", approval.cwd],
-          ["Resolved path", approval.resolvedPath ?? "not resolved"],
-          ["Host", approval.host],
-          ["Session", approval.sessionKey],
-          ["Requested", approval.createdAtMs && formatTime(approval.createdAtMs)],
+        ...(approval.tool ? toolSummary(approval) : [
+          commandBlock(approval.command),
+          details([
+            ["Working directory", approval.cwd],
+            ["Resolved path", approval.resolvedPath ?? "not resolved"],
+            ["Host", approval.host],
+            ["Session", approval.sessionKey],
+            ["Requested", approval.createdAtMs && formatTime(approval.createdAtMs)],
+          ]),
         ]),
+        summaryBlock(approval.summary, headingId),
         el("div", { class: "decisions", role: "group", "aria-label": "Decision" }, ...buttons),
         approval.decisions.includes("allow-always")
-          ? el("p", { class: "hint", id: `${headingId}-always` },
-            "Allow always also adds the command's programs to this agent's allowlist, so they run without asking next time.")
+          ? el("p", { class: "hint", id: `${headingId}-always` }, allowAlwaysHint(approval))
           : null,
         result));
     const always = buttons.find((button) => button.dataset.decision === "allow-always");
@@ -288,7 +290,9 @@ class ApprovalsView {
       el("div", { class: "card-head" },
         el("span", { class: `badge ${approval.state}` }, approval.state),
         el("span", { class: "outcome" }, outcomeText(approval))),
-      commandBlock(approval.command),
+      ...(approval.tool
+        ? [el("p", { class: "tool-name" }, "Tool ", visibleSpan(approval.tool.name, "tool")), toolParams(approval.tool)]
+        : [commandBlock(approval.command)]),
       details([
         ["Agent", approval.agentId],
         ["Working directory", approval.cwd],
@@ -298,6 +302,69 @@ class ApprovalsView {
       ]))));
     $("history-empty").hidden = this.history.length > 0;
   }
+}
+
+/**
+ * What runs, for the person deciding: each program of the chain with where it resolved, what
+ * it runs through and whether a rule lets it run or a person decides; the request's variable
+ * names; the exact patterns allow-always would store. All of it is untrusted text.
+ */
+function summaryBlock(summary, headingId) {
+  if (!summary) return null;
+  const programs = summary.programs.map((program) => {
+    const where = program.resolvedPath ?? "unresolved";
+    const through = program.lookedThrough.length ? ` via ${program.lookedThrough.join(" → ")}` : "";
+    const verdict = program.satisfiedBy ? `allowed by ${program.satisfiedBy}` : `needs a person: ${program.reason}`;
+    return el("li", { class: program.satisfiedBy ? "program satisfied" : "program asks" },
+      visibleSpan(program.argv.join(" "), "words"), " ",
+      visibleSpan(`[${where}${through}]`, "where"), " — ",
+      visibleSpan(verdict, "verdict"));
+  });
+  const always = summary.allowAlwaysPatterns.length
+    ? `Allow always stores: ${summary.allowAlwaysPatterns.join(", ")}`
+    : "Allow always stores nothing (this exact command is approved only)";
+  return el("section", { class: "summary", "aria-labelledby": `${headingId}-runs` },
+    el("h4", { id: `${headingId}-runs` }, `Runs ${summary.programs.length} program${summary.programs.length === 1 ? "" : "s"}`),
+    el("ol", { class: "programs" }, ...programs),
+    summary.envNames.length
+      ? el("p", { class: "env" }, "Environment: ", visibleSpan(summary.envNames.join(", "), "names"))
+      : null,
+    el("p", { class: "always" }, visibleSpan(always, "patterns")));
+}
+
+/**
+ * What a tool approval shows instead of a command: the tool, its severity, the requester's title
+ * and description, and its parameters. All of it is the agent host's text, shown visibly.
+ */
+function toolSummary(approval) {
+  const tool = approval.tool;
+  const severity = tool.severity === "info" ? null
+    : el("span", { class: `badge severity ${tool.severity === "critical" ? "deny" : "ask"}` }, visibleText(tool.severity));
+  return [
+    el("p", { class: "tool-name" }, "Tool ", visibleSpan(tool.name, "tool"), severity ? " " : null, severity),
+    tool.title ? el("p", { class: "tool-title" }, visibleSpan(tool.title)) : null,
+    tool.description ? appendVisible(el("p", { class: "tool-description" }), tool.description) : null,
+    toolParams(tool),
+    details([
+      ["Session", approval.sessionKey],
+      ["Requested", approval.createdAtMs && formatTime(approval.createdAtMs)],
+    ]),
+  ];
+}
+
+/** A tool's parameters, name and value, each value shown visibly. */
+function toolParams(tool) {
+  const list = details(tool.params);
+  list.classList.add("tool-params");
+  return list;
+}
+
+/** What allow-always does for this approval, under its buttons. */
+function allowAlwaysHint(approval) {
+  if (approval.tool && approval.tool.grant) {
+    return `Allow always also grants ${visibleText(grantWords(approval.tool.grant))} to this agent, until the grant is revoked (Grants tab).`;
+  }
+  return "Allow always also adds the command's programs to this agent's allowlist, so they run without asking next time.";
 }
 
 /** `object` without its undefined fields, so spreading it never erases known values. */

@@ -137,6 +137,14 @@ function details(pairs) {
   return list;
 }
 
+/** Shows `text` in the message box `id` (styled by `kind`: `ok`, `error`), hidden when empty. */
+function showMessage(id, text, kind) {
+  const box = $(id);
+  box.textContent = text;
+  box.className = `message ${kind}`;
+  box.hidden = !text;
+}
+
 /** A local date and time for an epoch-ms value, or "never". */
 function formatTime(ms) {
   if (typeof ms !== "number" || !Number.isFinite(ms)) return "never";

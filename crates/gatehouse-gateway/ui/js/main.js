@@ -106,11 +106,16 @@ function startSession(token, selectTab) {
       views.allowlists.setScopes(scopes);
       views.approvals.resync();
       views.allowlists.load();
+      views.grants.load();
       views.chat.load();
     },
     onEvent(name, payload) {
       if (name.startsWith("exec.approval.")) {
         views.approvals.onEvent(name, payload);
+        // An allow-always answer to a tool approval makes a grant.
+        if (name === "exec.approval.resolved" && payload && payload.decision === "allow-always") {
+          views.grants.load();
+        }
         // Deliveries run while an approval is pending; a new failure shows up after its events.
         views.chat.load();
       }
@@ -119,6 +124,7 @@ function startSession(token, selectTab) {
   views = {
     approvals: new ApprovalsView(gateway),
     allowlists: new AllowlistsView(gateway),
+    grants: new GrantsView(gateway),
     check: new CheckView(gateway),
     chat: new ChatDeliveryView(gateway),
   };

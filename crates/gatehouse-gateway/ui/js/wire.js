@@ -37,7 +37,83 @@ function approvalFromWire(raw) {
     reason: str(raw.reason),
     resolvedAtMs: num(raw.resolvedAtMs),
     decisions: offeredDecisions(raw),
+    summary: summaryFromWire(request.summary),
+    tool: toolFromWire(request.tool),
   };
+}
+
+const strings = (value) => (Array.isArray(value) ? value.filter((item) => typeof item === "string") : []);
+
+/**
+ * What approvers are shown of what runs: every program of the chain, the request's variable
+ * names and the patterns allow-always would store; `undefined` for an approval stored before
+ * the gateway kept it.
+ */
+function summaryFromWire(raw) {
+  if (!raw || typeof raw !== "object" || !Array.isArray(raw.programs)) return undefined;
+  return {
+    programs: raw.programs.filter((program) => program && typeof program === "object").map((program) => ({
+      argv: strings(program.argv),
+      resolvedPath: str(program.resolvedPath),
+      lookedThrough: strings(program.lookedThrough),
+      satisfiedBy: str(program.satisfiedBy),
+      reason: str(program.reason) ?? "",
+    })),
+    envNames: strings(raw.envNames),
+    allowAlwaysPatterns: strings(raw.allowAlwaysPatterns),
+  };
+}
+
+/** The tool part of an approval (`request.tool`), or `undefined` for an exec approval. */
+function toolFromWire(raw) {
+  if (!raw || typeof raw !== "object") return undefined;
+  const params = Array.isArray(raw.params) ? raw.params : [];
+  return {
+    name: str(raw.name) ?? "unknown tool",
+    params: params
+      .filter((param) => param && typeof param === "object")
+      .map((param) => [str(param.name) ?? "?", str(param.value) ?? ""]),
+    title: str(raw.title),
+    description: str(raw.description),
+    severity: str(raw.severity) ?? "info",
+    grant: grantFromWire(raw.grant),
+  };
+}
+
+/** What a grant covers (`{tool, scope, values}`), or `undefined`. */
+function grantFromWire(raw) {
+  if (!raw || typeof raw !== "object") return undefined;
+  return {
+    tool: str(raw.tool) ?? "?",
+    scope: str(raw.scope) ?? "?",
+    values: Array.isArray(raw.values) ? raw.values.map((value) => String(value)) : [],
+  };
+}
+
+/** A grant's coverage in words: "write at or under /ws/a.md", "web_fetch of host example.com". */
+function grantWords(grant) {
+  switch (grant.scope) {
+    case "paths":
+      return `${grant.tool} at or under ${grant.values.join(", ")}`;
+    case "hosts":
+      return `${grant.tool} of host ${grant.values.join(", ")}`;
+    case "tool":
+      return `${grant.tool} calls that touch no file and no URL`;
+    default:
+      return `${grant.tool} (${grant.scope})`;
+  }
+}
+
+/** The grants of a `tools.grants.list` payload. */
+function grantsFromList(payload) {
+  const items = payload && Array.isArray(payload.grants) ? payload.grants : [];
+  return items.filter((item) => item && typeof item === "object").map((raw) => ({
+    id: str(raw.id),
+    agentId: str(raw.agentId),
+    grant: grantFromWire(raw) ?? { tool: "?", scope: "?", values: [] },
+    createdAtMs: num(raw.createdAtMs),
+    grantedBy: str(raw.grantedBy),
+  }));
 }
 
 /** The approvals of an `exec.approval.list` payload. */

@@ -97,14 +97,14 @@ impl Tool {
     }
 }
 
-/// The digest of the files `tool` reads its program from, `None` when its program is all in
-/// argv; refused when those files cannot be named exactly.
+/// The files `tool` reads its program from, `None` when its program is all in argv; refused
+/// when those files cannot be named exactly.
 pub(super) fn bind(
     tool: Tool,
     program: &str,
     args: &[String],
     launch: &Launch<'_>,
-) -> Result<Option<Digest>, BindingError> {
+) -> Result<Option<Bound>, BindingError> {
     let files = match tool {
         Tool::Sed => sed(program, args)?,
         Tool::Awk => awk(program, args, launch)?,
@@ -123,7 +123,7 @@ pub(super) fn bind(
     for file in files {
         bound.contents(program, launch.cwd, file)?;
     }
-    Ok(Some(bound.digest()))
+    Ok(Some(bound))
 }
 
 /// sed's `-f` scripts. The BSD reading (options end at the first operand) finds a subset.
@@ -177,7 +177,7 @@ fn make(
     program: &str,
     args: &[String],
     launch: &Launch<'_>,
-) -> Result<Option<Digest>, BindingError> {
+) -> Result<Option<Bound>, BindingError> {
     let parsed = parse(&grammars::MAKE, program, args)?;
     if parsed.has(Role::Info) {
         return Ok(None);
@@ -234,7 +234,7 @@ fn make(
         bound.makefile(program, &dir, makefile)?;
         bound.remake_sources(&dir.join(makefile))?;
     }
-    Ok(Some(bound.digest()))
+    Ok(Some(bound))
 }
 
 /// Why make's variables could make it read files no option names, if they can: a variable of
@@ -312,7 +312,7 @@ fn has_built_in_suffix(name: &str) -> bool {
 
 /// The bound files as (path, digest) pairs, in the order the tool reads them.
 #[derive(Debug, Default)]
-struct Bound(Vec<(PathBuf, Digest)>);
+pub(super) struct Bound(Vec<(PathBuf, Digest)>);
 
 impl Bound {
     /// Adds a program file (see [`program_file`]) by its canonical path and contents.
@@ -380,8 +380,13 @@ impl Bound {
         Ok(())
     }
 
+    /// The files, canonical, in the order the tool reads them.
+    pub(super) fn paths(&self) -> impl Iterator<Item = &Path> {
+        self.0.iter().map(|(path, _)| path.as_path())
+    }
+
     /// One digest over every pair, each part length-prefixed.
-    fn digest(&self) -> Digest {
+    pub(super) fn digest(&self) -> Digest {
         digest_fields(
             self.0
                 .iter()

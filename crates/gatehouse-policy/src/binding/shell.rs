@@ -29,7 +29,23 @@ impl Binding {
         input: &BindingInput<'_>,
         segments: &[SegmentEvaluation],
     ) -> Result<Binding, BindingError> {
-        let mut binding = Binding::compute(input)?;
+        Binding::compute_shell_with_files(input, segments).map(|(binding, _)| binding)
+    }
+
+    /// [`Binding::program_files`] for a shell string: the shell and what it reads, then every
+    /// segment's program and the files it reads its code from, in order.
+    pub fn shell_program_files(
+        input: &BindingInput<'_>,
+        segments: &[SegmentEvaluation],
+    ) -> Result<Vec<PathBuf>, BindingError> {
+        Binding::compute_shell_with_files(input, segments).map(|(_, files)| files)
+    }
+
+    fn compute_shell_with_files(
+        input: &BindingInput<'_>,
+        segments: &[SegmentEvaluation],
+    ) -> Result<(Binding, Vec<PathBuf>), BindingError> {
+        let (mut binding, mut files) = Binding::compute_with_files(input)?;
         let cwd = canonical_cwd(input)?;
         let launch = Launch {
             cwd: &cwd,
@@ -69,16 +85,21 @@ impl Binding {
             let mut bound = executable.as_os_str().as_encoded_bytes().to_vec();
             bound.extend(identity);
             programs.push(bound);
+            files.push(executable);
+            if let Some(script) = &script {
+                files.extend(script.paths().map(Path::to_path_buf));
+            }
             match script {
                 Some(Script::File(path)) => scripts.push(hash_file(&path)?),
-                Some(Script::Program(digest)) => scripts.push(digest),
+                Some(Script::Program(bound)) => scripts.push(bound.digest()),
                 None => {}
             }
         }
         binding.executable = digest_fields(programs.iter().map(Vec::as_slice));
         binding.script =
             (!scripts.is_empty()).then(|| digest_fields(scripts.iter().map(|d| d.as_slice())));
-        Ok(binding)
+        files.dedup();
+        Ok((binding, files))
     }
 
     /// [`Binding::verify`] for a shell string: recomputes with [`Binding::compute_shell`] from
@@ -144,7 +165,13 @@ mod tests {
             Host { _dir: dir, root }
         }
 
-        fn binding(&self, text: &str) -> Result<Binding, BindingError> {
+        /// `compute` of `sh -c TEXT` as `system.run` binds it, with the segments of `text`
+        /// evaluated under an allowlist admitting everything.
+        fn bound<T>(
+            &self,
+            text: &str,
+            compute: impl FnOnce(&BindingInput<'_>, &[SegmentEvaluation]) -> T,
+        ) -> T {
             let request = ExecRequest::shell(text, self.root.join("work"))
                 .with_inherited_env("PATH", self.root.join("bin").display().to_string());
             let policy = ExecPolicy {
@@ -162,7 +189,11 @@ mod tests {
                 session_key: "s",
                 resolved_executable: Path::new("/bin/sh"),
             };
-            Binding::compute_shell(&input, &evaluation.segments)
+            compute(&input, &evaluation.segments)
+        }
+
+        fn binding(&self, text: &str) -> Result<Binding, BindingError> {
+            self.bound(text, Binding::compute_shell)
         }
     }
 
@@ -211,6 +242,41 @@ mod tests {
         assert_eq!(
             before.mismatch(&after),
             Some(super::super::BindingField::Executable)
+        );
+    }
+
+    /// A sandboxed runner checks each file the binding read against what the sandbox sees,
+    /// so the list must name every program and program file of every segment.
+    #[test]
+    fn lists_every_file_the_binding_reads() {
+        let host = Host::new();
+        let text = "ls && nice bash run.sh && make all";
+        let files = host.bound(text, Binding::shell_program_files).unwrap();
+        for expected in [
+            "bin/ls",
+            "bin/nice",
+            "work/run.sh",
+            "bin/make",
+            "work/Makefile",
+        ] {
+            assert!(
+                files.contains(&host.root.join(expected)),
+                "{expected} in {files:?}"
+            );
+        }
+        assert_eq!(files.first(), fs::canonicalize("/bin/sh").ok().as_ref());
+        let direct = ["bash".to_owned(), "run.sh".to_owned()];
+        let bash = host.root.join("bin/bash");
+        let files = host.bound("true", |input, _| {
+            Binding::program_files(&BindingInput {
+                argv: &direct,
+                resolved_executable: &bash,
+                ..*input
+            })
+        });
+        assert_eq!(
+            files.unwrap(),
+            [bash.clone(), host.root.join("work/run.sh")]
         );
     }
 

@@ -60,6 +60,18 @@ impl SatisfiedBy {
             SatisfiedBy::Builtin => "builtin",
         }
     }
+
+    /// Reads [`SatisfiedBy::as_str`]'s spelling back (a stored approval summary's).
+    pub fn parse(text: &str) -> Option<Self> {
+        [
+            SatisfiedBy::Allowlist,
+            SatisfiedBy::SafeBins,
+            SatisfiedBy::Skills,
+            SatisfiedBy::Builtin,
+        ]
+        .into_iter()
+        .find(|by| by.as_str() == text)
+    }
 }
 
 /// The rule behind an outcome. Every refusal names one, so a person reading a denial knows

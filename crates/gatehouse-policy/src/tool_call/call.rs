@@ -79,6 +79,9 @@ pub enum ToolParams {
         server: String,
         /// The tool's name on that server.
         tool: String,
+        /// Its arguments that are URLs, each checked like `web_fetch`'s: a server that fetches
+        /// what it is given is a way around the URL rules otherwise.
+        urls: Vec<String>,
     },
     /// `exec`, judged by the exec policy.
     Exec(Box<ExecRequest>),
@@ -133,9 +136,12 @@ impl Expected {
             | (Expected::Browser, ToolParams::Browser { .. } | ToolParams::Other { .. })
             | (Expected::Exec, ToolParams::Exec(_))
             | (Expected::Other, ToolParams::Other { .. }) => true,
-            (Expected::Mcp, ToolParams::Mcp { server, tool: name }) => {
-                mcp_tool_name(server, name) == tool
-            }
+            (
+                Expected::Mcp,
+                ToolParams::Mcp {
+                    server, tool: name, ..
+                },
+            ) => mcp_tool_name(server, name) == tool,
             _ => false,
         }
     }

@@ -57,13 +57,12 @@ pub fn decide_tool_call(call: &ToolCall, policy: &ToolCallPolicy<'_>) -> ToolCal
         ToolParams::WebFetch { url } | ToolParams::Browser { url } => {
             facts.url(urls_rules, url, &call.resolved);
         }
-        ToolParams::Other { urls } => {
+        ToolParams::Other { urls } | ToolParams::Mcp { urls, .. } => {
             for url in urls {
                 facts.url(urls_rules, url, &call.resolved);
             }
         }
         ToolParams::Exec(request) => facts.exec(evaluate(request, policy.exec)),
-        ToolParams::Mcp { .. } => {}
     }
     if facts.refused() {
         return ToolCallOutcome::Decided(Box::new(facts.finish(tool, None)));

@@ -124,6 +124,7 @@ fn mcp(server: &str, tool: &str) -> ToolCall {
         ToolParams::Mcp {
             server: server.into(),
             tool: tool.into(),
+            urls: Vec::new(),
         },
     )
 }
@@ -187,6 +188,7 @@ fn denies_parameters_of_the_wrong_kind() {
             ToolParams::Mcp {
                 server: "slack".into(),
                 tool: "post".into(),
+                urls: Vec::new(),
             },
         ),
         ToolCall::new("message", ToolParams::Read { path: "x".into() }),
@@ -392,4 +394,32 @@ fn denies_file_and_url_tools_when_their_rules_did_not_load() {
     assert_eq!(rule(&read("README.md")), "no-file-rules");
     assert_eq!(rule(&fetch("https://example.com/")), "no-url-rules");
     assert_eq!(rule(&mcp("github", "create_issue")), "allowed");
+}
+
+#[test]
+fn checks_the_url_arguments_of_an_mcp_tool_like_web_fetch() {
+    let gate = Gate::new();
+    let call = |url: &str| {
+        ToolCall::new(
+            "mcp__github__create_issue",
+            ToolParams::Mcp {
+                server: "github".into(),
+                tool: "create_issue".into(),
+                urls: vec![url.into()],
+            },
+        )
+    };
+    assert_eq!(
+        gate.check(&call("http://169.254.169.254/latest")),
+        "deny metadata"
+    );
+    assert_eq!(gate.check(&call("file:///etc/passwd")), "deny scheme");
+    assert_eq!(gate.check(&call("http://8.8.8.8/")), "allow allowed");
+    assert_eq!(
+        gate.outcome(&call("https://example.com/")),
+        ToolCallOutcome::NeedsResolution(vec![HostToResolve {
+            host: "example.com".into(),
+            port: 443
+        }])
+    );
 }

@@ -84,6 +84,28 @@ fn a_host_run_keeps_only_the_hosts_settings_of_the_gateways_environment() {
     assert_eq!(with_lang.vars()["LANG"], "en_US.UTF-8");
 }
 
+/// Issue 29: the shell must read the command in the character set it was analysed in. A host
+/// run inherits the gateway's locale, which may be Big5; the builder forces a UTF-8 one then,
+/// as the policy core's `child_environment` asks of every runner.
+#[test]
+fn forces_a_utf8_locale_when_the_childs_is_not_analysable() {
+    let big5_host = BaseEnv::host([("PATH", "/usr/bin"), ("LANG", "zh_TW.BIG5")]);
+    let env = build_env(&big5_host, &BTreeMap::new(), &EnvLimits::default()).unwrap();
+    assert_eq!(
+        env.vars().get("LC_ALL").map(String::as_str),
+        Some("C.UTF-8")
+    );
+    let from_request = build_env(
+        &sandbox_base(),
+        &request(&[("LC_CTYPE", "ja_JP.SJIS")]),
+        &EnvLimits::default(),
+    )
+    .unwrap();
+    assert_eq!(from_request.vars()["LC_ALL"], "C.UTF-8");
+    let utf8 = build_env(&sandbox_base(), &BTreeMap::new(), &EnvLimits::default()).unwrap();
+    assert_eq!(utf8.vars().get("LC_ALL"), None);
+}
+
 #[test]
 fn refuses_names_that_look_like_credentials() {
     for (name, rule) in [

@@ -4,8 +4,9 @@
 use gatehouse_approvals::{ApprovalRequest, DeliveredMessage};
 use gatehouse_chat::Platforms;
 use gatehouse_chat::plan::RequestMeta;
-use gatehouse_chat::render::ApprovalView;
+use gatehouse_chat::render::{ApprovalView, ChainView, ToolCard};
 use gatehouse_chat::route::{MessageLocator, TurnSource};
+use gatehouse_policy::tool_call::{Grant, GrantScope};
 
 /// What a card shows about `request`.
 pub(super) fn approval_view(
@@ -24,6 +25,42 @@ pub(super) fn approval_view(
         env_keys: request.env_keys.clone(),
         expires_at_ms,
         allow_always_offered,
+        chain: request.summary.as_ref().map(|summary| ChainView {
+            // `lines()` puts one line per program first, in the words every surface uses.
+            programs: summary
+                .lines()
+                .into_iter()
+                .take(summary.programs.len())
+                .collect(),
+            allow_always_patterns: summary.allow_always_patterns.clone(),
+        }),
+        tool: request.tool.as_ref().map(|tool| ToolCard {
+            tool: tool.tool.clone(),
+            params: tool.params.clone(),
+            title: tool.title.clone(),
+            description: tool.description.clone(),
+            severity: tool.severity.as_str().to_owned(),
+            allow_always_covers: tool
+                .grant
+                .as_ref()
+                .filter(|_| allow_always_offered)
+                .map(grant_words),
+        }),
+    }
+}
+
+/// What a grant covers, as approvers read it before answering allow-always.
+pub(crate) fn grant_words(grant: &Grant) -> String {
+    match &grant.scope {
+        GrantScope::Tool => format!("{} calls that touch no file and no URL", grant.tool),
+        GrantScope::Paths(paths) => {
+            let paths: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            format!("{} at or under {}", grant.tool, paths.join(", "))
+        }
+        GrantScope::Hosts(hosts) => {
+            let hosts: Vec<&str> = hosts.iter().map(String::as_str).collect();
+            format!("{} of host {}", grant.tool, hosts.join(", "))
+        }
     }
 }
 

@@ -7,4 +7,5 @@ pub(crate) mod forward;
 pub(crate) mod pending;
 pub(crate) mod resolve;
 pub(crate) mod runner;
+pub(crate) mod sandbox;
 pub(crate) mod waiting;

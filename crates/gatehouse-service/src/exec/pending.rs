@@ -139,6 +139,11 @@ impl Pending {
         decrement(&mut state, key);
     }
 
+    /// How many approvals are pending (or being created) now, over every token and agent.
+    pub(crate) fn total(&self) -> usize {
+        self.lock().per_token.values().sum()
+    }
+
     /// The decisions offered for approval `id`, while it is remembered.
     pub(crate) fn offered(&self, id: Uuid) -> Option<Offered> {
         self.lock().approvals.get(&id).map(|owned| owned.offered)

@@ -1,38 +1,88 @@
-//! Runs one approved argv on the gateway host: no shell is added, output is bounded, and the
-//! process is killed at its timeout.
+//! Runs one approved argv, on the gateway host or under bubblewrap: no shell is added, output
+//! is bounded, and the process is killed at its timeout.
 //!
-//! The child starts in a process group of its own with a clean environment: a few of the
-//! gateway's variables the policy judged with (`PATH`, `HOME`) or that only describe the host
-//! (locale, time zone, user, temporary directory), then the request's own. Nothing else of the
-//! gateway's environment reaches it, so a token given with `tokenEnv` cannot be read by an
-//! allowed program. When the run ends (or times out, or its caller goes away) the whole group
-//! is killed, so nothing it started in the background outlives it or holds its output open.
+//! A host run starts the resolved executable in a process group of its own with the
+//! environment `gatehouse_sandbox::build_env` built (a few of the gateway's variables the
+//! policy judged with or that only describe the host, then the request's own); a sandboxed
+//! run starts the plan's bubblewrap command, which is in a process group of its own already and
+//! carries the run's environment in its arguments. Nothing else of the gateway's environment
+//! reaches either, so a token given with `tokenEnv` cannot be read by an allowed program. When
+//! the run ends (or times out, or its caller goes away) the whole group is killed, so nothing it
+//! started in the background outlives it or holds its output open; under bubblewrap the
+//! sandbox dies with it (`--die-with-parent`).
 
-use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use gatehouse_sandbox::{ChildEnv, Plan};
 use rustix::process::{Pid, Signal, kill_process_group};
 use tokio::io::{AsyncRead, AsyncReadExt as _};
 use tokio::process::Command;
-
-/// The gateway's own variables a run inherits (before the request's); see the module docs.
-const INHERITED: &[&str] = &["PATH", "HOME", "LANG", "TZ", "USER", "LOGNAME", "TMPDIR"];
 
 /// How long output is still collected after the run ended and its group was killed. Only a
 /// process that left the group (`setsid`) can hold the pipes open longer; it is not waited for.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
-/// What to run: the program is the already-resolved executable, so `PATH` cannot redirect it
-/// between binding and spawn.
+/// Where and how one run starts.
+#[derive(Debug)]
+pub(crate) enum Launch {
+    /// On the gateway host, as the gateway's user.
+    Host {
+        /// The already-resolved executable, so `PATH` cannot redirect it between binding and
+        /// spawn.
+        executable: PathBuf,
+        /// The bound argv, `argv[0]` included (the program sees it as its name).
+        argv: Vec<String>,
+        /// The working directory, real.
+        cwd: PathBuf,
+        /// Exactly the variables the run gets.
+        env: ChildEnv,
+    },
+    /// Under bubblewrap, as planned right before spawning.
+    Sandbox(Box<Plan>),
+}
+
+impl Launch {
+    /// The command that starts it, with stdin closed and in a process group of its own.
+    fn command(&self) -> Command {
+        match self {
+            Launch::Host {
+                executable,
+                argv,
+                cwd,
+                env,
+            } => {
+                let mut command = std::process::Command::new(executable);
+                if let Some(name) = argv.first() {
+                    std::os::unix::process::CommandExt::arg0(&mut command, name);
+                }
+                command
+                    .args(argv.iter().skip(1))
+                    .current_dir(cwd)
+                    .stdin(Stdio::null());
+                env.apply(&mut command);
+                std::os::unix::process::CommandExt::process_group(&mut command, 0);
+                Command::from(command)
+            }
+            Launch::Sandbox(plan) => Command::from(plan.command()),
+        }
+    }
+
+    /// The file started, for logs and errors: the executable, or bubblewrap.
+    pub(crate) fn program(&self) -> PathBuf {
+        match self {
+            Launch::Host { executable, .. } => executable.clone(),
+            Launch::Sandbox(plan) => plan.command().get_program().into(),
+        }
+    }
+}
+
+/// What to run and how it is bounded.
 #[derive(Debug)]
 pub(crate) struct Spawn<'a> {
-    pub(crate) executable: &'a Path,
-    pub(crate) argv: &'a [String],
-    pub(crate) cwd: &'a Path,
-    pub(crate) env: &'a BTreeMap<String, String>,
+    pub(crate) launch: &'a Launch,
     pub(crate) timeout: Duration,
     pub(crate) max_output_bytes: usize,
 }
@@ -65,20 +115,10 @@ pub struct Captured {
 
 /// Starts the process; spawning failures are reported, never retried through a shell.
 pub(crate) fn start(spawn: &Spawn<'_>) -> std::io::Result<Running> {
-    let mut command = Command::new(spawn.executable);
-    if let Some(name) = spawn.argv.first() {
-        std::os::unix::process::CommandExt::arg0(command.as_std_mut(), name);
-    }
+    let mut command = spawn.launch.command();
     command
-        .args(spawn.argv.iter().skip(1))
-        .current_dir(spawn.cwd)
-        .env_clear()
-        .envs(inherited_env())
-        .envs(spawn.env)
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
     let child = command.spawn()?;
     let group = child
@@ -91,13 +131,8 @@ pub(crate) fn start(spawn: &Spawn<'_>) -> std::io::Result<Running> {
         started: Instant::now(),
         timeout: spawn.timeout,
         limit: spawn.max_output_bytes,
-        executable: spawn.executable.to_path_buf(),
+        executable: spawn.launch.program(),
     })
-}
-
-/// The gateway's variables a run starts with, before the request's own.
-fn inherited_env() -> impl Iterator<Item = (String, String)> {
-    std::env::vars().filter(|(key, _)| INHERITED.contains(&key.as_str()) || key.starts_with("LC_"))
 }
 
 /// A started process.
@@ -202,6 +237,8 @@ async fn capture<R: AsyncRead + Unpin>(stream: Option<R>, limit: usize) -> Captu
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
 
     fn spawn_sh(script: &str, timeout: Duration, limit: usize) -> Running {
@@ -215,11 +252,14 @@ mod tests {
         env: &BTreeMap<String, String>,
     ) -> Running {
         let argv = vec!["sh".to_owned(), "-c".to_owned(), script.to_owned()];
+        let launch = Launch::Host {
+            executable: PathBuf::from("/bin/sh"),
+            argv,
+            cwd: PathBuf::from("/"),
+            env: crate::exec::sandbox::host_env(env).unwrap(),
+        };
         start(&Spawn {
-            executable: Path::new("/bin/sh"),
-            argv: &argv,
-            cwd: Path::new("/"),
-            env,
+            launch: &launch,
             timeout,
             max_output_bytes: limit,
         })

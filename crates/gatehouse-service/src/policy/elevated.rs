@@ -18,6 +18,7 @@ use gatehouse_policy::elevated::{
 };
 use gatehouse_policy::exec::ExecPolicy;
 use gatehouse_policy::tools::{Sandboxing, Sender, SessionContext, ToolPolicyInputs};
+use gatehouse_sandbox::{Placement, placement};
 use gatehouse_store::audit::AuditKind;
 use serde_json::{Value, json};
 
@@ -115,11 +116,15 @@ pub(crate) struct LevelRequest<'a> {
     /// The chat sender who asked for `level`, checked against `tools.elevated.allowFrom` as
     /// `/elevated` typed in a chat would be.
     pub(crate) sender: Option<SenderIdentity>,
+    /// Whether the session runs sandboxed (`sandbox.mode`), where level `off` keeps it.
+    pub(crate) sandboxed: bool,
 }
 
-/// The exec policy for one request after its elevated level (request > session > default):
-/// unchanged when no level is set or a stored one meets closed gates, host exec refused for
-/// `off` or a tool-policy deny, else the level's security and ask. `stored` is the session's
+/// The exec policy for one request after its elevated level (request > session > default),
+/// and where its run goes (`gatehouse_sandbox::placement`): unchanged when no level is set or
+/// a stored one meets closed gates; for `off`, unchanged in the sandbox of a sandboxed session
+/// and host exec refused (security `deny`) on any other; refused for a tool-policy deny; else
+/// the level's security and ask, on the host. `stored` is the session's
 /// stored level, if the request names a session and a chat runtime keeps levels. A request that
 /// itself asks for more than `off` must name the sender who asked, and is refused with
 /// [`ServiceError::ElevatedUnavailable`] (and audited) when the gates are closed or that sender
@@ -131,7 +136,7 @@ pub(crate) fn apply_elevated_level(
     token: &str,
     request: &LevelRequest<'_>,
     mut policy: Arc<ExecPolicy>,
-) -> Result<(Arc<ExecPolicy>, ResolvedLevel), ServiceError> {
+) -> Result<(Arc<ExecPolicy>, ResolvedLevel, Placement), ServiceError> {
     let config = &core.config;
     let (gates, agent) = gates(config, Some(request.agent_id));
     if let Some(level) = request.level.filter(|level| *level != ElevatedLevel::Off) {
@@ -182,14 +187,19 @@ pub(crate) fn apply_elevated_level(
         default: default_level(config),
     };
     let resolved = resolve_level(choices, &gates, agent.as_ref());
-    match resolved.source {
-        LevelSource::Unset => return Ok((policy, resolved)),
+    let level = match resolved.source {
         // A stored or default level meeting closed gates grants nothing; a requested one was
         // refused above.
-        LevelSource::GatesClosed => return Ok((policy, resolved)),
-        LevelSource::Request | LevelSource::Session | LevelSource::Default => {}
-    }
-    match elevated_exec(resolved.level, exec_tool_verdict(config, request.agent_id)) {
+        LevelSource::Unset | LevelSource::GatesClosed => None,
+        LevelSource::Request | LevelSource::Session | LevelSource::Default => Some(resolved.level),
+    };
+    let placement = placement(request.sandboxed, level);
+    let Some(level) = level else {
+        return Ok((policy, resolved, placement));
+    };
+    match elevated_exec(level, exec_tool_verdict(config, request.agent_id)) {
+        // `off` keeps a sandboxed session's run in its sandbox, under the agent's own policy.
+        ElevatedExec::SandboxOnly if placement == Placement::Sandbox => {}
         // The shared policy is copied only here, for a request whose level changes it.
         ElevatedExec::ToolDenied | ElevatedExec::SandboxOnly => {
             Arc::make_mut(&mut policy).security = Security::Deny;
@@ -200,7 +210,7 @@ pub(crate) fn apply_elevated_level(
             policy.ask = ask;
         }
     }
-    Ok((policy, resolved))
+    Ok((policy, resolved, placement))
 }
 
 /// The audit spelling of a resolved level and where it came from.

@@ -7,3 +7,4 @@ pub mod compose;
 pub(crate) mod elevated;
 pub mod report;
 pub mod request;
+pub mod tool_call;

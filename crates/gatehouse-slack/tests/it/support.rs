@@ -58,6 +58,8 @@ pub(crate) fn view(allow_always: bool) -> ApprovalView {
         env_keys: vec![],
         expires_at_ms: 1_795_243_600_000,
         allow_always_offered: allow_always,
+        chain: None,
+        tool: None,
     }
 }
 

@@ -14,6 +14,8 @@ mod readers;
 mod rows;
 mod schema;
 mod sqlite;
+mod summary;
+mod tools;
 mod write_ops;
 mod writer;
 

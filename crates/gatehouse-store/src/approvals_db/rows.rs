@@ -21,7 +21,7 @@ use crate::error::StoreError;
 pub(super) const COLUMNS: &str = "id, command, argv_json, cwd, env_keys_json, host, agent_id, session_key, \
      resolved_path, security, ask, has_turn_source, turn_channel, turn_to, turn_account_id, \
      turn_thread_id, binding_hash, binding_json, state, decision, resolved_by, reason, \
-     created_at_ms, expires_at_ms, resolved_at_ms, consumed_at_ms, requested_by";
+     created_at_ms, expires_at_ms, resolved_at_ms, consumed_at_ms, requested_by, summary_json, tool_json";
 
 /// Times are u64 in the API and INTEGER (i64) in SQLite; saturating is exact for any real time.
 pub(super) fn sql_ms(ms: u64) -> i64 {
@@ -225,6 +225,8 @@ struct RawRow {
     resolved_at_ms: Option<i64>,
     consumed_at_ms: Option<i64>,
     requested_by: Option<String>,
+    summary_json: Option<String>,
+    tool_json: Option<String>,
 }
 
 impl RawRow {
@@ -259,6 +261,8 @@ impl RawRow {
             resolved_at_ms: row.get(24)?,
             consumed_at_ms: row.get(25)?,
             requested_by: row.get(26)?,
+            summary_json: row.get(27)?,
+            tool_json: row.get(28)?,
         })
     }
 
@@ -299,6 +303,14 @@ impl RawRow {
                 _ => return Err(corrupt("binding_json", "hash without json".to_owned())),
             },
             requested_by: self.requested_by,
+            summary: self
+                .summary_json
+                .map(|text| super::summary::decode(&text).map_err(|e| corrupt("summary_json", e)))
+                .transpose()?,
+            tool: self
+                .tool_json
+                .map(|text| super::tools::decode_tool(&text).map_err(|e| corrupt("tool_json", e)))
+                .transpose()?,
         };
         let messages = messages(conn, &id)?;
         Ok(ApprovalRecord {

@@ -256,7 +256,27 @@ const MIGRATIONS: &[&str] = &[
     CREATE UNIQUE INDEX approval_messages_unique ON approval_messages
         (approval_id_order, approval_id, channel, ifnull(account_id, ''), chat_id, message_id);
     "#,
-    // 6: the chat outbox: every chat message about an approval, recorded before it is sent,
+    // 6: what approvers are shown of what runs (every program of the chain, the request's
+    // variable names, what allow-always would store), as JSON. Rows from before have none.
+    r#"
+    ALTER TABLE approvals ADD COLUMN summary_json TEXT;
+    "#,
+    // 7: tool calls other than exec commands (`tools.call.request`): what was asked, as this
+    // store's JSON (NULL for exec approvals), and the grants their allow-always answers made.
+    // A grant takes its approval's id and outlives it: pruning history keeps every grant.
+    r#"
+    ALTER TABLE approvals ADD COLUMN tool_json TEXT;
+    CREATE TABLE tool_grants (
+        id            TEXT PRIMARY KEY NOT NULL,
+        agent_id      TEXT NOT NULL,
+        tool          TEXT NOT NULL,
+        scope         TEXT NOT NULL CHECK (scope = 'tool' OR scope = 'paths' OR scope = 'hosts'),
+        scope_json    TEXT NOT NULL,
+        created_at_ms INTEGER NOT NULL,
+        granted_by    TEXT
+    ) STRICT;
+    CREATE INDEX tool_grants_by_created ON tool_grants (created_at_ms, id);
+    // 8: the chat outbox: every chat message about an approval, recorded before it is sent,
     // with each attempt and its outcome (see `outbox`). Copies already delivered for approvals
     // still pending are carried over, so the start that cancels those approvals edits them.
     r#"
@@ -495,17 +515,25 @@ mod tests {
         assert_eq!(messages, 1);
     }
 
+    /// The columns of `table`, in order.
+    fn columns(conn: &Connection, table: &str) -> Vec<String> {
+        conn.prepare(&format!(
+            "SELECT name FROM pragma_table_info('{table}') ORDER BY cid"
+        ))
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+    }
+
     /// Every row of `table`, each column quoted, in rowid order: a rebuild must keep them all.
     fn dump(conn: &Connection, table: &str) -> Vec<String> {
-        let columns: Vec<String> = conn
-            .prepare(&format!(
-                "SELECT name FROM pragma_table_info('{table}') ORDER BY cid"
-            ))
-            .unwrap()
-            .query_map([], |row| row.get(0))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
+        dump_columns(conn, table, &columns(conn, table))
+    }
+
+    /// Every row of `table` in these `columns`: what a migration that adds columns must keep.
+    fn dump_columns(conn: &Connection, table: &str, columns: &[String]) -> Vec<String> {
         let quoted: Vec<String> = columns.iter().map(|c| format!("quote({c})")).collect();
         conn.prepare(&format!(
             "SELECT {} FROM {table} ORDER BY rowid",
@@ -542,12 +570,31 @@ mod tests {
              'C1', 'm2');",
         )
         .unwrap();
-        let (approvals, messages) = (dump(&conn, "approvals"), dump(&conn, "approval_messages"));
+        let approval_columns = columns(&conn, "approvals");
+        let message_columns = columns(&conn, "approval_messages");
+        let approvals = dump_columns(&conn, "approvals", &approval_columns);
+        let messages = dump_columns(&conn, "approval_messages", &message_columns);
 
         migrate(&mut conn).unwrap();
 
-        assert_eq!(dump(&conn, "approvals"), approvals);
-        assert_eq!(dump(&conn, "approval_messages"), messages);
+        assert_eq!(
+            dump_columns(&conn, "approvals", &approval_columns),
+            approvals
+        );
+        assert_eq!(
+            dump_columns(&conn, "approval_messages", &message_columns),
+            messages
+        );
+        // Columns added since version 4 are empty for these rows.
+        let added: Vec<String> = columns(&conn, "approvals")
+            .into_iter()
+            .filter(|column| !approval_columns.contains(column))
+            .collect();
+        assert_eq!(added, ["summary_json", "tool_json"]);
+        assert_eq!(
+            dump_columns(&conn, "approvals", &added),
+            ["NULL,NULL", "NULL,NULL"]
+        );
         for (column, value) in [("state", "'bogus'"), ("security", "'some'"), ("ask", "'x'")] {
             let changed = conn.execute(
                 &format!("UPDATE approvals SET {column} = {value} WHERE id = 'waiting'"),
@@ -567,6 +614,46 @@ mod tests {
         // Messages still go with their approval.
         conn.execute("DELETE FROM approvals WHERE id = 'ran'", [])
             .unwrap();
-        assert_eq!(dump(&conn, "approval_messages").len(), 1);
+        assert_eq!(
+            dump_columns(&conn, "approval_messages", &message_columns).len(),
+            1
+        );
+    }
+
+    #[test]
+    fn a_fifth_version_database_keeps_every_row_and_gains_tool_requests_and_grants() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "foreign_keys", true).unwrap();
+        ids::define_sql_function(&conn).unwrap();
+        for sql in &MIGRATIONS[..5] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 5).unwrap();
+        conn.execute_batch(
+            "INSERT INTO approvals (id, id_order, command, argv_json, env_keys_json, \
+             has_turn_source, state, created_at_ms, expires_at_ms) VALUES \
+             ('old', 3, 'ls', '[]', '[]', 0, 'pending', 1, 2);",
+        )
+        .unwrap();
+        let kept = columns(&conn, "approvals");
+        let before = dump(&conn, "approvals");
+
+        migrate(&mut conn).unwrap();
+
+        assert_eq!(dump_columns(&conn, "approvals", &kept), before);
+        let tool: Option<String> = conn
+            .query_row(
+                "SELECT tool_json FROM approvals WHERE id = 'old'",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(tool, None);
+        let refused = conn.execute(
+            "INSERT INTO tool_grants (id, agent_id, tool, scope, scope_json, created_at_ms) \
+             VALUES ('g', 'main', 'write', 'everything', '[]', 1)",
+            [],
+        );
+        assert!(refused.is_err(), "an unknown scope was accepted");
     }
 }

@@ -15,8 +15,9 @@ use std::time::Duration;
 
 use gatehouse_approvals::{
     ApprovalRecord, ApprovalStore, ChatOutbox, Completion, ConsumeOutcome, DeliveredMessage,
-    ListFilter, NewApproval, OutboxEntry, OutboxMessage, OutboxStep, Reading, Resolution,
-    ResolveOutcome, StepOutcome, StoreError as ApprovalsStoreError, Writing,
+    GrantStore, ListFilter, NewApproval, OutboxEntry, OutboxMessage, OutboxStep, Reading,
+    Resolution, ResolveOutcome, StepOutcome, StoreError as ApprovalsStoreError, StoredGrant,
+    Writing,
 };
 use rusqlite::{Connection, OpenFlags};
 
@@ -24,7 +25,7 @@ use super::batch_times::BatchTimesSnapshot;
 use super::checkpoint::{CheckpointSchedule, Checkpointer, LogRestart};
 use super::readers::Readers;
 use super::writer::{BatchLimits, BatchWriter};
-use super::{outbox, rows, schema, write_ops};
+use super::{outbox, rows, schema, tools, write_ops};
 use crate::durable_fs::open_private;
 use crate::error::StoreError;
 
@@ -290,6 +291,18 @@ impl SqliteApprovalStore {
         self.readers.read(|conn| rows::list(conn, filter))
     }
 
+    /// [`GrantStore::revoke_grant`], waiting for the commit.
+    pub fn revoke_grant(&self, id: &str) -> Result<Option<StoredGrant>, StoreError> {
+        let id = id.to_owned();
+        self.writer
+            .submit(move |conn| tools::revoke_grant(conn, &id))
+    }
+
+    /// [`GrantStore::grants`], on the calling thread.
+    pub fn grants(&self) -> Result<Vec<StoredGrant>, StoreError> {
+        self.readers.read(tools::grants)
+    }
+
     /// Queues `op` on the writer; `done` hears its result as the approval manager's error.
     fn submit<T: Send + 'static>(
         &self,
@@ -429,5 +442,15 @@ impl ChatOutbox for SqliteApprovalStore {
 
     fn troubled_messages(&self, lost_since_ms: u64, limit: usize) -> Reading<Vec<OutboxEntry>> {
         self.reading(move |conn| outbox::troubled(conn, lost_since_ms, limit))
+    }
+}
+
+impl GrantStore for SqliteApprovalStore {
+    fn revoke_grant(&self, id: String, done: Completion<Option<StoredGrant>>) {
+        self.submit(move |conn| tools::revoke_grant(conn, &id), done);
+    }
+
+    fn grants(&self) -> Reading<Vec<StoredGrant>> {
+        self.reading(tools::grants)
     }
 }

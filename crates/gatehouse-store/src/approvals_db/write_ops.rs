@@ -17,14 +17,16 @@ use super::ids::id_order;
 use super::rows::{
     COLUMNS, encode, fetch, fetch_required, limit_param, sql_ms, stored_ms, update_then_fetch,
 };
+use super::tools::{encode_tool, store_grant};
 use crate::error::StoreError;
 
-/// The insert of a new pending approval; `id_order` is ?22 (see `ids`).
+/// The insert of a new pending approval; `id_order` is ?22 (see `ids`), `summary_json` ?23,
+/// `tool_json` ?24.
 pub(super) static INSERT_SQL: LazyLock<String> = LazyLock::new(|| {
     format!(
         "INSERT INTO approvals (id_order, {COLUMNS}) VALUES (?22, ?1, ?2, ?3, ?4, ?5, ?6, \
          ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, 'pending', NULL, NULL, \
-         NULL, ?19, ?20, NULL, NULL, ?21)"
+         NULL, ?19, ?20, NULL, NULL, ?21, ?23, ?24)"
     )
 });
 
@@ -62,6 +64,8 @@ pub(super) fn insert(
             sql_ms(approval.expires_at_ms),
             r.requested_by,
             id_order(&approval.id),
+            r.summary.as_ref().map(super::summary::encode),
+            encode_tool(r.tool.as_ref())?,
         ])
         .map_err(|error| match &error {
             // Named by its columns, so a unique index added later is not taken for this one.
@@ -133,6 +137,8 @@ pub(super) fn resolve(
         id,
     )?;
     if let Some(record) = applied {
+        // An allow-always of a tool approval and its grant are durable together.
+        store_grant(conn, &record)?;
         return Ok(ResolveOutcome::Applied(record));
     }
     let record = fetch_required(conn, id)?;

@@ -509,3 +509,74 @@ fn prunes_in_chunks_oldest_first() {
         Vec::<String>::new()
     );
 }
+
+fn tool_approval(id: &str, agent: &str) -> NewApproval {
+    use gatehouse_approvals::{Severity, ToolRequest};
+    use gatehouse_policy::tool_call::{Grant, GrantScope};
+    NewApproval {
+        id: id.to_owned(),
+        request: ApprovalRequest {
+            command: "web_fetch https://example.com/a".to_owned(),
+            agent_id: Some(agent.to_owned()),
+            tool: Some(ToolRequest {
+                tool: "web_fetch".to_owned(),
+                call_id: None,
+                params: vec![("url".to_owned(), "https://example.com/a".to_owned())],
+                title: None,
+                description: Some("line 1\nline 2".to_owned()),
+                severity: Severity::Critical,
+                reasons: Vec::new(),
+                grant: Some(Grant {
+                    tool: "web_fetch".to_owned(),
+                    scope: GrantScope::Hosts(["example.com".to_owned()].into()),
+                }),
+            }),
+            ..ApprovalRequest::default()
+        },
+        created_at_ms: 1_000,
+        expires_at_ms: 2_000,
+    }
+}
+
+#[test]
+fn an_allow_always_of_a_tool_approval_stores_its_grant_with_the_decision() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_db(&dir);
+    let created = db.insert(&tool_approval("t1", "main")).unwrap();
+    assert_eq!(db.get("t1").unwrap(), Some(created.clone()));
+    assert!(db.grants().unwrap().is_empty());
+
+    let outcome = db
+        .resolve(
+            "t1",
+            &decided(ApprovalDecision::AllowAlways, "alice"),
+            1_500,
+        )
+        .unwrap();
+    assert!(outcome.applied());
+    let grants = db.grants().unwrap();
+    assert_eq!(grants.len(), 1);
+    assert_eq!(grants[0].id, "t1");
+    assert_eq!(grants[0].agent_id, "main");
+    assert_eq!(grants[0].created_at_ms, 1_500);
+    assert_eq!(grants[0].granted_by.as_deref(), Some("alice"));
+    assert_eq!(
+        Some(&grants[0].grant),
+        created.request.tool.unwrap().grant.as_ref()
+    );
+
+    // A losing answer stores nothing more; pruning the approval keeps the grant.
+    db.resolve("t1", &decided(ApprovalDecision::AllowAlways, "bob"), 1_600)
+        .unwrap();
+    assert_eq!(db.grants().unwrap().len(), 1);
+    db.prune_terminal_before(u64::MAX / 2, 100).unwrap();
+    assert_eq!(db.get("t1").unwrap(), None);
+    assert_eq!(db.grants().unwrap().len(), 1);
+
+    assert_eq!(
+        db.revoke_grant("t1").unwrap().map(|g| g.id),
+        Some("t1".to_owned())
+    );
+    assert_eq!(db.revoke_grant("t1").unwrap(), None);
+    assert!(db.grants().unwrap().is_empty());
+}

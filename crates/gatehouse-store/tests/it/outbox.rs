@@ -246,7 +246,7 @@ fn an_upgraded_database_carries_the_copies_of_pending_approvals_into_the_outbox(
     }
     // Back to the version before the outbox, as a database written by an older build.
     let conn = Connection::open(&path).unwrap();
-    conn.execute_batch("DROP TABLE chat_outbox; PRAGMA user_version = 5;")
+    conn.execute_batch("DROP TABLE chat_outbox; PRAGMA user_version = 7;")
         .unwrap();
     drop(conn);
     let db = open_db(&dir);

@@ -1,6 +1,7 @@
 //! Shared fixtures: temporary state directories and sample approvals.
 
 use gatehouse_approvals::{ApprovalRequest, NewApproval, RunBinding, TurnSource};
+use gatehouse_policy::exec::{ApprovalSummary, ProgramLine};
 use gatehouse_policy::{Ask, Security};
 use gatehouse_store::approvals_db::{SqliteApprovalStore, SqliteOptions};
 
@@ -35,6 +36,18 @@ pub(crate) fn request(command: &str) -> ApprovalRequest {
             json: r#"{"argv":["ls"]}"#.to_owned(),
         }),
         requested_by: Some("agent-host".to_owned()),
+        summary: Some(ApprovalSummary {
+            programs: vec![ProgramLine {
+                argv: command.split(' ').map(str::to_owned).collect(),
+                resolved_path: Some("/usr/bin/ls".into()),
+                looked_through: vec!["/usr/bin/nice".to_owned()],
+                satisfied_by: None,
+                reason: "no-allowlist-match: ls".to_owned(),
+            }],
+            env_names: vec!["PATH".to_owned()],
+            allow_always_patterns: vec!["/usr/bin/ls".to_owned()],
+        }),
+        tool: None,
     }
 }
 

@@ -129,6 +129,8 @@ async fn omits_allow_always_when_it_is_not_offered() {
     let core = dispatcher(connect(&fake).await);
     let view = ApprovalView {
         allow_always_offered: false,
+        chain: None,
+        tool: None,
         ..view()
     };
     let plan = plan_delivery(dm_only(), &approvals(NativeTarget::Dm));

@@ -83,6 +83,8 @@ pub(crate) fn view() -> ApprovalView {
         env_keys: vec![],
         expires_at_ms: 600_000,
         allow_always_offered: true,
+        chain: None,
+        tool: None,
     }
 }
 

@@ -18,6 +18,14 @@ use super::client::{ServerArgs, at_least_one, refused_with};
 
 /// Flags of `gatehouse approvals`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  gatehouse approvals list --state pending
+  gatehouse approvals get 3f0c1a2b
+  gatehouse approvals resolve 3f0c1a2b allow-once
+  gatehouse approvals allowlist add --agent main git     # resolved on the gateway host
+
+The gateway is found as for every client command (`gatehouse login --help`).")]
 pub(crate) struct ApprovalsArgs {
     #[command(flatten)]
     server: ServerArgs,
@@ -31,6 +39,11 @@ pub(crate) struct ApprovalsArgs {
 #[derive(Debug, Subcommand)]
 enum ApprovalsCommand {
     /// List approvals, oldest first (`--newest-first` for the latest).
+    #[command(after_help = "\
+Examples:
+  gatehouse approvals list --state pending
+  gatehouse approvals list --newest-first --limit 20
+  gatehouse approvals list --agent ops --json | jq '.approvals[].id'")]
     List {
         /// Only this state: pending, allowed, denied, expired, cancelled.
         #[arg(long)]
@@ -46,11 +59,18 @@ enum ApprovalsCommand {
         limit: u64,
     },
     /// Show one approval by id or unique prefix.
+    #[command(
+        after_help = "Examples:\n  gatehouse approvals get 3f0c1a2b\n  gatehouse approvals get --json 3f0c1a2b"
+    )]
     Get {
         /// Approval id or prefix.
         id: String,
     },
     /// Answer an approval: allow-once, allow-always or deny.
+    #[command(after_help = "\
+Examples:
+  gatehouse approvals resolve 3f0c1a2b allow-once
+  gatehouse approvals resolve 3f0c1a2b deny --reason 'not during the freeze'")]
     Resolve {
         /// Approval id or unique prefix.
         id: String,
@@ -68,20 +88,31 @@ enum ApprovalsCommand {
 #[derive(Debug, Subcommand)]
 enum AllowlistCommand {
     /// Show an agent's allowlist with when each entry last let a command run.
+    #[command(
+        after_help = "Examples:\n  gatehouse approvals allowlist list --agent main\n  gatehouse approvals allowlist list --json"
+    )]
     List {
         /// Agent id.
         #[arg(long, default_value = "main")]
         agent: String,
     },
-    /// Add a pattern (a resolved-path glob) to an agent's allowlist.
+    /// Add a pattern (a resolved-path glob) to an agent's allowlist; a bare program name is
+    /// resolved on the gateway host's PATH first.
+    #[command(after_help = "\
+Examples:
+  gatehouse approvals allowlist add git                  # adds git's path on the gateway host
+  gatehouse approvals allowlist add --agent ops '/opt/tools/bin/*'")]
     Add {
         /// Agent id.
         #[arg(long, default_value = "main")]
         agent: String,
-        /// The pattern, e.g. /usr/bin/git.
+        /// The pattern (an absolute path or glob), or a program name to resolve.
         pattern: String,
     },
     /// Remove an entry by id or pattern.
+    #[command(
+        after_help = "Examples:\n  gatehouse approvals allowlist remove --agent main /usr/local/bin/git"
+    )]
     Remove {
         /// Agent id.
         #[arg(long, default_value = "main")]
@@ -117,9 +148,8 @@ pub(crate) fn run(args: ApprovalsArgs) -> anyhow::Result<ExitCode> {
                 let approvals = answer["approvals"].as_array().cloned().unwrap_or_default();
                 if approvals.is_empty() {
                     eprintln!("no approvals match");
-                }
-                for approval in &approvals {
-                    println!("{}", show::approval_line(approval));
+                } else {
+                    print!("{}", show::approvals_table(&approvals, super::now_ms()));
                 }
                 return Ok(ExitCode::SUCCESS);
             }
@@ -162,7 +192,7 @@ pub(crate) fn run(args: ApprovalsArgs) -> anyhow::Result<ExitCode> {
         ApprovalsCommand::Allowlist(command) => {
             let changed = allowlist(server, command)?;
             if !args.json {
-                print!("{}", show::allowlist(&changed));
+                print!("{}", show::allowlist(&changed, super::now_ms()));
                 return Ok(ExitCode::SUCCESS);
             }
             changed
@@ -189,9 +219,13 @@ fn decided_earlier(server: &ServerArgs, key: &str) -> anyhow::Result<Value> {
 
 /// Reads the file, changes one agent's allowlist, and writes it back based on the hash read.
 fn allowlist(server: &ServerArgs, command: AllowlistCommand) -> anyhow::Result<Value> {
-    if let AllowlistCommand::Add { pattern, .. } = &command {
-        refuse_ignored_pattern(pattern.trim())?;
-    }
+    let command = match command {
+        AllowlistCommand::Add { agent, pattern } => {
+            let pattern = resolved_pattern(server, &agent, pattern.trim())?;
+            AllowlistCommand::Add { agent, pattern }
+        }
+        other => other,
+    };
     let read = server.call("exec.approvals.get", json!({}))?;
     let agent = match &command {
         AllowlistCommand::List { agent }
@@ -250,6 +284,49 @@ fn allowlist(server: &ServerArgs, command: AllowlistCommand) -> anyhow::Result<V
         json!({"file": file, "baseHash": read["hash"]}),
     )?;
     Ok(json!({"agent": agent, "allowlist": written["file"]["agents"][&agent]["allowlist"]}))
+}
+
+/// The pattern to add: `pattern` itself, or for a bare program name (which the policy would
+/// ignore) the path it resolves to on the gateway host, found with `exec.policy.check` as the
+/// gateway resolves an agent's command, so the entry names the program this host runs. A name
+/// the gateway cannot resolve, or any other pattern the policy would skip, is refused.
+fn resolved_pattern(server: &ServerArgs, agent: &str, pattern: &str) -> anyhow::Result<String> {
+    if !is_program_name(pattern) {
+        refuse_ignored_pattern(pattern)?;
+        return Ok(pattern.to_owned());
+    }
+    let check = json!({"command": pattern, "cwd": "/", "agentId": agent});
+    let resolved = server
+        .call("exec.policy.check", check)
+        .ok()
+        .and_then(|answer| {
+            answer["segments"][0]["resolvedPath"]
+                .as_str()
+                .map(str::to_owned)
+        });
+    match resolved {
+        Some(path) => {
+            eprintln!(
+                "gatehouse: `{}` resolves to {} on the gateway host; adding that",
+                one_line(pattern, 200),
+                one_line(&path, 300)
+            );
+            Ok(path)
+        }
+        None => {
+            refuse_ignored_pattern(pattern)?;
+            Ok(pattern.to_owned())
+        }
+    }
+}
+
+/// A word a shell would run as a program found on `PATH`: no slash, no glob, no quoting.
+fn is_program_name(word: &str) -> bool {
+    !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '+' | '-'))
+        && !word.starts_with('-')
 }
 
 /// Refuses a pattern the policy would skip (a bare name such as `git`, a bad glob), with the

@@ -9,9 +9,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
+use gatehouse_chat::sanitize::one_line;
 use gatehouse_store::StoreError;
 use gatehouse_store::audit::{self, AuditError, LOG_FILE_NAME, Problem, ProblemKind, VerifyReport};
 use serde_json::json;
+
+use super::listing::{Table, when};
 
 /// Exit status when the log fails verification.
 const EXIT_INVALID: u8 = 1;
@@ -21,6 +24,10 @@ const EXIT_INVALID: u8 = 1;
 pub(crate) enum AuditCommand {
     /// Check every record's hash, the chain between records and the head anchor
     /// (exit 0 intact, 1 tampered or damaged, 2 error).
+    #[command(after_help = "\
+Examples:
+  gatehouse audit verify                                  # the default data directory
+  gatehouse audit verify --data-dir /var/lib/gatehouse --json")]
     Verify {
         #[command(flatten)]
         log: LogLocation,
@@ -29,12 +36,19 @@ pub(crate) enum AuditCommand {
         json: bool,
     },
     /// Print the last records of the active log file, unchecked (run `verify` for that).
+    #[command(after_help = "\
+Examples:
+  gatehouse audit tail -n 20
+  gatehouse audit tail --json | jq 'select(.kind == \"decision\")'")]
     Tail {
         #[command(flatten)]
         log: LogLocation,
         /// How many records.
         #[arg(short = 'n', long = "lines", default_value_t = 10)]
         lines: usize,
+        /// Print the records as they are stored, one JSON object a line.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -66,7 +80,7 @@ impl LogLocation {
 pub(crate) fn run(command: AuditCommand) -> anyhow::Result<ExitCode> {
     match command {
         AuditCommand::Verify { log, json } => verify(log.path()?, json),
-        AuditCommand::Tail { log, lines } => tail(log.path()?, lines),
+        AuditCommand::Tail { log, lines, json } => tail(log.path()?, lines, json),
     }
 }
 
@@ -165,18 +179,56 @@ fn kind_code(kind: &ProblemKind) -> &'static str {
     }
 }
 
-fn tail(path: PathBuf, count: usize) -> anyhow::Result<ExitCode> {
+/// The last `count` complete lines: as stored with `json` (made terminal-safe), else under a
+/// header with each record's seq, time (relative and exact), kind, approval and details.
+fn tail(path: PathBuf, count: usize, json: bool) -> anyhow::Result<ExitCode> {
     let data = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
     let lines: Vec<&[u8]> = data
         .split_inclusive(|&b| b == b'\n')
         .filter(|line| line.ends_with(b"\n"))
         .collect();
+    let last = &lines[lines.len().saturating_sub(count)..];
     let mut stdout = io::stdout().lock();
-    for line in &lines[lines.len().saturating_sub(count)..] {
-        writeln!(stdout, "{}", terminal_safe(line)).context("cannot write to stdout")?;
+    if json {
+        for line in last {
+            writeln!(stdout, "{}", terminal_safe(line)).context("cannot write to stdout")?;
+        }
+        return Ok(ExitCode::SUCCESS);
     }
+    let now = super::now_ms();
+    let mut table = Table::new(["SEQ", "TIME", "KIND", "APPROVAL", "DETAILS"]);
+    for line in last {
+        let Ok(record) = serde_json::from_slice::<serde_json::Value>(line) else {
+            table.row([
+                "?".into(),
+                "-".into(),
+                "unreadable".into(),
+                "-".into(),
+                terminal_safe(line),
+            ]);
+            continue;
+        };
+        let text = |key: &str| {
+            record[key]
+                .as_str()
+                .map_or_else(|| "-".to_owned(), |t| one_line(t, 80))
+        };
+        table.row([
+            record["seq"].to_string(),
+            record["atMs"]
+                .as_u64()
+                .map_or_else(|| "-".to_owned(), |ms| when(ms, now)),
+            text("kind"),
+            text("approvalId"),
+            one_line(&record["payload"].to_string(), DETAILS_CHARS),
+        ]);
+    }
+    write!(stdout, "{table}").context("cannot write to stdout")?;
     Ok(ExitCode::SUCCESS)
 }
+
+/// The most characters of a record's payload a `tail` row shows; `--json` shows it whole.
+const DETAILS_CHARS: usize = 120;
 
 /// The line with control characters and bidi overrides shown as escapes: the writer never
 /// produces them raw, so any that are present were put there to mislead a terminal reader.

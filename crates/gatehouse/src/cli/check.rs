@@ -1,5 +1,6 @@
 //! `gatehouse check`: may this command run without a person? One command from the arguments,
-//! or a batch of JSON requests on stdin (`--jsonl`), one decision per line, in order.
+//! or a batch of JSON requests on stdin (`--jsonl`), one decision per line, in order; or one
+//! tool call (`--tool`, see `check_tool.rs`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, Write};
@@ -29,27 +30,45 @@ const EXIT_DENY: u8 = 20;
 pub(crate) struct CheckArgs {
     /// Config file (JSON5, OpenClaw keys); built-in defaults when absent.
     #[arg(long, value_name = "FILE", env = "GATEHOUSE_CONFIG")]
-    config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     /// OpenClaw `exec-approvals.json`: host settings (stricter wins) and allowlists.
     #[arg(long, value_name = "FILE")]
     approvals: Option<PathBuf>,
     /// Agent id whose settings apply.
     #[arg(long, value_name = "ID", default_value = DEFAULT_AGENT_ID)]
-    agent: String,
+    pub(crate) agent: String,
     /// Working directory the command would run in; the current one when absent.
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
     /// Print the decision as JSON.
     #[arg(long)]
-    json: bool,
+    pub(crate) json: bool,
     /// Read one JSON request per line on stdin and write one JSON decision per line, in order
     /// (an invalid line gets a `deny` naming the problem); exits 0 once every line is answered.
-    #[arg(long, conflicts_with = "command")]
+    #[arg(long, conflicts_with_all = ["command", "tool"])]
     jsonl: bool,
+    /// Check a tool call instead of a command: the tool as an agent host names it (`read`,
+    /// `web_fetch`, `mcp__github__create_issue`), with `--params`. Host names in URLs are
+    /// resolved as the gateway resolves them (`gateway.dns`).
+    #[arg(long, value_name = "TOOL", conflicts_with = "command")]
+    pub(crate) tool: Option<String>,
+    /// The tool call's parameters as a JSON object, in the reference's names
+    /// (`{"path":"src/a.rs"}`, `{"url":"https://…"}`, `{"command":"ls","cwd":"/srv"}`).
+    #[arg(long, value_name = "JSON", requires = "tool", default_value = "{}")]
+    pub(crate) params: String,
+    /// The tool call's sender owns the deployment (owner-only tools).
+    #[arg(long, requires = "tool")]
+    pub(crate) owner: bool,
+    /// The model provider of the session (`openai`), for provider rules and `apply_patch`.
+    #[arg(long, value_name = "NAME", requires = "tool")]
+    pub(crate) provider: Option<String>,
+    /// The model of the session (`gpt-5`).
+    #[arg(long, value_name = "NAME", requires = "tool")]
+    pub(crate) model: Option<String>,
     /// One argument: a shell string. Several: an argv run without a shell.
     #[arg(
         value_name = "COMMAND",
-        required_unless_present = "jsonl",
+        required_unless_present_any = ["jsonl", "tool"],
         trailing_var_arg = true
     )]
     command: Vec<String>,
@@ -73,12 +92,18 @@ pub(crate) fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     sources
         .known_agent(&args.agent)
         .map_err(anyhow::Error::msg)?;
-    let cwd = match args.cwd {
+    let cwd = match args.cwd.clone() {
         Some(cwd) => cwd,
         None => std::env::current_dir().context("cannot determine the current directory")?,
     };
     if args.jsonl {
         return run_batch(&sources, &args.agent, &cwd);
+    }
+    if let Some(tool) = &args.tool {
+        let decision = super::check_tool::decide(&sources, &args, tool)?;
+        let mut stdout = std::io::stdout().lock();
+        super::check_tool::print(&mut stdout, &decision, args.json)?;
+        return Ok(exit_code(decision.decision));
     }
     let mut command = args.command;
     let request = if command.len() == 1 {

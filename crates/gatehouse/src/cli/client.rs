@@ -1,7 +1,11 @@
-//! The client side of the CLI: one JSON-RPC call over `POST /rpc` per command.
-//!
-//! Address and token come from `--url`/`--token` or `GATEHOUSE_URL`/`GATEHOUSE_TOKEN`. The token
-//! is sent only in the `Authorization` header, never printed.
+//! The client side of the CLI: one JSON-RPC call over `POST /rpc` per command, to the gateway
+//! [`target`] finds (flag, environment, a context saved by `gatehouse login`, or the gateway
+//! running on this machine). The token is sent only in the `Authorization` header, never
+//! printed.
+
+pub(crate) mod contexts;
+pub(crate) mod local;
+pub(crate) mod target;
 
 use std::path::PathBuf;
 
@@ -9,30 +13,41 @@ use anyhow::{Context as _, bail};
 use gatehouse_policy::exec::display_argv;
 use serde_json::{Value, json};
 
+pub(crate) use target::Target;
+
 /// Where the server is and who we are; shared by every client subcommand. Global, so the
-/// flags may stand before or after a nested subcommand (`approvals list --url …`).
-#[derive(Debug, Clone, clap::Args)]
+/// flags may stand before or after a nested subcommand (`approvals list --url …`). What is not
+/// given here comes from the environment, a saved context or this machine's gateway, in that
+/// order (see [`target`]).
+#[derive(Debug, Clone, Default, clap::Args)]
 pub(crate) struct ServerArgs {
-    /// Gateway base URL.
-    #[arg(
-        long,
-        global = true,
-        env = "GATEHOUSE_URL",
-        default_value = "http://127.0.0.1:18790"
-    )]
-    url: String,
-    /// Bearer token (with the embedded default: the contents of <data-dir>/admin.token).
-    #[arg(long, global = true, env = "GATEHOUSE_TOKEN", hide_env_values = true)]
-    token: Option<String>,
+    /// Gateway base URL [env: GATEHOUSE_URL; default: the current context's, else
+    /// http://127.0.0.1:18790].
+    #[arg(long, global = true, value_name = "URL")]
+    pub(crate) url: Option<String>,
+    /// Bearer token [env: GATEHOUSE_TOKEN; default: the context's, else this machine's
+    /// <data-dir>/admin.token]. A flag shows in `ps`: prefer the variable or `gatehouse login`.
+    #[arg(long, global = true, value_name = "TOKEN", hide_env_values = true)]
+    pub(crate) token: Option<String>,
+    /// A context saved by `gatehouse login` [env: GATEHOUSE_CONTEXT; default: the current one].
+    #[arg(long, global = true, value_name = "NAME")]
+    pub(crate) context: Option<String>,
 }
 
 impl ServerArgs {
     /// Explicit address and token, for commands where the server is optional (`doctor`).
     pub(crate) fn new(url: String, token: String) -> Self {
         Self {
-            url,
+            url: Some(url),
             token: Some(token),
+            context: None,
         }
+    }
+
+    /// Which gateway and token these flags, the environment, the contexts and this machine
+    /// name, and where each came from.
+    pub(crate) fn target(&self) -> anyhow::Result<Target> {
+        Target::resolve(self, &target::Environment::current())
     }
 
     /// Calls `method` and returns its payload; a refusal becomes an error naming its code.
@@ -43,13 +58,14 @@ impl ServerArgs {
     /// [`Self::call`] for calls that must run beside others (a wait and what watches it); a
     /// refusal is a [`Refusal`].
     pub(crate) async fn call_async(&self, method: &str, params: Value) -> anyhow::Result<Value> {
-        let Some(token) = &self.token else {
-            bail!(
-                "no token: pass --token or set GATEHOUSE_TOKEN (a gateway started without \
-                 configured tokens keeps its admin token in <data-dir>/admin.token; the data directory \
-                 defaults to $XDG_STATE_HOME/gatehouse or ~/.local/state/gatehouse)"
-            );
-        };
+        self.target()?.call(method, params).await
+    }
+}
+
+impl Target {
+    /// Calls `method` on this gateway with this token.
+    pub(crate) async fn call(&self, method: &str, params: Value) -> anyhow::Result<Value> {
+        let token = self.token()?;
         let url = format!("{}/rpc", self.url.trim_end_matches('/'));
         let response = reqwest::Client::new()
             .post(&url)

@@ -5,18 +5,23 @@
 //! or writing a file: the listen address, every gateway token (resolved and held to the
 //! gateway's rules), every enabled channel's secrets and settings, and the data directory's
 //! admin token, audit log and approvals database. It shows the effective exec policy of every
-//! agent and warns about risky settings. Exit 0 when all is well, 1 with warnings only, 2 when the config
+//! agent (and what allowlisting each of its programs trusts), each sandboxed agent's effective
+//! sandbox with whatever would refuse its runs, whether bubblewrap can start a sandbox here
+//! (a failure is an error), and warns about risky settings. Exit 0 when all is well, 1 with warnings only, 2 when the config
 //! does not load or `serve` would refuse it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use gatehouse_config::{Config, ConfigError, DEFAULT_AGENT_ID, load_file};
 use gatehouse_policy::Security;
-use gatehouse_policy::exec::{AllowlistEntry, has_builtin_profile, ignored_allowlist_entries};
+use gatehouse_policy::exec::{
+    ExecPolicy, ExecRequest, evaluate, has_builtin_profile, ignored_allowlist_entries,
+};
 use gatehouse_service::policy::compose::{ask_fallback, effective_ask_fallback, exec_policy};
+use gatehouse_service::policy::request::with_host_env;
 use gatehouse_service::{ExecLimits, Service};
 use gatehouse_store::approvals_file::{ExecApprovalsStore, Snapshot};
 
@@ -68,6 +73,12 @@ pub(crate) fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
     if let Some(approvals) = check_data_files(&config, &data_dir, &mut findings) {
         check_agents(&config, &approvals, &mut findings);
     }
+    let host = super::sandbox::host_context(&config, args.config.as_deref(), &data_dir);
+    let sandbox = super::sandbox::review(&config, &host);
+    for line in &sandbox.lines {
+        println!("{}", make_visible(line));
+    }
+    findings.errors.extend(sandbox.errors);
     match args.token {
         Some(token) => live_check(
             &super::client::ServerArgs::new(args.url, token),
@@ -226,7 +237,7 @@ fn check_agents(config: &Config, approvals: &Snapshot, findings: &mut Findings) 
         } else {
             format!(" (configured {configured}, clamped to the security)")
         };
-        let allowlist = review_allowlist(&policy.allowlist);
+        let allowlist = review_allowlist(agent, &policy);
         println!(
             "agent {}: security {}, ask {}, askFallback {ask_fallback}{clamped}, {} allowlist \
              entries",
@@ -237,6 +248,9 @@ fn check_agents(config: &Config, approvals: &Snapshot, findings: &mut Findings) 
         );
         for ignored in allowlist.ignored {
             findings.warn(format!("agent {agent}: {ignored}"));
+        }
+        for line in super::trust::allowlist_trust(&policy.allowlist) {
+            println!("agent {}: {}", one_line(agent, 200), make_visible(&line));
         }
         if policy.security == Security::Full {
             findings.warn(format!(
@@ -285,7 +299,7 @@ fn check_data_files(config: &Config, data_dir: &Path, findings: &mut Findings) -
         return approvals;
     }
     let limits = ExecLimits::configured(config.gateway.limits.as_ref());
-    let mut refusals = Service::check_files(&service_setup(config.clone(), data_dir, limits));
+    let mut refusals = Service::check_files(&service_setup(config.clone(), data_dir, limits, None));
     refusals.extend(check_store(data_dir).err());
     refusals
         .extend(gatehouse_service::chat::check_sessions_file(&data_dir.join(SESSIONS_FILE)).err());
@@ -310,8 +324,11 @@ struct AllowlistReview {
 }
 
 /// Asks the policy which entries it ignores rather than restating its rules. `HOME` is this
-/// process's, as for `check`, so `~` expands the same way.
-fn review_allowlist(allowlist: &[AllowlistEntry]) -> AllowlistReview {
+/// process's, as for `check`, so `~` expands the same way. An ignored bare program name is
+/// followed by a line naming the path it resolves to on this host, found as the policy
+/// resolves an agent's command, so the fix names this host's program rather than a guessed
+/// `/usr/bin/…`.
+fn review_allowlist(agent: &str, policy: &ExecPolicy) -> AllowlistReview {
     let home = std::env::var_os("HOME")
         .filter(|home| !home.is_empty())
         .map(PathBuf::from);
@@ -319,14 +336,43 @@ fn review_allowlist(allowlist: &[AllowlistEntry]) -> AllowlistReview {
         effective: 0,
         ignored: Vec::new(),
     };
-    for entry in allowlist {
+    for entry in &policy.allowlist {
         let warnings = ignored_allowlist_entries(std::slice::from_ref(entry), home.as_deref());
         if warnings.is_empty() {
             review.effective += 1;
         }
+        let ignored = !warnings.is_empty();
         review.ignored.extend(warnings);
+        if let Some(path) = resolved_here(entry.pattern.trim(), policy).filter(|_| ignored) {
+            review.ignored.push(format!(
+                "on this host `{}` is {}: allowlist that path instead \
+                 (`gatehouse approvals allowlist add --agent {agent} {}`)",
+                entry.pattern.trim(),
+                path.display(),
+                path.display()
+            ));
+        }
     }
     review
+}
+
+/// Where a bare program `name` resolves on this host's `PATH`, as the policy resolves an
+/// agent's command; `None` for anything but a bare name, or a name not found.
+fn resolved_here(name: &str, policy: &ExecPolicy) -> Option<PathBuf> {
+    let bare = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '+' | '-'));
+    if !bare || name.starts_with('-') {
+        return None;
+    }
+    let request = ExecRequest::argv(vec![name.to_owned()], PathBuf::from("/"));
+    let request = with_host_env(request, &BTreeMap::new());
+    evaluate(&request, policy)
+        .segments
+        .first()?
+        .resolved_path
+        .clone()
 }
 
 /// Asks the running gateway for `gateway.status`: every chat target whose delivery failed for

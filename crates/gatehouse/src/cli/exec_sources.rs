@@ -36,6 +36,11 @@ impl Sources {
         known_agent(&self.config, in_file, agent)
     }
 
+    /// The loaded config.
+    pub(crate) fn config(&self) -> &Config {
+        &self.config
+    }
+
     /// The config's exec settings for `agent`, composed with the approvals file when given;
     /// the same composition the gateway applies, so `check` and `exec.policy.check` agree.
     pub(crate) fn policy(&self, agent: &str) -> ExecPolicy {

@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
-use gatehouse_config::Config;
+use gatehouse_config::{Config, SecretSource};
+use gatehouse_policy::files::ProtectedPath;
+use gatehouse_sandbox::HostContext;
 use gatehouse_service::{ExecLimits, ServiceError, ServiceSetup};
 use gatehouse_store::approvals_db::{SqliteApprovalStore, SqliteOptions};
 
@@ -30,14 +32,55 @@ const DATABASE_FILE: &str = "approvals.db";
 /// The file a running `serve` holds an exclusive `flock` on, inside the data directory.
 pub(crate) const LOCK_FILE: &str = "gatehouse.lock";
 
-/// The service's state in `data_dir`, as `serve` starts it and `doctor` checks it.
-pub(crate) fn service_setup(config: Config, data_dir: &Path, limits: ExecLimits) -> ServiceSetup {
+/// The service's state in `data_dir`, as `serve` starts it and `doctor` checks it, with the
+/// host facts a sandboxed run needs.
+pub(crate) fn service_setup(
+    config: Config,
+    data_dir: &Path,
+    limits: ExecLimits,
+    sandbox_host: Option<HostContext>,
+) -> ServiceSetup {
+    let protected = protected_paths(&config, None, data_dir);
     ServiceSetup {
         config,
         approvals_file: data_dir.join(APPROVALS_FILE),
         audit_log: data_dir.join(gatehouse_store::audit::LOG_FILE_NAME),
         limits,
+        sandbox_host,
+        protected,
     }
+}
+
+/// The config file, which no tool call may read or write (it holds the policy and perhaps
+/// secrets).
+pub(crate) fn config_protection(path: &Path) -> ProtectedPath {
+    ProtectedPath {
+        path: std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
+        what: "the gateway's config file".to_owned(),
+    }
+}
+
+/// The gateway's own files, which no tool call may read or write: the data directory, the
+/// config file and every secret file the config names.
+pub(crate) fn protected_paths(
+    config: &Config,
+    config_file: Option<&Path>,
+    data_dir: &Path,
+) -> Vec<ProtectedPath> {
+    let mut protected = vec![ProtectedPath {
+        path: data_dir.to_path_buf(),
+        what: "the gateway's data directory".to_owned(),
+    }];
+    protected.extend(config_file.map(config_protection));
+    for secret in config.secrets() {
+        if let SecretSource::File(path) = secret.source {
+            protected.push(ProtectedPath {
+                path,
+                what: format!("the secret file of {}", secret.key),
+            });
+        }
+    }
+    protected
 }
 
 /// Opens the approvals database in `data_dir`: the store `serve` hands the service.

@@ -22,12 +22,24 @@ pub(crate) fn run(args: CommandArgs) -> anyhow::Result<ExitCode> {
     } else {
         println!("{}", summary(&answer));
     }
+    if answer["reason"] == NO_APPROVAL_ROUTE {
+        eprintln!("gatehouse: {NO_ROUTE_HINT}");
+    }
     Ok(if may_run {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(EXIT_DENIED)
     })
 }
+
+/// The reason of an approval nobody could be asked about.
+const NO_APPROVAL_ROUTE: &str = "no-approval-route";
+
+/// What to do when nobody could be asked: said on stderr, as `serve` logs it.
+pub(crate) const NO_ROUTE_HINT: &str = "nobody could be asked: no operator client (such as the \
+    Control UI) was connected and no chat channel routes this request; open the Control UI (the \
+    login URL `gatehouse serve` printed) or configure a chat channel (docs/channels/), then ask \
+    again";
 
 /// Allowed by a person, or by `askFallback` when nobody answered.
 fn may_run(answer: &Value) -> bool {

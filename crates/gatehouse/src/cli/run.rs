@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use super::approval_id::call_naming_approval;
 use super::client::CommandArgs;
-use super::request::EXIT_DENIED;
+use super::request::{EXIT_DENIED, NO_ROUTE_HINT};
 
 /// Runs the subcommand: the exit status is the command's, or 20 when it was denied.
 pub(crate) fn run(args: CommandArgs) -> anyhow::Result<ExitCode> {
@@ -36,6 +36,9 @@ pub(crate) fn run(args: CommandArgs) -> anyhow::Result<ExitCode> {
             approval_named(reason, &answer),
             answer["detail"].as_str().unwrap_or_default()
         );
+        if reason == "no-approval-route" {
+            eprintln!("gatehouse: {NO_ROUTE_HINT}");
+        }
         return Ok(ExitCode::from(EXIT_DENIED));
     }
     if answer["timedOut"] == true {

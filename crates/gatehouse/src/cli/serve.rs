@@ -32,7 +32,7 @@ use rustix::io::Errno;
 
 use super::layout::{
     ADMIN_TOKEN_FILE, LOCK_FILE, SESSIONS_FILE, default_data_dir, listen_address, open_store,
-    service_setup,
+    protected_paths, service_setup,
 };
 use super::logging::{self, LogFormat};
 use super::tokens::read_admin_token;
@@ -48,7 +48,7 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "FILE", env = "GATEHOUSE_CONFIG")]
     config: Option<PathBuf>,
     /// Address to listen on [default: `gateway.listen` from the config, else 127.0.0.1:18790].
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", env = "GATEHOUSE_LISTEN")]
     listen: Option<SocketAddr>,
     /// State directory [default: $XDG_STATE_HOME/gatehouse or ~/.local/state/gatehouse].
     #[arg(long, value_name = "DIR")]
@@ -97,9 +97,14 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let limits = configured_limits(config.gateway.limits.as_ref());
     let exec_limits = ExecLimits::configured(config.gateway.limits.as_ref());
     let settings = GatewaySettings { tokens, limits };
-    let setup = service_setup(config, &data_dir, exec_limits);
+    let sandbox_host = super::sandbox::host_context(&config, args.config.as_deref(), &data_dir)
+        .inspect_err(|why| tracing::warn!(reason = %why, "Sandboxed runs will be refused."))
+        .ok();
+    let mut setup = service_setup(config, &data_dir, exec_limits, sandbox_host);
+    setup.protected = protected_paths(&setup.config, args.config.as_deref(), &data_dir);
     runtime.block_on(async {
         let connected = super::channels::connect_all(&setup.config).await?;
+        let chat_connected = !connected.channels.is_empty();
         // In the order a start has always checked things: the service's own files, the
         // approvals database, the gateway's settings, then chat.
         let prepared = Service::prepare(setup)?;
@@ -128,8 +133,11 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             listener,
             state,
             connected.routes,
-            admin_token.as_ref(),
-            &data_dir,
+            Started {
+                admin_token: admin_token.as_ref(),
+                data_dir: &data_dir,
+                chat_connected,
+            },
         )
         .await
     })?;
@@ -184,21 +192,30 @@ impl DataDirLock {
     }
 }
 
+/// What a start tells the operator about, once it listens.
+struct Started<'a> {
+    /// The generated admin token, when no tokens are configured: its login URL is printed.
+    admin_token: Option<&'a Secret>,
+    data_dir: &'a Path,
+    /// Whether any chat channel connected: without one, only an open Control UI (or another
+    /// operator client) can answer approvals.
+    chat_connected: bool,
+}
+
 async fn serve(
     listener: tokio::net::TcpListener,
     state: GatewayState,
     channel_routes: axum::Router,
-    admin_token: Option<&Secret>,
-    data_dir: &Path,
+    started: Started<'_>,
 ) -> anyhow::Result<()> {
     let shutdown = shutdown_signal()?;
     let addr = listener
         .local_addr()
         .context("cannot read the listening address")?;
-    tracing::info!(%addr, data_dir = %data_dir.display(), "Gatehouse listening.");
+    tracing::info!(%addr, data_dir = %started.data_dir.display(), "Gatehouse listening.");
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "Gatehouse is listening on http://{addr}")?;
-    if let Some(admin_token) = admin_token {
+    if let Some(admin_token) = started.admin_token {
         writeln!(
             stdout,
             "Control UI login: http://{}/#token={}",
@@ -208,6 +225,14 @@ async fn serve(
     }
     stdout.flush()?;
     drop(stdout);
+    if !started.chat_connected {
+        tracing::warn!(
+            "No approval route yet: no chat channel is configured, so until an operator opens \
+             the Control UI (the login URL above) or another operator client connects, every \
+             approval expires at once (no-approval-route) and askFallback decides. Open the \
+             Control UI, or configure a chat channel (docs/channels/)."
+        );
+    }
     gatehouse_gateway::serve_with_routes(listener, state, channel_routes, shutdown)
         .await
         .context("the server failed")?;

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 use clap::Args;
+use gatehouse_chat::sanitize::one_line;
 use gatehouse_config::DEFAULT_AGENT_ID;
 use gatehouse_policy::tools::{
     EffectiveTools, PluginTool, Sandboxing, Sender, SessionContext, ToolPolicyInputs,
@@ -83,7 +84,7 @@ pub(crate) fn run(args: ToolsArgs) -> anyhow::Result<ExitCode> {
             serde_json::to_string(&ToolsJson::from(&effective))?
         )?;
     } else {
-        print_human(&mut stdout, &effective)?;
+        print_human(&mut stdout, &args.agent, &effective)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -98,8 +99,19 @@ fn parse_plugin_tool(spec: &str) -> anyhow::Result<PluginTool> {
     }
 }
 
-fn print_human(out: &mut impl Write, effective: &EffectiveTools) -> std::io::Result<()> {
+fn print_human(
+    out: &mut impl Write,
+    agent: &str,
+    effective: &EffectiveTools,
+) -> std::io::Result<()> {
     let allowed: Vec<&str> = effective.allowed.iter().map(String::as_str).collect();
+    writeln!(
+        out,
+        "agent {}: {} of {} tools allowed",
+        one_line(agent, 200),
+        allowed.len(),
+        effective.tools.len()
+    )?;
     writeln!(out, "allowed: {}", allowed.join(" "))?;
     for tool in effective.tools.iter().filter(|t| !t.allowed) {
         match &tool.removed_by {

@@ -140,7 +140,7 @@ fn verify_exits_2_when_given_both_a_file_and_a_data_dir() {
 
 #[test]
 fn tail_prints_the_last_records() {
-    let output = Fixture::with_records(5).run(&["tail", "-n", "2"]);
+    let output = Fixture::with_records(5).run(&["tail", "-n", "2", "--json"]);
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let seqs: Vec<Value> = stdout(&output)
         .lines()

@@ -122,6 +122,73 @@ async fn shows_a_pending_approval_live_and_allow_once_reaches_the_waiting_reques
     assert_eq!(browser.problems(), Vec::<String>::new());
 }
 
+/// Issue 29: the card named only the first program of a chain. It lists every program with
+/// where it resolved and what decides it, the request's variable names (made visible) and what
+/// allow-always would store.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shows_every_program_of_a_chain_its_variables_and_what_allow_always_stores() {
+    let server = Server::start(ASK_ALWAYS).await;
+    let browser = Browser::start().await;
+    let page = logged_in(&browser, &server.base).await;
+    let accepted = server
+        .ok(
+            AGENT,
+            "exec.approval.request",
+            json!({
+                "command": "true && ls -la", "cwd": server.scratch(), "agentId": "main",
+                "sessionKey": "browser-test", "twoPhase": true, "timeoutMs": 120_000,
+                "env": {"CI": "1", "X\u{202E}Y": "z"},
+            }),
+        )
+        .await;
+    let id = accepted["id"].as_str().unwrap();
+    let card = format!("li.approval[data-id='{id}']");
+    page.wait_for(
+        &format!("document.querySelector(\"{card} .summary\")"),
+        "the approval's summary to appear",
+    )
+    .await;
+    let programs = page
+        .eval(&format!(
+            "[...document.querySelectorAll(\"{card} .summary li.program\")].map(li => li.textContent)"
+        ))
+        .await;
+    let programs: Vec<&str> = programs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|program| program.as_str().unwrap())
+        .collect();
+    assert_eq!(programs.len(), 2, "{programs:?}");
+    // A variable nobody judged withdraws even a builtin's auto-allow; its name stays visible.
+    assert!(
+        programs[0].starts_with(
+            "true [unresolved] — needs a person: env-assignment: the request environment sets \
+             `X<U+202E>Y`"
+        ),
+        "{programs:?}"
+    );
+    assert!(
+        programs[1].starts_with("ls -la [/") && programs[1].contains("— needs a person: "),
+        "{programs:?}"
+    );
+    let text = |selector: &str| {
+        let expression = format!("document.querySelector(\"{card} {selector}\").textContent");
+        let page = &page;
+        async move { page.eval(&expression).await }
+    };
+    assert_eq!(
+        text(".summary .env").await,
+        json!("Environment: CI, X<U+202E>Y")
+    );
+    let always = text(".summary .always").await;
+    assert!(
+        always.as_str().unwrap().starts_with("Allow always stores"),
+        "{always}"
+    );
+    assert_eq!(browser.problems(), Vec::<String>::new());
+}
+
 /// Asks for approval of `argv` without waiting for the decision; returns the approval id.
 async fn request_two_phase(server: &Server, argv: &[&str], timeout_ms: u64) -> String {
     let accepted = server
@@ -419,6 +486,13 @@ async fn serves_a_script_that_never_parses_html_or_reaches_other_origins() {
     }
 }
 
+/// Opens the Allowlists tab and waits until it has loaded.
+async fn open_allowlists(page: &Page<'_>) {
+    page.click("#tab-allowlists").await;
+    let loaded = "document.getElementById('view-allowlists').getAttribute('aria-busy') === 'false'";
+    page.wait_for(loaded, "the allowlists to load").await;
+}
+
 /// The patterns of `agent`'s allowlist in the file as the server has it.
 async fn server_allowlist(server: &Server, agent: &str) -> Vec<String> {
     let got = server.ok(ADMIN, "exec.approvals.get", json!({})).await;
@@ -452,9 +526,7 @@ async fn edits_allowlists_and_refuses_an_edit_based_on_a_file_that_changed() {
     let server = Server::start("").await;
     let browser = Browser::start().await;
     let page = logged_in(&browser, &server.base).await;
-    page.click("#tab-allowlists").await;
-    let loaded = "document.getElementById('view-allowlists').getAttribute('aria-busy') === 'false'";
-    page.wait_for(loaded, "the allowlists to load").await;
+    open_allowlists(&page).await;
 
     page.type_into("#allowlist-agent", "main").await;
     page.type_into("#allowlist-pattern", "/usr/bin/git").await;
@@ -703,5 +775,147 @@ async fn shows_chat_delivery_failures_with_the_last_error() {
         "{shown}"
     );
     assert!(shown.contains("press Start"), "{shown}");
+    assert_eq!(browser.problems(), Vec::<String>::new());
+}
+
+/// Issue 35: the add form suggested a guessed `/usr/bin/git`; a bare name now becomes the path
+/// it resolves to on the gateway host, and a name found nowhere is refused, not stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_allowlist_form_resolves_a_bare_program_name_on_the_gateway_host() {
+    let server = Server::start("").await;
+    let browser = Browser::start().await;
+    let page = logged_in(&browser, &server.base).await;
+    open_allowlists(&page).await;
+
+    let ls = crate::mcp::on_path("ls");
+    page.type_into("#allowlist-agent", "main").await;
+    page.type_into("#allowlist-pattern", "ls").await;
+    page.click("#allowlist-form button[type='submit']").await;
+    let added = format!("Added {ls} (ls resolves to it on the gateway host) for main.");
+    page.wait_for(
+        &format!("document.getElementById('allowlist-message').textContent === {added:?}"),
+        "the resolved path to be added",
+    )
+    .await;
+    assert_eq!(
+        server_allowlist(&server, "main").await,
+        std::slice::from_ref(&ls)
+    );
+
+    page.type_into("#allowlist-pattern", "no-such-program-here")
+        .await;
+    page.click("#allowlist-form button[type='submit']").await;
+    page.wait_for(
+        "document.getElementById('allowlist-message').textContent.startsWith(\
+         'Not added: no-such-program-here is not a program on the gateway host')",
+        "the unknown name to be refused",
+    )
+    .await;
+    assert_eq!(server_allowlist(&server, "main").await, [ls]);
+    assert_eq!(browser.problems(), Vec::<String>::new());
+}
+
+/// A tool approval as a person meets it: the card names the tool, its parameters, the
+/// requester's title and severity, and what allow-always would grant; answered allow-always,
+/// the grant shows in the Grants tab, where it is revoked, and the next call asks again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shows_a_tool_approval_and_revokes_the_grant_its_allow_always_made() {
+    let work = tempfile::tempdir().unwrap();
+    let ws = work.path().canonicalize().unwrap();
+    let server = Server::start(&format!(
+        "tools: {{ profile: 'full', fs: {{ workspaceOnly: true }}, alwaysAsk: ['write'] }},
+         agents: {{ defaults: {{ workspace: '{}' }} }},",
+        ws.display()
+    ))
+    .await;
+    let browser = Browser::start().await;
+    let page = logged_in(&browser, &server.base).await;
+    let write = json!({"agentId": "main", "sessionKey": "browser-test", "tool": "write",
+        "params": {"path": "notes.md", "content": "hello"}, "callId": "toolu_ui"});
+    let mut request = write.clone();
+    request["twoPhase"] = json!(true);
+    request["title"] =
+        json!("Claude Code on \u{202E}build-box: Write <img src=x onerror=alert(1)>");
+    request["severity"] = json!("critical");
+    let accepted = server.ok(AGENT, "tools.call.request", request).await;
+    let id = accepted["id"].as_str().unwrap().to_owned();
+
+    let card = format!("li.approval[data-id='{id}']");
+    page.wait_for(
+        &format!("document.querySelector(\"{card}\")"),
+        "the tool approval to appear live",
+    )
+    .await;
+    let text = |selector: &str| {
+        let expression = format!("document.querySelector(\"{card} {selector}\")?.textContent");
+        let page = &page;
+        async move { page.eval(&expression).await }
+    };
+    assert_eq!(text(".tool-name .tool").await, json!("write"));
+    assert_eq!(text(".badge.severity").await, json!("critical"));
+    assert_eq!(
+        text(".tool-title").await,
+        json!("Claude Code on <U+202E>build-box: Write <img src=x onerror=alert(1)>")
+    );
+    assert_eq!(
+        page.eval(&format!(
+            "[...document.querySelectorAll(\"{card} .tool-params dt, {card} .tool-params dd\")].map(e => e.textContent)"
+        ))
+        .await,
+        json!(["path", "notes.md", "content", "5 bytes"])
+    );
+    let hint = text(".hint").await;
+    assert!(
+        hint.as_str().unwrap().contains(&format!(
+            "grants write at or under {}",
+            ws.join("notes.md").display()
+        )),
+        "{hint}"
+    );
+    assert_eq!(
+        page.eval("document.querySelectorAll('img').length").await,
+        json!(0)
+    );
+    // Regression: a fifth tab widened the page past a phone's screen, so taps missed.
+    assert_eq!(
+        page.eval("document.documentElement.scrollWidth <= innerWidth")
+            .await,
+        json!(true)
+    );
+
+    page.click(&format!("{card} button[data-decision='allow-always']"))
+        .await;
+    page.wait_for(
+        &format!(
+            "document.querySelector(\"{card} .result\")?.textContent.startsWith('Allowed always')"
+        ),
+        "the decision to be shown on the card",
+    )
+    .await;
+    page.click("#tab-grants").await;
+    page.wait_for(
+        &format!("document.querySelector(\"#grants-list li[data-id='{id}']\")"),
+        "the grant to be listed",
+    )
+    .await;
+    let granted = server.ok(AGENT, "tools.call.check", write.clone()).await;
+    assert_eq!(granted["reasons"][0]["rule"], "granted", "{granted}");
+
+    page.click(&format!("#grants-list button[data-id='{id}']"))
+        .await;
+    page.wait_for(
+        "document.getElementById('grants-message').textContent.startsWith('Revoked write at or under')",
+        "the grant to be revoked",
+    )
+    .await;
+    assert_eq!(
+        page.eval("document.querySelectorAll('#grants-list li').length")
+            .await,
+        json!(0)
+    );
+    let listed = server.ok(ADMIN, "tools.grants.list", json!({})).await;
+    assert_eq!(listed["grants"], json!([]));
+    let again = server.ok(AGENT, "tools.call.check", write).await;
+    assert_eq!(again["decision"], "ask", "{again}");
     assert_eq!(browser.problems(), Vec::<String>::new());
 }

@@ -231,7 +231,7 @@ fn reports_every_channel_secret_serve_cannot_read() {
     let served = serve_refusing(&files.join("serve-data"), &path, &[]);
     assert_eq!(
         serve_error(&served),
-        "`channels.discord.botToken`: environment variable GATEHOUSE_DOCTOR_TEST_DISCORD is not set"
+        "`channels.discord.tokenEnv`: environment variable GATEHOUSE_DOCTOR_TEST_DISCORD is not set"
     );
     let run = doctor(&files.join("data"), &["--config", &path], &[]);
     assert_eq!(run.code, 2, "{}", run.stdout);
@@ -839,4 +839,155 @@ fn warns_about_unprofiled_safe_bins_and_writable_trusted_dirs() {
          chmod 755 it"
     );
     assert_eq!(text.matches(&writable).count(), 1, "{text}");
+}
+
+/// A home for doctor's sandbox checks: `<dir>/home` with a workspace `work` and a `.ssh`.
+fn sandbox_home(files: &Files) -> String {
+    std::fs::create_dir_all(files.join("home/work")).unwrap();
+    std::fs::create_dir_all(files.join("home/.ssh")).unwrap();
+    let home = files.join("home").canonicalize().unwrap();
+    home.display().to_string()
+}
+
+/// Issue 33: doctor shows each sandboxed agent's effective sandbox and runs bubblewrap once,
+/// as a run would, to show that a sandbox starts on this host.
+#[test]
+fn shows_each_sandboxed_agent_and_that_a_sandbox_starts_here() {
+    let files = Files::new();
+    let home = sandbox_home(&files);
+    let path = files.write(
+        "gatehouse.json5",
+        &config(
+            "agents: { defaults: { workspace: '~/work', sandbox: { mode: 'non-main' } },
+                       list: [{ id: 'ops', sandbox: { mode: 'off' } },
+                              { id: 'web', sandbox: { mode: 'all', isolation: 'ephemeral' } }] },",
+        ),
+    );
+    let run = doctor(
+        &files.join("data"),
+        &["--config", &path],
+        &[("HOME", &home)],
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    for expected in [
+        "\nagent main: sandbox mode non-main, isolation home, network off, workspace ~/work\n",
+        "\nagent web: sandbox mode all, isolation ephemeral, network off, workspace ~/work\n",
+        "; a sandbox starts here\n",
+    ] {
+        assert!(run.stdout.contains(expected), "{expected}: {}", run.stdout);
+    }
+    assert!(!run.stdout.contains("agent ops: sandbox"), "{}", run.stdout);
+    assert_eq!(run.stdout.matches("\nsandbox: bubblewrap ").count(), 1);
+}
+
+/// What would refuse every sandboxed run of an agent is an error, named by its key: a
+/// workspace holding credentials, a bubblewrap that cannot be run.
+#[test]
+fn reports_sandbox_settings_that_would_refuse_every_run() {
+    let files = Files::new();
+    let home = sandbox_home(&files);
+    let path = files.write(
+        "gatehouse.json5",
+        &config(
+            "agents: { defaults: { workspace: '~', sandbox: { mode: 'all',
+                                   bwrapPath: '/nonexistent/bwrap' } } },",
+        ),
+    );
+    let run = doctor(
+        &files.join("data"),
+        &["--config", &path],
+        &[("HOME", &home)],
+    );
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!(
+            "\nerror: agent main: sandbox: workspace: {home} contains {home}/.ssh"
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(
+            "\nerror: sandbox: bubblewrap: `sandbox.bwrapPath` /nonexistent/bwrap is not an \
+             executable file"
+        ),
+        "{}",
+        run.stdout
+    );
+}
+
+/// Issue 29: doctor says what allowlisting a program trusts (git the repository's hooks and
+/// config) and that a carrier's entry never lets what it carries run.
+#[test]
+fn shows_what_allowlisting_each_program_trusts() {
+    let files = Files::new();
+    let approvals = r#"{"version": 1, "agents": {"main": {"allowlist": [
+        {"pattern": "/usr/bin/git"}, {"pattern": "/usr/bin/sudo"}
+    ]}}}"#;
+    std::fs::create_dir(files.join("data")).unwrap();
+    files.write("data/exec-approvals.json", approvals);
+    let run = doctor(&files.join("data"), &[], &[]);
+    assert!(
+        run.stdout
+            .contains("\nagent main: allowlisted /usr/bin/git trusts the repository's hooks"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(
+            "\nagent main: allowlisted /usr/bin/sudo is a carrier (runs a command as another user)"
+        ),
+        "{}",
+        run.stdout
+    );
+}
+
+/// Issue 35: a malformed `apiUrl` hid a malformed token, and a token read from `tokenFile` was
+/// reported as `botToken`. Every broken key of every channel is listed, each named as written.
+#[test]
+fn lists_every_broken_channel_key_under_the_key_the_config_used() {
+    let files = Files::new();
+    let token = files.write("telegram.token", "not-a-bot-token");
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let path = files.write(
+        "gatehouse.json5",
+        &format!(
+            "{{ channels: {{
+                 telegram: {{ tokenFile: '{token}', apiUrl: 'not a url', webhookUrl: 'also bad' }},
+                 discord: {{ tokenEnv: 'GATEHOUSE_TEST_UNSET_DISCORD', apiUrl: 'http://x/api/v10' }},
+                 slack: {{ botToken: 'xoxp-user', appToken: 'xapp-1', apiUrl: '::' }},
+               }} }}"
+        ),
+    );
+    let run = doctor(&files.join("data"), &["--config", &path], &[]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    let errors: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter_map(|line| line.strip_prefix("error: "))
+        .collect();
+    for expected in [
+        "`channels.telegram` is not usable: invalid channels.telegram.tokenFile: expected the \
+         form <digits>:<secret> as BotFather prints it",
+        "`channels.telegram.apiUrl`: \"not a url\" is not a URL",
+        "`channels.telegram.webhookUrl`: \"also bad\" is not a URL",
+        "`channels.telegram.webhookUrl` needs a secret",
+        "`channels.discord.tokenEnv`: environment variable GATEHOUSE_TEST_UNSET_DISCORD is not set",
+        "`channels.discord.applicationId`: set the application's id",
+        "`channels.discord` is not usable: invalid channels.discord.apiUrl",
+        "`channels.slack` is not usable: invalid channels.slack.botToken: expected a bot token \
+         starting with xoxb-",
+        "`channels.slack.apiUrl`: \"::\" is not a URL",
+    ] {
+        let found = errors
+            .iter()
+            .filter(|line| line.starts_with(expected))
+            .count();
+        assert_eq!(found, 1, "{expected}\nin:\n{}", run.stdout);
+    }
+    assert!(
+        !run.stdout.contains("channels.telegram.botToken"),
+        "{}",
+        run.stdout
+    );
 }

@@ -73,31 +73,30 @@ impl Server {
     /// Starts a server on `dir`, which holds `gatehouse.json5` and may hold a `data` directory
     /// prepared by the test.
     pub(crate) async fn start_in(dir: tempfile::TempDir, listen: &str) -> Server {
+        Self::start_in_with_env(dir, listen, &[]).await
+    }
+
+    /// [`Server::start_in`] with `env` added to the server's environment (a `HOME` of the
+    /// test's own, a variable that must not reach commands).
+    pub(crate) async fn start_in_with_env(
+        dir: tempfile::TempDir,
+        listen: &str,
+        env: &[(&str, &str)],
+    ) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_gatehouse"))
             .args(["serve", "--listen", listen, "--config"])
             .arg(dir.path().join("gatehouse.json5"))
             .arg("--data-dir")
             .arg(dir.path().join("data"))
             .env("RUST_LOG", "warn")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .kill_on_drop(true)
             .spawn()
             .unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
-        let base = tokio::time::timeout(Duration::from_secs(60), async {
-            while let Some(line) = stdout.next_line().await.unwrap() {
-                if let Some(url) = line.strip_prefix("Gatehouse is listening on ") {
-                    return url.to_owned();
-                }
-            }
-            panic!("gatehouse exited without listening");
-        })
-        .await
-        .expect("not listening within 60 s");
-        // Keep draining stdout so the server never blocks on a full pipe.
-        tokio::spawn(async move { while let Ok(Some(_)) = stdout.next_line().await {} });
+        let base = listening_base(&mut child).await;
         Server {
             child,
             base,
@@ -194,6 +193,24 @@ impl Server {
     pub(crate) async fn ws_with(&self, token: &str, extra: Value) -> (Ws, Value) {
         Ws::connect(&self.base, token, extra).await
     }
+}
+
+/// The base URL a starting `gatehouse serve` (stdout piped) says it listens on; its stdout is
+/// drained from then on, so the server never blocks on a full pipe.
+pub(crate) async fn listening_base(child: &mut Child) -> String {
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    let base = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = stdout.next_line().await.unwrap() {
+            if let Some(url) = line.strip_prefix("Gatehouse is listening on ") {
+                return url.to_owned();
+            }
+        }
+        panic!("gatehouse exited without listening");
+    })
+    .await
+    .expect("not listening within 60 s");
+    tokio::spawn(async move { while let Ok(Some(_)) = stdout.next_line().await {} });
+    base
 }
 
 /// One WebSocket connection; frames that are not the awaited one are kept for later.

@@ -329,6 +329,38 @@ async fn refuses_a_command_text_that_does_not_describe_the_argv() {
     assert_eq!(accepted["status"], "accepted", "{accepted}");
 }
 
+/// Issue 29: a text naming only the payload of a shell the analysis treats as opaque (a login
+/// shell, a shell by path) hid its profile scripts from approvers; OpenClaw's rule accepts it.
+#[tokio::test]
+async fn refuses_a_command_text_that_names_only_an_opaque_shells_payload() {
+    let server = Server::start("").await;
+    for argv in [
+        json!(["bash", "-lc", "ls"]),
+        json!(["/bin/sh", "-c", "ls"]),
+        json!(["zsh", "-c", "ls"]),
+    ] {
+        let hidden = json!({"command": "ls", "argv": argv, "twoPhase": true});
+        let answer = server
+            .rpc(AGENT, "exec.approval.request", ask_params(&server, hidden))
+            .await;
+        assert_eq!(
+            answer["error"]["code"], "invalid_params",
+            "{argv}: {answer}"
+        );
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("approvers must see what runs"),
+            "{message}"
+        );
+    }
+    // The payload of a plain `sh -c` is what runs, and still accepted as its text.
+    let plain = json!({"command": "ls", "argv": ["sh", "-c", "ls"], "twoPhase": true});
+    let accepted = server
+        .ok(AGENT, "exec.approval.request", ask_params(&server, plain))
+        .await;
+    assert_eq!(accepted["status"], "accepted", "{accepted}");
+}
+
 #[tokio::test]
 async fn lists_pending_approvals_with_the_decisions_their_event_offered() {
     let server = Server::start("").await;

@@ -277,6 +277,49 @@ async fn binds_an_awk_program_file_but_not_its_data() {
     assert_script_mismatch(&answer);
 }
 
+/// Issue 29: a shell string bound only its text, so `bash run.sh` ran whatever `run.sh` held
+/// by the time the approval came. Every segment's script is bound now, and approvers are shown
+/// each program of the chain and what allow-always would store.
+#[tokio::test]
+async fn denies_a_shell_strings_script_edited_between_approval_and_run() {
+    let server = Server::start(ASKING).await;
+    let mut operator = server.ws(APPROVER).await;
+    let mut agent = server.ws(AGENT).await;
+    let work = server.scratch();
+    script(&work, "run.sh", "echo harmless");
+    let params = json!({"command": "true && bash run.sh", "cwd": work, "agentId": "main",
+                        "sessionKey": "s1", "env": {"CI": "1"}});
+    let (pending, requested) = ask_with(&mut agent, &mut operator, params.clone()).await;
+    let request = &requested["payload"]["request"];
+    assert_eq!(request["bound"], true, "{requested}");
+    assert_eq!(request["host"], "gateway", "{requested}");
+    let summary = &request["summary"];
+    let programs: Vec<&Value> = summary["programs"].as_array().unwrap().iter().collect();
+    assert_eq!(
+        programs
+            .iter()
+            .map(|program| program["argv"].clone())
+            .collect::<Vec<_>>(),
+        [json!(["true"]), json!(["bash", "run.sh"])],
+        "{summary}"
+    );
+    assert_eq!(programs[0]["satisfiedBy"], "builtin", "{summary}");
+    assert_eq!(summary["envNames"], json!(["CI"]), "{summary}");
+    assert!(summary["allowAlwaysPatterns"].is_array(), "{summary}");
+    script(&work, "run.sh", "echo something else entirely");
+    let id = requested["payload"]["id"].as_str().unwrap().to_owned();
+    let answer = decide(&mut operator, &mut agent, (&pending, &id), "allow-once").await;
+    assert_script_mismatch(&answer);
+    // Left alone, the same approval runs it.
+    let (pending, requested) = ask_with(&mut agent, &mut operator, params).await;
+    let id = requested["payload"]["id"].as_str().unwrap().to_owned();
+    let answer = decide(&mut operator, &mut agent, (&pending, &id), "allow-once").await;
+    assert_eq!(
+        answer["payload"]["stdout"], "something else entirely\n",
+        "{answer}"
+    );
+}
+
 /// The run was denied because the program text it reads from files changed after approval.
 fn assert_script_mismatch(answer: &Value) {
     assert_eq!(answer["payload"]["status"], "denied", "{answer}");

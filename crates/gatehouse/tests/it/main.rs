@@ -23,6 +23,8 @@ mod gateway;
 mod gateway_approvals;
 // `system.run`: policy, approval, binding re-check before spawn, bounded output, timeouts.
 mod gateway_run;
+// Sandboxed `system.run` under the real bubblewrap: modes, network, environment, elevated.
+mod sandbox;
 // Client commands: request, run, approvals (incl. allowlist edits).
 mod gateway_cli;
 // `gatehouse doctor` on configs serve refuses or runs with a risk: errors, warnings, exit codes.
@@ -33,14 +35,31 @@ mod elevated_request;
 mod telegram;
 // `gatehouse audit verify|tail`: exit codes and output on intact and tampered logs.
 mod audit;
+// `gatehouse setup`: presets from flags and from a person's answers, consent, backups.
+mod setup;
 // Helpers every chat-channel test shares: create an approval, wait for it to settle.
 mod chat_support;
+// `gatehouse mcp` driven by the official MCP Python SDK against a real gateway.
+mod mcp;
+// `gatehouse mcp` under the MCP Inspector's CLI: schema portability, a run and a refusal.
+mod mcp_inspector;
 // Discord approvals: the real binary against the Discord fake (cards, presses, commands, resume).
 mod discord;
 // Chat delivery under platform faults (429/5xx windows, lost answers, stalls), bursts, kill -9.
 mod delivery;
 // Slack approvals in Socket Mode and HTTP mode: the real binary against the Slack fake.
 mod slack;
+// A new operator's first hour: the CLI finding its gateway, login contexts, status, serve's
+// logs, --help examples, completions.
+mod first_hour;
+// README.md's quickstart run verbatim, approved in headless Chromium.
+mod quickstart;
+// Each chat guide's dry run against the platform's fake, run verbatim.
+mod chat_guides;
+// What the docs tests share: a Markdown section's sh blocks, and a reader's shell to run them.
+mod docs_shell;
+// The tool-call gate: `check --tool`, `tools.call.*` with DNS through the fake, grants.
+mod tool_gate;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -859,3 +859,89 @@ async fn doctor_live(server: &Server) -> (Option<i32>, String) {
         String::from_utf8_lossy(&doctor.stdout).into_owned(),
     )
 }
+
+/// A tool approval (`tools.call.request`) reaches the approver as a card naming the tool, its
+/// arguments and the requester's words; allow-always stores a grant that covers the next call;
+/// the decision, the result and the grant are in the audit log under the call's id.
+#[tokio::test]
+async fn delivers_a_tool_approval_card_and_an_allow_always_press_grants_the_tool() {
+    let t = Telegram::start(
+        &format!("approvers: [{APPROVER}]"),
+        "tools: { profile: 'full', alwaysAsk: ['mcp__github'] },",
+    )
+    .await;
+    let call = json!({
+        "agentId": "main", "sessionKey": "claude-code:s1", "tool": "mcp__github__create_issue",
+        "params": {"title": "Flaky test", "body": "see CI run 42"},
+    });
+    let check = t.server.ok(AGENT, "tools.call.check", call.clone()).await;
+    assert_eq!(check["decision"], "ask", "{check}");
+    assert_eq!(check["grant"]["scope"], "tool", "{check}");
+
+    let mut request = call.clone();
+    request["callId"] = json!("toolu_tg_1");
+    request["title"] = json!("Claude Code on build-box: mcp__github__create_issue");
+    request["description"] = json!("Project: /srv/app\nSession: s1 (claude-code PreToolUse)");
+    request["severity"] = json!("critical");
+    request["twoPhase"] = json!(true);
+    let accepted = t.server.ok(AGENT, "tools.call.request", request).await;
+    assert_eq!(accepted["status"], "accepted", "{accepted}");
+    let id = accepted["id"].as_str().unwrap().to_owned();
+
+    let sent = t.calls("sendMessage", 1).await;
+    assert_eq!(sent[0].body["chat_id"], json!(APPROVER));
+    let text = sent[0].body["text"].as_str().unwrap();
+    for shown in [
+        "Tool approval needed",
+        "mcp__github__create_issue",
+        "Flaky test",
+        "Claude Code on build-box",
+        "critical",
+        &id[..8],
+    ] {
+        assert!(text.contains(shown), "{shown:?} missing from {text}");
+    }
+    let buttons = buttons(&sent[0]);
+    assert_eq!(buttons.len(), 3, "{buttons:?}");
+    t.press(APPROVER, APPROVER, 1, button(&buttons, "Allow always"))
+        .await;
+    let record = t.settled(&id).await;
+    assert_eq!(record["decision"], "allow-always", "{record}");
+    assert_eq!(
+        record["request"]["tool"]["name"],
+        "mcp__github__create_issue"
+    );
+    assert_eq!(record["request"]["tool"]["severity"], "critical");
+
+    let grants = t.server.ok(ADMIN, "tools.grants.list", json!({})).await;
+    assert_eq!(grants["grants"][0]["id"], id.as_str(), "{grants}");
+    assert_eq!(grants["grants"][0]["grantedBy"], "telegram:4242 (@alice)");
+    let later = t.server.ok(AGENT, "tools.call.check", call).await;
+    assert_eq!(later["decision"], "allow", "{later}");
+    assert_eq!(later["reasons"][0]["rule"], "granted", "{later}");
+
+    let finished = t
+        .server
+        .ok(
+            AGENT,
+            "tools.call.finished",
+            json!({"callId": "toolu_tg_1", "ok": true, "durationMs": 850}),
+        )
+        .await;
+    assert_eq!(finished["matched"], true, "{finished}");
+    assert_eq!(finished["approvalId"], id.as_str(), "{finished}");
+    let records = crate::gateway::audit_records(&t.server, &id, |records| {
+        records.iter().any(|r| r["kind"] == "execution")
+            && records.iter().any(|r| r["kind"] == "delivery")
+            && records.iter().filter(|r| r["kind"] == "decision").count() >= 2
+    })
+    .await;
+    let execution = records.iter().find(|r| r["kind"] == "execution").unwrap();
+    assert_eq!(execution["runId"], "toolu_tg_1");
+    assert_eq!(execution["payload"]["ok"], true);
+    let requested = records.iter().find(|r| r["kind"] == "request").unwrap();
+    assert_eq!(
+        requested["payload"]["request"]["tool"]["title"],
+        "Claude Code on build-box: mcp__github__create_issue"
+    );
+}
