@@ -276,6 +276,7 @@ const MIGRATIONS: &[&str] = &[
         granted_by    TEXT
     ) STRICT;
     CREATE INDEX tool_grants_by_created ON tool_grants (created_at_ms, id);
+    "#,
     // 8: the chat outbox: every chat message about an approval, recorded before it is sent,
     // with each attempt and its outcome (see `outbox`). Copies already delivered for approvals
     // still pending are carried over, so the start that cancels those approvals edits them.
