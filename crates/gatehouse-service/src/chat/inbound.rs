@@ -21,7 +21,7 @@ use uuid::Uuid;
 
 use super::ChatRuntime;
 use super::directive::directive;
-use super::view::{approval_view, locator};
+use super::view::approval_view;
 use crate::policy::elevated::gates;
 
 /// Handles inbound chat events until every adapter has stopped.
@@ -264,13 +264,15 @@ async fn decide_typed(
 }
 
 /// Whether an approval was shown to `channel`'s approvers: a card, a text prompt or the
-/// fallback was delivered there (an origin notice shows no command and does not count), or
+/// fallback was delivered there (the store keeps no origin notice with its approval: a notice
+/// shows no command and does not count), or
 /// the channel decides undelivered approvals by configuration.
 fn shown_here(runtime: &ChatRuntime, record: &ApprovalRecord, channel: &str) -> bool {
     runtime.approvals.decides_undelivered(channel)
-        || record.messages.iter().any(|message| {
-            message.channel == channel && !runtime.notices.contains(&locator(message))
-        })
+        || record
+            .messages
+            .iter()
+            .any(|message| message.channel == channel)
 }
 
 /// The ids among `candidates` shown on `channel`, the only ones a reply there may name.
