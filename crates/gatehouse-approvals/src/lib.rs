@@ -2,8 +2,9 @@
 //!
 //! This crate owns what an approval is ([`ApprovalRequest`], [`ApprovalRecord`],
 //! [`ApprovalState`], [`Resolution`], [`ResolveOutcome`], …), the id layout ([`mint_approval_id`],
-//! [`short_id`]) and the storage contracts ([`ApprovalStore`], [`AllowlistStore`]) that
-//! `gatehouse-store` implements for SQLite and `exec-approvals.json`. It names no store.
+//! [`short_id`]) and the storage contracts ([`ApprovalStore`], [`AllowlistStore`], and the
+//! chat [`outbox`]'s [`ChatOutbox`]) that `gatehouse-store` implements for SQLite and
+//! `exec-approvals.json`. It names no store.
 //!
 //! A pending approval is created durably (through the [`ApprovalStore`]) before the requester
 //! is acknowledged, announced on an event stream, and settled exactly once:
@@ -62,6 +63,7 @@ mod grants;
 mod ids;
 mod index;
 mod manager;
+pub mod outbox;
 mod record;
 mod replicas;
 mod run_binding;
@@ -79,6 +81,9 @@ pub use manager::{
     PendingDecision, REASON_NO_ROUTE, REASON_RESTART, REASON_STORE_FAILED, REASON_TIMEOUT,
     Resolved,
 };
+pub use outbox::{
+    ChatOutbox, OutboxEntry, OutboxMessage, OutboxRoute, OutboxState, OutboxStep, StepOutcome,
+};
 pub use record::{
     ApprovalRecord, ApprovalRequest, ApprovalState, ConsumeOutcome, DeliveredMessage, ListFilter,
     ListOrder, NewApproval, Resolution, ResolveOutcome, Retention, RunBinding, Severity,
@@ -87,5 +92,5 @@ pub use record::{
 pub use run_binding::{binding_of, run_binding};
 pub use store::{
     ALLOW_ALWAYS_SOURCE, AddedEntry, AllowlistStore, ApprovalStore, Change, ChangeFeed, Completion,
-    GrantStore, Reading, StoreError,
+    GrantStore, Reading, StoreError, Writing,
 };

@@ -52,6 +52,10 @@ pub type Completion<T> = Box<dyn FnOnce(Result<T, StoreError>) + Send>;
 /// A read in progress. It holds no async thread while the store works.
 pub type Reading<T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send>>;
 
+/// A write in progress, for callers that wait for it anyway (the chat outbox); it resolves
+/// once the change is durable (or has failed).
+pub type Writing<T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send>>;
+
 /// Durable storage for approvals.
 ///
 /// **Writes** are submitted when the call returns (a call may block its thread only while the

@@ -2,7 +2,9 @@
 //!
 //! An adapter only translates: a [`Card`] into its platform's message, a platform update into an
 //! [`Inbound`]. Parsing, approver checks, token checks, retries and rate limits happen in this
-//! crate, once, for every channel.
+//! crate, once, for every channel; an adapter only states its platform's limits
+//! ([`Channel::pacing`]) and whether a send can be repeated safely
+//! ([`Channel::idempotent_sends`]).
 
 use std::fmt;
 
@@ -13,21 +15,66 @@ use tokio::sync::mpsc;
 use crate::conversation::Place;
 use crate::error::ChatError;
 use crate::render::Card;
-use crate::route::{MessageLocator, Route};
+use crate::route::{Destination, MessageLocator, Route, SendKey};
+use crate::throttle::Pacing;
 
 /// A chat platform connection.
 ///
 /// Errors are classified by the adapter into [`ChatError::RateLimited`] (with the platform's
-/// `retry_after`), [`ChatError::Transient`] or [`ChatError::Permanent`]; the delivery helper
-/// retries on that classification alone.
+/// `retry_after` and what the limit covers), [`ChatError::Transient`] or
+/// [`ChatError::Permanent`]; the delivery layer retries on that classification alone. An
+/// adapter never retries or waits on its own.
 #[async_trait]
 pub trait Channel: Send + Sync {
     /// The channel name used in config and routes (`telegram`, `discord`, `slack`).
     fn name(&self) -> &str;
 
+    /// The platform's documented limits, which the delivery layer keeps for every call of
+    /// this channel (the operator's `channels.<name>.delivery` overrides them).
+    fn pacing(&self) -> Pacing {
+        Pacing::default()
+    }
+
+    /// Whether the platform counts `destination` as a group, whose own limit
+    /// ([`Pacing::group`]) applies on top of the chat's.
+    fn is_group(&self, destination: &Destination) -> bool {
+        let _ = destination;
+        false
+    }
+
+    /// Whether sending the same [`SendKey`] twice yields one message (Discord's nonce): then a
+    /// send whose answer was lost is repeated safely, and one in flight at a crash is found
+    /// again after the restart.
+    fn idempotent_sends(&self) -> bool {
+        false
+    }
+
+    /// Whether [`Channel::find_sent`] can find a message an earlier attempt left (Slack, by
+    /// the key kept in each message's metadata): then a send whose answer was lost, or one in
+    /// flight at a crash, is looked up before it is sent again.
+    fn finds_sent(&self) -> bool {
+        false
+    }
+
+    /// The message an earlier attempt under `key` left in `route`'s conversation, if any. Only
+    /// called when [`Channel::finds_sent`] says it can look.
+    async fn find_sent(
+        &self,
+        route: &Route,
+        key: &SendKey,
+    ) -> Result<Option<MessageLocator>, ChatError> {
+        let _ = (route, key);
+        Ok(None)
+    }
+
     /// Delivers `card` to `route` (opening a DM first when the route names a user) and returns
-    /// where it landed.
-    async fn send(&self, route: &Route, card: &Card) -> Result<MessageLocator, ChatError>;
+    /// where it landed. Every attempt to send one message carries the same `key`.
+    async fn send(
+        &self,
+        route: &Route,
+        card: &Card,
+        key: &SendKey,
+    ) -> Result<MessageLocator, ChatError>;
 
     /// Replaces a delivered message with `card` (a receipt, an expiry notice), buttons included
     /// or removed as the card says.

@@ -70,13 +70,16 @@ pub enum ChatError {
         /// The approval the token belongs to.
         approval_id: String,
     },
-    /// The platform asked us to slow down; retried after `retry_after`.
-    #[error("{channel} rate limited the call; retry after {retry_after:?}")]
+    /// The platform asked us to slow down; retried after `retry_after`, and nothing in `scope`
+    /// is called before then.
+    #[error("{channel} rate limited the call ({scope}); retry after {retry_after:?}")]
     RateLimited {
         /// The channel that answered 429.
         channel: String,
         /// How long the platform asked us to wait.
         retry_after: Duration,
+        /// What the limit covers, as the platform named it.
+        scope: RateScope,
     },
     /// A failure worth retrying (network error, 5xx, timeout).
     #[error("{channel} call failed, may succeed later: {reason}")]
@@ -94,6 +97,31 @@ pub enum ChatError {
         /// What the platform said, including the fix when the adapter knows it.
         reason: String,
     },
+}
+
+/// What a 429 holds back: the platform says which of its limits was hit, and only that one
+/// waits, so a flood in one chat does not stall every other chat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RateScope {
+    /// Every call into the chat the refused call addressed (Telegram's flood control).
+    Chat,
+    /// Calls of the refused kind into that chat (a Discord route bucket).
+    Route,
+    /// Calls of the refused kind into any chat (a Slack method tier).
+    Method,
+    /// Every call of the bot (Discord's global limit).
+    Bot,
+}
+
+impl std::fmt::Display for RateScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RateScope::Chat => "this chat",
+            RateScope::Route => "this kind of call in this chat",
+            RateScope::Method => "this kind of call everywhere",
+            RateScope::Bot => "every call of the bot",
+        })
+    }
 }
 
 impl ChatError {

@@ -79,6 +79,21 @@ pub struct ToolCard {
 }
 
 impl ApprovalView {
+    /// The text in the card's code block: the command, or a tool call's parameters one per
+    /// line. What "shown in full" is measured on.
+    pub fn shown_text(&self) -> String {
+        match &self.tool {
+            None => self.command.clone(),
+            Some(tool) if tool.params.is_empty() => tool.tool.clone(),
+            Some(tool) => tool
+                .params
+                .iter()
+                .map(|(name, value)| format!("{name}: {value}"))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+
     /// The decisions a card offers, in button order.
     pub fn offered_decisions(&self) -> Vec<ApprovalDecision> {
         let mut decisions = vec![ApprovalDecision::AllowOnce];
@@ -332,17 +347,17 @@ pub fn render_prompt(view: &ApprovalView, now_ms: u64, max_command_chars: usize)
         .into_iter()
         .map(ApprovalDecision::as_str)
         .collect();
-    let command = command_block(&shown_text(view), max_command_chars);
-    let (headline, what) = match &view.tool {
-        None => ("Exec approval needed", "command"),
-        Some(_) => ("Tool approval needed", "parameters"),
+    let command = command_block(&view.shown_text(), max_command_chars);
+    let (kind, what) = match &view.tool {
+        None => ("Exec", "command cut"),
+        Some(_) => ("Tool", "parameters cut"),
     };
     // A cut command is said in the headline, where nobody misses it: what is not shown must
     // be read in the Control UI before deciding, and allow-always is not offered for it.
     let title = match command.truncated_chars {
-        0 => headline.to_owned(),
+        0 => format!("{kind} approval needed"),
         cut => format!(
-            "{headline}: {what} cut, {cut} characters not shown (read it in full in the Control UI)"
+            "{kind} approval needed: {what}, {cut} characters not shown (read it in full in the Control UI)"
         ),
     };
     Card {
@@ -400,7 +415,7 @@ fn closed_card(
         state,
         title,
         fields: metadata_fields(view),
-        command: Some(command_block(&shown_text(view), max_command_chars)),
+        command: Some(command_block(&view.shown_text(), max_command_chars)),
         note,
         buttons: Vec::new(),
         expires_at_ms: None,
@@ -433,7 +448,7 @@ pub fn render_fallback(view: &ApprovalView, now_ms: u64, max_command_chars: usiz
             one_line(&view.short_id(), SHORT_ID_LEN)
         ),
         fields: pending_fields(view, now_ms),
-        command: Some(command_block(&view.command, max_command_chars)),
+        command: Some(command_block(&view.shown_text(), max_command_chars)),
         note: Some(format!(
             "An approver can decide here with:\n{}",
             decisions.join("\n")
@@ -469,18 +484,14 @@ fn command_block(command: &str, max_chars: usize) -> CommandBlock {
     }
 }
 
-/// The text in the card's code block: the command, or a tool call's parameters one per line.
-fn shown_text(view: &ApprovalView) -> String {
-    match &view.tool {
-        None => view.command.clone(),
-        Some(tool) if tool.params.is_empty() => tool.tool.clone(),
-        Some(tool) => tool
-            .params
-            .iter()
-            .map(|(name, value)| format!("{name}: {value}"))
-            .collect::<Vec<_>>()
-            .join("\n"),
-    }
+/// The metadata of a card still waiting for a decision: what every card shows, then the expiry.
+fn pending_fields(view: &ApprovalView, now_ms: u64) -> Vec<Field> {
+    let mut fields = metadata_fields(view);
+    fields.push(Field::new(
+        FieldKind::Expires,
+        expiry_phrase(view.expires_at_ms, now_ms),
+    ));
+    fields
 }
 
 /// A tool approval's own lines: the tool, the requester's words, and what allow-always covers.
@@ -515,16 +526,6 @@ fn tool_fields(tool: &ToolCard) -> Vec<Field> {
             one_line(covers, MAX_FIELD_CHARS),
         ));
     }
-    fields
-}
-
-/// The metadata of a card still waiting for a decision: what every card shows, then the expiry.
-fn pending_fields(view: &ApprovalView, now_ms: u64) -> Vec<Field> {
-    let mut fields = metadata_fields(view);
-    fields.push(Field::new(
-        FieldKind::Expires,
-        expiry_phrase(view.expires_at_ms, now_ms),
-    ));
     fields
 }
 

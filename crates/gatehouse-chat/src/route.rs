@@ -147,3 +147,79 @@ pub struct MessageLocator {
     /// The thread or topic it was posted in.
     pub thread_id: Option<String>,
 }
+
+/// The conversation a route or a delivered message belongs to, as a platform counts its
+/// limits: a DM is the same conversation whatever thread a request started in, and the copies
+/// of a card are edited in the conversation they were sent to. The pacer keeps one lane per
+/// conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Conversation {
+    /// The bot account, when several are configured.
+    pub account_id: Option<String>,
+    /// Who or what it is with.
+    pub destination: Destination,
+}
+
+impl Route {
+    /// The conversation this route delivers into.
+    pub fn conversation(&self) -> Conversation {
+        Conversation {
+            account_id: self.account_id.clone(),
+            destination: self.destination.clone(),
+        }
+    }
+}
+
+impl fmt::Display for Conversation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(account) = &self.account_id {
+            write!(f, "[{account}]")?;
+        }
+        match &self.destination {
+            Destination::Dm(user) => write!(f, "user:{user}"),
+            Destination::Chat(chat) => write!(f, "chat:{chat}"),
+        }
+    }
+}
+
+/// Characters of a [`SendKey`]: Discord takes a nonce of at most 25 characters.
+pub const SEND_KEY_LEN: usize = 24;
+
+/// The idempotency key of one message to be sent: the same for every attempt to send it, and
+/// for nothing else. A platform that offers idempotency (Discord's `nonce` with
+/// `enforce_nonce`) returns the message an earlier attempt created instead of a second one;
+/// the others ignore it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SendKey(String);
+
+impl SendKey {
+    /// A fresh key: [`SEND_KEY_LEN`] random letters and digits (143 bits).
+    pub fn random() -> SendKey {
+        use rand::Rng;
+        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        let mut rng = rand::rng();
+        let key = (0..SEND_KEY_LEN)
+            .map(|_| char::from(ALPHABET[rng.random_range(0..ALPHABET.len())]))
+            .collect();
+        SendKey(key)
+    }
+
+    /// A key kept from before (the outbox's), refused unless it is 1–25 letters and digits, so
+    /// it is a valid nonce everywhere.
+    pub fn parse(text: &str) -> Option<SendKey> {
+        let valid =
+            (1..=25).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_alphanumeric());
+        valid.then(|| SendKey(text.to_owned()))
+    }
+
+    /// The key as sent.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for SendKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}

@@ -6,7 +6,7 @@
 //! token is issued bound to (approval, decision, channel) and becomes usable only once
 //! [`TokenRegistry::bind_delivery`] ties it to the chat and message it was delivered in.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, PoisonError};
 
 use base64::Engine;
@@ -51,6 +51,8 @@ pub trait TokenStore: Send + Sync {
     fn get(&self, key: &str) -> Option<TokenRecord>;
     /// Removes every record whose `expires_at_ms` is before `cutoff_ms`; returns how many.
     fn remove_expired_before(&self, cutoff_ms: u64) -> usize;
+    /// Removes every record of these approvals; returns how many.
+    fn remove_approvals(&self, approval_ids: &HashSet<String>) -> usize;
 }
 
 /// The in-memory store: enough for a single gateway process.
@@ -74,6 +76,13 @@ impl TokenStore for MemoryTokenStore {
         let mut records = self.records.lock().unwrap_or_else(PoisonError::into_inner);
         let before = records.len();
         records.retain(|_, record| record.expires_at_ms >= cutoff_ms);
+        before - records.len()
+    }
+
+    fn remove_approvals(&self, approval_ids: &HashSet<String>) -> usize {
+        let mut records = self.records.lock().unwrap_or_else(PoisonError::into_inner);
+        let before = records.len();
+        records.retain(|_, record| !approval_ids.contains(&record.approval_id));
         before - records.len()
     }
 }
@@ -191,6 +200,12 @@ impl<S: TokenStore> TokenRegistry<S> {
     pub fn purge(&self, now_ms: u64, keep_ms: u64) -> usize {
         self.store
             .remove_expired_before(now_ms.saturating_sub(keep_ms))
+    }
+
+    /// Forgets the tokens of these approvals (settled, their grace over), so memory follows
+    /// the approvals that still need buttons.
+    pub fn forget(&self, approval_ids: &HashSet<String>) -> usize {
+        self.store.remove_approvals(approval_ids)
     }
 
     fn lookup(&self, token: &str) -> Result<(String, TokenRecord), ChatError> {

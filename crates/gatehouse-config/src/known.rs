@@ -284,7 +284,6 @@ const NESTED: &[&str] = &[
     "channels.*.historyLimit",
     "channels.*.dmHistoryLimit",
     "channels.*.dms",
-    "channels.*.retry",
     "channels.*.actions",
     "channels.*.replyToMode",
     "channels.*.dmPolicy",

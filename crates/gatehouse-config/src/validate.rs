@@ -6,9 +6,9 @@ use std::net::SocketAddr;
 use crate::keypath::KeyPath;
 use crate::model::snowflake;
 use crate::model::{
-    ChannelApprovalsConfig, ChannelsConfig, Config, DiscordConfig, Enabled, GatewayConfig,
-    GatewayLimitsConfig, SandboxConfig, ScopedTools, StoreConfig, StoreKind, SubagentsConfig,
-    ToolPolicyConfig, ToolsConfig,
+    ChannelApprovalsConfig, ChannelsConfig, Config, DeliveryBlocks, DiscordConfig, Enabled,
+    GatewayConfig, GatewayLimitsConfig, SandboxConfig, ScopedTools, StoreConfig, StoreKind,
+    SubagentsConfig, ToolPolicyConfig, ToolsConfig,
 };
 use crate::secret;
 
@@ -224,6 +224,36 @@ fn agents(config: &Config, path: &KeyPath, out: &mut Vec<Problem>) {
     }
 }
 
+/// `delivery` and `retry`: counts of at least one (a zero would stop every call or make every
+/// chat a digest), and a first delay no longer than the cap.
+fn delivery(blocks: DeliveryBlocks<'_>, path: &KeyPath, out: &mut Vec<Problem>) {
+    let mut at_least_one = |at: KeyPath, value: Option<u32>| {
+        if value == Some(0) {
+            out.push(Problem {
+                path: at,
+                message: "must be at least 1".to_owned(),
+            });
+        }
+    };
+    if let Some(delivery) = blocks.delivery {
+        let at = path.key("delivery");
+        at_least_one(at.key("digestAfter"), delivery.digest_after);
+        at_least_one(at.key("maxConnections"), delivery.max_connections);
+    }
+    if let Some(retry) = blocks.retry {
+        let at = path.key("retry");
+        at_least_one(at.key("attempts"), retry.attempts);
+        if let (Some(min), Some(max)) = (retry.min_delay_ms, retry.max_delay_ms)
+            && min > max
+        {
+            out.push(Problem {
+                path: at.key("minDelayMs"),
+                message: format!("must not exceed maxDelayMs ({max})"),
+            });
+        }
+    }
+}
+
 fn gateway(gateway: &GatewayConfig, path: &KeyPath, out: &mut Vec<Problem>) {
     listen(gateway.listen.as_deref(), path, out);
     if let Some(dns) = &gateway.dns {
@@ -363,6 +393,9 @@ fn channels(channels: &ChannelsConfig, path: &KeyPath, out: &mut Vec<Problem>) {
     let clients = channels.exec_approvals();
     for (name, approvals) in clients {
         self::approvers(approvals, &path.key(name), out);
+    }
+    for (name, blocks) in channels.delivery() {
+        delivery(blocks, &path.key(name), out);
     }
     let bot = ["botToken", "tokenFile", "tokenEnv"];
     let mut check = |at: KeyPath, result: Result<Option<secret::SecretSource>, String>| {

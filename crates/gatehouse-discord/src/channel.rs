@@ -5,12 +5,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use gatehouse_chat::render::Card;
+use gatehouse_chat::throttle::{Pacing, Window};
 use gatehouse_chat::{
-    Channel, ChatError, Destination, Inbound, InteractionRef, MessageLocator, Route,
+    Channel, ChatError, Destination, Inbound, InteractionRef, MessageLocator, Route, SendKey,
 };
 use serde::Deserialize;
 use serde_json::json;
-use serenity::all::{ApplicationId, ChannelId, CurrentUser, GuildId, Message, MessageId, UserId};
+use serenity::all::{
+    ApplicationId, ChannelId, CurrentUser, GuildId, Message, MessageId, Nonce, UserId,
+};
 use serenity::http::{LightMethod, Route as ApiRoute};
 use tokio::sync::mpsc;
 
@@ -136,14 +139,44 @@ impl Channel for DiscordChannel {
         CHANNEL
     }
 
-    async fn send(&self, route: &Route, card: &Card) -> Result<MessageLocator, ChatError> {
+    /// Discord's documented global limit of 50 requests a second per bot, and its usual bucket
+    /// for messages in one channel (5 per 5 s); the buckets it names in 429s are paused as
+    /// named.
+    fn pacing(&self) -> Pacing {
+        Pacing {
+            chat: Some(Window {
+                calls: 5,
+                per: std::time::Duration::from_secs(5),
+            }),
+            group: None,
+            bot: Some(Window::per_second(50)),
+            edits: None,
+            max_in_flight: self.config.max_connections,
+        }
+    }
+
+    /// A create carries the key as its `nonce` with `enforce_nonce`: within Discord's window
+    /// (a few minutes) a repeat returns the message the first one created.
+    fn idempotent_sends(&self) -> bool {
+        true
+    }
+
+    async fn send(
+        &self,
+        route: &Route,
+        card: &Card,
+        key: &SendKey,
+    ) -> Result<MessageLocator, ChatError> {
         let channel_id = self.target(route).await?;
+        let body = create_message(card)
+            .nonce(Nonce::String(key.as_str().to_owned()))
+            .enforce_nonce(true);
         let sent: Message = self
             .rest
             .json(
                 ApiRoute::ChannelMessages { channel_id },
                 LightMethod::Post,
-                Some(&create_message(card)),
+                Some(&body),
             )
             .await?;
         Ok(MessageLocator {
@@ -158,13 +191,15 @@ impl Channel for DiscordChannel {
     async fn update(&self, message: &MessageLocator, card: &Card) -> Result<(), ChatError> {
         let route = Self::message_route(message)?;
         self.rest
-            .send(route, LightMethod::Patch, Some(&edit_message(card)))
+            .unless_gone(route, LightMethod::Patch, Some(&edit_message(card)))
             .await
     }
 
     async fn delete(&self, message: &MessageLocator) -> Result<(), ChatError> {
         let route = Self::message_route(message)?;
-        self.rest.delete(route).await
+        self.rest
+            .unless_gone(route, LightMethod::Delete, None::<&()>)
+            .await
     }
 
     async fn answer(&self, interaction: &InteractionRef, text: &str) -> Result<(), ChatError> {

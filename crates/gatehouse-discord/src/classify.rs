@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use gatehouse_chat::ChatError;
+use gatehouse_chat::{ChatError, RateScope};
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 
@@ -23,11 +23,13 @@ const MAX_MESSAGE_CHARS: usize = 200;
 /// Discord's error code for a message that does not exist (any more).
 pub(crate) const UNKNOWN_MESSAGE: i64 = 10008;
 
-/// An unsuccessful answer: status, `Retry-After` and Discord's JSON error body.
+/// An unsuccessful answer: status, `Retry-After`, `X-RateLimit-Scope` and Discord's JSON error
+/// body.
 #[derive(Debug)]
 pub(crate) struct ApiFailure {
     pub(crate) status: u16,
     header_retry: Option<Duration>,
+    header_scope: Option<String>,
     body: Value,
 }
 
@@ -36,10 +38,16 @@ impl ApiFailure {
     pub(crate) async fn read(response: reqwest::Response) -> Self {
         let status = response.status().as_u16();
         let header_retry = retry_after_header(response.headers());
+        let header_scope = response
+            .headers()
+            .get("x-ratelimit-scope")
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned);
         let body = response.json::<Value>().await.unwrap_or(Value::Null);
         Self {
             status,
             header_retry,
+            header_scope,
             body,
         }
     }
@@ -51,7 +59,12 @@ impl ApiFailure {
 
     /// The chat core's class for this answer.
     pub(crate) fn into_error(self) -> ChatError {
-        from_parts(self.status, self.header_retry, &self.body)
+        from_parts(
+            self.status,
+            self.header_retry,
+            self.header_scope.as_deref(),
+            &self.body,
+        )
     }
 }
 
@@ -83,8 +96,14 @@ pub(crate) fn serenity(error: serenity::Error) -> ChatError {
     }
 }
 
-/// The class of an error answer, from its parts.
-pub(crate) fn from_parts(status: u16, header_retry: Option<Duration>, body: &Value) -> ChatError {
+/// The class of an error answer, from its parts. A 429 pauses what Discord names: the whole
+/// bot on its global limit, else the route's bucket (the kind of call in that channel).
+pub(crate) fn from_parts(
+    status: u16,
+    header_retry: Option<Duration>,
+    header_scope: Option<&str>,
+    body: &Value,
+) -> ChatError {
     let code = body.get("code").and_then(Value::as_i64);
     let message: String = body
         .get("message")
@@ -101,9 +120,16 @@ pub(crate) fn from_parts(status: u16, header_retry: Option<Duration>, body: &Val
             .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
             .or(header_retry)
             .unwrap_or(DEFAULT_RETRY_AFTER);
+        let global = body.get("global").and_then(Value::as_bool) == Some(true)
+            || header_scope == Some("global");
         return ChatError::RateLimited {
             channel: CHANNEL.to_owned(),
             retry_after,
+            scope: if global {
+                RateScope::Bot
+            } else {
+                RateScope::Route
+            },
         };
     }
     if (500..=599).contains(&status) {
@@ -166,17 +192,27 @@ mod tests {
         let body =
             json!({"message": "You are being rate limited.", "retry_after": 1.5, "global": false});
         assert_eq!(
-            from_parts(429, Some(Duration::from_secs(2)), &body),
+            from_parts(429, Some(Duration::from_secs(2)), Some("user"), &body),
             ChatError::RateLimited {
                 channel: "discord".into(),
-                retry_after: Duration::from_millis(1500)
+                retry_after: Duration::from_millis(1500),
+                scope: RateScope::Route,
             }
         );
+        let global =
+            json!({"message": "You are being rate limited.", "retry_after": 0.8, "global": true});
+        assert!(matches!(
+            from_parts(429, None, Some("global"), &global),
+            ChatError::RateLimited {
+                scope: RateScope::Bot,
+                ..
+            }
+        ));
     }
 
     #[test]
     fn falls_back_to_the_header_then_a_second() {
-        let limited = |header| match from_parts(429, header, &Value::Null) {
+        let limited = |header| match from_parts(429, header, None, &Value::Null) {
             ChatError::RateLimited { retry_after, .. } => retry_after,
             other => panic!("{other:?}"),
         };
@@ -187,17 +223,18 @@ mod tests {
         assert_eq!(limited(None), Duration::from_secs(1));
         let negative = json!({"retry_after": -4.0});
         assert!(matches!(
-            from_parts(429, None, &negative),
+            from_parts(429, None, None, &negative),
             ChatError::RateLimited { retry_after, .. } if retry_after == Duration::from_secs(1)
         ));
     }
 
     #[test]
     fn retries_server_errors_only() {
-        assert!(from_parts(502, None, &Value::Null).is_retryable());
+        assert!(from_parts(502, None, None, &Value::Null).is_retryable());
         assert!(
             !from_parts(
                 400,
+                None,
                 None,
                 &json!({"code": 50035, "message": "Invalid Form Body"})
             )
@@ -209,6 +246,7 @@ mod tests {
     fn spells_out_the_fix_for_closed_dms() {
         let error = from_parts(
             403,
+            None,
             None,
             &json!({"code": 50007, "message": "Cannot send messages to this user"}),
         );
@@ -224,6 +262,7 @@ mod tests {
     fn strips_control_characters_from_echoed_messages() {
         let error = from_parts(
             400,
+            None,
             None,
             &json!({"code": 1, "message": "bad\u{1b}[2Jthing"}),
         );

@@ -30,6 +30,8 @@ pub struct DiscordConfig {
     pub message_content_intent: bool,
     /// The longest a single REST call may take before it counts as a transient failure.
     pub call_timeout: Duration,
+    /// Calls to the REST API at once, and so connections (`delivery.maxConnections`).
+    pub max_connections: usize,
 }
 
 impl DiscordConfig {
@@ -43,6 +45,7 @@ impl DiscordConfig {
             account_id: None,
             message_content_intent: false,
             call_timeout: Duration::from_secs(10),
+            max_connections: gatehouse_chat::throttle::DEFAULT_MAX_IN_FLIGHT,
         }
     }
 
@@ -89,6 +92,9 @@ impl DiscordConfig {
         }
         if self.call_timeout.is_zero() {
             refuse("callTimeout", "must be positive");
+        }
+        if self.max_connections == 0 {
+            refuse("delivery.maxConnections", "must be at least 1");
         }
         problems
     }

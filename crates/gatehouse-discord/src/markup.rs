@@ -361,6 +361,7 @@ mod escape_properties {
                     None => return Err("a trailing backslash".to_owned()),
                 }
                 line_start = false;
+                digits = 0;
                 continue;
             }
             let inline = matches!(c, '*' | '_' | '~' | '|' | '`' | '[' | ']' | '<' | '>' | '@');

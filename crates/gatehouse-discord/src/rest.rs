@@ -25,9 +25,13 @@ pub(crate) struct Rest {
 
 impl Rest {
     /// A client for `config`: rate limiter on and no proxy without `apiUrl`, the reverse with.
+    /// The chat core's pacer lets at most `max_connections` calls run at once, so no more
+    /// connections than that are opened; idle ones are kept as many, for a while.
     pub(crate) fn new(config: &DiscordConfig) -> Result<Self, DiscordError> {
         let client = reqwest::Client::builder()
             .timeout(config.call_timeout)
+            .pool_max_idle_per_host(config.max_connections)
+            .pool_idle_timeout(std::time::Duration::from_secs(90))
             .build()
             .map_err(|error| DiscordError::Client {
                 reason: error.without_url().to_string(),
@@ -61,12 +65,16 @@ impl Rest {
         self.execute(request(route, method, body)?).await.map(drop)
     }
 
-    /// Deletes what `route` names; a 404 "Unknown Message" (code 10008) counts as done, since an
-    /// earlier attempt whose answer was lost, or a moderator, already deleted it.
-    pub(crate) async fn delete(&self, route: Route<'_>) -> Result<(), ChatError> {
-        let response = self
-            .perform(Request::new(route, LightMethod::Delete))
-            .await?;
+    /// Deletes or edits what `route` names; a 404 "Unknown Message" (code 10008) counts as
+    /// done, since an earlier attempt whose answer was lost, or a moderator, already deleted it:
+    /// nothing is left that could show a stale button.
+    pub(crate) async fn unless_gone(
+        &self,
+        route: Route<'_>,
+        method: LightMethod,
+        body: Option<&(impl Serialize + ?Sized)>,
+    ) -> Result<(), ChatError> {
+        let response = self.perform(request(route, method, body)?).await?;
         if response.status().is_success() {
             return Ok(());
         }

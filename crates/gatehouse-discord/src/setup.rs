@@ -108,6 +108,9 @@ fn settings(
     });
     let mut config = DiscordConfig::new(token, application_id);
     config.api_url = section.api_url.clone();
+    if let Some(max) = section.delivery.as_ref().and_then(|d| d.max_connections) {
+        config.max_connections = usize::try_from(max).unwrap_or(usize::MAX);
+    }
     config.guild_ids = section.guild_snowflakes();
     config.message_content_intent = section.message_content_intent.unwrap_or(false);
     Some(config)

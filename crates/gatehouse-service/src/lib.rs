@@ -61,7 +61,9 @@ mod tools;
 pub use approvals::{ApprovalView, Decided, Fallback, RequestInput, RequestOutcome};
 pub use audit_read::{AuditEntry, AuditProblem, AuditVerdict, MAX_AUDIT_TAIL};
 pub use caller::Caller;
-pub use chat::{ChatSetup, ChatStatus, ConnectedChannel, StoppedChannel};
+pub use chat::{
+    ChatQueue, ChatSetup, ChatStatus, ConnectedChannel, MessageProblem, ProblemKind, StoppedChannel,
+};
 pub use check::{CheckInput, ToolsInput};
 pub use error::{PendingHolder, ServiceError};
 pub use exec::runner::{Captured, Finished};

@@ -134,8 +134,11 @@ impl Service {
 
     /// Chat approvals' status, once [`Service::start_chat`] ran (always under `serve`, with
     /// empty lists when no channel is configured).
-    pub fn chat_status(&self) -> Option<ChatStatus> {
-        self.chat().map(|chat| chat.status())
+    pub async fn chat_status(&self) -> Option<ChatStatus> {
+        match self.chat() {
+            Some(chat) => Some(chat.status().await),
+            None => None,
+        }
     }
 
     /// How many approvals wait for a person now (those being created included): what

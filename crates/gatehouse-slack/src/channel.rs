@@ -7,22 +7,32 @@ use std::sync::{Arc, Mutex, PoisonError};
 use async_trait::async_trait;
 use axum::Router;
 use gatehouse_chat::render::Card;
+use gatehouse_chat::throttle::{Pacing, Window};
 use gatehouse_chat::{
-    Channel, ChatError, Destination, Inbound, InteractionRef, MessageLocator, Route,
+    Channel, ChatError, Destination, Inbound, InteractionRef, MessageLocator, Route, SendKey,
 };
+use slack_morphism::errors::SlackClientError;
 use slack_morphism::prelude::*;
 use tokio::sync::mpsc;
 use url::Url;
 
-use crate::classify::{CHANNEL, classify};
+use crate::classify::{CHANNEL, classify, per_method};
 use crate::config::{SlackConfig, SlackMode};
 use crate::encode::{answer_content, encode_card};
 use crate::error::SlackError;
 use crate::handle::Handle;
 use crate::intake::{Intake, Me};
-use crate::ratelimit::Pacing;
 use crate::signature::RequestVerifier;
 use crate::{http, socket};
+
+/// The metadata event type of every message Gatehouse posts, and the payload field holding its
+/// send key.
+const SENT_EVENT: &str = "gatehouse_message";
+const SENT_KEY: &str = "key";
+
+/// How many of a conversation's latest messages a lookup reads: an earlier attempt of a message
+/// is among the last few, since each conversation's messages go out one at a time.
+const LOOKBACK: u16 = 50;
 
 /// A connected Slack workspace. Build it with [`SlackChannel::new`], mount
 /// [`SlackChannel::http_router`] in HTTP mode, and let the core call [`Channel::run`].
@@ -30,7 +40,6 @@ pub struct SlackChannel {
     config: SlackConfig,
     client: Arc<SlackHyperClient>,
     bot_token: SlackApiToken,
-    throttle: Pacing,
     intake: Arc<Intake>,
     /// DM conversation ids by user id: `conversations.open` is tier 3, and a DM id never changes.
     dms: Mutex<HashMap<String, String>>,
@@ -56,7 +65,6 @@ impl SlackChannel {
         Ok(Self {
             client: Arc::new(SlackClient::new(connector)),
             bot_token,
-            throttle: Pacing::new(config.rate_table.clone()),
             intake: Arc::new(Intake::new(
                 config.account_id.clone(),
                 config.command_reply_wait,
@@ -114,6 +122,14 @@ impl SlackChannel {
         self.client.open_session(&self.bot_token)
     }
 
+    /// The conversation id `route` names (a user's DM opened first).
+    async fn conversation(&self, route: &Route) -> Result<String, ChatError> {
+        match &route.destination {
+            Destination::Dm(user) => self.dm_channel(user).await,
+            Destination::Chat(id) => Ok(id.clone()),
+        }
+    }
+
     async fn dm_channel(&self, user: &str) -> Result<String, ChatError> {
         let known = self
             .dms
@@ -124,7 +140,6 @@ impl SlackChannel {
         if let Some(id) = known {
             return Ok(id);
         }
-        self.throttle.wait("conversations.open", user).await;
         let request = SlackApiConversationsOpenRequest::new().with_users(vec![user.into()]);
         let opened = self
             .session()
@@ -181,14 +196,39 @@ impl Channel for SlackChannel {
         CHANNEL
     }
 
-    async fn send(&self, route: &Route, card: &Card) -> Result<MessageLocator, ChatError> {
-        let conversation = match &route.destination {
-            Destination::Dm(user) => self.dm_channel(user).await?,
-            Destination::Chat(id) => id.clone(),
-        };
-        self.throttle.wait("chat.postMessage", &conversation).await;
-        let mut request =
-            SlackApiChatPostMessageRequest::new(conversation.into(), encode_card(card));
+    /// Slack's published limits: `chat.postMessage` about one message a second per channel;
+    /// `chat.update` and `chat.delete` tier 3 (50 a minute) across the workspace.
+    /// (`conversations.open`, also tier 3, runs once per approver: its answer is kept.)
+    fn pacing(&self) -> Pacing {
+        Pacing {
+            chat: Some(Window::per_second(1)),
+            group: None,
+            bot: None,
+            edits: Some(Window::per_minute(50)),
+            max_in_flight: self.config.max_connections,
+        }
+    }
+
+    /// Slack keeps the message metadata [`Channel::send`] writes, so a message an earlier
+    /// attempt left is found in the conversation's recent history.
+    fn finds_sent(&self) -> bool {
+        true
+    }
+
+    /// Slack has no idempotency key for `chat.postMessage`: the key goes into the message's
+    /// metadata instead, where [`Channel::find_sent`] looks for it.
+    async fn send(
+        &self,
+        route: &Route,
+        card: &Card,
+        key: &SendKey,
+    ) -> Result<MessageLocator, ChatError> {
+        let conversation = self.conversation(route).await?;
+        let content = encode_card(card).with_metadata(SlackMessageMetadata {
+            event_type: SENT_EVENT.to_owned(),
+            event_payload: Some([(SENT_KEY.to_owned(), key.as_str().to_owned())].into()),
+        });
+        let mut request = SlackApiChatPostMessageRequest::new(conversation.into(), content);
         if let Some(thread) = &route.thread_id {
             request = request.with_thread_ts(thread.clone().into());
         }
@@ -206,22 +246,64 @@ impl Channel for SlackChannel {
         })
     }
 
+    /// Looks through the conversation's latest [`LOOKBACK`] messages for the one whose
+    /// metadata carries `key`. Needs the `*:history` scopes the manifest asks for anyway (to
+    /// read typed `/approve`). Messages in threads are not looked for: `conversations.replies`
+    /// returns metadata only with `include_all_metadata`, which slack-morphism 2.31 cannot
+    /// send, so a threaded message is sent again (the documented lost-answer duplicate).
+    async fn find_sent(
+        &self,
+        route: &Route,
+        key: &SendKey,
+    ) -> Result<Option<MessageLocator>, ChatError> {
+        if route.thread_id.is_some() {
+            return Ok(None);
+        }
+        let conversation = self.conversation(route).await?;
+        let request = SlackApiConversationsHistoryRequest::new()
+            .with_channel(conversation.clone().into())
+            .with_include_all_metadata(true)
+            .with_limit(LOOKBACK);
+        let messages = self
+            .session()
+            .conversations_history(&request)
+            .await
+            .map_err(|error| classify(&error))?
+            .messages;
+        let found = messages.into_iter().find(|message| {
+            message.content.metadata.as_ref().is_some_and(|metadata| {
+                metadata.event_type == SENT_EVENT
+                    && metadata
+                        .event_payload
+                        .as_ref()
+                        .and_then(|payload| payload.get(SENT_KEY))
+                        .is_some_and(|sent| sent == key.as_str())
+            })
+        });
+        Ok(found.map(|message| MessageLocator {
+            channel: CHANNEL.to_owned(),
+            account_id: self.config.account_id.clone(),
+            chat_id: conversation,
+            message_id: message.origin.ts.0,
+            thread_id: None,
+        }))
+    }
+
     async fn update(&self, message: &MessageLocator, card: &Card) -> Result<(), ChatError> {
-        self.throttle.wait("chat.update", &message.chat_id).await;
         let request = SlackApiChatUpdateRequest::new(
             message.chat_id.clone().into(),
             encode_card(card),
             message.message_id.clone().into(),
         );
-        self.session()
-            .chat_update(&request)
-            .await
-            .map_err(|error| classify(&error))?;
-        Ok(())
+        match self.session().chat_update(&request).await {
+            Ok(_) => Ok(()),
+            // Deleted (by a person): nothing is left to show buttons.
+            Err(SlackClientError::ApiError(api)) if api.code == "message_not_found" => Ok(()),
+            Err(error) => Err(per_method(&error)),
+        }
     }
 
     async fn delete(&self, message: &MessageLocator) -> Result<(), ChatError> {
-        self.throttle.wait("chat.delete", &message.chat_id).await;
         let request = SlackApiChatDeleteRequest::new(
             message.chat_id.clone().into(),
             message.message_id.clone().into(),
@@ -229,7 +311,7 @@ impl Channel for SlackChannel {
         self.session()
             .chat_delete(&request)
             .await
-            .map_err(|error| classify(&error))?;
+            .map_err(|error| per_method(&error))?;
         Ok(())
     }
 
@@ -243,7 +325,6 @@ impl Channel for SlackChannel {
                 user,
                 thread_ts,
             }) => {
-                self.throttle.wait("chat.postEphemeral", &channel).await;
                 let content = answer_content(text);
                 let mut request =
                     SlackApiChatPostEphemeralRequest::new(channel.into(), user.into(), content);
@@ -253,7 +334,7 @@ impl Channel for SlackChannel {
                 self.session()
                     .chat_post_ephemeral(&request)
                     .await
-                    .map_err(|error| classify(&error))?;
+                    .map_err(|error| per_method(&error))?;
                 Ok(())
             }
             None => Err(ChatError::Permanent {

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use gatehouse_chat::ChatError;
+use gatehouse_chat::{ChatError, RateScope};
 use slack_morphism::errors::SlackClientError;
 
 /// The channel name every error carries.
@@ -23,11 +23,14 @@ const TRANSIENT_CODES: &[&str] = &[
 ];
 
 /// Maps one failed call. API errors keep Slack's code, plus the fix when the adapter knows one.
+/// A 429 names the conversation (`chat.postMessage` is limited per channel); see
+/// [`per_method`] for the methods Slack limits across the workspace.
 pub(crate) fn classify(error: &SlackClientError) -> ChatError {
     match error {
         SlackClientError::RateLimitError(limit) => ChatError::RateLimited {
             channel: CHANNEL.to_owned(),
             retry_after: limit.retry_after.unwrap_or(DEFAULT_RETRY_AFTER),
+            scope: RateScope::Chat,
         },
         SlackClientError::ApiError(api) if TRANSIENT_CODES.contains(&api.code.as_str()) => {
             transient(format!("slack api error {}", api.code))
@@ -37,6 +40,7 @@ pub(crate) fn classify(error: &SlackClientError) -> ChatError {
             ChatError::RateLimited {
                 channel: CHANNEL.to_owned(),
                 retry_after: DEFAULT_RETRY_AFTER,
+                scope: RateScope::Chat,
             }
         }
         SlackClientError::HttpError(http) if http.status_code.is_server_error() => {
@@ -51,6 +55,23 @@ pub(crate) fn classify(error: &SlackClientError) -> ChatError {
             "unexpected response from slack: {}",
             protocol.json_error
         )),
+    }
+}
+
+/// [`classify`] for a method Slack limits per workspace (`chat.update`, `chat.delete`,
+/// `chat.postEphemeral`: the numbered tiers): its 429 pauses that method everywhere.
+pub(crate) fn per_method(error: &SlackClientError) -> ChatError {
+    match classify(error) {
+        ChatError::RateLimited {
+            channel,
+            retry_after,
+            ..
+        } => ChatError::RateLimited {
+            channel,
+            retry_after,
+            scope: RateScope::Method,
+        },
+        other => other,
     }
 }
 
@@ -103,9 +124,17 @@ mod tests {
             classify(&error),
             ChatError::RateLimited {
                 channel: "slack".into(),
-                retry_after: Duration::from_secs(7)
+                retry_after: Duration::from_secs(7),
+                scope: RateScope::Chat,
             }
         );
+        assert!(matches!(
+            per_method(&error),
+            ChatError::RateLimited {
+                scope: RateScope::Method,
+                ..
+            }
+        ));
     }
 
     #[test]

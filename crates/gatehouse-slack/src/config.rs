@@ -1,5 +1,5 @@
-//! What the adapter needs to connect: tokens, the API base, how events arrive and the per-method
-//! spacing. A plain struct: the config crate maps `channels.slack` into it.
+//! What the adapter needs to connect: tokens, the API base, how events arrive and how many
+//! calls may run at once. A plain struct: the config crate maps `channels.slack` into it.
 
 use std::time::Duration;
 
@@ -7,7 +7,6 @@ use gatehouse_config::Secret;
 use url::Url;
 
 use crate::error::SlackError;
-use crate::ratelimit::RateTable;
 
 /// The public Web API, used when no `apiUrl` is configured.
 pub const DEFAULT_API_URL: &str = "https://slack.com/api";
@@ -36,8 +35,8 @@ pub struct SlackConfig {
     pub mode: SlackMode,
     /// The account name when several workspaces are configured; copied into every locator.
     pub account_id: Option<String>,
-    /// Spacing per Web API method (Slack's tiers).
-    pub rate_table: RateTable,
+    /// Web API calls at once, and so connections (`delivery.maxConnections`).
+    pub max_connections: usize,
     /// How long a slash command waits for the core's answer so it can go into the command's own
     /// response; later answers go to the command's `response_url`. Slack wants a reply within
     /// 3 s, so this stays well under it.
@@ -48,7 +47,7 @@ pub struct SlackConfig {
 }
 
 impl SlackConfig {
-    /// Socket Mode against the public Web API, with Slack's published tiers.
+    /// Socket Mode against the public Web API.
     pub fn new(bot_token: Secret, app_token: Secret) -> Result<Self, SlackError> {
         let api_url = Url::parse(DEFAULT_API_URL).map_err(|error| SlackError::InvalidConfig {
             field: "apiUrl",
@@ -61,7 +60,7 @@ impl SlackConfig {
             api_url,
             mode: SlackMode::Socket,
             account_id: None,
-            rate_table: RateTable::slack_tiers(),
+            max_connections: gatehouse_chat::throttle::DEFAULT_MAX_IN_FLIGHT,
             command_reply_wait: Duration::from_millis(2000),
             socket_connections: 2,
         })
@@ -107,6 +106,9 @@ impl SlackConfig {
         }
         if self.socket_connections == 0 {
             refuse("socketConnections", "must be at least 1");
+        }
+        if self.max_connections == 0 {
+            refuse("delivery.maxConnections", "must be at least 1");
         }
         problems
     }

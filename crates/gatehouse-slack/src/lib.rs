@@ -3,7 +3,8 @@
 //!
 //! This crate only translates between Slack and `gatehouse-chat`: a [`gatehouse_chat::render::Card`]
 //! becomes Block Kit ([`encode`]), Slack events become [`gatehouse_chat::Inbound`] values. Grammar,
-//! approver checks, button tokens, retries and `Retry-After` handling live in the chat core.
+//! approver checks, button tokens, retries, pacing and `Retry-After` handling live in the chat
+//! core; the adapter only states Slack's tiers ([`gatehouse_chat::Channel::pacing`]).
 //!
 //! **Invariants.**
 //! - Never decides anything: every press and command goes to the core, which verifies it.
@@ -42,7 +43,6 @@ pub mod http;
 mod inbound;
 mod intake;
 mod platform;
-pub mod ratelimit;
 mod replies;
 mod setup;
 mod signature;
@@ -52,5 +52,4 @@ pub use channel::SlackChannel;
 pub use config::{SlackConfig, SlackMode};
 pub use error::SlackError;
 pub use platform::Slack;
-pub use ratelimit::{MethodLimit, RateTable, Scope};
 pub use setup::SlackAdapter;

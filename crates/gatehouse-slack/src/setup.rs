@@ -151,6 +151,9 @@ fn settings(
     if let Some(connections) = section.socket_connections {
         config.socket_connections = connections;
     }
+    if let Some(max) = section.delivery.as_ref().and_then(|d| d.max_connections) {
+        config.max_connections = usize::try_from(max).unwrap_or(usize::MAX);
+    }
     if let Some(api_url) = &section.api_url {
         match config_url("channels.slack.apiUrl", api_url) {
             Ok(url) => config.api_url = url,

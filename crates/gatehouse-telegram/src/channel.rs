@@ -11,8 +11,9 @@ use gatehouse_chat::ChatError;
 use gatehouse_chat::channel::{Channel, Inbound, InteractionRef};
 use gatehouse_chat::commands::PressRefusal;
 use gatehouse_chat::render::Card;
-use gatehouse_chat::route::{Destination, MessageLocator, Route};
+use gatehouse_chat::route::{Destination, MessageLocator, Route, SendKey};
 use gatehouse_chat::sanitize::clip;
+use gatehouse_chat::throttle::{Pacing, Window};
 use gatehouse_config::Secret;
 use teloxide::prelude::*;
 use teloxide::types::{
@@ -45,6 +46,7 @@ pub struct TelegramChannel {
     mode: UpdateMode,
     pub(crate) poll_timeout: Duration,
     pub(crate) call_timeout: Duration,
+    max_connections: usize,
     /// The chat core's channel while `run` serves a hosted webhook.
     intake: Intake,
 }
@@ -68,10 +70,14 @@ impl TelegramChannel {
     pub async fn connect(config: TelegramConfig) -> Result<Self, TelegramError> {
         config.validate()?;
         // No overall client timeout: every call gets its own (`call_timeout`, or the poll
-        // timeout plus `call_timeout` for `getUpdates`).
+        // timeout plus `call_timeout` for `getUpdates`). The chat core's pacer lets at most
+        // `max_connections` calls run at once, so no more connections than that (and the long
+        // poll's) are ever opened; idle ones are kept as many, for a while.
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(5))
             .tcp_nodelay(true)
+            .pool_max_idle_per_host(config.max_connections)
+            .pool_idle_timeout(Duration::from_secs(90))
             .build()
             .map_err(|error| TelegramError::InvalidConfig {
                 field: "apiUrl",
@@ -86,6 +92,7 @@ impl TelegramChannel {
             mode: config.mode,
             poll_timeout: config.poll_timeout,
             call_timeout: config.call_timeout,
+            max_connections: config.max_connections,
             intake: Intake::default(),
         };
         let me = channel
@@ -149,7 +156,34 @@ impl Channel for TelegramChannel {
         CHANNEL
     }
 
-    async fn send(&self, route: &Route, card: &Card) -> Result<MessageLocator, ChatError> {
+    /// The Bot FAQ's limits: about one message a second in a chat, 20 a minute in a group,
+    /// about 30 a second overall. Edits are counted with messages (Telegram documents no
+    /// separate quota for them).
+    fn pacing(&self) -> Pacing {
+        Pacing {
+            chat: Some(Window::per_second(1)),
+            group: Some(Window::per_minute(20)),
+            bot: Some(Window::per_second(30)),
+            edits: None,
+            max_in_flight: self.max_connections,
+        }
+    }
+
+    /// Groups, supergroups and channels have negative ids (or a public `@name`).
+    fn is_group(&self, destination: &Destination) -> bool {
+        match destination {
+            Destination::Dm(_) => false,
+            Destination::Chat(chat) => chat.starts_with('-') || chat.starts_with('@'),
+        }
+    }
+
+    /// Telegram has no idempotency key: the key is not sent.
+    async fn send(
+        &self,
+        route: &Route,
+        card: &Card,
+        _key: &SendKey,
+    ) -> Result<MessageLocator, ChatError> {
         let (recipient, thread) = match &route.destination {
             // A private chat's id is the user's id, so a DM needs no "open" call.
             Destination::Dm(user) => (Recipient::Id(ChatId(user_id(user)?)), None),
@@ -188,6 +222,8 @@ impl Channel for TelegramChannel {
             Ok(_) => Ok(()),
             // A retried edit whose first attempt landed: the message already shows the card.
             Err(RequestError::Api(ApiError::MessageNotModified)) => Ok(()),
+            // Deleted (by a person, or a retried delete): nothing is left to show buttons.
+            Err(RequestError::Api(ApiError::MessageToEditNotFound)) => Ok(()),
             Err(error) => Err(self.classify(&error)),
         }
     }

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use gatehouse_chat::ChatError;
+use gatehouse_chat::{ChatError, RateScope};
 use gatehouse_config::Secret;
 use teloxide::{ApiError, RequestError};
 
@@ -26,9 +26,12 @@ const SERVER_ERRORS: [&str; 4] = [
 /// include the request URL and so the bot token.
 pub(crate) fn classify(error: &RequestError, token: &Secret, bot_username: &str) -> ChatError {
     match error {
+        // Flood control is counted per chat; a bot past its overall limit hears it in every
+        // chat it writes to, and each of those pauses in turn.
         RequestError::RetryAfter(seconds) => ChatError::RateLimited {
             channel: CHANNEL.to_owned(),
             retry_after: seconds.duration(),
+            scope: RateScope::Chat,
         },
         RequestError::MigrateToChatId(chat) => permanent(format!(
             "the group was upgraded to a supergroup; use chat id {chat} in the configuration"
@@ -131,7 +134,8 @@ mod tests {
             check(RequestError::RetryAfter(Seconds::from_seconds(3))),
             ChatError::RateLimited {
                 channel: "telegram".into(),
-                retry_after: Duration::from_secs(3)
+                retry_after: Duration::from_secs(3),
+                scope: RateScope::Chat,
             }
         );
     }

@@ -92,6 +92,9 @@ pub struct TelegramConfig {
     /// reading the body; cutting the call here reports it as transient sooner, so the chat
     /// core's retry policy, not that sleep, decides the pace.
     pub call_timeout: Duration,
+    /// Calls to the Bot API at once, and so connections (`delivery.maxConnections`); the
+    /// long poll holds one more.
+    pub max_connections: usize,
 }
 
 impl TelegramConfig {
@@ -109,6 +112,7 @@ impl TelegramConfig {
             mode: UpdateMode::LongPolling,
             poll_timeout: Duration::from_secs(30),
             call_timeout: Duration::from_secs(5),
+            max_connections: gatehouse_chat::throttle::DEFAULT_MAX_IN_FLIGHT,
         })
     }
 
@@ -135,6 +139,9 @@ impl TelegramConfig {
         }
         if !matches!(self.api_url.scheme(), "https" | "http") {
             refuse("apiUrl", "must be an http or https URL");
+        }
+        if self.max_connections == 0 {
+            refuse("delivery.maxConnections", "must be at least 1");
         }
         if self.call_timeout.is_zero() {
             refuse("callTimeout", "must be positive");

@@ -108,6 +108,9 @@ fn settings(
     {
         config.api_url = url;
     }
+    if let Some(max) = section.delivery.as_ref().and_then(|d| d.max_connections) {
+        config.max_connections = usize::try_from(max).unwrap_or(usize::MAX);
+    }
     Some(config)
 }
 

@@ -1,10 +1,13 @@
 use std::time::Duration;
 
 use gatehouse_chat::channel::InteractionRef;
-use gatehouse_chat::delivery::{Deliverer, Operation, RetryPolicy, TargetFailure};
-use gatehouse_chat::error::ChatError;
+use gatehouse_chat::delivery::{
+    Deliverer, DeliverySettings, Operation, RetryPolicy, TargetFailure,
+};
+use gatehouse_chat::error::{ChatError, RateScope};
 use gatehouse_chat::render::{ApprovalView, Card, render_prompt};
 use gatehouse_chat::route::{MessageLocator, Route};
+use gatehouse_chat::throttle::{Pacing, Window};
 use pretty_assertions::assert_eq;
 use tokio::time::Instant;
 
@@ -35,6 +38,7 @@ fn rate_limited(secs: u64) -> ChatError {
     ChatError::RateLimited {
         channel: "scripted".into(),
         retry_after: Duration::from_secs(secs),
+        scope: RateScope::Bot,
     }
 }
 
@@ -57,7 +61,23 @@ fn policy() -> RetryPolicy {
         max_attempts: 4,
         base_delay: Duration::from_millis(100),
         max_delay: Duration::from_millis(250),
+        jitter: 0.0,
         max_retry_after: Duration::from_secs(60),
+    }
+}
+
+/// Every call of the bot spaced `interval` apart, counted from the end of the one before.
+fn spaced(interval: Duration) -> DeliverySettings {
+    DeliverySettings {
+        pacing: Pacing {
+            bot: Some(Window {
+                calls: 1,
+                per: interval,
+            }),
+            ..Pacing::default()
+        },
+        retry: policy(),
+        ..DeliverySettings::default()
     }
 }
 
@@ -111,7 +131,7 @@ async fn a_429_pauses_the_whole_channel() {
 async fn a_429_holds_the_calls_already_waiting_for_their_turn() {
     let platform = ScriptedPlatform::failing_with("scripted", vec![rate_limited(5)])
         .answering_after(secs(0.5));
-    let deliverer = Deliverer::new(policy()).with_min_interval("scripted", secs(1.0));
+    let deliverer = Deliverer::new(policy()).with_settings("scripted", spaced(secs(1.0)));
     let card = card();
     let (one, two, three) = (route("1"), route("2"), route("3"));
     let (first, second, third) = tokio::join!(
@@ -122,15 +142,16 @@ async fn a_429_holds_the_calls_already_waiting_for_their_turn() {
     first.unwrap();
     second.unwrap();
     third.unwrap();
-    // The 429 arrives at 0.5 s, when the second and third sends wait for their turns at 1 s
-    // and 2 s; the pause lasts until 5.5 s.
+    // The 429 arrives at 0.5 s, while the second and third sends wait for the first call to
+    // end; the pause lasts until 5.5 s, then each call waits for the one before to end (each
+    // takes 0.5 s) plus the second of spacing, and the refused call's retry queues last.
     assert_eq!(
         platform.calls(),
         vec![
             ("send scripted:user:1".into(), secs(0.0)),
             ("send scripted:user:2".into(), secs(5.5)),
-            ("send scripted:user:3".into(), secs(6.5)),
-            ("send scripted:user:1".into(), secs(7.5)),
+            ("send scripted:user:3".into(), secs(7.0)),
+            ("send scripted:user:1".into(), secs(8.5)),
         ]
     );
 }
@@ -213,8 +234,7 @@ async fn refuses_to_stall_on_an_excessive_retry_after() {
 #[tokio::test(start_paused = true)]
 async fn spaces_calls_per_channel() {
     let platform = ScriptedPlatform::failing_with("scripted", vec![]);
-    let deliverer =
-        Deliverer::new(policy()).with_min_interval("scripted", Duration::from_millis(1000));
+    let deliverer = Deliverer::new(policy()).with_settings("scripted", spaced(secs(1.0)));
     let card = card();
     for user in ["1", "2", "3"] {
         deliverer

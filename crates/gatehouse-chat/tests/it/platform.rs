@@ -11,7 +11,9 @@ use async_trait::async_trait;
 use gatehouse_chat::channel::{Channel, Inbound, InteractionRef};
 use gatehouse_chat::error::ChatError;
 use gatehouse_chat::render::Card;
-use gatehouse_chat::route::{Destination, MessageLocator, Route};
+use std::collections::HashMap;
+
+use gatehouse_chat::route::{Destination, MessageLocator, Route, SendKey};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
@@ -25,6 +27,11 @@ pub(crate) struct ScriptedPlatform {
     next_id: Mutex<u32>,
     /// How long each call takes to answer, as a platform across a network does.
     latency: Duration,
+    /// Remembers each send's key and answers a repeat with the first message, as Discord's
+    /// enforced nonce does.
+    idempotent: Option<Mutex<HashMap<SendKey, MessageLocator>>>,
+    /// Sends that deliver but whose answer is lost on the way back.
+    lose_answers: Mutex<u32>,
 }
 
 impl ScriptedPlatform {
@@ -38,7 +45,21 @@ impl ScriptedPlatform {
             refused_routes: Mutex::default(),
             next_id: Mutex::default(),
             latency: Duration::ZERO,
+            idempotent: None,
+            lose_answers: Mutex::default(),
         }
+    }
+
+    /// The next `count` sends deliver, but their caller sees a dropped connection.
+    pub(crate) fn losing_answers(self, count: u32) -> Self {
+        *self.lose_answers.lock().unwrap() = count;
+        self
+    }
+
+    /// Keeps each send's key, as Discord does with `enforce_nonce`.
+    pub(crate) fn idempotent(mut self) -> Self {
+        self.idempotent = Some(Mutex::default());
+        self
     }
 
     /// Answers each call only `latency` after it was made.
@@ -85,7 +106,25 @@ impl Channel for ScriptedPlatform {
         &self.name
     }
 
-    async fn send(&self, route: &Route, card: &Card) -> Result<MessageLocator, ChatError> {
+    fn idempotent_sends(&self) -> bool {
+        self.idempotent.is_some()
+    }
+
+    async fn send(
+        &self,
+        route: &Route,
+        card: &Card,
+        key: &SendKey,
+    ) -> Result<MessageLocator, ChatError> {
+        let earlier = self
+            .idempotent
+            .as_ref()
+            .and_then(|sent| sent.lock().unwrap().get(key).cloned());
+        if let Some(earlier) = earlier {
+            self.record(format!("send {route} (same key)"), None)
+                .await?;
+            return Ok(earlier);
+        }
         self.record(format!("send {route}"), Some(card)).await?;
         if self.refused_routes.lock().unwrap().contains(route) {
             return Err(ChatError::Permanent {
@@ -93,19 +132,34 @@ impl Channel for ScriptedPlatform {
                 reason: "bot can't initiate conversation with a user".into(),
             });
         }
-        let mut next = self.next_id.lock().unwrap();
-        *next += 1;
+        let next = {
+            let mut next = self.next_id.lock().unwrap();
+            *next += 1;
+            *next
+        };
         let chat_id = match &route.destination {
             Destination::Dm(user) => format!("dm-{user}"),
             Destination::Chat(chat) => chat.clone(),
         };
-        Ok(MessageLocator {
+        let locator = MessageLocator {
             channel: self.name.clone(),
             account_id: route.account_id.clone(),
             chat_id,
             message_id: next.to_string(),
             thread_id: route.thread_id.clone(),
-        })
+        };
+        if let Some(sent) = &self.idempotent {
+            sent.lock().unwrap().insert(key.clone(), locator.clone());
+        }
+        let mut lose = self.lose_answers.lock().unwrap();
+        if *lose > 0 {
+            *lose -= 1;
+            return Err(ChatError::Transient {
+                channel: self.name.clone(),
+                reason: "connection closed before message completed".into(),
+            });
+        }
+        Ok(locator)
     }
 
     async fn update(&self, message: &MessageLocator, card: &Card) -> Result<(), ChatError> {

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use super::de;
+use super::delivery::{ChannelDeliveryConfig, ChannelRetryConfig};
 use super::tools::ScopedToolPolicy;
 use crate::secret::{self, Secret, SecretSource};
 
@@ -44,6 +45,10 @@ pub struct TelegramConfig {
     pub webhook_secret_env: Option<String>,
     /// Native approval client.
     pub exec_approvals: Option<ChannelApprovalsConfig>,
+    /// Pacing, digests and connections.
+    pub delivery: Option<ChannelDeliveryConfig>,
+    /// Retries and backoff (OpenClaw's key).
+    pub retry: Option<ChannelRetryConfig>,
     /// Per-group settings by chat id (`"*"` for every group without its own); Gatehouse reads
     /// their `tools`.
     #[serde(default)]
@@ -77,6 +82,10 @@ pub struct DiscordConfig {
     pub message_content_intent: Option<bool>,
     /// Native approval client.
     pub exec_approvals: Option<ChannelApprovalsConfig>,
+    /// Pacing, digests and connections.
+    pub delivery: Option<ChannelDeliveryConfig>,
+    /// Retries and backoff (OpenClaw's key).
+    pub retry: Option<ChannelRetryConfig>,
     /// Per-guild settings by guild id (`"*"` for every guild without its own); Gatehouse
     /// reads their `tools`.
     #[serde(default)]
@@ -116,10 +125,23 @@ pub struct SlackConfig {
     pub socket_connections: Option<u32>,
     /// Native approval client.
     pub exec_approvals: Option<ChannelApprovalsConfig>,
+    /// Pacing, digests and connections.
+    pub delivery: Option<ChannelDeliveryConfig>,
+    /// Retries and backoff (OpenClaw's key).
+    pub retry: Option<ChannelRetryConfig>,
     /// Per-channel settings by channel id (`"*"` for every channel without its own);
     /// Gatehouse reads their `tools`.
     #[serde(default)]
     pub channels: BTreeMap<String, ConversationConfig>,
+}
+
+/// One channel's `delivery` and `retry` blocks.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DeliveryBlocks<'a> {
+    /// `channels.<name>.delivery`.
+    pub delivery: Option<&'a ChannelDeliveryConfig>,
+    /// `channels.<name>.retry`.
+    pub retry: Option<&'a ChannelRetryConfig>,
 }
 
 /// One group, guild channel or Slack channel: the tool policy of calls made from it (the
@@ -225,6 +247,34 @@ impl ChannelsConfig {
             discord: self.discord.as_ref().filter(|c| on(c.enabled)),
             slack: self.slack.as_ref().filter(|c| on(c.enabled)),
         }
+    }
+
+    /// Each channel's `delivery` and `retry` blocks by channel name, in the order of
+    /// [`ChannelsConfig::exec_approvals`].
+    pub fn delivery(&self) -> [(&'static str, DeliveryBlocks<'_>); 3] {
+        [
+            (
+                "telegram",
+                DeliveryBlocks {
+                    delivery: self.telegram.as_ref().and_then(|c| c.delivery.as_ref()),
+                    retry: self.telegram.as_ref().and_then(|c| c.retry.as_ref()),
+                },
+            ),
+            (
+                "discord",
+                DeliveryBlocks {
+                    delivery: self.discord.as_ref().and_then(|c| c.delivery.as_ref()),
+                    retry: self.discord.as_ref().and_then(|c| c.retry.as_ref()),
+                },
+            ),
+            (
+                "slack",
+                DeliveryBlocks {
+                    delivery: self.slack.as_ref().and_then(|c| c.delivery.as_ref()),
+                    retry: self.slack.as_ref().and_then(|c| c.retry.as_ref()),
+                },
+            ),
+        ]
     }
 
     /// Each channel's `execApprovals` block by channel name, in a fixed order, so validation and

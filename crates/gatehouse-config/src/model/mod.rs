@@ -8,6 +8,7 @@ mod agents;
 mod approvals;
 mod channels;
 pub(crate) mod de;
+mod delivery;
 mod gateway;
 mod integrations;
 mod tools;
@@ -24,9 +25,10 @@ pub use approvals::{
 pub(crate) use channels::snowflake;
 pub use channels::{
     ApprovalTarget, ChannelApprovalsConfig, ChannelSections, ChannelsConfig, ConversationConfig,
-    ConversationTools, DiscordConfig, Enabled, GuildConfig, SlackConfig, SlackMode,
+    ConversationTools, DeliveryBlocks, DiscordConfig, Enabled, GuildConfig, SlackConfig, SlackMode,
     StrangerRepliesConfig, TelegramConfig,
 };
+pub use delivery::{ChannelDeliveryConfig, ChannelRetryConfig, Fraction, Rate};
 pub use gateway::{
     DnsConfig, GatewayAuthConfig, GatewayConfig, GatewayLimitsConfig, RateLimitConfig, Scope,
     StoreConfig, StoreKind, TokenConfig,

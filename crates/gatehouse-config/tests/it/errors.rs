@@ -417,3 +417,68 @@ fn refuses_a_gateway_limit_of_the_wrong_type_with_its_position() {
     assert_eq!((kind, line), ("invalid", 1));
     assert_eq!(key, "gateway.limits.rateLimit.burst");
 }
+
+#[test]
+fn reads_chat_delivery_and_retry_and_refuses_what_would_stop_delivery() {
+    let loaded = load_str(
+        "{ channels: { telegram: { botToken: '1:x',
+           delivery: { chatRate: '1/s', groupRate: '20/min', botRate: 'off', digestAfter: 8,
+                       maxConnections: 4 },
+           retry: { attempts: 3, minDelayMs: 400, maxDelayMs: 30000, jitter: 0.1 } } } }",
+        Path::new("gh.json5"),
+    )
+    .unwrap();
+    let telegram = loaded.config.channels.telegram.unwrap();
+    let delivery = telegram.delivery.unwrap();
+    assert_eq!(
+        delivery.group_rate,
+        Some(gatehouse_config::model::Rate::Limit {
+            calls: 20,
+            per_ms: 60_000
+        })
+    );
+    assert_eq!(delivery.bot_rate, Some(gatehouse_config::model::Rate::Off));
+    assert_eq!(delivery.max_connections, Some(4));
+    let jitter = telegram.retry.unwrap().jitter.unwrap().value();
+    assert!((jitter - 0.1).abs() < 1e-9);
+
+    let text = "{\n  channels: { discord: { botToken: 'x',\n    delivery: { chatRate: '5 per s' },\n  } },\n}\n";
+    let (kind, line, column, key, message) = check(text);
+    assert_eq!(
+        (kind, key.as_str()),
+        ("invalid", "channels.discord.delivery.chatRate")
+    );
+    assert_eq!((line, column), (3, 27));
+    assert!(message.contains("is not a rate"), "{message}");
+
+    let text = "{ channels: { slack: { botToken: 'xoxb-1', delivery: { digestAfter: 0 },
+       retry: { minDelayMs: 5000, maxDelayMs: 100, jitter: 1.5 } } } }";
+    let all: Vec<String> = problems(text)
+        .into_iter()
+        .map(|p| format!("{}: {}", p.key.unwrap_or_default(), p.message))
+        .collect();
+    assert!(
+        all.iter()
+            .any(|p| p.starts_with("channels.slack.retry.jitter: must be from 0 to 1")),
+        "{all:?}"
+    );
+}
+
+#[test]
+fn refuses_zero_counts_and_a_first_delay_above_the_cap() {
+    let text = "{ channels: { slack: { botToken: 'xoxb-1', delivery: { digestAfter: 0, maxConnections: 0 },
+       retry: { attempts: 0, minDelayMs: 5000, maxDelayMs: 100 } } } }";
+    let all: Vec<String> = problems(text)
+        .into_iter()
+        .map(|p| format!("{}: {}", p.key.unwrap_or_default(), p.message))
+        .collect();
+    assert_eq!(
+        all,
+        [
+            "channels.slack.delivery.digestAfter: must be at least 1",
+            "channels.slack.delivery.maxConnections: must be at least 1",
+            "channels.slack.retry.attempts: must be at least 1",
+            "channels.slack.retry.minDelayMs: must not exceed maxDelayMs (100)",
+        ]
+    );
+}

@@ -1,5 +1,5 @@
 use gatehouse_chat::render::{ApprovalView, ResolveOutcome, render_prompt, render_receipt};
-use gatehouse_chat::{Channel, ChatError, MessageLocator, Route};
+use gatehouse_chat::{Channel, ChatError, MessageLocator, Route, SendKey};
 use gatehouse_policy::ApprovalDecision;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -32,8 +32,8 @@ fn card() -> gatehouse_chat::render::Card {
     ])
 }
 
-/// The exact body serenity's builders produce for the card above.
-fn expected_card_body() -> Value {
+/// The exact body serenity's builders produce for the card above, sent under `key`.
+fn expected_card_body(key: &SendKey) -> Value {
     json!({
         "tts": false,
         "embeds": [{
@@ -59,7 +59,8 @@ fn expected_card_body() -> Value {
         ]}],
         "sticker_ids": [],
         "attachments": [],
-        "enforce_nonce": false
+        "nonce": key.as_str(),
+        "enforce_nonce": true
     })
 }
 
@@ -68,8 +69,12 @@ async fn delivers_a_card_to_an_approver_dm_opened_once() {
     let fake = fake().await;
     let discord = channel(&fake).await;
     let route = Route::dm("discord", None, &APPROVER.to_string());
-    let first = discord.send(&route, &card()).await.unwrap();
-    let second = discord.send(&route, &card()).await.unwrap();
+    let key = SendKey::random();
+    let first = discord.send(&route, &card(), &key).await.unwrap();
+    let second = discord
+        .send(&route, &card(), &SendKey::random())
+        .await
+        .unwrap();
 
     let opened = fake.calls_of("createDm");
     assert_eq!(opened.len(), 1, "the DM channel is cached");
@@ -82,7 +87,7 @@ async fn delivers_a_card_to_an_approver_dm_opened_once() {
         sent[0].path,
         format!("/channels/{}/messages", first.chat_id)
     );
-    assert_eq!(sent[0].body, expected_card_body());
+    assert_eq!(sent[0].body, expected_card_body(&key));
     assert_eq!(first.chat_id, second.chat_id);
     assert_ne!(
         first.chat_id,
@@ -99,14 +104,18 @@ async fn delivers_a_card_to_the_origin_channel_and_its_thread() {
     let fake = fake().await;
     let discord = channel(&fake).await;
     let origin = origin();
-    let in_channel = discord.send(&origin, &card()).await.unwrap();
+    let key = SendKey::random();
+    let in_channel = discord.send(&origin, &card(), &key).await.unwrap();
     let thread =
         Route::from_target("t", "discord", &CHANNEL_ID.to_string(), None, Some("4100")).unwrap();
-    let in_thread = discord.send(&thread, &card()).await.unwrap();
+    let in_thread = discord
+        .send(&thread, &card(), &SendKey::random())
+        .await
+        .unwrap();
 
     let sent = fake.calls_of("createMessage");
     assert_eq!(sent[0].path, format!("/channels/{CHANNEL_ID}/messages"));
-    assert_eq!(sent[0].body, expected_card_body());
+    assert_eq!(sent[0].body, expected_card_body(&key));
     assert_eq!(sent[1].path, "/channels/4100/messages");
     assert_eq!(in_channel.chat_id, CHANNEL_ID.to_string());
     assert_eq!(
@@ -121,7 +130,10 @@ async fn edits_a_resolved_card_into_a_receipt_without_buttons() {
     let fake = fake().await;
     let discord = channel(&fake).await;
     let origin = origin();
-    let delivered = discord.send(&origin, &card()).await.unwrap();
+    let delivered = discord
+        .send(&origin, &card(), &SendKey::random())
+        .await
+        .unwrap();
     let outcome = ResolveOutcome {
         decision: ApprovalDecision::AllowOnce,
         decided_by: "alice".into(),
@@ -150,7 +162,10 @@ async fn deletes_a_card_and_counts_a_missing_one_as_deleted() {
     let fake = fake().await;
     let discord = channel(&fake).await;
     let origin = origin();
-    let delivered = discord.send(&origin, &card()).await.unwrap();
+    let delivered = discord
+        .send(&origin, &card(), &SendKey::random())
+        .await
+        .unwrap();
     discord.delete(&delivered).await.unwrap();
     discord.delete(&delivered).await.unwrap();
 
@@ -169,7 +184,11 @@ async fn refuses_a_closed_dm_permanently_with_the_fix() {
     let discord = channel(&fake).await;
     control(&fake, "/_fake/config", json!({"dm_closed": [APPROVER]})).await;
     let error = discord
-        .send(&Route::dm("discord", None, &APPROVER.to_string()), &card())
+        .send(
+            &Route::dm("discord", None, &APPROVER.to_string()),
+            &card(),
+            &SendKey::random(),
+        )
         .await
         .unwrap_err();
     let ChatError::Permanent { channel, reason } = error else {
@@ -185,7 +204,10 @@ async fn refuses_routes_that_name_no_discord_id() {
     let fake = fake().await;
     let discord = channel(&fake).await;
     let route = Route::from_target("t", "discord", "general", None, None).unwrap();
-    let error = discord.send(&route, &card()).await.unwrap_err();
+    let error = discord
+        .send(&route, &card(), &SendKey::random())
+        .await
+        .unwrap_err();
     assert!(matches!(error, ChatError::Permanent { .. }), "{error:?}");
     assert!(fake.calls().iter().all(|c| c.method != "createMessage"));
 }
@@ -207,4 +229,31 @@ async fn stored_message(fake: &gatehouse_fakes::FakeHandle, message: &MessageLoc
         .json()
         .await
         .unwrap()
+}
+
+/// Issue 37: a create whose answer was lost was sent again and left two cards. The key goes
+/// out as Discord's nonce with `enforce_nonce`, so sending it again returns the first message.
+#[tokio::test]
+async fn a_repeated_send_under_one_key_returns_the_first_message() {
+    let fake = fake().await;
+    let discord = channel(&fake).await;
+    let route = Route::dm("discord", None, &APPROVER.to_string());
+    let key = SendKey::random();
+    control(
+        &fake,
+        "/_fake/faults",
+        json!({"method": "createMessage", "lose_answer": true}),
+    )
+    .await;
+    let lost = discord.send(&route, &card(), &key).await.unwrap_err();
+    assert!(lost.is_retryable(), "{lost:?}");
+    let again = discord.send(&route, &card(), &key).await.unwrap();
+    let created = fake.calls_of("createMessage");
+    assert_eq!(created.len(), 2);
+    assert_eq!(
+        created[0].answer["id"], created[1].answer["id"],
+        "one message"
+    );
+    assert_eq!(again.message_id, created[0].answer["id"].as_str().unwrap());
+    assert!(discord.idempotent_sends());
 }

@@ -9,7 +9,8 @@ use gatehouse_chat::config::{
     ChatApprovalSettings, ChatApprovals, NativeClientSettings, NativeEnabled, NativeTarget,
 };
 use gatehouse_chat::delivery::{Deliverer, RetryPolicy};
-use gatehouse_chat::dispatch::Dispatcher;
+use gatehouse_chat::dispatch::{Dispatcher, Settlement};
+use gatehouse_chat::journal::MemoryJournal;
 use gatehouse_chat::plan::{RequestMeta, plan_delivery};
 use gatehouse_chat::render::{ApprovalView, ResolveOutcome, render_receipt};
 use gatehouse_chat::token::{MemoryTokenStore, TokenRegistry};
@@ -77,7 +78,8 @@ struct Approval {
     fake: FakeHandle,
     discord: Arc<DiscordChannel>,
     events: mpsc::Receiver<Inbound>,
-    core: Dispatcher<MemoryTokenStore>,
+    core: Arc<Dispatcher<MemoryTokenStore>>,
+    journal: Arc<MemoryJournal>,
     approvals: ChatApprovals,
     card: MessageLocator,
 }
@@ -86,32 +88,32 @@ async fn delivered_approval() -> Approval {
     let fake = fake().await;
     let (discord, events) = running(&fake).await;
     let approvals = approvals();
-    let core = Dispatcher {
-        channels: HashMap::from([(
+    let journal = Arc::new(MemoryJournal::default());
+    let core = Arc::new(Dispatcher::new(
+        HashMap::from([(
             "discord".to_owned(),
             Arc::clone(&discord) as Arc<dyn Channel>,
         )]),
-        deliverer: Deliverer::new(RetryPolicy::default()),
-        tokens: TokenRegistry::in_memory(),
-        max_command_chars: 1200,
-    };
+        Deliverer::new(RetryPolicy::default()),
+        TokenRegistry::in_memory(),
+        journal.clone(),
+        Arc::new(now_ms),
+    ));
+    core.start();
     let meta = RequestMeta {
         agent_id: Some("main"),
         ..RequestMeta::default()
     };
-    let delivery = core
-        .deliver(&plan_delivery(meta, &approvals), &view(), now_ms())
-        .await;
-    assert_eq!(delivery.failed, vec![]);
-    let [delivered] = delivery.delivered.as_slice() else {
-        panic!("{delivery:?}")
-    };
-    let card = delivered.locator.clone();
+    core.request(view(), &plan_delivery(meta, &approvals));
+    wait_for_calls(&fake, "createMessage", 1).await;
+    let card = eventually(|| journal.delivered().pop().map(|(_, locator)| locator)).await;
+    assert_eq!(journal.count("send-failed"), 0);
     Approval {
         fake,
         discord,
         events,
         core,
+        journal,
         approvals,
         card,
     }
@@ -162,11 +164,29 @@ impl Approval {
             decision,
             decided_by: decided_by.to_owned(),
         };
-        let receipt = render_receipt(&view(), &outcome, 1200);
-        let copies = std::slice::from_ref(&self.card);
-        let failures = self.core.finish(copies, &receipt, |_| cleanup).await;
-        assert_eq!(failures, vec![]);
+        let settlement = Settlement {
+            card: render_receipt(&view(), &outcome, 1200),
+            delete_on: if cleanup {
+                ["discord".to_owned()].into()
+            } else {
+                Default::default()
+            },
+        };
+        self.core.settle(&view().id, settlement);
+        eventually(|| (self.journal.count("finished") == 1).then_some(())).await;
+        assert_eq!(self.journal.count("finish-failed"), 0);
     }
+}
+
+/// Polls `probe` until it answers, for at most a few seconds.
+async fn eventually<T>(mut probe: impl FnMut() -> Option<T>) -> T {
+    for _ in 0..200 {
+        if let Some(found) = probe() {
+            return found;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    panic!("timed out")
 }
 
 /// Injects an approver's slash command in the guild channel.

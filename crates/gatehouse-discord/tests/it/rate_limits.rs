@@ -1,7 +1,7 @@
 use std::time::Duration;
 
 use gatehouse_chat::delivery::{Deliverer, RetryPolicy};
-use gatehouse_chat::{Channel, ChatError};
+use gatehouse_chat::{Channel, ChatError, RateScope, SendKey};
 use serde_json::json;
 
 use crate::support::{CHANNEL_ID, channel, control, fake, origin, plain_card};
@@ -16,12 +16,16 @@ async fn reports_discords_retry_after_with_the_limiter_off() {
         json!({"method": "createMessage", "retry_after": 1.5}),
     )
     .await;
-    let error = discord.send(&origin(), &plain_card()).await.unwrap_err();
+    let error = discord
+        .send(&origin(), &plain_card(), &SendKey::random())
+        .await
+        .unwrap_err();
     assert_eq!(
         error,
         ChatError::RateLimited {
             channel: "discord".into(),
-            retry_after: Duration::from_millis(1500)
+            retry_after: Duration::from_millis(1500),
+            scope: RateScope::Route,
         }
     );
 }
@@ -63,7 +67,10 @@ async fn retries_a_server_error_and_gives_up_on_a_refusal() {
         json!({"method": "createMessage", "status": 502}),
     )
     .await;
-    let error = discord.send(&origin(), &plain_card()).await.unwrap_err();
+    let error = discord
+        .send(&origin(), &plain_card(), &SendKey::random())
+        .await
+        .unwrap_err();
     assert!(error.is_retryable(), "{error:?}");
     control(
         &fake,
@@ -71,6 +78,9 @@ async fn retries_a_server_error_and_gives_up_on_a_refusal() {
         json!({"method": "createMessage", "status": 403}),
     )
     .await;
-    let error = discord.send(&origin(), &plain_card()).await.unwrap_err();
+    let error = discord
+        .send(&origin(), &plain_card(), &SendKey::random())
+        .await
+        .unwrap_err();
     assert!(!error.is_retryable(), "{error:?}");
 }

@@ -1,6 +1,6 @@
 use std::time::Duration;
 
-use gatehouse_chat::{Channel, Inbound};
+use gatehouse_chat::{Channel, Inbound, SendKey};
 use serde_json::json;
 
 use crate::support::{
@@ -11,7 +11,10 @@ use crate::support::{
 async fn resumes_after_a_drop_and_delivers_a_missed_press_once() {
     let fake = fake().await;
     let (discord, mut events) = running(&fake).await;
-    let card = discord.send(&origin(), &plain_card()).await.unwrap();
+    let card = discord
+        .send(&origin(), &plain_card(), &SendKey::random())
+        .await
+        .unwrap();
 
     // Reconnects are held back 500 ms, so the press is surely missed and must be replayed.
     let dropped = control(

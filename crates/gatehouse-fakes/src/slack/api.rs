@@ -28,8 +28,14 @@ enum TokenKind {
 fn needed(method: &str) -> Option<TokenKind> {
     match method {
         "apps.connections.open" => Some(TokenKind::App),
-        "auth.test" | "chat.postMessage" | "chat.update" | "chat.delete" | "chat.postEphemeral"
-        | "conversations.open" => Some(TokenKind::Workspace),
+        "auth.test"
+        | "chat.postMessage"
+        | "chat.update"
+        | "chat.delete"
+        | "chat.postEphemeral"
+        | "conversations.open"
+        | "conversations.history"
+        | "conversations.replies" => Some(TokenKind::Workspace),
         _ => None,
     }
 }
@@ -104,6 +110,7 @@ pub(super) async fn method(
         "chat.delete" => state.conversations.delete(&body),
         "chat.postEphemeral" => state.conversations.post_ephemeral(&body),
         "conversations.open" => state.conversations.open(&body),
+        "conversations.history" => state.conversations.history_of(&body),
         _ => Err(SlError::api("unknown_method")),
     };
     match result {

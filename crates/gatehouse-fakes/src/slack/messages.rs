@@ -84,6 +84,27 @@ fn channel_arg(body: &Value) -> Result<String, SlError> {
         .ok_or_else(|| SlError::api("channel_not_found"))
 }
 
+/// `messages` as a history answer lists them: at most `limit`, without their `metadata`
+/// unless `include_all_metadata` asks for it.
+fn listed<'a>(messages: impl Iterator<Item = &'a Value>, body: &Value) -> Vec<Value> {
+    let limit = str_field(body, "limit")
+        .and_then(|limit| limit.parse().ok())
+        .or_else(|| body.get("limit").and_then(Value::as_u64))
+        .unwrap_or(100);
+    let with_metadata = matches!(body.get("include_all_metadata"), Some(Value::Bool(true)))
+        || str_field(body, "include_all_metadata").as_deref() == Some("true");
+    messages
+        .take(usize::try_from(limit).unwrap_or(usize::MAX))
+        .map(|message| {
+            let mut message = message.clone();
+            if !with_metadata && let Some(fields) = message.as_object_mut() {
+                fields.remove("metadata");
+            }
+            message
+        })
+        .collect()
+}
+
 fn ts_arg(body: &Value) -> Result<String, SlError> {
     str_field(body, "ts")
         .filter(|c| !c.is_empty())
@@ -126,6 +147,21 @@ impl Conversations {
         json!({"channels": channels, "dms": self.dms})
     }
 
+    /// `conversations.history`: a conversation's messages outside threads, newest first, at
+    /// most `limit` (default 100); each message's `metadata` only with `include_all_metadata`.
+    pub(crate) fn history_of(&self, body: &Value) -> Result<Value, SlError> {
+        let channel = channel_arg(body)?;
+        let messages = self
+            .channels
+            .get(&channel)
+            .ok_or_else(|| SlError::api("channel_not_found"))?
+            .messages
+            .values()
+            .rev()
+            .filter(|m| m.get("thread_ts").is_none_or(|t| m.get("ts") == Some(t)));
+        Ok(json!({"messages": listed(messages, body), "has_more": false}))
+    }
+
     /// A stored message, by conversation and `ts`.
     pub(crate) fn get(&self, channel: &str, ts: &str) -> Option<&Value> {
         self.channels.get(channel)?.messages.get(ts)
@@ -161,6 +197,11 @@ impl Conversations {
         }
         if let Some(thread) = str_field(body, "thread_ts").filter(|t| !t.is_empty()) {
             message["thread_ts"] = json!(thread);
+        }
+        if let Some(Ok(metadata)) = json_field(body, "metadata")
+            && metadata.is_object()
+        {
+            message["metadata"] = metadata;
         }
         self.channels
             .entry(channel.clone())

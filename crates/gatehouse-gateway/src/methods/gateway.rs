@@ -12,18 +12,17 @@ use crate::wire::{CallerInfo, NoParams, OperatorClient, ServerInfo, StatusResult
 pub(super) async fn status(call: Call, _: NoParams) -> Result<StatusResult, Error> {
     let events = call.state.events();
     let operator = call.caller.allows(Access::Scope(Scope::Approvals));
+    // Chat targets are approvers' chat ids and delivery errors: for operators only.
+    let chat = match call.state.service().filter(|_| operator) {
+        Some(service) => service.chat_status().await.map(Into::into),
+        None => None,
+    };
     Ok(StatusResult {
         server: ServerInfo::current(events.instance(), events.started_at_ms()),
         uptime_ms: u64::try_from(call.state.uptime().as_millis()).unwrap_or(u64::MAX),
         connections: call.state.open_connections(),
         caller: caller_info(&call.caller),
-        // Chat targets are approvers' chat ids and delivery errors: for operators only.
-        chat: call
-            .state
-            .service()
-            .filter(|_| call.caller.allows(Access::Scope(Scope::Approvals)))
-            .and_then(|service| service.chat_status())
-            .map(Into::into),
+        chat,
         operator_clients: operator.then(|| {
             events
                 .clients(Access::Scope(Scope::Approvals))

@@ -43,7 +43,7 @@ pub(crate) async fn gateway(config: &str) -> (tempfile::TempDir, Call) {
         publisher: Arc::new(builder.events().clone()),
     };
     let service = Service::start(setup, ports).await.unwrap();
-    assert!(service.chat_status().is_none());
+    assert!(service.chat_status().await.is_none());
     let state = builder.with_service(service).unwrap();
     let caller = state.authenticate(AGENT).unwrap();
     (dir, Call { state, caller })

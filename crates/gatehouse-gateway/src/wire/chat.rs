@@ -1,10 +1,12 @@
 //! Chat shapes on the wire: a chat sender as an agent host reports them (for `/elevated`),
-//! `session.bind` and `elevated.directive`, and chat approvals as `gateway.status` reports them — which channels are connected and the last
-//! delivery failure of each chat target, so an operator sees why a prompt did not arrive.
+//! `session.bind` and `elevated.directive`, and chat approvals as `gateway.status` reports
+//! them: which channels are connected, every approval message not delivered or not edited (or
+//! lost) with its last error, each until it is fixed, the queues and digests, and failed
+//! replies, so an operator sees why a prompt did not arrive or a card still shows buttons.
 
 use gatehouse_policy::elevated::SenderIdentity;
 use gatehouse_service::chat::{Operation, TargetFailure};
-use gatehouse_service::{ChatStatus, StoppedChannel};
+use gatehouse_service::{ChatQueue, ChatStatus, MessageProblem, ProblemKind, StoppedChannel};
 use serde::{Deserialize, Serialize};
 
 /// A chat sender as the host's platform identified them: whom `tools.elevated.allowFrom` is
@@ -86,10 +88,45 @@ pub(crate) struct DirectiveResult {
 pub(crate) struct ChatStatusJson {
     /// Connected channel names, sorted.
     channels: Vec<String>,
-    /// The last unrecovered failure of each target.
+    /// Every approval message not delivered, not edited or lost (newest first), then the last
+    /// unrecovered failure of each reply and answer target.
     failures: Vec<ChatFailure>,
+    /// Conversations with messages waiting or copies to edit.
+    queues: Vec<QueueJson>,
     /// Channels whose connection ended with an error: no longer an approval route.
     stopped: Vec<StoppedJson>,
+}
+
+/// A conversation with messages waiting.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct QueueJson {
+    channel: String,
+    conversation: String,
+    /// Approval messages waiting to be sent.
+    waiting: usize,
+    /// Copies of settled approvals waiting for their final edit.
+    to_edit: usize,
+    /// Whether a digest stands for the waiting messages.
+    digest: bool,
+    /// How much longer the platform holds sends there (a 429), ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    paused_for_ms: Option<u64>,
+}
+
+impl From<ChatQueue> for QueueJson {
+    fn from(queue: ChatQueue) -> Self {
+        QueueJson {
+            channel: queue.channel,
+            conversation: queue.conversation,
+            waiting: queue.waiting,
+            to_edit: queue.to_edit,
+            digest: queue.digest,
+            paused_for_ms: queue
+                .paused_for
+                .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+        }
+    }
 }
 
 /// A channel that stopped, and why.
@@ -102,9 +139,12 @@ struct StoppedJson {
 
 impl From<ChatStatus> for ChatStatusJson {
     fn from(status: ChatStatus) -> Self {
+        let messages = status.problems.iter().map(ChatFailure::from);
+        let replies = status.failures.iter().map(ChatFailure::from);
         ChatStatusJson {
             channels: status.channels,
-            failures: status.failures.iter().map(ChatFailure::from).collect(),
+            failures: messages.chain(replies).collect(),
+            queues: status.queues.into_iter().map(Into::into).collect(),
             stopped: status
                 .stopped
                 .into_iter()
@@ -114,15 +154,54 @@ impl From<ChatStatus> for ChatStatusJson {
     }
 }
 
-/// One target's last failure.
+/// One approval message's problem, or one reply target's last failure.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ChatFailure {
     channel: String,
     target: String,
+    /// The call that fails: `send` (undelivered or lost), `update` (unedited), `delete`,
+    /// `answer`.
     operation: &'static str,
     error: String,
     attempts: u32,
+    /// For approval messages: `undelivered`, `unedited` or `lost`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    problem: Option<&'static str>,
+    /// The approval the message shows (absent for a digest and for replies).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    approval_id: Option<String>,
+    /// `card`, `prompt`, `notice`, `fallback` or `digest`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kind: Option<String>,
+    /// When it last failed, ms since the epoch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    failed_at_ms: Option<u64>,
+    /// When it is tried next, ms since the epoch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry_at_ms: Option<u64>,
+}
+
+impl From<&MessageProblem> for ChatFailure {
+    fn from(problem: &MessageProblem) -> Self {
+        let (operation, name) = match problem.problem {
+            ProblemKind::Undelivered => ("send", "undelivered"),
+            ProblemKind::Unedited => ("update", "unedited"),
+            ProblemKind::Lost => ("send", "lost"),
+        };
+        ChatFailure {
+            channel: problem.channel.clone(),
+            target: problem.target.clone(),
+            operation,
+            error: problem.error.clone(),
+            attempts: problem.attempts,
+            problem: Some(name),
+            approval_id: problem.approval_id.clone(),
+            kind: Some(problem.kind.clone()),
+            failed_at_ms: problem.failed_at_ms,
+            retry_at_ms: problem.retry_at_ms,
+        }
+    }
 }
 
 impl From<&TargetFailure> for ChatFailure {
@@ -138,6 +217,11 @@ impl From<&TargetFailure> for ChatFailure {
             },
             error: failure.error.to_string(),
             attempts: failure.attempts,
+            problem: None,
+            approval_id: None,
+            kind: None,
+            failed_at_ms: None,
+            retry_at_ms: None,
         }
     }
 }

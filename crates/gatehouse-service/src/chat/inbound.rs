@@ -10,7 +10,7 @@ use gatehouse_chat::channel::{ButtonPress, Channel, Inbound, InboundText};
 use gatehouse_chat::commands::{
     ElevatedRequest, PressRefusal, TextAction, TextContext, check_press, interpret_text,
 };
-use gatehouse_chat::render::{Card, CardState, ResolveOutcome, SHORT_ID_LEN, shows_in_full};
+use gatehouse_chat::render::{Card, CardState, ResolveOutcome, SHORT_ID_LEN};
 use gatehouse_chat::replies::{ApproveOutcome, approve_outcome_text};
 use gatehouse_chat::route::{Destination, Route};
 use gatehouse_chat::strangers::ReplyReach;
@@ -21,7 +21,7 @@ use uuid::Uuid;
 
 use super::ChatRuntime;
 use super::directive::directive;
-use super::view::locator;
+use super::view::approval_view;
 use crate::policy::elevated::gates;
 
 /// Handles inbound chat events until every adapter has stopped.
@@ -254,7 +254,8 @@ async fn decide_typed(
         });
     }
     let max = runtime.dispatcher.max_command_chars;
-    if decision == ApprovalDecision::AllowAlways && !shows_in_full(&record.request.command, max) {
+    let shown = approval_view(&record.id, &record.request, record.expires_at_ms, true, max);
+    if decision == ApprovalDecision::AllowAlways && !shown.allow_always_offered {
         return approve_outcome_text(&ApproveOutcome::AlwaysNeedsFullCommand {
             approval_id: record.id,
         });
@@ -263,13 +264,15 @@ async fn decide_typed(
 }
 
 /// Whether an approval was shown to `channel`'s approvers: a card, a text prompt or the
-/// fallback was delivered there (an origin notice shows no command and does not count), or
+/// fallback was delivered there (the store keeps no origin notice with its approval: a notice
+/// shows no command and does not count), or
 /// the channel decides undelivered approvals by configuration.
 fn shown_here(runtime: &ChatRuntime, record: &ApprovalRecord, channel: &str) -> bool {
     runtime.approvals.decides_undelivered(channel)
-        || record.messages.iter().any(|message| {
-            message.channel == channel && !runtime.notices.contains(&locator(message))
-        })
+        || record
+            .messages
+            .iter()
+            .any(|message| message.channel == channel)
 }
 
 /// The ids among `candidates` shown on `channel`, the only ones a reply there may name.

@@ -6,34 +6,35 @@
 //! never depends on an adapter crate.
 //!
 //! **Invariants.** Every decision goes through [`ApprovalManager::resolve`] as the presser, after
-//! the chat core's approver and token checks; every delivered message's locator is stored with
-//! the approval before anything else is done with it, so resolve, expiry, cancellation and a
-//! restart can edit every copy. Button tokens live in memory on purpose: the manager cancels
-//! every pending approval when the service starts (`gateway-restart`), so no token from an
-//! earlier process could decide anything; a press on such a card is answered "not valid here"
-//! and the card itself is edited into its cancellation notice at start-up.
+//! the chat core's approver and token checks. Every chat message about an approval is recorded
+//! in the store's outbox before it is sent, with each attempt and its outcome, so resolve,
+//! expiry, cancellation and a restart edit every copy, including one whose send was under way
+//! when the process died (see `journal`). Button tokens live in memory on purpose: the manager
+//! cancels every pending approval when the service starts (`gateway-restart`), so no token from
+//! an earlier process could decide anything; a press on such a card is answered "not valid
+//! here" and the card itself is edited into its cancellation notice at start-up.
 //!
 //! [`ApprovalManager::resolve`]: gatehouse_approvals::ApprovalManager::resolve
 
 mod cards;
 mod directive;
 mod inbound;
-mod notices;
+mod journal;
 mod outbound;
 mod sessions;
 mod settings;
+mod status;
 mod view;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use gatehouse_approvals::ApprovalRequest;
+use gatehouse_approvals::{ApprovalRequest, ChatOutbox};
 use gatehouse_chat::config::ChatApprovals;
 use gatehouse_chat::delivery::{Deliverer, RetryPolicy};
-use gatehouse_chat::dispatch::{Channels, Dispatcher};
+use gatehouse_chat::dispatch::{Channels, Dispatcher, QueueStatus};
 use gatehouse_chat::plan::plan_delivery;
-use gatehouse_chat::render::DEFAULT_MAX_COMMAND_CHARS;
 use gatehouse_chat::strangers::StrangerReplies;
 use gatehouse_chat::token::{MemoryTokenStore, TokenRegistry};
 use gatehouse_chat::{Channel, Inbound, Platforms};
@@ -44,9 +45,11 @@ use crate::error::ServiceError;
 
 use cards::CardIndex;
 pub(crate) use directive::{bind_session, directive};
-/// The chat core's record of a failed delivery, which [`ChatStatus`] lists.
+/// The chat core's record of a failed reply or answer, which [`ChatStatus`] lists.
 pub use gatehouse_chat::delivery::{Operation, TargetFailure};
-use notices::Notices;
+/// A conversation with messages waiting, which [`ChatStatus`] lists.
+pub use gatehouse_chat::dispatch::QueueStatus as ChatQueue;
+use journal::OutboxJournal;
 pub use sessions::check_sessions_file;
 pub(crate) use sessions::{BoundRoute, Sessions};
 pub(crate) use settings::chat_approvals;
@@ -67,11 +70,11 @@ pub struct ChatSetup {
     /// Every platform this build knows (not only the connected ones): their id rules check
     /// approvers and read conversations.
     pub platforms: Platforms,
-    /// Retries and backoff for every platform call.
-    pub retry: RetryPolicy,
-    /// Approvals cancelled with `gateway-restart` at or after this time (Unix ms) get their
-    /// delivered cards edited at start-up: pass a time taken before the service started.
-    pub restart_cutoff_ms: u64,
+    /// Where every chat message is recorded before it is sent (the approvals store's outbox).
+    pub outbox: Arc<dyn ChatOutbox>,
+    /// This gateway's name in the outbox's claims: stable across its restarts, unique among
+    /// gateways sharing the store.
+    pub instance: String,
     /// The JSON file holding session bindings and `/elevated` levels (created 0600 on first use).
     pub sessions_file: PathBuf,
 }
@@ -85,13 +88,54 @@ pub struct StoppedChannel {
     pub error: String,
 }
 
-/// Chat approvals as an operator checks on them: connected channels and why a prompt did not
-/// arrive.
+/// What is wrong with one chat message about an approval, as the outbox knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProblemKind {
+    /// Not delivered yet: tried and refused, retried while its approval lives.
+    Undelivered,
+    /// Delivered, its approval settled, but its final edit was refused: it may still show
+    /// live buttons; retried.
+    Unedited,
+    /// Given up: an attempt was under way at a crash on a platform that cannot say where it
+    /// landed, or its edit was refused for a day. The chat may show a stale card.
+    Lost,
+}
+
+/// One chat message an operator must hear of: each is listed until it is fixed, apart from
+/// every other message to the same chat.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MessageProblem {
+    /// The channel.
+    pub channel: String,
+    /// Where it goes (`telegram:user:4242`).
+    pub target: String,
+    /// The approval it shows; `None` for a digest.
+    pub approval_id: Option<String>,
+    /// `card`, `prompt`, `notice`, `fallback` or `digest`.
+    pub kind: String,
+    /// What is wrong.
+    pub problem: ProblemKind,
+    /// The platform's last answer (or why it is lost).
+    pub error: String,
+    /// Attempts to send it so far.
+    pub attempts: u32,
+    /// When the last failure happened (Unix ms).
+    pub failed_at_ms: Option<u64>,
+    /// When it is tried next (Unix ms).
+    pub retry_at_ms: Option<u64>,
+}
+
+/// Chat approvals as an operator checks on them: connected channels, messages not delivered or
+/// not edited, queues and digests, and replies that failed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChatStatus {
     /// Connected channel names, sorted.
     pub channels: Vec<String>,
-    /// The last unrecovered failure of each target.
+    /// Approval messages not delivered or not edited yet, or lost, newest first.
+    pub problems: Vec<MessageProblem>,
+    /// Conversations with messages waiting or copies to edit.
+    pub queues: Vec<QueueStatus>,
+    /// The last unrecovered failure of each reply and answer target.
     pub failures: Vec<TargetFailure>,
     /// Channels whose connection ended with an error: no longer an approval route.
     pub stopped: Vec<StoppedChannel>,
@@ -101,14 +145,13 @@ pub struct ChatStatus {
 /// with the rest of the service (manager, config, audit) — never the service itself.
 pub(crate) struct ChatRuntime {
     core: Arc<Core>,
-    dispatcher: Dispatcher<MemoryTokenStore>,
+    dispatcher: Arc<Dispatcher<MemoryTokenStore>>,
+    outbox: Arc<dyn ChatOutbox>,
     approvals: ChatApprovals,
     platforms: Platforms,
     bot_usernames: HashMap<String, String>,
     /// Which approval each delivered message shows, so a reply to a card names its approval.
     cards: CardIndex,
-    /// The origin notices delivered, which show no command and so decide nothing.
-    notices: Notices,
     /// How often people who may decide nothing are answered, so a flood of their commands
     /// never reaches the platform ahead of a card.
     strangers: StrangerReplies,
@@ -164,8 +207,9 @@ impl ChatRuntime {
         });
     }
 
-    /// Connected channels and the last delivery failure of every chat target.
-    pub(crate) fn status(&self) -> ChatStatus {
+    /// Connected channels, every approval message with a problem (from the outbox, so a
+    /// message refused before a restart is still shown), the queues and reply failures.
+    pub(crate) async fn status(&self) -> ChatStatus {
         let stopped = self.stopped().clone();
         let mut channels: Vec<String> = self
             .dispatcher
@@ -175,8 +219,22 @@ impl ChatRuntime {
             .cloned()
             .collect();
         channels.sort_unstable();
+        let lost_since = self.now_ms().saturating_sub(LOST_SHOWN_MS);
+        let problems = match self
+            .outbox
+            .troubled_messages(lost_since, PROBLEMS_SHOWN)
+            .await
+        {
+            Ok(entries) => entries.iter().map(status::problem).collect(),
+            Err(error) => {
+                tracing::error!(error = %error, "Cannot read the chat outbox for the status.");
+                Vec::new()
+            }
+        };
         ChatStatus {
             channels,
+            problems,
+            queues: self.dispatcher.queues(),
             failures: self.dispatcher.deliverer.failures(),
             stopped,
         }
@@ -188,6 +246,12 @@ impl ChatRuntime {
     }
 }
 
+/// How long a lost message stays in the status: a day, for the operator to look at the chat.
+const LOST_SHOWN_MS: u64 = 24 * 60 * 60 * 1000;
+
+/// The most problem messages the status lists (newest first).
+const PROBLEMS_SHOWN: usize = 200;
+
 impl ChatRuntime {
     /// The runtime for `setup`: the chat config validated, the connected channels and the
     /// session bindings loaded. Nothing runs yet.
@@ -195,43 +259,53 @@ impl ChatRuntime {
         let approvals = chat_approvals(&core.config, &setup.platforms)?;
         let mut channels = Channels::new();
         let mut bot_usernames = HashMap::new();
+        let mut deliverer = Deliverer::new(RetryPolicy::default());
         for connected in &setup.channels {
             let name = connected.channel.name().to_owned();
             if let Some(username) = &connected.bot_username {
                 bot_usernames.insert(name.clone(), username.clone());
             }
+            let settings =
+                settings::delivery_settings(&core.config, &name, connected.channel.pacing());
+            deliverer = deliverer.with_settings(&name, settings);
             channels.insert(name, Arc::clone(&connected.channel));
         }
         let strangers = approvals.stranger_replies();
+        let journal = OutboxJournal {
+            outbox: Arc::clone(&setup.outbox),
+            clock: Arc::clone(&core.clock),
+            claimant: setup.instance.clone(),
+        };
+        let clock = Arc::clone(&core.clock);
+        let dispatcher = Arc::new(Dispatcher::new(
+            channels,
+            deliverer,
+            TokenRegistry::in_memory(),
+            Arc::new(journal),
+            Arc::new(move || clock.now_ms()),
+        ));
         Ok(Arc::new(ChatRuntime {
             core,
-            dispatcher: Dispatcher {
-                channels,
-                deliverer: Deliverer::new(setup.retry),
-                tokens: TokenRegistry::in_memory(),
-                max_command_chars: DEFAULT_MAX_COMMAND_CHARS,
-            },
+            cards: CardIndex::new(Arc::clone(&dispatcher)),
+            dispatcher,
+            outbox: Arc::clone(&setup.outbox),
             approvals,
             platforms: setup.platforms.clone(),
             bot_usernames,
-            cards: CardIndex::default(),
-            notices: Notices::default(),
             strangers,
             sessions: Sessions::open(&setup.sessions_file, setup.platforms.clone())?,
             stopped: Mutex::new(Vec::new()),
         }))
     }
 
-    /// Subscribes to approval events, edits the cards of approvals the restart cancelled, and
-    /// runs every adapter until shutdown. Must run inside a tokio runtime.
+    /// Subscribes to approval events, picks the outbox up where the last run left it (the
+    /// cards of approvals the restart cancelled are edited), and runs every adapter until
+    /// shutdown. Must run inside a tokio runtime.
     pub(crate) fn run(self: &Arc<Self>, setup: ChatSetup) {
         let events = self.core.manager.subscribe();
         let shutdown = self.core.shutdown_signal();
-        tokio::spawn(outbound::run(
-            Arc::clone(self),
-            events,
-            setup.restart_cutoff_ms,
-        ));
+        self.dispatcher.start();
+        tokio::spawn(outbound::run(Arc::clone(self), events));
         let (sender, receiver) = mpsc::channel::<Inbound>(256);
         for connected in setup.channels {
             let sender = sender.clone();

@@ -1,103 +1,96 @@
-//! Approval events to chat messages: deliver the planned prompts when an approval is requested,
-//! store where each one landed, and edit (or delete) every copy when the approval settles,
-//! including the approvals a restart cancelled.
+//! Approval events to chat messages: when an approval is requested its planned messages are
+//! handed to the dispatcher (which records, sends, retries and digests them), and when it
+//! settles its copies are closed; at start-up the outbox is picked up where the last run left
+//! it, so the cards of approvals the restart cancelled are edited too.
+//!
+//! Events are taken in order and each is handed over without waiting, so an approval's
+//! messages are always registered before its settling is seen, however fast it is decided.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use gatehouse_approvals::{
     ApprovalEvent, ApprovalRecord, ApprovalState, EventKind, EventSubscription, IdDisclosure,
-    ListFilter, ListOrder, REASON_RESTART,
 };
-use gatehouse_chat::plan::{MessageKind, plan_delivery};
+use gatehouse_chat::dispatch::{Closing, Resumed, ResumedApproval, Settlement};
+use gatehouse_chat::plan::plan_delivery;
 use gatehouse_chat::render::{
     Card, ResolveOutcome, render_cancelled, render_expired, render_receipt,
 };
 use gatehouse_chat::route::TurnSource;
-use uuid::Uuid;
 
 use super::ChatRuntime;
 use super::directive::bind_session;
+use super::journal::resumed;
 use super::sessions::BoundRoute;
-use super::view::{approval_view, locator, request_meta, stored, turn_source};
+use super::view::{approval_view, request_meta, turn_source};
 
-/// How long tokens outlive their approval's expiry, so a late press is still answered with the
-/// recorded result rather than "not valid here"; delivered cards are remembered as long.
-const TOKEN_KEEP_MS: u64 = 24 * 60 * 60 * 1000;
-
-/// Handles approval events until the manager goes away.
-pub(super) async fn run(runtime: Arc<ChatRuntime>, mut events: EventSubscription, cutoff_ms: u64) {
-    finish_restart_cancellations(&runtime, cutoff_ms).await;
+/// Resumes the outbox, then handles approval events until the manager goes away.
+pub(super) async fn run(runtime: Arc<ChatRuntime>, mut events: EventSubscription) {
+    resume(&runtime).await;
     while let Some(event) = events.recv().await {
-        let runtime = Arc::clone(&runtime);
-        // One task per event, so a slow platform delays no other approval.
-        tokio::spawn(async move { handle(&runtime, event).await });
+        handle(&runtime, event);
     }
 }
 
-async fn handle(runtime: &ChatRuntime, event: ApprovalEvent) {
-    match &event.kind {
+fn handle(runtime: &Arc<ChatRuntime>, event: ApprovalEvent) {
+    let id = event.id.to_string();
+    let closing = match event.kind {
         EventKind::Requested {
             request,
             offered,
             expires_at_ms,
             ..
         } => {
-            let id = event.id.to_string();
             let max = runtime.dispatcher.max_command_chars;
-            let view = approval_view(&id, request, *expires_at_ms, offered.allow_always, max);
-            let origin = turn_source(request, &runtime.platforms);
-            bind_origin(
-                runtime,
-                request.session_key.as_deref(),
-                origin.as_ref(),
-                request.requested_by.as_deref(),
-            );
-            let plan = plan_delivery(request_meta(request, origin.as_ref()), &runtime.approvals);
-            if plan.messages.is_empty() {
-                return;
-            }
-            let outcome = runtime
-                .dispatcher
-                .deliver(&plan, &view, runtime.now_ms())
-                .await;
-            for (route, error) in &outcome.failed {
-                tracing::warn!(approval_id = %id, route = %route, error = %error, "Chat delivery failed.");
-            }
-            for delivered in &outcome.delivered {
-                runtime
-                    .cards
-                    .remember(&delivered.locator, &id, runtime.now_ms());
-                if delivered.kind == MessageKind::OriginNotice {
-                    let now = runtime.now_ms();
-                    runtime
-                        .notices
-                        .remember(&delivered.locator, *expires_at_ms, now);
-                }
-                let message = stored(&delivered.locator);
-                if let Err(error) = runtime
-                    .core
-                    .manager
-                    .record_delivery(event.id, message)
-                    .await
-                {
-                    tracing::error!(approval_id = %id, error = %error, "Cannot record a delivered chat message.");
-                }
-            }
-            // A decision that arrived while the prompts were on their way found no copies to
-            // edit; edit them now.
-            if !outcome.delivered.is_empty() {
-                finish_if_settled(runtime, event.id).await;
-            }
+            let view = approval_view(&id, &request, expires_at_ms, offered.allow_always, max);
+            let origin = turn_source(&request, &runtime.platforms);
+            let plan = plan_delivery(request_meta(&request, origin.as_ref()), &runtime.approvals);
+            runtime.dispatcher.request(view, &plan);
+            // The sessions file is written off the event loop.
+            let runtime = Arc::clone(runtime);
+            tokio::spawn(async move {
+                bind_origin(
+                    &runtime,
+                    request.session_key.as_deref(),
+                    origin.as_ref(),
+                    request.requested_by.as_deref(),
+                );
+            });
+            return;
         }
-        EventKind::Resolved { .. } | EventKind::Expired { .. } | EventKind::Cancelled { .. } => {
-            finish_if_settled(runtime, event.id).await;
+        EventKind::Resolved {
+            decision,
+            resolved_by,
+            ..
+        } => Closing::Decided(ResolveOutcome {
+            decision,
+            decided_by: resolved_by,
+        }),
+        EventKind::Expired { .. } => Closing::Expired,
+        EventKind::Cancelled { reason } => Closing::Cancelled(reason),
+    };
+    let delete_on = match closing {
+        Closing::Decided(_) => cleanup_channels(runtime),
+        _ => HashSet::new(),
+    };
+    runtime.dispatcher.close(&id, closing, delete_on);
+}
+
+/// Channels whose decided cards are deleted rather than edited (`cleanupAfterResolve`).
+fn cleanup_channels(runtime: &ChatRuntime) -> HashSet<String> {
+    runtime
+        .dispatcher
+        .channels
+        .keys()
+        .filter(|channel| {
             runtime
-                .dispatcher
-                .tokens
-                .purge(runtime.now_ms(), TOKEN_KEEP_MS);
-            runtime.cards.purge(runtime.now_ms(), TOKEN_KEEP_MS);
-        }
-    }
+                .approvals
+                .native_client(channel)
+                .is_some_and(|client| client.cleanup_after_resolve())
+        })
+        .cloned()
+        .collect()
 }
 
 /// Ties the request's session to the conversation it came from, so `/elevated` typed there acts
@@ -122,57 +115,87 @@ fn bind_origin(
     }
 }
 
-/// Edits every stored copy of a settled approval into its final card.
-async fn finish_if_settled(runtime: &ChatRuntime, id: Uuid) {
-    let record = match runtime
-        .core
-        .manager
-        .get(&id.to_string(), IdDisclosure::Hidden)
-        .await
-    {
-        Ok(record) => record,
+/// Hands the outbox's open messages back to the dispatcher with their approvals as they
+/// stand now (after a restart, cancelled by it).
+async fn resume(runtime: &ChatRuntime) {
+    let open = match runtime.outbox.open_messages().await {
+        Ok(open) => open,
         Err(error) => {
-            tracing::error!(approval_id = %id, error = %error, "Cannot read an approval to update its cards.");
+            tracing::error!(error = %error, "Cannot read the chat outbox; messages of the last run are not resumed.");
             return;
         }
     };
-    finish(runtime, &record).await;
-}
-
-async fn finish(runtime: &ChatRuntime, record: &ApprovalRecord) {
-    if record.messages.is_empty() {
+    if open.is_empty() {
         return;
     }
-    let Some((card, resolved)) = final_card(runtime, record) else {
-        return;
+    let mut approvals: HashMap<String, Option<ResumedApproval>> = HashMap::new();
+    let mut resumed_messages = Vec::with_capacity(open.len());
+    for entry in &open {
+        let Some((journal, attempts, phase)) = resumed(entry) else {
+            tracing::warn!(key = %entry.message.key, "Chat outbox row this build cannot read; left as it is.");
+            continue;
+        };
+        let approval = match &journal.approval_id {
+            Some(id) => {
+                if !approvals.contains_key(id) {
+                    let found = approval_now(runtime, id).await;
+                    approvals.insert(id.clone(), found);
+                }
+                match approvals.get(id).cloned().flatten() {
+                    Some(approval) => Some(approval),
+                    // Gone from the store: its rows went with it; nothing to do.
+                    None => continue,
+                }
+            }
+            None => None,
+        };
+        resumed_messages.push(Resumed {
+            entry: journal,
+            attempts,
+            phase,
+            approval,
+        });
+    }
+    tracing::info!(
+        messages = resumed_messages.len(),
+        approvals = approvals.len(),
+        "Resuming chat messages of the last run."
+    );
+    runtime.dispatcher.resume(resumed_messages);
+}
+
+/// An approval as a resumed message needs it: still pending, or settled with its final card.
+async fn approval_now(runtime: &ChatRuntime, id: &str) -> Option<ResumedApproval> {
+    let record = match runtime.core.manager.get(id, IdDisclosure::Hidden).await {
+        Ok(record) => record,
+        Err(error) => {
+            tracing::error!(approval_id = %id, error = %error, "Cannot read an approval to resume its chat messages.");
+            return None;
+        }
     };
-    // A copy whose delivery was recorded after an earlier pass is finished by a later one; the
-    // copies an earlier pass already finished are left alone.
-    let copies: Vec<_> = record
-        .messages
-        .iter()
-        .map(locator)
-        .filter(|copy| runtime.cards.claim_final(copy))
-        .collect();
-    let cleanup = |channel: &str| {
-        resolved
-            && runtime
-                .approvals
-                .native_client(channel)
-                .is_some_and(|client| client.cleanup_after_resolve())
-    };
-    for (copy, error) in runtime.dispatcher.finish(&copies, &card, cleanup).await {
-        tracing::warn!(
-            approval_id = %record.id,
-            channel = %copy.channel,
-            chat_id = %copy.chat_id,
-            error = %error,
-            "Cannot update a delivered chat card."
+    if record.state == ApprovalState::Pending {
+        // Whether allow-always was offered is not stored: a card sent from here on offers
+        // allow-once and deny only.
+        let max = runtime.dispatcher.max_command_chars;
+        let view = approval_view(
+            &record.id,
+            &record.request,
+            record.expires_at_ms,
+            false,
+            max,
         );
+        return Some(ResumedApproval::Pending(view));
     }
+    let (card, decided) = final_card(runtime, &record)?;
+    let delete_on = if decided {
+        cleanup_channels(runtime)
+    } else {
+        HashSet::new()
+    };
+    Some(ResumedApproval::Settled(Settlement { card, delete_on }))
 }
 
-/// The card a settled approval's copies become, and whether it was decided by a person; `None`
+/// The card a settled approval's copies become, and whether a person decided it; `None`
 /// while it is still pending.
 fn final_card(runtime: &ChatRuntime, record: &ApprovalRecord) -> Option<(Card, bool)> {
     let max = runtime.dispatcher.max_command_chars;
@@ -201,31 +224,5 @@ fn final_card(runtime: &ChatRuntime, record: &ApprovalRecord) -> Option<(Card, b
             let reason = record.reason.as_deref().unwrap_or("withdrawn");
             Some((render_cancelled(&view, reason, max), false))
         }
-    }
-}
-
-/// Edits the cards of approvals this start cancelled with `gateway-restart`, from the messages
-/// the database kept for them.
-async fn finish_restart_cancellations(runtime: &ChatRuntime, cutoff_ms: u64) {
-    // Newest first: they were pending at the restart, so they are among the latest created,
-    // however long the cancelled history has grown.
-    let filter = ListFilter {
-        state: Some(ApprovalState::Cancelled),
-        agent_id: None,
-        limit: 10_000,
-        order: ListOrder::NewestFirst,
-    };
-    let records = match runtime.core.manager.list(filter).await {
-        Ok(records) => records,
-        Err(error) => {
-            tracing::error!(error = %error, "Cannot list approvals cancelled by the restart.");
-            return;
-        }
-    };
-    for record in records.iter().filter(|record| {
-        record.reason.as_deref() == Some(REASON_RESTART)
-            && record.resolved_at_ms.is_some_and(|at| at >= cutoff_ms)
-    }) {
-        finish(runtime, record).await;
     }
 }

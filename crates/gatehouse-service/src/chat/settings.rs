@@ -1,16 +1,20 @@
 //! `approvals.exec` and `channels.<channel>.execApprovals` from the config file, converted into
 //! the chat core's plain settings and validated, so the planner never sees a raw config value.
 
+use std::time::Duration;
+
 use gatehouse_chat::config::{
     ChatApprovalSettings, ChatApprovals, ForwardMode, ForwardTarget, ForwardingSettings,
     NativeClientSettings, NativeEnabled, NativeTarget,
 };
+use gatehouse_chat::delivery::{DeliverySettings, RetryPolicy};
 use gatehouse_chat::strangers::StrangerReplySettings;
+use gatehouse_chat::throttle::{Pacing, Window};
 use gatehouse_chat::{ChatError, Platforms};
 use gatehouse_config::Config;
 use gatehouse_config::model::{
-    ApprovalTarget, ChannelApprovalsConfig, Enabled, ExecForwardingConfig, ForwardingMode,
-    StrangerRepliesConfig,
+    ApprovalTarget, ChannelApprovalsConfig, DeliveryBlocks, Enabled, ExecForwardingConfig,
+    ForwardingMode, Rate, StrangerRepliesConfig,
 };
 
 use crate::error::ServiceError;
@@ -90,6 +94,70 @@ fn one_of<'a>(names: impl Iterator<Item = &'a str>) -> String {
         None => "none".to_owned(),
         Some((last, [])) => (*last).to_owned(),
         Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+/// How the dispatcher paces, retries and digests `channel`: its platform's documented limits
+/// (`platform`, as its adapter states them) with `channels.<name>.delivery` and `.retry`
+/// laid over them key by key.
+pub(super) fn delivery_settings(
+    config: &Config,
+    channel: &str,
+    platform: Pacing,
+) -> DeliverySettings {
+    let blocks = config
+        .channels
+        .delivery()
+        .into_iter()
+        .find(|(name, _)| *name == channel)
+        .map(|(_, blocks)| blocks)
+        .unwrap_or_default();
+    let DeliveryBlocks { delivery, retry } = blocks;
+    let mut settings = DeliverySettings {
+        pacing: platform,
+        ..DeliverySettings::default()
+    };
+    if let Some(delivery) = delivery {
+        let pacing = &mut settings.pacing;
+        for (slot, rate) in [
+            (&mut pacing.chat, delivery.chat_rate),
+            (&mut pacing.group, delivery.group_rate),
+            (&mut pacing.bot, delivery.bot_rate),
+            (&mut pacing.edits, delivery.edit_rate),
+        ] {
+            if let Some(rate) = rate {
+                *slot = window(rate);
+            }
+        }
+        if let Some(after) = delivery.digest_after {
+            settings.digest_after = usize::try_from(after).unwrap_or(usize::MAX);
+        }
+    }
+    if let Some(retry) = retry {
+        let policy: &mut RetryPolicy = &mut settings.retry;
+        if let Some(attempts) = retry.attempts {
+            policy.max_attempts = attempts;
+        }
+        if let Some(min) = retry.min_delay_ms {
+            policy.base_delay = Duration::from_millis(min);
+        }
+        if let Some(max) = retry.max_delay_ms {
+            policy.max_delay = Duration::from_millis(max);
+        }
+        if let Some(jitter) = retry.jitter {
+            policy.jitter = jitter.value();
+        }
+    }
+    settings
+}
+
+fn window(rate: Rate) -> Option<Window> {
+    match rate {
+        Rate::Off => None,
+        Rate::Limit { calls, per_ms } => Some(Window {
+            calls,
+            per: Duration::from_millis(per_ms),
+        }),
     }
 }
 
@@ -232,6 +300,39 @@ mod tests {
             ..meta
         };
         assert!(plan_delivery(other, &approvals).messages.is_empty());
+    }
+
+    #[test]
+    fn lays_the_operators_delivery_keys_over_the_platforms_limits() {
+        let loaded = gatehouse_config::load_str(
+            "{ channels: { telegram: { botToken: '1:x',
+               delivery: { chatRate: '2/s', botRate: 'off', digestAfter: 9 },
+               retry: { attempts: 4, minDelayMs: 100, maxDelayMs: 900, jitter: 0 } } } }",
+            std::path::Path::new("test.json5"),
+        )
+        .unwrap();
+        let platform = Pacing {
+            chat: Some(Window::per_second(1)),
+            group: Some(Window::per_minute(20)),
+            bot: Some(Window::per_second(30)),
+            edits: None,
+            max_in_flight: 3,
+        };
+        let settings = delivery_settings(&loaded.config, "telegram", platform);
+        assert_eq!(settings.pacing.chat, Some(Window::per_second(2)));
+        assert_eq!(
+            settings.pacing.group, platform.group,
+            "unset: the platform's"
+        );
+        assert_eq!(settings.pacing.bot, None, "off");
+        assert_eq!(settings.pacing.max_in_flight, 3);
+        assert_eq!(settings.digest_after, 9);
+        assert_eq!(settings.retry.max_attempts, 4);
+        assert_eq!(settings.retry.max_delay, Duration::from_millis(900));
+        assert_eq!(settings.retry.jitter, 0.0);
+        let untouched = delivery_settings(&loaded.config, "discord", platform);
+        assert_eq!(untouched.pacing, platform);
+        assert_eq!(untouched.retry, RetryPolicy::default());
     }
 
     #[test]

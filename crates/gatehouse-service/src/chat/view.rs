@@ -9,8 +9,8 @@ use gatehouse_chat::route::{MessageLocator, TurnSource};
 use gatehouse_policy::tool_call::{Grant, GrantScope};
 
 /// What a card shows about `request`. Allow-always is offered only when the card shows the
-/// command in full within `max_command_chars`: nobody adds a pattern for a command they could
-/// not read to its end.
+/// command (or the tool call's parameters) in full within `max_command_chars`: nobody adds a
+/// pattern or a grant for something they could not read to its end.
 pub(super) fn approval_view(
     id: &str,
     request: &ApprovalRequest,
@@ -18,8 +18,23 @@ pub(super) fn approval_view(
     allow_always_offered: bool,
     max_command_chars: usize,
 ) -> ApprovalView {
-    let allow_always_offered =
-        allow_always_offered && shows_in_full(&request.command, max_command_chars);
+    let mut view = shown_view(id, request, expires_at_ms, allow_always_offered);
+    if !shows_in_full(&view.shown_text(), max_command_chars) {
+        view.allow_always_offered = false;
+        if let Some(tool) = &mut view.tool {
+            tool.allow_always_covers = None;
+        }
+    }
+    view
+}
+
+/// `request` as the chat core's view, allow-always as the manager offered it.
+fn shown_view(
+    id: &str,
+    request: &ApprovalRequest,
+    expires_at_ms: u64,
+    allow_always_offered: bool,
+) -> ApprovalView {
     ApprovalView {
         id: id.to_owned(),
         command: request.command.clone(),

@@ -1,7 +1,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use gatehouse_chat::Channel;
 use gatehouse_chat::TurnSource;
 use gatehouse_chat::commands::{
     PressRefusal, TextAction, TextContext, check_press, interpret_text,
@@ -10,10 +9,12 @@ use gatehouse_chat::config::{
     ChatApprovalSettings, ChatApprovals, NativeClientSettings, NativeTarget,
 };
 use gatehouse_chat::delivery::{Deliverer, RetryPolicy};
-use gatehouse_chat::dispatch::Dispatcher;
+use gatehouse_chat::dispatch::{Dispatcher, Settlement};
+use gatehouse_chat::journal::MemoryJournal;
 use gatehouse_chat::plan::{RequestMeta, plan_delivery};
 use gatehouse_chat::render::{ResolveOutcome, render_receipt};
 use gatehouse_chat::token::{MemoryTokenStore, TokenClaim, TokenRegistry};
+use gatehouse_chat::{Channel, MessageLocator};
 use gatehouse_chat::{Platform, Platforms};
 use gatehouse_fakes::FakeHandle;
 use gatehouse_policy::ApprovalDecision;
@@ -74,12 +75,16 @@ fn press(user: &str, chat: &str, ts: &str, token: &str) -> Value {
 async fn decides_a_card_delivered_to_a_dm_and_the_origin_thread() {
     let (fake, slack, mut rx, _task) = socket_mode(|_| {}).await;
     let channel: Arc<dyn Channel> = slack.clone();
-    let dispatcher = Dispatcher {
-        channels: HashMap::from([("slack".to_owned(), channel)]),
-        deliverer: Deliverer::new(RetryPolicy::default()),
-        tokens: TokenRegistry::new(MemoryTokenStore::default()),
-        max_command_chars: 1200,
-    };
+    let journal = Arc::new(MemoryJournal::default());
+    let now = view(true).expires_at_ms - 60_000;
+    let dispatcher = Arc::new(Dispatcher::new(
+        HashMap::from([("slack".to_owned(), channel)]),
+        Deliverer::new(RetryPolicy::default()),
+        TokenRegistry::new(MemoryTokenStore::default()),
+        journal.clone(),
+        Arc::new(move || now),
+    ));
+    dispatcher.start();
     let approvals = approvals();
     let origin = TurnSource {
         channel: "slack".into(),
@@ -94,20 +99,23 @@ async fn decides_a_card_delivered_to_a_dm_and_the_origin_thread() {
         turn_source: Some(&origin),
     };
     let plan = plan_delivery(meta, &approvals);
-    let now = view(true).expires_at_ms - 60_000;
-    let outcome = dispatcher.deliver(&plan, &view(true), now).await;
-    assert!(outcome.failed.is_empty(), "{:?}", outcome.failed);
-    let dm = outcome
-        .delivered
+    dispatcher.request(view(true), &plan);
+    let delivered = wait_until(|| {
+        let delivered = journal.delivered();
+        (delivered.len() == plan.messages.len()).then_some(delivered)
+    })
+    .await;
+    assert_eq!(journal.count("send-failed"), 0);
+    let locators: Vec<MessageLocator> = delivered.into_iter().map(|(_, l)| l).collect();
+    let dm = locators
         .iter()
-        .find(|d| d.locator.chat_id.starts_with('D'))
+        .find(|locator| locator.chat_id.starts_with('D'))
         .unwrap();
-    let thread = outcome
-        .delivered
+    let thread = locators
         .iter()
-        .find(|d| d.locator.chat_id == "C0OPS")
+        .find(|locator| locator.chat_id == "C0OPS")
         .unwrap();
-    assert_eq!(thread.locator.thread_id.as_deref(), Some(THREAD));
+    assert_eq!(thread.thread_id.as_deref(), Some(THREAD));
     let thread_post = fake
         .calls_of("chat.postMessage")
         .into_iter()
@@ -120,12 +128,7 @@ async fn decides_a_card_delivered_to_a_dm_and_the_origin_thread() {
     control(
         &fake,
         "/_fake/inject",
-        press(
-            "U0BOB",
-            &dm.locator.chat_id,
-            &dm.locator.message_id,
-            &once_in_dm,
-        ),
+        press("U0BOB", &dm.chat_id, &dm.message_id, &once_in_dm),
     )
     .await;
     let bob = next_press(&mut rx).await;
@@ -141,7 +144,7 @@ async fn decides_a_card_delivered_to_a_dm_and_the_origin_thread() {
     control(
         &fake,
         "/_fake/inject",
-        press("U0ALICE", "C0OPS", &thread.locator.message_id, &once_in_dm),
+        press("U0ALICE", "C0OPS", &thread.message_id, &once_in_dm),
     )
     .await;
     let misplaced = next_press(&mut rx).await;
@@ -154,12 +157,7 @@ async fn decides_a_card_delivered_to_a_dm_and_the_origin_thread() {
     control(
         &fake,
         "/_fake/inject",
-        press(
-            "U0ALICE",
-            &dm.locator.chat_id,
-            &dm.locator.message_id,
-            &once_in_dm,
-        ),
+        press("U0ALICE", &dm.chat_id, &dm.message_id, &once_in_dm),
     )
     .await;
     let alice = next_press(&mut rx).await;
@@ -178,23 +176,32 @@ async fn decides_a_card_delivered_to_a_dm_and_the_origin_thread() {
         },
         1200,
     );
-    let copies: Vec<_> = outcome
-        .delivered
-        .iter()
-        .map(|d| d.locator.clone())
-        .collect();
-    assert!(
-        dispatcher
-            .finish(&copies, &receipt, |_| false)
-            .await
-            .is_empty()
+    dispatcher.settle(
+        &view(true).id,
+        Settlement {
+            card: receipt,
+            delete_on: Default::default(),
+        },
     );
+    wait_until(|| (journal.count("finished") == locators.len()).then_some(())).await;
+    assert_eq!(journal.count("finish-failed"), 0);
     let updates = fake.calls_of("chat.update");
-    assert_eq!(updates.len(), copies.len());
+    assert_eq!(updates.len(), locators.len());
     for update in updates {
         let blocks = update.body["blocks"].as_array().unwrap();
         assert!(blocks.iter().all(|block| block["type"] != "actions"));
     }
+}
+
+/// Polls `probe` until it answers, for at most a few seconds.
+async fn wait_until<T>(mut probe: impl FnMut() -> Option<T>) -> T {
+    for _ in 0..200 {
+        if let Some(found) = probe() {
+            return found;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    panic!("timed out")
 }
 
 #[tokio::test]

@@ -1,11 +1,11 @@
 use std::time::Duration;
 
-use gatehouse_chat::delivery::{Deliverer, RetryPolicy};
+use gatehouse_chat::delivery::{Deliverer, DeliverySettings, RetryPolicy};
 use gatehouse_chat::render::{ResolveOutcome, render_receipt};
-use gatehouse_chat::{Channel, ChatError, Route};
+use gatehouse_chat::{Channel, ChatError, RateScope, Route, SendKey};
 use gatehouse_policy::ApprovalDecision;
+use gatehouse_slack::SlackMode;
 use gatehouse_slack::encode::encode_card;
-use gatehouse_slack::{RateTable, SlackMode};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -19,8 +19,9 @@ fn chat_route(chat: &str, thread: Option<&str>) -> Route {
 async fn delivers_a_card_to_an_approver_dm_with_exact_blocks() {
     let fake = fake().await;
     let slack = channel(config(&fake, SlackMode::Socket));
+    let key = SendKey::random();
     let locator = slack
-        .send(&Route::dm("slack", None, "U0ALICE"), &pending_card())
+        .send(&Route::dm("slack", None, "U0ALICE"), &pending_card(), &key)
         .await
         .unwrap();
 
@@ -48,7 +49,9 @@ async fn delivers_a_card_to_an_approver_dm_with_exact_blocks() {
                 {"type": "button", "action_id": "allow-always", "value": "g1.tok-always",
                  "text": {"type": "plain_text", "text": "Allow always"}},
                 {"type": "button", "action_id": "deny", "value": "g1.tok-deny", "style": "danger",
-                 "text": {"type": "plain_text", "text": "Deny"}}]}]
+                 "text": {"type": "plain_text", "text": "Deny"}}]}],
+        // The send key, so a post whose answer is lost can be found instead of sent twice.
+        "metadata": {"event_type": "gatehouse_message", "event_payload": {"key": key.as_str()}}
     });
     assert_eq!(post.body, expected);
     assert!(locator.chat_id.starts_with('D'), "{locator:?}");
@@ -57,15 +60,21 @@ async fn delivers_a_card_to_an_approver_dm_with_exact_blocks() {
 
     // A second card to the same approver reuses the DM instead of opening it again.
     slack
-        .send(&Route::dm("slack", None, "U0ALICE"), &pending_card())
+        .send(
+            &Route::dm("slack", None, "U0ALICE"),
+            &pending_card(),
+            &SendKey::random(),
+        )
         .await
         .unwrap();
     assert_eq!(fake.calls_of("conversations.open").len(), 1);
 }
 
-fn expected_post(chat: &str, thread: Option<&str>) -> Value {
+fn expected_post(chat: &str, thread: Option<&str>, key: &SendKey) -> Value {
     let mut body = serde_json::to_value(encode_card(&pending_card())).unwrap();
     body["channel"] = json!(chat);
+    body["metadata"] =
+        json!({"event_type": "gatehouse_message", "event_payload": {"key": key.as_str()}});
     if let Some(thread) = thread {
         body["thread_ts"] = json!(thread);
     }
@@ -76,23 +85,25 @@ fn expected_post(chat: &str, thread: Option<&str>) -> Value {
 async fn delivers_to_the_origin_channel_and_its_thread() {
     let fake = fake().await;
     let slack = channel(config(&fake, SlackMode::Socket));
+    let (first, second) = (SendKey::random(), SendKey::random());
     let in_channel = slack
-        .send(&chat_route("C0OPS", None), &pending_card())
+        .send(&chat_route("C0OPS", None), &pending_card(), &first)
         .await
         .unwrap();
     let in_thread = slack
         .send(
             &chat_route("C0OPS", Some("1795243000.000100")),
             &pending_card(),
+            &second,
         )
         .await
         .unwrap();
 
     let posts = fake.calls_of("chat.postMessage");
-    assert_eq!(posts[0].body, expected_post("C0OPS", None));
+    assert_eq!(posts[0].body, expected_post("C0OPS", None, &first));
     assert_eq!(
         posts[1].body,
-        expected_post("C0OPS", Some("1795243000.000100"))
+        expected_post("C0OPS", Some("1795243000.000100"), &second)
     );
     assert_eq!(in_channel.chat_id, "C0OPS");
     assert_eq!(in_thread.thread_id.as_deref(), Some("1795243000.000100"));
@@ -105,7 +116,11 @@ async fn updates_a_card_into_a_receipt_without_buttons_then_deletes_it() {
     let fake = fake().await;
     let slack = channel(config(&fake, SlackMode::Socket));
     let locator = slack
-        .send(&chat_route("C0OPS", None), &pending_card())
+        .send(
+            &chat_route("C0OPS", None),
+            &pending_card(),
+            &SendKey::random(),
+        )
         .await
         .unwrap();
     let outcome = ResolveOutcome {
@@ -148,12 +163,16 @@ async fn reports_429_retry_after_and_the_core_deliverer_honours_it() {
         json!({"method": "chat.postMessage", "retry_after": 2}),
     )
     .await;
-    let error = slack.send(&route, &pending_card()).await.unwrap_err();
+    let error = slack
+        .send(&route, &pending_card(), &SendKey::random())
+        .await
+        .unwrap_err();
     assert_eq!(
         error,
         ChatError::RateLimited {
             channel: "slack".into(),
-            retry_after: Duration::from_secs(2)
+            retry_after: Duration::from_secs(2),
+            scope: RateScope::Chat,
         }
     );
 
@@ -188,7 +207,11 @@ async fn refuses_unknown_channels_as_permanent_with_the_fix() {
     )
     .await;
     let error = slack
-        .send(&chat_route("C0OTHER", None), &pending_card())
+        .send(
+            &chat_route("C0OTHER", None),
+            &pending_card(),
+            &SendKey::random(),
+        )
         .await
         .unwrap_err();
     let ChatError::Permanent { reason, .. } = error else {
@@ -200,18 +223,26 @@ async fn refuses_unknown_channels_as_permanent_with_the_fix() {
     );
 }
 
+/// Moved from the adapter's own spacer: Slack's tiers are now stated by the adapter
+/// (`Channel::pacing`) and kept by the chat core's pacer, for every caller.
 #[tokio::test]
 async fn spaces_posts_to_one_channel_by_slacks_tier() {
     let fake = fake().await;
-    let mut config = config(&fake, SlackMode::Socket);
-    config.rate_table = RateTable::slack_tiers();
-    let slack = channel(config);
+    let slack = channel(config(&fake, SlackMode::Socket));
+    let deliverer = Deliverer::new(RetryPolicy::default()).with_settings(
+        "slack",
+        DeliverySettings {
+            pacing: slack.pacing(),
+            ..DeliverySettings::default()
+        },
+    );
     let start = tokio::time::Instant::now();
     let post = |chat: &'static str| {
         let slack = std::sync::Arc::clone(&slack);
+        let deliverer = &deliverer;
         async move {
-            slack
-                .send(&chat_route(chat, None), &pending_card())
+            deliverer
+                .send(slack.as_ref(), &chat_route(chat, None), &pending_card())
                 .await
                 .unwrap()
         }
@@ -230,4 +261,34 @@ async fn spaces_posts_to_one_channel_by_slacks_tier() {
         "same channel not spaced: {same_channel:?}"
     );
     assert_eq!(fake.calls_of("chat.postMessage").len(), 3);
+}
+
+#[tokio::test]
+async fn finds_a_sent_card_by_its_key_in_the_conversation_history() {
+    let fake = fake().await;
+    let slack = channel(config(&fake, SlackMode::Socket));
+    assert!(slack.finds_sent());
+    let route = Route::dm("slack", None, "U0ALICE");
+    let key = SendKey::random();
+    let sent = slack.send(&route, &pending_card(), &key).await.unwrap();
+    slack
+        .send(&route, &pending_card(), &SendKey::random())
+        .await
+        .unwrap();
+    assert_eq!(slack.find_sent(&route, &key).await.unwrap(), Some(sent));
+    assert_eq!(
+        slack.find_sent(&route, &SendKey::random()).await.unwrap(),
+        None
+    );
+    let history = &fake.calls_of("conversations.history")[0];
+    assert_eq!(
+        history.body["include_all_metadata"],
+        json!("true"),
+        "{}",
+        history.body
+    );
+    // Threads are not looked up (no metadata from conversations.replies).
+    let threaded = chat_route("C0OPS", Some("1795243000.000100"));
+    assert_eq!(slack.find_sent(&threaded, &key).await.unwrap(), None);
+    assert_eq!(fake.calls_of("conversations.history").len(), 2);
 }

@@ -2,7 +2,7 @@ use std::collections::BTreeSet;
 
 use gatehouse_chat::grammar::approve::{ApproveParse, parse_approve};
 use gatehouse_chat::grammar::elevated::{ElevatedParse, parse_elevated};
-use gatehouse_chat::{Channel, Route};
+use gatehouse_chat::{Channel, Route, SendKey};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -44,7 +44,11 @@ fn manifest() -> Value {
 async fn methods_called() -> BTreeSet<String> {
     let (fake, slack, mut rx, _task) = socket_mode(|_| {}).await;
     let card = slack
-        .send(&Route::dm("slack", None, "U0ALICE"), &pending_card())
+        .send(
+            &Route::dm("slack", None, "U0ALICE"),
+            &pending_card(),
+            &SendKey::random(),
+        )
         .await
         .unwrap();
     control(

@@ -1,6 +1,6 @@
 use std::time::Duration;
 
-use gatehouse_chat::{Channel, Route};
+use gatehouse_chat::{Channel, Route, SendKey};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -33,7 +33,11 @@ fn slash(command: &str, text: &str) -> Value {
 async fn acks_a_press_before_the_core_reads_it_and_pushes_it_as_press() {
     let (fake, slack, mut rx, _task) = socket_mode(|_| {}).await;
     let card = slack
-        .send(&Route::dm("slack", None, APPROVER), &pending_card())
+        .send(
+            &Route::dm("slack", None, APPROVER),
+            &pending_card(),
+            &SendKey::random(),
+        )
         .await
         .unwrap();
 
@@ -179,7 +183,11 @@ async fn sends_a_late_slash_answer_to_the_response_url() {
 async fn keeps_an_interaction_across_a_socket_reconnect() {
     let (fake, slack, mut rx, _task) = socket_mode(|_| {}).await;
     let card = slack
-        .send(&Route::dm("slack", None, APPROVER), &pending_card())
+        .send(
+            &Route::dm("slack", None, APPROVER),
+            &pending_card(),
+            &SendKey::random(),
+        )
         .await
         .unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;

@@ -7,7 +7,7 @@ use gatehouse_chat::{ButtonPress, Channel, Inbound, InboundText};
 use gatehouse_config::Secret;
 use gatehouse_fakes::{Call, FakeHandle};
 use gatehouse_policy::ApprovalDecision;
-use gatehouse_slack::{RateTable, SlackChannel, SlackConfig, SlackMode};
+use gatehouse_slack::{SlackChannel, SlackConfig, SlackMode};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -23,13 +23,12 @@ pub(crate) async fn fake() -> FakeHandle {
     gatehouse_fakes::slack::spawn(loopback()).await.unwrap()
 }
 
-/// A configuration pointed at `fake`, without tier spacing unless a test asks for it.
+/// A configuration pointed at `fake`.
 pub(crate) fn config(fake: &FakeHandle, mode: SlackMode) -> SlackConfig {
     let mut config = SlackConfig::new(Secret::new("xoxb-fake"), Secret::new("xapp-fake")).unwrap();
     config.api_url = Url::parse(&fake.base_url).unwrap();
     config.mode = mode;
     config.signing_secret = Some(Secret::new(SIGNING_SECRET));
-    config.rate_table = RateTable::unlimited();
     config.socket_connections = 1;
     config
 }

@@ -11,6 +11,7 @@
 mod batch_times;
 mod checkpoint;
 mod ids;
+mod outbox;
 mod postgres;
 mod readers;
 mod rows;

@@ -277,6 +277,60 @@ const MIGRATIONS: &[&str] = &[
     ) STRICT;
     CREATE INDEX tool_grants_by_created ON tool_grants (created_at_ms, id);
     "#,
+    // 8: the chat outbox: every chat message about an approval, recorded before it is sent,
+    // with each attempt and its outcome (see `outbox`). Copies already delivered for approvals
+    // still pending are carried over, so the start that cancels those approvals edits them.
+    r#"
+    CREATE TABLE chat_outbox (
+        seq               INTEGER PRIMARY KEY,
+        key               TEXT NOT NULL,
+        approval_id_order INTEGER,
+        approval_id       TEXT,
+        kind              TEXT NOT NULL
+                          CHECK (kind = 'card' OR kind = 'prompt' OR kind = 'notice'
+                                 OR kind = 'fallback' OR kind = 'digest'),
+        channel           TEXT NOT NULL,
+        account_id        TEXT,
+        direct            INTEGER NOT NULL CHECK (direct IN (0, 1)),
+        target            TEXT NOT NULL,
+        thread_id         TEXT,
+        state             TEXT NOT NULL
+                          CHECK (state = 'queued' OR state = 'sending' OR state = 'delivered'
+                                 OR state = 'finished' OR state = 'skipped' OR state = 'lost'),
+        attempts          INTEGER NOT NULL CHECK (attempts >= 0),
+        chat_id           TEXT,
+        message_id        TEXT,
+        last_error        TEXT,
+        last_error_at_ms  INTEGER,
+        retry_at_ms       INTEGER,
+        claimed_by        TEXT,
+        lease_until_ms    INTEGER,
+        created_at_ms     INTEGER NOT NULL,
+        updated_at_ms     INTEGER NOT NULL,
+        CHECK ((approval_id IS NULL) = (approval_id_order IS NULL)),
+        CHECK ((approval_id IS NULL) = (kind = 'digest')),
+        CHECK (state <> 'delivered' OR message_id IS NOT NULL),
+        CHECK ((chat_id IS NULL) = (message_id IS NULL)),
+        FOREIGN KEY (approval_id_order, approval_id)
+            REFERENCES approvals (id_order, id) ON DELETE CASCADE
+    ) STRICT;
+    CREATE UNIQUE INDEX chat_outbox_by_key ON chat_outbox (key);
+    CREATE INDEX chat_outbox_by_approval ON chat_outbox (approval_id_order, approval_id);
+    CREATE INDEX chat_outbox_open ON chat_outbox (seq)
+        WHERE state = 'queued' OR state = 'sending' OR state = 'delivered';
+    CREATE INDEX chat_outbox_troubled ON chat_outbox (updated_at_ms)
+        WHERE last_error IS NOT NULL;
+    INSERT INTO chat_outbox (key, approval_id_order, approval_id, kind, channel, account_id,
+            direct, target, thread_id, state, attempts, chat_id, message_id, created_at_ms,
+            updated_at_ms)
+        SELECT 'm' || m.seq, m.approval_id_order, m.approval_id, 'card', m.channel,
+               m.account_id, 0, m.chat_id, m.thread_id, 'delivered', 1, m.chat_id,
+               m.message_id, a.created_at_ms, a.created_at_ms
+        FROM approval_messages m
+        JOIN approvals a ON (a.id_order, a.id) = (m.approval_id_order, m.approval_id)
+        WHERE a.state = 'pending'
+        ORDER BY m.seq;
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -14,9 +14,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use gatehouse_approvals::{
-    ApprovalRecord, ApprovalStore, Completion, ConsumeOutcome, DeliveredMessage, GrantStore,
-    ListFilter, NewApproval, Reading, Resolution, ResolveOutcome,
-    StoreError as ApprovalsStoreError, StoredGrant,
+    ApprovalRecord, ApprovalStore, ChatOutbox, Completion, ConsumeOutcome, DeliveredMessage,
+    GrantStore, ListFilter, NewApproval, OutboxEntry, OutboxMessage, OutboxStep, Reading,
+    Resolution, ResolveOutcome, StepOutcome, StoreError as ApprovalsStoreError, StoredGrant,
+    Writing,
 };
 use rusqlite::{Connection, OpenFlags};
 
@@ -24,7 +25,7 @@ use super::batch_times::BatchTimesSnapshot;
 use super::checkpoint::{CheckpointSchedule, Checkpointer, LogRestart};
 use super::readers::Readers;
 use super::writer::{BatchLimits, BatchWriter};
-use super::{rows, schema, tools, write_ops};
+use super::{outbox, rows, schema, tools, write_ops};
 use crate::durable_fs::open_private;
 use crate::error::StoreError;
 
@@ -312,6 +313,29 @@ impl SqliteApprovalStore {
             .submit_then(op, Box::new(move |result| done(result.map_err(Into::into))));
     }
 
+    /// Queues `op` on the writer and resolves once its batch committed, for callers that wait
+    /// for the write anyway (the chat outbox).
+    fn writing<T: Send + 'static>(
+        &self,
+        op: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> Writing<T> {
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        self.writer.submit_then(
+            op,
+            Box::new(move |result| {
+                // The caller may have stopped waiting; the write stands either way.
+                let _ = answer.send(result);
+            }),
+        );
+        Box::pin(async move {
+            match answered.await {
+                Ok(result) => result.map_err(Into::into),
+                // The writer answers every job, so this only happens if it panicked.
+                Err(error) => Err(ApprovalsStoreError::Backend(Box::new(error))),
+            }
+        })
+    }
+
     /// Runs `read` on a read connection from tokio's blocking pool, so it holds no async thread.
     fn reading<T: Send + 'static>(
         &self,
@@ -398,6 +422,26 @@ impl ApprovalStore for SqliteApprovalStore {
 
     fn list(&self, filter: ListFilter) -> Reading<Vec<ApprovalRecord>> {
         self.reading(move |conn| rows::list(conn, &filter))
+    }
+}
+
+/// The chat outbox in the same database as the approvals it shows, so a message goes with its
+/// approval when history is pruned.
+impl ChatOutbox for SqliteApprovalStore {
+    fn plan_messages(&self, messages: Vec<OutboxMessage>, at_ms: u64) -> Writing<()> {
+        self.writing(move |conn| outbox::plan(conn, &messages, at_ms))
+    }
+
+    fn record_step(&self, key: String, step: OutboxStep, at_ms: u64) -> Writing<StepOutcome> {
+        self.writing(move |conn| outbox::record(conn, &key, &step, at_ms))
+    }
+
+    fn open_messages(&self) -> Reading<Vec<OutboxEntry>> {
+        self.reading(outbox::open)
+    }
+
+    fn troubled_messages(&self, lost_since_ms: u64, limit: usize) -> Reading<Vec<OutboxEntry>> {
+        self.reading(move |conn| outbox::troubled(conn, lost_since_ms, limit))
     }
 }
 

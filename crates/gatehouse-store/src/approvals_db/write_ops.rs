@@ -256,5 +256,13 @@ pub(super) fn prune_terminal_before(
             row.get(0)
         })?
         .collect::<Result<_, _>>()?;
+    // Digests stand for no one approval, so they do not go with one: they go with the history
+    // of the same age, once done.
+    conn.prepare_cached(
+        "DELETE FROM chat_outbox WHERE rowid IN (SELECT rowid FROM chat_outbox \
+         WHERE approval_id IS NULL AND updated_at_ms < ?1 \
+         AND (state = 'finished' OR state = 'skipped' OR state = 'lost') LIMIT ?2)",
+    )?
+    .execute(params![sql_ms(cutoff_ms), limit_param(limit)])?;
     Ok(ids)
 }

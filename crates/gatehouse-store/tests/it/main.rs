@@ -16,6 +16,8 @@ mod replica_managers;
 mod approvals_file_store;
 // The approvals database under concurrency and restarts; its file mode and schema guards.
 mod approvals_db_durability;
+// The chat outbox: conditional steps, fenced attempts, pruning, the upgrade that adds it.
+mod outbox;
 // Group commit: outcomes of operations batched together, read-your-writes, closing the writer.
 mod approvals_db_batching;
 // Other processes: concurrent writers, and writers killed with SIGKILL mid-write.

@@ -1,15 +1,16 @@
 use std::sync::Arc;
 
+use gatehouse_chat::ChatError;
 use gatehouse_chat::channel::{ButtonPress, Channel, Inbound, InboundText};
 use gatehouse_chat::commands::{
     PressRefusal, TextAction, TextContext, check_press, interpret_text,
 };
 use gatehouse_chat::config::NativeTarget;
-use gatehouse_chat::dispatch::Dispatcher;
+use gatehouse_chat::dispatch::Settlement;
 use gatehouse_chat::plan::{RequestMeta, plan_delivery};
 use gatehouse_chat::render::{ResolveOutcome, render_receipt};
 use gatehouse_chat::route::MessageLocator;
-use gatehouse_chat::token::{MemoryTokenStore, TokenClaim};
+use gatehouse_chat::token::TokenClaim;
 use gatehouse_fakes::FakeHandle;
 use gatehouse_policy::ApprovalDecision;
 use gatehouse_telegram::TelegramChannel;
@@ -17,8 +18,8 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use crate::support::{
-    APPROVER, BOT, FORUM, NOW_MS, Running, approvals, calls, connect, control, dispatcher, fake,
-    forum_origin, view,
+    APPROVER, BOT, Core, FORUM, NOW_MS, Running, approvals, calls, connect, control, dispatcher,
+    fake, forum_origin, view,
 };
 
 /// One approval delivered as a card to the approver's DM and to a forum topic, with the
@@ -26,7 +27,7 @@ use crate::support::{
 struct Delivered {
     fake: FakeHandle,
     channel: Arc<TelegramChannel>,
-    dispatcher: Dispatcher<MemoryTokenStore>,
+    core: Core,
     copies: Vec<MessageLocator>,
     running: Running,
 }
@@ -35,7 +36,7 @@ impl Delivered {
     async fn new() -> Self {
         let fake = fake().await;
         let channel = connect(&fake).await;
-        let dispatcher = dispatcher(Arc::clone(&channel));
+        let core = dispatcher(Arc::clone(&channel));
         let origin = forum_origin();
         let meta = RequestMeta {
             agent_id: Some("main"),
@@ -43,15 +44,15 @@ impl Delivered {
             turn_source: Some(&origin),
         };
         let plan = plan_delivery(meta, &approvals(NativeTarget::Both));
-        let outcome = dispatcher.deliver(&plan, &view(), NOW_MS).await;
-        assert_eq!(outcome.failed, vec![]);
-        assert_eq!(outcome.delivered.len(), 2, "one card per route, no notice");
-        let copies = outcome.delivered.into_iter().map(|d| d.locator).collect();
+        let delivered = core.deliver(&plan, &view()).await;
+        assert_eq!(core.journal.failures(), vec![]);
+        assert_eq!(delivered.len(), 2, "one card per route, no notice");
+        let copies = delivered.into_iter().map(|(_, locator)| locator).collect();
         let running = Running::start(Arc::clone(&channel));
         Self {
             fake,
             channel,
-            dispatcher,
+            core,
             copies,
             running,
         }
@@ -118,7 +119,7 @@ impl Delivered {
     fn check(&self, press: &ButtonPress) -> Result<TokenClaim, PressRefusal> {
         check_press(
             press,
-            &self.dispatcher.tokens,
+            &self.core.dispatcher.tokens,
             &approvals(NativeTarget::Both),
             NOW_MS + 1,
         )
@@ -139,6 +140,40 @@ impl Delivered {
 
     async fn stop(self) {
         assert_eq!(self.running.stop().await, Ok(()));
+    }
+
+    /// Settles the approval into `card` (deleting the copies with `cleanup`) and waits until
+    /// every copy is done.
+    async fn settle(&self, card: gatehouse_chat::render::Card, cleanup: bool) {
+        let delete_on = if cleanup {
+            ["telegram".to_owned()].into()
+        } else {
+            Default::default()
+        };
+        self.core
+            .dispatcher
+            .settle(&view().id, Settlement { card, delete_on });
+        let copies = self.copies.len();
+        self.core
+            .wait(|journal| journal.count("finished") == copies)
+            .await;
+        assert_eq!(self.core.journal.failures(), vec![]);
+    }
+
+    /// Makes the same final call on every copy again, directly, as a retry whose first attempt
+    /// landed would.
+    async fn again(&self, card: &gatehouse_chat::render::Card, cleanup: bool) -> Vec<ChatError> {
+        let deliverer = &self.core.dispatcher.deliverer;
+        let mut failures = Vec::new();
+        for copy in &self.copies {
+            let done = if cleanup {
+                deliverer.delete(self.channel.as_ref(), copy).await
+            } else {
+                deliverer.update(self.channel.as_ref(), copy, card).await
+            };
+            failures.extend(done.err());
+        }
+        failures
     }
 }
 
@@ -285,9 +320,8 @@ async fn edits_every_copy_into_a_receipt_and_clears_the_keyboards() {
     let t = Delivered::new().await;
     let receipt = receipt(ApprovalDecision::AllowOnce, "alice <ops>");
 
-    let failures = t.dispatcher.finish(&t.copies, &receipt, |_| false).await;
+    t.settle(receipt.clone(), false).await;
 
-    assert_eq!(failures, vec![]);
     let edits = calls(&t.fake, "editMessageText");
     assert_eq!(edits.len(), 2, "the DM card and the topic card");
     for edit in &edits {
@@ -303,7 +337,7 @@ async fn edits_every_copy_into_a_receipt_and_clears_the_keyboards() {
         );
         assert_eq!(edit.body["parse_mode"], "HTML");
     }
-    let again = t.dispatcher.finish(&t.copies, &receipt, |_| false).await;
+    let again = t.again(&receipt, false).await;
     assert_eq!(again, vec![], "an edit that changes nothing counts as done");
     t.stop().await;
 }
@@ -313,10 +347,7 @@ async fn deletes_every_copy_when_cleanup_is_on() {
     let t = Delivered::new().await;
     let receipt = receipt(ApprovalDecision::Deny, "alice");
 
-    assert_eq!(
-        t.dispatcher.finish(&t.copies, &receipt, |_| true).await,
-        vec![]
-    );
+    t.settle(receipt.clone(), true).await;
 
     let mut deleted: Vec<(String, String)> = calls(&t.fake, "deleteMessage")
         .into_iter()
@@ -335,7 +366,7 @@ async fn deletes_every_copy_when_cleanup_is_on() {
         .collect();
     expected.sort();
     assert_eq!(deleted, expected);
-    let again = t.dispatcher.finish(&t.copies, &receipt, |_| true).await;
+    let again = t.again(&receipt, true).await;
     assert_eq!(again, vec![], "deleting a deleted message counts as done");
     t.stop().await;
 }

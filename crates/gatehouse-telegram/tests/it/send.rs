@@ -1,11 +1,11 @@
 use gatehouse_chat::ChatError;
 use gatehouse_chat::config::NativeTarget;
-use gatehouse_chat::delivery::{Deliverer, Operation};
-use gatehouse_chat::dispatch::{ApprovalDelivery, Dispatcher};
-use gatehouse_chat::plan::{MessageKind, RequestMeta, plan_delivery};
+use gatehouse_chat::delivery::Deliverer;
+use gatehouse_chat::journal::{EntryKind, JournalEntry};
+use gatehouse_chat::plan::{RequestMeta, plan_delivery};
 use gatehouse_chat::render::{ApprovalView, render_prompt};
 use gatehouse_chat::route::{MessageLocator, Route};
-use gatehouse_chat::token::{MemoryTokenStore, TokenClaim};
+use gatehouse_chat::token::TokenClaim;
 use gatehouse_fakes::FakeHandle;
 use gatehouse_policy::ApprovalDecision;
 use gatehouse_telegram::{TelegramChannel, TelegramError};
@@ -13,8 +13,8 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use crate::support::{
-    APPROVER, BOT, FORUM, NOW_MS, approvals, calls, config, connect, control, dispatcher, fake,
-    fast_policy, forum_origin, view,
+    APPROVER, BOT, Core, FORUM, NOW_MS, approvals, calls, config, connect, control, dispatcher,
+    fake, fast_policy, forum_origin, view,
 };
 
 const PROMPT_HTML: &str = "<b>Exec approval needed</b>\n\
@@ -37,16 +37,16 @@ fn dm_only() -> RequestMeta<'static> {
 async fn deliver_from_topic(
     fake: &FakeHandle,
     target: NativeTarget,
-) -> (Dispatcher<MemoryTokenStore>, ApprovalDelivery) {
-    let dispatcher = dispatcher(connect(fake).await);
+) -> (Core, Vec<(JournalEntry, MessageLocator)>) {
+    let core = dispatcher(connect(fake).await);
     let origin = forum_origin();
     let meta = RequestMeta {
         turn_source: Some(&origin),
         ..dm_only()
     };
     let plan = plan_delivery(meta, &approvals(target));
-    let outcome = dispatcher.deliver(&plan, &view(), NOW_MS).await;
-    (dispatcher, outcome)
+    let delivered = core.deliver(&plan, &view()).await;
+    (core, delivered)
 }
 
 fn locator(chat: i64, message: u32, thread: Option<&str>) -> MessageLocator {
@@ -77,15 +77,15 @@ fn buttons(body: &Value) -> Vec<(String, String)> {
 #[tokio::test]
 async fn delivers_a_card_with_buttons_to_an_approver_dm() {
     let fake = fake().await;
-    let dispatcher = dispatcher(connect(&fake).await);
+    let core = dispatcher(connect(&fake).await);
     let plan = plan_delivery(dm_only(), &approvals(NativeTarget::Dm));
-    let outcome = dispatcher.deliver(&plan, &view(), NOW_MS).await;
+    let delivered = core.deliver(&plan, &view()).await;
 
-    assert_eq!(outcome.failed, vec![]);
-    assert_eq!(outcome.delivered.len(), 1);
-    assert_eq!(outcome.delivered[0].kind, MessageKind::Card);
+    assert_eq!(core.journal.failures(), vec![]);
+    assert_eq!(delivered.len(), 1);
+    assert_eq!(delivered[0].0.kind, EntryKind::Card);
     let card_at = locator(APPROVER, 1, None);
-    assert_eq!(outcome.delivered[0].locator, card_at);
+    assert_eq!(delivered[0].1, card_at);
 
     let sent = calls(&fake, "sendMessage");
     assert_eq!(sent.len(), 1);
@@ -113,7 +113,7 @@ async fn delivers_a_card_with_buttons_to_an_approver_dm() {
     for ((_, token), decision) in tokens.iter().zip(decisions) {
         assert!(token.len() <= 64);
         assert_eq!(
-            dispatcher.tokens.verify(token, &card_at, 1),
+            core.dispatcher.tokens.verify(token, &card_at, 1),
             Ok(TokenClaim {
                 approval_id: view().id,
                 decision
@@ -126,7 +126,7 @@ async fn delivers_a_card_with_buttons_to_an_approver_dm() {
 #[tokio::test]
 async fn omits_allow_always_when_it_is_not_offered() {
     let fake = fake().await;
-    let dispatcher = dispatcher(connect(&fake).await);
+    let core = dispatcher(connect(&fake).await);
     let view = ApprovalView {
         allow_always_offered: false,
         chain: None,
@@ -134,7 +134,7 @@ async fn omits_allow_always_when_it_is_not_offered() {
         ..view()
     };
     let plan = plan_delivery(dm_only(), &approvals(NativeTarget::Dm));
-    dispatcher.deliver(&plan, &view, NOW_MS).await;
+    core.deliver(&plan, &view).await;
     let labels: Vec<String> = buttons(&calls(&fake, "sendMessage")[0].body)
         .into_iter()
         .map(|(label, _)| label)
@@ -145,10 +145,10 @@ async fn omits_allow_always_when_it_is_not_offered() {
 #[tokio::test]
 async fn keeps_the_forum_topic_of_the_origin() {
     let fake = fake().await;
-    let (_, outcome) = deliver_from_topic(&fake, NativeTarget::Channel).await;
+    let (core, delivered) = deliver_from_topic(&fake, NativeTarget::Channel).await;
 
-    assert_eq!(outcome.failed, vec![]);
-    assert_eq!(outcome.delivered[0].locator, locator(FORUM, 1, Some("42")));
+    assert_eq!(core.journal.failures(), vec![]);
+    assert_eq!(delivered[0].1, locator(FORUM, 1, Some("42")));
     let body = &calls(&fake, "sendMessage")[0].body;
     assert_eq!(body["chat_id"], FORUM);
     assert_eq!(body["message_thread_id"], 42);
@@ -158,13 +158,22 @@ async fn keeps_the_forum_topic_of_the_origin() {
 async fn reports_an_approver_who_never_opened_a_dm_with_the_fix() {
     let fake = fake().await;
     control(&fake, "/_fake/config", json!({"never_started": [APPROVER]})).await;
-    let (dispatcher, outcome) = deliver_from_topic(&fake, NativeTarget::Dm).await;
+    let (core, _) = deliver_from_topic(&fake, NativeTarget::Dm).await;
 
-    let (route, error) = &outcome.failed[0];
-    assert_eq!(*route, Route::dm("telegram", None, &APPROVER.to_string()));
-    let ChatError::Permanent { reason, .. } = error else {
-        panic!("expected a permanent failure, got {error:?}");
-    };
+    let dm_card = core
+        .journal
+        .planned()
+        .into_iter()
+        .find(|entry| entry.kind == EntryKind::Card)
+        .unwrap();
+    assert_eq!(
+        dm_card.route,
+        Route::dm("telegram", None, &APPROVER.to_string())
+    );
+    let failures = core.journal.failures();
+    let (key, reason) = &failures[0];
+    assert_eq!(*key, dm_card.key);
+    assert!(reason.starts_with("telegram refused the call"), "{reason}");
     assert!(
         reason.contains("never opened a chat with the bot"),
         "{reason}"
@@ -172,15 +181,19 @@ async fn reports_an_approver_who_never_opened_a_dm_with_the_fix() {
     assert!(reason.contains(&format!("@{BOT}")), "{reason}");
     assert!(reason.contains("press Start"), "{reason}");
 
-    let dm_attempts = calls(&fake, "sendMessage")
+    // The fallback goes out once the card was refused; the card itself is tried again while
+    // its approval lives, but only after the longest delay, never at once.
+    core.wait(|journal| journal.count("delivered") == 2).await;
+    core.wait(|journal| journal.failures().len() >= 2).await;
+    let dm_attempts: Vec<u64> = calls(&fake, "sendMessage")
         .into_iter()
         .filter(|call| call.body["chat_id"] == APPROVER)
-        .count();
-    assert_eq!(dm_attempts, 1, "a permanent refusal is not retried");
-    let failures = dispatcher.deliverer.failures();
-    assert_eq!(failures.len(), 1);
-    assert_eq!(failures[0].operation, Operation::Send);
-    assert_eq!(failures[0].error, *error);
+        .map(|call| call.at_ms)
+        .collect();
+    assert!(
+        dm_attempts[1] - dm_attempts[0] >= 200,
+        "a refusal is retried at the longest delay: {dm_attempts:?}"
+    );
 
     let origin_texts: Vec<String> = calls(&fake, "sendMessage")
         .into_iter()

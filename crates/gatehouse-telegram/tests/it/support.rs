@@ -8,8 +8,10 @@ use gatehouse_chat::config::{
 use gatehouse_chat::delivery::{Deliverer, RetryPolicy};
 use gatehouse_chat::dispatch::{Channels, Dispatcher};
 use gatehouse_chat::error::ChatError;
+use gatehouse_chat::journal::{JournalEntry, MemoryJournal};
+use gatehouse_chat::plan::DeliveryPlan;
 use gatehouse_chat::render::ApprovalView;
-use gatehouse_chat::route::TurnSource;
+use gatehouse_chat::route::{MessageLocator, TurnSource};
 use gatehouse_chat::token::{MemoryTokenStore, TokenRegistry};
 use gatehouse_chat::{Platform, Platforms};
 use gatehouse_fakes::{Call, FakeHandle};
@@ -92,6 +94,7 @@ pub(crate) fn fast_policy() -> RetryPolicy {
         max_attempts: 5,
         base_delay: Duration::from_millis(50),
         max_delay: Duration::from_millis(200),
+        jitter: 0.0,
         max_retry_after: Duration::from_secs(10),
     }
 }
@@ -113,15 +116,57 @@ pub(crate) fn approvals(target: NativeTarget) -> ChatApprovals {
     .unwrap()
 }
 
-/// The core's dispatcher with the Telegram channel as its only channel.
-pub(crate) fn dispatcher(channel: Arc<TelegramChannel>) -> Dispatcher<MemoryTokenStore> {
+/// The core's dispatcher with the Telegram channel as its only channel, and its journal.
+pub(crate) struct Core {
+    pub(crate) dispatcher: Arc<Dispatcher<MemoryTokenStore>>,
+    pub(crate) journal: Arc<MemoryJournal>,
+}
+
+pub(crate) fn dispatcher(channel: Arc<TelegramChannel>) -> Core {
     let channel: Arc<dyn Channel> = channel;
     let channels: Channels = [("telegram".to_owned(), channel)].into();
-    Dispatcher {
+    let journal = Arc::new(MemoryJournal::default());
+    let dispatcher = Arc::new(Dispatcher::new(
         channels,
-        deliverer: Deliverer::new(fast_policy()),
-        tokens: TokenRegistry::in_memory(),
-        max_command_chars: 1200,
+        Deliverer::new(fast_policy()),
+        TokenRegistry::in_memory(),
+        journal.clone(),
+        Arc::new(|| NOW_MS),
+    ));
+    dispatcher.start();
+    Core {
+        dispatcher,
+        journal,
+    }
+}
+
+impl Core {
+    /// Requests `view` with `plan` and waits until every planned message was delivered or
+    /// refused once; what was delivered, in order.
+    pub(crate) async fn deliver(
+        &self,
+        plan: &DeliveryPlan,
+        view: &ApprovalView,
+    ) -> Vec<(JournalEntry, MessageLocator)> {
+        self.dispatcher.request(view.clone(), plan);
+        let planned = plan.messages.len();
+        self.wait(|journal| {
+            let tried = journal.count("delivered") + journal.failures().len();
+            tried >= planned
+        })
+        .await;
+        self.journal.delivered()
+    }
+
+    /// Waits up to 10 s until `done` holds of the journal.
+    pub(crate) async fn wait(&self, done: impl Fn(&MemoryJournal) -> bool) {
+        for _ in 0..400 {
+            if done(&self.journal) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("journal: {:?}", self.journal.steps());
     }
 }
 

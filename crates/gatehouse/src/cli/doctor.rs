@@ -422,8 +422,26 @@ fn live_check(server: &super::client::ServerArgs, findings: &mut Findings) {
         ));
     }
     for failure in &failures {
+        // An approval message says which and what is wrong with it (`undelivered`, `unedited`,
+        // `lost`); a reply says nothing more.
+        let about = match failure.get("problem").and_then(serde_json::Value::as_str) {
+            Some(problem) => match failure
+                .get("approvalId")
+                .and_then(serde_json::Value::as_str)
+            {
+                Some(id) => {
+                    let short: String = id.chars().take(8).collect();
+                    format!(
+                        " ({} of approval {short}, {problem})",
+                        text(failure, "kind")
+                    )
+                }
+                None => format!(" ({}, {problem})", text(failure, "kind")),
+            },
+            None => String::new(),
+        };
         findings.warn(format!(
-            "chat delivery to {} ({}) failed: {} failed after {} attempts: {}",
+            "chat delivery to {} ({}) failed: {} failed after {} attempts{about}: {}",
             text(failure, "target"),
             text(failure, "channel"),
             text(failure, "operation"),

@@ -20,8 +20,7 @@ use std::sync::Arc;
 use anyhow::{Context as _, bail};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use gatehouse_approvals::SystemClock;
-use gatehouse_chat::delivery::RetryPolicy;
+use gatehouse_approvals::{ChatOutbox, SystemClock};
 use gatehouse_gateway::{
     GatewaySettings, GatewayState, Scope, Secret, StoreBatches, TokenSpec, configured_limits,
 };
@@ -37,6 +36,10 @@ use super::layout::{
 };
 use super::logging::{self, LogFormat};
 use super::tokens::read_admin_token;
+
+/// This gateway's name in the chat outbox's claims. One gateway runs per data directory (its
+/// lock), so one fixed name is stable across its restarts and unique on its store.
+const LOCAL_INSTANCE: &str = "local";
 
 /// Flags of `gatehouse serve`.
 #[derive(Debug, clap::Args)]
@@ -106,9 +109,6 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let mut setup = service_setup(config, &data_dir, exec_limits, sandbox_host);
     setup.protected = protected_paths(&setup.config, args.config.as_deref(), &data_dir);
     runtime.block_on(async {
-        // Taken before the approval manager starts, so the chat runtime edits exactly the
-        // cards of approvals this start cancelled.
-        let restart_cutoff_ms = super::now_ms();
         let connected = super::channels::connect_all(&setup.config).await?;
         let chat_connected = !connected.channels.is_empty();
         // In the order a start has always checked things: the service's own files, the
@@ -117,9 +117,21 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         let prepared = Service::prepare(setup)?;
         let opened = open_store(store_config.as_ref(), &data_dir).await?;
         let mut gateway = GatewayState::builder(&settings).claude_code_hook(claude_code_hook);
-        if let OpenedStore::Sqlite(store) = &opened {
-            let store = Arc::clone(store);
-            gateway = gateway.store_metrics(Arc::new(move || store_batches(&store)));
+        // The chat outbox lives beside the approvals it refers to; PostgreSQL has none yet.
+        let outbox = match &opened {
+            OpenedStore::Sqlite(store) => {
+                let metrics = Arc::clone(store);
+                gateway = gateway.store_metrics(Arc::new(move || store_batches(&metrics)));
+                Some(Arc::clone(store) as Arc<dyn ChatOutbox>)
+            }
+            OpenedStore::Postgres(_) => None,
+        };
+        if chat_connected && outbox.is_none() {
+            anyhow::bail!(
+                "chat channels need the SQLite store for now: the chat outbox has no PostgreSQL \
+                 implementation yet (docs/high-availability.md); remove `channels` from this \
+                 replica's config or use gateway.store.kind \"sqlite\""
+            );
         }
         let ports = Ports {
             store: opened.store(),
@@ -128,13 +140,16 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         };
         let service = prepared.start(ports).await?;
         let state = gateway.with_service(service.clone())?;
-        service.start_chat(ChatSetup {
-            channels: connected.channels,
-            platforms: super::channels::platforms(),
-            retry: RetryPolicy::default(),
-            restart_cutoff_ms,
-            sessions_file: data_dir.join(SESSIONS_FILE),
-        })?;
+        if let Some(outbox) = outbox {
+            service.start_chat(ChatSetup {
+                channels: connected.channels,
+                platforms: super::channels::platforms(),
+                outbox,
+                // One gateway per data directory (the lock above): a name stable across restarts.
+                instance: LOCAL_INSTANCE.to_owned(),
+                sessions_file: data_dir.join(SESSIONS_FILE),
+            })?;
+        }
         serve(
             listener,
             state,

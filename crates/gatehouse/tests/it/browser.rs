@@ -742,7 +742,8 @@ async fn shows_chat_channel_status_and_delivery_failures_with_the_last_error() {
     .await;
     let params = json!({"command": "make deploy", "argv": ["make", "deploy"],
         "cwd": server.scratch(), "agentId": "main", "sessionKey": "s1", "twoPhase": true});
-    server.ok(AGENT, "exec.approval.request", params).await;
+    let accepted = server.ok(AGENT, "exec.approval.request", params).await;
+    let id = accepted["id"].as_str().unwrap();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     let failures = loop {
         let status = server.ok(ADMIN, "gateway.status", json!({})).await;
@@ -770,8 +771,9 @@ async fn shows_chat_channel_status_and_delivery_failures_with_the_last_error() {
     let shown = shown.as_str().unwrap();
     assert!(
         shown.starts_with(&format!(
-            "telegram → {}: send failed",
-            failures[0]["target"].as_str().unwrap()
+            "telegram → {}: card for approval {} undelivered after ",
+            failures[0]["target"].as_str().unwrap(),
+            &id[..8]
         )),
         "{shown}"
     );

@@ -67,16 +67,7 @@ impl Discord {
 
     /// The DM channel the fake keeps for `user` (the same one the bot was given).
     pub(crate) async fn dm(&self, user: u64) -> String {
-        let opened: Value = self
-            .api(reqwest::Method::POST, "/users/@me/channels")
-            .json(&json!({"recipient_id": user.to_string()}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        opened["id"].as_str().unwrap().to_owned()
+        dm_channel(&self.fake, user).await
     }
 
     /// The bot's cards in `channel`. The fake has no listing route, so this reads its
@@ -126,6 +117,21 @@ impl Discord {
             .request(method, format!("{}/api/v10{path}", self.fake.base_url))
             .header("Authorization", "Bot fake-token")
     }
+}
+
+/// The DM channel the Discord fake keeps for `user` (the same one the bot was given).
+pub(crate) async fn dm_channel(fake: &FakeHandle, user: u64) -> String {
+    let opened: Value = reqwest::Client::new()
+        .post(format!("{}/api/v10/users/@me/channels", fake.base_url))
+        .header("Authorization", "Bot fake-token")
+        .json(&json!({"recipient_id": user.to_string()}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    opened["id"].as_str().unwrap().to_owned()
 }
 
 pub(crate) fn discord_config(fake: &FakeHandle, exec_approvals: &str) -> String {

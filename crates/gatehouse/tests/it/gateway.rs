@@ -132,6 +132,14 @@ impl Server {
         Self::start_in(dir, "127.0.0.1:0").await
     }
 
+    /// Kills the server with SIGKILL (a crash: nothing is flushed, nothing finished) and starts
+    /// it again on the same data directory.
+    pub(crate) async fn crash_restart(mut self) -> Server {
+        self.child.kill().await.unwrap();
+        let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap());
+        Self::start_in(dir, "127.0.0.1:0").await
+    }
+
     /// The data directory.
     pub(crate) fn data(&self) -> PathBuf {
         self.dir.path().join("data")

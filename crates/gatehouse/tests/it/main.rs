@@ -45,6 +45,8 @@ mod mcp;
 mod mcp_inspector;
 // Discord approvals: the real binary against the Discord fake (cards, presses, commands, resume).
 mod discord;
+// Chat delivery under platform faults (429/5xx windows, lost answers, stalls), bursts, kill -9.
+mod delivery;
 // Slack approvals in Socket Mode and HTTP mode: the real binary against the Slack fake.
 mod slack;
 // A new operator's first hour: the CLI finding its gateway, login contexts, status, serve's

@@ -786,6 +786,10 @@ async fn doctor_reports_the_chat_delivery_failures_of_a_running_gateway() {
         "{stdout}"
     );
     assert!(stdout.contains("press Start"), "{stdout}");
+    assert!(
+        stdout.contains("(card of approval ") && stdout.contains(", undelivered): "),
+        "{stdout}"
+    );
 }
 
 /// Operator report: a channel whose connection ended for good still counted as connected and
