@@ -90,7 +90,7 @@ async fn rpc_outcome(
 }
 
 /// The token of an `Authorization: Bearer <token>` header; any other scheme counts as none.
-fn bearer(headers: &HeaderMap) -> Option<&str> {
+pub(crate) fn bearer(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
     scheme

@@ -50,6 +50,7 @@ mod auth;
 mod configured_limits;
 mod connection;
 mod error;
+mod hooks;
 mod http;
 mod hub;
 mod methods;

@@ -11,7 +11,7 @@ use tokio::time::Instant;
 
 use crate::severable::Severable;
 use crate::state::GatewayState;
-use crate::{http, ui, ws};
+use crate::{hooks, http, ui, ws};
 
 /// Every route the gateway serves; tests mount it on a real listener or call it directly.
 pub fn router(state: GatewayState) -> Router {
@@ -22,6 +22,8 @@ pub fn router(state: GatewayState) -> Router {
             "/rpc",
             post(http::rpc).layer(DefaultBodyLimit::max(body_limit)),
         )
+        // Reads its body itself, up to the hook input limit, after authenticating.
+        .route("/hooks/claude-code", post(hooks::claude_code))
         .route("/healthz", get(http::healthz))
         .route("/metrics", get(http::metrics))
         .route("/", get(ui::index))

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use gatehouse_hooks::IntegrationSettings;
 use gatehouse_service::Service;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
@@ -36,6 +37,8 @@ struct Inner {
     service: Option<Service>,
     /// The approvals store's batch times for `GET /metrics`, when it keeps them.
     store_metrics: Option<StoreMetrics>,
+    /// What `POST /hooks/claude-code` runs its calls as (agent, session keys, card route).
+    claude_code_hook: IntegrationSettings,
 }
 
 impl std::fmt::Debug for Inner {
@@ -56,6 +59,7 @@ pub struct GatewayBuilder {
     hub: EventHub,
     metrics: Arc<Metrics>,
     store_metrics: Option<StoreMetrics>,
+    claude_code_hook: IntegrationSettings,
 }
 
 impl std::fmt::Debug for GatewayBuilder {
@@ -85,6 +89,7 @@ impl GatewayState {
             hub: EventHub::new(settings.limits.event_queue, Arc::clone(&metrics)),
             metrics,
             store_metrics: None,
+            claude_code_hook: IntegrationSettings::default(),
         }
     }
 
@@ -188,6 +193,11 @@ impl GatewayState {
     pub(crate) fn uptime(&self) -> Duration {
         self.inner.started.elapsed()
     }
+
+    /// The settings of Claude Code's HTTP hook.
+    pub(crate) fn claude_code_hook(&self) -> &IntegrationSettings {
+        &self.inner.claude_code_hook
+    }
 }
 
 impl GatewayBuilder {
@@ -206,6 +216,13 @@ impl GatewayBuilder {
     /// Reports the approvals store's write batches on `GET /metrics`.
     pub fn store_metrics(mut self, metrics: StoreMetrics) -> Self {
         self.store_metrics = Some(metrics);
+        self
+    }
+
+    /// The agent, session keys, card route and approval timeout of `POST /hooks/claude-code`
+    /// (`integrations.claudeCode` in the config); the defaults otherwise.
+    pub fn claude_code_hook(mut self, settings: IntegrationSettings) -> Self {
+        self.claude_code_hook = settings;
         self
     }
 
@@ -243,6 +260,7 @@ impl GatewayBuilder {
             limits: settings.limits,
             service,
             store_metrics: self.store_metrics,
+            claude_code_hook: self.claude_code_hook,
         };
         Ok(GatewayState {
             inner: Arc::new(inner),

@@ -143,6 +143,11 @@ pub enum SettingsError {
         /// What is wrong.
         why: String,
     },
+    /// An `onUnreachable` other than `deny` and `ask`.
+    #[error(
+        "{0:?} is not an answer for an unreachable gateway: use \"deny\" or \"ask\" (never allow)"
+    )]
+    OnUnreachable(String),
     /// A card route without a channel or a chat.
     #[error("the card route needs a non-empty `{0}`")]
     Route(&'static str),

@@ -8,7 +8,8 @@
 //! Gatehouse's answer in exactly the shape the host honours ([`render`] for a command hook,
 //! [`render_http`] for Claude Code's `http` hook). It is an adapter for agent hosts, as the
 //! chat adapters are for platforms: the `gatehouse hook claude-code|codex` command and the
-//! gateway's `POST /hooks/claude-code` call it; the gateway decides.
+//! gateway's `POST /hooks/claude-code` call it; the gateway decides, and its answers are read
+//! back into an [`Answer`] here ([`after_check`], [`after_request`]).
 //!
 //! **Invariants.** Decides nothing: no policy, no I/O, no clock, no network. Anything it cannot
 //! read or map — oversized, malformed, an unknown event or tool — is a [`Rejected`] that renders
@@ -35,6 +36,7 @@
 
 mod answer;
 mod call;
+mod decide;
 mod error;
 mod host;
 mod input;
@@ -44,6 +46,7 @@ mod settings;
 
 pub use answer::Answer;
 pub use call::{ApproverContext, HookToolCall};
+pub use decide::{AfterCheck, after_check, after_request};
 pub use error::{HookError, Rejected, SettingsError};
 pub use host::{HookEvent, Host};
 pub use input::{HookInput, MAX_INPUT_BYTES, parse_input};

@@ -55,6 +55,19 @@ pub enum OnUnreachable {
     Ask,
 }
 
+impl std::str::FromStr for OnUnreachable {
+    type Err = SettingsError;
+
+    /// `deny` or `ask`, as `integrations.*.onUnreachable` and `--on-unreachable` spell them.
+    fn from_str(text: &str) -> Result<Self, SettingsError> {
+        match text {
+            "deny" => Ok(OnUnreachable::Deny),
+            "ask" => Ok(OnUnreachable::Ask),
+            _ => Err(SettingsError::OnUnreachable(text.to_owned())),
+        }
+    }
+}
+
 /// A Gatehouse agent id: `[A-Za-z0-9][A-Za-z0-9_-]{0,63}`, OpenClaw's shape.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct AgentId(String);
@@ -80,6 +93,14 @@ impl AgentId {
     /// The id.
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+}
+
+impl std::str::FromStr for AgentId {
+    type Err = SettingsError;
+
+    fn from_str(id: &str) -> Result<Self, SettingsError> {
+        AgentId::parse(id)
     }
 }
 
@@ -141,6 +162,14 @@ impl Default for SessionKeyTemplate {
             text: "{host}:{session_id}".to_owned(),
             parts: vec![Part::Host, Part::Text(":".to_owned()), Part::SessionId],
         }
+    }
+}
+
+impl std::str::FromStr for SessionKeyTemplate {
+    type Err = SettingsError;
+
+    fn from_str(template: &str) -> Result<Self, SettingsError> {
+        SessionKeyTemplate::parse(template)
     }
 }
 

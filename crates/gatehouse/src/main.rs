@@ -5,10 +5,8 @@ mod cli;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
-    let args = cli::Cli::parse();
+    let args = cli::parse();
     match cli::run(args) {
         Ok(code) => code,
         // A reader that went away (`gatehouse check … | head`) is not an error to report; exit

@@ -10,6 +10,7 @@ mod channels;
 pub(crate) mod de;
 mod delivery;
 mod gateway;
+mod integrations;
 mod tools;
 
 use serde::Deserialize;
@@ -32,6 +33,7 @@ pub use gateway::{
     DnsConfig, GatewayAuthConfig, GatewayConfig, GatewayLimitsConfig, RateLimitConfig, Scope,
     StoreConfig, StoreKind, TokenConfig,
 };
+pub use integrations::{IntegrationConfig, IntegrationsConfig};
 pub use tools::{
     ApplyPatchConfig, BrowserConfig, ElevatedConfig, ExecConfig, FsConfig, PathAccessSection,
     SafeBinProfileConfig, ScopedToolPolicy, ScopedTools, SkillBinConfig, SsrfPolicySection,
@@ -61,6 +63,9 @@ pub struct Config {
     pub session: SessionConfig,
     /// Browser settings; Gatehouse reads `browser.ssrfPolicy`.
     pub browser: Option<BrowserConfig>,
+    /// Agent hosts asking through their hooks (Claude Code, Codex).
+    #[serde(default)]
+    pub integrations: IntegrationsConfig,
 }
 
 impl Config {

@@ -25,5 +25,7 @@ mod never_panics;
 mod one_mistake;
 // The tool-call gate's keys: files, URLs, always-ask, timeouts, conversations, DNS.
 mod tool_call_keys;
+// The agent-host hooks' keys: `integrations.claudeCode`, `integrations.codex`.
+mod integrations;
 // `gateway.store`: SQLite by default, PostgreSQL with one URL source.
 mod store_keys;

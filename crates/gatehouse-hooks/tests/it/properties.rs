@@ -205,3 +205,57 @@ proptest! {
         prop_assert!(is_deny(&host_reads(Host::Codex, Some(HookEvent::PreToolUse), &ask)));
     }
 }
+
+/// A gateway answer of any shape near `tools.call.check`'s or `tools.call.request`'s.
+fn gateway_answer() -> impl Strategy<Value = Value> {
+    let decision = prop_oneof![
+        3 => prop::sample::select(vec!["allow", "ask", "deny", "ALLOW", "allow-once", ""])
+            .prop_map(|d| json!(d)),
+        1 => leaf(),
+    ];
+    let approval = prop_oneof![
+        1 => Just(Value::Null),
+        2 => (prop::sample::select(vec!["allowed", "denied", "expired", "cancelled", "pending"]),
+              prop::option::of(leaf()))
+            .prop_map(|(state, by)| json!({"state": state, "resolvedBy": by})),
+        1 => value(),
+    ];
+    (
+        decision,
+        prop::option::of(approval),
+        prop::option::of(value()),
+    )
+        .prop_map(|(decision, approval, reasons)| {
+            let mut fields = Map::new();
+            fields.insert("decision".into(), decision);
+            if let Some(approval) = approval {
+                fields.insert("approval".into(), approval);
+            }
+            if let Some(reasons) = reasons {
+                fields.insert("reasons".into(), reasons);
+            }
+            Value::Object(fields)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// The gateway's answer is read fail-closed: a check allows only on exactly `allow`, a
+    /// request only on `allow` with an approval a person gave; nothing else is an allow.
+    #[test]
+    fn only_the_gateways_plain_allow_becomes_an_allow(answer in gateway_answer()) {
+        let decided = answer.get("decision").and_then(Value::as_str);
+        match gatehouse_hooks::after_check(&answer) {
+            gatehouse_hooks::AfterCheck::Answer(reply) => {
+                prop_assert_eq!(reply.is_allow(), decided == Some("allow"), "{}", answer);
+            }
+            gatehouse_hooks::AfterCheck::AskPerson => prop_assert_eq!(decided, Some("ask")),
+        }
+        let allowed = answer.pointer("/approval/state").and_then(Value::as_str) == Some("allowed");
+        let reply = gatehouse_hooks::after_request(&answer, 280);
+        if reply.is_allow() {
+            prop_assert!(decided == Some("allow") && allowed, "{}", answer);
+        }
+    }
+}

@@ -17,6 +17,7 @@ use rmcp::ServiceExt as _;
 use serde_json::{Value, json};
 
 use super::client::{ServerArgs, at_least_one, block_on};
+use super::route::RouteArgs;
 
 /// Flags of `gatehouse mcp`; MCP clients put them in their server entry's `args`.
 #[derive(Debug, clap::Args)]
@@ -38,19 +39,8 @@ pub(crate) struct McpArgs {
     /// beginning and end with a marker where the middle was cut.
     #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024, value_parser = at_least_one)]
     max_output_bytes: u64,
-    /// Chat channel the approval cards of this server's commands belong to (the request's
-    /// `turnSource`, used with `approvals.exec.mode` `session` or `both`), e.g. `telegram`.
-    #[arg(long, value_name = "CHANNEL", requires = "route_to")]
-    route_channel: Option<String>,
-    /// The chat (or channel) id in `--route-channel` that gets the cards.
-    #[arg(long, value_name = "ID", requires = "route_channel")]
-    route_to: Option<String>,
-    /// The thread (topic) in `--route-to`.
-    #[arg(long, value_name = "ID", requires = "route_to")]
-    route_thread: Option<String>,
-    /// The bot account of `--route-channel`, when the gateway runs several.
-    #[arg(long, value_name = "ID", requires = "route_to")]
-    route_account: Option<String>,
+    #[command(flatten)]
+    route: RouteArgs,
 }
 
 /// What every tool call needs: where the gateway is and who is asking.
@@ -99,12 +89,12 @@ impl Settings {
         if args.session.as_deref().is_some_and(|s| s.trim().is_empty()) {
             bail!("--session must not be empty");
         }
-        let route = args.route_channel.map(|channel| {
+        let route = args.route.route_channel.map(|channel| {
             json!({
                 "channel": channel,
-                "to": args.route_to,
-                "threadId": args.route_thread,
-                "accountId": args.route_account,
+                "to": args.route.route_to,
+                "threadId": args.route.route_thread,
+                "accountId": args.route.route_account,
             })
         });
         Ok(Settings {

@@ -13,12 +13,14 @@ mod config;
 mod doctor;
 mod exec_sources;
 mod grants;
+mod hook;
 mod layout;
 mod listing;
 mod logging;
 mod login;
 mod mcp;
 mod request;
+mod route;
 mod run;
 mod sandbox;
 mod serve;
@@ -96,6 +98,9 @@ Examples:
     Run(client::CommandArgs),
     /// Serve MCP on stdio: `run_command` and `check_command`, through the gateway.
     Mcp(mcp::McpArgs),
+    /// Answer a Claude Code or Codex hook (`PreToolUse`, `PermissionRequest`) on stdin, asking
+    /// the gateway; a person's decision is waited for.
+    Hook(hook::HookArgs),
     /// List, inspect and answer approvals; edit allowlists.
     Approvals(approvals::ApprovalsArgs),
     /// List and revoke the allow-always grants of tool calls.
@@ -122,6 +127,32 @@ Examples:
     Completions(completions::CompletionsArgs),
 }
 
+/// Answer a Claude Code or Codex hook (`PreToolUse`, `PermissionRequest`) on stdin, asking the
+/// gateway; a person's decision is waited for.
+#[derive(Debug, Parser)]
+#[command(name = "gatehouse hook", version)]
+struct HookCli {
+    #[command(flatten)]
+    args: hook::HookArgs,
+}
+
+/// The command line. `gatehouse hook …` is parsed on its own: an agent host runs it for every
+/// tool call, and building every other subcommand's parser first was a fifth of that
+/// process's instructions (docs/performance.md, "Agent-host hooks").
+pub(crate) fn parse() -> Cli {
+    let mut args = std::env::args_os();
+    let program = args.next();
+    let mut rest = args.peekable();
+    if rest.peek().is_some_and(|first| first == "hook") {
+        rest.next();
+        let hook = HookCli::parse_from(std::iter::once("gatehouse hook".into()).chain(rest));
+        return Cli {
+            command: Command::Hook(hook.args),
+        };
+    }
+    Cli::parse_from(program.into_iter().chain(rest))
+}
+
 /// Runs the chosen subcommand and returns the process exit status.
 pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
@@ -135,6 +166,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Request(args) => request::run(args),
         Command::Run(args) => run::run(args),
         Command::Mcp(args) => mcp::run(args),
+        Command::Hook(args) => hook::run(args),
         Command::Approvals(args) => approvals::run(args),
         Command::Grants(args) => grants::run(args),
         Command::Doctor(args) => doctor::run(args),

@@ -97,6 +97,12 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let limits = configured_limits(config.gateway.limits.as_ref());
     let exec_limits = ExecLimits::configured(config.gateway.limits.as_ref());
     let settings = GatewaySettings { tokens, limits };
+    let claude_code_hook = config
+        .integrations
+        .claude_code
+        .as_ref()
+        .map(|block| block.settings())
+        .unwrap_or_default();
     let sandbox_host = super::sandbox::host_context(&config, args.config.as_deref(), &data_dir)
         .inspect_err(|why| tracing::warn!(reason = %why, "Sandboxed runs will be refused."))
         .ok();
@@ -110,7 +116,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         let store_config = setup.config.gateway.store.clone();
         let prepared = Service::prepare(setup)?;
         let opened = open_store(store_config.as_ref(), &data_dir).await?;
-        let mut gateway = GatewayState::builder(&settings);
+        let mut gateway = GatewayState::builder(&settings).claude_code_hook(claude_code_hook);
         // The chat outbox lives beside the approvals it refers to; PostgreSQL has none yet.
         let outbox = match &opened {
             OpenedStore::Sqlite(store) => {

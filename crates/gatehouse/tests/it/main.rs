@@ -60,6 +60,9 @@ mod chat_guides;
 mod docs_shell;
 // The tool-call gate: `check --tool`, `tools.call.*` with DNS through the fake, grants.
 mod tool_gate;
+// Agent hosts asking Gatehouse: `gatehouse hook claude-code|codex`, `POST /hooks/claude-code`,
+// and the real Claude Code and Codex CLIs offline against the fake model APIs.
+mod agent_hosts;
 // Issue 36 on every platform: decisions only on approvals shown on the sender's channel.
 mod chat_shown;
 // Issue 36: `/elevated` from every place a session can be bound reaches that session.
