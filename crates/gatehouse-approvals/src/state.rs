@@ -169,7 +169,7 @@ impl Inner {
             move |inner, result| match result {
                 Ok(_) => {
                     inner.deadlines.push(expires_at_ms, id, Due::Expire);
-                    inner.log_written.notify_one();
+                    inner.wake_log_follower();
                     if let Some(requested) = on_durable {
                         inner.events.emit(id, requested);
                     }
@@ -275,7 +275,7 @@ impl Inner {
             move |inner, result| {
                 if let Ok(outcome) = result {
                     inner.follow(id, resolution, outcome, now);
-                    inner.log_written.notify_one();
+                    inner.wake_log_follower();
                 }
             },
         );
@@ -325,6 +325,14 @@ impl Inner {
                 self.events.emit(id, event);
             }
             self.evict_after_grace(id, now);
+        }
+    }
+
+    /// On a shared store, has the log's follower read (and announce) what this manager just
+    /// wrote; nothing on a store it alone writes, whose events it announces itself.
+    fn wake_log_follower(&self) {
+        if self.log_start.is_some() {
+            self.log_written.notify_one();
         }
     }
 

@@ -130,9 +130,9 @@ pub trait ApprovalStore: GrantStore + Send + Sync {
     /// Approvals matching `filter`, in its order.
     fn list(&self, filter: ListFilter) -> Reading<Vec<ApprovalRecord>>;
 
-    /// For a store other gateways write too: a feed of their writes, which the manager follows
-    /// (adopting approvals they create, settling those they settle) instead of cancelling the
-    /// pending approvals it finds at start. `None`, the default, for a store this gateway
+    /// For a store other gateways write too: a feed of their writes, which wakes the manager to
+    /// follow the [`EventLog`] (adopting approvals they create, settling those they settle); it
+    /// adopts the pending approvals it finds at start instead of cancelling them. `None`, the default, for a store this gateway
     /// alone writes. Called once, at start, from within a tokio runtime.
     fn changes(&self) -> Option<ChangeFeed> {
         None
@@ -189,8 +189,8 @@ pub struct LoggedEvent {
 }
 
 /// What a shared store tells a gateway of the other gateways' writes. Notices are wake-ups,
-/// not the state: the manager reads the approval again, so a late or repeated notice is
-/// harmless.
+/// not the state: the manager reads its [`EventLog`] after the last event it saw, so a late,
+/// repeated or lost notice is harmless.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
     /// Another gateway created or settled this approval.
