@@ -8,19 +8,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gatehouse_approvals::{
-    ApprovalManager, ApprovalRequest, ApprovalStore, CreateApproval, EventKind, EventLog,
-    EventSubscription, IdDisclosure, ManagerConfig, Resolution, StoreError, SystemClock,
+    ApprovalStore, EventKind, EventLog, EventSubscription, IdDisclosure, Resolution, StoreError,
     mint_approval_id,
 };
 use gatehouse_policy::ApprovalDecision;
 use gatehouse_store::approvals_db::{PgApprovalStore, PgOptions};
-use gatehouse_store::approvals_file::ExecApprovalsStore;
 use tokio::sync::oneshot;
 
+use crate::replica_managers::{CROSSING, replica, request};
+use crate::replicas::answer;
 use crate::support::new_approval;
-
-/// How long events may take to cross from one replica to another on this (loaded) machine.
-const CROSSING: Duration = Duration::from_secs(20);
 
 async fn store(url: &str, max_connections: usize) -> Arc<PgApprovalStore> {
     let options = PgOptions {
@@ -30,15 +27,15 @@ async fn store(url: &str, max_connections: usize) -> Arc<PgApprovalStore> {
     Arc::new(PgApprovalStore::connect(url, options).await.unwrap())
 }
 
-/// A write's answer, awaited.
-async fn answer<T: Send + 'static>(
+/// Queues a write without waiting for it; its answer, later.
+fn queued<T: Send + 'static>(
     submit: impl FnOnce(gatehouse_approvals::Completion<T>),
-) -> Result<T, StoreError> {
+) -> oneshot::Receiver<Result<T, StoreError>> {
     let (sender, receiver) = oneshot::channel();
     submit(Box::new(move |result| {
         let _ = sender.send(result);
     }));
-    receiver.await.unwrap()
+    receiver
 }
 
 fn log(store: &PgApprovalStore) -> &dyn EventLog {
@@ -143,22 +140,9 @@ async fn a_reader_polling_while_many_gateways_commit_sees_every_event_once_in_or
                     let insert = new_approval(&id, at);
                     // Queued without waiting, so each store's writer always has work and the
                     // gateways' transactions overlap.
-                    let (sender, inserted) = oneshot::channel();
-                    store.insert(
-                        insert,
-                        Box::new(move |result| {
-                            let _ = sender.send(result);
-                        }),
-                    );
-                    let (sender, resolved) = oneshot::channel();
-                    store.resolve(
-                        id,
-                        deny(format!("g{gateway}")),
-                        at + 1,
-                        Box::new(move |result| {
-                            let _ = sender.send(result);
-                        }),
-                    );
+                    let inserted = queued(|done| store.insert(insert, done));
+                    let resolution = deny(format!("g{gateway}"));
+                    let resolved = queued(|done| store.resolve(id, resolution, at + 1, done));
                     written.push((inserted, resolved));
                 }
                 for (inserted, resolved) in written {
@@ -176,47 +160,6 @@ async fn a_reader_polling_while_many_gateways_commit_sees_every_event_once_in_or
         .unwrap()
         .unwrap();
     assert_eq!(seen, (1..=total).collect::<Vec<_>>());
-}
-
-struct Replica {
-    manager: ApprovalManager,
-    events: EventSubscription,
-    _dir: tempfile::TempDir,
-}
-
-async fn replica(url: &str) -> Replica {
-    let dir = tempfile::tempdir().unwrap();
-    let store = PgApprovalStore::connect(url, PgOptions::default())
-        .await
-        .unwrap();
-    let file = ExecApprovalsStore::new(dir.path().join("exec-approvals.json"));
-    let (manager, events) = ApprovalManager::start(
-        Arc::new(store),
-        Arc::new(file),
-        Arc::new(SystemClock),
-        ManagerConfig::default(),
-    )
-    .await
-    .unwrap();
-    Replica {
-        manager,
-        events,
-        _dir: dir,
-    }
-}
-
-fn request() -> CreateApproval {
-    CreateApproval {
-        id: None,
-        request: ApprovalRequest {
-            command: "make deploy".to_owned(),
-            argv: vec!["make".to_owned(), "deploy".to_owned()],
-            agent_id: Some("main".to_owned()),
-            ..ApprovalRequest::default()
-        },
-        timeout: None,
-        allow_always_patterns: Vec::new(),
-    }
 }
 
 /// The next `count` events, as (seq, approval, settled).
@@ -245,7 +188,7 @@ async fn a_replica_whose_connections_were_cut_catches_up_from_the_log_missing_no
         .unwrap();
     tokio::spawn(connection);
 
-    let first = a.manager.create(request()).await.unwrap();
+    let first = a.manager.create(request(None)).await.unwrap();
     let both_saw = next_events(&mut b.events, 1).await;
     assert_eq!(both_saw, next_events(&mut a.events, 1).await);
 
@@ -261,7 +204,7 @@ async fn a_replica_whose_connections_were_cut_catches_up_from_the_log_missing_no
     assert!(!cut.is_empty());
     let mut expected_ids = BTreeSet::new();
     for _ in 0..5 {
-        let created = a.manager.create(request()).await.unwrap();
+        let created = a.manager.create(request(None)).await.unwrap();
         a.manager
             .resolve(
                 &created.id.to_string(),
