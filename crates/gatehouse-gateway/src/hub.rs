@@ -625,6 +625,53 @@ mod tests {
         assert_eq!(drain(&mut ahead), [15]);
     }
 
+    /// Property: whatever this hub published and evicted, a replay from any `since`, given the
+    /// log's events after it as the connection reads them (at most [`REPLAY_EVENTS`]), holds
+    /// every approval event after `since` once and in order whenever it says it is complete,
+    /// and says so exactly when memory and that read cover the whole gap.
+    #[test]
+    fn a_shared_replay_is_complete_exactly_when_memory_and_the_log_cover_the_gap() {
+        use rand::Rng;
+        let mut rng = rand::rng();
+        let (admin, _) = principals();
+        for _ in 0..40 {
+            let hub = EventHub::new(8, Arc::default());
+            let start: u64 = rng.random_range(0..50);
+            hub.follow_shared_sequence("database-log", start);
+            let last = start + rng.random_range(0..2_500u64);
+            for seq in start + 1..=last {
+                hub.publish_logged("approval", &json!({}), Access::AnyScope, seq);
+                if rng.random_bool(0.2) {
+                    hub.publish("run", &json!({}), Access::AnyScope);
+                }
+            }
+            let since = rng.random_range(0..=last + 3);
+            let after: Vec<u64> = (since + 1..=last).take(REPLAY_EVENTS).collect();
+            let (mut sub, replay) = hub.subscribe_client(
+                Arc::clone(&admin),
+                String::new(),
+                Start::After(since),
+                logged(&after),
+            );
+            let frames: Vec<Value> = std::iter::from_fn(|| sub.events.try_recv().ok())
+                .map(|frame| serde_json::from_str(&frame).unwrap())
+                .collect();
+            let approvals: Vec<u64> = frames
+                .iter()
+                .filter(|frame| frame["event"] != "run")
+                .map(|frame| frame["seq"].as_u64().unwrap())
+                .collect();
+            let evicted = hub.shared.inner.lock().unwrap().evicted;
+            let covered = since >= evicted || evicted - since <= REPLAY_EVENTS as u64;
+            assert_eq!(replay.complete, covered, "since {since}, evicted {evicted}");
+            if replay.complete {
+                assert_eq!(approvals, (since + 1..=last).collect::<Vec<_>>());
+            }
+            let seqs: Vec<u64> = frames.iter().map(|f| f["seq"].as_u64().unwrap()).collect();
+            assert!(seqs.windows(2).all(|pair| pair[0] <= pair[1]), "{seqs:?}");
+        }
+    }
+
     #[test]
     fn sends_no_replay_to_a_live_only_subscriber() {
         let hub = EventHub::new(8, Arc::default());
