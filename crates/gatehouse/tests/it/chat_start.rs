@@ -74,6 +74,20 @@ mod telegram {
         let answer = wait_replies(&t.fake, STRANGER, 1).await.remove(0);
         assert_not_approver(&answer, "telegram", &STRANGER.to_string(), &id);
 
+        // Not anyone's own words, so no command: a forwarded `/start`, a bot's.
+        let quiet = STRANGER + 2;
+        t.inject(
+            json!({"message": {"from": {"id": quiet}, "chat": {"id": quiet, "type": "private"},
+            "text": "/start", "forward_origin": {"type": "user", "date": 1,
+                "sender_user": {"id": 5151, "is_bot": false, "first_name": "Mallory"}}}}),
+        )
+        .await;
+        t.inject(
+            json!({"message": {"from": {"id": 6060, "is_bot": true, "first_name": "Bot"},
+            "chat": {"id": GROUP, "type": "group"}, "text": "/start"}}),
+        )
+        .await;
+
         // In a group: another bot's `/start` is not ours; `/help` is.
         t.in_group(GROUP, STRANGER + 1, "/start@otherbot").await;
         t.in_group(GROUP, STRANGER + 1, "/HELP").await;
@@ -81,6 +95,7 @@ mod telegram {
         assert_not_approver(&answer, "telegram", &(STRANGER + 1).to_string(), &id);
         settle().await;
         assert_eq!(replies_to(&t.fake, GROUP).len(), 1);
+        assert_eq!(replies_to(&t.fake, quiet), Vec::<String>::new());
     }
 
     /// The guide's "find your id" step: the bot answers before anyone is an approver.
@@ -172,8 +187,16 @@ mod discord {
         let answer = eventually("the DM answer", async || posted(&d, &dm).into_iter().next()).await;
         assert_not_approver(&answer, "discord", &STRANGER.to_string(), &id);
 
-        // Another stranger mentions the bot in the guild channel with `/help`.
+        // A webhook's `/start` is no one's command.
         let origin = ORIGIN.to_string();
+        d.inject(
+            "MESSAGE_CREATE",
+            json!({"channel_id": origin, "author": {"id": "7777", "bot": true},
+                "webhook_id": "55", "content": format!("<@{BOT_ID}> /start")}),
+        )
+        .await;
+
+        // Another stranger mentions the bot in the guild channel with `/help`.
         d.inject(
             "MESSAGE_CREATE",
             json!({"channel_id": origin, "author": {"id": (STRANGER + 1).to_string()},
@@ -185,6 +208,8 @@ mod discord {
         })
         .await;
         assert_not_approver(&answer, "discord", &(STRANGER + 1).to_string(), &id);
+        settle().await;
+        assert_eq!(posted(&d, &origin).len(), 1);
         assert_eq!(ephemeral_replies(&d.fake).len(), 1);
     }
 
