@@ -31,7 +31,8 @@ pub struct TextContext<'a> {
     pub bot_username: Option<&'a str>,
     /// The approval whose card the message replies to, if it is a reply to one.
     pub replied_to_approval: Option<&'a str>,
-    /// Whether it was typed in a direct conversation with the bot.
+    /// Where it was typed: the bare words `start` and `help` count only in a direct
+    /// conversation with the bot.
     pub conversation: Conversation,
 }
 
