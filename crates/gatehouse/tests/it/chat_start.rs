@@ -291,6 +291,19 @@ mod slack {
         .await;
         settle().await;
         assert_eq!(s.ephemerals("U0TRENT"), Vec::<String>::new());
+
+        // The slash form after a mention of the bot is answered, privately.
+        s.inject(
+            json!({"type": "events_api", "payload": {"event": {"type": "message",
+            "channel": ORIGIN, "channel_type": "channel", "user": "U0TRENT",
+            "text": "<@U0FAKEBOT> /start"}}}),
+        )
+        .await;
+        let answer = eventually("the ephemeral answer", async || {
+            s.ephemerals("U0TRENT").pop()
+        })
+        .await;
+        assert_not_approver(&answer, "slack", "U0TRENT", &id);
     }
 
     #[tokio::test]
