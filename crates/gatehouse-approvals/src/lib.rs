@@ -67,6 +67,7 @@ pub mod outbox;
 mod record;
 mod replicas;
 mod run_binding;
+mod shared_chat;
 mod short_ids;
 mod state;
 mod store;
@@ -90,6 +91,7 @@ pub use record::{
     ToolRequest, TurnSource,
 };
 pub use run_binding::{binding_of, run_binding};
+pub use shared_chat::{HeldLease, SharedChat, StoredButton};
 pub use store::{
     ALLOW_ALWAYS_SOURCE, AddedEntry, AllowlistStore, ApprovalStore, Change, ChangeFeed, Completion,
     GrantStore, Reading, StoreError, Writing,

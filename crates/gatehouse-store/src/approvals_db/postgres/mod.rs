@@ -5,7 +5,9 @@
 
 mod connect;
 mod feed;
+mod lease;
 mod ops;
+mod outbox;
 mod schema;
 mod store;
 

@@ -1,0 +1,200 @@
+//! Chat on replicas: three real `gatehouse serve` processes on one PostgreSQL database and the
+//! Telegram fake. Exactly one holds the chat lease and polls Telegram; approvals requested on
+//! another are carded by it; when it is killed with SIGKILL, another takes over within
+//! seconds, honours a press on a card sent before the kill (made while nobody polled), edits
+//! the cards of decided and expired approvals, and sends no card twice.
+//!
+//! Each replica gets its own bot token only so the fake's log, which records each call's path
+//! with the token's bot id, says which replica made it.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use gatehouse_fakes::postgres::TempDatabase;
+use gatehouse_fakes::{Call, FakeHandle};
+use serde_json::{Value, json};
+
+use crate::chat_support::{eventually, request, settled};
+use crate::gateway::{ADMIN, Server, config_with_gateway};
+use crate::telegram::{APPROVER, button, buttons};
+
+const REPLICAS: usize = 3;
+
+/// Replica `index` on `database`, its Telegram pointed at `fake`.
+async fn replica(database: &TempDatabase, fake: &FakeHandle, index: usize) -> Server {
+    let store = format!("store: {{ kind: 'postgres', url: '{}' }},", database.url());
+    let chat = format!(
+        "channels: {{ telegram: {{ botToken: '{}', apiUrl: '{}',
+           execApprovals: {{ approvers: [{APPROVER}] }} }} }},",
+        token(index),
+        fake.base_url
+    );
+    Server::start_with_config(&config_with_gateway(&store, &chat)).await
+}
+
+fn token(index: usize) -> String {
+    format!("12{index}:TEST-token")
+}
+
+/// How the fake logs a call made with `token(index)`.
+fn logged_as(index: usize) -> String {
+    format!("/bot12{index}:")
+}
+
+/// The replicas whose token made `calls` (those after `since`, by sequence number).
+fn callers(calls: &[Call], since: u64) -> BTreeSet<usize> {
+    calls
+        .iter()
+        .filter(|call| call.seq > since)
+        .filter_map(|call| (0..REPLICAS).find(|&i| call.path.starts_with(&logged_as(i))))
+        .collect()
+}
+
+/// Waits until some replica other than `not` polls after call `since`; which one.
+async fn poller(fake: &FakeHandle, since: u64, not: Option<usize>) -> usize {
+    eventually("a replica polling Telegram", async || {
+        let polling = callers(&fake.calls_of("getUpdates"), since);
+        polling.into_iter().find(|&index| Some(index) != not)
+    })
+    .await
+}
+
+/// The chat lease's holder as `server`'s `gateway.status` names it.
+async fn lease_holder(server: &Server) -> Value {
+    let status = server.ok(ADMIN, "gateway.status", json!({})).await;
+    status["chat"]["lease"]["holder"].clone()
+}
+
+fn port(server: &Server) -> String {
+    server.base.rsplit(':').next().unwrap().to_owned()
+}
+
+/// The cards sent for approval `id` (a card carries buttons).
+fn cards_of(fake: &FakeHandle, id: &str) -> Vec<Call> {
+    fake.calls_of("sendMessage")
+        .into_iter()
+        .filter(|call| call.body["text"].as_str().unwrap_or("").contains(&id[..8]))
+        .filter(|call| !buttons(call).is_empty())
+        .collect()
+}
+
+async fn card_of(fake: &FakeHandle, id: &str) -> Call {
+    eventually("a card", async || cards_of(fake, id).into_iter().next()).await
+}
+
+/// Waits until the message `message_id` was edited; the edit.
+async fn edit_of(fake: &FakeHandle, message_id: &str) -> Call {
+    let message_id: i64 = message_id.parse().unwrap();
+    eventually("the card's edit", async || {
+        fake.calls_of("editMessageText")
+            .into_iter()
+            .find(|call| call.body["message_id"] == json!(message_id) && call.status == Some(200))
+    })
+    .await
+}
+
+#[tokio::test]
+async fn killing_the_replica_that_holds_telegram_hands_chat_over_with_no_card_twice_and_no_press_lost()
+ {
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let fake = gatehouse_fakes::telegram::spawn("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let mut replicas = Vec::new();
+    for index in 0..REPLICAS {
+        replicas.push(Some(replica(&database, &fake, index).await));
+    }
+    // Exactly one replica polls, and every replica's status names it.
+    let holder = poller(&fake, 0, None).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        callers(&fake.calls_of("getUpdates"), 0),
+        BTreeSet::from([holder]),
+        "only the lease holder polls"
+    );
+    let holder_port = port(replicas[holder].as_ref().unwrap());
+    for server in replicas.iter().flatten() {
+        let named = lease_holder(server).await;
+        assert!(
+            named
+                .as_str()
+                .unwrap_or("")
+                .ends_with(&format!(":{holder_port}")),
+            "{named}"
+        );
+    }
+
+    // Two approvals requested on a replica that does not hold the lease are carded by the one
+    // that does.
+    let requester = (holder + 1) % REPLICAS;
+    let on = replicas[requester].as_ref().unwrap();
+    let pressed = request(on, json!({})).await;
+    let expiring = request(on, json!({"timeoutMs": 15_000})).await;
+    let pressed_card = card_of(&fake, &pressed).await;
+    let expiring_card = card_of(&fake, &expiring).await;
+    assert!(pressed_card.path.starts_with(&logged_as(holder)));
+    assert_eq!(pressed_card.body["chat_id"], json!(APPROVER));
+    // Its buttons' tokens are recorded before the send is claimed; let the binding to the
+    // message land too.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+
+    // SIGKILL (kill_on_drop), as a crash: no goodbye to the database.
+    let last_call = fake.calls().last().map_or(0, |call| call.seq);
+    let killed_at = Instant::now();
+    drop(replicas[holder].take());
+    // A press made while nobody polls waits at the platform.
+    let allow = button(&buttons(&pressed_card), "Allow once").to_owned();
+    let message_id = pressed_card.sent_message_id().unwrap();
+    let press = json!({"callback_query": {
+        "from": {"id": APPROVER, "is_bot": false, "first_name": "Alice", "username": "alice"},
+        "data": allow,
+        "message": {"message_id": message_id.parse::<i64>().unwrap(), "chat": {"id": APPROVER}},
+    }});
+    fake.control("/_fake/inject", &press).await.unwrap();
+
+    let successor = poller(&fake, last_call, Some(holder)).await;
+    let failover = killed_at.elapsed();
+    eprintln!("chat failover after SIGKILL of the lease holder: {failover:?}");
+    assert!(failover < Duration::from_secs(20), "{failover:?}");
+    let survivor = replicas[successor].as_ref().unwrap();
+
+    // The press on the card sent before the kill decides the approval, and the card is edited.
+    let record = settled(survivor, &pressed).await;
+    assert_eq!(record["state"], "allowed", "{record}");
+    assert_eq!(record["resolvedBy"], "telegram:4242 (@alice)");
+    let receipt = edit_of(&fake, &message_id).await;
+    assert!(receipt.path.starts_with(&logged_as(successor)));
+    // The expiring approval expires on time and its card is edited by the new holder.
+    let record = settled(survivor, &expiring).await;
+    assert_eq!(record["state"], "expired", "{record}");
+    let expired = edit_of(&fake, &expiring_card.sent_message_id().unwrap()).await;
+    assert!(
+        expired.body["text"].as_str().unwrap().contains("Expired"),
+        "{}",
+        expired.body
+    );
+
+    // No card was sent twice, and since the successor's first poll only it polls.
+    assert_eq!(cards_of(&fake, &pressed).len(), 1);
+    assert_eq!(cards_of(&fake, &expiring).len(), 1);
+    let first_poll = fake
+        .calls_of("getUpdates")
+        .into_iter()
+        .find(|call| call.seq > last_call && call.path.starts_with(&logged_as(successor)))
+        .map_or(0, |call| call.seq);
+    assert_eq!(
+        callers(&fake.calls_of("getUpdates"), first_poll - 1),
+        BTreeSet::from([successor])
+    );
+    for server in replicas.iter().flatten() {
+        let named = lease_holder(server).await;
+        let successor_port = port(survivor);
+        assert!(
+            named
+                .as_str()
+                .unwrap_or("")
+                .ends_with(&format!(":{successor_port}")),
+            "{named}"
+        );
+    }
+}
