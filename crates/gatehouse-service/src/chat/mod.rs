@@ -74,8 +74,9 @@ pub struct ChatSetup {
     pub platforms: Platforms,
     /// Where every chat message is recorded before it is sent (the approvals store's outbox).
     pub outbox: Arc<dyn ChatOutbox>,
-    /// This gateway's name in the outbox's claims: stable across its restarts, unique among
-    /// gateways sharing the store.
+    /// This gateway's name: stable across its restarts, unique among gateways sharing the
+    /// store. It makes the outbox's claims on a store of its own, and names the holder of the
+    /// chat lease on a shared one (where the lease makes the claims; see `shared`).
     pub instance: String,
     /// The JSON file holding session bindings and `/elevated` levels (created 0600 on first use).
     pub sessions_file: PathBuf,
@@ -304,6 +305,12 @@ impl ChatRuntime {
     }
 }
 
+/// Who claims outbox attempts on a store several gateways share: the chat lease, not the
+/// replica. The lease already lets one gateway send at a time, and a gateway taking it over
+/// must take the dead holder's attempt under way back at once (as a restarted gateway takes
+/// its own), not wait out the attempt's claim; attempt numbers still fence a late answer.
+const LEASE_CLAIMANT: &str = "chat-lease-holder";
+
 /// How long a lost message stays in the status: a day, for the operator to look at the chat.
 const LOST_SHOWN_MS: u64 = 24 * 60 * 60 * 1000;
 
@@ -332,7 +339,10 @@ impl ChatRuntime {
         let journal = OutboxJournal {
             outbox: Arc::clone(&setup.outbox),
             clock: Arc::clone(&core.clock),
-            claimant: setup.instance.clone(),
+            claimant: match setup.shared {
+                Some(_) => LEASE_CLAIMANT.to_owned(),
+                None => setup.instance.clone(),
+            },
         };
         let clock = Arc::clone(&core.clock);
         let tokens = SharedTokens::new(setup.shared.clone());

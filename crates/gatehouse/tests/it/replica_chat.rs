@@ -1,8 +1,10 @@
-//! Chat on replicas: three real `gatehouse serve` processes on one PostgreSQL database and the
+//! Chat on replicas: real `gatehouse serve` processes on one PostgreSQL database and the
 //! Telegram fake. Exactly one holds the chat lease and polls Telegram; approvals requested on
 //! another are carded by it; when it is killed with SIGKILL, another takes over within
 //! seconds, honours a press on a card sent before the kill (made while nobody polled), edits
-//! the cards of decided and expired approvals, and sends no card twice.
+//! the cards of decided and expired approvals, and sends no card twice. A card whose send was
+//! under way at the kill is sent by the next holder at once; a holder whose lease connection
+//! is cut stops rather than poll beside the next one.
 //!
 //! Each replica gets its own bot token only so the fake's log, which records each call's path
 //! with the token's bot id, says which replica made it.
@@ -197,4 +199,115 @@ async fn killing_the_replica_that_holds_telegram_hands_chat_over_with_no_card_tw
             "{named}"
         );
     }
+}
+
+/// Replicas on a fresh database and a fresh fake; `count` of them.
+async fn cluster(count: usize) -> (TempDatabase, FakeHandle, Vec<Option<Server>>) {
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let fake = gatehouse_fakes::telegram::spawn("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let mut replicas = Vec::new();
+    for index in 0..count {
+        replicas.push(Some(replica(&database, &fake, index).await));
+    }
+    (database, fake, replicas)
+}
+
+/// The send was under way (Telegram took the message, its answer held back) when the holder
+/// died. The next holder finds the attempt claimed in the lease's name and sends again at once
+/// rather than wait out the claim: Telegram offers no way to find the first message, so the
+/// approval shows two cards, never none (docs/chat.md, "What can still duplicate"); a press on
+/// the new card decides it.
+#[tokio::test]
+async fn a_card_in_flight_when_its_holder_dies_is_sent_again_by_the_next_holder_at_once() {
+    let (_database, fake, mut replicas) = cluster(2).await;
+    let holder = poller(&fake, 0, None).await;
+    let stall = json!({"method": "sendMessage", "chat": APPROVER, "stall_ms": 60_000});
+    fake.control("/_fake/faults", &stall).await.unwrap();
+    let other = 1 - holder;
+    let id = request(replicas[other].as_ref().unwrap(), json!({})).await;
+    eventually("the stalled send", async || {
+        fake.calls_of("sendMessage").into_iter().find(|call| {
+            call.path.starts_with(&logged_as(holder))
+                && call.body["text"].as_str().unwrap_or("").contains(&id[..8])
+        })
+    })
+    .await;
+    // Let the claim reach the store; the answer is still held back.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let killed_at = Instant::now();
+    drop(replicas[holder].take());
+
+    let resent = eventually("the card sent again", async || {
+        fake.calls_of("sendMessage").into_iter().find(|call| {
+            call.path.starts_with(&logged_as(other))
+                && call.status == Some(200)
+                && !buttons(call).is_empty()
+        })
+    })
+    .await;
+    eprintln!(
+        "card in flight sent again {:?} after SIGKILL",
+        killed_at.elapsed()
+    );
+    assert!(killed_at.elapsed() < Duration::from_secs(30));
+    assert_eq!(
+        cards_of(&fake, &id).len(),
+        2,
+        "the first, held back, and the new one"
+    );
+    let survivor = replicas[other].as_ref().unwrap();
+    let press = json!({"callback_query": {
+        "from": {"id": APPROVER, "is_bot": false, "first_name": "Alice", "username": "alice"},
+        "data": button(&buttons(&resent), "Deny"),
+        "message": {
+            "message_id": resent.sent_message_id().unwrap().parse::<i64>().unwrap(),
+            "chat": {"id": APPROVER},
+        },
+    }});
+    fake.control("/_fake/inject", &press).await.unwrap();
+    let record = settled(survivor, &id).await;
+    assert_eq!(record["state"], "denied", "{record}");
+}
+
+/// The database ends the holder's lease session (as a database restart or a network cut
+/// would): the holder stops, and the other replica takes chat over.
+#[tokio::test]
+async fn a_holder_whose_lease_connection_is_cut_stops_and_another_takes_chat_over() {
+    let (database, fake, replicas) = cluster(2).await;
+    let holder = poller(&fake, 0, None).await;
+    let holder_server = replicas[holder].as_ref().unwrap();
+    let before = fake.calls().last().map_or(0, |call| call.seq);
+    let (client, connection) = tokio_postgres::connect(database.url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let holder_name = format!("gatehouse lease %:{}", port(holder_server));
+    let cut = client
+        .query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE $1",
+            &[&holder_name],
+        )
+        .await
+        .unwrap();
+    assert_eq!(cut.len(), 1, "one lease session");
+
+    let successor = poller(&fake, before, Some(holder)).await;
+    assert_eq!(successor, 1 - holder);
+    let base = holder_server.base.clone();
+    eventually("the old holder to stop", async || {
+        let answer = reqwest::Client::new().get(&base).send().await;
+        answer.is_err().then_some(())
+    })
+    .await;
+    let named = lease_holder(replicas[successor].as_ref().unwrap()).await;
+    let successor_port = port(replicas[successor].as_ref().unwrap());
+    assert!(
+        named
+            .as_str()
+            .unwrap_or("")
+            .ends_with(&format!(":{successor_port}")),
+        "{named}"
+    );
 }
