@@ -80,6 +80,17 @@ fn cards_of(fake: &FakeHandle, id: &str) -> Vec<Call> {
         .collect()
 }
 
+/// The approver presses the button labelled `label` on `card`.
+async fn press(fake: &FakeHandle, card: &Call, label: &str) {
+    let message_id: i64 = card.sent_message_id().unwrap().parse().unwrap();
+    let update = json!({"callback_query": {
+        "from": {"id": APPROVER, "is_bot": false, "first_name": "Alice", "username": "alice"},
+        "data": button(&buttons(card), label),
+        "message": {"message_id": message_id, "chat": {"id": APPROVER}},
+    }});
+    fake.control("/_fake/inject", &update).await.unwrap();
+}
+
 async fn card_of(fake: &FakeHandle, id: &str) -> Call {
     eventually("a card", async || cards_of(fake, id).into_iter().next()).await
 }
@@ -98,14 +109,7 @@ async fn edit_of(fake: &FakeHandle, message_id: &str) -> Call {
 #[tokio::test]
 async fn killing_the_replica_that_holds_telegram_hands_chat_over_with_no_card_twice_and_no_press_lost()
  {
-    let database = gatehouse_fakes::postgres::database().unwrap();
-    let fake = gatehouse_fakes::telegram::spawn("127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let mut replicas = Vec::new();
-    for index in 0..REPLICAS {
-        replicas.push(Some(replica(&database, &fake, index).await));
-    }
+    let (_database, fake, mut replicas) = cluster(REPLICAS).await;
     // Exactly one replica polls, and every replica's status names it.
     let holder = poller(&fake, 0, None).await;
     tokio::time::sleep(Duration::from_secs(3)).await;
@@ -145,14 +149,8 @@ async fn killing_the_replica_that_holds_telegram_hands_chat_over_with_no_card_tw
     let killed_at = Instant::now();
     drop(replicas[holder].take());
     // A press made while nobody polls waits at the platform.
-    let allow = button(&buttons(&pressed_card), "Allow once").to_owned();
+    press(&fake, &pressed_card, "Allow once").await;
     let message_id = pressed_card.sent_message_id().unwrap();
-    let press = json!({"callback_query": {
-        "from": {"id": APPROVER, "is_bot": false, "first_name": "Alice", "username": "alice"},
-        "data": allow,
-        "message": {"message_id": message_id.parse::<i64>().unwrap(), "chat": {"id": APPROVER}},
-    }});
-    fake.control("/_fake/inject", &press).await.unwrap();
 
     let successor = poller(&fake, last_call, Some(holder)).await;
     let failover = killed_at.elapsed();
@@ -258,15 +256,7 @@ async fn a_card_in_flight_when_its_holder_dies_is_sent_again_by_the_next_holder_
         "the first, held back, and the new one"
     );
     let survivor = replicas[other].as_ref().unwrap();
-    let press = json!({"callback_query": {
-        "from": {"id": APPROVER, "is_bot": false, "first_name": "Alice", "username": "alice"},
-        "data": button(&buttons(&resent), "Deny"),
-        "message": {
-            "message_id": resent.sent_message_id().unwrap().parse::<i64>().unwrap(),
-            "chat": {"id": APPROVER},
-        },
-    }});
-    fake.control("/_fake/inject", &press).await.unwrap();
+    press(&fake, &resent, "Deny").await;
     let record = settled(survivor, &id).await;
     assert_eq!(record["state"], "denied", "{record}");
 }
