@@ -3,8 +3,8 @@
 //! another are carded by it; when it is killed with SIGKILL, another takes over within
 //! seconds, honours a press on a card sent before the kill (made while nobody polled), edits
 //! the cards of decided and expired approvals, and sends no card twice. A card whose send was
-//! under way at the kill is sent by the next holder at once; a holder whose lease connection
-//! is cut stops rather than poll beside the next one.
+//! under way at the kill is sent by the next holder at once (on Discord, under its nonce, so
+//! once); a holder whose lease connection is cut stops rather than poll beside the next one.
 //!
 //! Each replica gets its own bot token only so the fake's log, which records each call's path
 //! with the token's bot id, says which replica made it.
@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use crate::chat_support::{eventually, request, settled};
 use crate::gateway::{ADMIN, Server, config_with_gateway};
-use crate::telegram::{APPROVER, button, buttons};
+use crate::telegram::{APPROVER, WAIT, button, buttons};
 
 const REPLICAS: usize = 3;
 
@@ -300,4 +300,77 @@ async fn a_holder_whose_lease_connection_is_cut_stops_and_another_takes_chat_ove
             .ends_with(&format!(":{successor_port}")),
         "{named}"
     );
+}
+
+/// Discord, whose gateway only the holder connects to: the send under way at the kill is
+/// repeated by the next holder under the same nonce, and Discord answers with the message the
+/// first attempt created — one card, edited when the approval is decided on any replica.
+#[tokio::test]
+async fn on_discord_a_card_in_flight_when_its_holder_dies_is_delivered_once_and_edited() {
+    const ALICE: u64 = 5000;
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let fake = gatehouse_fakes::discord::spawn("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let store = format!("store: {{ kind: 'postgres', url: '{}' }},", database.url());
+    let chat = crate::discord::discord_config(&fake, &format!("approvers: ['{ALICE}']"));
+    let config = config_with_gateway(&store, &chat);
+    let mut replicas = vec![
+        Some(Server::start_with_config(&config).await),
+        Some(Server::start_with_config(&config).await),
+    ];
+    fake.wait_for_calls("gateway.IDENTIFY", 1, WAIT)
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(
+        fake.calls_of("gateway.IDENTIFY").len(),
+        1,
+        "only the holder connects"
+    );
+    let named = lease_holder(replicas[0].as_ref().unwrap()).await;
+    let holder = usize::from(
+        !named
+            .as_str()
+            .unwrap()
+            .ends_with(&format!(":{}", port(replicas[0].as_ref().unwrap()))),
+    );
+    let other = 1 - holder;
+
+    let dm = crate::discord::dm_channel(&fake, ALICE).await;
+    let stall = json!({"method": "createMessage", "chat": dm, "stall_ms": 60_000});
+    fake.control("/_fake/faults", &stall).await.unwrap();
+    let id = request(replicas[other].as_ref().unwrap(), json!({})).await;
+    fake.wait_for_calls("createMessage", 1, WAIT).await.unwrap();
+    // Let the claim reach the store; the answer is still held back.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    drop(replicas[holder].take());
+
+    fake.wait_for_calls("gateway.IDENTIFY", 2, WAIT)
+        .await
+        .unwrap();
+    let resent = eventually("the send repeated under its nonce", async || {
+        fake.calls_of("createMessage")
+            .into_iter()
+            .find(|call| call.chat.as_deref() == Some(dm.as_str()) && call.status == Some(200))
+    })
+    .await;
+    let messages: BTreeSet<String> = fake
+        .calls_of("createMessage")
+        .iter()
+        .filter_map(Call::sent_message_id)
+        .collect();
+    let card = resent.sent_message_id().unwrap();
+    assert_eq!(messages, BTreeSet::from([card.clone()]), "one card");
+
+    let survivor = replicas[other].as_ref().unwrap();
+    let answer = survivor.resolve(&id, "deny").await;
+    assert_eq!(answer["payload"]["applied"], true, "{answer}");
+    let path = format!("/channels/{dm}/messages/{card}");
+    eventually("the card's edit", async || {
+        fake.calls_of("editMessage")
+            .into_iter()
+            .find(|call| call.path == path && call.status == Some(200))
+    })
+    .await;
 }
