@@ -315,7 +315,7 @@ async fn on_discord_a_card_in_flight_when_its_holder_dies_is_delivered_once_and_
     let store = format!("store: {{ kind: 'postgres', url: '{}' }},", database.url());
     let chat = crate::discord::discord_config(&fake, &format!("approvers: ['{ALICE}']"));
     let config = config_with_gateway(&store, &chat);
-    let mut replicas = vec![
+    let mut replicas = [
         Some(Server::start_with_config(&config).await),
         Some(Server::start_with_config(&config).await),
     ];
