@@ -140,8 +140,9 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             }
             OpenedStore::Postgres(store) => {
                 let outbox = Arc::clone(store) as Arc<dyn ChatOutbox>;
-                let shared = Arc::clone(store) as Arc<dyn SharedChat>;
-                (outbox, Some(shared), replica_name(addr))
+                // Without channels there is nothing to hold: no lease is taken.
+                let shared = chat_connected.then(|| Arc::clone(store) as Arc<dyn SharedChat>);
+                (outbox, shared, replica_name(addr))
             }
         };
         let ports = Ports {
