@@ -300,6 +300,29 @@ async fn a_holder_whose_lease_connection_is_cut_stops_and_another_takes_chat_ove
             .ends_with(&format!(":{successor_port}")),
         "{named}"
     );
+    // `doctor`'s live check names the holder too.
+    let survivor = replicas[successor].as_ref().unwrap();
+    let mut doctor = std::process::Command::new(env!("CARGO_BIN_EXE_gatehouse"));
+    doctor
+        .arg("doctor")
+        .arg("--config")
+        .arg(survivor.dir.path().join("gatehouse.json5"))
+        .arg("--data-dir")
+        .arg(survivor.data())
+        .args(["--url", &survivor.base, "--token", ADMIN])
+        .env_remove("GATEHOUSE_CONFIG")
+        .env_remove("GATEHOUSE_TOKEN")
+        .env_remove("GATEHOUSE_URL");
+    let ran = tokio::task::spawn_blocking(move || doctor.output())
+        .await
+        .unwrap()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&ran.stdout);
+    let line = format!(":{successor_port}\n");
+    assert!(
+        stdout.contains("\nchat lease: held by ") && stdout.contains(&line),
+        "{stdout}"
+    );
 }
 
 /// Discord, whose gateway only the holder connects to: the send under way at the kill is
