@@ -9,10 +9,13 @@
 //! the chat core's approver and token checks. Every chat message about an approval is recorded
 //! in the store's outbox before it is sent, with each attempt and its outcome, so resolve,
 //! expiry, cancellation and a restart edit every copy, including one whose send was under way
-//! when the process died (see `journal`). Button tokens live in memory on purpose: the manager
-//! cancels every pending approval when the service starts (`gateway-restart`), so no token from
-//! an earlier process could decide anything; a press on such a card is answered "not valid
-//! here" and the card itself is edited into its cancellation notice at start-up.
+//! when the process died (see `journal`). On a store of its own, button tokens live in memory on
+//! purpose: the manager cancels every pending approval when the service starts
+//! (`gateway-restart`), so no token from an earlier process could decide anything; a press on
+//! such a card is answered "not valid here" and the card itself is edited into its cancellation
+//! notice at start-up. On a store several gateways share, pending approvals outlive a gateway,
+//! so tokens are kept in the store too and chat runs on the one gateway holding the chat lease
+//! (see `shared`).
 //!
 //! [`ApprovalManager::resolve`]: gatehouse_approvals::ApprovalManager::resolve
 
