@@ -3,8 +3,9 @@
 //! another are carded by it; when it is killed with SIGKILL, another takes over within
 //! seconds, honours a press on a card sent before the kill (made while nobody polled), edits
 //! the cards of decided and expired approvals, and sends no card twice. A card whose send was
-//! under way at the kill is sent by the next holder at once (on Discord, under its nonce, so
-//! once); a holder whose lease connection is cut stops rather than poll beside the next one.
+//! under way at the kill is sent by the next holder at once (on Discord under its nonce and on
+//! Slack after a lookup by its metadata, so once); a holder whose lease connection is cut stops
+//! rather than poll beside the next one.
 //!
 //! Each replica gets its own bot token only so the fake's log, which records each call's path
 //! with the token's bot id, says which replica made it.
@@ -67,6 +68,15 @@ async fn lease_holder(server: &Server) -> Value {
     status["chat"]["lease"]["holder"].clone()
 }
 
+/// Every live replica's `gateway.status` names `holder` as the chat lease's holder.
+async fn assert_every_status_names(replicas: &[Option<Server>], holder: &Server) {
+    let suffix = format!(":{}", port(holder));
+    for server in replicas.iter().flatten() {
+        let named = lease_holder(server).await;
+        assert!(named.as_str().unwrap_or("").ends_with(&suffix), "{named}");
+    }
+}
+
 fn port(server: &Server) -> String {
     server.base.rsplit(':').next().unwrap().to_owned()
 }
@@ -118,17 +128,7 @@ async fn killing_the_replica_that_holds_telegram_hands_chat_over_with_no_card_tw
         BTreeSet::from([holder]),
         "only the lease holder polls"
     );
-    let holder_port = port(replicas[holder].as_ref().unwrap());
-    for server in replicas.iter().flatten() {
-        let named = lease_holder(server).await;
-        assert!(
-            named
-                .as_str()
-                .unwrap_or("")
-                .ends_with(&format!(":{holder_port}")),
-            "{named}"
-        );
-    }
+    assert_every_status_names(&replicas, replicas[holder].as_ref().unwrap()).await;
 
     // Two approvals requested on a replica that does not hold the lease are carded by the one
     // that does.
@@ -186,17 +186,7 @@ async fn killing_the_replica_that_holds_telegram_hands_chat_over_with_no_card_tw
         callers(&fake.calls_of("getUpdates"), first_poll - 1),
         BTreeSet::from([successor])
     );
-    for server in replicas.iter().flatten() {
-        let named = lease_holder(server).await;
-        let successor_port = port(survivor);
-        assert!(
-            named
-                .as_str()
-                .unwrap_or("")
-                .ends_with(&format!(":{successor_port}")),
-            "{named}"
-        );
-    }
+    assert_every_status_names(&replicas, survivor).await;
 }
 
 /// Replicas on a fresh database and a fresh fake; `count` of them.
@@ -291,17 +281,11 @@ async fn a_holder_whose_lease_connection_is_cut_stops_and_another_takes_chat_ove
         answer.is_err().then_some(())
     })
     .await;
-    let named = lease_holder(replicas[successor].as_ref().unwrap()).await;
-    let successor_port = port(replicas[successor].as_ref().unwrap());
-    assert!(
-        named
-            .as_str()
-            .unwrap_or("")
-            .ends_with(&format!(":{successor_port}")),
-        "{named}"
-    );
-    // `doctor`'s live check names the holder too.
+    // The old holder has stopped: only the survivor answers.
     let survivor = replicas[successor].as_ref().unwrap();
+    assert_every_status_names(std::slice::from_ref(&replicas[successor]), survivor).await;
+    // `doctor`'s live check names the holder too.
+    let successor_port = port(survivor);
     let mut doctor = std::process::Command::new(env!("CARGO_BIN_EXE_gatehouse"));
     doctor
         .arg("doctor")
@@ -351,13 +335,7 @@ async fn on_discord_a_card_in_flight_when_its_holder_dies_is_delivered_once_and_
         1,
         "only the holder connects"
     );
-    let named = lease_holder(replicas[0].as_ref().unwrap()).await;
-    let holder = usize::from(
-        !named
-            .as_str()
-            .unwrap()
-            .ends_with(&format!(":{}", port(replicas[0].as_ref().unwrap()))),
-    );
+    let holder = holder_of(&replicas).await;
     let other = 1 - holder;
 
     let dm = crate::discord::dm_channel(&fake, ALICE).await;
@@ -396,4 +374,91 @@ async fn on_discord_a_card_in_flight_when_its_holder_dies_is_delivered_once_and_
             .find(|call| call.path == path && call.status == Some(200))
     })
     .await;
+}
+
+/// Which of `replicas` holds the chat lease, as the first live one's status names it.
+async fn holder_of(replicas: &[Option<Server>]) -> usize {
+    let asked = replicas.iter().flatten().next().unwrap();
+    let named = eventually("a lease holder", async || {
+        lease_holder(asked).await.as_str().map(str::to_owned)
+    })
+    .await;
+    replicas
+        .iter()
+        .position(|server| {
+            server
+                .as_ref()
+                .is_some_and(|server| named.ends_with(&format!(":{}", port(server))))
+        })
+        .unwrap()
+}
+
+/// Slack (Socket Mode): the post under way at the kill is looked up by the next holder in the
+/// conversation's history by its key (message metadata) and found, not posted again; deciding
+/// the approval on any replica edits it.
+#[tokio::test]
+async fn on_slack_a_card_in_flight_when_its_holder_dies_is_found_not_posted_twice() {
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let fake = gatehouse_fakes::slack::spawn("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let store = format!("store: {{ kind: 'postgres', url: '{}' }},", database.url());
+    let chat = format!(
+        "channels: {{ slack: {{ botToken: 'xoxb-fake', appToken: 'xapp-fake', apiUrl: '{}',
+           execApprovals: {{ approvers: ['U0ALICE'] }} }} }},",
+        fake.base_url
+    );
+    let config = config_with_gateway(&store, &chat);
+    let mut replicas = [
+        Some(Server::start_with_config(&config).await),
+        Some(Server::start_with_config(&config).await),
+    ];
+    let holder = holder_of(&replicas).await;
+    let other = 1 - holder;
+    let stall = json!({"method": "chat.postMessage", "stall_ms": 60_000});
+    fake.control("/_fake/faults", &stall).await.unwrap();
+    let id = request(replicas[other].as_ref().unwrap(), json!({})).await;
+    fake.wait_for_calls("chat.postMessage", 1, WAIT)
+        .await
+        .unwrap();
+    // Let the claim reach the store; the answer is still held back.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    drop(replicas[holder].take());
+
+    fake.wait_for_calls("conversations.history", 1, WAIT)
+        .await
+        .unwrap();
+    let survivor = replicas[other].as_ref().unwrap();
+    let answer = survivor.resolve(&id, "deny").await;
+    assert_eq!(answer["payload"]["applied"], true, "{answer}");
+    let posts: Vec<(String, String)> = fake
+        .calls_of("chat.postMessage")
+        .iter()
+        .filter_map(|call| {
+            Some((
+                call.answer["channel"].as_str()?.to_owned(),
+                call.answer["ts"].as_str()?.to_owned(),
+            ))
+        })
+        .collect();
+    assert_eq!(
+        posts.len(),
+        1,
+        "found, not posted again: {:?}",
+        fake.calls()
+    );
+    let (conversation, ts) = &posts[0];
+    let update = eventually("the card's update", async || {
+        fake.calls_of("chat.update").into_iter().find(|call| {
+            call.status == Some(200)
+                && call.body["channel"] == json!(conversation)
+                && call.body["ts"] == json!(ts)
+        })
+    })
+    .await;
+    assert!(
+        update.body.to_string().contains("Denied"),
+        "{}",
+        update.body
+    );
 }
