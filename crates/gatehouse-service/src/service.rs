@@ -118,8 +118,9 @@ impl Service {
     }
 
     /// Starts chat approvals: validates the chat config, subscribes to approval events, edits
-    /// the cards of approvals the restart cancelled, and runs every adapter until shutdown.
-    /// Must run inside a tokio runtime; call it once.
+    /// the cards of approvals the restart cancelled, and runs every adapter until shutdown; on
+    /// a store several gateways share (`ChatSetup::shared`), all of that once this gateway
+    /// holds the chat lease. Must run inside a tokio runtime; call it once.
     pub fn start_chat(&self, setup: ChatSetup) -> Result<(), ServiceError> {
         let runtime = ChatRuntime::new(Arc::clone(self.core()), &setup)?;
         self.shared
@@ -130,6 +131,19 @@ impl Service {
             })?;
         runtime.run(setup);
         Ok(())
+    }
+
+    /// Resolves, with why, if this gateway loses the chat lease it held (on a store several
+    /// gateways share): it must then stop, since its chat connections would compete with the
+    /// new holder's. Never resolves otherwise.
+    pub fn chat_lease_lost(&self) -> impl Future<Output = String> + Send + 'static {
+        let lost = self.chat().map(|chat| chat.lease_lost());
+        async move {
+            match lost {
+                Some(lost) => lost.await,
+                None => std::future::pending().await,
+            }
+        }
     }
 
     /// Chat approvals' status, once [`Service::start_chat`] ran (always under `serve`, with

@@ -18,6 +18,8 @@ mod event_log;
 mod approvals_file_store;
 // The approvals database under concurrency and restarts; its file mode and schema guards.
 mod approvals_db_durability;
+// Chat shared by PostgreSQL gateways: the connections' lease, the buttons of cards sent.
+mod chat_leases;
 // The chat outbox: conditional steps, fenced attempts, pruning, the upgrade that adds it.
 mod outbox;
 // Group commit: outcomes of operations batched together, read-your-writes, closing the writer.

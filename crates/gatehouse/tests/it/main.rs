@@ -80,6 +80,9 @@ mod chat_start;
 mod replicas;
 // Issue 34: one event sequence over replicas; `since` replayed on another replica.
 mod replica_events;
+// Chat on PostgreSQL replicas: one holds the Telegram connection; SIGKILL of it hands chat
+// over in seconds with no card twice and no press lost.
+mod replica_chat;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -6,7 +6,9 @@
 mod connect;
 mod events;
 mod feed;
+mod lease;
 mod ops;
+mod outbox;
 mod schema;
 mod store;
 

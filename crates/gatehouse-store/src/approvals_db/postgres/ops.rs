@@ -382,6 +382,14 @@ pub(super) async fn prune_terminal_before(
             &[&sql_ms(cutoff_ms), &limit_param(limit)],
         )
         .await?;
+    // Digests stand for no one approval: they go with the history of the same age, once done.
+    tx.rows(
+        "DELETE FROM chat_outbox WHERE seq IN (SELECT seq FROM chat_outbox \
+         WHERE approval_id IS NULL AND updated_at_ms < $1 \
+         AND state IN ('finished', 'skipped', 'lost') LIMIT $2)",
+        &[&sql_ms(cutoff_ms), &limit_param(limit)],
+    )
+    .await?;
     rows.iter()
         .map(|row| row.try_get(0).map_err(StoreError::from))
         .collect()

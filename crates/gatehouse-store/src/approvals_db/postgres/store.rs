@@ -13,16 +13,17 @@ use std::time::Duration;
 
 use deadpool_postgres::Pool;
 use gatehouse_approvals::{
-    ApprovalRecord, ApprovalStore, ChangeFeed, Completion, ConsumeOutcome, DeliveredMessage,
-    EventLog, GrantStore, ListFilter, LoggedEvents, NewApproval, Reading, Resolution,
-    ResolveOutcome, StoredGrant,
+    ApprovalRecord, ApprovalStore, ChangeFeed, ChatOutbox, Completion, ConsumeOutcome,
+    DeliveredMessage, EventLog, GrantStore, HeldLease, ListFilter, LoggedEvents, NewApproval,
+    OutboxEntry, OutboxMessage, OutboxStep, Reading, Resolution, ResolveOutcome, SharedChat,
+    StepOutcome, StoredButton, StoredGrant, Writing,
 };
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
 use super::connect::Connector;
 use super::feed::{self, Subscribers};
-use super::{events, ops, schema};
+use super::{events, lease, ops, outbox, schema};
 use crate::error::{PostgresError, StoreError};
 
 /// Options for [`PgApprovalStore::connect`].
@@ -167,6 +168,31 @@ impl PgApprovalStore {
             let mut context = Context::from_waker(Waker::noop());
             let _ = stopped.as_mut().poll(&mut context);
         }
+    }
+
+    /// Queues a write as [`submit`](Self::submit) does, now, for a caller that awaits it.
+    fn writing<T, Op>(&self, op: Op) -> Writing<T>
+    where
+        T: Send + 'static,
+        Op: for<'t, 'c> FnOnce(
+                &'t deadpool_postgres::Transaction<'c>,
+            )
+                -> Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 't>>
+            + Send
+            + 'static,
+    {
+        let (answer, answered) = oneshot::channel();
+        self.submit(
+            op,
+            Box::new(move |outcome| {
+                let _ = answer.send(outcome);
+            }),
+        );
+        Box::pin(async move {
+            answered.await.unwrap_or_else(|_| {
+                Err(StoreError::Postgres(PostgresError::writer_stopped()).into())
+            })
+        })
     }
 
     fn read<T, Op>(&self, op: Op) -> Reading<T>
@@ -337,5 +363,51 @@ impl GrantStore for PgApprovalStore {
 
     fn grants(&self) -> Reading<Vec<StoredGrant>> {
         self.read(|client| Box::pin(ops::grants(client)))
+    }
+}
+
+/// The chat outbox beside the approvals it shows, every step on the ordered writer, so a step
+/// is durable before its caller goes on and after every write submitted before it.
+impl ChatOutbox for PgApprovalStore {
+    fn plan_messages(&self, messages: Vec<OutboxMessage>, at_ms: u64) -> Writing<()> {
+        self.writing(move |tx| Box::pin(async move { outbox::plan(tx, &messages, at_ms).await }))
+    }
+
+    fn record_step(&self, key: String, step: OutboxStep, at_ms: u64) -> Writing<StepOutcome> {
+        self.writing(move |tx| {
+            Box::pin(async move { outbox::record(tx, &key, &step, at_ms).await })
+        })
+    }
+
+    fn open_messages(&self) -> Reading<Vec<OutboxEntry>> {
+        self.read(|client| Box::pin(outbox::open(client)))
+    }
+
+    fn troubled_messages(&self, lost_since_ms: u64, limit: usize) -> Reading<Vec<OutboxEntry>> {
+        self.read(move |client| {
+            Box::pin(async move { outbox::troubled(client, lost_since_ms, limit).await })
+        })
+    }
+}
+
+impl SharedChat for PgApprovalStore {
+    fn save_button(&self, button: StoredButton) -> Writing<()> {
+        self.writing(move |tx| Box::pin(async move { outbox::save_button(tx, &button).await }))
+    }
+
+    fn live_buttons(&self) -> Reading<Vec<StoredButton>> {
+        self.read(|client| Box::pin(outbox::live_buttons(client)))
+    }
+
+    fn acquire_lease(
+        &self,
+        name: String,
+        holder: String,
+    ) -> Pin<Box<dyn Future<Output = HeldLease> + Send>> {
+        Box::pin(lease::acquire(self.connector.clone(), name, holder))
+    }
+
+    fn lease_holder(&self, name: String) -> Reading<Option<String>> {
+        self.read(move |client| Box::pin(async move { lease::holder(client, &name).await }))
     }
 }
