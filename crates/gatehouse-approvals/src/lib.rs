@@ -2,8 +2,8 @@
 //!
 //! This crate owns what an approval is ([`ApprovalRequest`], [`ApprovalRecord`],
 //! [`ApprovalState`], [`Resolution`], [`ResolveOutcome`], …), the id layout ([`mint_approval_id`],
-//! [`short_id`]) and the storage contracts ([`ApprovalStore`], [`AllowlistStore`], and the
-//! chat [`outbox`]'s [`ChatOutbox`]) that `gatehouse-store` implements for SQLite and
+//! [`short_id`]) and the storage contracts ([`ApprovalStore`], [`AllowlistStore`], [`DocumentStore`] for
+//! per-host state replicas share, and the chat [`outbox`]'s [`ChatOutbox`]) that `gatehouse-store` implements for SQLite and
 //! `exec-approvals.json`. It names no store.
 //!
 //! A pending approval is created durably (through the [`ApprovalStore`]) before the requester
@@ -57,6 +57,7 @@
 
 mod clock;
 mod deadlines;
+mod documents;
 mod error;
 mod events;
 mod grants;
@@ -72,6 +73,7 @@ mod state;
 mod store;
 
 pub use clock::{Clock, SystemClock, TokioClock};
+pub use documents::{DocumentBytes, DocumentChange, DocumentStore};
 pub use error::ApprovalError;
 pub use events::{ApprovalEvent, EventKind, EventSubscription, Offered};
 pub use grants::StoredGrant;

@@ -76,6 +76,9 @@ pub struct ChatSetup {
     /// gateways sharing the store.
     pub instance: String,
     /// The JSON file holding session bindings and `/elevated` levels (created 0600 on first use).
+    /// When the service shares state through a database
+    /// ([`Prepared::share_state`](crate::Prepared::share_state)) the table is a document there
+    /// instead, into which this file is imported once when the database has none.
     pub sessions_file: PathBuf,
 }
 
@@ -284,6 +287,14 @@ impl ChatRuntime {
             Arc::new(journal),
             Arc::new(move || clock.now_ms()),
         ));
+        let sessions = match &core.documents {
+            Some(documents) => Sessions::shared(
+                Arc::clone(documents),
+                &setup.sessions_file,
+                setup.platforms.clone(),
+            )?,
+            None => Sessions::open(&setup.sessions_file, setup.platforms.clone())?,
+        };
         Ok(Arc::new(ChatRuntime {
             core,
             cards: CardIndex::new(Arc::clone(&dispatcher)),
@@ -293,7 +304,7 @@ impl ChatRuntime {
             platforms: setup.platforms.clone(),
             bot_usernames,
             strangers,
-            sessions: Sessions::open(&setup.sessions_file, setup.platforms.clone())?,
+            sessions,
             stopped: Mutex::new(Vec::new()),
         }))
     }

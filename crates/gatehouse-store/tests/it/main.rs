@@ -12,6 +12,8 @@ mod stores;
 mod replicas;
 // Approval managers on PostgreSQL stores sharing a database: decisions, adoption, expiry.
 mod replica_managers;
+// exec-approvals.json as a document replicas share: the file's contract, concurrency, import.
+mod shared_documents;
 // exec-approvals.json on disk: baseHash, 0600, migration, redaction, dedupe, merges.
 mod approvals_file_store;
 // The approvals database under concurrency and restarts; its file mode and schema guards.

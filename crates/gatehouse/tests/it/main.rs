@@ -76,6 +76,8 @@ mod chat_markup;
 // Two `gatehouse serve` replicas on one PostgreSQL database: cross-replica decisions and
 // waiters, one winner among concurrent answers, a replica killed mid-flight.
 mod replicas;
+// Per-host state shared by two `serve` replicas through PostgreSQL: allowlists and baseHash.
+mod replica_state;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -14,23 +14,23 @@ use crate::gateway::{AGENT, APPROVER, Server, Ws, config_with_gateway};
 const QUIET: Duration = Duration::from_secs(2);
 
 /// A replica on `database`, with its own data directory.
-async fn replica(database: &TempDatabase) -> Server {
+pub(crate) async fn replica(database: &TempDatabase) -> Server {
     let store = format!("store: {{ kind: 'postgres', url: '{}' }},", database.url());
     Server::start_with_config(&config_with_gateway(&store, "")).await
 }
 
 /// Two replicas on a fresh database, each with an operator connected (so each has an approval
 /// route).
-struct Replicas {
-    _database: TempDatabase,
-    a: Server,
-    b: Server,
-    operator_a: Ws,
-    operator_b: Ws,
+pub(crate) struct Replicas {
+    pub(crate) _database: TempDatabase,
+    pub(crate) a: Server,
+    pub(crate) b: Server,
+    pub(crate) operator_a: Ws,
+    pub(crate) operator_b: Ws,
 }
 
 impl Replicas {
-    async fn start() -> Replicas {
+    pub(crate) async fn start() -> Replicas {
         let database = gatehouse_fakes::postgres::database().unwrap();
         let a = replica(&database).await;
         let b = replica(&database).await;

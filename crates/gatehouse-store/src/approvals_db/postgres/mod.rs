@@ -4,9 +4,11 @@
 //! loses is answered by the same rules (`write_ops`), and the store contract tests run on both.
 
 mod connect;
+mod documents;
 mod feed;
 mod ops;
 mod schema;
 mod store;
 
+pub use documents::PgDocuments;
 pub use store::{DatabaseCheck, PgApprovalStore, PgOptions};

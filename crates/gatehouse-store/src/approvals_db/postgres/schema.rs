@@ -94,6 +94,16 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX tool_grants_by_created ON tool_grants (created_at_ms, id);
     "#,
+    // 2: per-host state replicas share (the exec approvals document, the chat sessions), one
+    // row per document, its bytes exactly as the file would hold them; `version` grows with
+    // each change, for compare-and-swap writes.
+    r#"
+    CREATE TABLE gatehouse_documents (
+        name    text COLLATE "C" PRIMARY KEY,
+        body    bytea NOT NULL,
+        version bigint NOT NULL CHECK (version > 0)
+    );
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -20,6 +20,7 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
 use super::connect::Connector;
+use super::documents::PgDocuments;
 use super::feed::{self, Subscribers};
 use super::{ops, schema};
 use crate::error::{PostgresError, StoreError};
@@ -100,6 +101,13 @@ impl PgApprovalStore {
             subscribers: Arc::default(),
             listener: OnceLock::new(),
         })
+    }
+
+    /// The shared documents (per-host state replicas share: the exec approvals document, the
+    /// chat sessions) on this store's database and pool; follows their changes on a
+    /// connection of its own. Call from within a tokio runtime.
+    pub fn documents(&self) -> PgDocuments {
+        PgDocuments::start(self.pool.clone(), self.connector.clone())
     }
 
     /// Connects to the database `url` names and reads what `gatehouse doctor` reports,
