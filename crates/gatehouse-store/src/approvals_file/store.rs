@@ -430,32 +430,36 @@ impl ExecApprovalsStore {
     }
 
     fn snapshot_from(&self, bytes: Option<&[u8]>) -> Result<Snapshot, StoreError> {
-        let hash = hash_bytes(bytes.unwrap_or_default());
-        let path = self.origin();
-        let Some(bytes) = bytes else {
-            return Ok(Snapshot {
-                path,
-                exists: false,
-                file: ExecApprovalsFile::default(),
-                hash,
-                report: LoadReport::default(),
-            });
-        };
-        let text = std::str::from_utf8(bytes).map_err(|err| StoreError::Parse {
-            path: path.clone(),
-            line: 1,
-            column: err.valid_up_to() + 1,
-            message: "file is not valid UTF-8".to_owned(),
-        })?;
-        let parsed = parse_str(text, &path)?;
-        Ok(Snapshot {
-            path,
-            exists: true,
-            file: parsed.file,
-            hash,
-            report: parsed.report,
-        })
+        snapshot_at(self.origin(), bytes)
     }
+}
+
+/// `bytes` (none: no document yet) parsed as the document `path` names.
+fn snapshot_at(path: PathBuf, bytes: Option<&[u8]>) -> Result<Snapshot, StoreError> {
+    let hash = hash_bytes(bytes.unwrap_or_default());
+    let Some(bytes) = bytes else {
+        return Ok(Snapshot {
+            path,
+            exists: false,
+            file: ExecApprovalsFile::default(),
+            hash,
+            report: LoadReport::default(),
+        });
+    };
+    let text = std::str::from_utf8(bytes).map_err(|err| StoreError::Parse {
+        path: path.clone(),
+        line: 1,
+        column: err.valid_up_to() + 1,
+        message: "file is not valid UTF-8".to_owned(),
+    })?;
+    let parsed = parse_str(text, &path)?;
+    Ok(Snapshot {
+        path,
+        exists: true,
+        file: parsed.file,
+        hash,
+        report: parsed.report,
+    })
 }
 
 /// The allowlists allow-always decisions persist to.
@@ -477,6 +481,12 @@ impl AllowlistStore for ExecApprovalsStore {
 }
 
 impl Snapshot {
+    /// The shared document's `bytes` (as a tool that does not follow it reads them once, e.g.
+    /// `gatehouse doctor`), parsed as a gateway would.
+    pub fn of_shared_document(bytes: Option<&[u8]>) -> Result<Snapshot, StoreError> {
+        snapshot_at(PathBuf::from(SHARED_ORIGIN), bytes)
+    }
+
     /// The view to send to clients: same content and hash, token replaced.
     pub fn redacted(&self) -> RedactedSnapshot {
         let mut file = self.file.clone();

@@ -126,3 +126,72 @@ async fn a_set_on_one_replica_based_on_a_hash_the_other_made_stale_is_refused() 
         "/usr/bin/git"
     );
 }
+
+/// `gatehouse doctor` on a PostgreSQL store shows the agents' policies from the allowlists in
+/// the database, not from a file in its data directory that no replica reads.
+#[tokio::test]
+async fn doctor_shows_the_allowlists_kept_in_the_database() {
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let server = crate::replicas::replica(&database).await;
+    let read = server.ok(APPROVER, "exec.approvals.get", json!({})).await;
+    let mut file = read["file"].clone();
+    file["agents"] = json!({"ops": {"allowlist": [{"pattern": "/usr/bin/make"}]}});
+    server
+        .ok(
+            ADMIN,
+            "exec.approvals.set",
+            json!({"file": file, "baseHash": read["hash"]}),
+        )
+        .await;
+
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gatehouse.json5");
+    let store = format!("store: {{ kind: 'postgres', url: '{}' }},", database.url());
+    std::fs::write(&config, crate::gateway::config_with_gateway(&store, "")).unwrap();
+    let data = dir.path().join("data").display().to_string();
+    let config = config.display().to_string();
+    let run = crate::gatehouse(&["doctor", "--config", &config, "--data-dir", &data], "");
+    assert!(
+        run.stdout
+            .contains("exec-approvals.json: kept in the database"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("agent ops:"), "{}", run.stdout);
+}
+
+/// The first replica on an empty database imports its host's `exec-approvals.json`; one
+/// starting later reads the database's and leaves its own file unread (and unchanged).
+#[tokio::test]
+async fn the_first_replica_imports_its_hosts_allowlists_and_later_ones_read_the_databases() {
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let store = format!("store: {{ kind: 'postgres', url: '{}' }},", database.url());
+    let host = |pattern: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let config = crate::gateway::config_with_gateway(&store, "");
+        std::fs::write(dir.path().join("gatehouse.json5"), config).unwrap();
+        std::fs::create_dir(dir.path().join("data")).unwrap();
+        let file = json!({"version": 1, "agents": {"main": {"allowlist": [{"pattern": pattern}]}}});
+        std::fs::write(
+            dir.path().join("data/exec-approvals.json"),
+            file.to_string(),
+        )
+        .unwrap();
+        dir
+    };
+    let (first, second) = (host("/usr/bin/rsync"), host("/usr/bin/other"));
+    let second_file = std::fs::read(second.path().join("data/exec-approvals.json")).unwrap();
+
+    let a = Server::start_in(first, "127.0.0.1:0").await;
+    let b = Server::start_in(second, "127.0.0.1:0").await;
+    for server in [&a, &b] {
+        let read = server.ok(APPROVER, "exec.approvals.get", json!({})).await;
+        let allowlist = &read["file"]["agents"]["main"]["allowlist"];
+        assert_eq!(allowlist.as_array().unwrap().len(), 1, "{read}");
+        assert_eq!(allowlist[0]["pattern"], "/usr/bin/rsync", "{read}");
+    }
+    assert_eq!(
+        std::fs::read(b.data().join("exec-approvals.json")).unwrap(),
+        second_file
+    );
+}

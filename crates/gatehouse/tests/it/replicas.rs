@@ -232,7 +232,7 @@ async fn doctor_reports_the_database_reachable_and_migrated_or_refuses_one_it_ca
     assert!(
         migrated
             .stdout
-            .contains("approvals database (PostgreSQL): reachable, schema version 1 of 1"),
+            .contains("approvals database (PostgreSQL): reachable, schema version 2 of 2"),
         "{}",
         migrated.stdout
     );

@@ -134,6 +134,31 @@ impl PgApprovalStore {
         })
     }
 
+    /// Reads the shared document `name` once, writing nothing (for `gatehouse doctor`):
+    /// `None` when it was never written or the database has no documents table yet.
+    pub async fn read_document(
+        url: &str,
+        options: PgOptions,
+        name: &str,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        let pool =
+            Connector::from_url(url, options.connect_timeout)?.pool(1, options.connect_timeout)?;
+        let client = pool.get().await?;
+        if !schema::table_exists(&*client, "gatehouse_documents").await? {
+            return Ok(None);
+        }
+        let rows = client
+            .query(
+                "SELECT body FROM gatehouse_documents WHERE name = $1",
+                &[&name],
+            )
+            .await?;
+        match rows.first() {
+            Some(row) => Ok(Some(row.try_get(0)?)),
+            None => Ok(None),
+        }
+    }
+
     /// Queues a write: `op` runs in a transaction of its own once every write queued before it
     /// has finished, and `done` hears its answer.
     fn submit<T, Op>(&self, op: Op, done: Completion<T>)
