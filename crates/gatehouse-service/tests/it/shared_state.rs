@@ -23,7 +23,14 @@ const CONFIG: &str = "{ tools: { elevated: { enabled: true, allowFrom: { telegra
 /// A service on `database` with its own temp dir, its chat runtime started with no channel
 /// (as `serve` starts it), so `elevated.directive` works.
 async fn replica(database: &TempDatabase) -> (Service, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
+    replica_in(database, tempfile::tempdir().unwrap()).await
+}
+
+/// [`replica`] on `dir`, which may hold a `sessions.json` of the host's.
+async fn replica_in(
+    database: &TempDatabase,
+    dir: tempfile::TempDir,
+) -> (Service, tempfile::TempDir) {
     let setup = setup_in(dir.path(), CONFIG);
     let store = Arc::new(
         PgApprovalStore::connect(database.url(), PgOptions::default())
@@ -113,4 +120,21 @@ async fn an_elevated_level_set_through_one_replica_applies_to_the_sessions_exec_
 
     tokio::task::block_in_place(|| directive(&b, "/elevated off"));
     until_decided(&a, Decision::Deny).await;
+}
+
+/// The first replica on an empty database imports its host's `sessions.json`, so a level set
+/// before the move to PostgreSQL still applies, on every replica.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_first_start_imports_the_hosts_session_levels() {
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = serde_json::json!({"sessions": {"s1": {
+        "elevated": "full",
+        "elevatedBy": {"channel": "telegram", "id": "4242"},
+    }}});
+    std::fs::write(dir.path().join("sessions.json"), sessions.to_string()).unwrap();
+    let (a, _dir_a) = replica_in(&database, dir).await;
+    let (b, _dir_b) = replica(&database).await;
+    assert_eq!(check(&a), Decision::Allow);
+    assert_eq!(check(&b), Decision::Allow);
 }
