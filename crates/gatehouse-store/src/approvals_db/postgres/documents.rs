@@ -259,3 +259,28 @@ async fn listen(connector: Connector, pool: Pool, followed: Weak<Followed>) {
         tokio::time::sleep(RECONNECT_AFTER).await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_read_that_finishes_late_never_replaces_a_newer_version() {
+        let followed: Followed = Mutex::default();
+        let receiver = lock(&followed)
+            .entry("doc".to_owned())
+            .or_insert_with(|| (watch::Sender::new(None), -1))
+            .0
+            .subscribe();
+        publish(&followed, "doc", 2, Some(Arc::from(&b"two"[..])));
+        publish(&followed, "doc", 1, Some(Arc::from(&b"one"[..])));
+        assert_eq!(receiver.borrow().as_deref(), Some(&b"two"[..]));
+        // The same version read again keeps the copy readers hold (parsed once).
+        let held = receiver.borrow().clone().unwrap();
+        publish(&followed, "doc", 2, Some(Arc::from(&b"two"[..])));
+        assert!(Arc::ptr_eq(&held, receiver.borrow().as_ref().unwrap()));
+        // A document nobody follows is not kept.
+        publish(&followed, "other", 5, None);
+        assert!(!lock(&followed).contains_key("other"));
+    }
+}
