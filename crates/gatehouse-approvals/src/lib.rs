@@ -3,9 +3,9 @@
 //! This crate owns what an approval is ([`ApprovalRequest`], [`ApprovalRecord`],
 //! [`ApprovalState`], [`Resolution`], [`ResolveOutcome`], …), the id layout ([`mint_approval_id`],
 //! [`short_id`]) and the storage contracts ([`ApprovalStore`], [`AllowlistStore`], the chat
-//! [`outbox`]'s [`ChatOutbox`], and [`SharedChat`] for gateways sharing a store) that
-//! `gatehouse-store` implements for SQLite, PostgreSQL and `exec-approvals.json`. It names no
-//! store.
+//! [`outbox`]'s [`ChatOutbox`], [`SharedChat`] for gateways sharing a store, and
+//! [`DocumentStore`] for per-host state replicas share) that `gatehouse-store` implements for
+//! SQLite, PostgreSQL and `exec-approvals.json`. It names no store.
 //!
 //! A pending approval is created durably (through the [`ApprovalStore`]) before the requester
 //! is acknowledged, announced on an event stream, and settled exactly once:
@@ -58,6 +58,7 @@
 
 mod clock;
 mod deadlines;
+mod documents;
 mod error;
 mod events;
 mod grants;
@@ -74,6 +75,7 @@ mod state;
 mod store;
 
 pub use clock::{Clock, SystemClock, TokioClock};
+pub use documents::{DocumentBytes, DocumentChange, DocumentStore};
 pub use error::ApprovalError;
 pub use events::{ApprovalEvent, EventKind, EventSubscription, Offered};
 pub use grants::StoredGrant;

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use gatehouse_approvals::{
-    ApprovalManager, ApprovalRecord, ApprovalState, Clock, CreateApproval, Created, Offered,
-    PendingDecision,
+    ApprovalManager, ApprovalRecord, ApprovalState, Clock, CreateApproval, Created, DocumentStore,
+    Offered, PendingDecision,
 };
 use gatehouse_config::Config;
 use gatehouse_policy::exec::ExecEvaluation;
@@ -33,6 +33,9 @@ pub(crate) struct Core {
     pub(crate) file: ExecApprovalsStore,
     /// The last settled version of the file, so a request re-parses it only after a change.
     pub(crate) file_cache: SnapshotCache,
+    /// Where per-host state lives when gateways share a database (the chat sessions' too);
+    /// `None` for the data directory.
+    pub(crate) documents: Option<Arc<dyn DocumentStore>>,
     /// Each agent's policy for the file version in `file_cache`.
     pub(crate) policies: PolicyCache,
     pub(crate) manager: ApprovalManager,

@@ -29,24 +29,26 @@ impl Service {
 
     /// `exec.approvals.set`: replaces the file with `text` if it still has `base_hash`; a
     /// redacted or missing token keeps the stored one. `source` names the text in a parse
-    /// error.
-    pub fn replace_approvals_file(
+    /// error. The write (a file's fsync, a shared store's round trips) runs on the blocking
+    /// pool.
+    pub async fn replace_approvals_file(
         &self,
         text: &str,
         source: &Path,
         base_hash: &str,
     ) -> Result<FileView, ServiceError> {
         let parsed = parse_str(text, source).map_err(|error| invalid(error.to_string()))?;
-        let snapshot =
-            self.core()
-                .file
-                .replace(parsed.file, base_hash)
-                .map_err(|error| match error {
-                    StoreError::Conflict {
-                        expected, actual, ..
-                    } => ServiceError::Conflict { expected, actual },
-                    other => ServiceError::store(other),
-                })?;
+        let file = self.core().file.clone();
+        let base_hash = base_hash.to_owned();
+        let replaced = tokio::task::spawn_blocking(move || file.replace(parsed.file, &base_hash))
+            .await
+            .map_err(ServiceError::internal)?;
+        let snapshot = replaced.map_err(|error| match error {
+            StoreError::Conflict {
+                expected, actual, ..
+            } => ServiceError::Conflict { expected, actual },
+            other => ServiceError::store(other),
+        })?;
         view(&snapshot.redacted())
     }
 }

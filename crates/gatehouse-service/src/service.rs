@@ -10,9 +10,9 @@ use std::sync::{Arc, OnceLock};
 use futures_util::FutureExt as _;
 use gatehouse_approvals::{
     ApprovalEvent, ApprovalManager, ApprovalRecord, ApprovalRequest, ApprovalStore, Clock,
-    CreateApproval, ManagerConfig, Retention,
+    CreateApproval, DocumentStore, ManagerConfig, Retention,
 };
-use gatehouse_store::approvals_file::{ExecApprovalsStore, SnapshotCache};
+use gatehouse_store::approvals_file::{ExecApprovalsStore, Import, SnapshotCache};
 use tokio::sync::watch;
 
 use crate::chat::{ChatRuntime, ChatSetup, ChatStatus};
@@ -71,6 +71,8 @@ pub struct Prepared {
     setup: ServiceSetup,
     audit: Auditor,
     file: ExecApprovalsStore,
+    /// Where per-host state lives when several gateways share a database.
+    documents: Option<Arc<dyn DocumentStore>>,
 }
 
 impl std::fmt::Debug for Prepared {
@@ -87,16 +89,19 @@ impl Service {
         Self::prepare(setup)?.start(ports).await
     }
 
-    /// Opens the audit log (verifying it and repairing a torn tail) and makes sure
-    /// `exec-approvals.json` exists with mode 0600.
+    /// Opens the audit log (verifying it and repairing a torn tail) and reads
+    /// `exec-approvals.json`, refusing one it cannot read (the start then makes sure it exists
+    /// with mode 0600, or imports it into a shared store).
     pub fn prepare(setup: ServiceSetup) -> Result<Prepared, ServiceError> {
         let audit = Auditor::open(&setup.audit_log)?;
         let file = ExecApprovalsStore::new(&setup.approvals_file);
-        let snapshot = file.ensure().map_err(ServiceError::store)?;
-        for note in &snapshot.report.notes {
-            tracing::warn!(path = %snapshot.path.display(), %note, "Approvals file note.");
-        }
-        Ok(Prepared { setup, audit, file })
+        file.read().map_err(ServiceError::store)?;
+        Ok(Prepared {
+            setup,
+            audit,
+            file,
+            documents: None,
+        })
     }
 
     /// Every refusal [`Service::start`] would stop at in `setup`'s audit log (a loose mode, a
@@ -241,11 +246,25 @@ impl Service {
 }
 
 impl Prepared {
+    /// Keeps the per-host state (`exec-approvals.json`, the chat sessions' `/elevated` levels)
+    /// in `documents`, shared by every gateway on the same database, instead of the data
+    /// directory.
+    pub fn share_state(mut self, documents: Arc<dyn DocumentStore>) -> Self {
+        self.documents = Some(documents);
+        self
+    }
+
     /// Starts the approval manager on `ports.store` (cancelling approvals an earlier run left
     /// pending) and starts passing its events to `ports.publisher`. Must run inside a tokio
     /// runtime.
     pub async fn start(self, ports: Ports) -> Result<Service, ServiceError> {
-        let Prepared { setup, audit, file } = self;
+        let Prepared {
+            setup,
+            audit,
+            file,
+            documents,
+        } = self;
+        let file = open_approvals_file(file, documents.clone()).await?;
         // `approvals.exec.timeout`, the reference's key, sets the default for every approval.
         let default_timeout = setup
             .config
@@ -286,6 +305,7 @@ impl Prepared {
             config: setup.config,
             file: file.clone(),
             file_cache: SnapshotCache::new(),
+            documents,
             policies: PolicyCache::default(),
             manager,
             pending: Pending::new(PendingLimits {
@@ -310,5 +330,56 @@ impl Prepared {
                 chat: OnceLock::new(),
             }),
         })
+    }
+}
+
+/// The approvals document the service uses: this host's file, made sure of (0600, a token,
+/// ids), or, on a shared store, the shared document, into which this host's file is imported
+/// when the store has none yet.
+async fn open_approvals_file(
+    file: ExecApprovalsStore,
+    documents: Option<Arc<dyn DocumentStore>>,
+) -> Result<ExecApprovalsStore, ServiceError> {
+    let opened: Result<_, gatehouse_store::StoreError> = tokio::task::spawn_blocking(move || {
+        let file = match documents {
+            None => file,
+            Some(documents) => {
+                let shared = ExecApprovalsStore::shared(file.path(), documents)?;
+                announce_import(shared.import_local_file()?, file.path());
+                shared
+            }
+        };
+        let snapshot = file.ensure()?;
+        for note in &snapshot.report.notes {
+            tracing::warn!(path = %snapshot.path.display(), %note, "Approvals file note.");
+        }
+        Ok(file)
+    })
+    .await
+    .map_err(ServiceError::internal)?;
+    opened.map_err(ServiceError::store)
+}
+
+/// Tells the operator, at start, where the allowlists now live.
+fn announce_import(import: Import, local: &std::path::Path) {
+    let shown = local.display();
+    match import {
+        Import::NotShared => {}
+        Import::Imported => tracing::warn!(
+            file = %shown,
+            "Imported this host's exec-approvals.json into the shared database: every replica \
+             reads and writes it there from now on, and this file is no longer read."
+        ),
+        Import::AlreadyShared if local.exists() => {
+            tracing::warn!(
+                file = %shown,
+                "exec-approvals.json is kept in the shared database; this host's file is not \
+                 read (edit the allowlists with `exec.approvals.set` or `gatehouse approvals \
+                 allowlist`)."
+            );
+        }
+        Import::AlreadyShared | Import::NoLocalFile => {
+            tracing::info!("exec-approvals.json is kept in the shared database.")
+        }
     }
 }

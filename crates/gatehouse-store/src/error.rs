@@ -69,6 +69,10 @@ pub enum StoreError {
     #[error("approvals database (PostgreSQL): {0}")]
     Postgres(PostgresError),
 
+    /// The shared documents' store (the database replicas share) failed.
+    #[error("shared state: {0}")]
+    Shared(gatehouse_approvals::StoreError),
+
     /// The approvals database's URL or TLS settings cannot be used.
     #[error("approvals database URL: {0}")]
     PostgresConfig(String),
@@ -162,6 +166,13 @@ impl PostgresError {
         PostgresError(Box::new(std::io::Error::other(
             "the approvals database writer has stopped",
         )))
+    }
+
+    /// A shared document's change kept losing to other replicas' changes.
+    pub(crate) fn contended(document: &str) -> Self {
+        PostgresError(Box::new(std::io::Error::other(format!(
+            "the shared document {document:?} kept changing under this change; try again"
+        ))))
     }
 
     /// The server's SQLSTATE code, when the server reported the error.

@@ -27,6 +27,7 @@ pub(super) async fn set(call: Call, params: SetFileParams) -> Result<FileResult,
     let text = params.file.to_string();
     let view = service_of(&call)?
         .replace_approvals_file(&text, Path::new(METHOD), &params.base_hash)
+        .await
         .map_err(|error| Error::service(METHOD, error))?;
     file_result(&view)
 }

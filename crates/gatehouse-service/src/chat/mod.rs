@@ -82,6 +82,9 @@ pub struct ChatSetup {
     /// chat lease on a shared one (where the lease makes the claims; see `shared`).
     pub instance: String,
     /// The JSON file holding session bindings and `/elevated` levels (created 0600 on first use).
+    /// When the service shares state through a database
+    /// ([`Prepared::share_state`](crate::Prepared::share_state)) the table is a document there
+    /// instead, into which this file is imported once when the database has none.
     pub sessions_file: PathBuf,
     /// On a store several gateways share: what they share of chat. The chat connections then
     /// run only while this gateway holds the chat lease, and cards' buttons are kept in the
@@ -356,6 +359,14 @@ impl ChatRuntime {
             Arc::new(journal),
             Arc::new(move || clock.now_ms()),
         ));
+        let sessions = match &core.documents {
+            Some(documents) => Sessions::shared(
+                Arc::clone(documents),
+                &setup.sessions_file,
+                setup.platforms.clone(),
+            )?,
+            None => Sessions::open(&setup.sessions_file, setup.platforms.clone())?,
+        };
         Ok(Arc::new(ChatRuntime {
             core,
             cards: CardIndex::new(Arc::clone(&dispatcher)),
@@ -371,7 +382,7 @@ impl ChatRuntime {
             platforms: setup.platforms.clone(),
             bot_usernames,
             strangers,
-            sessions: Sessions::open(&setup.sessions_file, setup.platforms.clone())?,
+            sessions,
             stopped: Mutex::new(Vec::new()),
         }))
     }

@@ -1,14 +1,19 @@
 //! Sessions tied to chat routes and their `/elevated` level, kept in one small JSON file in the
-//! data directory (mode 0600, replaced atomically), so a level survives a restart.
+//! data directory (mode 0600, replaced atomically), so a level survives a restart. On a
+//! database several gateways share, the same JSON is a shared document instead
+//! ([`SESSIONS_DOCUMENT`]), so a level set through any replica applies on every one as soon as
+//! its store hears of the change.
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use gatehouse_approvals::{DocumentBytes, DocumentStore};
 use gatehouse_chat::{ConversationKey, Place, Platforms};
 use gatehouse_policy::elevated::{ElevatedLevel, SenderIdentity};
 use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
 
 use crate::error::ServiceError;
 use crate::policy::elevated::StoredLevel;
@@ -133,27 +138,58 @@ impl BoundRoute {
     }
 }
 
+/// The sessions document's name in a shared [`DocumentStore`].
+pub(crate) const SESSIONS_DOCUMENT: &str = "sessions.json";
+
 /// The durable session table.
 #[derive(Debug)]
 pub(crate) struct Sessions {
-    path: PathBuf,
+    backing: Backing,
     table: Mutex<SessionsFile>,
     /// Each platform's reading of a conversation, applied to every binding.
     platforms: Platforms,
 }
 
+/// Where the table is stored.
+#[derive(Debug)]
+enum Backing {
+    /// This host's file.
+    File(PathBuf),
+    /// A document every gateway on the database shares, and the copy its store keeps current.
+    Shared {
+        documents: Arc<dyn DocumentStore>,
+        current: Mutex<watch::Receiver<DocumentBytes>>,
+    },
+}
+
 /// The sessions file as stored; absent is an empty table.
 fn read_table(path: &Path) -> Result<SessionsFile, ServiceError> {
     match fs::read_to_string(path) {
-        Ok(text) => serde_json::from_str(&text).map_err(|error| ServiceError::Store {
-            reason: format!("sessions file {}: {error}", path.display()),
-        }),
+        Ok(text) => parse_table(&text, &path.display().to_string()),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(SessionsFile::default()),
         Err(error) => Err(ServiceError::Store {
             reason: format!("cannot read sessions file {}: {error}", path.display()),
         }),
     }
 }
+
+/// The table `text` holds; `origin` names it in the error.
+fn parse_table(text: &str, origin: &str) -> Result<SessionsFile, ServiceError> {
+    serde_json::from_str(text).map_err(|error| ServiceError::Store {
+        reason: format!("sessions file {origin}: {error}"),
+    })
+}
+
+/// A shared document's table; never written is an empty table.
+fn shared_table(bytes: Option<&[u8]>) -> Result<SessionsFile, ServiceError> {
+    match bytes {
+        Some(bytes) => parse_table(&String::from_utf8_lossy(bytes), SHARED_ORIGIN),
+        None => Ok(SessionsFile::default()),
+    }
+}
+
+/// How errors name the shared document.
+const SHARED_ORIGIN: &str = "database:sessions.json";
 
 /// The refusal `serve` would stop at on the sessions file at `path` (unreadable or malformed),
 /// found by the same reading, without writing anything, for `gatehouse doctor`.
@@ -166,15 +202,71 @@ impl Sessions {
     /// the start, since silently dropping stored levels would change decisions.
     /// Bindings written before their platform's reading are read through it.
     pub(crate) fn open(path: &Path, platforms: Platforms) -> Result<Sessions, ServiceError> {
-        let mut table = read_table(path)?;
-        for entry in table.sessions.values_mut() {
-            entry.route = entry.route.take().map(|route| route.normalized(&platforms));
-        }
+        let table = normalized(read_table(path)?, &platforms);
         Ok(Sessions {
-            path: path.to_owned(),
+            backing: Backing::File(path.to_owned()),
             table: Mutex::new(table),
             platforms,
         })
+    }
+
+    /// The table as a document of `documents`, which every gateway on the database shares.
+    /// When it has none yet, this host's file at `path` (if any) becomes it, so a first start
+    /// on a shared database keeps the levels set before. Blocking.
+    pub(crate) fn shared(
+        documents: Arc<dyn DocumentStore>,
+        path: &Path,
+        platforms: Platforms,
+    ) -> Result<Sessions, ServiceError> {
+        let local = read_table(path)?;
+        let mut refused = None;
+        let stored = documents
+            .update(SESSIONS_DOCUMENT, &mut |current| {
+                if current.is_some() || local.sessions.is_empty() {
+                    return None;
+                }
+                match serde_json::to_vec_pretty(&local) {
+                    Ok(bytes) => Some(bytes),
+                    Err(error) => {
+                        refused = Some(error);
+                        None
+                    }
+                }
+            })
+            .map_err(ServiceError::store)?;
+        if let Some(error) = refused {
+            return Err(ServiceError::internal(error));
+        }
+        let current = documents
+            .follow(SESSIONS_DOCUMENT)
+            .map_err(ServiceError::store)?;
+        let table = normalized(shared_table(stored.as_deref())?, &platforms);
+        Ok(Sessions {
+            backing: Backing::Shared {
+                documents,
+                current: Mutex::new(current),
+            },
+            table: Mutex::new(table),
+            platforms,
+        })
+    }
+
+    /// The table, read again first if another gateway changed the shared document. A version
+    /// this build cannot read keeps the last one it could (and says so): it was written by a
+    /// newer replica, and the next change through this one replaces it anyway.
+    fn table(&self) -> MutexGuard<'_, SessionsFile> {
+        let mut table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Backing::Shared { current, .. } = &self.backing {
+            let mut current = current.lock().unwrap_or_else(PoisonError::into_inner);
+            if current.has_changed().unwrap_or(false) {
+                let bytes = current.borrow_and_update().clone();
+                match shared_table(bytes.as_deref()) {
+                    Ok(read) => *table = normalized(read, &self.platforms),
+                    Err(error) => tracing::warn!(%error, "Keeping the sessions read before."),
+                }
+            }
+        }
+        table
     }
 
     /// Binds `session_key` to `route` for the agent host holding `token`; a route is bound to
@@ -193,8 +285,8 @@ impl Sessions {
         if self.is_bound(session_key, &route, token) {
             return Ok(Vec::new());
         }
-        let mut dropped = Vec::new();
         self.update(|table| {
+            let mut dropped = Vec::new();
             for (key, entry) in &mut table.sessions {
                 if key != session_key && entry.route.as_ref() == Some(&route) {
                     entry.route = None;
@@ -211,14 +303,14 @@ impl Sessions {
             if (entry.route.is_some() || other_owner) && entry.drop_level() {
                 dropped.push(session_key.to_owned());
             }
-            entry.route = Some(route);
+            entry.route = Some(route.clone());
             entry.bound_by = token.map(str::to_owned);
-        })?;
-        Ok(dropped)
+            dropped
+        })
     }
 
     fn is_bound(&self, session_key: &str, route: &BoundRoute, token: Option<&str>) -> bool {
-        let table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+        let table = self.table();
         table.sessions.get(session_key).is_some_and(|entry| {
             entry.route.as_ref() == Some(route) && entry.bound_by.as_deref() == token
         })
@@ -228,7 +320,7 @@ impl Sessions {
     /// or topic, and the one bound to the whole chat (each the first whose key the place
     /// lists, in the place's order).
     pub(crate) fn bound_in(&self, channel: &str, place: &Place) -> BoundHere {
-        let table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+        let table = self.table();
         let find = |keys: &[ConversationKey]| {
             keys.iter().find_map(|wanted| {
                 table.sessions.iter().find_map(|(key, entry)| {
@@ -250,7 +342,7 @@ impl Sessions {
 
     /// The stored level of a session with who set it and for which token.
     pub(crate) fn stored_level(&self, session_key: &str) -> Option<StoredLevel> {
-        let table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+        let table = self.table();
         let entry = table.sessions.get(session_key)?;
         Some(StoredLevel {
             level: entry.elevated.as_deref()?.parse().ok()?,
@@ -270,21 +362,18 @@ impl Sessions {
         set_by: &SenderIdentity,
         token: Option<&str>,
     ) -> Result<(), ServiceError> {
-        let mut refused = false;
-        self.update(|table| {
+        let refused = self.update(|table| {
             let entry = table.sessions.entry(session_key.to_owned()).or_default();
             if let Some(token) = token {
                 match entry.bound_by.as_deref() {
-                    Some(owner) if owner != token => {
-                        refused = true;
-                        return;
-                    }
+                    Some(owner) if owner != token => return true,
                     Some(_) => {}
                     None => entry.bound_by = Some(token.to_owned()),
                 }
             }
             entry.elevated = Some(level.as_str().to_owned());
             entry.elevated_by = Some(StoredSender::from(set_by));
+            false
         })?;
         if refused {
             return Err(ServiceError::SessionNotOwned {
@@ -295,19 +384,69 @@ impl Sessions {
         Ok(())
     }
 
-    fn update(&self, change: impl FnOnce(&mut SessionsFile)) -> Result<(), ServiceError> {
-        let mut table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
-        change(&mut table);
-        let text =
-            serde_json::to_string_pretty(&*table).map_err(|error| ServiceError::Internal {
-                reason: format!("cannot encode sessions: {error}"),
-            })?;
-        gatehouse_store::private_file::replace(&self.path, text.as_bytes()).map_err(|error| {
-            ServiceError::Store {
-                reason: format!("cannot write the sessions file: {error}"),
+    /// Applies `change` to the table and stores it durably before returning. On a shared
+    /// store `change` applies to the latest stored table (another gateway's change included),
+    /// and runs again if another change is stored first.
+    fn update<T>(&self, mut change: impl FnMut(&mut SessionsFile) -> T) -> Result<T, ServiceError> {
+        let documents = match &self.backing {
+            Backing::File(path) => {
+                let mut table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+                let value = change(&mut table);
+                let text = encode(&table)?;
+                gatehouse_store::private_file::replace(path, &text).map_err(|error| {
+                    ServiceError::Store {
+                        reason: format!("cannot write the sessions file: {error}"),
+                    }
+                })?;
+                return Ok(value);
             }
-        })
+            Backing::Shared { documents, .. } => documents,
+        };
+        let mut outcome = None;
+        documents
+            .update(SESSIONS_DOCUMENT, &mut |current| {
+                let changed = shared_table(current).and_then(|read| {
+                    let mut table = normalized(read, &self.platforms);
+                    let value = change(&mut table);
+                    Ok((value, encode(&table)?, table))
+                });
+                match changed {
+                    Ok((value, bytes, table)) => {
+                        let stored = (current != Some(bytes.as_slice())).then_some(bytes);
+                        outcome = Some(Ok((value, table)));
+                        stored
+                    }
+                    Err(error) => {
+                        outcome = Some(Err(error));
+                        None
+                    }
+                }
+            })
+            .map_err(ServiceError::store)?;
+        let (value, table) = outcome.unwrap_or_else(|| {
+            Err(ServiceError::Internal {
+                reason: "the shared sessions were stored without the change".into(),
+            })
+        })?;
+        *self.table.lock().unwrap_or_else(PoisonError::into_inner) = table;
+        Ok(value)
     }
+}
+
+/// Bindings as their platform reads the conversation (those written before its reading
+/// included).
+fn normalized(mut table: SessionsFile, platforms: &Platforms) -> SessionsFile {
+    for entry in table.sessions.values_mut() {
+        entry.route = entry.route.take().map(|route| route.normalized(platforms));
+    }
+    table
+}
+
+/// The table as the file (or the shared document) holds it.
+fn encode(table: &SessionsFile) -> Result<Vec<u8>, ServiceError> {
+    serde_json::to_vec_pretty(table).map_err(|error| ServiceError::Internal {
+        reason: format!("cannot encode sessions: {error}"),
+    })
 }
 
 #[cfg(test)]

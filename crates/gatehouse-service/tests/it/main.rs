@@ -6,6 +6,8 @@
 
 // The service set up in a temp dir, with a publisher and callers of each kind.
 mod support;
+// Two services sharing per-host state through PostgreSQL: `/elevated` levels.
+mod shared_state;
 // `tools.call.check`: files, URLs through DNS, exec, parameters, audit.
 mod tool_check;
 // `tools.call.request`, grants and `tools.call.finished`.

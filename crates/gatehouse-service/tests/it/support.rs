@@ -123,17 +123,7 @@ pub(crate) async fn start(config: &str, dns: Option<std::net::SocketAddr>) -> Ha
             "{dns}",
             &dns.map_or_else(|| "127.0.0.1:9".to_owned(), |a| a.to_string()),
         );
-    let config = gatehouse_config::load_str(&text, &dir.path().join("gatehouse.json5"))
-        .unwrap()
-        .config;
-    let setup = ServiceSetup {
-        config,
-        approvals_file: dir.path().join("exec-approvals.json"),
-        audit_log: dir.path().join("audit.jsonl"),
-        limits: ExecLimits::default(),
-        sandbox_host: None,
-        protected: Vec::new(),
-    };
+    let setup = setup_in(dir.path(), &text);
     let published = Arc::new(Recorder::default());
     let ports = Ports {
         store: Arc::new(SqliteApprovalStore::open_in_memory().unwrap()),
@@ -145,6 +135,21 @@ pub(crate) async fn start(config: &str, dns: Option<std::net::SocketAddr>) -> Ha
         dir,
         service,
         published,
+    }
+}
+
+/// A service's setup with `config` (JSON5) and its files in `dir`.
+pub(crate) fn setup_in(dir: &Path, config: &str) -> ServiceSetup {
+    let config = gatehouse_config::load_str(config, &dir.join("gatehouse.json5"))
+        .unwrap()
+        .config;
+    ServiceSetup {
+        config,
+        approvals_file: dir.join("exec-approvals.json"),
+        audit_log: dir.join("audit.jsonl"),
+        limits: ExecLimits::default(),
+        sandbox_host: None,
+        protected: Vec::new(),
     }
 }
 

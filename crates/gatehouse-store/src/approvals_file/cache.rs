@@ -7,6 +7,9 @@
 //! blind spot, two writes of the same size within one tick of the file system's clock, is closed
 //! as git closes its "racily clean" index entries: a version is only remembered once its last
 //! change is [`SETTLE`] in the past, so any later change carries a different time.
+//!
+//! A document on a shared store needs no `stat`: the store hands out each version it hears of
+//! as a new allocation, so a pointer comparison tells whether it was parsed already.
 
 use std::os::unix::fs::MetadataExt as _;
 use std::path::Path;
@@ -34,7 +37,13 @@ struct Version {
 #[derive(Debug, Default)]
 pub struct SnapshotCache {
     last: Mutex<Option<(Version, Arc<Snapshot>)>>,
+    /// On a shared store: the bytes last parsed (compared by pointer: the store hands out a
+    /// new allocation for each version) and their snapshot.
+    last_shared: Mutex<Option<ParsedVersion>>,
 }
+
+/// A shared document's bytes and the snapshot parsed from them.
+type ParsedVersion = (Arc<[u8]>, Arc<Snapshot>);
 
 impl SnapshotCache {
     /// An empty cache: the first read parses the file.
@@ -51,6 +60,9 @@ impl SnapshotCache {
         store: &ExecApprovalsStore,
         now: SystemTime,
     ) -> Result<Arc<Snapshot>, StoreError> {
+        if let Some(bytes) = store.shared_bytes() {
+            return self.read_shared(store, bytes);
+        }
         let path = store.path();
         let before = version_of(path)?;
         if let Some(version) = before {
@@ -70,6 +82,31 @@ impl SnapshotCache {
             let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
             *last = Some((version, Arc::clone(&snapshot)));
         }
+        Ok(snapshot)
+    }
+}
+
+impl SnapshotCache {
+    /// A shared document's version as a snapshot, parsed once per version.
+    fn read_shared(
+        &self,
+        store: &ExecApprovalsStore,
+        bytes: Option<Arc<[u8]>>,
+    ) -> Result<Arc<Snapshot>, StoreError> {
+        let Some(bytes) = bytes else {
+            return Ok(Arc::new(store.read()?));
+        };
+        let mut last = self
+            .last_shared
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some((known, snapshot)) = last.as_ref()
+            && Arc::ptr_eq(known, &bytes)
+        {
+            return Ok(Arc::clone(snapshot));
+        }
+        let snapshot = Arc::new(store.snapshot_of(&bytes)?);
+        *last = Some((bytes, Arc::clone(&snapshot)));
         Ok(snapshot)
     }
 }

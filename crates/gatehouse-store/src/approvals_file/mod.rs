@@ -25,7 +25,7 @@ pub use resolve::{
     AgentPolicy, Composed, EffectivePolicy, HostFallback, RequestedPolicy, Resolved, SettingSource,
 };
 pub use store::{
-    AddedEntry, AllowlistHit, ExecApprovalsStore, NewAllowlistEntry, RedactedSnapshot, Snapshot,
-    hash_bytes, to_file_bytes,
+    AddedEntry, AllowlistHit, EXEC_APPROVALS_DOCUMENT, ExecApprovalsStore, Import,
+    NewAllowlistEntry, RedactedSnapshot, Snapshot, hash_bytes, to_file_bytes,
 };
 pub use token::{REDACTED_TOKEN, SocketToken};

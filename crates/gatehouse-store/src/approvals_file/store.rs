@@ -4,11 +4,18 @@
 //! lock, re-reads the file, and proceeds only if the bytes are the ones the change was based on
 //! (their sha256, the `baseHash`). Merging writers (allowlist additions, hit records) re-read and
 //! apply their change under the same lock, so they never lose an edit made meanwhile.
+//!
+//! On a database several gateways share, the same document is a row of the
+//! [`DocumentStore`] instead (docs/exec-approvals-file.md, "On PostgreSQL"): the same bytes, the
+//! same hash, and the same compare-and-swap, made by the store's conditional write instead of
+//! the file lock; reads come from the copy the store keeps current.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use gatehouse_approvals::{ALLOW_ALWAYS_SOURCE, AllowlistStore};
+use gatehouse_approvals::{ALLOW_ALWAYS_SOURCE, AllowlistStore, DocumentBytes, DocumentStore};
 use serde::Serialize;
+use tokio::sync::watch;
 
 use super::model::{AllowlistEntry, AllowlistItem, ExecApprovalsFile, SocketConfig};
 use super::parse::{LoadNote, LoadReport, parse_str};
@@ -19,10 +26,25 @@ use crate::error::StoreError;
 /// The socket file name OpenClaw places beside `exec-approvals.json`.
 const DEFAULT_SOCKET_NAME: &str = "exec-approvals.sock";
 
-/// Handle on one `exec-approvals.json`. Cheap; holds no open file.
+/// The name of the exec approvals document in a shared [`DocumentStore`].
+pub const EXEC_APPROVALS_DOCUMENT: &str = "exec-approvals.json";
+
+/// How [`Snapshot::path`] and errors name the document when a shared store holds it.
+const SHARED_ORIGIN: &str = "database:exec-approvals.json";
+
+/// Handle on one `exec-approvals.json`, a file or a shared document. Cheap; holds no open file.
 #[derive(Debug, Clone)]
 pub struct ExecApprovalsStore {
+    /// The file; on a shared store, where the socket path defaults beside.
     path: PathBuf,
+    shared: Option<Shared>,
+}
+
+/// The document in a store several gateways share, and its copy the store keeps current.
+#[derive(Debug, Clone)]
+struct Shared {
+    documents: Arc<dyn DocumentStore>,
+    current: watch::Receiver<DocumentBytes>,
 }
 
 /// The file as read, with the hash a later write must present as its `baseHash`.
@@ -55,6 +77,19 @@ pub struct RedactedSnapshot {
 /// allow-always write, which this file is the store of.
 pub use gatehouse_approvals::AddedEntry;
 
+/// What [`ExecApprovalsStore::import_local_file`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Import {
+    /// The store is this host's file: there is nothing to import.
+    NotShared,
+    /// The shared store already had the document; this host's file is not read.
+    AlreadyShared,
+    /// This host's file became the shared document.
+    Imported,
+    /// Neither exists yet; the document starts empty.
+    NoLocalFile,
+}
+
 /// One use of an allowlist entry, to be recorded on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AllowlistHit<'a> {
@@ -86,16 +121,81 @@ pub struct NewAllowlistEntry<'a> {
 impl ExecApprovalsStore {
     /// A handle on the file at `path`; nothing is read yet.
     pub fn new(path: impl Into<PathBuf>) -> Self {
-        ExecApprovalsStore { path: path.into() }
+        ExecApprovalsStore {
+            path: path.into(),
+            shared: None,
+        }
     }
 
-    /// The file this handle reads and writes.
+    /// A handle on the document [`EXEC_APPROVALS_DOCUMENT`] in `documents`, which several
+    /// gateways share; `path` is this host's file, beside which the socket path defaults.
+    /// Blocking: reads the document once, then follows it.
+    pub fn shared(
+        path: impl Into<PathBuf>,
+        documents: Arc<dyn DocumentStore>,
+    ) -> Result<Self, StoreError> {
+        let current = documents
+            .follow(EXEC_APPROVALS_DOCUMENT)
+            .map_err(StoreError::Shared)?;
+        Ok(ExecApprovalsStore {
+            path: path.into(),
+            shared: Some(Shared { documents, current }),
+        })
+    }
+
+    /// The file this handle reads and writes (on a shared store, this host's file, which
+    /// it does not read).
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// Whether the document lives in a store several gateways share rather than in
+    /// [`path`](Self::path).
+    pub fn is_shared(&self) -> bool {
+        self.shared.is_some()
+    }
+
+    /// The shared document's bytes as the store last heard of them; `None` for a file.
+    pub(crate) fn shared_bytes(&self) -> Option<DocumentBytes> {
+        self.shared
+            .as_ref()
+            .map(|shared| shared.current.borrow().clone())
+    }
+
+    /// On a shared store that has no document yet, stores this host's file (at
+    /// [`path`](Self::path)) as the document, so a first start on a shared database loses no
+    /// allowlist; the file is left as it is. Replicas starting together import one file:
+    /// whichever stores first, the others find a document. Nothing for a file store.
+    pub fn import_local_file(&self) -> Result<Import, StoreError> {
+        let Some(shared) = &self.shared else {
+            return Ok(Import::NotShared);
+        };
+        let local = ExecApprovalsStore::new(&self.path);
+        let (_, import) = self.update_shared(shared, |current| {
+            if current.exists {
+                return Ok(Import::AlreadyShared);
+            }
+            let file = local.read()?;
+            if !file.exists {
+                return Ok(Import::NoLocalFile);
+            }
+            current.file = file.file;
+            Ok(Import::Imported)
+        })?;
+        Ok(import)
+    }
+
+    /// A shared document's `bytes` as a snapshot.
+    pub(crate) fn snapshot_of(&self, bytes: &[u8]) -> Result<Snapshot, StoreError> {
+        self.snapshot_from(Some(bytes))
+    }
+
     /// Reads the file without writing anything. A missing file reads as the empty default.
+    /// On a shared store, the copy it keeps current (no query).
     pub fn read(&self) -> Result<Snapshot, StoreError> {
+        if let Some(bytes) = self.shared_bytes() {
+            return self.snapshot_from(bytes.as_deref());
+        }
         let bytes = durable_fs::read_if_exists(&self.path)?;
         let mut snapshot = self.snapshot_from(bytes.as_deref())?;
         if let Some(mode) = durable_fs::file_mode(&self.path)?
@@ -125,6 +225,22 @@ impl ExecApprovalsStore {
         file: ExecApprovalsFile,
         base_hash: &str,
     ) -> Result<Snapshot, StoreError> {
+        if let Some(shared) = &self.shared {
+            let (snapshot, ()) = self.update_shared(shared, |current| {
+                if current.hash != base_hash {
+                    return Err(StoreError::Conflict {
+                        path: current.path.clone(),
+                        expected: base_hash.to_owned(),
+                        actual: current.hash.clone(),
+                    });
+                }
+                let mut next = file.clone();
+                keep_stored_token(&mut next, current.exists.then_some(&current.file));
+                current.file = next;
+                Ok(())
+            })?;
+            return Ok(snapshot);
+        }
         let lock = durable_fs::lock_exclusive(&self.path)?;
         let current_bytes = durable_fs::read_if_exists(&self.path)?;
         let actual = hash_bytes(current_bytes.as_deref().unwrap_or_default());
@@ -212,17 +328,60 @@ impl ExecApprovalsStore {
         Ok(found)
     }
 
-    /// Read-modify-write under the lock: the change always applies to the latest bytes.
+    /// Read-modify-write under the lock: the change always applies to the latest bytes. On a
+    /// shared store the change may run more than once, each time on the latest bytes.
     fn update<T>(
         &self,
-        change: impl FnOnce(&mut ExecApprovalsFile) -> T,
+        mut change: impl FnMut(&mut ExecApprovalsFile) -> T,
     ) -> Result<(Snapshot, T), StoreError> {
+        if let Some(shared) = &self.shared {
+            return self.update_shared(shared, |current| Ok(change(&mut current.file)));
+        }
         let lock = durable_fs::lock_exclusive(&self.path)?;
         let current_bytes = durable_fs::read_if_exists(&self.path)?;
         let mut file = self.snapshot_from(current_bytes.as_deref())?.file;
         let result = change(&mut file);
         let snapshot = self.write_locked(file, current_bytes.as_deref(), &lock)?;
         Ok((snapshot, result))
+    }
+
+    /// [`update`](Self::update) on a shared store: `change` sees the latest document (with
+    /// its hash) and edits its model; the store keeps the result only if nothing else was
+    /// stored meanwhile, else runs it again on what was. An error leaves the document as it is.
+    fn update_shared<T>(
+        &self,
+        shared: &Shared,
+        mut change: impl FnMut(&mut Snapshot) -> Result<T, StoreError>,
+    ) -> Result<(Snapshot, T), StoreError> {
+        let mut outcome = None;
+        let stored = shared
+            .documents
+            .update(EXEC_APPROVALS_DOCUMENT, &mut |current| {
+                let attempt = self.snapshot_from(current).and_then(|mut snapshot| {
+                    let value = change(&mut snapshot)?;
+                    self.fill_required_fields(&mut snapshot.file);
+                    Ok((value, to_file_bytes(&snapshot.file)?))
+                });
+                match attempt {
+                    Ok((value, bytes)) => {
+                        outcome = Some(Ok(value));
+                        (current != Some(bytes.as_slice())).then_some(bytes)
+                    }
+                    Err(error) => {
+                        outcome = Some(Err(error));
+                        None
+                    }
+                }
+            })
+            .map_err(StoreError::Shared)?;
+        let value = outcome.unwrap_or_else(|| {
+            Err(StoreError::Shared(
+                gatehouse_approvals::StoreError::Backend(
+                    "the shared store stored nothing and applied no change".into(),
+                ),
+            ))
+        })?;
+        Ok((self.snapshot_from(stored.as_deref())?, value))
     }
 
     fn write_locked(
@@ -262,32 +421,45 @@ impl ExecApprovalsStore {
         }
     }
 
-    fn snapshot_from(&self, bytes: Option<&[u8]>) -> Result<Snapshot, StoreError> {
-        let hash = hash_bytes(bytes.unwrap_or_default());
-        let Some(bytes) = bytes else {
-            return Ok(Snapshot {
-                path: self.path.clone(),
-                exists: false,
-                file: ExecApprovalsFile::default(),
-                hash,
-                report: LoadReport::default(),
-            });
-        };
-        let text = std::str::from_utf8(bytes).map_err(|err| StoreError::Parse {
-            path: self.path.clone(),
-            line: 1,
-            column: err.valid_up_to() + 1,
-            message: "file is not valid UTF-8".to_owned(),
-        })?;
-        let parsed = parse_str(text, &self.path)?;
-        Ok(Snapshot {
-            path: self.path.clone(),
-            exists: true,
-            file: parsed.file,
-            hash,
-            report: parsed.report,
-        })
+    /// The name snapshots and errors give the document: the file, or the shared row.
+    fn origin(&self) -> PathBuf {
+        match self.shared {
+            Some(_) => PathBuf::from(SHARED_ORIGIN),
+            None => self.path.clone(),
+        }
     }
+
+    fn snapshot_from(&self, bytes: Option<&[u8]>) -> Result<Snapshot, StoreError> {
+        snapshot_at(self.origin(), bytes)
+    }
+}
+
+/// `bytes` (none: no document yet) parsed as the document `path` names.
+fn snapshot_at(path: PathBuf, bytes: Option<&[u8]>) -> Result<Snapshot, StoreError> {
+    let hash = hash_bytes(bytes.unwrap_or_default());
+    let Some(bytes) = bytes else {
+        return Ok(Snapshot {
+            path,
+            exists: false,
+            file: ExecApprovalsFile::default(),
+            hash,
+            report: LoadReport::default(),
+        });
+    };
+    let text = std::str::from_utf8(bytes).map_err(|err| StoreError::Parse {
+        path: path.clone(),
+        line: 1,
+        column: err.valid_up_to() + 1,
+        message: "file is not valid UTF-8".to_owned(),
+    })?;
+    let parsed = parse_str(text, &path)?;
+    Ok(Snapshot {
+        path,
+        exists: true,
+        file: parsed.file,
+        hash,
+        report: parsed.report,
+    })
 }
 
 /// The allowlists allow-always decisions persist to.
@@ -309,6 +481,12 @@ impl AllowlistStore for ExecApprovalsStore {
 }
 
 impl Snapshot {
+    /// The shared document's `bytes` (as a tool that does not follow it reads them once, e.g.
+    /// `gatehouse doctor`), parsed as a gateway would.
+    pub fn of_shared_document(bytes: Option<&[u8]>) -> Result<Snapshot, StoreError> {
+        snapshot_at(PathBuf::from(SHARED_ORIGIN), bytes)
+    }
+
     /// The view to send to clients: same content and hash, token replaced.
     pub fn redacted(&self) -> RedactedSnapshot {
         let mut file = self.file.clone();

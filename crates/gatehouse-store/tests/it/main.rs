@@ -14,6 +14,8 @@ mod replicas;
 mod replica_managers;
 // The PostgreSQL event log: appended with each transition, numbered in commit order, caught up.
 mod event_log;
+// exec-approvals.json as a document replicas share: the file's contract, concurrency, import.
+mod shared_documents;
 // exec-approvals.json on disk: baseHash, 0600, migration, redaction, dedupe, merges.
 mod approvals_file_store;
 // The approvals database under concurrency and restarts; its file mode and schema guards.

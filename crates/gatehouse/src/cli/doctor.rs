@@ -29,7 +29,7 @@ use gatehouse_chat::sanitize::{make_visible, one_line};
 
 use super::layout::{
     ADMIN_TOKEN_FILE, APPROVALS_FILE, SESSIONS_FILE, check_store, default_data_dir, listen_address,
-    review_database, service_setup,
+    review_database, service_setup, shared_approvals,
 };
 use super::tokens::{read_admin_token, review_tokens};
 
@@ -70,7 +70,17 @@ pub(crate) fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
         findings.error(&problem);
     }
     check_admin_token(&config, &data_dir.join(ADMIN_TOKEN_FILE), &mut findings);
-    if let Some(approvals) = check_data_files(&config, &data_dir, &mut findings) {
+    let local = check_data_files(&config, &data_dir, &mut findings);
+    // On PostgreSQL the allowlists are the database's (an unreachable one is reported below).
+    let approvals = match shared_approvals(config.gateway.store.as_ref()) {
+        Some(Ok(shared)) => {
+            println!("exec-approvals.json: kept in the database (this host's file is not read)");
+            Some(shared)
+        }
+        Some(Err(_)) => None,
+        None => local,
+    };
+    if let Some(approvals) = approvals {
         check_agents(&config, &approvals, &mut findings);
     }
     match review_database(config.gateway.store.as_ref()) {

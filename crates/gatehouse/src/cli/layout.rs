@@ -19,6 +19,7 @@ use gatehouse_service::{ExecLimits, ServiceError, ServiceSetup};
 use gatehouse_store::approvals_db::{
     PgApprovalStore, PgOptions, SqliteApprovalStore, SqliteOptions,
 };
+use gatehouse_store::approvals_file::{EXEC_APPROVALS_DOCUMENT, Snapshot};
 
 /// Where the embedded default listens: loopback only, so a fresh install is not reachable from
 /// the network.
@@ -196,11 +197,7 @@ pub(crate) fn review_database(
 
 fn review_postgres(store: &StoreConfig) -> Result<(String, Option<String>), ServiceError> {
     let url = postgres_url(store)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(ServiceError::store)?;
-    let checked = runtime
+    let checked = offline_runtime()?
         .block_on(PgApprovalStore::check(url.expose(), PgOptions::default()))
         .map_err(ServiceError::store)?;
     let skew_ms = checked.server_now_ms - i64::try_from(super::now_ms()).unwrap_or(i64::MAX);
@@ -220,6 +217,34 @@ fn review_postgres(store: &StoreConfig) -> Result<(String, Option<String>), Serv
         )
     });
     Ok((line, warning))
+}
+
+/// The allowlists replicas share, read once from a PostgreSQL store for `doctor` (writing
+/// nothing); `None` for SQLite, where they are the data directory's file.
+pub(crate) fn shared_approvals(
+    store: Option<&StoreConfig>,
+) -> Option<Result<Snapshot, ServiceError>> {
+    let store = store.filter(|store| store.kind == StoreKind::Postgres)?;
+    let read = || {
+        let url = postgres_url(store)?;
+        let bytes = offline_runtime()?
+            .block_on(PgApprovalStore::read_document(
+                url.expose(),
+                PgOptions::default(),
+                EXEC_APPROVALS_DOCUMENT,
+            ))
+            .map_err(ServiceError::store)?;
+        Snapshot::of_shared_document(bytes.as_deref()).map_err(ServiceError::store)
+    };
+    Some(read())
+}
+
+/// A runtime for an offline command's one database call.
+fn offline_runtime() -> Result<tokio::runtime::Runtime, ServiceError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(ServiceError::store)
 }
 
 /// The address to listen on: the flag, else `gateway.listen`, else [`DEFAULT_LISTEN`]; `doctor`

@@ -128,8 +128,12 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         // In the order a start has always checked things: the service's own files, the
         // approvals database, the gateway's settings, then chat.
         let store_config = setup.config.gateway.store.clone();
-        let prepared = Service::prepare(setup)?;
+        let mut prepared = Service::prepare(setup)?;
         let opened = open_store(store_config.as_ref(), &data_dir).await?;
+        if let OpenedStore::Postgres(store) = &opened {
+            // Replicas share the allowlists and `/elevated` levels through the database.
+            prepared = prepared.share_state(Arc::new(store.documents()));
+        }
         let mut gateway = GatewayState::builder(&settings).claude_code_hook(claude_code_hook);
         // The chat outbox lives beside the approvals it refers to. On a store several
         // gateways share, chat runs on the one holding the chat lease.

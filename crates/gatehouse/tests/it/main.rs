@@ -83,6 +83,8 @@ mod replica_events;
 // Chat on PostgreSQL replicas: one holds the Telegram connection; SIGKILL of it hands chat
 // over in seconds with no card twice and no press lost.
 mod replica_chat;
+// Per-host state shared by two `serve` replicas through PostgreSQL: allowlists and baseHash.
+mod replica_state;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -21,16 +21,16 @@ pub(crate) async fn replica(database: &TempDatabase) -> Server {
 
 /// Two replicas on a fresh database, each with an operator connected (so each has an approval
 /// route).
-struct Replicas {
-    _database: TempDatabase,
-    a: Server,
-    b: Server,
-    operator_a: Ws,
-    operator_b: Ws,
+pub(crate) struct Replicas {
+    pub(crate) _database: TempDatabase,
+    pub(crate) a: Server,
+    pub(crate) b: Server,
+    pub(crate) operator_a: Ws,
+    pub(crate) operator_b: Ws,
 }
 
 impl Replicas {
-    async fn start() -> Replicas {
+    pub(crate) async fn start() -> Replicas {
         let database = gatehouse_fakes::postgres::database().unwrap();
         let a = replica(&database).await;
         let b = replica(&database).await;
@@ -232,7 +232,7 @@ async fn doctor_reports_the_database_reachable_and_migrated_or_refuses_one_it_ca
     assert!(
         migrated
             .stdout
-            .contains("approvals database (PostgreSQL): reachable, schema version 2 of 2"),
+            .contains("approvals database (PostgreSQL): reachable, schema version 4 of 4"),
         "{}",
         migrated.stdout
     );

@@ -4,6 +4,7 @@
 //! loses is answered by the same rules (`write_ops`), and the store contract tests run on both.
 
 mod connect;
+mod documents;
 mod events;
 mod feed;
 mod lease;
@@ -12,4 +13,5 @@ mod outbox;
 mod schema;
 mod store;
 
+pub use documents::PgDocuments;
 pub use store::{DatabaseCheck, PgApprovalStore, PgOptions};

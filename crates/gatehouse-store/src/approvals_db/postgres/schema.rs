@@ -168,6 +168,16 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX chat_buttons_by_approval ON chat_buttons (approval_id);
     "#,
+    // 4: per-host state replicas share (the exec approvals document, the chat sessions), one
+    // row per document, its bytes exactly as the file would hold them; `version` grows with
+    // each change, for compare-and-swap writes.
+    r#"
+    CREATE TABLE gatehouse_documents (
+        name    text COLLATE "C" PRIMARY KEY,
+        body    bytea NOT NULL,
+        version bigint NOT NULL CHECK (version > 0)
+    );
+    "#,
 ];
 
 /// The schema version this build writes.
@@ -205,17 +215,21 @@ pub(super) async fn migrate(client: &mut Object) -> Result<(), StoreError> {
 /// The database's schema version, 0 before any gateway migrated it, refused when newer than
 /// this build; writes nothing.
 pub(super) async fn schema_version(q: &impl Queries) -> Result<i64, StoreError> {
-    let rows = q
-        .rows("SELECT to_regclass('gatehouse_schema') IS NOT NULL", &[])
-        .await?;
-    let migrated: bool = match rows.first() {
-        Some(row) => row.try_get(0)?,
-        None => false,
-    };
-    if !migrated {
+    if !table_exists(q, "gatehouse_schema").await? {
         return Ok(0);
     }
     recorded_version(q).await
+}
+
+/// Whether the connection's schema has the table `name`; writes nothing.
+pub(super) async fn table_exists(q: &impl Queries, name: &str) -> Result<bool, StoreError> {
+    let rows = q
+        .rows("SELECT to_regclass($1) IS NOT NULL", &[&name])
+        .await?;
+    Ok(match rows.first() {
+        Some(row) => row.try_get(0)?,
+        None => false,
+    })
 }
 
 /// The newest migration `gatehouse_schema` records, refused when newer than this build.

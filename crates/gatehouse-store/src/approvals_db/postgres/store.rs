@@ -22,6 +22,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
 use super::connect::Connector;
+use super::documents::PgDocuments;
 use super::feed::{self, Subscribers};
 use super::{events, lease, ops, outbox, schema};
 use crate::error::{PostgresError, StoreError};
@@ -111,6 +112,13 @@ impl PgApprovalStore {
         })
     }
 
+    /// The shared documents (per-host state replicas share: the exec approvals document, the
+    /// chat sessions) on this store's database and pool; follows their changes on a
+    /// connection of its own. Call from within a tokio runtime.
+    pub fn documents(&self) -> PgDocuments {
+        PgDocuments::start(self.pool.clone(), self.connector.clone())
+    }
+
     /// Connects to the database `url` names and reads what `gatehouse doctor` reports,
     /// writing nothing: a schema newer than this build is refused, as a start would.
     pub async fn check(url: &str, options: PgOptions) -> Result<DatabaseCheck, StoreError> {
@@ -133,6 +141,31 @@ impl PgApprovalStore {
             supported_version: schema::CURRENT_VERSION,
             server_now_ms,
         })
+    }
+
+    /// Reads the shared document `name` once, writing nothing (for `gatehouse doctor`):
+    /// `None` when it was never written or the database has no documents table yet.
+    pub async fn read_document(
+        url: &str,
+        options: PgOptions,
+        name: &str,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        let pool =
+            Connector::from_url(url, options.connect_timeout)?.pool(1, options.connect_timeout)?;
+        let client = pool.get().await?;
+        if !schema::table_exists(&*client, "gatehouse_documents").await? {
+            return Ok(None);
+        }
+        let rows = client
+            .query(
+                "SELECT body FROM gatehouse_documents WHERE name = $1",
+                &[&name],
+            )
+            .await?;
+        match rows.first() {
+            Some(row) => Ok(Some(row.try_get(0)?)),
+            None => Ok(None),
+        }
     }
 
     /// Queues a write: `op` runs in a transaction of its own once every write queued before it
