@@ -81,7 +81,7 @@ pub use ids::{SHORT_ID_DIGITS, mint_approval_id, minted_at_ms, short_id};
 pub use manager::{
     AllowlistWrite, ApprovalManager, CreateApproval, Created, IdDisclosure, ManagerConfig,
     PendingDecision, REASON_NO_ROUTE, REASON_RESTART, REASON_STORE_FAILED, REASON_TIMEOUT,
-    Resolved,
+    Resolved, SharedSequence,
 };
 pub use outbox::{
     ChatOutbox, OutboxEntry, OutboxMessage, OutboxRoute, OutboxState, OutboxStep, StepOutcome,
@@ -95,5 +95,5 @@ pub use run_binding::{binding_of, run_binding};
 pub use shared_chat::{HeldLease, SharedChat, StoredButton};
 pub use store::{
     ALLOW_ALWAYS_SOURCE, AddedEntry, AllowlistStore, ApprovalStore, Change, ChangeFeed, Completion,
-    GrantStore, Reading, StoreError, Writing,
+    EventLog, GrantStore, LoggedEvent, LoggedEvents, Reading, StoreError, Writing,
 };

@@ -9,8 +9,8 @@ use std::sync::{Arc, OnceLock};
 
 use futures_util::FutureExt as _;
 use gatehouse_approvals::{
-    ApprovalManager, ApprovalRecord, ApprovalRequest, ApprovalStore, Clock, CreateApproval,
-    ManagerConfig, Retention,
+    ApprovalEvent, ApprovalManager, ApprovalRecord, ApprovalRequest, ApprovalStore, Clock,
+    CreateApproval, ManagerConfig, Retention,
 };
 use gatehouse_store::approvals_file::{ExecApprovalsStore, SnapshotCache};
 use tokio::sync::watch;
@@ -161,6 +161,22 @@ impl Service {
         self.core().pending.total()
     }
 
+    /// On a store several gateways share, the approval events its log holds after `after`,
+    /// oldest first, at most `limit`, as they were published: what a client reconnecting with
+    /// `since` missed, wherever it was connected. Empty on a store this gateway alone writes.
+    pub async fn logged_approval_events(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<ApprovalEvent>, ServiceError> {
+        let logged = self
+            .core()
+            .manager
+            .logged_events_after(after, limit)
+            .await?;
+        Ok(logged.unwrap_or_default())
+    }
+
     /// Starts a graceful shutdown: calls waiting for a person answer
     /// [`ServiceError::ShuttingDown`] at once, and new ones do not start waiting. Idempotent.
     pub fn begin_shutdown(&self) {
@@ -283,6 +299,10 @@ impl Prepared {
             publisher: ports.publisher,
             shutdown: watch::Sender::new(false),
         });
+        // Before the first event is published: on a shared store, they carry the log's numbers.
+        if let Some(sequence) = core.manager.shared_sequence() {
+            core.publisher.follow_shared_sequence(&sequence);
+        }
         spawn_forwarder(Arc::clone(&core), startup);
         Ok(Service {
             shared: Arc::new(Shared {

@@ -12,6 +12,8 @@ mod stores;
 mod replicas;
 // Approval managers on PostgreSQL stores sharing a database: decisions, adoption, expiry.
 mod replica_managers;
+// The PostgreSQL event log: appended with each transition, numbered in commit order, caught up.
+mod event_log;
 // exec-approvals.json on disk: baseHash, 0600, migration, redaction, dedupe, merges.
 mod approvals_file_store;
 // The approvals database under concurrency and restarts; its file mode and schema guards.

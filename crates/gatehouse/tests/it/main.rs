@@ -81,6 +81,8 @@ mod replicas;
 // Chat on PostgreSQL replicas: one holds the Telegram connection; SIGKILL of it hands chat
 // over in seconds with no card twice and no press lost.
 mod replica_chat;
+// Issue 34: one event sequence over replicas; `since` replayed on another replica.
+mod replica_events;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -14,7 +14,7 @@ use crate::gateway::{AGENT, APPROVER, Server, Ws, config_with_gateway};
 const QUIET: Duration = Duration::from_secs(2);
 
 /// A replica on `database`, with its own data directory.
-async fn replica(database: &TempDatabase) -> Server {
+pub(crate) async fn replica(database: &TempDatabase) -> Server {
     let store = format!("store: {{ kind: 'postgres', url: '{}' }},", database.url());
     Server::start_with_config(&config_with_gateway(&store, "")).await
 }
@@ -48,7 +48,7 @@ impl Replicas {
 
 /// A pending approval created on `server` (an operator is connected there, so it has a route);
 /// its id.
-async fn request(server: &Server) -> String {
+pub(crate) async fn request(server: &Server) -> String {
     let params = json!({
         "command": "make deploy",
         "argv": ["make", "deploy"],
@@ -232,7 +232,7 @@ async fn doctor_reports_the_database_reachable_and_migrated_or_refuses_one_it_ca
     assert!(
         migrated
             .stdout
-            .contains("approvals database (PostgreSQL): reachable, schema version 2 of 2"),
+            .contains("approvals database (PostgreSQL): reachable, schema version 3 of 3"),
         "{}",
         migrated.stdout
     );

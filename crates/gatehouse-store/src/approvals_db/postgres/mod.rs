@@ -4,6 +4,7 @@
 //! loses is answered by the same rules (`write_ops`), and the store contract tests run on both.
 
 mod connect;
+mod events;
 mod feed;
 mod lease;
 mod ops;

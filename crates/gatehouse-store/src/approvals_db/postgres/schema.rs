@@ -94,7 +94,27 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX tool_grants_by_created ON tool_grants (created_at_ms, id);
     "#,
-    // 2: the chat outbox, as the SQLite store's eighth version holds it, and the button tokens
+    // 2: the event log every gateway numbers approval events by (see `events`): one row per
+    // creation and per settling, written in the transition's transaction, numbered by the
+    // counter row `event_log` (whose row lock makes the numbers follow commit order), and
+    // the instance id naming this database's sequence to clients.
+    r#"
+    CREATE TABLE event_log (
+        only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+        instance text NOT NULL,
+        last_seq bigint NOT NULL CHECK (last_seq >= 0)
+    );
+    INSERT INTO event_log (instance, last_seq) VALUES (gen_random_uuid()::text, 0);
+
+    CREATE TABLE approval_events (
+        seq         bigint PRIMARY KEY,
+        approval_id text COLLATE "C" NOT NULL REFERENCES approvals (id) ON DELETE CASCADE,
+        kind        text NOT NULL
+                    CHECK (kind IN ('requested', 'allowed', 'denied', 'expired', 'cancelled'))
+    );
+    CREATE INDEX approval_events_by_approval ON approval_events (approval_id);
+    "#,
+    // 3: the chat outbox, as the SQLite store's eighth version holds it, and the button tokens
     // of cards sent, so a gateway taking the chat connections over honours presses on cards
     // another sent (docs/high-availability.md, "Chat on replicas").
     r#"

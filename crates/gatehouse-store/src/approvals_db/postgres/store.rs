@@ -14,16 +14,16 @@ use std::time::Duration;
 use deadpool_postgres::Pool;
 use gatehouse_approvals::{
     ApprovalRecord, ApprovalStore, ChangeFeed, ChatOutbox, Completion, ConsumeOutcome,
-    DeliveredMessage, GrantStore, HeldLease, ListFilter, NewApproval, OutboxEntry, OutboxMessage,
-    OutboxStep, Reading, Resolution, ResolveOutcome, SharedChat, StepOutcome, StoredButton,
-    StoredGrant, Writing,
+    DeliveredMessage, EventLog, GrantStore, HeldLease, ListFilter, LoggedEvents, NewApproval,
+    OutboxEntry, OutboxMessage, OutboxStep, Reading, Resolution, ResolveOutcome, SharedChat,
+    StepOutcome, StoredButton, StoredGrant, Writing,
 };
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
 use super::connect::Connector;
 use super::feed::{self, Subscribers};
-use super::{lease, ops, outbox, schema};
+use super::{events, lease, ops, outbox, schema};
 use crate::error::{PostgresError, StoreError};
 
 /// Options for [`PgApprovalStore::connect`].
@@ -74,6 +74,8 @@ pub struct PgApprovalStore {
     subscribers: Arc<Subscribers>,
     /// The listener task, started by the first [`ApprovalStore::changes`].
     listener: OnceLock<AbortHandle>,
+    /// The event log's instance id, read once at connect (a migration wrote it).
+    instance: String,
 }
 
 impl Drop for PgApprovalStore {
@@ -91,7 +93,11 @@ impl PgApprovalStore {
     pub async fn connect(url: &str, options: PgOptions) -> Result<Self, StoreError> {
         let connector = Connector::from_url(url, options.connect_timeout)?;
         let pool = connector.pool(options.max_connections, options.connect_timeout)?;
-        schema::migrate(&mut pool.get().await?).await?;
+        let instance = {
+            let mut client = pool.get().await?;
+            schema::migrate(&mut client).await?;
+            events::instance(&*client).await?
+        };
         let (writes, jobs) = mpsc::unbounded_channel();
         tokio::spawn(write_in_order(pool.clone(), jobs));
         Ok(PgApprovalStore {
@@ -101,6 +107,7 @@ impl PgApprovalStore {
             origin: feed::new_origin().into(),
             subscribers: Arc::default(),
             listener: OnceLock::new(),
+            instance,
         })
     }
 
@@ -325,6 +332,24 @@ impl ApprovalStore for PgApprovalStore {
             tokio::spawn(listener).abort_handle()
         });
         Some(feed)
+    }
+
+    fn event_log(&self) -> Option<&dyn EventLog> {
+        Some(self)
+    }
+}
+
+impl EventLog for PgApprovalStore {
+    fn instance(&self) -> &str {
+        &self.instance
+    }
+
+    fn head(&self) -> Reading<u64> {
+        self.read(|client| Box::pin(events::head(client)))
+    }
+
+    fn events_after(&self, after: u64, limit: usize) -> Reading<LoggedEvents> {
+        self.read(move |client| Box::pin(events::after(client, after, limit)))
     }
 }
 
