@@ -12,6 +12,9 @@ mod stores;
 mod replicas;
 // Approval managers on PostgreSQL stores sharing a database: decisions, adoption, expiry.
 mod replica_managers;
+// Operating replicas' stores: the write queue's bound, pending caps and approval routes held
+// across replicas.
+mod replica_ops;
 // exec-approvals.json on disk: baseHash, 0600, migration, redaction, dedupe, merges.
 mod approvals_file_store;
 // The approvals database under concurrency and restarts; its file mode and schema guards.

@@ -76,6 +76,8 @@ mod chat_markup;
 // Two `gatehouse serve` replicas on one PostgreSQL database: cross-replica decisions and
 // waiters, one winner among concurrent answers, a replica killed mid-flight.
 mod replicas;
+// Operating replicas: the database restarted under two `gatehouse serve` processes.
+mod replica_ops;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -3,10 +3,13 @@
 //! stays the default: a row is decoded by the same code (`rows::RawRow`), a resolution that
 //! loses is answered by the same rules (`write_ops`), and the store contract tests run on both.
 
+mod caps;
 mod connect;
 mod feed;
 mod ops;
+mod presence;
 mod schema;
 mod store;
 
+pub use caps::PendingCaps;
 pub use store::{DatabaseCheck, PgApprovalStore, PgOptions};
