@@ -31,10 +31,12 @@ impl Drop for Paused {
     }
 }
 
+/// Sends SIGname to `pids` through the shell's own `kill` (no procps needed).
 fn signal(name: &str, pids: &[u32]) {
-    let status = std::process::Command::new("kill")
-        .arg(format!("-{name}"))
-        .args(pids.iter().map(u32::to_string))
+    let pids: Vec<String> = pids.iter().map(u32::to_string).collect();
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("kill -{name} {}", pids.join(" ")))
         .status()
         .unwrap();
     assert!(status.success());
