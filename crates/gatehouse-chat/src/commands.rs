@@ -15,6 +15,7 @@ use crate::config::ChatApprovals;
 use crate::error::ChatError;
 use crate::grammar::approve::{ApproveParse, parse_approve, parse_decision};
 use crate::grammar::elevated::{ElevatedParse, parse_elevated};
+use crate::grammar::start::{Conversation, is_start};
 use crate::replies::{
     ApproveOutcome, ElevatedOutcome, approve_outcome_text, approve_refusal_text,
     elevated_outcome_text, elevated_refusal_text,
@@ -30,6 +31,9 @@ pub struct TextContext<'a> {
     pub bot_username: Option<&'a str>,
     /// The approval whose card the message replies to, if it is a reply to one.
     pub replied_to_approval: Option<&'a str>,
+    /// Where it was typed: the bare words `start` and `help` count only in a direct
+    /// conversation with the bot.
+    pub conversation: Conversation,
 }
 
 /// An `/elevated` request that passed the grammar; the gates come next.
@@ -58,12 +62,18 @@ pub enum TextAction {
     },
     /// An `/elevated` request: find the session bound to the chat, then call [`elevated_step`].
     Elevated(ElevatedRequest),
+    /// `/start` or `/help`: tell the sender who they are here, with
+    /// [`crate::introduction::introduction_text`].
+    Introduce,
 }
 
-/// Reads a text message: `/approve` (and bare `approve`), `/elevated`, or a one-word decision
-/// sent as a reply to a card. `/approve` from anyone but a configured approver of the sender's
-/// channel is refused here and logged.
+/// Reads a text message: `/approve` (and bare `approve`), `/elevated`, `/start` (`/help`), or a
+/// one-word decision sent as a reply to a card. `/approve` from anyone but a configured approver
+/// of the sender's channel is refused here and logged.
 pub fn interpret_text(text: &str, ctx: TextContext<'_>, approvals: &ChatApprovals) -> TextAction {
+    if is_start(text, ctx.bot_username, ctx.conversation) {
+        return TextAction::Introduce;
+    }
     let (target, decision) = match parse_approve(text, ctx.bot_username) {
         ApproveParse::Refused(refusal) => return TextAction::Reply(approve_refusal_text(&refusal)),
         ApproveParse::Command(command) => (command.target, command.decision),

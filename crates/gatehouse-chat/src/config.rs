@@ -140,6 +140,11 @@ impl NativeClient {
         &self.channel
     }
 
+    /// Where this channel's cards go (`target`).
+    pub fn target(&self) -> NativeTarget {
+        self.target
+    }
+
     /// Whether cards are deleted after a decision rather than edited into receipts.
     pub fn cleanup_after_resolve(&self) -> bool {
         self.cleanup_after_resolve

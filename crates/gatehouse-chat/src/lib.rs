@@ -3,7 +3,8 @@
 //! An adapter implements the small [`channel::Channel`] trait and only translates between its
 //! platform and this crate's types; it says what else is particular to its platform (its name,
 //! its id rules) through [`platform::Platform`], and plugs in through [`adapter::Adapter`]. Forwarding rules ([`plan`]), card rendering ([`render`]), the
-//! `/approve` and `/elevated` grammars ([`grammar`]), approver and token checks ([`commands`],
+//! `/approve`, `/elevated` and `/start` grammars ([`grammar`]) and the answer to `/start`
+//! ([`introduction`]), approver and token checks ([`commands`],
 //! [`token`]), retries and rate limits ([`delivery`], on the one [`throttle`] every adapter
 //! paces its calls with) live here, once.
 //!
@@ -64,6 +65,7 @@ pub mod dispatch;
 pub mod error;
 pub mod filter;
 pub mod grammar;
+pub mod introduction;
 pub mod journal;
 pub mod plan;
 pub mod platform;

@@ -65,7 +65,7 @@ impl DiscordChannel {
         })
     }
 
-    /// Registers `/approve` and `/elevated` in every configured guild (a bulk overwrite, so
+    /// Registers `/approve`, `/elevated`, `/start` and `/help` in every configured guild (a bulk overwrite, so
     /// running it again changes nothing). Guild commands appear at once; global ones would
     /// take up to an hour.
     pub async fn register_commands(&self) -> Result<(), ChatError> {
@@ -81,7 +81,7 @@ impl DiscordChannel {
             tracing::info!(
                 channel = CHANNEL,
                 guild_id = guild,
-                "Registered /approve and /elevated."
+                "Registered /approve, /elevated, /start and /help."
             );
         }
         Ok(())

@@ -1,4 +1,5 @@
-//! The application commands `/approve` and `/elevated`: their definitions for registration, and
+//! The application commands `/approve`, `/elevated`, `/start` and `/help`: their definitions for
+//! registration, and
 //! their translation back into the text form, so the core's grammar, approver check and replies
 //! treat them exactly like a typed command.
 
@@ -39,6 +40,9 @@ pub(crate) fn definitions() -> Vec<CreateCommand> {
         CreateCommand::new("elevated")
             .description("Show or set elevated mode for the session bound to this channel")
             .add_option(level),
+        CreateCommand::new("start")
+            .description("Show your Discord user id and whether you are a Gatehouse approver"),
+        CreateCommand::new("help").description("What you can do with Gatehouse here"),
     ]
 }
 
@@ -58,6 +62,8 @@ pub(crate) fn command_text(data: &CommandData) -> Option<String> {
             Some(join("/approve", &words))
         }
         "elevated" => Some(join("/elevated", &[option("level").unwrap_or("")])),
+        "start" => Some("/start".to_owned()),
+        "help" => Some("/help".to_owned()),
         _ => None,
     }
 }
@@ -125,5 +131,15 @@ mod tests {
         );
         assert_eq!(defined[1]["name"], "elevated");
         assert_eq!(defined[1]["options"][0]["required"], false);
+        assert_eq!(defined[2]["name"], "start");
+        assert_eq!(defined[3]["name"], "help");
+    }
+
+    #[test]
+    fn reads_start_and_help_as_their_typed_form() {
+        let start = data(json!({"id": "1", "name": "start", "type": 1}));
+        assert_eq!(command_text(&start).as_deref(), Some("/start"));
+        let help = data(json!({"id": "1", "name": "help", "type": 1}));
+        assert_eq!(command_text(&help).as_deref(), Some("/help"));
     }
 }

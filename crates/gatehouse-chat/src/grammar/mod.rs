@@ -1,12 +1,13 @@
-//! Chat command grammars: `/approve` and `/elevated`, parsed into enums at the edge so nothing
-//! downstream handles raw decision strings.
+//! Chat command grammars: `/approve`, `/elevated` and `/start` (`/help`), parsed into enums at
+//! the edge so nothing downstream handles raw decision strings.
 //!
-//! Both share one header rule: `/name`, an optional `@<this bot>` suffix (another bot's mention is
+//! All share one header rule: `/name`, an optional `@<this bot>` suffix (another bot's mention is
 //! refused), an optional `:`; then whitespace-separated arguments, where an extra argument is an
 //! error rather than something silently ignored.
 
 pub mod approve;
 pub mod elevated;
+pub mod start;
 
 /// How a message's first word relates to a command.
 #[derive(Debug, PartialEq, Eq)]

@@ -8,6 +8,7 @@ use gatehouse_chat::commands::{
 };
 use gatehouse_chat::config::{ChatApprovalSettings, ChatApprovals, NativeClientSettings};
 use gatehouse_chat::error::ChatError;
+use gatehouse_chat::grammar::start::Conversation;
 use gatehouse_chat::route::MessageLocator;
 use gatehouse_chat::token::{TokenClaim, TokenRegistry};
 use gatehouse_policy::ApprovalDecision::{AllowOnce, Deny};
@@ -44,6 +45,7 @@ fn interpret(text: &str, from: &str, replied: Option<&str>) -> TextAction {
         sender: &who,
         bot_username: Some("gatebot"),
         replied_to_approval: replied,
+        conversation: Conversation::Shared,
     };
     interpret_text(text, ctx, &approvals())
 }
@@ -117,6 +119,33 @@ fn routes_elevated_and_ignores_chatter() {
         TextAction::Reply(_)
     ));
     assert_eq!(interpret("good morning", "100", None), TextAction::Ignore);
+}
+
+#[test]
+fn start_is_answered_for_everyone_and_the_bare_word_only_in_a_dm() {
+    for from in ["100", "200"] {
+        assert_eq!(
+            interpret("/start@gatebot payload", from, None),
+            TextAction::Introduce
+        );
+    }
+    assert_eq!(interpret("help", "200", None), TextAction::Ignore);
+    // A reply to a card with "start" is no decision either.
+    assert_eq!(
+        interpret("start", "100", Some("0f3c9a1e")),
+        TextAction::Ignore
+    );
+    let who = sender("200");
+    let direct = TextContext {
+        sender: &who,
+        bot_username: Some("gatebot"),
+        replied_to_approval: None,
+        conversation: Conversation::Direct,
+    };
+    assert_eq!(
+        interpret_text("help", direct, &approvals()),
+        TextAction::Introduce
+    );
 }
 
 fn gates() -> ElevatedGates {

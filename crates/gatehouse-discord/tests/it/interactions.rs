@@ -10,6 +10,7 @@ use gatehouse_chat::config::{
 };
 use gatehouse_chat::delivery::{Deliverer, RetryPolicy};
 use gatehouse_chat::dispatch::{Dispatcher, Settlement};
+use gatehouse_chat::grammar::start::Conversation;
 use gatehouse_chat::journal::MemoryJournal;
 use gatehouse_chat::plan::{RequestMeta, plan_delivery};
 use gatehouse_chat::render::{ApprovalView, ResolveOutcome, render_receipt};
@@ -206,6 +207,7 @@ fn core_reading(text: &InboundText) -> TextAction {
         sender: &text.sender,
         bot_username: None,
         replied_to_approval: None,
+        conversation: Conversation::Shared,
     };
     interpret_text(&text.text, context, &approvals())
 }
@@ -289,7 +291,15 @@ async fn registers_commands_and_turns_approve_into_the_text_path() {
         .iter()
         .map(|c| &c["name"])
         .collect();
-    assert_eq!(names, [&json!("approve"), &json!("elevated")]);
+    assert_eq!(
+        names,
+        [
+            &json!("approve"),
+            &json!("elevated"),
+            &json!("start"),
+            &json!("help")
+        ]
+    );
 
     let injected_at = now_ms();
     let options = json!([

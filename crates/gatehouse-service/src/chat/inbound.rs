@@ -10,6 +10,8 @@ use gatehouse_chat::channel::{ButtonPress, Channel, Inbound, InboundText};
 use gatehouse_chat::commands::{
     ElevatedRequest, PressRefusal, TextAction, TextContext, check_press, interpret_text,
 };
+use gatehouse_chat::grammar::start::Conversation;
+use gatehouse_chat::introduction::{Introduction, Role, introduction_text};
 use gatehouse_chat::render::{Card, CardState, ResolveOutcome, SHORT_ID_LEN};
 use gatehouse_chat::replies::{ApproveOutcome, approve_outcome_text};
 use gatehouse_chat::route::{Destination, Route};
@@ -85,6 +87,11 @@ async fn on_text(runtime: &ChatRuntime, text: InboundText) {
         sender: &text.sender,
         bot_username: runtime.bot_usernames.get(&channel_name).map(String::as_str),
         replied_to_approval: replied_to.as_deref(),
+        conversation: if text.is_direct {
+            Conversation::Direct
+        } else {
+            Conversation::Shared
+        },
     };
     let reply = match interpret_text(&text.text, ctx, &runtime.approvals) {
         TextAction::Ignore => return,
@@ -93,6 +100,7 @@ async fn on_text(runtime: &ChatRuntime, text: InboundText) {
             decide_typed(runtime, &target, decision, &text).await
         }
         TextAction::Elevated(request) => elevated(runtime, &text, request),
+        TextAction::Introduce => introduce(runtime, &text.sender),
     };
     if !may_decide_anything(runtime, &text.sender)
         && !runtime.strangers.allow(
@@ -112,11 +120,35 @@ async fn on_text(runtime: &ChatRuntime, text: InboundText) {
 /// Whether `sender` may decide anything on their channel (an approver there, or admitted by
 /// `tools.elevated.allowFrom`): replies to anyone else are held to `strangerReplies`.
 fn may_decide_anything(runtime: &ChatRuntime, sender: &SenderIdentity) -> bool {
-    if runtime.approvals.is_approver(&sender.channel, &sender.id) {
-        return true;
-    }
+    runtime.approvals.is_approver(&sender.channel, &sender.id) || may_elevate(runtime, sender)
+}
+
+/// Whether `tools.elevated.allowFrom` admits `sender` (before any agent's own gates).
+fn may_elevate(runtime: &ChatRuntime, sender: &SenderIdentity) -> bool {
     let (gates, _) = gates(&runtime.core.config, None);
     authorize_sender(&gates, None, sender).is_ok()
+}
+
+/// The answer to `/start`: the sender's id and standing on their channel. It names no
+/// approval, so it may go to anyone (within `strangerReplies`, like every reply to a stranger).
+fn introduce(runtime: &ChatRuntime, sender: &SenderIdentity) -> String {
+    let channel = sender.channel.as_str();
+    let role = if runtime.approvals.is_approver(channel, &sender.id) {
+        Role::Approver {
+            cards: runtime
+                .approvals
+                .native_client(channel)
+                .map(|client| client.target()),
+        }
+    } else {
+        Role::NotApprover
+    };
+    introduction_text(&Introduction {
+        channel,
+        sender_id: &sender.id,
+        role,
+        elevated: may_elevate(runtime, sender),
+    })
 }
 
 /// How a reply to `text` reaches its sender.

@@ -10,6 +10,7 @@ use gatehouse_chat::config::{
 };
 use gatehouse_chat::delivery::{Deliverer, RetryPolicy};
 use gatehouse_chat::dispatch::{Dispatcher, Settlement};
+use gatehouse_chat::grammar::start::Conversation;
 use gatehouse_chat::journal::MemoryJournal;
 use gatehouse_chat::plan::{RequestMeta, plan_delivery};
 use gatehouse_chat::render::{ResolveOutcome, render_receipt};
@@ -229,6 +230,7 @@ async fn turns_typed_and_slash_approve_into_the_same_decision() {
             sender: &text.sender,
             bot_username: None,
             replied_to_approval: None,
+            conversation: Conversation::Shared,
         };
         assert_eq!(
             interpret_text(&text.text, ctx, &approvals),

@@ -7,6 +7,7 @@ use gatehouse_chat::commands::{
 };
 use gatehouse_chat::config::NativeTarget;
 use gatehouse_chat::dispatch::Settlement;
+use gatehouse_chat::grammar::start::Conversation;
 use gatehouse_chat::plan::{RequestMeta, plan_delivery};
 use gatehouse_chat::render::{ResolveOutcome, render_receipt};
 use gatehouse_chat::route::MessageLocator;
@@ -133,6 +134,7 @@ impl Delivered {
                 sender: &text.sender,
                 bot_username: Some(self.channel.bot_username()),
                 replied_to_approval: replied_to,
+                conversation: Conversation::Shared,
             },
             &approvals(NativeTarget::Both),
         )

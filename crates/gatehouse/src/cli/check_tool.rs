@@ -1,6 +1,7 @@
 //! `gatehouse check --tool`: the tool-call gate offline, as the gateway applies it (the same
 //! parameter reading, rules, exec composition and resolver), without a gateway. Grants live in
-//! the gateway's database and are not consulted: a call a grant would cover answers `ask`.
+//! the gateway's database and are not consulted: a call a grant would cover answers `ask`. The
+//! gateway's own files are protected as a gateway on the default data directory protects them.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -36,12 +37,10 @@ pub(crate) fn decide(
     };
     let (inputs, effective) = tool_policy_inputs(config, &args.agent, &session);
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    let protected = args
-        .config
-        .as_deref()
-        .map(super::layout::config_protection)
-        .into_iter()
-        .collect::<Vec<_>>();
+    let protected = match super::layout::default_data_dir() {
+        Ok(data_dir) => super::layout::protected_paths(config, args.config.as_deref(), &data_dir),
+        Err(_) => super::layout::own_files(config, args.config.as_deref()),
+    };
     let rules = AgentRules::build(config, &args.agent, home.as_deref(), &protected);
     let exec = sources.policy(&args.agent);
     let parsed = parse_params(&normalize_tool_name(tool), &params);

@@ -307,7 +307,8 @@ fn check_data_files(config: &Config, data_dir: &Path, findings: &mut Findings) -
         return approvals;
     }
     let limits = ExecLimits::configured(config.gateway.limits.as_ref());
-    let mut refusals = Service::check_files(&service_setup(config.clone(), data_dir, limits, None));
+    let mut refusals =
+        Service::check_files(&service_setup(config.clone(), None, data_dir, limits, None));
     refusals.extend(check_store(config.gateway.store.as_ref(), data_dir).err());
     refusals
         .extend(gatehouse_service::chat::check_sessions_file(&data_dir.join(SESSIONS_FILE)).err());

@@ -40,11 +40,12 @@ pub(crate) const LOCK_FILE: &str = "gatehouse.lock";
 /// host facts a sandboxed run needs.
 pub(crate) fn service_setup(
     config: Config,
+    config_file: Option<&Path>,
     data_dir: &Path,
     limits: ExecLimits,
     sandbox_host: Option<HostContext>,
 ) -> ServiceSetup {
-    let protected = protected_paths(&config, None, data_dir);
+    let protected = protected_paths(&config, config_file, data_dir);
     ServiceSetup {
         config,
         approvals_file: data_dir.join(APPROVALS_FILE),
@@ -55,36 +56,41 @@ pub(crate) fn service_setup(
     }
 }
 
-/// The config file, which no tool call may read or write (it holds the policy and perhaps
-/// secrets).
-pub(crate) fn config_protection(path: &Path) -> ProtectedPath {
-    ProtectedPath {
+/// The gateway's own files, which no tool call may read or write and no sandboxed run may
+/// see: the config file (it holds the policy and perhaps secrets) and every secret file the
+/// config names. One list for the tool gate and the sandbox, so neither can miss a file the
+/// other hides.
+pub(crate) fn own_files(config: &Config, config_file: Option<&Path>) -> Vec<ProtectedPath> {
+    let config_file = config_file.map(|path| ProtectedPath {
         path: std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
         what: "the gateway's config file".to_owned(),
-    }
+    });
+    let secret_files = config
+        .secrets()
+        .into_iter()
+        .filter_map(|secret| match secret.source {
+            SecretSource::File(path) => Some(ProtectedPath {
+                path,
+                what: format!("the secret file of {}", secret.key),
+            }),
+            SecretSource::Inline(_) | SecretSource::Env(_) => None,
+        });
+    config_file.into_iter().chain(secret_files).collect()
 }
 
-/// The gateway's own files, which no tool call may read or write: the data directory, the
-/// config file and every secret file the config names.
+/// What no tool call may read or write: the data directory and [`own_files`].
 pub(crate) fn protected_paths(
     config: &Config,
     config_file: Option<&Path>,
     data_dir: &Path,
 ) -> Vec<ProtectedPath> {
-    let mut protected = vec![ProtectedPath {
+    let data_dir = ProtectedPath {
         path: data_dir.to_path_buf(),
         what: "the gateway's data directory".to_owned(),
-    }];
-    protected.extend(config_file.map(config_protection));
-    for secret in config.secrets() {
-        if let SecretSource::File(path) = secret.source {
-            protected.push(ProtectedPath {
-                path,
-                what: format!("the secret file of {}", secret.key),
-            });
-        }
-    }
-    protected
+    };
+    std::iter::once(data_dir)
+        .chain(own_files(config, config_file))
+        .collect()
 }
 
 /// The approvals store `gateway.store` chose, opened: what `serve` hands the service.

@@ -4,9 +4,9 @@
 //! bubblewrap can start a sandbox here.
 
 use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use gatehouse_config::{Config, DEFAULT_AGENT_ID, SecretSource};
+use gatehouse_config::{Config, DEFAULT_AGENT_ID};
 use gatehouse_sandbox::{HostContext, SandboxMode, check_settings, probe};
 
 /// What the sandbox needs to know of this host: the gateway user's real home (`HOME`,
@@ -34,18 +34,9 @@ pub(crate) fn host_context(
         .map(|user| user.to_string_lossy().into_owned())
         .unwrap_or_else(|| rustix::process::getuid().as_raw().to_string());
     let real = |path: &Path| std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let token_files = config
-        .secrets()
+    let protected = super::layout::own_files(config, config_path)
         .into_iter()
-        .filter_map(|secret| match secret.source {
-            SecretSource::File(path) => Some(path),
-            SecretSource::Inline(_) | SecretSource::Env(_) => None,
-        });
-    let protected: Vec<PathBuf> = config_path
-        .map(Path::to_path_buf)
-        .into_iter()
-        .chain(token_files)
-        .map(|path| real(&path))
+        .map(|file| real(&file.path))
         .collect();
     Ok(HostContext {
         home,

@@ -32,7 +32,7 @@ use rustix::io::Errno;
 
 use super::layout::{
     ADMIN_TOKEN_FILE, LOCK_FILE, OpenedStore, SESSIONS_FILE, default_data_dir, listen_address,
-    open_store, protected_paths, service_setup,
+    open_store, service_setup,
 };
 use super::logging::{self, LogFormat};
 use super::tokens::read_admin_token;
@@ -110,8 +110,13 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let sandbox_host = super::sandbox::host_context(&config, args.config.as_deref(), &data_dir)
         .inspect_err(|why| tracing::warn!(reason = %why, "Sandboxed runs will be refused."))
         .ok();
-    let mut setup = service_setup(config, &data_dir, exec_limits, sandbox_host);
-    setup.protected = protected_paths(&setup.config, args.config.as_deref(), &data_dir);
+    let setup = service_setup(
+        config,
+        args.config.as_deref(),
+        &data_dir,
+        exec_limits,
+        sandbox_host,
+    );
     runtime.block_on(async {
         let connected = super::channels::connect_all(&setup.config).await?;
         let chat_connected = !connected.channels.is_empty();

@@ -1,6 +1,7 @@
-//! Each chat guide's "Dry run against the fake" (docs/channels/*.md), verbatim: its four `sh`
+//! Each chat guide's "Dry run against the fake" (docs/channels/*.md), verbatim: its five `sh`
 //! blocks are read from the guide and run with `sh -c` against the real binary and the
-//! platform's fake, and the request they make must be allowed by the button press they make.
+//! platform's fake; the request they make must be allowed by the button press they make, and
+//! the `/start` they send must be answered with the sender's id.
 //! Only what would clash with other tests on this machine is replaced: the fake runs in this
 //! process on a free port (the guide starts the same server with `cargo run -p
 //! gatehouse-fakes`), the gateway listens on a free port, and `/tmp/gatehouse-dry-run` is a
@@ -21,6 +22,8 @@ struct Guide {
     fake_addr: &'static str,
     /// How the request's answer starts once the approver pressed "Allow once".
     allowed_by: &'static str,
+    /// What the bot's answer to the last block's `/start` says first.
+    introduced: &'static str,
 }
 
 const GUIDES: [Guide; 3] = [
@@ -29,18 +32,21 @@ const GUIDES: [Guide; 3] = [
         fake_command: "cargo run -p gatehouse-fakes -- --telegram 127.0.0.1:8081",
         fake_addr: "127.0.0.1:8081",
         allowed_by: "allow-once (by telegram:42; approval ",
+        introduced: "Your user id on telegram is 7.",
     },
     Guide {
         file: "discord.md",
         fake_command: "cargo run -p gatehouse-fakes -- --discord 127.0.0.1:8082",
         fake_addr: "127.0.0.1:8082",
         allowed_by: "allow-once (by discord:5000 (@user5000); approval ",
+        introduced: "Your user id on discord is 7.",
     },
     Guide {
         file: "slack.md",
         fake_command: "cargo run -p gatehouse-fakes -- --slack 127.0.0.1:8083",
         fake_addr: "127.0.0.1:8083",
         allowed_by: "allow-once (by slack:U0APPROVER (@u0approver); approval ",
+        introduced: "Your user id on slack is U0SOMEONE.",
     },
 ];
 
@@ -58,8 +64,8 @@ async fn spawn_fake(file: &str) -> FakeHandle {
 async fn dry_run(guide: &Guide) {
     let text = std::fs::read_to_string(root().join("docs/channels").join(guide.file)).unwrap();
     let blocks = sh_blocks(&text, "## Dry run against the fake");
-    let [start_fake, start_gateway, ask, press] = blocks.as_slice() else {
-        panic!("{}: expected 4 sh blocks, got {blocks:#?}", guide.file);
+    let [start_fake, start_gateway, ask, press, introduce] = blocks.as_slice() else {
+        panic!("{}: expected 5 sh blocks, got {blocks:#?}", guide.file);
     };
     assert_eq!(
         crate::docs_shell::command_lines(std::slice::from_ref(start_fake)),
@@ -93,6 +99,12 @@ async fn dry_run(guide: &Guide) {
     assert!(
         answer.starts_with(guide.allowed_by),
         "{}: {answer}",
+        guide.file
+    );
+    let introduction = shell.run(&local(introduce)).await;
+    assert!(
+        introduction.contains(guide.introduced) && introduction.contains("not an approver"),
+        "{}: {introduction}",
         guide.file
     );
 }

@@ -73,6 +73,8 @@ mod chat_strangers;
 mod chat_speakers;
 // Issue 36: cards and replies show agent and sender text literally; a cut command says so.
 mod chat_markup;
+// Issue 35: `/start` and `/help` tell a person their id and whether they are an approver.
+mod chat_start;
 // Two `gatehouse serve` replicas on one PostgreSQL database: cross-replica decisions and
 // waiters, one winner among concurrent answers, a replica killed mid-flight.
 mod replicas;

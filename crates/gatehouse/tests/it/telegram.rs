@@ -98,6 +98,16 @@ impl Telegram {
         .await;
     }
 
+    /// Sends `text` to the bot in the group `group`, as `from`.
+    pub(crate) async fn in_group(&self, group: i64, from: i64, text: &str) {
+        self.inject(json!({"message": {
+            "from": {"id": from, "is_bot": false, "first_name": "Someone"},
+            "chat": {"id": group, "type": "group", "title": "ops"},
+            "text": text,
+        }}))
+        .await;
+    }
+
     pub(crate) async fn inject(&self, update: Value) {
         self.fake.control("/_fake/inject", &update).await.unwrap();
     }

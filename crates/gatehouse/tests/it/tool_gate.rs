@@ -113,6 +113,57 @@ async fn check_tool_judges_a_call_offline_resolving_as_the_gateway_does() {
     assert!(out.contains("invalid-params"), "{out}");
 }
 
+/// Offline, the tool gate protects what the gateway protects: the secret files the config
+/// names and the data directory, not only the config file (they were once built separately).
+#[tokio::test]
+async fn check_tool_protects_the_gateways_secret_files_and_data_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("telegram.token");
+    std::fs::write(&token, "123:abc").unwrap();
+    let config = dir.path().join("gatehouse.json5");
+    std::fs::write(
+        &config,
+        format!(
+            "{{ tools: {{ profile: 'full' }},
+               agents: {{ defaults: {{ workspace: '{}' }} }},
+               channels: {{ telegram: {{ tokenFile: '{}' }} }} }}",
+            dir.path().display(),
+            token.display()
+        ),
+    )
+    .unwrap();
+    let state = dir.path().join("state");
+    let state_dir = state.display().to_string();
+    let database = state.join("gatehouse/approvals.db");
+    std::fs::create_dir_all(state.join("gatehouse")).unwrap();
+    std::fs::write(&database, "").unwrap();
+    for (path, what) in [
+        (token.display().to_string(), "channels.telegram.tokenFile"),
+        (database.display().to_string(), "data directory"),
+    ] {
+        let params = json!({ "path": path }).to_string();
+        let args = [
+            "check",
+            "--config",
+            config.to_str().unwrap(),
+            "--json",
+            "--tool",
+            "read",
+            "--params",
+            &params,
+        ];
+        let (code, out) = gatehouse(&args, &[("XDG_STATE_HOME", &state_dir)]).await;
+        let answer: Value =
+            serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
+        assert_eq!(
+            (code, &answer["reasons"][0]["rule"]),
+            (20, &json!("protected-path")),
+            "{answer}"
+        );
+        assert!(answer.to_string().contains(what), "{what}: {answer}");
+    }
+}
+
 #[tokio::test]
 async fn checks_requests_grants_and_results_over_the_wire_with_dns_through_the_fake() {
     let dns = name_server().await;
