@@ -21,7 +21,9 @@ use crate::record::ApprovalRequest;
 /// One thing that happened to an approval.
 #[derive(Debug, Clone)]
 pub struct ApprovalEvent {
-    /// Position in the manager's event stream, starting at 1, increasing by one per event.
+    /// Position in the event stream, increasing by one per event: the manager's own count,
+    /// from 1, on a store it alone writes; the store's [`crate::EventLog`] number, the same on
+    /// every gateway, on a shared one.
     pub seq: u64,
     /// The approval it concerns.
     pub id: Uuid,
@@ -94,8 +96,22 @@ impl Offered {
 /// The sending half: numbers each event and queues it for every live subscriber.
 #[derive(Debug, Default)]
 pub(crate) struct EventBus {
+    /// Who numbers the events.
+    numbering: Numbering,
     /// Held across numbering and queuing, so every subscriber receives events in `seq` order.
     state: Mutex<BusState>,
+}
+
+/// Where events and their numbers come from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Numbering {
+    /// The manager announces each transition it sees and numbers it (a store it alone writes).
+    #[default]
+    Local,
+    /// Only the shared store's event log announces, with its numbers ([`EventBus::emit_logged`]);
+    /// the manager's own announcements are dropped, since the log will carry them, in the
+    /// order every gateway agrees on.
+    Log,
 }
 
 #[derive(Debug, Default)]
@@ -105,18 +121,29 @@ struct BusState {
 }
 
 impl EventBus {
+    pub(crate) fn new(numbering: Numbering) -> Self {
+        EventBus {
+            numbering,
+            state: Mutex::default(),
+        }
+    }
+
+    /// Announces a transition this manager saw; with [`Numbering::Log`], left to the log.
     pub(crate) fn emit(&self, id: Uuid, kind: EventKind) {
+        if self.numbering == Numbering::Log {
+            return;
+        }
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        state.last_seq += 1;
-        let event = ApprovalEvent {
-            seq: state.last_seq,
-            id,
-            kind,
-        };
-        // A send fails only once the subscription was dropped; it is forgotten here.
-        state
-            .subscribers
-            .retain(|subscriber| subscriber.send(event.clone()).is_ok());
+        let seq = state.last_seq + 1;
+        state.send(ApprovalEvent { seq, id, kind });
+    }
+
+    /// Announces an event as the shared store's log numbered it; called in log order.
+    pub(crate) fn emit_logged(&self, event: ApprovalEvent) {
+        self.state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .send(event);
     }
 
     pub(crate) fn subscribe(&self) -> EventSubscription {
@@ -127,6 +154,15 @@ impl EventBus {
             .subscribers
             .push(sender);
         EventSubscription { receiver }
+    }
+}
+
+impl BusState {
+    fn send(&mut self, event: ApprovalEvent) {
+        self.last_seq = event.seq;
+        // A send fails only once the subscription was dropped; it is forgotten here.
+        self.subscribers
+            .retain(|subscriber| subscriber.send(event.clone()).is_ok());
     }
 }
 

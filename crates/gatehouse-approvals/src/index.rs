@@ -100,15 +100,6 @@ impl Index {
         self.entries.len()
     }
 
-    /// Every id still pending in memory.
-    pub(crate) fn pending(&self) -> Vec<Uuid> {
-        self.entries
-            .iter()
-            .filter(|entry| entry.status == Status::Pending)
-            .map(|entry| *entry.key())
-            .collect()
-    }
-
     /// The status of an id, if it is in memory.
     pub(crate) fn status(&self, id: &Uuid) -> Option<Status> {
         self.entries.get(id).map(|entry| entry.status)

@@ -2,9 +2,10 @@
 //!
 //! This crate owns what an approval is ([`ApprovalRequest`], [`ApprovalRecord`],
 //! [`ApprovalState`], [`Resolution`], [`ResolveOutcome`], …), the id layout ([`mint_approval_id`],
-//! [`short_id`]) and the storage contracts ([`ApprovalStore`], [`AllowlistStore`], and the
-//! chat [`outbox`]'s [`ChatOutbox`]) that `gatehouse-store` implements for SQLite and
-//! `exec-approvals.json`. It names no store.
+//! [`short_id`]) and the storage contracts ([`ApprovalStore`], [`AllowlistStore`], the chat
+//! [`outbox`]'s [`ChatOutbox`], and [`SharedChat`] for gateways sharing a store) that
+//! `gatehouse-store` implements for SQLite, PostgreSQL and `exec-approvals.json`. It names no
+//! store.
 //!
 //! A pending approval is created durably (through the [`ApprovalStore`]) before the requester
 //! is acknowledged, announced on an event stream, and settled exactly once:
@@ -68,6 +69,7 @@ mod presence;
 mod record;
 mod replicas;
 mod run_binding;
+mod shared_chat;
 mod short_ids;
 mod state;
 mod store;
@@ -80,7 +82,7 @@ pub use ids::{SHORT_ID_DIGITS, mint_approval_id, minted_at_ms, short_id};
 pub use manager::{
     AllowlistWrite, ApprovalManager, CreateApproval, Created, IdDisclosure, ManagerConfig,
     PendingDecision, REASON_NO_ROUTE, REASON_RESTART, REASON_STORE_FAILED, REASON_TIMEOUT,
-    Resolved,
+    Resolved, SharedSequence,
 };
 pub use outbox::{
     ChatOutbox, OutboxEntry, OutboxMessage, OutboxRoute, OutboxState, OutboxStep, StepOutcome,
@@ -92,7 +94,8 @@ pub use record::{
     ToolRequest, TurnSource,
 };
 pub use run_binding::{binding_of, run_binding};
+pub use shared_chat::{HeldLease, SharedChat, StoredButton};
 pub use store::{
     ALLOW_ALWAYS_SOURCE, AddedEntry, AllowlistStore, ApprovalStore, Change, ChangeFeed, Completion,
-    GrantStore, Reading, StoreError, Writing,
+    EventLog, GrantStore, LoggedEvent, LoggedEvents, Reading, StoreError, Writing,
 };

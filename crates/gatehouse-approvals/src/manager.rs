@@ -12,7 +12,7 @@ use uuid::Uuid;
 use crate::clock::{Clock, millis};
 use crate::deadlines::Deadlines;
 use crate::error::ApprovalError;
-use crate::events::{EventBus, EventSubscription, Offered};
+use crate::events::{ApprovalEvent, EventBus, EventSubscription, Numbering, Offered};
 use crate::grants::{GrantBook, StoredGrant};
 use crate::ids::{mint_approval_id, short_id};
 use crate::index::{AllowAlwaysPlan, Entry, Index, Key, Status, Waiters};
@@ -20,7 +20,7 @@ use crate::record::{
     ApprovalRecord, ApprovalRequest, ApprovalState, ConsumeOutcome, DeliveredMessage, ListFilter,
     Resolution, ResolveOutcome, Retention,
 };
-use crate::replicas::follow_changes;
+use crate::replicas::{follow_log, logged_event};
 use crate::short_ids::ShortIds;
 use crate::state::{Announce, Inner, not_found_as_unknown, prune_periodically, run_timer};
 use crate::store::{AddedEntry, AllowlistStore, ApprovalStore};
@@ -141,6 +141,15 @@ impl std::fmt::Debug for ApprovalManager {
     }
 }
 
+/// Where a shared store's event numbers come from; see [`ApprovalManager::shared_sequence`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedSequence {
+    /// Names the log; a `seq` from a gateway reporting the same instance means the same event.
+    pub instance: String,
+    /// The last event appended before this manager started.
+    pub start: u64,
+}
+
 /// A creator's claim on the decision of the approval it created (see
 /// [`ApprovalManager::create_awaited`]); dropping it stops nothing.
 pub struct PendingDecision {
@@ -183,11 +192,22 @@ impl ApprovalManager {
         clock: Arc<dyn Clock>,
         config: ManagerConfig,
     ) -> Result<(ApprovalManager, EventSubscription), ApprovalError> {
-        let events = EventBus::default();
-        let subscription = events.subscribe();
         let changes = store.changes();
+        // A shared store's log numbers the events; this manager announces those after the
+        // last one appended before it started.
+        let log_start = match store.event_log() {
+            Some(log) if changes.is_some() => Some(log.head().await?),
+            _ => None,
+        };
+        let events = EventBus::new(match log_start {
+            Some(_) => Numbering::Log,
+            None => Numbering::Local,
+        });
+        let subscription = events.subscribe();
         let inner = Arc::new(Inner {
             shared: changes.is_some(),
+            log_start,
+            log_written: Arc::default(),
             store,
             allowlists,
             clock,
@@ -217,12 +237,40 @@ impl ApprovalManager {
             // Other gateways' pending approvals are theirs to wait on and ours to answer and
             // expire too: adopted, not cancelled.
             inner.adopt_pending().await?;
-            let follower = tokio::spawn(follow_changes(Arc::downgrade(&inner), changes));
+            let after = inner.log_start.unwrap_or_default();
+            let follower = tokio::spawn(follow_log(Arc::downgrade(&inner), changes, after));
             tasks.push(follower.abort_handle());
         }
         // The cell is fresh, so this set cannot fail; the handles are only used to stop the tasks.
         let _ = inner.tasks.set(tasks);
         Ok((ApprovalManager { inner }, subscription))
+    }
+
+    /// On a shared store, the event log events are numbered by: its instance (the same on
+    /// every gateway using the database) and the number of its last event when this manager
+    /// started, after which this manager announces every event. `None` on a store this
+    /// gateway alone writes, whose events the manager numbers from 1.
+    pub fn shared_sequence(&self) -> Option<SharedSequence> {
+        let log = self.inner.store.event_log()?;
+        Some(SharedSequence {
+            instance: log.instance().to_owned(),
+            start: self.inner.log_start?,
+        })
+    }
+
+    /// On a shared store, the logged events numbered above `after`, oldest first, at most
+    /// `limit`, as they were announced (for a client catching up on what it missed, perhaps
+    /// on another gateway); `None` on a store without a log.
+    pub async fn logged_events_after(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> Result<Option<Vec<ApprovalEvent>>, ApprovalError> {
+        let Some(log) = self.inner.store.event_log() else {
+            return Ok(None);
+        };
+        let page = log.events_after(after, limit).await?;
+        Ok(Some(page.events.iter().filter_map(logged_event).collect()))
     }
 
     /// A new subscriber to approval events, starting with the next event. Its queue has no

@@ -5,34 +5,27 @@
 //! they are cancelled (`gateway-restart`). A shared store's pending approvals may be another
 //! gateway's, with requesters waiting there: they are adopted instead — put in memory, given
 //! their expiry — so they can be answered and expired here too (the store's compare-and-swap
-//! lets one answer win). From then on the store's [`ChangeFeed`] wakes the manager for every
-//! other gateway's write: an approval created elsewhere is adopted and announced, one settled
-//! elsewhere is settled here, waking this gateway's waiters and announcing the outcome. A
-//! notice is only a wake-up: the approval is read again, and after a [`Change::Resync`] every
-//! approval pending in memory and in the store is.
+//! lets one answer win). From then on the manager follows the store's [`EventLog`](crate::EventLog), which every
+//! gateway's transitions append to: an approval created elsewhere is adopted, one settled
+//! elsewhere is settled here, waking this gateway's waiters, and every logged event, this
+//! gateway's own included, is announced with the log's number, so every gateway announces the
+//! same events in the same order under the same numbers. The [`ChangeFeed`]'s notices are only
+//! wake-ups to read the log after the last event seen.
 
 use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use uuid::Uuid;
 
 use crate::deadlines::Due;
 use crate::error::ApprovalError;
-use crate::events::{EventKind, Offered};
+use crate::events::{ApprovalEvent, EventKind, Offered};
 use crate::ids::short_id;
 use crate::index::{Entry, Status};
 use crate::manager::{REASON_RESTART, allow_always_plan_for, parse_id};
 use crate::record::{ApprovalRecord, ApprovalState, ListFilter, ListOrder};
 use crate::state::{Inner, granted, settled_status};
-use crate::store::{Change, ChangeFeed};
-
-/// Whether adopting an approval announces it (a `requested` event).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Announce {
-    /// Found at start: announced long ago, by whoever created it.
-    No,
-    /// Just created by another gateway: operators here hear of it now.
-    Yes,
-}
+use crate::store::{ChangeFeed, LoggedEvent};
 
 impl Inner {
     /// Cancels the approvals an earlier run left pending (reason `gateway-restart`).
@@ -67,10 +60,7 @@ impl Inner {
     /// Adopts every approval pending in the shared store; their short ids are already loaded.
     pub(crate) async fn adopt_pending(self: &Arc<Self>) -> Result<(), ApprovalError> {
         let pending = self.read(|store| store.list(pending_filter())).await?;
-        let count = pending
-            .iter()
-            .filter(|record| self.adopt(record, Announce::No))
-            .count();
+        let count = pending.iter().filter(|record| self.adopt(record)).count();
         if count > 0 {
             tracing::info!(
                 count,
@@ -80,22 +70,14 @@ impl Inner {
         Ok(())
     }
 
-    /// Puts a pending approval another gateway stored in memory, with its expiry; false when it
-    /// is already there or its id is not one the manager could have minted.
-    fn adopt(&self, record: &ApprovalRecord, announce: Announce) -> bool {
+    /// Puts a pending approval another gateway stored in memory, with its expiry, and claims
+    /// its short id; false when it is already there or its id is not one the manager could
+    /// have minted.
+    fn adopt(&self, record: &ApprovalRecord) -> bool {
         let Ok(id) = Uuid::try_parse(&record.id) else {
             return false;
         };
-        let patterns = record
-            .request
-            .summary
-            .as_ref()
-            .map(|summary| summary.allow_always_patterns.as_slice())
-            .unwrap_or_default();
-        let plan = allow_always_plan_for(&record.request, patterns);
-        let offered = Offered {
-            allow_always: plan.is_some(),
-        };
+        let plan = allow_always_plan_for(&record.request, allow_always_patterns(record));
         let entry = Entry {
             status: Status::Pending,
             allow_always: plan.map(Box::new),
@@ -105,73 +87,96 @@ impl Inner {
             return false;
         }
         self.deadlines.push(record.expires_at_ms, id, Due::Expire);
-        if announce == Announce::Yes {
-            // Already in use in the store: no approval minted here may take it.
-            self.short_ids.claim(short_id(&id));
-            self.events.emit(
-                id,
-                EventKind::Requested {
-                    request: Arc::new(record.request.clone()),
-                    offered,
-                    created_at_ms: record.created_at_ms,
-                    expires_at_ms: record.expires_at_ms,
-                },
-            );
-        }
+        // Already in use in the store: no approval minted here may take it.
+        self.short_ids.claim(short_id(&id));
         true
     }
 
-    /// Reads one approval another gateway wrote and brings memory in line with it.
-    async fn follow_change(self: &Arc<Self>, id: &str) {
-        let record = match self.read(|store| store.get(id.to_owned())).await {
-            Ok(Some(record)) => record,
-            Ok(None) => return,
-            Err(error) => {
-                // The next notice or resync reads it again; its expiry is still scheduled.
-                tracing::warn!(approval_id = %id, %error, "Could not read a changed approval.");
-                return;
-            }
-        };
-        self.follow_record(&record);
-    }
-
-    fn follow_record(&self, record: &ApprovalRecord) {
+    /// Brings memory in line with one event of the shared store's log and announces it with
+    /// the log's number, whichever gateway wrote it (this one's own transitions included:
+    /// their memory changes are already made, so following them again changes nothing).
+    fn apply_logged(&self, event: &LoggedEvent) {
+        let record = &event.record;
         let Ok(id) = parse_id(&record.id) else { return };
-        if record.state == ApprovalState::Pending {
-            self.adopt(record, Announce::Yes);
-            return;
-        }
-        let Some(status) = settled_status(record) else {
-            return;
-        };
-        // The store made any grant durable with the decision: known before anyone is woken.
-        if let Some(grant) = granted(record) {
-            self.grants.add(grant);
-        }
-        if self.index.settle(&id, status, record) {
-            if let Some(event) = outcome_event(record) {
-                self.events.emit(id, event);
+        if !event.settled {
+            if record.state == ApprovalState::Pending {
+                self.adopt(record);
             }
-            self.evict_after_grace(id, self.clock.now_ms());
+        } else if let Some(status) = settled_status(record) {
+            // The store made any grant durable with the decision: known before anyone is woken.
+            if let Some(grant) = granted(record) {
+                self.grants.add(grant);
+            }
+            if self.index.settle(&id, status, record) {
+                self.evict_after_grace(id, self.clock.now_ms());
+            }
+        }
+        if let Some(announced) = logged_event(event) {
+            self.events.emit_logged(announced);
         }
     }
 
-    /// Reads again every approval pending in memory, and adopts those pending in the store:
-    /// what the notices lost while the feed was down would have said.
-    async fn resync(self: &Arc<Self>) {
-        for id in self.index.pending() {
-            self.follow_change(&id.to_string()).await;
-        }
-        match self.read(|store| store.list(pending_filter())).await {
-            Ok(pending) => {
-                for record in &pending {
-                    self.adopt(record, Announce::Yes);
-                }
+    /// Reads the log after `after` to its head, applying and announcing each event; `after`
+    /// follows what was read. On a failed read, what is left is read at the next wake-up.
+    async fn catch_up(self: &Arc<Self>, after: &mut u64) -> Result<(), ApprovalError> {
+        let Some(log) = self.store.event_log() else {
+            return Ok(());
+        };
+        loop {
+            let page = log.events_after(*after, CATCH_UP_PAGE).await?;
+            for event in &page.events {
+                self.apply_logged(event);
+                *after = event.seq;
             }
-            Err(error) => {
-                tracing::warn!(%error, "Could not read the pending approvals after a resync.");
+            if page.events.len() < CATCH_UP_PAGE {
+                // Numbers up to the head that were not read belong to pruned approvals.
+                *after = (*after).max(page.head);
+                return Ok(());
             }
         }
+    }
+}
+
+/// Events read from the log per round trip while catching up.
+const CATCH_UP_PAGE: usize = 256;
+
+/// How long a catch-up that failed (the database unreachable) waits before trying again.
+const CATCH_UP_RETRY: Duration = Duration::from_secs(1);
+
+/// The allow-always patterns a stored request carries (in its summary).
+fn allow_always_patterns(record: &ApprovalRecord) -> &[String] {
+    record
+        .request
+        .summary
+        .as_ref()
+        .map(|summary| summary.allow_always_patterns.as_slice())
+        .unwrap_or_default()
+}
+
+/// The event a log entry announces.
+pub(crate) fn logged_event(event: &LoggedEvent) -> Option<ApprovalEvent> {
+    let kind = if event.settled {
+        outcome_event(&event.record)?
+    } else {
+        requested_event(&event.record)
+    };
+    Some(ApprovalEvent {
+        seq: event.seq,
+        id: parse_id(&event.record.id).ok()?,
+        kind,
+    })
+}
+
+/// The event announcing a stored approval's creation.
+pub(crate) fn requested_event(record: &ApprovalRecord) -> EventKind {
+    let plan = allow_always_plan_for(&record.request, allow_always_patterns(record));
+    EventKind::Requested {
+        request: Arc::new(record.request.clone()),
+        offered: Offered {
+            allow_always: plan.is_some(),
+        },
+        created_at_ms: record.created_at_ms,
+        expires_at_ms: record.expires_at_ms,
     }
 }
 
@@ -204,13 +209,29 @@ pub(crate) fn outcome_event(record: &ApprovalRecord) -> Option<EventKind> {
     })
 }
 
-/// Follows the feed until the manager or the feed is gone.
-pub(crate) async fn follow_changes(inner: Weak<Inner>, mut changes: ChangeFeed) {
-    while let Some(change) = changes.recv().await {
-        let Some(inner) = inner.upgrade() else { return };
-        match change {
-            Change::Approval(id) => inner.follow_change(&id).await,
-            Change::Resync => inner.resync().await,
+/// Follows the shared store's log from `after` until the manager or the feed is gone: every
+/// notice, every (re)connection of the feed and every write of this manager's own is a
+/// wake-up to read the log after the last event seen. Notices lost while the feed was down
+/// lose nothing, since the log, not the notice, says what happened.
+pub(crate) async fn follow_log(inner: Weak<Inner>, mut changes: ChangeFeed, mut after: u64) {
+    let Some(wake) = inner.upgrade().map(|inner| Arc::clone(&inner.log_written)) else {
+        return;
+    };
+    loop {
+        tokio::select! {
+            change = changes.recv() => if change.is_none() { return },
+            () = wake.notified() => {}
+        }
+        loop {
+            let Some(inner) = inner.upgrade() else { return };
+            match inner.catch_up(&mut after).await {
+                Ok(()) => break,
+                Err(error) => {
+                    tracing::warn!(%error, "Could not read the approvals database's event log; retrying.");
+                }
+            }
+            drop(inner);
+            tokio::time::sleep(CATCH_UP_RETRY).await;
         }
     }
 }

@@ -7,6 +7,7 @@
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::Duration;
 
+use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 use uuid::Uuid;
 
@@ -63,6 +64,11 @@ pub(crate) struct Inner {
     pub(crate) grants: GrantBook,
     /// The timer task and the pruning task, stopped with the manager.
     pub(crate) tasks: OnceLock<Vec<AbortHandle>>,
+    /// On a shared store: where the log's follower starts (the log's last event when the
+    /// manager started), and its wake-up for this manager's own writes, whose events it
+    /// announces once it reads them back from the log.
+    pub(crate) log_start: Option<u64>,
+    pub(crate) log_written: Arc<Notify>,
 }
 
 impl Drop for Inner {
@@ -163,6 +169,7 @@ impl Inner {
             move |inner, result| match result {
                 Ok(_) => {
                     inner.deadlines.push(expires_at_ms, id, Due::Expire);
+                    inner.wake_log_follower();
                     if let Some(requested) = on_durable {
                         inner.events.emit(id, requested);
                     }
@@ -268,6 +275,7 @@ impl Inner {
             move |inner, result| {
                 if let Ok(outcome) = result {
                     inner.follow(id, resolution, outcome, now);
+                    inner.wake_log_follower();
                 }
             },
         );
@@ -317,6 +325,14 @@ impl Inner {
                 self.events.emit(id, event);
             }
             self.evict_after_grace(id, now);
+        }
+    }
+
+    /// On a shared store, has the log's follower read (and announce) what this manager just
+    /// wrote; nothing on a store it alone writes, whose events it announces itself.
+    fn wake_log_follower(&self) {
+        if self.log_start.is_some() {
+            self.log_written.notify_one();
         }
     }
 

@@ -153,18 +153,67 @@ pub trait ApprovalStore: GrantStore + Send + Sync {
     /// Approvals matching `filter`, in its order.
     fn list(&self, filter: ListFilter) -> Reading<Vec<ApprovalRecord>>;
 
-    /// For a store other gateways write too: a feed of their writes, which the manager follows
-    /// (adopting approvals they create, settling those they settle) instead of cancelling the
-    /// pending approvals it finds at start. `None`, the default, for a store this gateway
+    /// For a store other gateways write too: a feed of their writes, which wakes the manager to
+    /// follow the [`EventLog`] (adopting approvals they create, settling those they settle); it
+    /// adopts the pending approvals it finds at start instead of cancelling them. `None`, the default, for a store this gateway
     /// alone writes. Called once, at start, from within a tokio runtime.
     fn changes(&self) -> Option<ChangeFeed> {
         None
     }
+
+    /// For a store other gateways write too: the event log every transition appends to in its
+    /// own transaction, which numbers approval events once for every gateway. `None`, the
+    /// default, for a store this gateway alone writes (its manager numbers events itself).
+    fn event_log(&self) -> Option<&dyn EventLog> {
+        None
+    }
+}
+
+/// A shared store's log of approval events: one row per creation and one per settling, each
+/// written in the transaction of the transition it records, numbered `1, 2, 3, …` without
+/// gaps in the order the transactions committed. So a reader that has seen every event up to
+/// `n` and reads those after `n` can never skip one that commits later with a lower number,
+/// and every gateway (and every client reconnecting to another gateway) agrees on what event
+/// `n` is. Events leave the log with their approvals, when history is pruned.
+pub trait EventLog: Send + Sync {
+    /// Names the log (the database), the same for every gateway on it and across restarts: a
+    /// `seq` is meaningful wherever this is the same.
+    fn instance(&self) -> &str;
+
+    /// The number of the last event appended so far.
+    fn head(&self) -> Reading<u64>;
+
+    /// The events numbered above `after`, oldest first, at most `limit`, each with its
+    /// approval as it is now, and the head when they were read. Numbers missing between
+    /// `after` and the head belong to approvals pruned since.
+    fn events_after(&self, after: u64, limit: usize) -> Reading<LoggedEvents>;
+}
+
+/// A page of an [`EventLog`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoggedEvents {
+    /// The events, by increasing `seq`.
+    pub events: Vec<LoggedEvent>,
+    /// The number of the last event appended when the page was read; every event up to it was
+    /// committed then, so a page that is not full covers everything up to it.
+    pub head: u64,
+}
+
+/// One entry of an [`EventLog`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoggedEvent {
+    /// Its number in the log.
+    pub seq: u64,
+    /// What happened: the approval was created, or it settled (how is in its record, which a
+    /// settled approval never changes again).
+    pub settled: bool,
+    /// The approval as it is now.
+    pub record: ApprovalRecord,
 }
 
 /// What a shared store tells a gateway of the other gateways' writes. Notices are wake-ups,
-/// not the state: the manager reads the approval again, so a late or repeated notice is
-/// harmless.
+/// not the state: the manager reads its [`EventLog`] after the last event it saw, so a late,
+/// repeated or lost notice is harmless.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
     /// Another gateway created or settled this approval.

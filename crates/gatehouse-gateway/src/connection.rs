@@ -10,13 +10,15 @@ use std::sync::Arc;
 
 use futures_util::stream::FuturesUnordered;
 use futures_util::{FutureExt, Sink, SinkExt, Stream, StreamExt, future::BoxFuture};
+use gatehouse_service::Service;
 use tokio::sync::oneshot;
 
 use crate::auth::Principal;
 use crate::error::Error;
-use crate::hub::{Start, Subscription};
+use crate::hub::{REPLAY_EVENTS, Recent, Start, Subscription};
 use crate::methods::{CONNECT, Call, decode_params};
 use crate::metrics::Transport;
+use crate::publish::logged_frames;
 use crate::scope::Scope;
 use crate::state::{GatewayState, Unauthenticated};
 use crate::wire::{
@@ -153,7 +155,7 @@ where
         };
         return Err(refuse(state, sink, (Some(frame.id), CONNECT), error).await);
     }
-    match connect(state, frame.params) {
+    match connect(state, frame.params).await {
         Ok((principal, subscription, result)) => {
             if answer(state, sink, (Some(frame.id), CONNECT, Ok(result))).await {
                 Ok((principal, subscription))
@@ -167,7 +169,7 @@ where
 
 /// Authenticates `connect` params, subscribes to events (with the replay asked for) and builds
 /// the answer.
-fn connect(
+async fn connect(
     state: &GatewayState,
     params: Option<RawJson>,
 ) -> Result<(Arc<Principal>, Subscription, RawJson), Error> {
@@ -193,7 +195,12 @@ fn connect(
         (Some(since), _) => Start::After(since),
     };
     let client: String = params.client.name.chars().take(CLIENT_NAME_CHARS).collect();
-    let (subscription, replay) = hub.subscribe_client(Arc::clone(&principal), client, start);
+    let logged = match (hub.missing_after(start), state.service()) {
+        (Some(since), Some(service)) => logged_after(service, since).await,
+        _ => Vec::new(),
+    };
+    let (subscription, replay) =
+        hub.subscribe_client(Arc::clone(&principal), client, start, logged);
     let result = ConnectResult {
         scopes: principal
             .scopes()
@@ -212,6 +219,18 @@ fn connect(
         reason: format!("cannot encode connect result: {error}"),
     })?;
     Ok((principal, subscription, result))
+}
+
+/// The shared log's events after `since` that the hub no longer holds. Unreadable, they are
+/// left out, and the replay answers `complete: false`, as when they were pruned.
+async fn logged_after(service: &Service, since: u64) -> Vec<Recent> {
+    match service.logged_approval_events(since, REPLAY_EVENTS).await {
+        Ok(events) => logged_frames(&events),
+        Err(error) => {
+            tracing::warn!(%error, "Could not read the event log for a replay.");
+            Vec::new()
+        }
+    }
 }
 
 /// The authenticated phase: requests in, answers and events out, until someone ends it.

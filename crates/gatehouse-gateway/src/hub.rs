@@ -10,9 +10,18 @@
 //! restart cancelled approvals at start-up) can ask for what it missed. The replay is queued under
 //! the same lock that numbers live events, so replayed and live frames meet without a gap or a
 //! duplicate. `seq` restarts at 1 with each server run; [`EventHub::instance`] names the run.
+//!
+//! **On a store several gateways share** ([`EventHub::follow_shared_sequence`]), approval
+//! events keep the number the database's event log gave them, the same on every gateway, and
+//! [`EventHub::instance`] names the database's log instead of the run. A client reconnecting
+//! to another gateway with `since` gets what this hub still holds, and what it does not (from
+//! before it started, or evicted) read from the log by the caller ([`EventHub::missing_after`]).
+//! Run events concern this gateway's runs only and are not in the log: they carry the number of
+//! the last approval event before them, without taking one of their own, and are replayed only
+//! from this hub's memory.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
@@ -39,6 +48,8 @@ struct Shared {
     capacity: usize,
     metrics: Arc<Metrics>,
     instance: String,
+    /// The shared event log's instance, once approval events are numbered by it.
+    shared_instance: OnceLock<String>,
     started_at_ms: u64,
     inner: Mutex<Inner>,
 }
@@ -49,16 +60,17 @@ struct Inner {
     next_id: u64,
     subscribers: HashMap<u64, Subscriber>,
     recent: VecDeque<Recent>,
-    /// Highest `seq` pushed out of `recent`; a replay from below it is incomplete.
+    /// Highest `seq` whose events `recent` no longer holds (pushed out, or, on a shared
+    /// sequence, published before this hub started); a replay from below it needs the log.
     evicted: u64,
 }
 
-/// A published frame kept for replay, with who may see it.
+/// A frame kept for replay (or read back from the shared log), with who may see it.
 #[derive(Debug)]
-struct Recent {
-    seq: u64,
-    audience: Access,
-    frame: Arc<str>,
+pub(crate) struct Recent {
+    pub(crate) seq: u64,
+    pub(crate) audience: Access,
+    pub(crate) frame: Arc<str>,
 }
 
 /// Where a new subscriber starts reading.
@@ -86,6 +98,9 @@ struct Subscriber {
     principal: Arc<Principal>,
     /// The name the client gave in `connect` (`control-ui`, …), for `gateway.status`.
     client: String,
+    /// Live events up to this `seq` were replayed already or seen elsewhere (a client ahead of
+    /// this hub on a shared sequence); they are not sent again.
+    seen: u64,
     queue: mpsc::Sender<Arc<str>>,
     dropped: oneshot::Sender<Error>,
 }
@@ -112,6 +127,7 @@ impl EventHub {
             capacity: capacity.max(1),
             metrics,
             instance: Uuid::new_v4().to_string(),
+            shared_instance: OnceLock::new(),
             started_at_ms,
             inner: Mutex::default(),
         };
@@ -120,14 +136,64 @@ impl EventHub {
         }
     }
 
-    /// Sends `event` to every connection whose token passes `audience` and returns its `seq`.
+    /// From now on, numbers approval events as the shared store's log did (see the module's
+    /// doc): `instance` names the log, `start` is the last event logged before this gateway's
+    /// manager started, after which it publishes every logged event here. Call before the
+    /// first event is published.
+    pub fn follow_shared_sequence(&self, instance: &str, start: u64) {
+        if self
+            .shared
+            .shared_instance
+            .set(instance.to_owned())
+            .is_err()
+        {
+            return;
+        }
+        if let Ok(mut inner) = self.shared.inner.lock() {
+            inner.seq = inner.seq.max(start);
+            inner.evicted = inner.seq;
+        }
+    }
+
+    /// Whether approval events are numbered by a shared store's log.
+    pub(crate) fn is_shared(&self) -> bool {
+        self.shared.shared_instance.get().is_some()
+    }
+
+    /// Sends `event` to every connection whose token passes `audience` and returns its `seq`:
+    /// the next one, or on a shared sequence the last approval event's (see the module's doc).
     pub fn publish(&self, event: &str, payload: &Value, audience: Access) -> u64 {
+        self.publish_numbered(event, payload, audience, None)
+    }
+
+    /// Sends an approval event the shared log numbered `seq`.
+    pub(crate) fn publish_logged(
+        &self,
+        event: &str,
+        payload: &Value,
+        audience: Access,
+        seq: u64,
+    ) -> u64 {
+        self.publish_numbered(event, payload, audience, Some(seq))
+    }
+
+    fn publish_numbered(
+        &self,
+        event: &str,
+        payload: &Value,
+        audience: Access,
+        logged: Option<u64>,
+    ) -> u64 {
         let Ok(mut inner) = self.shared.inner.lock() else {
             tracing::error!(event, "Event hub lock poisoned; event not published.");
             return 0;
         };
-        inner.seq += 1;
-        let seq = inner.seq;
+        inner.seq = match logged {
+            Some(seq) => inner.seq.max(seq),
+            None if self.is_shared() => inner.seq,
+            None => inner.seq + 1,
+        };
+        let seq = logged.unwrap_or(inner.seq);
         let frame: Arc<str> = EventFrame::new(event, payload, seq).to_text().into();
         if inner.recent.len() == REPLAY_EVENTS
             && let Some(oldest) = inner.recent.pop_front()
@@ -141,7 +207,7 @@ impl EventHub {
         });
         let mut overflowed = Vec::new();
         for (id, subscriber) in &inner.subscribers {
-            if !subscriber.principal.allows(audience) {
+            if !subscriber.principal.allows(audience) || seq <= subscriber.seen {
                 continue;
             }
             if let Err(mpsc::error::TrySendError::Full(_)) =
@@ -168,9 +234,24 @@ impl EventHub {
         seq
     }
 
-    /// Names this server run, so a client holding a `seq` can tell whether it still applies.
+    /// Names this server run, or the shared log, so a client holding a `seq` can tell whether
+    /// it still applies.
     pub(crate) fn instance(&self) -> &str {
-        &self.shared.instance
+        self.shared
+            .shared_instance
+            .get()
+            .unwrap_or(&self.shared.instance)
+    }
+
+    /// On a shared sequence, the `since` whose events this hub no longer holds in part (they
+    /// must be read from the log and passed to [`EventHub::subscribe_client`]); `None` when
+    /// memory has them all, or the sequence is this run's own.
+    pub(crate) fn missing_after(&self, start: Start) -> Option<u64> {
+        let Start::After(since) = start else {
+            return None;
+        };
+        let evicted = self.shared.inner.lock().map_or(0, |inner| inner.evicted);
+        (self.is_shared() && since < evicted).then_some(since)
     }
 
     /// When this server run started, in Unix milliseconds.
@@ -217,16 +298,19 @@ impl EventHub {
         principal: Arc<Principal>,
         start: Start,
     ) -> (Subscription, Replay) {
-        self.subscribe_client(principal, String::new(), start)
+        self.subscribe_client(principal, String::new(), start, Vec::new())
     }
 
     /// Registers a connection of the client named `client`; events published from now on reach
-    /// it, preceded by the buffered ones after `start` that `principal` may see.
+    /// it, preceded by the buffered ones after `start` that `principal` may see. On a shared
+    /// sequence, `logged` holds the log's events after [`EventHub::missing_after`], oldest
+    /// first, for those this hub no longer holds.
     pub(crate) fn subscribe_client(
         &self,
         principal: Arc<Principal>,
         client: String,
         start: Start,
+        logged: Vec<Recent>,
     ) -> (Subscription, Replay) {
         let (dropped_tx, dropped) = oneshot::channel();
         let Ok(mut inner) = self.shared.inner.lock() else {
@@ -247,27 +331,39 @@ impl EventHub {
             };
             return (subscription, replay);
         };
+        let shared = self.is_shared();
         // A `seq` above any this run has published comes from an earlier run: replay it all.
+        // On a shared sequence it is one this hub has not published yet: it is not sent twice.
         let start = match start {
-            Start::After(since) if since > inner.seq => Start::After(0),
+            Start::After(since) if since > inner.seq && !shared => Start::After(0),
             start => start,
         };
-        let backlog: Vec<Arc<str>> = match start {
-            Start::Live => Vec::new(),
-            Start::After(since) => inner
-                .recent
-                .iter()
-                .filter(|recent| recent.seq > since && principal.allows(recent.audience))
-                .map(|recent| Arc::clone(&recent.frame))
-                .collect(),
+        let (backlog, complete, seen) = match start {
+            Start::Live => (Vec::new(), true, 0),
+            Start::After(since) => {
+                // What memory no longer holds, from the log: complete if it is all there.
+                let evicted = inner.evicted;
+                let from_log: Vec<&Recent> = logged
+                    .iter()
+                    .filter(|event| shared && event.seq > since && event.seq <= evicted)
+                    .collect();
+                let complete = evicted <= since
+                    || (shared
+                        && from_log.len() as u64 == evicted - since
+                        && from_log.iter().zip(since + 1..).all(|(e, n)| e.seq == n));
+                let backlog = from_log
+                    .into_iter()
+                    .chain(inner.recent.iter().filter(|recent| recent.seq > since))
+                    .filter(|recent| principal.allows(recent.audience))
+                    .map(|recent| Arc::clone(&recent.frame))
+                    .collect();
+                (backlog, complete, if shared { since } else { 0 })
+            }
         };
         let replay = Replay {
             last_seq: inner.seq,
             replayed: backlog.len(),
-            complete: match start {
-                Start::Live => true,
-                Start::After(since) => inner.evicted <= since,
-            },
+            complete,
         };
         // Room for the whole replay on top of the usual live allowance.
         let (queue, events) = mpsc::channel(self.shared.capacity + backlog.len());
@@ -282,6 +378,7 @@ impl EventHub {
             Subscriber {
                 principal,
                 client,
+                seen,
                 queue,
                 dropped: dropped_tx,
             },
@@ -456,6 +553,123 @@ mod tests {
         assert_eq!(seq_of(&sub.events.try_recv().unwrap()), 2);
         let (_, replay) = hub.subscribe(admin, Start::After(1));
         assert!(replay.complete);
+    }
+
+    fn logged(seqs: &[u64]) -> Vec<Recent> {
+        seqs.iter()
+            .map(|&seq| Recent {
+                seq,
+                audience: Access::AnyScope,
+                frame: EventFrame::new("logged", &json!({}), seq).to_text().into(),
+            })
+            .collect()
+    }
+
+    fn drain(sub: &mut Subscription) -> Vec<u64> {
+        std::iter::from_fn(|| sub.events.try_recv().ok())
+            .map(|frame| seq_of(&frame))
+            .collect()
+    }
+
+    #[test]
+    fn on_a_shared_sequence_approval_events_keep_the_logs_numbers_and_runs_take_none() {
+        let hub = EventHub::new(8, Arc::default());
+        hub.follow_shared_sequence("database-log", 10);
+        assert_eq!(hub.instance(), "database-log");
+        let (admin, _) = principals();
+        let (mut sub, replay) = hub.subscribe(admin, Start::Live);
+        assert_eq!(replay.last_seq, 10);
+        hub.publish_logged("approval", &json!({}), Access::AnyScope, 11);
+        assert_eq!(hub.publish("run", &json!({}), Access::AnyScope), 11);
+        hub.publish_logged("approval", &json!({}), Access::AnyScope, 12);
+        assert_eq!(drain(&mut sub), [11, 11, 12]);
+    }
+
+    #[test]
+    fn a_replay_on_a_shared_sequence_reads_from_the_log_what_memory_lacks() {
+        let hub = EventHub::new(8, Arc::default());
+        hub.follow_shared_sequence("database-log", 10);
+        let (admin, _) = principals();
+        hub.publish_logged("approval", &json!({}), Access::AnyScope, 11);
+        hub.publish_logged("approval", &json!({}), Access::AnyScope, 12);
+        assert_eq!(hub.missing_after(Start::After(11)), None, "memory holds it");
+        assert_eq!(hub.missing_after(Start::After(8)), Some(8));
+
+        // The log's copy of what memory holds too is not sent twice.
+        let (mut sub, replay) = hub.subscribe_client(
+            Arc::clone(&admin),
+            String::new(),
+            Start::After(8),
+            logged(&[9, 10, 11]),
+        );
+        assert_eq!((replay.replayed, replay.complete), (4, true));
+        assert_eq!(drain(&mut sub), [9, 10, 11, 12]);
+
+        // Event 9's approval was pruned: what is left is sent, and the replay says it is not all.
+        let (mut sub, replay) = hub.subscribe_client(
+            Arc::clone(&admin),
+            String::new(),
+            Start::After(8),
+            logged(&[10]),
+        );
+        assert!(!replay.complete);
+        assert_eq!(drain(&mut sub), [10, 11, 12]);
+
+        // A client that saw more on another gateway than this one published yet gets nothing
+        // twice: live events up to what it saw are skipped.
+        let (mut ahead, replay) = hub.subscribe(admin, Start::After(14));
+        assert_eq!((replay.replayed, replay.complete), (0, true));
+        for seq in 13..=15 {
+            hub.publish_logged("approval", &json!({}), Access::AnyScope, seq);
+        }
+        assert_eq!(drain(&mut ahead), [15]);
+    }
+
+    /// Property: whatever this hub published and evicted, a replay from any `since`, given the
+    /// log's events after it as the connection reads them (at most [`REPLAY_EVENTS`]), holds
+    /// every approval event after `since` once and in order whenever it says it is complete,
+    /// and says so exactly when memory and that read cover the whole gap.
+    #[test]
+    fn a_shared_replay_is_complete_exactly_when_memory_and_the_log_cover_the_gap() {
+        use rand::Rng;
+        let mut rng = rand::rng();
+        let (admin, _) = principals();
+        for _ in 0..40 {
+            let hub = EventHub::new(8, Arc::default());
+            let start: u64 = rng.random_range(0..50);
+            hub.follow_shared_sequence("database-log", start);
+            let last = start + rng.random_range(0..2_500u64);
+            for seq in start + 1..=last {
+                hub.publish_logged("approval", &json!({}), Access::AnyScope, seq);
+                if rng.random_bool(0.2) {
+                    hub.publish("run", &json!({}), Access::AnyScope);
+                }
+            }
+            let since = rng.random_range(0..=last + 3);
+            let after: Vec<u64> = (since + 1..=last).take(REPLAY_EVENTS).collect();
+            let (mut sub, replay) = hub.subscribe_client(
+                Arc::clone(&admin),
+                String::new(),
+                Start::After(since),
+                logged(&after),
+            );
+            let frames: Vec<Value> = std::iter::from_fn(|| sub.events.try_recv().ok())
+                .map(|frame| serde_json::from_str(&frame).unwrap())
+                .collect();
+            let approvals: Vec<u64> = frames
+                .iter()
+                .filter(|frame| frame["event"] != "run")
+                .map(|frame| frame["seq"].as_u64().unwrap())
+                .collect();
+            let evicted = hub.shared.inner.lock().unwrap().evicted;
+            let covered = since >= evicted || evicted - since <= REPLAY_EVENTS as u64;
+            assert_eq!(replay.complete, covered, "since {since}, evicted {evicted}");
+            if replay.complete {
+                assert_eq!(approvals, (since + 1..=last).collect::<Vec<_>>());
+            }
+            let seqs: Vec<u64> = frames.iter().map(|f| f["seq"].as_u64().unwrap()).collect();
+            assert!(seqs.windows(2).all(|pair| pair[0] <= pair[1]), "{seqs:?}");
+        }
     }
 
     #[test]

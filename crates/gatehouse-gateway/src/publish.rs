@@ -1,12 +1,13 @@
 //! The hub as the service's [`Publisher`]: the service's events, converted to the protocol's
 //! event frames (`wire::exec`), go to every connection allowed to answer approvals.
 
-use gatehouse_approvals::ApprovalEvent;
+use gatehouse_approvals::{ApprovalEvent, SharedSequence};
 use gatehouse_service::{Publisher, RunEvent};
 use serde_json::Value;
 
-use crate::hub::EventHub;
+use crate::hub::{EventHub, Recent};
 use crate::scope::{Access, Scope};
+use crate::wire::EventFrame;
 use crate::wire::exec::{approval_event, run_event};
 
 /// Approval and run events are for operators: those who may answer them.
@@ -19,8 +20,16 @@ impl Publisher for EventHub {
 
     fn approval_event(&self, event: &ApprovalEvent) -> Value {
         let (name, payload) = approval_event(event.id, &event.kind);
-        self.publish(name, &payload, AUDIENCE);
+        if self.is_shared() {
+            self.publish_logged(name, &payload, AUDIENCE, event.seq);
+        } else {
+            self.publish(name, &payload, AUDIENCE);
+        }
         payload
+    }
+
+    fn follow_shared_sequence(&self, sequence: &SharedSequence) {
+        EventHub::follow_shared_sequence(self, &sequence.instance, sequence.start);
     }
 
     fn run_event(&self, event: &RunEvent<'_>) -> Value {
@@ -28,4 +37,19 @@ impl Publisher for EventHub {
         self.publish(name, &payload, AUDIENCE);
         payload
     }
+}
+
+/// Approval events read back from the shared log, as the frames they were published as.
+pub(crate) fn logged_frames(events: &[ApprovalEvent]) -> Vec<Recent> {
+    events
+        .iter()
+        .map(|event| {
+            let (name, payload) = approval_event(event.id, &event.kind);
+            Recent {
+                seq: event.seq,
+                audience: AUDIENCE,
+                frame: EventFrame::new(name, &payload, event.seq).to_text().into(),
+            }
+        })
+        .collect()
 }

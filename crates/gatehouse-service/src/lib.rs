@@ -63,7 +63,8 @@ pub use approvals::{ApprovalView, Decided, Fallback, RequestInput, RequestOutcom
 pub use audit_read::{AuditEntry, AuditProblem, AuditVerdict, MAX_AUDIT_TAIL};
 pub use caller::Caller;
 pub use chat::{
-    ChatQueue, ChatSetup, ChatStatus, ConnectedChannel, MessageProblem, ProblemKind, StoppedChannel,
+    ChatLease, ChatQueue, ChatSetup, ChatStatus, ConnectedChannel, MessageProblem, ProblemKind,
+    StoppedChannel,
 };
 pub use check::{CheckInput, ToolsInput};
 pub use error::{PendingHolder, ServiceError};

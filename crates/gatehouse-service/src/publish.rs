@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use gatehouse_approvals::ApprovalEvent;
+use gatehouse_approvals::{ApprovalEvent, SharedSequence};
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -24,6 +24,14 @@ pub trait Publisher: Send + Sync + 'static {
 
     /// Announces a run starting to take long, finishing, or being refused.
     fn run_event(&self, event: &RunEvent<'_>) -> Value;
+
+    /// Called once at start, before any event, when the approvals store is shared by several
+    /// gateways: approval events then carry the store's log numbers (`ApprovalEvent::seq`),
+    /// the same on every gateway, and `sequence` names that log. A publisher that keeps no
+    /// numbering of its own has nothing to do.
+    fn follow_shared_sequence(&self, sequence: &SharedSequence) {
+        let _ = sequence;
+    }
 }
 
 /// Something that happened to one `system.run`; every event carries its run id (the approval

@@ -9,8 +9,8 @@ use std::sync::{Arc, OnceLock};
 
 use futures_util::FutureExt as _;
 use gatehouse_approvals::{
-    ApprovalManager, ApprovalRecord, ApprovalRequest, ApprovalStore, Clock, CreateApproval,
-    ManagerConfig, Retention, RoutePresence,
+    ApprovalEvent, ApprovalManager, ApprovalRecord, ApprovalRequest, ApprovalStore, Clock,
+    CreateApproval, ManagerConfig, Retention, RoutePresence,
 };
 use gatehouse_store::approvals_file::{ExecApprovalsStore, SnapshotCache};
 use tokio::sync::watch;
@@ -122,8 +122,9 @@ impl Service {
     }
 
     /// Starts chat approvals: validates the chat config, subscribes to approval events, edits
-    /// the cards of approvals the restart cancelled, and runs every adapter until shutdown.
-    /// Must run inside a tokio runtime; call it once.
+    /// the cards of approvals the restart cancelled, and runs every adapter until shutdown; on
+    /// a store several gateways share (`ChatSetup::shared`), all of that once this gateway
+    /// holds the chat lease. Must run inside a tokio runtime; call it once.
     pub fn start_chat(&self, setup: ChatSetup) -> Result<(), ServiceError> {
         let runtime = ChatRuntime::new(Arc::clone(self.core()), &setup)?;
         self.shared
@@ -163,6 +164,19 @@ impl Service {
             || self.chat().is_some_and(|chat| chat.reaches_anyone())
     }
 
+    /// Resolves, with why, if this gateway loses the chat lease it held (on a store several
+    /// gateways share): it must then stop, since its chat connections would compete with the
+    /// new holder's. Never resolves otherwise.
+    pub fn chat_lease_lost(&self) -> impl Future<Output = String> + Send + 'static {
+        let lost = self.chat().map(|chat| chat.lease_lost());
+        async move {
+            match lost {
+                Some(lost) => lost.await,
+                None => std::future::pending().await,
+            }
+        }
+    }
+
     /// Chat approvals' status, once [`Service::start_chat`] ran (always under `serve`, with
     /// empty lists when no channel is configured).
     pub async fn chat_status(&self) -> Option<ChatStatus> {
@@ -176,6 +190,22 @@ impl Service {
     /// `gateway.status` reports, so an operator sees work waiting without listing it.
     pub fn pending_count(&self) -> usize {
         self.core().pending.total()
+    }
+
+    /// On a store several gateways share, the approval events its log holds after `after`,
+    /// oldest first, at most `limit`, as they were published: what a client reconnecting with
+    /// `since` missed, wherever it was connected. Empty on a store this gateway alone writes.
+    pub async fn logged_approval_events(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<ApprovalEvent>, ServiceError> {
+        let logged = self
+            .core()
+            .manager
+            .logged_events_after(after, limit)
+            .await?;
+        Ok(logged.unwrap_or_default())
     }
 
     /// Starts a graceful shutdown: calls waiting for a person answer
@@ -305,6 +335,10 @@ impl Prepared {
             publisher: ports.publisher,
             shutdown: watch::Sender::new(false),
         });
+        // Before the first event is published: on a shared store, they carry the log's numbers.
+        if let Some(sequence) = core.manager.shared_sequence() {
+            core.publisher.follow_shared_sequence(&sequence);
+        }
         spawn_forwarder(Arc::clone(&core), startup);
         Ok(Service {
             shared: Arc::new(Shared {

@@ -95,6 +95,19 @@ pub(crate) struct ChatStatusJson {
     queues: Vec<QueueJson>,
     /// Channels whose connection ended with an error: no longer an approval route.
     stopped: Vec<StoppedJson>,
+    /// On a store several gateways share: which gateway holds the chat connections.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lease: Option<LeaseJson>,
+}
+
+/// Who holds the chat lease.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LeaseJson {
+    /// The holder's name (host:port); null while nobody holds it.
+    holder: Option<String>,
+    /// The answering gateway's name.
+    this_gateway: String,
 }
 
 /// A conversation with messages waiting.
@@ -150,6 +163,10 @@ impl From<ChatStatus> for ChatStatusJson {
                 .into_iter()
                 .map(|StoppedChannel { channel, error }| StoppedJson { channel, error })
                 .collect(),
+            lease: status.lease.map(|lease| LeaseJson {
+                holder: lease.holder,
+                this_gateway: lease.this_gateway,
+            }),
         }
     }
 }

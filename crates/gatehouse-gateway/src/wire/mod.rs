@@ -178,7 +178,8 @@ pub(crate) struct ConnectParams {
     /// The last `seq` the client saw; buffered events after it are replayed before live ones.
     #[serde(default)]
     pub(crate) since: Option<u64>,
-    /// The server run `since` belongs to; another run's `seq` replays from the start.
+    /// The server run (or, with replicas, the shared log) `since` belongs to; another's `seq`
+    /// replays from the start.
     #[serde(default)]
     pub(crate) instance: Option<String>,
 }
@@ -216,7 +217,8 @@ pub(crate) struct EventsInfo {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ServerInfo {
     pub(crate) version: &'static str,
-    /// Changes with every start; `seq` restarts at 1 with it.
+    /// Changes with every start, and `seq` restarts at 1 with it; with replicas on one
+    /// database, the database's log instead, the same on every replica.
     pub(crate) instance: String,
     pub(crate) started_at_ms: u64,
 }

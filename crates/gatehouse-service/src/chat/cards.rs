@@ -8,16 +8,17 @@ use std::sync::Arc;
 
 use gatehouse_chat::dispatch::Dispatcher;
 use gatehouse_chat::route::MessageLocator;
-use gatehouse_chat::token::MemoryTokenStore;
+
+use super::shared::SharedTokens;
 
 /// Delivered cards, by message.
 #[derive(Debug)]
 pub(super) struct CardIndex {
-    dispatcher: Arc<Dispatcher<MemoryTokenStore>>,
+    dispatcher: Arc<Dispatcher<SharedTokens>>,
 }
 
 impl CardIndex {
-    pub(super) fn new(dispatcher: Arc<Dispatcher<MemoryTokenStore>>) -> Self {
+    pub(super) fn new(dispatcher: Arc<Dispatcher<SharedTokens>>) -> Self {
         CardIndex { dispatcher }
     }
 

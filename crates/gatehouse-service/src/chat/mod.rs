@@ -9,10 +9,13 @@
 //! the chat core's approver and token checks. Every chat message about an approval is recorded
 //! in the store's outbox before it is sent, with each attempt and its outcome, so resolve,
 //! expiry, cancellation and a restart edit every copy, including one whose send was under way
-//! when the process died (see `journal`). Button tokens live in memory on purpose: the manager
-//! cancels every pending approval when the service starts (`gateway-restart`), so no token from
-//! an earlier process could decide anything; a press on such a card is answered "not valid
-//! here" and the card itself is edited into its cancellation notice at start-up.
+//! when the process died (see `journal`). On a store of its own, button tokens live in memory on
+//! purpose: the manager cancels every pending approval when the service starts
+//! (`gateway-restart`), so no token from an earlier process could decide anything; a press on
+//! such a card is answered "not valid here" and the card itself is edited into its cancellation
+//! notice at start-up. On a store several gateways share, pending approvals outlive a gateway,
+//! so tokens are kept in the store too and chat runs on the one gateway holding the chat lease
+//! (see `shared`).
 //!
 //! [`ApprovalManager::resolve`]: gatehouse_approvals::ApprovalManager::resolve
 
@@ -23,6 +26,7 @@ mod journal;
 mod outbound;
 mod sessions;
 mod settings;
+mod shared;
 mod status;
 mod view;
 
@@ -30,15 +34,15 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use gatehouse_approvals::{ApprovalRequest, ChatOutbox};
+use gatehouse_approvals::{ApprovalRequest, ChatOutbox, SharedChat};
 use gatehouse_chat::config::ChatApprovals;
 use gatehouse_chat::delivery::{Deliverer, RetryPolicy};
 use gatehouse_chat::dispatch::{Channels, Dispatcher, QueueStatus};
 use gatehouse_chat::plan::plan_delivery;
 use gatehouse_chat::strangers::StrangerReplies;
-use gatehouse_chat::token::{MemoryTokenStore, TokenRegistry};
+use gatehouse_chat::token::TokenRegistry;
 use gatehouse_chat::{Channel, Inbound, Platforms};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 use crate::core::Core;
 use crate::error::ServiceError;
@@ -54,6 +58,7 @@ pub use sessions::check_sessions_file;
 pub(crate) use sessions::{BoundRoute, Sessions};
 pub(crate) use settings::chat_approvals;
 pub use settings::chat_setting_problems;
+use shared::{CHAT_LEASE, SharedTokens};
 
 /// One connected chat adapter, as the binary hands it to the service.
 pub struct ConnectedChannel {
@@ -72,11 +77,25 @@ pub struct ChatSetup {
     pub platforms: Platforms,
     /// Where every chat message is recorded before it is sent (the approvals store's outbox).
     pub outbox: Arc<dyn ChatOutbox>,
-    /// This gateway's name in the outbox's claims: stable across its restarts, unique among
-    /// gateways sharing the store.
+    /// This gateway's name: stable across its restarts, unique among gateways sharing the
+    /// store. It makes the outbox's claims on a store of its own, and names the holder of the
+    /// chat lease on a shared one (where the lease makes the claims; see `shared`).
     pub instance: String,
     /// The JSON file holding session bindings and `/elevated` levels (created 0600 on first use).
     pub sessions_file: PathBuf,
+    /// On a store several gateways share: what they share of chat. The chat connections then
+    /// run only while this gateway holds the chat lease, and cards' buttons are kept in the
+    /// store, so any gateway taking the lease over honours them.
+    pub shared: Option<Arc<dyn SharedChat>>,
+}
+
+/// Who holds the chat connections, on a store several gateways share.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChatLease {
+    /// The gateway holding the lease, by its name; `None` while nobody does (a failover).
+    pub holder: Option<String>,
+    /// This gateway's name.
+    pub this_gateway: String,
 }
 
 /// A channel whose connection ended with an error, and why.
@@ -139,14 +158,23 @@ pub struct ChatStatus {
     pub failures: Vec<TargetFailure>,
     /// Channels whose connection ended with an error: no longer an approval route.
     pub stopped: Vec<StoppedChannel>,
+    /// On a store several gateways share, who holds the chat connections: only the holder
+    /// polls the platforms and sends; the others' cards and edits are sent by it.
+    pub lease: Option<ChatLease>,
 }
 
 /// The running chat side: dispatcher, validated settings, session bindings, and what it shares
 /// with the rest of the service (manager, config, audit) — never the service itself.
 pub(crate) struct ChatRuntime {
     core: Arc<Core>,
-    dispatcher: Arc<Dispatcher<MemoryTokenStore>>,
+    dispatcher: Arc<Dispatcher<SharedTokens>>,
+    /// The dispatcher's tokens, to take over those of cards another gateway sent.
+    tokens: SharedTokens,
     outbox: Arc<dyn ChatOutbox>,
+    /// What gateways sharing the store share of chat, and this gateway's name among them.
+    shared: Option<(Arc<dyn SharedChat>, String)>,
+    /// Why this gateway lost the chat lease, once it has.
+    lease_lost: watch::Sender<Option<String>>,
     approvals: ChatApprovals,
     platforms: Platforms,
     bot_usernames: HashMap<String, String>,
@@ -246,6 +274,40 @@ impl ChatRuntime {
             queues: self.dispatcher.queues(),
             failures: self.dispatcher.deliverer.failures(),
             stopped,
+            lease: self.lease().await,
+        }
+    }
+
+    /// Who holds the chat lease, when there is one.
+    async fn lease(&self) -> Option<ChatLease> {
+        let (shared, name) = self.shared.as_ref()?;
+        let holder = match shared.lease_holder(CHAT_LEASE.to_owned()).await {
+            Ok(holder) => holder,
+            Err(error) => {
+                tracing::error!(%error, "Cannot read who holds the chat lease for the status.");
+                None
+            }
+        };
+        Some(ChatLease {
+            holder,
+            this_gateway: name.clone(),
+        })
+    }
+
+    /// Resolves, with why, once this gateway has lost the chat lease it held: it must stop
+    /// (its connections and sends would now compete with the new holder's).
+    pub(crate) fn lease_lost(&self) -> impl std::future::Future<Output = String> + Send + 'static {
+        let mut lost = self.lease_lost.subscribe();
+        async move {
+            loop {
+                if let Some(why) = lost.borrow_and_update().clone() {
+                    return why;
+                }
+                if lost.changed().await.is_err() {
+                    // The runtime is gone: it holds no lease any more, and never lost one.
+                    std::future::pending::<()>().await;
+                }
+            }
         }
     }
 
@@ -254,6 +316,12 @@ impl ChatRuntime {
         self.core.clock.now_ms()
     }
 }
+
+/// Who claims outbox attempts on a store several gateways share: the chat lease, not the
+/// replica. The lease already lets one gateway send at a time, and a gateway taking it over
+/// must take the dead holder's attempt under way back at once (as a restarted gateway takes
+/// its own), not wait out the attempt's claim; attempt numbers still fence a late answer.
+const LEASE_CLAIMANT: &str = "chat-lease-holder";
 
 /// How long a lost message stays in the status: a day, for the operator to look at the chat.
 const LOST_SHOWN_MS: u64 = 24 * 60 * 60 * 1000;
@@ -283,13 +351,17 @@ impl ChatRuntime {
         let journal = OutboxJournal {
             outbox: Arc::clone(&setup.outbox),
             clock: Arc::clone(&core.clock),
-            claimant: setup.instance.clone(),
+            claimant: match setup.shared {
+                Some(_) => LEASE_CLAIMANT.to_owned(),
+                None => setup.instance.clone(),
+            },
         };
         let clock = Arc::clone(&core.clock);
+        let tokens = SharedTokens::new(setup.shared.clone());
         let dispatcher = Arc::new(Dispatcher::new(
             channels,
             deliverer,
-            TokenRegistry::in_memory(),
+            TokenRegistry::new(tokens.clone()),
             Arc::new(journal),
             Arc::new(move || clock.now_ms()),
         ));
@@ -297,7 +369,13 @@ impl ChatRuntime {
             core,
             cards: CardIndex::new(Arc::clone(&dispatcher)),
             dispatcher,
+            tokens,
             outbox: Arc::clone(&setup.outbox),
+            shared: setup
+                .shared
+                .clone()
+                .map(|shared| (shared, setup.instance.clone())),
+            lease_lost: watch::Sender::new(None),
             approvals,
             platforms: setup.platforms.clone(),
             bot_usernames,
@@ -307,10 +385,41 @@ impl ChatRuntime {
         }))
     }
 
-    /// Subscribes to approval events, picks the outbox up where the last run left it (the
-    /// cards of approvals the restart cancelled are edited), and runs every adapter until
-    /// shutdown. Must run inside a tokio runtime.
+    /// Runs chat: at once on a store of its own, else once this gateway holds the chat lease
+    /// (see [`ChatRuntime::run_connections`]). Must run inside a tokio runtime.
     pub(crate) fn run(self: &Arc<Self>, setup: ChatSetup) {
+        let Some((shared, name)) = self.shared.clone() else {
+            self.run_connections(setup);
+            return;
+        };
+        let runtime = Arc::clone(self);
+        let shutdown = self.core.shutdown_signal();
+        tokio::spawn(async move {
+            let acquiring = shared.acquire_lease(CHAT_LEASE.to_owned(), name);
+            let held = tokio::select! {
+                held = acquiring => held,
+                () = shutdown => return,
+            };
+            // Presses on cards the last holder sent arrive with its tokens.
+            match shared.live_buttons().await {
+                Ok(buttons) => {
+                    let adopted = runtime.tokens.adopt(buttons);
+                    tracing::info!(buttons = adopted, "Took over the chat connections.");
+                }
+                Err(error) => {
+                    tracing::error!(%error, "Cannot read the buttons of cards sent before; presses on them are refused.");
+                }
+            }
+            runtime.run_connections(setup);
+            let why = held.lost.await;
+            tracing::error!(reason = %why, "Lost the chat lease: this gateway must stop chat.");
+            runtime.lease_lost.send_replace(Some(why));
+        });
+    }
+
+    /// Subscribes to approval events, picks the outbox up where the last run (or the last
+    /// lease holder) left it, and runs every adapter until shutdown.
+    fn run_connections(self: &Arc<Self>, setup: ChatSetup) {
         let events = self.core.manager.subscribe();
         let shutdown = self.core.shutdown_signal();
         self.dispatcher.start();

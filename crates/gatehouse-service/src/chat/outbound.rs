@@ -5,12 +5,18 @@
 //!
 //! Events are taken in order and each is handed over without waiting, so an approval's
 //! messages are always registered before its settling is seen, however fast it is decided.
+//!
+//! On a store several gateways share, this runs on the gateway holding the chat lease, from
+//! when it took the lease over: what the last holder left in the outbox is resumed like a
+//! restart's, and the approvals pending without any message (requested while no gateway held
+//! the lease) are shown as if just requested.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use gatehouse_approvals::{
-    ApprovalEvent, ApprovalRecord, ApprovalState, EventKind, EventSubscription, IdDisclosure,
+    ApprovalEvent, ApprovalRecord, ApprovalRequest, ApprovalState, EventKind, EventSubscription,
+    IdDisclosure, ListFilter, ListOrder,
 };
 use gatehouse_chat::dispatch::{Closing, Resumed, ResumedApproval, Settlement};
 use gatehouse_chat::plan::plan_delivery;
@@ -27,10 +33,84 @@ use super::view::{approval_view, request_meta, turn_source};
 
 /// Resumes the outbox, then handles approval events until the manager goes away.
 pub(super) async fn run(runtime: Arc<ChatRuntime>, mut events: EventSubscription) {
-    resume(&runtime).await;
+    let resumed = resume(&runtime).await;
+    // Shown here already: their `requested` events, if they come, are not shown again.
+    // Unless the outbox could not be read: then which approvals it shows is unknown too.
+    let mut shown = match resumed {
+        Some(resumed) if runtime.shared.is_some() => show_unshown(&runtime, &resumed).await,
+        _ => HashSet::new(),
+    };
     while let Some(event) = events.recv().await {
+        if !shown.is_empty()
+            && shown.remove(&event.id.to_string())
+            && matches!(event.kind, EventKind::Requested { .. })
+        {
+            continue;
+        }
         handle(&runtime, event);
     }
+}
+
+/// Shows every pending approval that has no message in the outbox (`resumed` are the
+/// approvals that have one) as if it were just requested; answers which it showed.
+async fn show_unshown(runtime: &Arc<ChatRuntime>, resumed: &HashSet<String>) -> HashSet<String> {
+    let filter = ListFilter {
+        state: Some(ApprovalState::Pending),
+        agent_id: None,
+        limit: usize::MAX,
+        order: ListOrder::OldestFirst,
+    };
+    let pending = match runtime.core.manager.list(filter).await {
+        Ok(pending) => pending,
+        Err(error) => {
+            tracing::error!(%error, "Cannot list the pending approvals to show those requested while no gateway held chat.");
+            return HashSet::new();
+        }
+    };
+    let mut shown = HashSet::new();
+    for record in pending {
+        if resumed.contains(&record.id) {
+            continue;
+        }
+        // Whether allow-always was offered is not stored (as for a resumed card).
+        let request = Arc::new(record.request);
+        show(runtime, &record.id, &request, record.expires_at_ms, false);
+        shown.insert(record.id);
+    }
+    if !shown.is_empty() {
+        tracing::info!(
+            approvals = shown.len(),
+            "Showing the approvals requested while no gateway held chat."
+        );
+    }
+    shown
+}
+
+/// Hands a requested approval's planned messages to the dispatcher, and binds its session to
+/// the conversation it came from.
+fn show(
+    runtime: &Arc<ChatRuntime>,
+    id: &str,
+    request: &Arc<ApprovalRequest>,
+    expires_at_ms: u64,
+    allow_always: bool,
+) {
+    let max = runtime.dispatcher.max_command_chars;
+    let view = approval_view(id, request, expires_at_ms, allow_always, max);
+    let origin = turn_source(request, &runtime.platforms);
+    let plan = plan_delivery(request_meta(request, origin.as_ref()), &runtime.approvals);
+    runtime.dispatcher.request(view, &plan);
+    // The sessions file is written off the event loop.
+    let runtime = Arc::clone(runtime);
+    let request = Arc::clone(request);
+    tokio::spawn(async move {
+        bind_origin(
+            &runtime,
+            request.session_key.as_deref(),
+            origin.as_ref(),
+            request.requested_by.as_deref(),
+        );
+    });
 }
 
 fn handle(runtime: &Arc<ChatRuntime>, event: ApprovalEvent) {
@@ -42,21 +122,7 @@ fn handle(runtime: &Arc<ChatRuntime>, event: ApprovalEvent) {
             expires_at_ms,
             ..
         } => {
-            let max = runtime.dispatcher.max_command_chars;
-            let view = approval_view(&id, &request, expires_at_ms, offered.allow_always, max);
-            let origin = turn_source(&request, &runtime.platforms);
-            let plan = plan_delivery(request_meta(&request, origin.as_ref()), &runtime.approvals);
-            runtime.dispatcher.request(view, &plan);
-            // The sessions file is written off the event loop.
-            let runtime = Arc::clone(runtime);
-            tokio::spawn(async move {
-                bind_origin(
-                    &runtime,
-                    request.session_key.as_deref(),
-                    origin.as_ref(),
-                    request.requested_by.as_deref(),
-                );
-            });
+            show(runtime, &id, &request, expires_at_ms, offered.allow_always);
             return;
         }
         EventKind::Resolved {
@@ -116,17 +182,18 @@ fn bind_origin(
 }
 
 /// Hands the outbox's open messages back to the dispatcher with their approvals as they
-/// stand now (after a restart, cancelled by it).
-async fn resume(runtime: &ChatRuntime) {
+/// stand now (after a restart, cancelled by it); answers the approvals they show, `None` when
+/// the outbox could not be read.
+async fn resume(runtime: &ChatRuntime) -> Option<HashSet<String>> {
     let open = match runtime.outbox.open_messages().await {
         Ok(open) => open,
         Err(error) => {
             tracing::error!(error = %error, "Cannot read the chat outbox; messages of the last run are not resumed.");
-            return;
+            return None;
         }
     };
     if open.is_empty() {
-        return;
+        return Some(HashSet::new());
     }
     let mut approvals: HashMap<String, Option<ResumedApproval>> = HashMap::new();
     let mut resumed_messages = Vec::with_capacity(open.len());
@@ -162,6 +229,7 @@ async fn resume(runtime: &ChatRuntime) {
         "Resuming chat messages of the last run."
     );
     runtime.dispatcher.resume(resumed_messages);
+    Some(approvals.into_keys().collect())
 }
 
 /// An approval as a resumed message needs it: still pending, or settled with its final card.

@@ -13,8 +13,8 @@ use super::ids::id_order;
 use super::rows::{limit_param, sql_ms};
 use crate::error::StoreError;
 
-/// Every column a read returns, in [`read`]'s order.
-const COLUMNS: &str = "key, approval_id, kind, channel, account_id, direct, target, thread_id, \
+/// Every column a read returns, in [`RawEntry::read`]'s order (the PostgreSQL store's too).
+pub(super) const COLUMNS: &str = "key, approval_id, kind, channel, account_id, direct, target, thread_id, \
      state, attempts, chat_id, message_id, last_error, last_error_at_ms, retry_at_ms, \
      claimed_by, lease_until_ms, created_at_ms, updated_at_ms";
 
@@ -181,39 +181,40 @@ fn query(
     sql: &str,
     params: impl rusqlite::Params,
 ) -> Result<Vec<OutboxEntry>, StoreError> {
-    let raws: Vec<Raw> = conn
+    let raws: Vec<RawEntry> = conn
         .prepare_cached(sql)?
-        .query_map(params, Raw::read)?
+        .query_map(params, RawEntry::read)?
         .collect::<Result<_, _>>()?;
-    raws.into_iter().map(Raw::decode).collect()
+    raws.into_iter().map(RawEntry::decode).collect()
 }
 
-/// A row as read, before its words are checked.
-struct Raw {
-    key: String,
-    approval_id: Option<String>,
-    kind: String,
-    channel: String,
-    account_id: Option<String>,
-    direct: bool,
-    target: String,
-    thread_id: Option<String>,
-    state: String,
-    attempts: i64,
-    chat_id: Option<String>,
-    message_id: Option<String>,
-    last_error: Option<String>,
-    last_error_at_ms: Option<i64>,
-    retry_at_ms: Option<i64>,
-    claimed_by: Option<String>,
-    lease_until_ms: Option<i64>,
-    created_at_ms: i64,
-    updated_at_ms: i64,
+/// A row as read, before its words are checked: the PostgreSQL store's rows are decoded by
+/// the same code.
+pub(super) struct RawEntry {
+    pub(super) key: String,
+    pub(super) approval_id: Option<String>,
+    pub(super) kind: String,
+    pub(super) channel: String,
+    pub(super) account_id: Option<String>,
+    pub(super) direct: bool,
+    pub(super) target: String,
+    pub(super) thread_id: Option<String>,
+    pub(super) state: String,
+    pub(super) attempts: i64,
+    pub(super) chat_id: Option<String>,
+    pub(super) message_id: Option<String>,
+    pub(super) last_error: Option<String>,
+    pub(super) last_error_at_ms: Option<i64>,
+    pub(super) retry_at_ms: Option<i64>,
+    pub(super) claimed_by: Option<String>,
+    pub(super) lease_until_ms: Option<i64>,
+    pub(super) created_at_ms: i64,
+    pub(super) updated_at_ms: i64,
 }
 
-impl Raw {
-    fn read(row: &Row<'_>) -> rusqlite::Result<Raw> {
-        Ok(Raw {
+impl RawEntry {
+    fn read(row: &Row<'_>) -> rusqlite::Result<RawEntry> {
+        Ok(RawEntry {
             key: row.get(0)?,
             approval_id: row.get(1)?,
             kind: row.get(2)?,
@@ -236,7 +237,7 @@ impl Raw {
         })
     }
 
-    fn decode(self) -> Result<OutboxEntry, StoreError> {
+    pub(super) fn decode(self) -> Result<OutboxEntry, StoreError> {
         let ms = |value: i64| u64::try_from(value).unwrap_or(0);
         let state = OutboxState::parse(&self.state).ok_or_else(|| StoreError::CorruptRow {
             approval_id: format!("chat message {}", self.key),

@@ -12,6 +12,8 @@ mod stores;
 mod replicas;
 // Approval managers on PostgreSQL stores sharing a database: decisions, adoption, expiry.
 mod replica_managers;
+// The PostgreSQL event log: appended with each transition, numbered in commit order, caught up.
+mod event_log;
 // Operating replicas' stores: the write queue's bound, pending caps and approval routes held
 // across replicas.
 mod replica_ops;
@@ -19,6 +21,8 @@ mod replica_ops;
 mod approvals_file_store;
 // The approvals database under concurrency and restarts; its file mode and schema guards.
 mod approvals_db_durability;
+// Chat shared by PostgreSQL gateways: the connections' lease, the buttons of cards sent.
+mod chat_leases;
 // The chat outbox: conditional steps, fenced attempts, pruning, the upgrade that adds it.
 mod outbox;
 // Group commit: outcomes of operations batched together, read-your-writes, closing the writer.

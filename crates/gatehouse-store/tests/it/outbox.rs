@@ -1,6 +1,7 @@
-//! The chat outbox on SQLite: each step applies only from the state it starts in, attempts are
-//! fenced, a delivered message is kept with its approval, messages go with pruned history, and
-//! an upgraded database carries the copies of pending approvals over.
+//! The chat outbox on SQLite and PostgreSQL (see `stores`): each step applies only from the
+//! state it starts in, attempts are fenced, a delivered message is kept with its approval (an
+//! origin notice is not), messages go with pruned history; and an upgraded SQLite database
+//! carries the copies of pending approvals over.
 
 use gatehouse_approvals::{
     ChatOutbox, DeliveredMessage, OutboxMessage, OutboxRoute, OutboxState, OutboxStep, Resolution,
@@ -9,6 +10,7 @@ use gatehouse_approvals::{
 use pretty_assertions::assert_eq;
 use rusqlite::Connection;
 
+use crate::stores::{Db, on_both_stores};
 use crate::support::{new_approval, open_db};
 
 fn message(key: &str, approval_id: Option<&str>, kind: &str) -> OutboxMessage {
@@ -51,18 +53,17 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-#[test]
-fn applies_each_step_only_from_the_state_it_starts_in_and_fences_attempts() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open_db(&dir);
+fn applies_each_step_only_from_the_state_it_starts_in_and_fences_attempts(db: &Db) {
     db.insert(&new_approval("a1", 1_000)).unwrap();
-    runtime().block_on(async {
-        let step = |key: &str, step| db.record_step(key.to_owned(), step, 2_000);
-        db.plan_messages(vec![message("k1", Some("a1"), "card")], 1_500)
+    db.block_on(async {
+        let step = |key: &str, step| db.outbox().record_step(key.to_owned(), step, 2_000);
+        db.outbox()
+            .plan_messages(vec![message("k1", Some("a1"), "card")], 1_500)
             .await
             .unwrap();
         // Planned twice: the second is ignored, the message keeps its place.
-        db.plan_messages(vec![message("k1", Some("a1"), "card")], 1_600)
+        db.outbox()
+            .plan_messages(vec![message("k1", Some("a1"), "card")], 1_600)
             .await
             .unwrap();
         assert_eq!(
@@ -78,10 +79,14 @@ fn applies_each_step_only_from_the_state_it_starts_in_and_fences_attempts() {
             StepOutcome::Applied
         );
         // Another gateway cannot take an attempt whose lease still runs.
-        let taken = db.record_step("k1".into(), sending(2, "gw-b", 20_000), 5_000);
+        let taken = db
+            .outbox()
+            .record_step("k1".into(), sending(2, "gw-b", 20_000), 5_000);
         assert_eq!(taken.await.unwrap(), StepOutcome::Refused);
         // Once it ran out, it can; the first gateway's late answer is then refused.
-        let taken = db.record_step("k1".into(), sending(2, "gw-b", 20_000), 10_000);
+        let taken = db
+            .outbox()
+            .record_step("k1".into(), sending(2, "gw-b", 20_000), 10_000);
         assert_eq!(taken.await.unwrap(), StepOutcome::Applied);
         let late = OutboxStep::Delivered {
             attempt: 1,
@@ -94,7 +99,7 @@ fn applies_each_step_only_from_the_state_it_starts_in_and_fences_attempts() {
             retry_at_ms: 3_000,
         };
         assert_eq!(step("k1", failed).await.unwrap(), StepOutcome::Applied);
-        let troubled = db.troubled_messages(0, 10).await.unwrap();
+        let troubled = db.outbox().troubled_messages(0, 10).await.unwrap();
         assert_eq!(troubled.len(), 1);
         assert_eq!(troubled[0].state, OutboxState::Queued);
         assert_eq!(troubled[0].attempts, 2);
@@ -110,10 +115,14 @@ fn applies_each_step_only_from_the_state_it_starts_in_and_fences_attempts() {
         };
         assert_eq!(step("k1", delivered).await.unwrap(), StepOutcome::Applied);
         assert!(
-            db.troubled_messages(0, 10).await.unwrap().is_empty(),
+            db.outbox()
+                .troubled_messages(0, 10)
+                .await
+                .unwrap()
+                .is_empty(),
             "a success clears it"
         );
-        let open = db.open_messages().await.unwrap();
+        let open = db.outbox().open_messages().await.unwrap();
         assert_eq!(open[0].state, OutboxState::Delivered);
         assert_eq!(open[0].delivered, Some(landed("8")));
         assert_eq!(open[0].claim, None);
@@ -123,14 +132,14 @@ fn applies_each_step_only_from_the_state_it_starts_in_and_fences_attempts() {
         };
         assert_eq!(step("k1", failed).await.unwrap(), StepOutcome::Applied);
         assert_eq!(
-            db.troubled_messages(0, 10).await.unwrap()[0].state,
+            db.outbox().troubled_messages(0, 10).await.unwrap()[0].state,
             OutboxState::Delivered
         );
         assert_eq!(
             step("k1", OutboxStep::Finished).await.unwrap(),
             StepOutcome::Applied
         );
-        assert!(db.open_messages().await.unwrap().is_empty());
+        assert!(db.outbox().open_messages().await.unwrap().is_empty());
         assert_eq!(
             step("k1", OutboxStep::Skipped).await.unwrap(),
             StepOutcome::Refused
@@ -144,37 +153,50 @@ fn applies_each_step_only_from_the_state_it_starts_in_and_fences_attempts() {
     assert_eq!(db.get("a1").unwrap().unwrap().messages, vec![landed("8")]);
 }
 
-#[test]
-fn lists_lost_messages_for_a_while_and_lets_a_restarted_claimant_take_its_attempt_back() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open_db(&dir);
+fn lists_lost_messages_for_a_while_and_lets_a_restarted_claimant_take_its_attempt_back(db: &Db) {
     db.insert(&new_approval("a1", 1_000)).unwrap();
-    runtime().block_on(async {
+    db.block_on(async {
         let planned = vec![
             message("k1", Some("a1"), "card"),
             message("k2", Some("a1"), "notice"),
             message("d1", None, "digest"),
         ];
-        db.plan_messages(planned, 1_000).await.unwrap();
-        let claim = db.record_step("k1".into(), sending(1, "gw-a", 1_000_000), 2_000);
+        db.outbox().plan_messages(planned, 1_000).await.unwrap();
+        let claim = db
+            .outbox()
+            .record_step("k1".into(), sending(1, "gw-a", 1_000_000), 2_000);
         assert_eq!(claim.await.unwrap(), StepOutcome::Applied);
         // Another gateway waits for the lease; the same one, restarted, takes it back at once.
-        let other = db.record_step("k1".into(), sending(2, "gw-b", 50_000), 3_000);
+        let other = db
+            .outbox()
+            .record_step("k1".into(), sending(2, "gw-b", 50_000), 3_000);
         assert_eq!(other.await.unwrap(), StepOutcome::Refused);
-        let again = db.record_step("k1".into(), sending(2, "gw-a", 50_000), 3_000);
+        let again = db
+            .outbox()
+            .record_step("k1".into(), sending(2, "gw-a", 50_000), 3_000);
         assert_eq!(again.await.unwrap(), StepOutcome::Applied);
         let lost = OutboxStep::Lost {
             reason: "in flight at a crash".into(),
         };
         assert_eq!(
-            db.record_step("k1".into(), lost, 4_000).await.unwrap(),
+            db.outbox()
+                .record_step("k1".into(), lost, 4_000)
+                .await
+                .unwrap(),
             StepOutcome::Applied
         );
-        let troubled = db.troubled_messages(4_000, 10).await.unwrap();
+        let troubled = db.outbox().troubled_messages(4_000, 10).await.unwrap();
         assert_eq!(troubled.len(), 1);
         assert_eq!(troubled[0].state, OutboxState::Lost);
-        assert!(db.troubled_messages(4_001, 10).await.unwrap().is_empty());
+        assert!(
+            db.outbox()
+                .troubled_messages(4_001, 10)
+                .await
+                .unwrap()
+                .is_empty()
+        );
         let open: Vec<String> = db
+            .outbox()
             .open_messages()
             .await
             .unwrap()
@@ -216,16 +238,39 @@ fn messages_go_with_their_pruned_approval_and_done_digests_with_history_of_their
     assert_eq!(left, 0);
 }
 
-#[test]
-fn refuses_a_message_of_an_unknown_approval() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open_db(&dir);
-    runtime().block_on(async {
+/// An origin notice tells the requester where its approval was shown; it shows no command, and
+/// the record's messages are where chat looks to see whether an approval was shown in a chat.
+fn keeps_delivered_cards_with_their_approval_but_not_origin_notices(db: &Db) {
+    db.insert(&new_approval("a1", 1_000)).unwrap();
+    db.block_on(async {
+        let outbox = db.outbox();
+        let planned = vec![
+            message("card1", Some("a1"), "card"),
+            message("note1", Some("a1"), "notice"),
+        ];
+        outbox.plan_messages(planned, 1_000).await.unwrap();
+        for (key, message_id) in [("card1", "10"), ("note1", "11")] {
+            let claim = outbox.record_step(key.into(), sending(1, "gw-a", 9_000), 2_000);
+            assert_eq!(claim.await.unwrap(), StepOutcome::Applied);
+            let delivered = OutboxStep::Delivered {
+                attempt: 1,
+                message: landed(message_id),
+            };
+            let step = outbox.record_step(key.into(), delivered, 2_100);
+            assert_eq!(step.await.unwrap(), StepOutcome::Applied);
+        }
+    });
+    assert_eq!(db.get("a1").unwrap().unwrap().messages, vec![landed("10")]);
+}
+
+fn refuses_a_message_of_an_unknown_approval(db: &Db) {
+    db.block_on(async {
         let planned = db
+            .outbox()
             .plan_messages(vec![message("k1", Some("nobody"), "card")], 1_000)
             .await;
         assert!(planned.is_err());
-        assert!(db.open_messages().await.unwrap().is_empty());
+        assert!(db.outbox().open_messages().await.unwrap().is_empty());
     });
 }
 
@@ -263,4 +308,11 @@ fn an_upgraded_database_carries_the_copies_of_pending_approvals_into_the_outbox(
             "{key}"
         );
     });
+}
+
+on_both_stores! {
+    applies_each_step_only_from_the_state_it_starts_in_and_fences_attempts,
+    lists_lost_messages_for_a_while_and_lets_a_restarted_claimant_take_its_attempt_back,
+    keeps_delivered_cards_with_their_approval_but_not_origin_notices,
+    refuses_a_message_of_an_unknown_approval,
 }

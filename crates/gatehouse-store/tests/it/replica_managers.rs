@@ -17,15 +17,15 @@ use gatehouse_store::approvals_file::ExecApprovalsStore;
 use uuid::Uuid;
 
 /// How long a notice may take to cross from one replica to another on this (loaded) machine.
-const CROSSING: Duration = Duration::from_secs(20);
+pub(crate) const CROSSING: Duration = Duration::from_secs(20);
 
-struct Replica {
-    manager: ApprovalManager,
-    events: EventSubscription,
+pub(crate) struct Replica {
+    pub(crate) manager: ApprovalManager,
+    pub(crate) events: EventSubscription,
     _dir: tempfile::TempDir,
 }
 
-async fn replica(url: &str) -> Replica {
+pub(crate) async fn replica(url: &str) -> Replica {
     let dir = tempfile::tempdir().unwrap();
     let store = PgApprovalStore::connect(url, PgOptions::default())
         .await
@@ -46,7 +46,7 @@ async fn replica(url: &str) -> Replica {
     }
 }
 
-fn request(timeout: Option<Duration>) -> CreateApproval {
+pub(crate) fn request(timeout: Option<Duration>) -> CreateApproval {
     CreateApproval {
         id: None,
         request: ApprovalRequest {

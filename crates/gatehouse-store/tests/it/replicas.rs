@@ -40,7 +40,7 @@ where
 }
 
 /// A write's answer, awaited.
-async fn answer<T: Send + 'static>(
+pub(crate) async fn answer<T: Send + 'static>(
     submit: impl FnOnce(gatehouse_approvals::Completion<T>),
 ) -> Result<T, StoreError> {
     let (sender, receiver) = oneshot::channel();

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use gatehouse_approvals::{
-    ApprovalRecord, ApprovalStore, Completion, ConsumeOutcome, DeliveredMessage, ListFilter,
-    NewApproval, Resolution, ResolveOutcome, StoreError, StoredGrant,
+    ApprovalRecord, ApprovalStore, ChatOutbox, Completion, ConsumeOutcome, DeliveredMessage,
+    ListFilter, NewApproval, Resolution, ResolveOutcome, StoreError, StoredGrant,
 };
 use gatehouse_fakes::postgres::TempDatabase;
 use gatehouse_store::approvals_db::{PgApprovalStore, PgOptions};
@@ -17,6 +17,8 @@ use crate::support::open_db;
 /// runtime's connections are gone before the database is.
 pub(crate) struct Db {
     store: Arc<dyn ApprovalStore>,
+    /// The same store's chat outbox.
+    outbox: Arc<dyn ChatOutbox>,
     runtime: tokio::runtime::Runtime,
     _dir: tempfile::TempDir,
     _database: Option<TempDatabase>,
@@ -34,8 +36,10 @@ impl Db {
     /// The SQLite store in a temporary directory.
     pub(crate) fn sqlite() -> Db {
         let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(open_db(&dir));
         Db {
-            store: Arc::new(open_db(&dir)),
+            outbox: Arc::clone(&store) as Arc<dyn ChatOutbox>,
+            store,
             runtime: runtime(),
             _dir: dir,
             _database: None,
@@ -52,8 +56,10 @@ impl Db {
                 PgOptions::default(),
             ))
             .unwrap();
+        let store = Arc::new(store);
         Db {
-            store: Arc::new(store),
+            outbox: Arc::clone(&store) as Arc<dyn ChatOutbox>,
+            store,
             runtime,
             _dir: tempfile::tempdir().unwrap(),
             _database: Some(database),
@@ -146,6 +152,16 @@ impl Db {
 
     pub(crate) fn list(&self, filter: &ListFilter) -> Result<Vec<ApprovalRecord>, StoreError> {
         self.runtime.block_on(self.store.list(filter.clone()))
+    }
+
+    /// The store's chat outbox.
+    pub(crate) fn outbox(&self) -> &dyn ChatOutbox {
+        &*self.outbox
+    }
+
+    /// Runs `work` (the outbox's calls) to its end on the store's runtime.
+    pub(crate) fn block_on<T>(&self, work: impl std::future::Future<Output = T>) -> T {
+        self.runtime.block_on(work)
     }
 
     pub(crate) fn grants(&self) -> Result<Vec<StoredGrant>, StoreError> {

@@ -386,7 +386,7 @@ fn resolved_here(name: &str, policy: &ExecPolicy) -> Option<PathBuf> {
 
 /// Asks the running gateway for `gateway.status`: every chat target whose delivery failed for
 /// good and every chat channel that stopped becomes a warning, since an approver there never
-/// sees the prompt.
+/// sees the prompt; on replicas, so does a chat lease nobody holds, and its holder is named.
 fn live_check(server: &super::client::ServerArgs, findings: &mut Findings) {
     let status = match server.call("gateway.status", serde_json::json!({})) {
         Ok(status) => status,
@@ -414,6 +414,16 @@ fn live_check(server: &super::client::ServerArgs, findings: &mut Findings) {
         .and_then(serde_json::Value::as_array)
         .cloned()
         .unwrap_or_default();
+    if let Some(lease) = status.pointer("/chat/lease") {
+        match lease.get("holder").and_then(serde_json::Value::as_str) {
+            Some(holder) => println!("chat lease: held by {holder}"),
+            None => findings.warn(
+                "no replica holds the chat lease: chat is silent until one takes it over \
+                 (within seconds while a replica with chat channels runs)"
+                    .to_owned(),
+            ),
+        }
+    }
     for channel in &stopped {
         findings.warn(format!(
             "chat channel {} stopped and is no longer an approval route: {}; restart the \

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use anyhow::{Context as _, bail};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use gatehouse_approvals::{ChatOutbox, RoutePresence, SystemClock};
+use gatehouse_approvals::{ChatOutbox, RoutePresence, SharedChat, SystemClock};
 use gatehouse_gateway::{
     GatewaySettings, GatewayState, Scope, Secret, StoreBatches, TokenSpec, configured_limits,
 };
@@ -37,9 +37,18 @@ use super::layout::{
 use super::logging::{self, LogFormat};
 use super::tokens::read_admin_token;
 
-/// This gateway's name in the chat outbox's claims. One gateway runs per data directory (its
-/// lock), so one fixed name is stable across its restarts and unique on its store.
+/// This gateway's name in the chat outbox's claims on a store of its own. One gateway runs per
+/// data directory (its lock), so one fixed name is stable across its restarts and unique on its
+/// store. On a store several gateways share, each is named by its host and port
+/// ([`replica_name`]).
 const LOCAL_INSTANCE: &str = "local";
+
+/// A gateway's name among those sharing a store: its host and listening port, stable across
+/// its restarts and unique among replicas (two cannot listen on one host's port at once).
+fn replica_name(addr: SocketAddr) -> String {
+    let host = rustix::system::uname();
+    format!("{}:{}", host.nodename().to_string_lossy(), addr.port())
+}
 
 /// Flags of `gatehouse serve`.
 #[derive(Debug, clap::Args)]
@@ -126,22 +135,25 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         let prepared = Service::prepare(setup)?;
         let opened = open_store(store_config.as_ref(), &data_dir, pending_caps).await?;
         let mut gateway = GatewayState::builder(&settings).claude_code_hook(claude_code_hook);
-        // The chat outbox lives beside the approvals it refers to; PostgreSQL has none yet.
-        let outbox = match &opened {
+        // The chat outbox lives beside the approvals it refers to. On a store several
+        // gateways share, chat runs on the one holding the chat lease.
+        let addr = listener
+            .local_addr()
+            .context("cannot read the listening address")?;
+        let (outbox, shared, instance) = match &opened {
             OpenedStore::Sqlite(store) => {
                 let metrics = Arc::clone(store);
                 gateway = gateway.store_metrics(Arc::new(move || store_batches(&metrics)));
-                Some(Arc::clone(store) as Arc<dyn ChatOutbox>)
+                let outbox = Arc::clone(store) as Arc<dyn ChatOutbox>;
+                (outbox, None, LOCAL_INSTANCE.to_owned())
             }
-            OpenedStore::Postgres(_) => None,
+            OpenedStore::Postgres(store) => {
+                let outbox = Arc::clone(store) as Arc<dyn ChatOutbox>;
+                // Without channels there is nothing to hold: no lease is taken.
+                let shared = chat_connected.then(|| Arc::clone(store) as Arc<dyn SharedChat>);
+                (outbox, shared, replica_name(addr))
+            }
         };
-        if chat_connected && outbox.is_none() {
-            anyhow::bail!(
-                "chat channels need the SQLite store for now: the chat outbox has no PostgreSQL \
-                 implementation yet (docs/high-availability.md); remove `channels` from this \
-                 replica's config or use gateway.store.kind \"sqlite\""
-            );
-        }
         let ports = Ports {
             store: opened.store(),
             clock: Arc::new(SystemClock),
@@ -153,16 +165,14 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             service.share_routes(Arc::clone(store) as Arc<dyn RoutePresence>);
         }
         let state = gateway.with_service(service.clone())?;
-        if let Some(outbox) = outbox {
-            service.start_chat(ChatSetup {
-                channels: connected.channels,
-                platforms: super::channels::platforms(),
-                outbox,
-                // One gateway per data directory (the lock above): a name stable across restarts.
-                instance: LOCAL_INSTANCE.to_owned(),
-                sessions_file: data_dir.join(SESSIONS_FILE),
-            })?;
-        }
+        service.start_chat(ChatSetup {
+            channels: connected.channels,
+            platforms: super::channels::platforms(),
+            outbox,
+            instance,
+            sessions_file: data_dir.join(SESSIONS_FILE),
+            shared,
+        })?;
         serve(
             listener,
             state,
@@ -171,6 +181,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
                 admin_token: admin_token.as_ref(),
                 data_dir: &data_dir,
                 chat_connected,
+                chat_lease_lost: Box::pin(service.chat_lease_lost()),
             },
         )
         .await
@@ -234,6 +245,9 @@ struct Started<'a> {
     /// Whether any chat channel connected: without one, only an open Control UI (or another
     /// operator client) can answer approvals.
     chat_connected: bool,
+    /// Resolves, with why, if this gateway loses the chat lease it held: it then stops, and
+    /// its supervisor starts it again as one waiting for the lease.
+    chat_lease_lost: std::pin::Pin<Box<dyn Future<Output = String> + Send>>,
 }
 
 async fn serve(
@@ -267,9 +281,25 @@ async fn serve(
              Control UI, or configure a chat channel (docs/channels/)."
         );
     }
+    let (lease_lost, lost) = tokio::sync::oneshot::channel();
+    let chat_lease_lost = started.chat_lease_lost;
+    let shutdown = async move {
+        tokio::select! {
+            () = shutdown => {}
+            why = chat_lease_lost => {
+                let _ = lease_lost.send(why);
+            }
+        }
+    };
     gatehouse_gateway::serve_with_routes(listener, state, channel_routes, shutdown)
         .await
         .context("the server failed")?;
+    if let Ok(why) = lost.await {
+        bail!(
+            "stopped: this gateway lost the chat lease ({why}); another replica takes chat over, \
+             and this one, started again, waits for the lease"
+        );
+    }
     tracing::info!("Gatehouse stopped.");
     Ok(())
 }

@@ -142,6 +142,19 @@ fn chat_line(status: &Value) -> String {
             one_line(stopped["error"].as_str().unwrap_or("?"), 200)
         ));
     }
+    if let Some(lease) = status["chat"]["lease"].as_object() {
+        let here = lease
+            .get("thisGateway")
+            .and_then(Value::as_str)
+            .unwrap_or("?");
+        parts.push(match lease.get("holder").and_then(Value::as_str) {
+            Some(holder) if holder == here => {
+                format!("connections held here ({})", one_line(here, 100))
+            }
+            Some(holder) => format!("connections held by {}", one_line(holder, 100)),
+            None => "connections held by no replica now (one takes them within seconds)".to_owned(),
+        });
+    }
     let failures = list("failures").len();
     if failures > 0 {
         parts.push(format!(
@@ -178,6 +191,18 @@ mod tests {
              (`gatehouse doctor` lists them)"
         );
         assert!(!no_route(&status));
+        let replica = json!({"chat": {"channels": ["telegram"],
+            "lease": {"holder": "gw-a:18790", "thisGateway": "gw-b:18790"}}});
+        assert_eq!(
+            chat_line(&replica),
+            "telegram connected; connections held by gw-a:18790"
+        );
+        let holder = json!({"chat": {"channels": ["telegram"],
+            "lease": {"holder": "gw-a:18790", "thisGateway": "gw-a:18790"}}});
+        assert_eq!(
+            chat_line(&holder),
+            "telegram connected; connections held here (gw-a:18790)"
+        );
         let idle = json!({"operatorClients": [], "chat": {"channels": []}});
         assert!(no_route(&idle));
         assert_eq!(chat_line(&idle), "no channel configured (docs/channels/)");

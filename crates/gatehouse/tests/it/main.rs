@@ -78,6 +78,11 @@ mod chat_start;
 // Two `gatehouse serve` replicas on one PostgreSQL database: cross-replica decisions and
 // waiters, one winner among concurrent answers, a replica killed mid-flight.
 mod replicas;
+// Issue 34: one event sequence over replicas; `since` replayed on another replica.
+mod replica_events;
+// Chat on PostgreSQL replicas: one holds the Telegram connection; SIGKILL of it hands chat
+// over in seconds with no card twice and no press lost.
+mod replica_chat;
 // Operating replicas: the database restarted under two `gatehouse serve` processes.
 mod replica_ops;
 

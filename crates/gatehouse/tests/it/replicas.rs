@@ -14,7 +14,7 @@ use crate::gateway::{AGENT, APPROVER, Server, Ws, config_with_gateway};
 const QUIET: Duration = Duration::from_secs(2);
 
 /// A replica on `database`, with its own data directory.
-async fn replica(database: &TempDatabase) -> Server {
+pub(crate) async fn replica(database: &TempDatabase) -> Server {
     replica_on(database.url()).await
 }
 
@@ -237,7 +237,7 @@ async fn doctor_reports_the_database_reachable_and_migrated_or_refuses_one_it_ca
     assert!(
         migrated
             .stdout
-            .contains("approvals database (PostgreSQL): reachable, schema version 2 of 2"),
+            .contains("approvals database (PostgreSQL): reachable, schema version 4 of 4"),
         "{}",
         migrated.stdout
     );
@@ -251,39 +251,4 @@ async fn doctor_reports_the_database_reachable_and_migrated_or_refuses_one_it_ca
     assert_eq!(refused.code, 2, "{}", refused.stdout);
     assert!(refused.stdout.contains("error: "), "{}", refused.stdout);
     assert!(!refused.stdout.contains("hunter2"), "{}", refused.stdout);
-}
-
-/// Chat on a PostgreSQL store: chat delivery journals every message in an outbox beside the
-/// approvals, which has no PostgreSQL implementation yet, so `serve` refuses to start with chat
-/// channels there and says why, rather than send cards nobody could find again after a crash.
-#[tokio::test]
-async fn serve_refuses_chat_channels_on_a_postgres_store_and_says_why() {
-    let database = gatehouse_fakes::postgres::database().unwrap();
-    let fake = gatehouse_fakes::telegram::spawn("127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let store = format!("store: {{ kind: 'postgres', url: '{}' }},", database.url());
-    let chat = crate::telegram::telegram_config(&fake, "enabled: true, approvers: ['42']", "");
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("gatehouse.json5");
-    std::fs::write(&path, config_with_gateway(&store, &chat)).unwrap();
-    let serve = tokio::process::Command::new(env!("CARGO_BIN_EXE_gatehouse"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--config"])
-        .arg(&path)
-        .arg("--data-dir")
-        .arg(dir.path().join("data"))
-        .env_remove("GATEHOUSE_CONFIG")
-        .env_remove("XDG_STATE_HOME")
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(Duration::from_secs(60), serve)
-        .await
-        .unwrap()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!output.status.success(), "{stderr}");
-    assert!(
-        stderr.contains("chat channels need the SQLite store for now"),
-        "{stderr}"
-    );
 }

@@ -95,6 +95,53 @@ impl Connector {
             Connector::Tls(config, tls) => notifications(config.connect(tls.clone()).await?),
         }
     }
+
+    /// A connection of its own holding a lease, named `application_name` (so
+    /// `pg_stat_activity` shows who holds it), with TCP keepalives on both ends: a holder whose
+    /// host vanished is dropped by the server, and its lease released, within
+    /// [`LEASE_KEEPALIVE`]'s bound rather than the kernel's two hours. The task driving it ends
+    /// when the connection is lost.
+    pub(super) async fn leasing(
+        &self,
+        application_name: &str,
+    ) -> Result<(tokio_postgres::Client, tokio::task::JoinHandle<()>), StoreError> {
+        let mut config = match self {
+            Connector::Plain(config) | Connector::Tls(config, _) => config.clone(),
+        };
+        config
+            .application_name(application_name)
+            .options(LEASE_KEEPALIVE)
+            .keepalives(true)
+            .keepalives_idle(Duration::from_secs(5))
+            .keepalives_interval(Duration::from_secs(2))
+            .keepalives_retries(3);
+        match self {
+            Connector::Plain(_) => Ok(driven(config.connect(NoTls).await?)),
+            Connector::Tls(_, tls) => Ok(driven(config.connect(tls.clone()).await?)),
+        }
+    }
+}
+
+/// The server's side of a lease connection's keepalives: a silent peer is probed after 5 s
+/// idle, every 2 s, and dropped after 3 unanswered probes (about 11 s), or when sent data
+/// stays unacknowledged for 10 s.
+const LEASE_KEEPALIVE: &str = "-c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 \
+     -c tcp_keepalives_count=3 -c tcp_user_timeout=10000";
+
+/// Drives `connection` on a task of its own, ignoring what it says besides its end.
+fn driven<S, T>(
+    (client, connection): (tokio_postgres::Client, tokio_postgres::Connection<S, T>),
+) -> (tokio_postgres::Client, tokio::task::JoinHandle<()>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let driving = tokio::spawn(async move {
+        if let Err(error) = connection.await {
+            tracing::warn!(%error, "A chat lease's database connection failed.");
+        }
+    });
+    (client, driving)
 }
 
 /// Drives `connection` on a task of its own, forwarding each notification's payload.

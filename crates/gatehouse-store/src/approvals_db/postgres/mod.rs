@@ -5,8 +5,11 @@
 
 mod caps;
 mod connect;
+mod events;
 mod feed;
+mod lease;
 mod ops;
+mod outbox;
 mod presence;
 mod schema;
 mod store;

@@ -22,6 +22,7 @@ use uuid::Uuid;
 use super::super::rows::{COLUMNS, RawRow, encode, escape_like, limit_param, sql_ms};
 use super::super::tools::{GRANT_COLUMNS, StoredGrantColumns, encode_tool, grant_row};
 use super::super::write_ops::{answered_by, lost_to, not_consumed, pending_record};
+use super::events::{self, REQUESTED};
 use super::feed::notify;
 use crate::error::StoreError;
 
@@ -60,7 +61,7 @@ queries_through_the_statement_cache!(ClientWrapper, Transaction<'_>);
 
 /// A record's columns ([`COLUMNS`]) and then its delivered messages, oldest first, as one JSON
 /// array of `[channel, account_id, chat_id, message_id, thread_id]`.
-static RECORD: LazyLock<String> = LazyLock::new(|| {
+pub(super) static RECORD: LazyLock<String> = LazyLock::new(|| {
     format!(
         "{COLUMNS}, (SELECT coalesce(json_agg(json_build_array(m.channel, m.account_id, \
          m.chat_id, m.message_id, m.thread_id) ORDER BY m.seq), '[]')::text \
@@ -70,40 +71,45 @@ static RECORD: LazyLock<String> = LazyLock::new(|| {
 
 /// The record a row of [`RECORD`] holds.
 fn record(row: &Row) -> Result<ApprovalRecord, StoreError> {
+    record_from(row, 0)
+}
+
+/// The record a row holds in [`RECORD`]'s columns from column `at` on.
+pub(super) fn record_from(row: &Row, at: usize) -> Result<ApprovalRecord, StoreError> {
     let raw = RawRow {
-        id: row.try_get(0)?,
-        command: row.try_get(1)?,
-        argv_json: row.try_get(2)?,
-        cwd: row.try_get(3)?,
-        env_keys_json: row.try_get(4)?,
-        host: row.try_get(5)?,
-        agent_id: row.try_get(6)?,
-        session_key: row.try_get(7)?,
-        resolved_path: row.try_get(8)?,
-        security: row.try_get(9)?,
-        ask: row.try_get(10)?,
-        has_turn_source: row.try_get(11)?,
+        id: row.try_get(at)?,
+        command: row.try_get(at + 1)?,
+        argv_json: row.try_get(at + 2)?,
+        cwd: row.try_get(at + 3)?,
+        env_keys_json: row.try_get(at + 4)?,
+        host: row.try_get(at + 5)?,
+        agent_id: row.try_get(at + 6)?,
+        session_key: row.try_get(at + 7)?,
+        resolved_path: row.try_get(at + 8)?,
+        security: row.try_get(at + 9)?,
+        ask: row.try_get(at + 10)?,
+        has_turn_source: row.try_get(at + 11)?,
         turn_source: gatehouse_approvals::TurnSource {
-            channel: row.try_get(12)?,
-            to: row.try_get(13)?,
-            account_id: row.try_get(14)?,
-            thread_id: row.try_get(15)?,
+            channel: row.try_get(at + 12)?,
+            to: row.try_get(at + 13)?,
+            account_id: row.try_get(at + 14)?,
+            thread_id: row.try_get(at + 15)?,
         },
-        binding_hash: row.try_get(16)?,
-        binding_json: row.try_get(17)?,
-        state: row.try_get(18)?,
-        decision: row.try_get(19)?,
-        resolved_by: row.try_get(20)?,
-        reason: row.try_get(21)?,
-        created_at_ms: row.try_get(22)?,
-        expires_at_ms: row.try_get(23)?,
-        resolved_at_ms: row.try_get(24)?,
-        consumed_at_ms: row.try_get(25)?,
-        requested_by: row.try_get(26)?,
-        summary_json: row.try_get(27)?,
-        tool_json: row.try_get(28)?,
+        binding_hash: row.try_get(at + 16)?,
+        binding_json: row.try_get(at + 17)?,
+        state: row.try_get(at + 18)?,
+        decision: row.try_get(at + 19)?,
+        resolved_by: row.try_get(at + 20)?,
+        reason: row.try_get(at + 21)?,
+        created_at_ms: row.try_get(at + 22)?,
+        expires_at_ms: row.try_get(at + 23)?,
+        resolved_at_ms: row.try_get(at + 24)?,
+        consumed_at_ms: row.try_get(at + 25)?,
+        requested_by: row.try_get(at + 26)?,
+        summary_json: row.try_get(at + 27)?,
+        tool_json: row.try_get(at + 28)?,
     };
-    let messages_json: String = row.try_get(29)?;
+    let messages_json: String = row.try_get(at + 29)?;
     let messages = decode_messages(&messages_json).map_err(|detail| StoreError::CorruptRow {
         approval_id: raw.id.clone(),
         column: "approval_messages",
@@ -194,6 +200,7 @@ pub(super) async fn insert(
         .await;
     match inserted.map_err(StoreError::from) {
         Ok(_) => {
+            events::append(tx, &approval.id, REQUESTED).await?;
             notify(tx, origin, &approval.id).await?;
             Ok(pending_record(approval))
         }
@@ -259,6 +266,7 @@ pub(super) async fn resolve(
     if let Some(row) = rows.first() {
         let record = record(row)?;
         store_grant(tx, &record).await?;
+        events::append(tx, id, record.state.as_str()).await?;
         notify(tx, origin, id).await?;
         return Ok(ResolveOutcome::Applied(record));
     }
@@ -353,6 +361,9 @@ pub(super) async fn cancel_all_pending(
     });
     let mut cancelled = records(&tx.rows(&SQL, &[&reason, &sql_ms(at_ms)]).await?)?;
     cancelled.sort_by(|a, b| (a.created_at_ms, &a.id).cmp(&(b.created_at_ms, &b.id)));
+    for record in &cancelled {
+        events::append(tx, &record.id, record.state.as_str()).await?;
+    }
     Ok(cancelled)
 }
 
@@ -371,6 +382,14 @@ pub(super) async fn prune_terminal_before(
             &[&sql_ms(cutoff_ms), &limit_param(limit)],
         )
         .await?;
+    // Digests stand for no one approval: they go with the history of the same age, once done.
+    tx.rows(
+        "DELETE FROM chat_outbox WHERE seq IN (SELECT seq FROM chat_outbox \
+         WHERE approval_id IS NULL AND updated_at_ms < $1 \
+         AND state IN ('finished', 'skipped', 'lost') LIMIT $2)",
+        &[&sql_ms(cutoff_ms), &limit_param(limit)],
+    )
+    .await?;
     rows.iter()
         .map(|row| row.try_get(0).map_err(StoreError::from))
         .collect()

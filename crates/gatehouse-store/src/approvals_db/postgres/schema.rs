@@ -94,7 +94,81 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX tool_grants_by_created ON tool_grants (created_at_ms, id);
     "#,
-    // 2: whether each replica can reach an approver, heartbeated (`presence`), so a request
+    // 2: the event log every gateway numbers approval events by (see `events`): one row per
+    // creation and per settling, written in the transition's transaction, numbered by the
+    // counter row `event_log` (whose row lock makes the numbers follow commit order), and
+    // the instance id naming this database's sequence to clients.
+    r#"
+    CREATE TABLE event_log (
+        only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+        instance text NOT NULL,
+        last_seq bigint NOT NULL CHECK (last_seq >= 0)
+    );
+    INSERT INTO event_log (instance, last_seq) VALUES (gen_random_uuid()::text, 0);
+
+    CREATE TABLE approval_events (
+        seq         bigint PRIMARY KEY,
+        approval_id text COLLATE "C" NOT NULL REFERENCES approvals (id) ON DELETE CASCADE,
+        kind        text NOT NULL
+                    CHECK (kind IN ('requested', 'allowed', 'denied', 'expired', 'cancelled'))
+    );
+    CREATE INDEX approval_events_by_approval ON approval_events (approval_id);
+    "#,
+    // 3: the chat outbox, as the SQLite store's eighth version holds it, and the button tokens
+    // of cards sent, so a gateway taking the chat connections over honours presses on cards
+    // another sent (docs/high-availability.md, "Chat on replicas").
+    r#"
+    CREATE TABLE chat_outbox (
+        seq              bigserial PRIMARY KEY,
+        key              text COLLATE "C" NOT NULL UNIQUE,
+        approval_id      text COLLATE "C" REFERENCES approvals (id) ON DELETE CASCADE,
+        kind             text NOT NULL
+                         CHECK (kind IN ('card', 'prompt', 'notice', 'fallback', 'digest')),
+        channel          text NOT NULL,
+        account_id       text,
+        direct           boolean NOT NULL,
+        target           text NOT NULL,
+        thread_id        text,
+        state            text NOT NULL CHECK (state IN ('queued', 'sending', 'delivered',
+                                                        'finished', 'skipped', 'lost')),
+        attempts         bigint NOT NULL CHECK (attempts >= 0),
+        chat_id          text,
+        message_id       text,
+        last_error       text,
+        last_error_at_ms bigint,
+        retry_at_ms      bigint,
+        claimed_by       text,
+        lease_until_ms   bigint,
+        created_at_ms    bigint NOT NULL,
+        updated_at_ms    bigint NOT NULL,
+        CHECK ((approval_id IS NULL) = (kind = 'digest')),
+        CHECK (state <> 'delivered' OR message_id IS NOT NULL),
+        CHECK ((chat_id IS NULL) = (message_id IS NULL))
+    );
+    CREATE INDEX chat_outbox_by_approval ON chat_outbox (approval_id);
+    CREATE INDEX chat_outbox_open ON chat_outbox (seq)
+        WHERE state IN ('queued', 'sending', 'delivered');
+    CREATE INDEX chat_outbox_troubled ON chat_outbox (updated_at_ms)
+        WHERE last_error IS NOT NULL;
+
+    CREATE TABLE chat_buttons (
+        key           text COLLATE "C" PRIMARY KEY,
+        secret        bytea NOT NULL,
+        approval_id   text COLLATE "C" NOT NULL REFERENCES approvals (id) ON DELETE CASCADE,
+        decision      text NOT NULL CHECK (decision IN ('allow-once', 'allow-always', 'deny')),
+        channel       text NOT NULL,
+        expires_at_ms bigint NOT NULL,
+        in_channel    text,
+        in_account_id text,
+        in_chat_id    text,
+        in_message_id text,
+        in_thread_id  text,
+        CHECK ((in_chat_id IS NULL) = (in_message_id IS NULL)),
+        CHECK ((in_chat_id IS NULL) = (in_channel IS NULL))
+    );
+    CREATE INDEX chat_buttons_by_approval ON chat_buttons (approval_id);
+    "#,
+    // 4: whether each replica can reach an approver, heartbeated (`presence`), so a request
     // on one replica is not expired for want of a route another replica has. Dated by the
     // server's clock, so replicas' clocks do not matter.
     r#"

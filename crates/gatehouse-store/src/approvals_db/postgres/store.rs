@@ -15,18 +15,19 @@ use std::time::Duration;
 
 use deadpool_postgres::Pool;
 use gatehouse_approvals::{
-    ApprovalRecord, ApprovalStore, ChangeFeed, Completion, ConsumeOutcome, DeliveredMessage,
-    GrantStore, ListFilter, NewApproval, Reading, Resolution, ResolveOutcome, RoutePresence,
-    StoredGrant,
+    ApprovalRecord, ApprovalStore, ChangeFeed, ChatOutbox, Completion, ConsumeOutcome,
+    DeliveredMessage, EventLog, GrantStore, HeldLease, ListFilter, LoggedEvents, NewApproval,
+    OutboxEntry, OutboxMessage, OutboxStep, Reading, Resolution, ResolveOutcome, RoutePresence,
+    SharedChat, StepOutcome, StoredButton, StoredGrant, Writing,
 };
-use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
 use super::caps::{self, PendingCaps};
 use super::connect::Connector;
 use super::feed::{self, Subscribers};
-use super::{ops, presence, schema};
+use super::{events, lease, ops, outbox, presence, schema};
 use crate::error::{PostgresError, StoreError};
 
 /// Options for [`PgApprovalStore::connect`].
@@ -96,6 +97,8 @@ pub struct PgApprovalStore {
     subscribers: Arc<Subscribers>,
     /// The listener task, started by the first [`ApprovalStore::changes`].
     listener: OnceLock<AbortHandle>,
+    /// The event log's instance id, read once at connect (a migration wrote it).
+    instance: String,
 }
 
 impl Drop for PgApprovalStore {
@@ -113,7 +116,11 @@ impl PgApprovalStore {
     pub async fn connect(url: &str, options: PgOptions) -> Result<Self, StoreError> {
         let connector = Connector::from_url(url, options.connect_timeout)?;
         let pool = connector.pool(options.max_connections, options.connect_timeout)?;
-        schema::migrate(&mut pool.get().await?).await?;
+        let instance = {
+            let mut client = pool.get().await?;
+            schema::migrate(&mut client).await?;
+            events::instance(&*client).await?
+        };
         let (writes, jobs) = mpsc::channel(options.queue_capacity.max(1));
         tokio::spawn(write_in_order(pool.clone(), jobs));
         Ok(PgApprovalStore {
@@ -124,6 +131,7 @@ impl PgApprovalStore {
             origin: feed::new_origin().into(),
             subscribers: Arc::default(),
             listener: OnceLock::new(),
+            instance,
         })
     }
 
@@ -194,6 +202,31 @@ impl PgApprovalStore {
         let mut refused = job(Err(refusal));
         let mut context = Context::from_waker(Waker::noop());
         let _ = refused.as_mut().poll(&mut context);
+    }
+
+    /// Queues a write as [`submit`](Self::submit) does, now, for a caller that awaits it.
+    fn writing<T, Op>(&self, op: Op) -> Writing<T>
+    where
+        T: Send + 'static,
+        Op: for<'t, 'c> FnOnce(
+                &'t deadpool_postgres::Transaction<'c>,
+            )
+                -> Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 't>>
+            + Send
+            + 'static,
+    {
+        let (answer, answered) = oneshot::channel();
+        self.submit(
+            op,
+            Box::new(move |outcome| {
+                let _ = answer.send(outcome);
+            }),
+        );
+        Box::pin(async move {
+            answered.await.unwrap_or_else(|_| {
+                Err(StoreError::Postgres(PostgresError::writer_stopped()).into())
+            })
+        })
     }
 
     fn read<T, Op>(&self, op: Op) -> Reading<T>
@@ -346,6 +379,24 @@ impl ApprovalStore for PgApprovalStore {
         });
         Some(feed)
     }
+
+    fn event_log(&self) -> Option<&dyn EventLog> {
+        Some(self)
+    }
+}
+
+impl EventLog for PgApprovalStore {
+    fn instance(&self) -> &str {
+        &self.instance
+    }
+
+    fn head(&self) -> Reading<u64> {
+        self.read(|client| Box::pin(events::head(client)))
+    }
+
+    fn events_after(&self, after: u64, limit: usize) -> Reading<LoggedEvents> {
+        self.read(move |client| Box::pin(events::after(client, after, limit)))
+    }
 }
 
 impl GrantStore for PgApprovalStore {
@@ -369,5 +420,51 @@ impl RoutePresence for PgApprovalStore {
                 async move { presence::heartbeat(client, &replica, reachable, live_for).await },
             )
         })
+    }
+}
+
+/// The chat outbox beside the approvals it shows, every step on the ordered writer, so a step
+/// is durable before its caller goes on and after every write submitted before it.
+impl ChatOutbox for PgApprovalStore {
+    fn plan_messages(&self, messages: Vec<OutboxMessage>, at_ms: u64) -> Writing<()> {
+        self.writing(move |tx| Box::pin(async move { outbox::plan(tx, &messages, at_ms).await }))
+    }
+
+    fn record_step(&self, key: String, step: OutboxStep, at_ms: u64) -> Writing<StepOutcome> {
+        self.writing(move |tx| {
+            Box::pin(async move { outbox::record(tx, &key, &step, at_ms).await })
+        })
+    }
+
+    fn open_messages(&self) -> Reading<Vec<OutboxEntry>> {
+        self.read(|client| Box::pin(outbox::open(client)))
+    }
+
+    fn troubled_messages(&self, lost_since_ms: u64, limit: usize) -> Reading<Vec<OutboxEntry>> {
+        self.read(move |client| {
+            Box::pin(async move { outbox::troubled(client, lost_since_ms, limit).await })
+        })
+    }
+}
+
+impl SharedChat for PgApprovalStore {
+    fn save_button(&self, button: StoredButton) -> Writing<()> {
+        self.writing(move |tx| Box::pin(async move { outbox::save_button(tx, &button).await }))
+    }
+
+    fn live_buttons(&self) -> Reading<Vec<StoredButton>> {
+        self.read(|client| Box::pin(outbox::live_buttons(client)))
+    }
+
+    fn acquire_lease(
+        &self,
+        name: String,
+        holder: String,
+    ) -> Pin<Box<dyn Future<Output = HeldLease> + Send>> {
+        Box::pin(lease::acquire(self.connector.clone(), name, holder))
+    }
+
+    fn lease_holder(&self, name: String) -> Reading<Option<String>> {
+        self.read(move |client| Box::pin(async move { lease::holder(client, &name).await }))
     }
 }

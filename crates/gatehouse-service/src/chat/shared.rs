@@ -1,0 +1,99 @@
+//! Chat on a store several gateways share (docs/high-availability.md, "Chat on replicas"):
+//! the button tokens of every card are kept in the store as well as in memory, so the gateway
+//! holding the chat lease after a failover honours presses on cards another gateway sent.
+//!
+//! A token is submitted to the store when it is issued and again when it is bound to the
+//! message it was delivered in; the store runs writes in order, so a card's tokens are
+//! durable before its send is claimed, and its binding before its delivery is recorded.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use gatehouse_approvals::{SharedChat, StoredButton};
+use gatehouse_chat::token::{MemoryTokenStore, TokenRecord, TokenStore};
+
+use super::view::{locator, stored};
+
+/// The name of the lease a gateway holds while it runs the chat platforms' connections: one
+/// for all of them, so every platform's cards and presses go through the same gateway.
+pub(super) const CHAT_LEASE: &str = "chat";
+
+/// Button tokens in memory, and in the shared store when there is one.
+#[derive(Clone)]
+pub(super) struct SharedTokens {
+    memory: Arc<MemoryTokenStore>,
+    shared: Option<Arc<dyn SharedChat>>,
+}
+
+impl SharedTokens {
+    pub(super) fn new(shared: Option<Arc<dyn SharedChat>>) -> Self {
+        SharedTokens {
+            memory: Arc::default(),
+            shared,
+        }
+    }
+
+    /// Takes on the buttons another gateway issued (read from the shared store), without
+    /// writing them back.
+    pub(super) fn adopt(&self, buttons: Vec<StoredButton>) -> usize {
+        let mut adopted = 0;
+        for button in buttons {
+            let Ok(decision) = button.decision.parse() else {
+                tracing::warn!(key = %button.key, "A stored button carries a decision this build does not know; ignored.");
+                continue;
+            };
+            let record = TokenRecord {
+                secret: button.secret,
+                approval_id: button.approval_id,
+                decision,
+                channel: button.channel,
+                expires_at_ms: button.expires_at_ms,
+                delivered_in: button.delivered_in.as_ref().map(locator),
+            };
+            self.memory.put(button.key, record);
+            adopted += 1;
+        }
+        adopted
+    }
+}
+
+impl TokenStore for SharedTokens {
+    fn put(&self, key: String, record: TokenRecord) {
+        if let Some(shared) = &self.shared {
+            let saved = shared.save_button(button(&key, &record));
+            // Submitted already; waited for only to report a failure.
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(async move {
+                    if let Err(error) = saved.await {
+                        tracing::error!(%error, "Cannot record a card's buttons in the shared store: after a failover, presses on it are refused.");
+                    }
+                });
+            }
+        }
+        self.memory.put(key, record);
+    }
+
+    fn get(&self, key: &str) -> Option<TokenRecord> {
+        self.memory.get(key)
+    }
+
+    fn remove_expired_before(&self, cutoff_ms: u64) -> usize {
+        self.memory.remove_expired_before(cutoff_ms)
+    }
+
+    fn remove_approvals(&self, approval_ids: &HashSet<String>) -> usize {
+        self.memory.remove_approvals(approval_ids)
+    }
+}
+
+fn button(key: &str, record: &TokenRecord) -> StoredButton {
+    StoredButton {
+        key: key.to_owned(),
+        secret: record.secret.clone(),
+        approval_id: record.approval_id.clone(),
+        decision: record.decision.as_str().to_owned(),
+        channel: record.channel.clone(),
+        expires_at_ms: record.expires_at_ms,
+        delivered_in: record.delivered_in.as_ref().map(stored),
+    }
+}

@@ -1,0 +1,161 @@
+//! What gateways sharing a PostgreSQL database share of chat: the lease on the platforms'
+//! connections (one holder at a time, taken over in seconds when the holder's session ends,
+//! and given up by a holder whose session was cut), and the button tokens of cards sent.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use gatehouse_approvals::{DeliveredMessage, Resolution, SharedChat, StoredButton};
+use gatehouse_policy::ApprovalDecision;
+use gatehouse_store::approvals_db::{PgApprovalStore, PgOptions};
+use tokio::sync::oneshot;
+
+use crate::support::new_approval;
+
+async fn store(url: &str) -> Arc<PgApprovalStore> {
+    Arc::new(
+        PgApprovalStore::connect(url, PgOptions::default())
+            .await
+            .unwrap(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_gateway_holds_a_lease_and_another_takes_it_over_once_it_lets_go() {
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let (a, b) = (store(database.url()).await, store(database.url()).await);
+    assert_eq!(a.lease_holder("chat".into()).await.unwrap(), None);
+    let held_by_a = a.acquire_lease("chat".into(), "gw-a".into()).await;
+    assert_eq!(
+        b.lease_holder("chat".into()).await.unwrap().as_deref(),
+        Some("gw-a")
+    );
+    // Another lease is another lock.
+    let other = b.acquire_lease("discord".into(), "gw-b".into());
+    tokio::time::timeout(Duration::from_secs(10), other)
+        .await
+        .expect("another lease is free");
+    let waiting = tokio::spawn(b.acquire_lease("chat".into(), "gw-b".into()));
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(!waiting.is_finished(), "held by gw-a");
+    let let_go = Instant::now();
+    drop(held_by_a);
+    let _held_by_b = tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .expect("gw-b takes the lease over")
+        .unwrap();
+    assert!(
+        let_go.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        let_go.elapsed()
+    );
+    assert_eq!(
+        a.lease_holder("chat".into()).await.unwrap().as_deref(),
+        Some("gw-b")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_holder_whose_session_is_cut_hears_it_has_lost_the_lease() {
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let (a, b) = (store(database.url()).await, store(database.url()).await);
+    let held = a.acquire_lease("chat".into(), "gw-a".into()).await;
+    let (lost, hears) = oneshot::channel();
+    tokio::spawn(async move {
+        let _ = lost.send(held.lost.await);
+    });
+    let (client, connection) = tokio_postgres::connect(database.url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    client
+        .execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE application_name = 'gatehouse lease gw-a'",
+            &[],
+        )
+        .await
+        .unwrap();
+    let why = tokio::time::timeout(Duration::from_secs(10), hears)
+        .await
+        .expect("the holder hears it lost the lease")
+        .unwrap();
+    assert!(why.contains("connection"), "{why}");
+    let taken = b.acquire_lease("chat".into(), "gw-b".into());
+    tokio::time::timeout(Duration::from_secs(10), taken)
+        .await
+        .expect("gw-b takes the lease over");
+}
+
+fn button(key: &str, approval_id: &str, delivered_in: Option<DeliveredMessage>) -> StoredButton {
+    StoredButton {
+        key: key.to_owned(),
+        secret: vec![7; 18],
+        approval_id: approval_id.to_owned(),
+        decision: "allow-once".to_owned(),
+        channel: "telegram".to_owned(),
+        expires_at_ms: 60_000,
+        delivered_in,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn buttons_saved_by_one_gateway_are_live_on_another_while_their_approval_is_pending() {
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let (a, b) = (store(database.url()).await, store(database.url()).await);
+    for id in ["a1", "a2"] {
+        let (done, answered) = oneshot::channel();
+        gatehouse_approvals::ApprovalStore::insert(
+            &*a,
+            new_approval(id, 1_000),
+            Box::new(move |result| {
+                let _ = done.send(result);
+            }),
+        );
+        answered.await.unwrap().unwrap();
+    }
+    let landed = DeliveredMessage {
+        channel: "telegram".to_owned(),
+        account_id: None,
+        chat_id: "4242".to_owned(),
+        message_id: "10".to_owned(),
+        thread_id: None,
+    };
+    a.save_button(button("k1", "a1", None)).await.unwrap();
+    a.save_button(button("k2", "a2", None)).await.unwrap();
+    // Bound to the message it was delivered in: the newer record replaces the first.
+    a.save_button(button("k1", "a1", Some(landed.clone())))
+        .await
+        .unwrap();
+    let live = b.live_buttons().await.unwrap();
+    assert_eq!(
+        live,
+        vec![button("k1", "a1", Some(landed)), button("k2", "a2", None)]
+    );
+    let (done, answered) = oneshot::channel();
+    let decided = Resolution::Decided {
+        decision: ApprovalDecision::Deny,
+        resolved_by: Some("alice".into()),
+        reason: None,
+    };
+    gatehouse_approvals::ApprovalStore::resolve(
+        &*a,
+        "a2".into(),
+        decided,
+        2_000,
+        Box::new(move |result| {
+            let _ = done.send(result);
+        }),
+    );
+    answered.await.unwrap().unwrap();
+    let live: Vec<String> = b
+        .live_buttons()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|button| button.key)
+        .collect();
+    assert_eq!(live, ["k1"]);
+    // A button of an approval that does not exist is refused.
+    assert!(a.save_button(button("k3", "nobody", None)).await.is_err());
+}

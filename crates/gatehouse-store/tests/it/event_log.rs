@@ -1,0 +1,248 @@
+//! The PostgreSQL event log several gateways number approval events by: appended in the
+//! transaction of each transition (a losing or failing write appends nothing), numbered in
+//! commit order without gaps, so a reader polling while many gateways commit never skips one;
+//! and a manager whose connections were cut catches up from it, missing nothing.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use gatehouse_approvals::{
+    ApprovalStore, EventKind, EventLog, EventSubscription, IdDisclosure, Resolution, StoreError,
+    mint_approval_id,
+};
+use gatehouse_policy::ApprovalDecision;
+use gatehouse_store::approvals_db::{PgApprovalStore, PgOptions};
+use tokio::sync::oneshot;
+
+use crate::replica_managers::{CROSSING, replica, request};
+use crate::replicas::answer;
+use crate::support::new_approval;
+
+async fn store(url: &str, max_connections: usize) -> Arc<PgApprovalStore> {
+    let options = PgOptions {
+        max_connections,
+        ..PgOptions::default()
+    };
+    Arc::new(PgApprovalStore::connect(url, options).await.unwrap())
+}
+
+/// Queues a write without waiting for it; its answer, later.
+fn queued<T: Send + 'static>(
+    submit: impl FnOnce(gatehouse_approvals::Completion<T>),
+) -> oneshot::Receiver<Result<T, StoreError>> {
+    let (sender, receiver) = oneshot::channel();
+    submit(Box::new(move |result| {
+        let _ = sender.send(result);
+    }));
+    receiver
+}
+
+fn log(store: &PgApprovalStore) -> &dyn EventLog {
+    ApprovalStore::event_log(store).unwrap()
+}
+
+fn deny(by: String) -> Resolution {
+    Resolution::Decided {
+        decision: ApprovalDecision::Deny,
+        resolved_by: Some(by),
+        reason: None,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transitions_append_their_events_in_their_own_transaction_and_losers_append_none() {
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let (a, b) = (
+        store(database.url(), 8).await,
+        store(database.url(), 8).await,
+    );
+    assert_eq!(
+        log(&a).instance(),
+        log(&b).instance(),
+        "one log per database"
+    );
+    let id = mint_approval_id(1_000).to_string();
+    answer(|done| a.insert(new_approval(&id, 1_000), done))
+        .await
+        .unwrap();
+    // A refused insert rolls back, and the number it took is given back with it.
+    let refused = answer(|done| b.insert(new_approval(&id, 1_000), done)).await;
+    assert!(matches!(refused, Err(StoreError::DuplicateId { .. })));
+    assert_eq!(log(&b).head().await.unwrap(), 1);
+
+    let resolvers: Vec<_> = (0..32)
+        .map(|i| {
+            let store = Arc::clone(if i % 2 == 0 { &a } else { &b });
+            let id = id.clone();
+            tokio::spawn(async move {
+                answer(|done| store.resolve(id, deny(format!("op{i}")), 2_000, done))
+                    .await
+                    .unwrap()
+            })
+        })
+        .collect();
+    let mut applied = 0;
+    for resolver in resolvers {
+        applied += usize::from(resolver.await.unwrap().applied());
+    }
+    assert_eq!(applied, 1);
+
+    let page = log(&a).events_after(0, 100).await.unwrap();
+    assert_eq!(page.head, 2);
+    let seen: Vec<(u64, bool)> = page.events.iter().map(|e| (e.seq, e.settled)).collect();
+    assert_eq!(seen, [(1, false), (2, true)], "one creation, one decision");
+    assert!(page.events.iter().all(|e| e.record.id == id));
+    assert_eq!(log(&b).events_after(1, 100).await.unwrap().events.len(), 1);
+}
+
+/// The bug a plain sequence would have: numbers are taken when a statement runs, so one
+/// writer's 7 can commit after another's 8, and a reader that saw 8 reads "after 8" for ever
+/// after. Eight stores (gateways) write at once while a reader polls the way a follower does;
+/// it must see every number exactly once, in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_polling_while_many_gateways_commit_sees_every_event_once_in_order() {
+    const GATEWAYS: usize = 8;
+    const APPROVALS: usize = 40;
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let mut stores = Vec::new();
+    for _ in 0..GATEWAYS {
+        stores.push(store(database.url(), 2).await);
+    }
+    let reader = store(database.url(), 2).await;
+    let total = (GATEWAYS * APPROVALS * 2) as u64;
+
+    let polling = tokio::spawn(async move {
+        let mut seen = Vec::new();
+        let mut after = 0;
+        while after < total {
+            let page = log(&reader).events_after(after, 16).await.unwrap();
+            for event in &page.events {
+                seen.push(event.seq);
+                after = event.seq;
+            }
+            if page.events.len() < 16 {
+                after = after.max(page.head);
+            }
+        }
+        seen
+    });
+    let writers: Vec<_> = stores
+        .iter()
+        .enumerate()
+        .map(|(gateway, store)| {
+            let store = Arc::clone(store);
+            tokio::spawn(async move {
+                let mut written = Vec::new();
+                for n in 0..APPROVALS {
+                    let at = 1_000 + (gateway * APPROVALS + n) as u64;
+                    let id = mint_approval_id(at).to_string();
+                    let insert = new_approval(&id, at);
+                    // Queued without waiting, so each store's writer always has work and the
+                    // gateways' transactions overlap.
+                    let inserted = queued(|done| store.insert(insert, done));
+                    let resolution = deny(format!("g{gateway}"));
+                    let resolved = queued(|done| store.resolve(id, resolution, at + 1, done));
+                    written.push((inserted, resolved));
+                }
+                for (inserted, resolved) in written {
+                    inserted.await.unwrap().unwrap();
+                    assert!(resolved.await.unwrap().unwrap().applied());
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    let seen = tokio::time::timeout(CROSSING, polling)
+        .await
+        .unwrap()
+        .unwrap();
+    let skipped: Vec<u64> = (1..=total).filter(|seq| !seen.contains(seq)).collect();
+    assert!(skipped.is_empty(), "the reader skipped {skipped:?}");
+    assert_eq!(seen, (1..=total).collect::<Vec<_>>(), "once each, in order");
+}
+
+/// The next `count` events, as (seq, approval, settled).
+async fn next_events(events: &mut EventSubscription, count: usize) -> Vec<(u64, String, bool)> {
+    tokio::time::timeout(CROSSING, async {
+        let mut got = Vec::new();
+        while got.len() < count {
+            let event = events.recv().await.unwrap();
+            let settled = !matches!(event.kind, EventKind::Requested { .. });
+            got.push((event.seq, event.id.to_string(), settled));
+        }
+        got
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_whose_connections_were_cut_catches_up_from_the_log_missing_nothing() {
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let mut a = replica(database.url()).await;
+    let b_url = format!("{}?application_name=replica-b", database.url());
+    let mut b = replica(&b_url).await;
+    let (client, connection) = tokio_postgres::connect(database.url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+
+    let first = a.manager.create(request(None)).await.unwrap();
+    let both_saw = next_events(&mut b.events, 1).await;
+    assert_eq!(both_saw, next_events(&mut a.events, 1).await);
+
+    // B's listener (and pool) are cut; whatever is notified before it listens again is lost.
+    let cut = client
+        .query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE application_name = 'replica-b'",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert!(!cut.is_empty());
+    let mut expected_ids = BTreeSet::new();
+    for _ in 0..5 {
+        let created = a.manager.create(request(None)).await.unwrap();
+        a.manager
+            .resolve(
+                &created.id.to_string(),
+                ApprovalDecision::Deny,
+                "alice",
+                IdDisclosure::Hidden,
+            )
+            .await
+            .unwrap();
+        expected_ids.insert(created.id.to_string());
+    }
+    a.manager
+        .resolve(
+            &first.id.to_string(),
+            ApprovalDecision::AllowOnce,
+            "alice",
+            IdDisclosure::Hidden,
+        )
+        .await
+        .unwrap();
+
+    let on_a = next_events(&mut a.events, 11).await;
+    let on_b = next_events(&mut b.events, 11).await;
+    assert_eq!(on_b, on_a, "the same events, numbers and order on both");
+    let seqs: Vec<u64> = on_b.iter().map(|(seq, _, _)| *seq).collect();
+    assert_eq!(seqs, (2..=12).collect::<Vec<_>>());
+    let ids: BTreeSet<String> = on_b
+        .iter()
+        .filter(|(_, id, _)| *id != first.id.to_string())
+        .map(|(_, id, _)| id.clone())
+        .collect();
+    assert_eq!(ids, expected_ids);
+    // Nothing more, nothing twice.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(b.events.try_recv().is_none());
+    // B's memory followed too: the decision is known there.
+    let record = b.manager.await_decision(first.id).await.unwrap();
+    assert_eq!(record.decision, Some(ApprovalDecision::AllowOnce));
+}

@@ -1,0 +1,464 @@
+//! Chat on replicas: real `gatehouse serve` processes on one PostgreSQL database and the
+//! Telegram fake. Exactly one holds the chat lease and polls Telegram; approvals requested on
+//! another are carded by it; when it is killed with SIGKILL, another takes over within
+//! seconds, honours a press on a card sent before the kill (made while nobody polled), edits
+//! the cards of decided and expired approvals, and sends no card twice. A card whose send was
+//! under way at the kill is sent by the next holder at once (on Discord under its nonce and on
+//! Slack after a lookup by its metadata, so once); a holder whose lease connection is cut stops
+//! rather than poll beside the next one.
+//!
+//! Each replica gets its own bot token only so the fake's log, which records each call's path
+//! with the token's bot id, says which replica made it.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use gatehouse_fakes::postgres::TempDatabase;
+use gatehouse_fakes::{Call, FakeHandle};
+use serde_json::{Value, json};
+
+use crate::chat_support::{eventually, request, settled};
+use crate::gateway::{ADMIN, Server, config_with_gateway};
+use crate::telegram::{APPROVER, WAIT, button, buttons};
+
+const REPLICAS: usize = 3;
+
+/// Replica `index` on `database`, its Telegram pointed at `fake`.
+async fn replica(database: &TempDatabase, fake: &FakeHandle, index: usize) -> Server {
+    let store = format!("store: {{ kind: 'postgres', url: '{}' }},", database.url());
+    let chat = format!(
+        "channels: {{ telegram: {{ botToken: '{}', apiUrl: '{}',
+           execApprovals: {{ approvers: [{APPROVER}] }} }} }},",
+        token(index),
+        fake.base_url
+    );
+    Server::start_with_config(&config_with_gateway(&store, &chat)).await
+}
+
+fn token(index: usize) -> String {
+    format!("12{index}:TEST-token")
+}
+
+/// How the fake logs a call made with `token(index)`.
+fn logged_as(index: usize) -> String {
+    format!("/bot12{index}:")
+}
+
+/// The replicas whose token made `calls` (those after `since`, by sequence number).
+fn callers(calls: &[Call], since: u64) -> BTreeSet<usize> {
+    calls
+        .iter()
+        .filter(|call| call.seq > since)
+        .filter_map(|call| (0..REPLICAS).find(|&i| call.path.starts_with(&logged_as(i))))
+        .collect()
+}
+
+/// Waits until some replica other than `not` polls after call `since`; which one.
+async fn poller(fake: &FakeHandle, since: u64, not: Option<usize>) -> usize {
+    eventually("a replica polling Telegram", async || {
+        let polling = callers(&fake.calls_of("getUpdates"), since);
+        polling.into_iter().find(|&index| Some(index) != not)
+    })
+    .await
+}
+
+/// The chat lease's holder as `server`'s `gateway.status` names it.
+async fn lease_holder(server: &Server) -> Value {
+    let status = server.ok(ADMIN, "gateway.status", json!({})).await;
+    status["chat"]["lease"]["holder"].clone()
+}
+
+/// Every live replica's `gateway.status` names `holder` as the chat lease's holder.
+async fn assert_every_status_names(replicas: &[Option<Server>], holder: &Server) {
+    let suffix = format!(":{}", port(holder));
+    for server in replicas.iter().flatten() {
+        let named = lease_holder(server).await;
+        assert!(named.as_str().unwrap_or("").ends_with(&suffix), "{named}");
+    }
+}
+
+fn port(server: &Server) -> String {
+    server.base.rsplit(':').next().unwrap().to_owned()
+}
+
+/// The cards sent for approval `id` (a card carries buttons).
+fn cards_of(fake: &FakeHandle, id: &str) -> Vec<Call> {
+    fake.calls_of("sendMessage")
+        .into_iter()
+        .filter(|call| call.body["text"].as_str().unwrap_or("").contains(&id[..8]))
+        .filter(|call| !buttons(call).is_empty())
+        .collect()
+}
+
+/// The approver presses the button labelled `label` on `card`.
+async fn press(fake: &FakeHandle, card: &Call, label: &str) {
+    let message_id: i64 = card.sent_message_id().unwrap().parse().unwrap();
+    let update = json!({"callback_query": {
+        "from": {"id": APPROVER, "is_bot": false, "first_name": "Alice", "username": "alice"},
+        "data": button(&buttons(card), label),
+        "message": {"message_id": message_id, "chat": {"id": APPROVER}},
+    }});
+    fake.control("/_fake/inject", &update).await.unwrap();
+}
+
+async fn card_of(fake: &FakeHandle, id: &str) -> Call {
+    eventually("a card", async || cards_of(fake, id).into_iter().next()).await
+}
+
+/// Waits until the message `message_id` was edited; the edit.
+async fn edit_of(fake: &FakeHandle, message_id: &str) -> Call {
+    let message_id: i64 = message_id.parse().unwrap();
+    eventually("the card's edit", async || {
+        fake.calls_of("editMessageText")
+            .into_iter()
+            .find(|call| call.body["message_id"] == json!(message_id) && call.status == Some(200))
+    })
+    .await
+}
+
+#[tokio::test]
+async fn killing_the_replica_that_holds_telegram_hands_chat_over_with_no_card_twice_and_no_press_lost()
+ {
+    let (_database, fake, mut replicas) = cluster(REPLICAS).await;
+    // Exactly one replica polls, and every replica's status names it.
+    let holder = poller(&fake, 0, None).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        callers(&fake.calls_of("getUpdates"), 0),
+        BTreeSet::from([holder]),
+        "only the lease holder polls"
+    );
+    assert_every_status_names(&replicas, replicas[holder].as_ref().unwrap()).await;
+
+    // Two approvals requested on a replica that does not hold the lease are carded by the one
+    // that does.
+    let requester = (holder + 1) % REPLICAS;
+    let on = replicas[requester].as_ref().unwrap();
+    let pressed = request(on, json!({})).await;
+    let expiring = request(on, json!({"timeoutMs": 15_000})).await;
+    let pressed_card = card_of(&fake, &pressed).await;
+    let expiring_card = card_of(&fake, &expiring).await;
+    assert!(pressed_card.path.starts_with(&logged_as(holder)));
+    assert_eq!(pressed_card.body["chat_id"], json!(APPROVER));
+    // Its buttons' tokens are recorded before the send is claimed; let the binding to the
+    // message land too.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+
+    // SIGKILL (kill_on_drop), as a crash: no goodbye to the database.
+    let last_call = fake.calls().last().map_or(0, |call| call.seq);
+    let killed_at = Instant::now();
+    drop(replicas[holder].take());
+    // A press made while nobody polls waits at the platform.
+    press(&fake, &pressed_card, "Allow once").await;
+    let message_id = pressed_card.sent_message_id().unwrap();
+
+    let successor = poller(&fake, last_call, Some(holder)).await;
+    let failover = killed_at.elapsed();
+    eprintln!("chat failover after SIGKILL of the lease holder: {failover:?}");
+    assert!(failover < Duration::from_secs(20), "{failover:?}");
+    let survivor = replicas[successor].as_ref().unwrap();
+
+    // The press on the card sent before the kill decides the approval, and the card is edited.
+    let record = settled(survivor, &pressed).await;
+    assert_eq!(record["state"], "allowed", "{record}");
+    assert_eq!(record["resolvedBy"], "telegram:4242 (@alice)");
+    let receipt = edit_of(&fake, &message_id).await;
+    assert!(receipt.path.starts_with(&logged_as(successor)));
+    // The expiring approval expires on time and its card is edited by the new holder.
+    let record = settled(survivor, &expiring).await;
+    assert_eq!(record["state"], "expired", "{record}");
+    let expired = edit_of(&fake, &expiring_card.sent_message_id().unwrap()).await;
+    assert!(
+        expired.body["text"].as_str().unwrap().contains("Expired"),
+        "{}",
+        expired.body
+    );
+
+    // No card was sent twice, and since the successor's first poll only it polls.
+    assert_eq!(cards_of(&fake, &pressed).len(), 1);
+    assert_eq!(cards_of(&fake, &expiring).len(), 1);
+    let first_poll = fake
+        .calls_of("getUpdates")
+        .into_iter()
+        .find(|call| call.seq > last_call && call.path.starts_with(&logged_as(successor)))
+        .map_or(0, |call| call.seq);
+    assert_eq!(
+        callers(&fake.calls_of("getUpdates"), first_poll - 1),
+        BTreeSet::from([successor])
+    );
+    assert_every_status_names(&replicas, survivor).await;
+}
+
+/// Replicas on a fresh database and a fresh fake; `count` of them.
+async fn cluster(count: usize) -> (TempDatabase, FakeHandle, Vec<Option<Server>>) {
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let fake = gatehouse_fakes::telegram::spawn("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let mut replicas = Vec::new();
+    for index in 0..count {
+        replicas.push(Some(replica(&database, &fake, index).await));
+    }
+    (database, fake, replicas)
+}
+
+/// The send was under way (Telegram took the message, its answer held back) when the holder
+/// died. The next holder finds the attempt claimed in the lease's name and sends again at once
+/// rather than wait out the claim: Telegram offers no way to find the first message, so the
+/// approval shows two cards, never none (docs/chat.md, "What can still duplicate"); a press on
+/// the new card decides it.
+#[tokio::test]
+async fn a_card_in_flight_when_its_holder_dies_is_sent_again_by_the_next_holder_at_once() {
+    let (_database, fake, mut replicas) = cluster(2).await;
+    let holder = poller(&fake, 0, None).await;
+    let stall = json!({"method": "sendMessage", "chat": APPROVER, "stall_ms": 60_000});
+    fake.control("/_fake/faults", &stall).await.unwrap();
+    let other = 1 - holder;
+    let id = request(replicas[other].as_ref().unwrap(), json!({})).await;
+    eventually("the stalled send", async || {
+        fake.calls_of("sendMessage").into_iter().find(|call| {
+            call.path.starts_with(&logged_as(holder))
+                && call.body["text"].as_str().unwrap_or("").contains(&id[..8])
+        })
+    })
+    .await;
+    // Let the claim reach the store; the answer is still held back.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let killed_at = Instant::now();
+    drop(replicas[holder].take());
+
+    let resent = eventually("the card sent again", async || {
+        fake.calls_of("sendMessage").into_iter().find(|call| {
+            call.path.starts_with(&logged_as(other))
+                && call.status == Some(200)
+                && !buttons(call).is_empty()
+        })
+    })
+    .await;
+    eprintln!(
+        "card in flight sent again {:?} after SIGKILL",
+        killed_at.elapsed()
+    );
+    assert!(killed_at.elapsed() < Duration::from_secs(30));
+    assert_eq!(
+        cards_of(&fake, &id).len(),
+        2,
+        "the first, held back, and the new one"
+    );
+    let survivor = replicas[other].as_ref().unwrap();
+    press(&fake, &resent, "Deny").await;
+    let record = settled(survivor, &id).await;
+    assert_eq!(record["state"], "denied", "{record}");
+}
+
+/// The database ends the holder's lease session (as a database restart or a network cut
+/// would): the holder stops, and the other replica takes chat over.
+#[tokio::test]
+async fn a_holder_whose_lease_connection_is_cut_stops_and_another_takes_chat_over() {
+    let (database, fake, replicas) = cluster(2).await;
+    let holder = poller(&fake, 0, None).await;
+    let holder_server = replicas[holder].as_ref().unwrap();
+    let before = fake.calls().last().map_or(0, |call| call.seq);
+    let (client, connection) = tokio_postgres::connect(database.url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let holder_name = format!("gatehouse lease %:{}", port(holder_server));
+    let cut = client
+        .query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE $1",
+            &[&holder_name],
+        )
+        .await
+        .unwrap();
+    assert_eq!(cut.len(), 1, "one lease session");
+
+    let successor = poller(&fake, before, Some(holder)).await;
+    assert_eq!(successor, 1 - holder);
+    let base = holder_server.base.clone();
+    eventually("the old holder to stop", async || {
+        let answer = reqwest::Client::new().get(&base).send().await;
+        answer.is_err().then_some(())
+    })
+    .await;
+    // The old holder has stopped: only the survivor answers.
+    let survivor = replicas[successor].as_ref().unwrap();
+    assert_every_status_names(std::slice::from_ref(&replicas[successor]), survivor).await;
+    // `doctor`'s live check names the holder too.
+    let successor_port = port(survivor);
+    let mut doctor = std::process::Command::new(env!("CARGO_BIN_EXE_gatehouse"));
+    doctor
+        .arg("doctor")
+        .arg("--config")
+        .arg(survivor.dir.path().join("gatehouse.json5"))
+        .arg("--data-dir")
+        .arg(survivor.data())
+        .args(["--url", &survivor.base, "--token", ADMIN])
+        .env_remove("GATEHOUSE_CONFIG")
+        .env_remove("GATEHOUSE_TOKEN")
+        .env_remove("GATEHOUSE_URL");
+    let ran = tokio::task::spawn_blocking(move || doctor.output())
+        .await
+        .unwrap()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&ran.stdout);
+    let line = format!(":{successor_port}\n");
+    assert!(
+        stdout.contains("\nchat lease: held by ") && stdout.contains(&line),
+        "{stdout}"
+    );
+}
+
+/// Discord, whose gateway only the holder connects to: the send under way at the kill is
+/// repeated by the next holder under the same nonce, and Discord answers with the message the
+/// first attempt created — one card, edited when the approval is decided on any replica.
+#[tokio::test]
+async fn on_discord_a_card_in_flight_when_its_holder_dies_is_delivered_once_and_edited() {
+    const ALICE: u64 = 5000;
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let fake = gatehouse_fakes::discord::spawn("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let store = format!("store: {{ kind: 'postgres', url: '{}' }},", database.url());
+    let chat = crate::discord::discord_config(&fake, &format!("approvers: ['{ALICE}']"));
+    let config = config_with_gateway(&store, &chat);
+    let mut replicas = [
+        Some(Server::start_with_config(&config).await),
+        Some(Server::start_with_config(&config).await),
+    ];
+    fake.wait_for_calls("gateway.IDENTIFY", 1, WAIT)
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(
+        fake.calls_of("gateway.IDENTIFY").len(),
+        1,
+        "only the holder connects"
+    );
+    let holder = holder_of(&replicas).await;
+    let other = 1 - holder;
+
+    let dm = crate::discord::dm_channel(&fake, ALICE).await;
+    let stall = json!({"method": "createMessage", "chat": dm, "stall_ms": 60_000});
+    fake.control("/_fake/faults", &stall).await.unwrap();
+    let id = request(replicas[other].as_ref().unwrap(), json!({})).await;
+    fake.wait_for_calls("createMessage", 1, WAIT).await.unwrap();
+    // Let the claim reach the store; the answer is still held back.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    drop(replicas[holder].take());
+
+    fake.wait_for_calls("gateway.IDENTIFY", 2, WAIT)
+        .await
+        .unwrap();
+    let resent = eventually("the send repeated under its nonce", async || {
+        fake.calls_of("createMessage")
+            .into_iter()
+            .find(|call| call.chat.as_deref() == Some(dm.as_str()) && call.status == Some(200))
+    })
+    .await;
+    let messages: BTreeSet<String> = fake
+        .calls_of("createMessage")
+        .iter()
+        .filter_map(Call::sent_message_id)
+        .collect();
+    let card = resent.sent_message_id().unwrap();
+    assert_eq!(messages, BTreeSet::from([card.clone()]), "one card");
+
+    let survivor = replicas[other].as_ref().unwrap();
+    let answer = survivor.resolve(&id, "deny").await;
+    assert_eq!(answer["payload"]["applied"], true, "{answer}");
+    let path = format!("/channels/{dm}/messages/{card}");
+    eventually("the card's edit", async || {
+        fake.calls_of("editMessage")
+            .into_iter()
+            .find(|call| call.path == path && call.status == Some(200))
+    })
+    .await;
+}
+
+/// Which of `replicas` holds the chat lease, as the first live one's status names it.
+async fn holder_of(replicas: &[Option<Server>]) -> usize {
+    let asked = replicas.iter().flatten().next().unwrap();
+    let named = eventually("a lease holder", async || {
+        lease_holder(asked).await.as_str().map(str::to_owned)
+    })
+    .await;
+    replicas
+        .iter()
+        .position(|server| {
+            server
+                .as_ref()
+                .is_some_and(|server| named.ends_with(&format!(":{}", port(server))))
+        })
+        .unwrap()
+}
+
+/// Slack (Socket Mode): the post under way at the kill is looked up by the next holder in the
+/// conversation's history by its key (message metadata) and found, not posted again; deciding
+/// the approval on any replica edits it.
+#[tokio::test]
+async fn on_slack_a_card_in_flight_when_its_holder_dies_is_found_not_posted_twice() {
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let fake = gatehouse_fakes::slack::spawn("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let store = format!("store: {{ kind: 'postgres', url: '{}' }},", database.url());
+    let chat = format!(
+        "channels: {{ slack: {{ botToken: 'xoxb-fake', appToken: 'xapp-fake', apiUrl: '{}',
+           execApprovals: {{ approvers: ['U0ALICE'] }} }} }},",
+        fake.base_url
+    );
+    let config = config_with_gateway(&store, &chat);
+    let mut replicas = [
+        Some(Server::start_with_config(&config).await),
+        Some(Server::start_with_config(&config).await),
+    ];
+    let holder = holder_of(&replicas).await;
+    let other = 1 - holder;
+    let stall = json!({"method": "chat.postMessage", "stall_ms": 60_000});
+    fake.control("/_fake/faults", &stall).await.unwrap();
+    let id = request(replicas[other].as_ref().unwrap(), json!({})).await;
+    fake.wait_for_calls("chat.postMessage", 1, WAIT)
+        .await
+        .unwrap();
+    // Let the claim reach the store; the answer is still held back.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    drop(replicas[holder].take());
+
+    fake.wait_for_calls("conversations.history", 1, WAIT)
+        .await
+        .unwrap();
+    let survivor = replicas[other].as_ref().unwrap();
+    let answer = survivor.resolve(&id, "deny").await;
+    assert_eq!(answer["payload"]["applied"], true, "{answer}");
+    let posts: Vec<(String, String)> = fake
+        .calls_of("chat.postMessage")
+        .iter()
+        .filter_map(|call| {
+            Some((
+                call.answer["channel"].as_str()?.to_owned(),
+                call.answer["ts"].as_str()?.to_owned(),
+            ))
+        })
+        .collect();
+    assert_eq!(
+        posts.len(),
+        1,
+        "found, not posted again: {:?}",
+        fake.calls()
+    );
+    let (conversation, ts) = &posts[0];
+    let update = eventually("the card's update", async || {
+        fake.calls_of("chat.update").into_iter().find(|call| {
+            call.status == Some(200)
+                && call.body["channel"] == json!(conversation)
+                && call.body["ts"] == json!(ts)
+        })
+    })
+    .await;
+    assert!(
+        update.body.to_string().contains("Denied"),
+        "{}",
+        update.body
+    );
+}
