@@ -66,6 +66,7 @@ mod ids;
 mod index;
 mod manager;
 pub mod outbox;
+mod presence;
 mod record;
 mod replicas;
 mod run_binding;
@@ -88,6 +89,7 @@ pub use manager::{
 pub use outbox::{
     ChatOutbox, OutboxEntry, OutboxMessage, OutboxRoute, OutboxState, OutboxStep, StepOutcome,
 };
+pub use presence::RoutePresence;
 pub use record::{
     ApprovalRecord, ApprovalRequest, ApprovalState, ConsumeOutcome, DeliveredMessage, ListFilter,
     ListOrder, NewApproval, Resolution, ResolveOutcome, Retention, RunBinding, Severity,

@@ -39,6 +39,29 @@ pub enum StoreError {
         /// The id that was looked up.
         approval_id: String,
     },
+    /// A store shared by several gateways counted the requester's pending approvals across
+    /// all of them and found a cap reached (`gateway.limits.maxPendingPerAgent`, counted per
+    /// token and agent, or `maxPendingPerToken`, over every agent the token names).
+    #[error(
+        "{} already has {limit} pending approvals{}; wait for one to settle",
+        match agent { Some(agent) => format!("agent `{agent}`"), None => format!("token `{token}`") },
+        if agent.is_some() { "" } else { " across its agents" }
+    )]
+    PendingLimit {
+        /// The requesting token's name.
+        token: String,
+        /// The agent whose cap was reached; `None` when it was the token's, over all its agents.
+        agent: Option<String>,
+        /// The cap.
+        limit: usize,
+    },
+    /// The store cannot take the write now (its queue is full: the database is slower than
+    /// the writes arriving). Nothing changed; the same call may succeed shortly.
+    #[error("{reason}")]
+    Busy {
+        /// What is full, as the store says it.
+        reason: String,
+    },
     /// Any other failure (I/O, a corrupt row, a stopped writer, a lost connection); the change
     /// did not happen, or, for a write whose answer was lost, may have.
     #[error(transparent)]

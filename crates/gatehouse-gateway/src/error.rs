@@ -150,6 +150,7 @@ impl Error {
                 ServiceError::DecisionNotOffered { .. } => "decision_not_offered",
                 ServiceError::PendingLimit { .. } => "pending_limit",
                 ServiceError::Conflict { .. } => "conflict",
+                ServiceError::StoreBusy { .. } => "store_busy",
                 ServiceError::Store { .. } => "store",
                 ServiceError::Internal { .. } => "internal",
             },
@@ -182,7 +183,9 @@ impl Error {
                 ServiceError::AgentNotAllowed { .. }
                 | ServiceError::SessionNotOwned { .. }
                 | ServiceError::ElevatedUnavailable { .. } => StatusCode::FORBIDDEN,
-                ServiceError::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+                ServiceError::ShuttingDown | ServiceError::StoreBusy { .. } => {
+                    StatusCode::SERVICE_UNAVAILABLE
+                }
                 ServiceError::NotFound { .. } => StatusCode::NOT_FOUND,
                 ServiceError::AmbiguousPrefix { .. }
                 | ServiceError::ApprovalExpired { .. }
@@ -312,6 +315,7 @@ mod tests {
                 expected: "a".into(),
                 actual: "b".into(),
             }),
+            service(ServiceError::StoreBusy { reason: "x".into() }),
             service(ServiceError::Store { reason: "x".into() }),
             Error::Internal { reason: "x".into() },
         ];

@@ -5,7 +5,7 @@
 //! transport's method except where the use case records its own name (an elevated refusal is
 //! audited with it).
 
-use gatehouse_approvals::ApprovalError;
+use gatehouse_approvals::{ApprovalError, StoreError};
 
 /// A use case's refusal or failure.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -146,6 +146,13 @@ pub enum ServiceError {
         /// The hash of the file now.
         actual: String,
     },
+    /// The approvals database cannot take a write now (its queue is full); nothing was
+    /// changed, and the same request may succeed shortly.
+    #[error("store busy: {reason}")]
+    StoreBusy {
+        /// What is full, as the store says it.
+        reason: String,
+    },
     /// The approvals database or file failed; nothing was changed.
     #[error("store error: {reason}")]
     Store {
@@ -270,6 +277,15 @@ impl From<ApprovalError> for ServiceError {
                     decision: decision.as_str(),
                 }
             }
+            ApprovalError::Store(StoreError::Busy { reason }) => ServiceError::StoreBusy { reason },
+            ApprovalError::Store(StoreError::PendingLimit {
+                token,
+                agent,
+                limit,
+            }) => ServiceError::PendingLimit {
+                holder: agent.map_or(PendingHolder::Token(token), PendingHolder::Agent),
+                limit,
+            },
             ApprovalError::Store(_)
             | ApprovalError::NoFreeShortId { .. }
             | ApprovalError::Task(_)

@@ -52,6 +52,7 @@ mod history;
 mod pipeline;
 pub mod policy;
 mod publish;
+mod routes;
 mod run;
 mod service;
 mod sessions;

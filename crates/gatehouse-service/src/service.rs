@@ -10,7 +10,7 @@ use std::sync::{Arc, OnceLock};
 use futures_util::FutureExt as _;
 use gatehouse_approvals::{
     ApprovalEvent, ApprovalManager, ApprovalRecord, ApprovalRequest, ApprovalStore, Clock,
-    CreateApproval, DocumentStore, ManagerConfig, Retention,
+    CreateApproval, DocumentStore, ManagerConfig, Retention, RoutePresence,
 };
 use gatehouse_store::approvals_file::{ExecApprovalsStore, Import, SnapshotCache};
 use tokio::sync::watch;
@@ -27,6 +27,7 @@ use crate::exec::sandbox::Sandboxes;
 use crate::exec::waiting::{Creating, RequesterGuard};
 use crate::policy::cache::PolicyCache;
 use crate::publish::Publisher;
+use crate::routes::{self, RoutesElsewhere};
 use crate::setup::ServiceSetup;
 use crate::tools::ToolState;
 use gatehouse_policy::files::ProtectedPath;
@@ -53,6 +54,9 @@ struct Shared {
     core: Arc<Core>,
     /// The chat runtime, once [`Service::start_chat`] ran.
     chat: OnceLock<Arc<ChatRuntime>>,
+    /// Whether other gateways sharing the store have approval routes, once
+    /// [`Service::share_routes`] ran.
+    routes_elsewhere: OnceLock<Arc<RoutesElsewhere>>,
 }
 
 impl std::fmt::Debug for Service {
@@ -138,6 +142,33 @@ impl Service {
         Ok(())
     }
 
+    /// Counts approval routes of the other gateways sharing the store: from now on a request
+    /// is expired for want of a route only when no live gateway has one (see `routes`).
+    /// Must run inside a tokio runtime; later calls do nothing.
+    pub fn share_routes(&self, presence: Arc<dyn RoutePresence>) {
+        let elsewhere = Arc::new(RoutesElsewhere::default());
+        if self
+            .shared
+            .routes_elsewhere
+            .set(Arc::clone(&elsewhere))
+            .is_err()
+        {
+            return;
+        }
+        let service = Arc::downgrade(&self.shared);
+        routes::spawn_heartbeat(presence, Arc::downgrade(&elsewhere), move || {
+            let shared = service.upgrade()?;
+            Some(Service { shared }.reaches_an_approver())
+        });
+    }
+
+    /// Whether an approver can be reached through this gateway: an operator listening, or a
+    /// chat channel running.
+    fn reaches_an_approver(&self) -> bool {
+        self.core().publisher.approvers_connected()
+            || self.chat().is_some_and(|chat| chat.reaches_anyone())
+    }
+
     /// Resolves, with why, if this gateway loses the chat lease it held (on a store several
     /// gateways share): it must then stop, since its chat connections would compete with the
     /// new holder's. Never resolves otherwise.
@@ -198,11 +229,16 @@ impl Service {
         self.core().shutdown_signal()
     }
 
-    /// Whether anyone can answer an approval now: an operator listening, or a chat route the
-    /// request would be delivered to.
+    /// Whether anyone can answer an approval now: an operator listening, a chat route the
+    /// request would be delivered to, or (on a shared store) another live gateway with either.
     pub(crate) fn has_approval_route(&self, request: &ApprovalRequest) -> bool {
         self.core().publisher.approvers_connected()
             || self.chat().is_some_and(|chat| chat.has_route(request))
+            || self
+                .shared
+                .routes_elsewhere
+                .get()
+                .is_some_and(|elsewhere| elsewhere.any())
     }
 
     /// Creates an approval for `owner` and waits for its decision. If the requester goes away
@@ -328,6 +364,7 @@ impl Prepared {
             shared: Arc::new(Shared {
                 core,
                 chat: OnceLock::new(),
+                routes_elsewhere: OnceLock::new(),
             }),
         })
     }

@@ -128,6 +128,29 @@ pub enum StoreError {
         path: PathBuf,
     },
 
+    /// Counted across every gateway sharing the PostgreSQL store, the requester already holds
+    /// as many pending approvals as its cap allows; nothing was written.
+    #[error("token `{token}` reached a pending-approvals cap of {limit} (agent: {agent:?})")]
+    PendingLimit {
+        /// The requesting token's name.
+        token: String,
+        /// The agent whose cap was reached; `None` when it was the token's.
+        agent: Option<String>,
+        /// The cap.
+        limit: usize,
+    },
+
+    /// The PostgreSQL store's write queue is full: the database is answering slower than
+    /// writes arrive, or not at all. The write was not queued, so nothing changed.
+    #[error(
+        "approvals database (PostgreSQL) is not keeping up: {capacity} writes are already \
+         queued; nothing was changed, try again shortly"
+    )]
+    WriterBusy {
+        /// The queue's capacity (`PgOptions::queue_capacity`).
+        capacity: usize,
+    },
+
     /// A JSON value could not be encoded for storage.
     #[error("cannot encode {what}: {source}")]
     Encode {
@@ -226,6 +249,18 @@ impl From<StoreError> for gatehouse_approvals::StoreError {
             StoreError::ShortIdInUse { approval_id } => {
                 gatehouse_approvals::StoreError::ShortIdInUse { approval_id }
             }
+            StoreError::PendingLimit {
+                token,
+                agent,
+                limit,
+            } => gatehouse_approvals::StoreError::PendingLimit {
+                token,
+                agent,
+                limit,
+            },
+            busy @ StoreError::WriterBusy { .. } => gatehouse_approvals::StoreError::Busy {
+                reason: busy.to_string(),
+            },
             other => gatehouse_approvals::StoreError::Backend(Box::new(other)),
         }
     }

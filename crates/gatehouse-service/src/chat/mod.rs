@@ -220,6 +220,15 @@ impl ChatRuntime {
         })
     }
 
+    /// Whether any chat channel runs (not stopped): what this gateway tells the others sharing
+    /// its store about its chat routes.
+    pub(crate) fn reaches_anyone(&self) -> bool {
+        self.dispatcher
+            .channels
+            .keys()
+            .any(|channel| !self.is_stopped(channel))
+    }
+
     fn stopped(&self) -> std::sync::MutexGuard<'_, Vec<StoppedChannel>> {
         self.stopped.lock().unwrap_or_else(PoisonError::into_inner)
     }

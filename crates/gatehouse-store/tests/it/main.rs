@@ -16,6 +16,9 @@ mod replica_managers;
 mod event_log;
 // exec-approvals.json as a document replicas share: the file's contract, concurrency, import.
 mod shared_documents;
+// Operating replicas' stores: the write queue's bound, pending caps and approval routes held
+// across replicas.
+mod replica_ops;
 // exec-approvals.json on disk: baseHash, 0600, migration, redaction, dedupe, merges.
 mod approvals_file_store;
 // The approvals database under concurrency and restarts; its file mode and schema guards.

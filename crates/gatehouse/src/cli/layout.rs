@@ -17,7 +17,7 @@ use gatehouse_policy::files::ProtectedPath;
 use gatehouse_sandbox::HostContext;
 use gatehouse_service::{ExecLimits, ServiceError, ServiceSetup};
 use gatehouse_store::approvals_db::{
-    PgApprovalStore, PgOptions, SqliteApprovalStore, SqliteOptions,
+    PendingCaps, PgApprovalStore, PgOptions, SqliteApprovalStore, SqliteOptions,
 };
 use gatehouse_store::approvals_file::{EXEC_APPROVALS_DOCUMENT, Snapshot};
 
@@ -117,6 +117,7 @@ impl OpenedStore {
 pub(crate) async fn open_store(
     store: Option<&StoreConfig>,
     data_dir: &Path,
+    pending_caps: PendingCaps,
 ) -> Result<OpenedStore, ServiceError> {
     match store {
         Some(store) if store.kind == StoreKind::Postgres => {
@@ -127,6 +128,8 @@ pub(crate) async fn open_store(
                     .unwrap_or(StoreConfig::DEFAULT_MAX_CONNECTIONS)
                     .try_into()
                     .unwrap_or(usize::MAX),
+                // Each gateway counts its own; on a shared database the caps must hold over all.
+                pending_caps: Some(pending_caps),
                 ..PgOptions::default()
             };
             let opened = PgApprovalStore::connect(url.expose(), options)

@@ -20,12 +20,12 @@ use std::sync::Arc;
 use anyhow::{Context as _, bail};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use gatehouse_approvals::{ChatOutbox, SharedChat, SystemClock};
+use gatehouse_approvals::{ChatOutbox, RoutePresence, SharedChat, SystemClock};
 use gatehouse_gateway::{
     GatewaySettings, GatewayState, Scope, Secret, StoreBatches, TokenSpec, configured_limits,
 };
 use gatehouse_service::{ChatSetup, ExecLimits, Ports, Service};
-use gatehouse_store::approvals_db::SqliteApprovalStore;
+use gatehouse_store::approvals_db::{PendingCaps, SqliteApprovalStore};
 use rand::RngCore as _;
 use rustix::fs::{FlockOperation, flock};
 use rustix::io::Errno;
@@ -105,6 +105,10 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     };
     let limits = configured_limits(config.gateway.limits.as_ref());
     let exec_limits = ExecLimits::configured(config.gateway.limits.as_ref());
+    let pending_caps = PendingCaps {
+        per_agent: exec_limits.max_pending_per_agent,
+        per_token: exec_limits.max_pending_per_token,
+    };
     let settings = GatewaySettings { tokens, limits };
     let claude_code_hook = config
         .integrations
@@ -129,7 +133,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         // approvals database, the gateway's settings, then chat.
         let store_config = setup.config.gateway.store.clone();
         let mut prepared = Service::prepare(setup)?;
-        let opened = open_store(store_config.as_ref(), &data_dir).await?;
+        let opened = open_store(store_config.as_ref(), &data_dir, pending_caps).await?;
         if let OpenedStore::Postgres(store) = &opened {
             // Replicas share the allowlists and `/elevated` levels through the database.
             prepared = prepared.share_state(Arc::new(store.documents()));
@@ -160,6 +164,10 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             publisher: Arc::new(gateway.events().clone()),
         };
         let service = prepared.start(ports).await?;
+        if let OpenedStore::Postgres(store) = &opened {
+            // An operator on another replica is a route for requests made here.
+            service.share_routes(Arc::clone(store) as Arc<dyn RoutePresence>);
+        }
         let state = gateway.with_service(service.clone())?;
         service.start_chat(ChatSetup {
             channels: connected.channels,

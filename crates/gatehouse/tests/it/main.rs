@@ -85,6 +85,8 @@ mod replica_events;
 mod replica_chat;
 // Per-host state shared by two `serve` replicas through PostgreSQL: allowlists and baseHash.
 mod replica_state;
+// Operating replicas: the database restarted under two `gatehouse serve` processes.
+mod replica_ops;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -15,7 +15,12 @@ const QUIET: Duration = Duration::from_secs(2);
 
 /// A replica on `database`, with its own data directory.
 pub(crate) async fn replica(database: &TempDatabase) -> Server {
-    let store = format!("store: {{ kind: 'postgres', url: '{}' }},", database.url());
+    replica_on(database.url()).await
+}
+
+/// A replica on the database at `url`, with its own data directory.
+pub(crate) async fn replica_on(url: &str) -> Server {
+    let store = format!("store: {{ kind: 'postgres', url: '{url}' }},");
     Server::start_with_config(&config_with_gateway(&store, "")).await
 }
 
@@ -63,7 +68,7 @@ pub(crate) async fn request(server: &Server) -> String {
 }
 
 /// The next `exec.approval.resolved` event about `id`.
-async fn resolved_event(operator: &mut Ws, id: &str) -> Value {
+pub(crate) async fn resolved_event(operator: &mut Ws, id: &str) -> Value {
     loop {
         let event = operator.event("exec.approval.resolved").await;
         if event["payload"]["id"] == id {
@@ -73,7 +78,7 @@ async fn resolved_event(operator: &mut Ws, id: &str) -> Value {
 }
 
 /// Waits on `server` for `id`'s decision, as the requester does.
-fn wait_decision(server: &Server, id: &str) -> impl Future<Output = Value> + use<> {
+pub(crate) fn wait_decision(server: &Server, id: &str) -> impl Future<Output = Value> + use<> {
     let base = server.base.clone();
     let id = id.to_owned();
     async move {
@@ -232,7 +237,7 @@ async fn doctor_reports_the_database_reachable_and_migrated_or_refuses_one_it_ca
     assert!(
         migrated
             .stdout
-            .contains("approvals database (PostgreSQL): reachable, schema version 4 of 4"),
+            .contains("approvals database (PostgreSQL): reachable, schema version 5 of 5"),
         "{}",
         migrated.stdout
     );

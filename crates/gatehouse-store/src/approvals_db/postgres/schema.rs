@@ -178,6 +178,16 @@ const MIGRATIONS: &[&str] = &[
         version bigint NOT NULL CHECK (version > 0)
     );
     "#,
+    // 5: whether each replica can reach an approver, heartbeated (`presence`), so a request
+    // on one replica is not expired for want of a route another replica has. Dated by the
+    // server's clock, so replicas' clocks do not matter.
+    r#"
+    CREATE TABLE gatehouse_routes (
+        replica   text COLLATE "C" PRIMARY KEY,
+        reachable boolean NOT NULL,
+        seen_at   timestamptz NOT NULL
+    );
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -2,7 +2,9 @@
 //!
 //! Writes are queued to one writer task per gateway and run in submission order, each in its
 //! own transaction on a pooled connection, so a resolve submitted after an insert always finds
-//! the row; reads run on the pool at once. Correctness across gateways rests on the database
+//! the row; reads run on the pool at once. The queue is bounded: a write beyond it fails at
+//! once with a retryable error instead of waiting (a caller here may not block its thread, and
+//! a database that stopped answering must not grow memory without bound). Correctness across gateways rests on the database
 //! alone: every state change is a conditional update (see `ops`).
 
 use std::future::Future;
@@ -15,16 +17,18 @@ use deadpool_postgres::Pool;
 use gatehouse_approvals::{
     ApprovalRecord, ApprovalStore, ChangeFeed, ChatOutbox, Completion, ConsumeOutcome,
     DeliveredMessage, EventLog, GrantStore, HeldLease, ListFilter, LoggedEvents, NewApproval,
-    OutboxEntry, OutboxMessage, OutboxStep, Reading, Resolution, ResolveOutcome, SharedChat,
-    StepOutcome, StoredButton, StoredGrant, Writing,
+    OutboxEntry, OutboxMessage, OutboxStep, Reading, Resolution, ResolveOutcome, RoutePresence,
+    SharedChat, StepOutcome, StoredButton, StoredGrant, Writing,
 };
+use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
+use super::caps::{self, PendingCaps};
 use super::connect::Connector;
 use super::documents::PgDocuments;
 use super::feed::{self, Subscribers};
-use super::{events, lease, ops, outbox, schema};
+use super::{events, lease, ops, outbox, presence, schema};
 use crate::error::{PostgresError, StoreError};
 
 /// Options for [`PgApprovalStore::connect`].
@@ -36,6 +40,19 @@ pub struct PgOptions {
     /// How long connecting, or waiting for a free pooled connection, may take before the
     /// operation fails.
     pub connect_timeout: Duration,
+    /// Most writes waiting for the writer task. A write submitted beyond it fails at once
+    /// with [`StoreError::WriterBusy`] rather than queue: a database that stopped answering
+    /// must not grow the gateway's memory without bound. At least 1.
+    pub queue_capacity: usize,
+    /// The pending caps to hold across every gateway sharing the database, counted in the
+    /// database inside each insert's transaction (see `caps`); `None` counts nothing.
+    pub pending_caps: Option<PendingCaps>,
+}
+
+impl PgOptions {
+    /// [`PgOptions::queue_capacity`] by default: the SQLite writer's queue, some seconds of
+    /// writes at the rate one replica's writer commits (docs/high-availability.md).
+    pub const DEFAULT_QUEUE_CAPACITY: usize = 4096;
 }
 
 impl Default for PgOptions {
@@ -43,6 +60,8 @@ impl Default for PgOptions {
         PgOptions {
             max_connections: 8,
             connect_timeout: Duration::from_secs(10),
+            queue_capacity: Self::DEFAULT_QUEUE_CAPACITY,
+            pending_caps: None,
         }
     }
 }
@@ -58,15 +77,19 @@ pub struct DatabaseCheck {
     pub server_now_ms: i64,
 }
 
-/// One queued write: run on the pool, or told that the writer has stopped (`None`).
-type Job = Box<dyn FnOnce(Option<Pool>) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send>;
+/// One queued write: run on the pool, or told why it cannot be (the writer stopped, or its
+/// queue is full).
+type Job =
+    Box<dyn FnOnce(Result<Pool, StoreError>) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send>;
 
 /// The PostgreSQL approval store. Open one per gateway; any number of gateways may share the
 /// database.
 #[derive(Debug)]
 pub struct PgApprovalStore {
     pool: Pool,
-    writes: mpsc::UnboundedSender<Job>,
+    writes: mpsc::Sender<Job>,
+    /// Checked in each insert's transaction.
+    pending_caps: Option<PendingCaps>,
     /// How the listener connects.
     connector: Connector,
     /// Tells this store's notices from the other gateways'.
@@ -99,11 +122,12 @@ impl PgApprovalStore {
             schema::migrate(&mut client).await?;
             events::instance(&*client).await?
         };
-        let (writes, jobs) = mpsc::unbounded_channel();
+        let (writes, jobs) = mpsc::channel(options.queue_capacity.max(1));
         tokio::spawn(write_in_order(pool.clone(), jobs));
         Ok(PgApprovalStore {
             pool,
             writes,
+            pending_caps: options.pending_caps,
             connector,
             origin: feed::new_origin().into(),
             subscribers: Arc::default(),
@@ -183,8 +207,8 @@ impl PgApprovalStore {
         let job: Job = Box::new(move |pool| {
             Box::pin(async move {
                 let outcome = match pool {
-                    Some(pool) => in_transaction(&pool, op).await,
-                    None => Err(StoreError::Postgres(PostgresError::writer_stopped())),
+                    Ok(pool) => in_transaction(&pool, op).await,
+                    Err(refused) => Err(refused),
                 };
                 done(outcome.map_err(Into::into));
             })
@@ -192,15 +216,25 @@ impl PgApprovalStore {
         self.queue(job);
     }
 
-    /// Hands a job to the writer task; if it is gone (its runtime shut down), the job is told
-    /// so at once and answers without running.
+    /// Hands a job to the writer task; if its queue is full, or the task is gone (its runtime
+    /// shut down), the job is told why at once and answers without running.
     fn queue(&self, job: Job) {
-        if let Err(refused) = self.writes.send(job) {
-            // Given no pool, a job awaits nothing: one poll runs it to the end.
-            let mut stopped = (refused.0)(None);
-            let mut context = Context::from_waker(Waker::noop());
-            let _ = stopped.as_mut().poll(&mut context);
-        }
+        let (job, refusal) = match self.writes.try_send(job) {
+            Ok(()) => return,
+            Err(TrySendError::Full(job)) => (
+                job,
+                StoreError::WriterBusy {
+                    capacity: self.writes.max_capacity(),
+                },
+            ),
+            Err(TrySendError::Closed(job)) => {
+                (job, StoreError::Postgres(PostgresError::writer_stopped()))
+            }
+        };
+        // Given no pool, a job awaits nothing: one poll runs it to the end.
+        let mut refused = job(Err(refusal));
+        let mut context = Context::from_waker(Waker::noop());
+        let _ = refused.as_mut().poll(&mut context);
     }
 
     /// Queues a write as [`submit`](Self::submit) does, now, for a caller that awaits it.
@@ -262,17 +296,25 @@ where
 
 /// The writer task: runs queued writes one after another until the store is dropped and the
 /// queue is empty.
-async fn write_in_order(pool: Pool, mut jobs: mpsc::UnboundedReceiver<Job>) {
+async fn write_in_order(pool: Pool, mut jobs: mpsc::Receiver<Job>) {
     while let Some(job) = jobs.recv().await {
-        job(Some(pool.clone())).await;
+        job(Ok(pool.clone())).await;
     }
 }
 
 impl ApprovalStore for PgApprovalStore {
     fn insert(&self, approval: NewApproval, done: Completion<ApprovalRecord>) {
         let origin = Arc::clone(&self.origin);
+        let pending_caps = self.pending_caps;
         self.submit(
-            move |tx| Box::pin(async move { ops::insert(tx, &origin, approval).await }),
+            move |tx| {
+                Box::pin(async move {
+                    if let Some(pending_caps) = pending_caps {
+                        caps::check(tx, pending_caps, &approval.request).await?;
+                    }
+                    ops::insert(tx, &origin, approval).await
+                })
+            },
             done,
         );
     }
@@ -328,10 +370,14 @@ impl ApprovalStore for PgApprovalStore {
 
     fn after_submitted_writes(&self, done: Completion<()>) {
         // Answered in turn, after every write queued before it; with no writer, none is
-        // left to wait for.
-        self.queue(Box::new(move |_| {
+        // left to wait for; with a full queue, they are still queued, so it fails as a write
+        // would.
+        self.queue(Box::new(move |pool| {
             Box::pin(async move {
-                done(Ok(()));
+                done(match pool {
+                    Err(busy @ StoreError::WriterBusy { .. }) => Err(busy.into()),
+                    _ => Ok(()),
+                });
             })
         }));
     }
@@ -396,6 +442,17 @@ impl GrantStore for PgApprovalStore {
 
     fn grants(&self) -> Reading<Vec<StoredGrant>> {
         self.read(|client| Box::pin(ops::grants(client)))
+    }
+}
+
+impl RoutePresence for PgApprovalStore {
+    fn heartbeat(&self, reachable: bool, live_for: Duration) -> Reading<bool> {
+        let replica = Arc::clone(&self.origin);
+        self.read(move |client| {
+            Box::pin(
+                async move { presence::heartbeat(client, &replica, reachable, live_for).await },
+            )
+        })
     }
 }
 
