@@ -185,6 +185,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
                 admin_token: admin_token.as_ref(),
                 data_dir: &data_dir,
                 chat_connected,
+                shared_store: matches!(opened, OpenedStore::Postgres(_)),
                 chat_lease_lost: Box::pin(service.chat_lease_lost()),
             },
         )
@@ -241,6 +242,21 @@ impl DataDirLock {
     }
 }
 
+/// The start-up warning of a gateway without chat: what answers its approvals, and the fix.
+fn no_route_warning(shared_store: bool) -> &'static str {
+    if shared_store {
+        "No approval route yet on this replica: no chat channel is configured here, so until an \
+         operator client connects to this replica or to another replica of this database (or \
+         another replica holds chat), every approval expires at once (no-approval-route) and \
+         askFallback decides. Open the Control UI, or configure a chat channel (docs/channels/)."
+    } else {
+        "No approval route yet: no chat channel is configured, so until an operator opens the \
+         Control UI (the login URL above) or another operator client connects, every approval \
+         expires at once (no-approval-route) and askFallback decides. Open the Control UI, or \
+         configure a chat channel (docs/channels/)."
+    }
+}
+
 /// What a start tells the operator about, once it listens.
 struct Started<'a> {
     /// The generated admin token, when no tokens are configured: its login URL is printed.
@@ -249,6 +265,9 @@ struct Started<'a> {
     /// Whether any chat channel connected: without one, only an open Control UI (or another
     /// operator client) can answer approvals.
     chat_connected: bool,
+    /// Whether the approvals database is shared with other replicas, whose operators and chat
+    /// connection are routes for this one's requests too.
+    shared_store: bool,
     /// Resolves, with why, if this gateway loses the chat lease it held: it then stops, and
     /// its supervisor starts it again as one waiting for the lease.
     chat_lease_lost: std::pin::Pin<Box<dyn Future<Output = String> + Send>>,
@@ -278,12 +297,7 @@ async fn serve(
     stdout.flush()?;
     drop(stdout);
     if !started.chat_connected {
-        tracing::warn!(
-            "No approval route yet: no chat channel is configured, so until an operator opens \
-             the Control UI (the login URL above) or another operator client connects, every \
-             approval expires at once (no-approval-route) and askFallback decides. Open the \
-             Control UI, or configure a chat channel (docs/channels/)."
-        );
+        tracing::warn!("{}", no_route_warning(started.shared_store));
     }
     let (lease_lost, lost) = tokio::sync::oneshot::channel();
     let chat_lease_lost = started.chat_lease_lost;
@@ -368,6 +382,21 @@ mod tests {
     use std::os::unix::fs::PermissionsExt as _;
 
     use super::*;
+
+    #[test]
+    fn a_replica_without_chat_is_told_that_other_replicas_routes_count() {
+        let replica = no_route_warning(true);
+        assert!(
+            replica.contains("another replica of this database"),
+            "{replica}"
+        );
+        let single = no_route_warning(false);
+        assert!(!single.contains("replica"), "{single}");
+        for warning in [replica, single] {
+            assert!(warning.starts_with("No approval route yet"), "{warning}");
+            assert!(warning.contains("no-approval-route"), "{warning}");
+        }
+    }
 
     #[test]
     fn generates_a_0600_token_once_and_reuses_it() {
