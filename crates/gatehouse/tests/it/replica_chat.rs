@@ -18,17 +18,27 @@ use gatehouse_fakes::{Call, FakeHandle};
 use serde_json::{Value, json};
 
 use crate::chat_support::{eventually, request, settled};
-use crate::gateway::{ADMIN, Server, config_with_gateway};
-use crate::telegram::{APPROVER, WAIT, button, buttons};
+use crate::gateway::{ADMIN, AGENT, Server, config_with_gateway};
+use crate::telegram::{APPROVER, WAIT, button, buttons, replies_to};
 
 const REPLICAS: usize = 3;
 
 /// Replica `index` on `database`, its Telegram pointed at `fake`.
 async fn replica(database: &TempDatabase, fake: &FakeHandle, index: usize) -> Server {
+    replica_with(database, fake, index, "").await
+}
+
+/// [`replica`] with `extra` config keys.
+async fn replica_with(
+    database: &TempDatabase,
+    fake: &FakeHandle,
+    index: usize,
+    extra: &str,
+) -> Server {
     let store = format!("store: {{ kind: 'postgres', url: '{}' }},", database.url());
     let chat = format!(
         "channels: {{ telegram: {{ botToken: '{}', apiUrl: '{}',
-           execApprovals: {{ approvers: [{APPROVER}] }} }} }},",
+           execApprovals: {{ approvers: [{APPROVER}] }} }} }}, {extra}",
         token(index),
         fake.base_url
     );
@@ -461,4 +471,69 @@ async fn on_slack_a_card_in_flight_when_its_holder_dies_is_found_not_posted_twic
         "{}",
         update.body
     );
+}
+
+/// `system.run` of `echo <word>` in session `session` on `server`: its status and stdout.
+async fn run_echo(server: &Server, word: &str, session: &str) -> (Value, Value) {
+    let params = json!({"argv": ["echo", word], "cwd": server.scratch(), "agentId": "main",
+                        "sessionKey": session});
+    let answer = server.ok(AGENT, "system.run", params).await;
+    (answer["status"].clone(), answer["stdout"].clone())
+}
+
+/// `/elevated` typed in Telegram reaches the replica holding the chat lease, which finds the
+/// session an agent host bound through another replica, and the level it stores applies to
+/// that session's exec on every replica (the sessions document is the database's).
+#[tokio::test]
+async fn an_elevated_level_typed_in_chat_applies_to_the_session_on_every_replica() {
+    let gates = format!(
+        "tools: {{ elevated: {{ enabled: true, allowFrom: {{ telegram: ['{APPROVER}'] }} }},
+           exec: {{ security: 'deny' }} }},"
+    );
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let fake = gatehouse_fakes::telegram::spawn("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let mut replicas = Vec::new();
+    for index in 0..2 {
+        replicas.push(replica_with(&database, &fake, index, &gates).await);
+    }
+    let holder = poller(&fake, 0, None).await;
+    let other = &replicas[1 - holder];
+
+    // The agent host binds its session to the approver's private chat through the replica that
+    // does not hold chat; exec in that session is denied there.
+    let bind =
+        json!({"sessionKey": "s-e", "channel": "telegram", "to": format!("user:{APPROVER}")});
+    other.ok(AGENT, "session.bind", bind).await;
+    assert_eq!(run_echo(other, "no", "s-e").await.0, json!("denied"));
+
+    let before = replies_to(&fake, APPROVER).len();
+    let typed = json!({"message": {
+        "from": {"id": APPROVER, "is_bot": false, "first_name": "Alice", "username": "alice"},
+        "chat": {"id": APPROVER, "type": "private"},
+        "text": "/elevated full",
+    }});
+    fake.control("/_fake/inject", &typed).await.unwrap();
+    let reply = eventually("the reply", async || {
+        replies_to(&fake, APPROVER).get(before).cloned()
+    })
+    .await;
+    assert!(
+        reply.contains("Elevated mode is now full") && reply.contains("Session: s-e."),
+        "{reply}"
+    );
+
+    for server in &replicas {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let (status, stdout) = run_echo(server, "yes", "s-e").await;
+            if status == json!("finished") {
+                assert_eq!(stdout, json!("yes\n"));
+                break;
+            }
+            assert!(Instant::now() < deadline, "never elevated: {status}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
 }
