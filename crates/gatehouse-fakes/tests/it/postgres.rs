@@ -230,6 +230,14 @@ async fn a_killed_server_starts_again_with_committed_data_and_pools_reconnect() 
     assert_eq!(cluster.server_pids(), Vec::<u32>::new());
     assert!(!Path::new(&format!("/proc/{postmaster}/cmdline")).exists());
     assert!(client.batch_execute("COMMIT").await.is_err());
+    // The pool's fast recycling trusts `is_closed`, which turns true once the connection's task
+    // has run and seen the socket end; wait for that (on a loaded machine it may not have run
+    // yet), or the pool would hand the dead connection back.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !client.is_closed() {
+        assert!(std::time::Instant::now() < deadline, "the connection never closed");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
     drop(client);
 
     cluster.start_again().unwrap();

@@ -189,11 +189,31 @@ impl fmt::Display for Problem {
     }
 }
 
+/// How long [`verify`] waits before reading a log again whose last line was cut short.
+const WRITE_IN_PROGRESS: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// Verifies the log at `path` with its rotated files and head file.
 ///
 /// `Err` means no verdict could be reached (the log does not exist, or a file could not be
 /// read); a damaged log is `Ok` with [`VerifyReport::problem`] set.
+///
+/// A running gateway appends each record with one `write`, but a line that crosses a page
+/// boundary becomes visible to readers a page at a time, so a log read while it is written can
+/// end in part of a line. A cut last line of the active file is therefore read again once after
+/// [`WRITE_IN_PROGRESS`]: a write in progress has finished by then, crash residue has not.
 pub fn verify(path: &Path) -> Result<VerifyReport, AuditError> {
+    let report = verify_once(path)?;
+    let cut_short = report.problem.as_ref().is_some_and(|problem| {
+        problem.file == path && matches!(problem.kind, ProblemKind::TornLine { .. })
+    });
+    if !cut_short {
+        return Ok(report);
+    }
+    std::thread::sleep(WRITE_IN_PROGRESS);
+    verify_once(path)
+}
+
+fn verify_once(path: &Path) -> Result<VerifyReport, AuditError> {
     let head_path = head::head_path(path);
     let head = head::read(&head_path)?;
     let segments = segments::list(path)?;
