@@ -235,7 +235,10 @@ async fn a_killed_server_starts_again_with_committed_data_and_pools_reconnect() 
     // yet), or the pool would hand the dead connection back.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while !client.is_closed() {
-        assert!(std::time::Instant::now() < deadline, "the connection never closed");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the connection never closed"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     drop(client);
