@@ -62,7 +62,7 @@ Examples:
 #[derive(Debug, clap::Args)]
 pub(crate) struct LogLocation {
     /// The audit log file.
-    #[arg(long, value_name = "PATH", conflicts_with_all = ["data_dir", "config"])]
+    #[arg(long, value_name = "PATH", conflicts_with = "data_dir")]
     file: Option<PathBuf>,
     /// State directory [default: $XDG_STATE_HOME/gatehouse or ~/.local/state/gatehouse].
     #[arg(long, value_name = "DIR")]
