@@ -15,9 +15,9 @@
 //! **Shared by replicas.** When the approvals store is PostgreSQL the chain is in the database
 //! ([`Auditor::shared`]): the store appends the record of each approval transition in the
 //! transition's own transaction, so the forwarder leaves those to it, and this writer appends
-//! the rest, one transaction per group of 50 ms. Its thread runs a runtime of its own, so the queue is
-//! still drained while the gateway's runtime stops. A group the database refuses is tried
-//! again, with back-off, until it is stored (a few tries once the gateway is stopping).
+//! the rest, one transaction per group of 50 ms. Its thread runs a runtime of its own, so the
+//! queue is still drained while the gateway's runtime stops. A group the database refuses is
+//! tried again, with back-off, until it is stored (a few tries once the gateway is stopping).
 
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
@@ -216,9 +216,9 @@ fn write_groups(log: &AuditLog, receiver: &mpsc::Receiver<(u64, AuditEvent)>) {
     }
 }
 
-/// The database writer: like [`write_groups`], a group per [`DATABASE_GROUP_WINDOW`], each appended in
-/// one transaction; a refused group is tried again, with back-off, so records are not lost to
-/// a database restart.
+/// The database writer: like [`write_groups`], a group per [`DATABASE_GROUP_WINDOW`], each
+/// appended in one transaction; a refused group is tried again, with back-off, so records are
+/// not lost to a database restart.
 fn append_groups(
     runtime: &tokio::runtime::Runtime,
     log: &dyn SharedAuditLog,
