@@ -58,6 +58,11 @@ pub(super) async fn head(q: &impl Queries) -> Result<u64, StoreError> {
 
 /// The events after `after` up to the head read first, oldest first, at most `limit`: every
 /// one of them was committed before the head was read, so none can appear later below it.
+///
+/// Each event's approval is looked up by its key (the `LATERAL … LIMIT 1`, which PostgreSQL
+/// cannot flatten into a join): a plain join let the planner, short of fresh statistics, hash
+/// the whole approvals table for every read, so each read cost time in proportion to the
+/// history kept (`event_log::catching_up_looks_each_approval_up_by_key_however_long_the_history`).
 pub(super) async fn after(
     q: &impl Queries,
     after: u64,
@@ -65,9 +70,10 @@ pub(super) async fn after(
 ) -> Result<LoggedEvents, StoreError> {
     static SQL: LazyLock<String> = LazyLock::new(|| {
         format!(
-            "SELECT e.seq, e.kind, {} FROM approval_events e JOIN approvals \
-             ON approvals.id = e.approval_id WHERE e.seq > $1 AND e.seq <= $2 \
-             ORDER BY e.seq LIMIT $3",
+            "SELECT e.seq, e.kind, {} FROM (SELECT seq, approval_id, kind \
+             FROM approval_events WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3) e \
+             CROSS JOIN LATERAL (SELECT * FROM approvals a WHERE a.id = e.approval_id \
+             LIMIT 1) approvals ORDER BY e.seq",
             *RECORD
         )
     });
