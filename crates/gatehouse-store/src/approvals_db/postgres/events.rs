@@ -37,9 +37,20 @@ pub(super) async fn append(tx: &impl Queries, id: &str, kind: &str) -> Result<()
     Ok(())
 }
 
-/// The log's instance id (created by the migration).
+/// The log's instance id: the one the migration created, and the database's oid. A database
+/// restored from a `pg_dump` is a new database with the same rows: events written after the
+/// dump are lost with the old one and their numbers will be handed out again, so a client
+/// holding one of them must not take the restored log's numbers for the ones it saw; the new
+/// oid gives it a new instance, and it replays from the start (docs/high-availability.md,
+/// "Backups and upgrades").
 pub(super) async fn instance(q: &impl Queries) -> Result<String, StoreError> {
-    let rows = q.rows("SELECT instance FROM event_log", &[]).await?;
+    let rows = q
+        .rows(
+            "SELECT instance || '.' || (SELECT oid FROM pg_database \
+             WHERE datname = current_database())::text FROM event_log",
+            &[],
+        )
+        .await?;
     match rows.first() {
         Some(row) => Ok(row.try_get(0)?),
         None => Err(missing_counter()),
