@@ -131,27 +131,8 @@ impl RowChain {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
-    use super::super::record::{AuditEvent, AuditKind, AuditRecord, encode_line};
+    use super::super::chain::tests::chained_lines as lines;
     use super::*;
-
-    /// `n` chained lines and the tip after them.
-    fn lines(n: u64) -> (Vec<Vec<u8>>, ChainTip) {
-        let mut tip = ChainTip::genesis();
-        let lines = (0..n)
-            .map(|i| {
-                let event = AuditEvent::new(AuditKind::Request, json!({ "i": i }));
-                let encoded = encode_line(&AuditRecord::after(&tip, i, event)).unwrap();
-                tip = ChainTip {
-                    seq: tip.seq + 1,
-                    line_hash: encoded.line_hash,
-                };
-                encoded.bytes
-            })
-            .collect();
-        (lines, tip)
-    }
 
     fn verdict(lines: &[Vec<u8>], head: Option<&ChainTip>) -> VerifyReport {
         let head = head.map(|tip| (tip.seq, tip.line_hash.clone()));
