@@ -255,6 +255,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_record_queued_just_before_the_gateway_stops_is_in_the_database_once_it_has_stopped() {
+        use gatehouse_store::approvals_db::{PgApprovalStore, PgOptions};
+
+        let database = gatehouse_fakes::postgres::database().unwrap();
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let log: Arc<dyn SharedAuditLog> = runtime.block_on(async {
+            let store = PgApprovalStore::connect(database.url(), PgOptions::default())
+                .await
+                .unwrap();
+            Arc::new(store.audit_log().unwrap())
+        });
+        let auditor = Auditor::shared(Arc::clone(&log)).unwrap();
+        assert!(auditor.store_records_transitions());
+        for n in 0..3 {
+            auditor.record(AuditKind::Execution, None, Some("r1"), json!({"n": n}));
+        }
+        drop(auditor);
+        let report = runtime.block_on(log.verify()).unwrap();
+        assert!(report.is_valid(), "{report:?}");
+        assert_eq!((report.records, report.anchored_seq), (3, Some(3)));
+        let tail = runtime.block_on(log.tail(10)).unwrap();
+        let last: Value = serde_json::from_slice(&tail[2]).unwrap();
+        assert_eq!(
+            (last["payload"]["n"].as_u64(), last["runId"].as_str()),
+            (Some(2), Some("r1"))
+        );
+    }
+
+    #[test]
     fn a_record_queued_just_before_the_gateway_stops_is_on_disk_once_it_has_stopped() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(gatehouse_store::audit::LOG_FILE_NAME);
