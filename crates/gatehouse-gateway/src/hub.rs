@@ -16,9 +16,12 @@
 //! [`EventHub::instance`] names the database's log instead of the run. A client reconnecting
 //! to another gateway with `since` gets what this hub still holds, and what it does not (from
 //! before it started, or evicted) read from the log by the caller ([`EventHub::missing_after`]).
-//! Run events concern this gateway's runs only and are not in the log: they carry the number of
-//! the last approval event before them, without taking one of their own, and are replayed only
-//! from this hub's memory.
+//! Run events are in the log too, numbered among the approval events, and every gateway
+//! publishes them in log order ([`Publisher::logged_run_event`](gatehouse_service::Publisher)).
+//! Only a run event the log could not take (the database failing when it was appended) is
+//! published unnumbered, as on one gateway: it carries the number of the last logged event
+//! before it, without taking one of its own, reaches only this gateway's clients and is
+//! replayed only from this hub's memory.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -161,12 +164,12 @@ impl EventHub {
     }
 
     /// Sends `event` to every connection whose token passes `audience` and returns its `seq`:
-    /// the next one, or on a shared sequence the last approval event's (see the module's doc).
+    /// the next one, or on a shared sequence the last logged event's (see the module's doc).
     pub fn publish(&self, event: &str, payload: &Value, audience: Access) -> u64 {
         self.publish_numbered(event, payload, audience, None)
     }
 
-    /// Sends an approval event the shared log numbered `seq`.
+    /// Sends an event (approval or run) the shared log numbered `seq`.
     pub(crate) fn publish_logged(
         &self,
         event: &str,
