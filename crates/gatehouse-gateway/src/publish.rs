@@ -63,6 +63,7 @@ pub(crate) fn logged_frames(events: &[ApprovalEvent]) -> Vec<Recent> {
                 seq: event.seq,
                 audience: AUDIENCE,
                 frame: EventFrame::new(name, &payload, event.seq).to_text().into(),
+                unnumbered: false,
             })
         })
         .collect()

@@ -172,3 +172,75 @@ async fn an_operator_sees_another_replicas_runs_in_the_shared_order_and_replays_
         assert_eq!(frames(&mut operator, &[FINISHED, DENIED]).await, missed);
     }
 }
+
+/// A run never waits for the event log: while another session holds the log's counter row
+/// the run answers, and its event follows once the row is free. A run event the log refuses is
+/// announced by the replica that ran the command, to its own clients only, without a number
+/// of its own: replayed there from memory, unknown elsewhere.
+#[tokio::test]
+async fn a_run_never_waits_for_the_event_log_and_one_it_refuses_is_announced_locally_only() {
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let a = running_replica(&database).await;
+    let b = running_replica(&database).await;
+    let (mut operator_b, hello) = b.ws_with(APPROVER, json!({})).await;
+    let instance = hello["server"]["instance"].clone();
+    let mut watcher_a = a.ws(APPROVER).await;
+    let (database_admin, connection) =
+        tokio_postgres::connect(database.url(), tokio_postgres::NoTls)
+            .await
+            .unwrap();
+    tokio::spawn(connection);
+
+    // The counter row held elsewhere: B's writer waits, its run does not.
+    database_admin
+        .batch_execute("BEGIN; SELECT last_seq FROM event_log FOR UPDATE")
+        .await
+        .unwrap();
+    let slow = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        run(&b, &["true"], json!({})),
+    )
+    .await
+    .expect("the run waited for the event log");
+    assert_eq!(slow["status"], "finished", "{slow}");
+    database_admin.batch_execute("COMMIT").await.unwrap();
+    let logged = frames(&mut operator_b, &[FINISHED]).await;
+    assert_eq!(logged[0].1, slow["runId"].as_str().unwrap());
+    assert_eq!(frames(&mut watcher_a, &[FINISHED]).await, logged);
+    let logged_seq = logged[0].2;
+
+    // The log refuses run events now: B announces the next one itself, under the last
+    // logged number, and the next approval event takes the next one.
+    database_admin
+        .batch_execute(
+            "ALTER TABLE approval_events ADD CONSTRAINT refuses_runs CHECK (kind <> 'run') \
+             NOT VALID",
+        )
+        .await
+        .unwrap();
+    let refused = run(&b, &["true"], json!({})).await;
+    assert_eq!(refused["status"], "finished", "{refused}");
+    let local = frames(&mut operator_b, &[FINISHED]).await;
+    assert_eq!(local[0].1, refused["runId"].as_str().unwrap());
+    assert_eq!(local[0].2, logged_seq, "no number of its own");
+    let approval = request(&b).await;
+    let requested = frames(&mut operator_b, &[REQUESTED]).await;
+    assert_eq!(requested[0].1, approval);
+    assert_eq!(requested[0].2, logged_seq + 1);
+    assert_eq!(frames(&mut watcher_a, &[REQUESTED]).await, requested);
+
+    // B, which announced it, replays it from before its number; from its number itself it
+    // cannot tell whether the client saw it, and says the replay may not be whole. A never
+    // had it: its replay is complete without it.
+    let replays = [
+        (&b, logged_seq - 1, 3, true),
+        (&b, logged_seq, 1, false),
+        (&a, logged_seq, 1, true),
+    ];
+    for (server, since, replayed, complete) in replays {
+        let since = json!({"since": since, "instance": instance});
+        let (_, hello) = server.ws_with(APPROVER, since).await;
+        assert_eq!(hello["events"]["complete"], complete, "{hello}");
+        assert_eq!(hello["events"]["replayed"], replayed, "{hello}");
+    }
+}
