@@ -189,6 +189,19 @@ async fn next_events(events: &mut EventSubscription, count: usize) -> Vec<(u64, 
     .unwrap()
 }
 
+/// Decides `created` as alice, as an operator would.
+async fn decide(
+    manager: &gatehouse_approvals::ApprovalManager,
+    created: &gatehouse_approvals::Created,
+    decision: ApprovalDecision,
+) {
+    let id = created.id.to_string();
+    manager
+        .resolve(&id, decision, "alice", IdDisclosure::Hidden)
+        .await
+        .unwrap();
+}
+
 /// Two replicas on `database` (B's connections named `replica-b`) and a client to cut B's
 /// connections with.
 async fn replicas_and_cutter(
@@ -232,26 +245,10 @@ async fn a_replica_whose_connections_were_cut_catches_up_from_the_log_missing_no
     let mut expected_ids = BTreeSet::new();
     for _ in 0..5 {
         let created = a.manager.create(request(None)).await.unwrap();
-        a.manager
-            .resolve(
-                &created.id.to_string(),
-                ApprovalDecision::Deny,
-                "alice",
-                IdDisclosure::Hidden,
-            )
-            .await
-            .unwrap();
+        decide(&a.manager, &created, ApprovalDecision::Deny).await;
         expected_ids.insert(created.id.to_string());
     }
-    a.manager
-        .resolve(
-            &first.id.to_string(),
-            ApprovalDecision::AllowOnce,
-            "alice",
-            IdDisclosure::Hidden,
-        )
-        .await
-        .unwrap();
+    decide(&a.manager, &first, ApprovalDecision::AllowOnce).await;
 
     let on_a = next_events(&mut a.events, 11).await;
     let on_b = next_events(&mut b.events, 11).await;
@@ -412,15 +409,7 @@ async fn a_replica_whose_connections_were_cut_catches_up_on_run_events_too() {
     for n in 1..=4 {
         let created = a.manager.create(request(None)).await.unwrap();
         a.manager.log_run(run_note(0, n)).unwrap().await.unwrap();
-        a.manager
-            .resolve(
-                &created.id.to_string(),
-                ApprovalDecision::Deny,
-                "alice",
-                IdDisclosure::Hidden,
-            )
-            .await
-            .unwrap();
+        decide(&a.manager, &created, ApprovalDecision::Deny).await;
     }
     let on_a = next_logged(&mut a.events, 12).await;
     let on_b = next_logged(&mut b.events, 12).await;
