@@ -245,7 +245,8 @@ pub struct RunNote {
 /// repeated or lost notice is harmless.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
-    /// Another gateway created or settled this approval.
+    /// Another gateway wrote to the event log: created or settled this approval, or logged
+    /// an event of the run with this id.
     Approval(String),
     /// Notices may have been lost (the feed's connection was re-established): every approval
     /// must be read again.
