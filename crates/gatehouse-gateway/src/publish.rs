@@ -34,8 +34,9 @@ impl Publisher for EventHub {
         EventHub::follow_shared_sequence(self, &sequence.instance, sequence.start);
     }
 
-    /// On a shared sequence, a run event the log could not take: published without a number
-    /// of its own (see the hub's module doc).
+    /// Numbered here on a store this gateway alone writes. On a shared sequence only a run
+    /// event the log could not take comes here: published without a number of its own (see
+    /// the hub's module doc).
     fn run_event(&self, event: &RunEvent<'_>) -> Value {
         let (name, payload) = run_event(event);
         self.publish(name, &payload, AUDIENCE);
