@@ -15,7 +15,7 @@
 //! An approval's rows hold what happened and to which approval; the event's details are the
 //! approval's, which a settled approval never changes again. They leave with their approval
 //! when history is pruned (`ON DELETE CASCADE`). A run event's row (kind `run`, since
-//! migration 6) holds the run's id and the event as the service encoded it, taken its number
+//! migration 6) holds the run's id and the event as the service encoded it, takes its number
 //! from the same counter, so runs and approvals share one order; it is dated and pruned with
 //! history of the same age (`ops::prune_terminal_before`).
 
