@@ -10,7 +10,7 @@ use gatehouse_fakes::postgres::TempCluster;
 use serde_json::{Value, json};
 
 use crate::gateway::{AGENT, APPROVER, Server, Ws};
-use crate::replicas::{replica_on, request, resolved_event, wait_decision};
+use crate::replicas::{replica_on, request, request_argv, resolved_event, wait_decision};
 
 /// How long replicas may take to reconnect to a restarted database on this loaded machine.
 const RECONNECT: Duration = Duration::from_secs(60);
@@ -212,18 +212,7 @@ async fn a_pg_dump_restored_into_a_new_database_brings_every_approval_and_allowl
     let denied = request(&a).await;
     requested_event(&mut operator_b, &denied).await;
     assert_eq!(b.resolve(&denied, "deny").await["payload"]["applied"], true);
-    let params = json!({
-        "command": "ls -la",
-        "argv": ["ls", "-la"],
-        "cwd": a.scratch(),
-        "agentId": "main",
-        "sessionKey": "s1",
-        "twoPhase": true,
-    });
-    let always = a.ok(AGENT, "exec.approval.request", params).await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let always = request_argv(&a, &["ls", "-la"]).await;
     requested_event(&mut operator_b, &always).await;
     let answer = b.resolve(&always, "allow-always").await;
     assert_eq!(answer["payload"]["applied"], true, "{answer}");
