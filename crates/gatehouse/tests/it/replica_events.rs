@@ -12,6 +12,9 @@ use crate::replicas::{replica, request};
 
 const REQUESTED: &str = "exec.approval.requested";
 const RESOLVED: &str = "exec.approval.resolved";
+const RUNNING: &str = "exec.running";
+const FINISHED: &str = "exec.finished";
+const DENIED: &str = "exec.denied";
 
 #[tokio::test]
 async fn an_operator_sees_every_replicas_events_in_one_order_and_catches_up_on_another_replica() {
@@ -113,10 +116,6 @@ async fn frames(ws: &mut Ws, names: &[&str]) -> Vec<(String, String, u64)> {
     }
     got
 }
-
-const RUNNING: &str = "exec.running";
-const FINISHED: &str = "exec.finished";
-const DENIED: &str = "exec.denied";
 
 #[tokio::test]
 async fn an_operator_sees_another_replicas_runs_in_the_shared_order_and_replays_them_anywhere() {
