@@ -10,6 +10,7 @@ mod documents;
 mod events;
 mod feed;
 mod lease;
+mod listener;
 mod ops;
 mod outbox;
 mod presence;

@@ -190,7 +190,28 @@ const MIGRATIONS: &[&str] = &[
         seen_at   timestamptz NOT NULL
     );
     "#,
-    // 6: the audit log every gateway appends to (see `audit`): each record's line exactly as
+    // 6: run events (`exec.running`, `exec.finished`, `exec.denied`) in the event log, so
+    // they take their place in the one sequence every replica announces and replays (see
+    // `events`): a row of kind `run` names no approval, holds the run's id and its event as
+    // the service encoded it, and is dated for pruning. Additive: a build before this one
+    // reads the log joined to `approvals`, skipping run rows as if pruned.
+    r#"
+    ALTER TABLE approval_events ALTER COLUMN approval_id DROP NOT NULL;
+    ALTER TABLE approval_events DROP CONSTRAINT approval_events_kind_check;
+    ALTER TABLE approval_events
+        ADD COLUMN run_id   text,
+        ADD COLUMN run_body text,
+        ADD COLUMN at_ms    bigint,
+        ADD CONSTRAINT approval_events_kind_check
+            CHECK (kind IN ('requested', 'allowed', 'denied', 'expired', 'cancelled', 'run')),
+        ADD CONSTRAINT approval_events_subject_check
+            CHECK ((kind = 'run') = (approval_id IS NULL)
+               AND (kind = 'run') = (run_id IS NOT NULL)
+               AND (kind = 'run') = (run_body IS NOT NULL)
+               AND (kind = 'run') = (at_ms IS NOT NULL));
+    CREATE INDEX approval_events_runs_by_age ON approval_events (at_ms) WHERE kind = 'run';
+    "#,
+    // 7: the audit log every gateway appends to (see `audit`): each record's line exactly as
     // the file log would hold it (its seq, prev and hash inside), and the head row naming the
     // last record's seq and line hash, locked by each append so the chain neither forks nor
     // skips. No foreign key: records outlive the approvals history prunes. Replicas of the
