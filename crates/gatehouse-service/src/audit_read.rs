@@ -1,13 +1,15 @@
 //! Reading the audit log for operators: its verification verdict and its latest records, as
-//! `gatehouse audit verify` and `gatehouse audit tail` show them, while the gateway appends.
+//! `gatehouse audit verify` and `gatehouse audit tail` show them, while the gateway appends;
+//! from the data directory's files, or from the database when replicas share one.
 
 use std::io::{Read as _, Seek as _, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use gatehouse_store::audit::{self, VerifyReport};
+use gatehouse_store::audit::{self, AuditError, VerifyReport};
 use serde_json::Value;
 
 use crate::error::ServiceError;
+use crate::exec::audit::Destination;
 use crate::service::Service;
 
 /// The most records one tail returns.
@@ -65,30 +67,44 @@ pub struct AuditEntry {
 }
 
 impl Service {
-    /// `audit.verify`: checks the whole chain, off the async threads (it reads every file).
+    /// `audit.verify`: checks the whole chain, the file log off the async threads (it reads
+    /// every file), the database's in one snapshot.
     pub async fn audit_verify(&self) -> Result<AuditVerdict, ServiceError> {
-        let path = self.core().audit.path().to_owned();
-        let report = tokio::task::spawn_blocking(move || audit::verify(&path))
-            .await
-            .map_err(|error| ServiceError::Internal {
-                reason: format!("the audit check stopped: {error}"),
-            })?
-            .map_err(|error| ServiceError::Internal {
-                reason: format!("cannot verify the audit log: {error}"),
-            })?;
+        let unverified = |error: AuditError| ServiceError::Internal {
+            reason: format!("cannot verify the audit log: {error}"),
+        };
+        let report = match self.core().audit.destination().clone() {
+            Destination::File(path) => tokio::task::spawn_blocking(move || audit::verify(&path))
+                .await
+                .map_err(|error| ServiceError::Internal {
+                    reason: format!("the audit check stopped: {error}"),
+                })?
+                .map_err(unverified)?,
+            Destination::Database(log) => log.verify().await.map_err(unverified)?,
+        };
         Ok(verdict(report))
     }
 
-    /// `audit.tail`: the last `count` records of the active file, newest last, unchecked
-    /// (`audit_verify` checks them).
+    /// `audit.tail`: the last `count` records (of the active file, or of the database's
+    /// chain), newest last, unchecked (`audit_verify` checks them).
     pub async fn audit_tail(&self, count: usize) -> Result<Vec<AuditEntry>, ServiceError> {
-        let path = self.core().audit.path().to_owned();
         let count = count.min(MAX_AUDIT_TAIL);
-        tokio::task::spawn_blocking(move || tail(&path, count))
-            .await
-            .map_err(|error| ServiceError::Internal {
-                reason: format!("reading the audit log stopped: {error}"),
-            })?
+        match self.core().audit.destination().clone() {
+            Destination::File(path) => tokio::task::spawn_blocking(move || tail(&path, count))
+                .await
+                .map_err(|error| ServiceError::Internal {
+                    reason: format!("reading the audit log stopped: {error}"),
+                })?,
+            Destination::Database(log) => {
+                let lines = log
+                    .tail(count)
+                    .await
+                    .map_err(|error| ServiceError::Internal {
+                        reason: format!("cannot read the audit log: {error}"),
+                    })?;
+                Ok(lines.iter().filter_map(|line| entry(line)).collect())
+            }
+        }
     }
 }
 

@@ -13,6 +13,7 @@ use gatehouse_approvals::{
     CreateApproval, DocumentStore, ManagerConfig, Retention, RoutePresence,
 };
 use gatehouse_store::approvals_file::{ExecApprovalsStore, Import, SnapshotCache};
+use gatehouse_store::audit::SharedAuditLog;
 use tokio::sync::watch;
 
 use crate::chat::{ChatRuntime, ChatSetup, ChatStatus};
@@ -289,6 +290,13 @@ impl Prepared {
     pub fn share_state(mut self, documents: Arc<dyn DocumentStore>) -> Self {
         self.documents = Some(documents);
         self
+    }
+
+    /// Keeps the audit log in `log`, the one chain every gateway on the same database appends
+    /// to, instead of the data directory; its store records approval transitions itself.
+    pub fn share_audit(mut self, log: Arc<dyn SharedAuditLog>) -> Result<Self, ServiceError> {
+        self.audit = Auditor::shared(log)?;
+        Ok(self)
     }
 
     /// Starts the approval manager on `ports.store` (cancelling approvals an earlier run left

@@ -1,8 +1,9 @@
 //! Passes the approval manager's events on to the [`Publisher`](crate::Publisher), so operators
 //! see one stream, records each in the audit log as it was published, frees pending-cap places
 //! as approvals settle, and logs each one: every approval event passes here exactly once, so
-//! this is the one place the log hears of requests, deliveries to operator clients, decisions,
-//! expiries and cancellations.
+//! this is the one place the file audit log hears of requests, deliveries to operator clients,
+//! decisions, expiries and cancellations. (The database's log hears of them from the store, in
+//! each transition's transaction: every replica forwards every event.)
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -38,6 +39,10 @@ pub(crate) fn spawn_forwarder(core: Arc<Core>, mut events: EventSubscription) {
             // The payload as published moves into the audit record rather than being copied:
             // the forwarder handles every approval twice.
             let payload = core.publisher.approval_event(&event);
+            // On a shared store the store recorded the transition in its own transaction.
+            if core.audit.store_records_transitions() {
+                continue;
+            }
             let id = event.id.to_string();
             if requested {
                 core.audit(AuditKind::Request, Some(&id), None, payload);

@@ -23,5 +23,7 @@ mod write_ops;
 mod writer;
 
 pub use batch_times::{BATCH_TIME_BOUNDS, BatchTimesSnapshot};
-pub use postgres::{DatabaseCheck, PendingCaps, PgApprovalStore, PgDocuments, PgOptions};
+pub use postgres::{
+    DatabaseCheck, PendingCaps, PgApprovalStore, PgAuditLog, PgDocuments, PgOptions,
+};
 pub use sqlite::{SqliteApprovalStore, SqliteOptions};

@@ -136,7 +136,7 @@ pub(crate) fn fault_kind(fault: LineFault) -> ProblemKind {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use serde_json::json;
 
     use super::super::record::{AuditEvent, AuditKind, AuditRecord, encode_line};
@@ -145,8 +145,21 @@ mod tests {
 
     /// `n` chained lines, each with its newline.
     fn chain(n: u64) -> Vec<Vec<u8>> {
+        chained_lines(n)
+            .0
+            .into_iter()
+            .map(|mut line| {
+                line.push(b'\n');
+                line
+            })
+            .collect()
+    }
+
+    /// `n` chained lines (records of kind `request`, payload `{"i": i}`), without newlines,
+    /// and the tip after them.
+    pub(crate) fn chained_lines(n: u64) -> (Vec<Vec<u8>>, ChainTip) {
         let mut tip = ChainTip::genesis();
-        (0..n)
+        let lines = (0..n)
             .map(|i| {
                 let event = AuditEvent::new(AuditKind::Request, json!({ "i": i }));
                 let encoded = encode_line(&AuditRecord::after(&tip, i, event)).unwrap();
@@ -154,11 +167,10 @@ mod tests {
                     seq: tip.seq + 1,
                     line_hash: encoded.line_hash,
                 };
-                let mut line = encoded.bytes;
-                line.push(b'\n');
-                line
+                encoded.bytes
             })
-            .collect()
+            .collect();
+        (lines, tip)
     }
 
     fn check(lines: &[Vec<u8>]) -> Option<(u64, ProblemKind)> {

@@ -58,6 +58,14 @@ pub enum AuditError {
         len: usize,
     },
 
+    /// The store is PostgreSQL but its database holds no audit log: no gateway of a version
+    /// that keeps it there has migrated the database yet.
+    #[error(
+        "the approvals database holds no audit log yet: start a gateway of this version on it \
+         (it migrates the database), or verify the data directory's file with --data-dir"
+    )]
+    NotInDatabase,
+
     /// A record could not be encoded as JSON.
     #[error("cannot encode audit record: {0}")]
     Encode(#[source] serde_json::Error),

@@ -8,6 +8,11 @@
 //! fails verification. **Limit:** someone who can rewrite the log *and* its head, recomputing
 //! every hash, is not detected; ship lines off the host to catch that (see `docs/audit.md`).
 //!
+//! **Two homes, one chain format.** The log is a file set in the data directory, or, when the
+//! approvals store is PostgreSQL, rows of one table all gateways append to
+//! ([`SharedAuditLog`]); rows are checked by the same walk (`rows`) and give the same
+//! [`VerifyReport`].
+//!
 //! ```
 //! use gatehouse_store::audit::{verify, AuditEvent, AuditKind, AuditLog, AuditOptions};
 //! # let dir = tempfile::tempdir()?;
@@ -25,12 +30,18 @@ mod chain;
 mod error;
 mod head;
 mod record;
+pub(crate) mod rows;
 mod segments;
+mod shared;
+mod transition;
 mod verify;
 mod writer;
 
 pub use error::AuditError;
 pub use record::{AuditEvent, AuditKind, AuditRecord, GENESIS_PREV};
+pub(crate) use record::{ChainTip, encode_line};
+pub use shared::{AuditFuture, SharedAuditLog};
+pub use transition::{Transition, transition_event};
 pub use verify::{Problem, ProblemKind, VerifyReport, verify};
 pub use writer::{
     AuditLog, AuditOptions, DEFAULT_ROTATE_AT_BYTES, LOG_FILE_NAME, OpenReport, SyncPolicy,

@@ -91,6 +91,12 @@ pub enum ProblemKind {
         /// The anchored seq.
         anchored_seq: u64,
     },
+    /// Rows of the database log lie past its head row, which every append moves in the same
+    /// transaction: they were inserted outside Gatehouse.
+    BeyondHead {
+        /// The seq the head row anchors.
+        anchored_seq: u64,
+    },
 }
 
 impl ProblemKind {
@@ -107,6 +113,7 @@ impl ProblemKind {
             ProblemKind::HeadMissing => "head-missing",
             ProblemKind::HeadMalformed { .. } => "head-malformed",
             ProblemKind::HeadBehind { .. } => "head-behind",
+            ProblemKind::BeyondHead { .. } => "beyond-head",
         }
     }
 }
@@ -171,6 +178,11 @@ impl fmt::Display for ProblemKind {
                 f,
                 "the head file anchors seq {anchored_seq}, older than the rotated files: it was \
                  replaced by an old copy"
+            ),
+            ProblemKind::BeyondHead { anchored_seq } => write!(
+                f,
+                "records after seq {anchored_seq}, where the head row ends the chain: they were \
+                 inserted without moving the head, not appended by a gateway"
             ),
         }
     }

@@ -41,3 +41,6 @@ mod resolution;
 mod support;
 // The hash-chained audit log: tamper detection, crash repair, rotation, file modes.
 mod audit;
+// The audit log in PostgreSQL: one chain across stores, records committed with their
+// transitions, the same verdicts as the file log's.
+mod audit_db;

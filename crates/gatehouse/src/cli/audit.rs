@@ -5,13 +5,16 @@
 
 use std::fmt::Write as _;
 use std::io::{self, Write as _};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 use gatehouse_chat::sanitize::one_line;
 use gatehouse_store::StoreError;
-use gatehouse_store::audit::{self, AuditError, LOG_FILE_NAME, Problem, VerifyReport};
+use gatehouse_store::approvals_db::PgAuditLog;
+use gatehouse_store::audit::{
+    self, AuditError, LOG_FILE_NAME, Problem, SharedAuditLog as _, VerifyReport,
+};
 use serde_json::json;
 
 use super::listing::{Table, when};
@@ -27,7 +30,8 @@ pub(crate) enum AuditCommand {
     #[command(after_help = "\
 Examples:
   gatehouse audit verify                                  # the default data directory
-  gatehouse audit verify --data-dir /var/lib/gatehouse --json")]
+  gatehouse audit verify --data-dir /var/lib/gatehouse --json
+  gatehouse audit verify --config /etc/gatehouse/config.json5   # PostgreSQL: the database's chain")]
     Verify {
         #[command(flatten)]
         log: LogLocation,
@@ -35,7 +39,8 @@ Examples:
         #[arg(long)]
         json: bool,
     },
-    /// Print the last records of the active log file, unchecked (run `verify` for that).
+    /// Print the last records of the active log file (or the database's chain), unchecked
+    /// (run `verify` for that).
     #[command(after_help = "\
 Examples:
   gatehouse audit tail -n 20
@@ -52,7 +57,8 @@ Examples:
     },
 }
 
-/// Which log to read: an explicit file, or `audit.jsonl` in the data directory.
+/// Which log to read: an explicit file, the database's chain when the config's store is
+/// PostgreSQL, else `audit.jsonl` in the data directory.
 #[derive(Debug, clap::Args)]
 pub(crate) struct LogLocation {
     /// The audit log file.
@@ -61,50 +67,91 @@ pub(crate) struct LogLocation {
     /// State directory [default: $XDG_STATE_HOME/gatehouse or ~/.local/state/gatehouse].
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
+    /// The gateway's config file: with `gateway.store` PostgreSQL, the chain is the
+    /// database's, which every replica appends to.
+    #[arg(long, value_name = "FILE", env = "GATEHOUSE_CONFIG")]
+    config: Option<PathBuf>,
+}
+
+/// Where the chain to read is.
+enum Source {
+    File(PathBuf),
+    Database(PgAuditLog),
 }
 
 impl LogLocation {
-    fn path(self) -> anyhow::Result<PathBuf> {
+    fn source(self) -> anyhow::Result<Source> {
         if let Some(file) = self.file {
-            return Ok(file);
+            return Ok(Source::File(file));
+        }
+        let config = super::config::load(self.config.as_deref())?;
+        if let Some(database) = super::layout::database_audit(config.gateway.store.as_ref()) {
+            return Ok(Source::Database(database?));
         }
         let dir = match self.data_dir {
             Some(dir) => dir,
             None => super::layout::default_data_dir()?,
         };
-        Ok(dir.join(LOG_FILE_NAME))
+        Ok(Source::File(dir.join(LOG_FILE_NAME)))
     }
 }
 
 /// Runs an `audit` subcommand.
 pub(crate) fn run(command: AuditCommand) -> anyhow::Result<ExitCode> {
     match command {
-        AuditCommand::Verify { log, json } => verify(log.path()?, json),
-        AuditCommand::Tail { log, lines, json } => tail(log.path()?, lines, json),
+        AuditCommand::Verify { log, json } => {
+            let report =
+                match log.source()? {
+                    Source::File(path) => verify_file(&path)?,
+                    Source::Database(log) => super::layout::offline_runtime()?
+                        .block_on(log.verify())
+                        .context("cannot verify the audit log in the approvals database")?,
+                };
+            Ok(print_verdict(&report, json))
+        }
+        AuditCommand::Tail { log, lines, json } => {
+            let data = match log.source()? {
+                Source::File(path) => std::fs::read(&path)
+                    .with_context(|| format!("cannot read {}", path.display()))?,
+                Source::Database(log) => super::layout::offline_runtime()?
+                    .block_on(log.tail(lines))
+                    .context("cannot read the audit log in the approvals database")?
+                    .into_iter()
+                    .flat_map(|mut line| {
+                        line.push(b'\n');
+                        line
+                    })
+                    .collect(),
+            };
+            tail(&data, lines, json)
+        }
     }
 }
 
-fn verify(path: PathBuf, as_json: bool) -> anyhow::Result<ExitCode> {
-    let report = match audit::verify(&path) {
-        Ok(report) => report,
+fn verify_file(path: &Path) -> anyhow::Result<VerifyReport> {
+    match audit::verify(path) {
+        Ok(report) => Ok(report),
         Err(AuditError::Store(StoreError::Io { source, .. }))
             if source.kind() == io::ErrorKind::NotFound =>
         {
             anyhow::bail!("no audit log at {}", path.display())
         }
-        Err(error) => return Err(error).context("cannot verify the audit log"),
-    };
+        Err(error) => Err(error).context("cannot verify the audit log"),
+    }
+}
+
+fn print_verdict(report: &VerifyReport, as_json: bool) -> ExitCode {
     let text = if as_json {
-        json_verdict(&report).to_string()
+        json_verdict(report).to_string()
     } else {
-        human_verdict(&report)
+        human_verdict(report)
     };
     println!("{text}");
-    Ok(if report.is_valid() {
+    if report.is_valid() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(EXIT_INVALID)
-    })
+    }
 }
 
 fn human_verdict(report: &VerifyReport) -> String {
@@ -163,10 +210,9 @@ fn json_problem(problem: &Problem) -> serde_json::Value {
     })
 }
 
-/// The last `count` complete lines: as stored with `json` (made terminal-safe), else under a
-/// header with each record's seq, time (relative and exact), kind, approval and details.
-fn tail(path: PathBuf, count: usize, json: bool) -> anyhow::Result<ExitCode> {
-    let data = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+/// The last `count` complete lines of `data`: as stored with `json` (made terminal-safe), else
+/// under a header with each record's seq, time (relative and exact), kind, approval and details.
+fn tail(data: &[u8], count: usize, json: bool) -> anyhow::Result<ExitCode> {
     let lines: Vec<&[u8]> = data
         .split_inclusive(|&b| b == b'\n')
         .filter(|line| line.ends_with(b"\n"))

@@ -17,7 +17,7 @@ use gatehouse_policy::files::ProtectedPath;
 use gatehouse_sandbox::HostContext;
 use gatehouse_service::{ExecLimits, ServiceError, ServiceSetup};
 use gatehouse_store::approvals_db::{
-    PendingCaps, PgApprovalStore, PgOptions, SqliteApprovalStore, SqliteOptions,
+    PendingCaps, PgApprovalStore, PgAuditLog, PgOptions, SqliteApprovalStore, SqliteOptions,
 };
 use gatehouse_store::approvals_file::{EXEC_APPROVALS_DOCUMENT, Snapshot};
 
@@ -255,8 +255,20 @@ pub(crate) fn shared_approvals(
     Some(read())
 }
 
+/// The audit chain in a PostgreSQL store's database, for `gatehouse audit` (writing nothing);
+/// `None` for SQLite, whose chain is the data directory's file.
+pub(crate) fn database_audit(
+    store: Option<&StoreConfig>,
+) -> Option<Result<PgAuditLog, ServiceError>> {
+    let store = store.filter(|store| store.kind == StoreKind::Postgres)?;
+    Some(postgres_url(store).and_then(|url| {
+        PgApprovalStore::open_audit_log(url.expose(), PgOptions::default())
+            .map_err(ServiceError::store)
+    }))
+}
+
 /// A runtime for an offline command's one database call.
-fn offline_runtime() -> Result<tokio::runtime::Runtime, ServiceError> {
+pub(crate) fn offline_runtime() -> Result<tokio::runtime::Runtime, ServiceError> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -24,7 +24,7 @@ use gatehouse_approvals::{ChatOutbox, RoutePresence, SharedChat, SystemClock};
 use gatehouse_gateway::{
     GatewaySettings, GatewayState, Scope, Secret, StoreBatches, TokenSpec, configured_limits,
 };
-use gatehouse_service::{ChatSetup, ExecLimits, Ports, Service};
+use gatehouse_service::{ChatSetup, ExecLimits, Ports, Service, ServiceError};
 use gatehouse_store::approvals_db::{PendingCaps, SqliteApprovalStore};
 use rand::RngCore as _;
 use rustix::fs::{FlockOperation, flock};
@@ -137,6 +137,9 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         if let OpenedStore::Postgres(store) = &opened {
             // Replicas share the allowlists and `/elevated` levels through the database.
             prepared = prepared.share_state(Arc::new(store.documents()));
+            // And one audit chain, which the store's transitions append to.
+            let log = store.audit_log().map_err(ServiceError::store)?;
+            prepared = prepared.share_audit(Arc::new(log))?;
         }
         let mut gateway = GatewayState::builder(&settings).claude_code_hook(claude_code_hook);
         // The chat outbox lives beside the approvals it refers to. On a store several

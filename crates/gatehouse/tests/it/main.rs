@@ -87,6 +87,8 @@ mod replica_chat;
 mod replica_state;
 // Operating replicas: the database restarted under two `gatehouse serve` processes.
 mod replica_ops;
+// One audit chain in PostgreSQL for two `serve` replicas: verify by CLI and RPC, tamper named.
+mod replica_audit;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -3,6 +3,7 @@
 //! stays the default: a row is decoded by the same code (`rows::RawRow`), a resolution that
 //! loses is answered by the same rules (`write_ops`), and the store contract tests run on both.
 
+mod audit;
 mod caps;
 mod connect;
 mod documents;
@@ -16,6 +17,7 @@ mod presence;
 mod schema;
 mod store;
 
+pub use audit::PgAuditLog;
 pub use caps::PendingCaps;
 pub use documents::PgDocuments;
 pub use store::{DatabaseCheck, PgApprovalStore, PgOptions};

@@ -9,6 +9,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::LazyLock;
 
+use crate::audit::{Transition, transition_event};
 use deadpool_postgres::{ClientWrapper, Transaction};
 use gatehouse_approvals::{
     ApprovalRecord, ConsumeOutcome, DeliveredMessage, ListFilter, ListOrder, NewApproval,
@@ -22,6 +23,7 @@ use uuid::Uuid;
 use super::super::rows::{COLUMNS, RawRow, encode, escape_like, limit_param, sql_ms};
 use super::super::tools::{GRANT_COLUMNS, StoredGrantColumns, encode_tool, grant_row};
 use super::super::write_ops::{answered_by, lost_to, not_consumed, pending_record};
+use super::audit;
 use super::events::{self, REQUESTED};
 use super::feed::notify;
 use crate::error::StoreError;
@@ -202,7 +204,10 @@ pub(super) async fn insert(
         Ok(_) => {
             events::append(tx, &approval.id, REQUESTED).await?;
             notify(tx, origin, &approval.id).await?;
-            Ok(pending_record(approval))
+            let record = pending_record(approval);
+            let at_ms = record.created_at_ms;
+            audit::transition(tx, &record, Transition::Requested, at_ms).await?;
+            Ok(record)
         }
         Err(StoreError::Postgres(error)) if error.code() == Some(&SqlState::UNIQUE_VIOLATION) => {
             let approval_id = approval.id;
@@ -268,6 +273,7 @@ pub(super) async fn resolve(
         store_grant(tx, &record).await?;
         events::append(tx, id, record.state.as_str()).await?;
         notify(tx, origin, id).await?;
+        audit::transition(tx, &record, Transition::Settled, at_ms).await?;
         return Ok(ResolveOutcome::Applied(record));
     }
     Ok(lost_to(resolution, fetch_required(tx, id).await?))
@@ -309,7 +315,9 @@ pub(super) async fn consume_allow_once(
     });
     let rows = tx.rows(&SQL, &[&id, &sql_ms(at_ms)]).await?;
     if let Some(row) = rows.first() {
-        return Ok(ConsumeOutcome::Consumed(record(row)?));
+        let record = record(row)?;
+        audit::transition(tx, &record, Transition::Consumed, at_ms).await?;
+        return Ok(ConsumeOutcome::Consumed(record));
     }
     Ok(not_consumed(fetch_required(tx, id).await?))
 }
@@ -364,6 +372,11 @@ pub(super) async fn cancel_all_pending(
     for record in &cancelled {
         events::append(tx, &record.id, record.state.as_str()).await?;
     }
+    let records = cancelled
+        .iter()
+        .map(|record| (at_ms, transition_event(record, Transition::Settled)))
+        .collect();
+    audit::append(tx, records).await?;
     Ok(cancelled)
 }
 

@@ -211,6 +211,28 @@ const MIGRATIONS: &[&str] = &[
                AND (kind = 'run') = (at_ms IS NOT NULL));
     CREATE INDEX approval_events_runs_by_age ON approval_events (at_ms) WHERE kind = 'run';
     "#,
+    // 7: the audit log every gateway appends to (see `audit`): each record's line exactly as
+    // the file log would hold it (its seq, prev and hash inside), and the head row naming the
+    // last record's seq and line hash, locked by each append so the chain neither forks nor
+    // skips. No foreign key: records outlive the approvals history prunes. Replicas of the
+    // previous build may run across it: nothing of theirs reads these tables, and their
+    // transitions are recorded in their own files until they are upgraded.
+    r#"
+    CREATE TABLE audit_head (
+        only_row  boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+        last_seq  bigint NOT NULL CHECK (last_seq >= 0),
+        line_hash text NOT NULL
+    );
+    INSERT INTO audit_head (last_seq, line_hash)
+        VALUES (0, '0000000000000000000000000000000000000000000000000000000000000000');
+
+    CREATE TABLE audit_records (
+        seq         bigint PRIMARY KEY CHECK (seq > 0),
+        approval_id text COLLATE "C",
+        line        text NOT NULL
+    );
+    CREATE INDEX audit_records_by_approval ON audit_records (approval_id);
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -23,6 +23,7 @@ use gatehouse_approvals::{
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot};
 
+use super::audit::PgAuditLog;
 use super::caps::{self, PendingCaps};
 use super::connect::Connector;
 use super::documents::PgDocuments;
@@ -112,6 +113,8 @@ pub struct PgApprovalStore {
     listener: Arc<Listener>,
     /// The event log's instance id, read once at connect (a migration wrote it).
     instance: String,
+    /// How long opening a connection may take, for the pools made later.
+    connect_timeout: Duration,
 }
 
 impl PgApprovalStore {
@@ -144,6 +147,7 @@ impl PgApprovalStore {
             subscribers,
             listener: Arc::new(listener),
             instance,
+            connect_timeout: options.connect_timeout,
         })
     }
 
@@ -152,6 +156,24 @@ impl PgApprovalStore {
     /// store's one listening connection. Call from within a tokio runtime.
     pub fn documents(&self) -> PgDocuments {
         PgDocuments::start(self.pool.clone(), Arc::clone(&self.listener))
+    }
+
+    /// The audit log in this store's database, which the store's transitions append to: the
+    /// gateway appends its other records through it and reads it for `audit.verify` and
+    /// `audit.tail`. Appends use a connection of their own, opened by the runtime that
+    /// appends.
+    pub fn audit_log(&self) -> Result<PgAuditLog, StoreError> {
+        let appends = self.connector.pool(1, self.connect_timeout)?;
+        Ok(PgAuditLog::new(self.pool.clone(), appends))
+    }
+
+    /// The audit log in the database `url` names, for reading it without a gateway
+    /// (`gatehouse audit`); migrates nothing, and a database without one is reported as such
+    /// when it is read.
+    pub fn open_audit_log(url: &str, options: PgOptions) -> Result<PgAuditLog, StoreError> {
+        let pool =
+            Connector::from_url(url, options.connect_timeout)?.pool(1, options.connect_timeout)?;
+        Ok(PgAuditLog::new(pool.clone(), pool))
     }
 
     /// Connects to the database `url` names and reads what `gatehouse doctor` reports,
