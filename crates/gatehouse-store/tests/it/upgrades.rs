@@ -167,16 +167,28 @@ async fn a_migration_the_previous_build_cannot_run_across_waits_for_its_replicas
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_migration_the_previous_build_runs_across_is_applied_with_its_replicas_running() {
+async fn the_audit_chain_waits_for_the_previous_builds_replicas_to_stop() {
     let database = gatehouse_fakes::postgres::database().unwrap();
-    let pending = database_at(&database, 4).await;
-    let _previous_build = connection(database.url(), "gatehouse").await;
+    let pending = database_at(&database, 6).await;
+    let previous_build = connection(database.url(), "gatehouse").await;
     let checked = PgApprovalStore::check(database.url(), PgOptions::default())
         .await
         .unwrap();
-    assert_eq!(checked.stop_every_replica, None);
-    // No wait at all: migration 5 (approval routes) must not look for other gateways.
-    let upgraded = PgApprovalStore::connect(database.url(), waiting(Duration::ZERO))
+    assert_eq!(checked.stop_every_replica.map(|(to, _)| to), Some(7));
+    // Their transitions would be recorded in their own files, not in the one chain.
+    let refused = PgApprovalStore::connect(database.url(), waiting(Duration::from_millis(600)))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            StoreError::ReplicasStillConnected { migration: 7, .. }
+        ),
+        "{refused:?}"
+    );
+    assert_eq!(schema_version(database.url()).await, 6);
+    drop(previous_build);
+    let upgraded = PgApprovalStore::connect(database.url(), waiting(Duration::from_secs(20)))
         .await
         .unwrap();
     assert_eq!(
@@ -184,6 +196,22 @@ async fn a_migration_the_previous_build_runs_across_is_applied_with_its_replicas
         current_version().await
     );
     assert!(decide(&upgraded, &pending).await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_with_no_migration_due_does_not_look_for_other_gateways() {
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let pending = database_at(&database, current_version().await).await;
+    let _running = connection(database.url(), "gatehouse").await;
+    let checked = PgApprovalStore::check(database.url(), PgOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(checked.stop_every_replica, None);
+    // No wait at all: another replica of this build is running, as every start meets.
+    let started = PgApprovalStore::connect(database.url(), waiting(Duration::ZERO))
+        .await
+        .unwrap();
+    assert!(decide(&started, &pending).await);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -242,12 +242,15 @@ pub(super) const CURRENT_VERSION: i64 = MIGRATIONS.len() as i64;
 /// brings: after one, every transition must also write something that build does not (2: the
 /// event log's row, without which the other replicas never hear of the transition; 4: the
 /// allowlists and session levels, which that build would go on reading from and writing to
-/// its own files). They are applied only once no other gateway is connected to the database
-/// (docs/high-availability.md, "Backups and upgrades"). The other migrations only add what the
-/// previous build does not use, so a rolling upgrade crosses them.
+/// its own files; 7: the audit record, which that build would write to its own file, leaving
+/// its transitions out of the one chain). They are applied only once no other gateway is
+/// connected to the database (docs/high-availability.md, "Backups and upgrades"). The other
+/// migrations only add what the previous build does not use, so a rolling upgrade crosses
+/// them.
 const STOP_EVERY_REPLICA: &[(i64, &str)] = &[
     (2, "the event log every transition appends to"),
     (4, "allowlists and session levels in the database"),
+    (7, "the audit chain every transition appends its record to"),
 ];
 
 /// How often a start waiting for the other gateways to disconnect looks again.
@@ -385,4 +388,31 @@ async fn recorded_version(q: &impl Queries) -> Result<i64, StoreError> {
         });
     }
     Ok(version)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_migrations_that_need_every_replica_stopped_are_waited_for() {
+        let due: Vec<_> = (0..=CURRENT_VERSION)
+            .map(|version| stop_every_replica_after(version).map(|(to, _)| to))
+            .collect();
+        // From a fresh database, and from the current version, nothing; from 5 and 6 (the
+        // routes and run events are crossed by a rolling upgrade), the audit chain's.
+        assert_eq!(
+            due,
+            [
+                None,
+                Some(2),
+                Some(4),
+                Some(4),
+                Some(7),
+                Some(7),
+                Some(7),
+                None
+            ]
+        );
+    }
 }
