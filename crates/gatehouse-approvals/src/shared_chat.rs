@@ -57,6 +57,10 @@ pub trait SharedChat: Send + Sync {
     /// connections over honours.
     fn live_buttons(&self) -> Reading<Vec<StoredButton>>;
 
+    /// The stored button `key`, while its approval is pending: what a gateway not holding the
+    /// chat connections checks a press against, one row per press.
+    fn live_button(&self, key: String) -> Reading<Option<StoredButton>>;
+
     /// Waits until this gateway, `holder` (its name, as in outbox claims), holds the chat
     /// lease `name`, retrying while another holds it or the store is unreachable.
     fn acquire_lease(

@@ -379,7 +379,14 @@ impl Channel for SlackChannel {
     /// the holder opens.
     async fn listen(&self, inbound: mpsc::Sender<Inbound>) -> Result<(), ChatError> {
         if self.config.mode == SlackMode::Http {
-            while let Err(error) = self.identify().await {
+            // Stopped at once when the lease comes (the holder's `run` then takes over), even
+            // while `auth.test` is under way.
+            loop {
+                let identified = tokio::select! {
+                    () = inbound.closed() => return Ok(()),
+                    identified = self.identify() => identified,
+                };
+                let Err(error) = identified else { break };
                 tracing::warn!(channel = CHANNEL, %error, "Cannot check the bot token; presses here wait for it.");
                 tokio::select! {
                     () = inbound.closed() => return Ok(()),

@@ -63,15 +63,17 @@ async fn on_press(runtime: &ChatRuntime, press: ButtonPress, standing: Standing)
         return;
     };
     let checked = match (standing, &runtime.shared) {
-        (Standing::Listener, Some((shared, _))) => match live_tokens(shared.as_ref()).await {
-            Ok(tokens) => check_press(&press, &tokens, &runtime.approvals, runtime.now_ms()),
-            Err(error) => {
-                // Fail closed: nothing decided, and the presser is told to try again.
-                tracing::error!(%error, "Cannot read the shared store's buttons to check a press.");
-                answer_press(runtime, channel.as_ref(), &press, UNCHECKED).await;
-                return;
+        (Standing::Listener, Some((shared, _))) => {
+            match live_tokens(shared.as_ref(), &press.token).await {
+                Ok(tokens) => check_press(&press, &tokens, &runtime.approvals, runtime.now_ms()),
+                Err(error) => {
+                    // Fail closed: nothing decided, and the presser is told to try again.
+                    tracing::error!(%error, "Cannot read the shared store's buttons to check a press.");
+                    answer_press(runtime, channel.as_ref(), &press, UNCHECKED).await;
+                    return;
+                }
             }
-        },
+        }
         _ => check_press(
             &press,
             &runtime.dispatcher.tokens,

@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use gatehouse_approvals::{SharedChat, StoreError, StoredButton};
-use gatehouse_chat::token::{MemoryTokenStore, TokenRecord, TokenRegistry, TokenStore};
+use gatehouse_chat::token::{MemoryTokenStore, TokenRecord, TokenRegistry, TokenStore, token_key};
 
 use super::view::{locator, stored};
 
@@ -42,15 +42,20 @@ impl SharedTokens {
     }
 }
 
-/// The buttons of every pending approval, read from the shared store now, for one press on a
-/// gateway that does not hold the chat connections (it issues no tokens and keeps none: a
-/// registry per press holds nothing past it).
+/// The button `token` names, read from the shared store now if its approval is pending, for
+/// one press on a gateway that does not hold the chat connections (it issues no tokens and
+/// keeps none: a registry per press holds nothing past it). A token of no known shape reads
+/// nothing and is refused by the check as unknown.
 pub(super) async fn live_tokens(
     shared: &dyn SharedChat,
+    token: &str,
 ) -> Result<TokenRegistry<MemoryTokenStore>, StoreError> {
     let memory = MemoryTokenStore::default();
-    for (key, record) in records(shared.live_buttons().await?) {
-        memory.put(key, record);
+    if let Some(key) = token_key(token) {
+        let stored = shared.live_button(key.to_owned()).await?;
+        for (key, record) in records(stored.into_iter().collect()) {
+            memory.put(key, record);
+        }
     }
     Ok(TokenRegistry::new(memory))
 }

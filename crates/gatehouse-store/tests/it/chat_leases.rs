@@ -130,8 +130,17 @@ async fn buttons_saved_by_one_gateway_are_live_on_another_while_their_approval_i
     let live = b.live_buttons().await.unwrap();
     assert_eq!(
         live,
-        vec![button("k1", "a1", Some(landed)), button("k2", "a2", None)]
+        vec![
+            button("k1", "a1", Some(landed.clone())),
+            button("k2", "a2", None)
+        ]
     );
+    // One press's lookup on a gateway that keeps no tokens reads its button alone.
+    assert_eq!(
+        b.live_button("k1".into()).await.unwrap(),
+        Some(button("k1", "a1", Some(landed)))
+    );
+    assert_eq!(b.live_button("k9".into()).await.unwrap(), None);
     let (done, answered) = oneshot::channel();
     let decided = Resolution::Decided {
         decision: ApprovalDecision::Deny,
@@ -156,6 +165,7 @@ async fn buttons_saved_by_one_gateway_are_live_on_another_while_their_approval_i
         .map(|button| button.key)
         .collect();
     assert_eq!(live, ["k1"]);
+    assert_eq!(b.live_button("k2".into()).await.unwrap(), None, "settled");
     // A button of an approval that does not exist is refused.
     assert!(a.save_button(button("k3", "nobody", None)).await.is_err());
 }

@@ -489,6 +489,10 @@ impl SharedChat for PgApprovalStore {
         self.read(|client| Box::pin(outbox::live_buttons(client)))
     }
 
+    fn live_button(&self, key: String) -> Reading<Option<StoredButton>> {
+        self.read(move |client| Box::pin(async move { outbox::live_button(client, &key).await }))
+    }
+
     fn acquire_lease(
         &self,
         name: String,
