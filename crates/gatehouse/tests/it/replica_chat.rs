@@ -35,7 +35,7 @@ async fn replica_with(
     index: usize,
     extra: &str,
 ) -> Server {
-    let store = format!("store: {{ kind: 'postgres', url: '{}' }},", database.url());
+    let store = store_on(database);
     let chat = format!(
         "channels: {{ telegram: {{ botToken: '{}', apiUrl: '{}',
            execApprovals: {{ approvers: [{APPROVER}] }} }} }}, {extra}",
@@ -43,6 +43,11 @@ async fn replica_with(
         fake.base_url
     );
     Server::start_with_config(&config_with_gateway(&store, &chat)).await
+}
+
+/// The `gateway.store` keys of a replica on `database`.
+fn store_on(database: &TempDatabase) -> String {
+    format!("store: {{ kind: 'postgres', url: '{}' }},", database.url())
 }
 
 fn token(index: usize) -> String {
@@ -329,7 +334,7 @@ async fn on_discord_a_card_in_flight_when_its_holder_dies_is_delivered_once_and_
     let fake = gatehouse_fakes::discord::spawn("127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
-    let store = format!("store: {{ kind: 'postgres', url: '{}' }},", database.url());
+    let store = store_on(&database);
     let chat = crate::discord::discord_config(&fake, &format!("approvers: ['{ALICE}']"));
     let config = config_with_gateway(&store, &chat);
     let mut replicas = [
@@ -412,7 +417,7 @@ async fn on_slack_a_card_in_flight_when_its_holder_dies_is_found_not_posted_twic
     let fake = gatehouse_fakes::slack::spawn("127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
-    let store = format!("store: {{ kind: 'postgres', url: '{}' }},", database.url());
+    let store = store_on(&database);
     let chat = format!(
         "channels: {{ slack: {{ botToken: 'xoxb-fake', appToken: 'xapp-fake', apiUrl: '{}',
            execApprovals: {{ approvers: ['U0ALICE'] }} }} }},",
@@ -552,7 +557,7 @@ async fn on_slack_http_a_press_at_the_replica_without_the_lease_decides_and_the_
     let fake = gatehouse_fakes::slack::spawn("127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
-    let store = format!("store: {{ kind: 'postgres', url: '{}' }},", database.url());
+    let store = store_on(&database);
     let chat = format!(
         "channels: {{ slack: {{ botToken: 'xoxb-fake', apiUrl: '{}', mode: 'http',
            signingSecret: '{SIGNING_SECRET}', execApprovals: {{ approvers: ['{APPROVER}'] }} }} }},",
@@ -653,7 +658,7 @@ async fn on_telegram_a_webhook_press_at_the_replica_without_the_lease_decides_an
     // The load balancer's address, the webhook URL every replica registers.
     let balancer = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let hook = format!("http://{}/telegram/webhook", balancer.local_addr().unwrap());
-    let store = format!("store: {{ kind: 'postgres', url: '{}' }},", database.url());
+    let store = store_on(&database);
     let mut replicas = Vec::new();
     for index in 0..2 {
         let chat = format!(
