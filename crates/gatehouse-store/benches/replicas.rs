@@ -1,6 +1,7 @@
 //! Approvals on PostgreSQL against SQLite, and two replicas against one, as ratios in one run:
 //! request→decision latency (one approval at a time: created, decided, its waiter answered) and
-//! throughput (64 at once). The approval managers are the real ones, on the real stores; the
+//! throughput (64 at once), and one replica on a database already holding a long history
+//! against one on a fresh database. The approval managers are the real ones, on the real stores; the
 //! PostgreSQL server is a real one the bench starts (`gatehouse-fakes`), on this machine.
 //!
 //! That server runs with `fsync = off` (a test cluster), so its figures are set against
@@ -34,6 +35,10 @@ use uuid::Uuid;
 
 /// Approvals in flight at once in the throughput benches.
 const CONCURRENCY: usize = 64;
+
+/// Settled approvals kept in the `postgres_long_history` database before it is measured: its
+/// ratio to `postgres_one_replica` says whether an approval's cost grows with the history kept.
+const HISTORY: usize = 12_800;
 
 fn runtime() -> Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -189,13 +194,26 @@ fn replicas(c: &mut Criterion) {
     let one = rt.block_on(on_postgres(&cluster.url()));
     let two_url = cluster.create_database("two_replicas").unwrap();
     let (a, b) = rt.block_on(async { (on_postgres(&two_url).await, on_postgres(&two_url).await) });
+    let history_url = cluster.create_database("long_history").unwrap();
+    let long_history = rt.block_on(async {
+        let replica = on_postgres(&history_url).await;
+        let pairs = [(replica.clone(), replica.clone())];
+        for _ in 0..HISTORY / CONCURRENCY {
+            concurrently(&pairs).await;
+        }
+        replica
+    });
 
     // Each setup: who asks and who decides. On two replicas every approval is decided on the
     // replica that did not create it, so its requester hears the decision through the database.
-    let setups: [(&str, Vec<(Replica, Replica)>); 4] = [
+    let setups: [(&str, Vec<(Replica, Replica)>); 5] = [
         ("sqlite_disk", vec![(sqlite_disk.clone(), sqlite_disk)]),
         ("sqlite_tmpfs", vec![(sqlite_tmpfs.clone(), sqlite_tmpfs)]),
         ("postgres_one_replica", vec![(one.clone(), one)]),
+        (
+            "postgres_long_history",
+            vec![(long_history.clone(), long_history)],
+        ),
         (
             "postgres_two_replicas",
             vec![(a.clone(), b.clone()), (b, a)],

@@ -88,6 +88,24 @@ pub enum StoreError {
         supported: i64,
     },
 
+    /// A migration that replicas of the previous build cannot run across is due, and other
+    /// gateways are still connected to the database.
+    #[error(
+        "cannot apply migration {migration} ({brings}) while other gateways use the approvals \
+         database ({connected}): replicas of the previous build would go on writing without \
+         it. Stop every replica, then start the upgraded ones (docs/high-availability.md, \
+         \"Backups and upgrades\")",
+        connected = connected.join("; ")
+    )]
+    ReplicasStillConnected {
+        /// The migration's number.
+        migration: i64,
+        /// What it brings.
+        brings: &'static str,
+        /// The other gateways' connections: address and since when.
+        connected: Vec<String>,
+    },
+
     /// A stored row holds a value this build cannot interpret; it is refused, never guessed.
     #[error("approval {approval_id}: corrupt column {column}: {detail}")]
     CorruptRow {

@@ -14,7 +14,14 @@ pub(crate) const OVERRIDE_VAR: &str = "GATEHOUSE_PG_BIN";
 const DEBIAN_ROOT: &str = "/usr/lib/postgresql";
 
 /// The programs a cluster runs; all must come from one installation.
-const PROGRAMS: [&str; 4] = ["initdb", "postgres", "createdb", "dropdb"];
+const PROGRAMS: [&str; 6] = [
+    "initdb",
+    "postgres",
+    "createdb",
+    "dropdb",
+    "pg_dump",
+    "pg_restore",
+];
 
 /// The oldest major version the cluster supports (`dropdb --force` and `initdb
 /// --no-instructions` arrived in 13).

@@ -158,6 +158,26 @@ impl TempCluster {
         self.run_client("dropdb", &["--force", "--if-exists", database])
     }
 
+    /// Backs `database` up with `pg_dump` (custom format, one consistent snapshot, taken while
+    /// clients write) and restores the dump with `pg_restore` into the new database `into`,
+    /// as an operator restores a backup; the new database's URL. The dump stays in the
+    /// cluster's directory until the cluster is gone.
+    pub fn dump_and_restore(&self, database: &str, into: &str) -> Result<String, ClusterError> {
+        check_database_name(database)?;
+        let dump = self.dir.join(format!("{database}.dump"));
+        let dump_arg = dump.to_string_lossy();
+        self.run_client(
+            "pg_dump",
+            &["--format=custom", "--file", &dump_arg, database],
+        )?;
+        let url = self.create_database(into)?;
+        self.run_client(
+            "pg_restore",
+            &["--exit-on-error", "--dbname", into, &dump_arg],
+        )?;
+        Ok(url)
+    }
+
     /// The TCP port on 127.0.0.1; it stays the same across restarts.
     pub fn port(&self) -> u16 {
         self.port

@@ -246,3 +246,77 @@ async fn a_replica_whose_connections_were_cut_catches_up_from_the_log_missing_no
     let record = b.manager.await_decision(first.id).await.unwrap();
     assert_eq!(record.decision, Some(ApprovalDecision::AllowOnce));
 }
+
+/// Reading the log must cost the same however long the history is: each event's approval is
+/// looked up by its key, never found by scanning the approvals table. Without fresh planner
+/// statistics (the state of a database between autovacuum's analyses) the first version of the
+/// read joined the log to the whole table, so request→decision grew by about a millisecond per
+/// thousand approvals kept. The real store's plans are read from the server's log
+/// (`auto_explain`, enabled for this database only) after a history long enough to tempt a
+/// scan, and under both the custom and the generic plans PostgreSQL picks for a statement it
+/// has run many times.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn catching_up_looks_each_approval_up_by_key_however_long_the_history() {
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let (admin, connection) = tokio_postgres::connect(database.url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let name = database.name();
+    admin
+        .batch_execute(&format!(
+            "ALTER DATABASE {name} SET session_preload_libraries = 'auto_explain';
+             ALTER DATABASE {name} SET auto_explain.log_min_duration = 0;"
+        ))
+        .await
+        .unwrap();
+
+    let mut replica = replica(database.url()).await;
+    for _ in 0..600 {
+        let (created, decision) = replica.manager.create_awaited(request(None)).await.unwrap();
+        // Announced once read back from the log: one read per creation at least.
+        loop {
+            let event = tokio::time::timeout(CROSSING, replica.events.recv())
+                .await
+                .unwrap()
+                .unwrap();
+            if event.id == created.id && matches!(event.kind, EventKind::Requested { .. }) {
+                break;
+            }
+        }
+        let answer = replica
+            .manager
+            .resolve(
+                &created.id.to_string(),
+                ApprovalDecision::AllowOnce,
+                "operator",
+                IdDisclosure::Hidden,
+            )
+            .await
+            .unwrap();
+        assert!(answer.outcome.applied());
+        decision.decided().await.unwrap();
+    }
+
+    let server_log = database.cluster().log();
+    let reads: Vec<&str> = server_log
+        .split("duration: ")
+        .filter(|entry| entry.contains("FROM approval_events"))
+        .collect();
+    assert!(
+        reads.len() >= 600,
+        "auto_explain logged {} plans of the log's read",
+        reads.len()
+    );
+    let scanning: Vec<&&str> = reads
+        .iter()
+        .filter(|plan| plan.contains("Seq Scan on approvals"))
+        .collect();
+    assert!(
+        scanning.is_empty(),
+        "{} of {} reads of the log scanned the approvals table, e.g.:\n{}",
+        scanning.len(),
+        reads.len(),
+        scanning[0]
+    );
+}

@@ -10,6 +10,8 @@ mod approvals_db;
 mod stores;
 // Several PostgreSQL stores (gateways) on one database: one winner, one run, one migration.
 mod replicas;
+// Upgrading a shared database: migrations that need every replica stopped wait for them.
+mod upgrades;
 // Approval managers on PostgreSQL stores sharing a database: decisions, adoption, expiry.
 mod replica_managers;
 // The PostgreSQL event log: appended with each transition, numbered in commit order, caught up.

@@ -212,13 +212,26 @@ fn review_postgres(store: &StoreConfig) -> Result<(String, Option<String>), Serv
             checked.supported_version
         ),
     };
-    let warning = (skew_ms.abs() > CLOCK_SKEW_WARN_MS).then(|| {
+    let skew = (skew_ms.abs() > CLOCK_SKEW_WARN_MS).then(|| {
         format!(
             "the approvals database's clock is {skew_ms} ms off this host's: replicas date \
              approvals and expire them by their own clocks; keep every replica and the database \
              on NTP"
         )
     });
+    let upgrade = checked.stop_every_replica.map(|(migration, brings)| {
+        format!(
+            "this build's first start migrates the approvals database across migration \
+             {migration} ({brings}), which replicas of the previous build cannot run across: \
+             stop every replica, then start the upgraded ones (a start waits {} s for the \
+             others to disconnect, then refuses)",
+            PgOptions::DEFAULT_UPGRADE_WAIT.as_secs()
+        )
+    });
+    let warning = [skew, upgrade]
+        .into_iter()
+        .flatten()
+        .reduce(|first, second| format!("{first}; {second}"));
     Ok((line, warning))
 }
 

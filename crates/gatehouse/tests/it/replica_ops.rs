@@ -1,14 +1,16 @@
 //! Operating two real `gatehouse serve` replicas on one PostgreSQL database (a real server the
 //! tests start): the database restarted under them with approvals pending and clients
-//! connected, and an operator on one replica counted as an approval route on the other.
+//! connected, an operator on one replica counted as an approval route on the other, and the
+//! documented backup (`pg_dump`, `pg_restore` into a new database) brought back under a new
+//! replica.
 
 use std::time::Duration;
 
 use gatehouse_fakes::postgres::TempCluster;
 use serde_json::{Value, json};
 
-use crate::gateway::{APPROVER, Server, Ws};
-use crate::replicas::{replica_on, request, resolved_event, wait_decision};
+use crate::gateway::{AGENT, APPROVER, Server, Ws};
+use crate::replicas::{replica_on, request, request_argv, resolved_event, wait_decision};
 
 /// How long replicas may take to reconnect to a restarted database on this loaded machine.
 const RECONNECT: Duration = Duration::from_secs(60);
@@ -185,4 +187,78 @@ async fn an_operator_on_one_replica_is_an_approval_route_for_requests_on_the_oth
     drop(operator_a);
     let (_, refused) = asked_until(&b, "expired").await;
     assert_eq!(refused["reason"], "no-approval-route", "{refused}");
+}
+
+/// `exec.policy.check` of `ls -la` for agent `main` on `server`: its decision.
+async fn ls_decision(server: &Server) -> Value {
+    let params = json!({"command": "ls -la", "cwd": server.scratch(), "agentId": "main"});
+    server.ok(AGENT, "exec.policy.check", params).await["decision"].clone()
+}
+
+/// The backup docs/high-availability.md describes, taken while two replicas write, restored
+/// into a new database and served by a new replica: the settled history, the allowlist entry
+/// an allow-always wrote, a pending approval (adopted, and decided there) all come back, event
+/// numbers go on above the dumped ones, and the restored log has a new instance, so an
+/// operator who saw numbers the backup lacks replays from the start instead of trusting them.
+#[tokio::test]
+async fn a_pg_dump_restored_into_a_new_database_brings_every_approval_and_allowlist_back() {
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let a = replica_on(database.url()).await;
+    let b = replica_on(database.url()).await;
+    let (mut operator_a, hello) = a.ws_with(APPROVER, json!({})).await;
+    let mut operator_b = b.ws(APPROVER).await;
+    let old_instance = hello["server"]["instance"].clone();
+
+    let denied = request(&a).await;
+    requested_event(&mut operator_b, &denied).await;
+    assert_eq!(b.resolve(&denied, "deny").await["payload"]["applied"], true);
+    let always = request_argv(&a, &["ls", "-la"]).await;
+    requested_event(&mut operator_b, &always).await;
+    let answer = b.resolve(&always, "allow-always").await;
+    assert_eq!(answer["payload"]["applied"], true, "{answer}");
+    let pending = request(&a).await;
+    let last_seen = loop {
+        let event = operator_a.event("exec.approval.requested").await;
+        if event["payload"]["id"] == pending.as_str() {
+            break event["seq"].as_u64().unwrap();
+        }
+    };
+
+    let restored_name = format!("{}_restored", database.name());
+    let (cluster, from) = (database.cluster(), database.name().to_owned());
+    let restored_url = tokio::task::spawn_blocking({
+        let restored_name = restored_name.clone();
+        move || cluster.dump_and_restore(&from, &restored_name)
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    drop((a, b));
+
+    let c = replica_on(&restored_url).await;
+    let (mut operator_c, hello) = c.ws_with(APPROVER, json!({})).await;
+    assert_ne!(hello["server"]["instance"], old_instance, "{hello}");
+    for (id, state) in [
+        (&denied, "denied"),
+        (&always, "allowed"),
+        (&pending, "pending"),
+    ] {
+        let record = c.ok(APPROVER, "exec.approval.get", json!({"id": id})).await;
+        assert_eq!(record["state"], state, "{record}");
+    }
+    assert_eq!(ls_decision(&c).await, "allow", "the allowlist came back");
+    let answer = c.resolve(&pending, "allow-once").await;
+    assert_eq!(answer["payload"]["applied"], true, "{answer}");
+    let resolved = loop {
+        let event = operator_c.event("exec.approval.resolved").await;
+        if event["payload"]["id"] == pending.as_str() {
+            break event;
+        }
+    };
+    assert!(
+        resolved["seq"].as_u64().unwrap() > last_seen,
+        "numbers go on above the dumped ones: {resolved}, last seen {last_seen}"
+    );
+    drop((c, operator_c));
+    cluster.drop_database(&restored_name).unwrap();
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::gateway::{ADMIN, AGENT, APPROVER, Server};
-use crate::replicas::Replicas;
+use crate::replicas::{Replicas, request_argv};
 
 /// `exec.policy.check` of `ls -la` for agent `main` on `server`: its decision.
 async fn decision_on(server: &Server) -> Value {
@@ -43,16 +43,7 @@ async fn an_allow_always_answered_on_one_replica_lets_the_command_run_on_the_oth
     } = Replicas::start().await;
     assert_ne!(decision_on(&a).await, "allow", "not allowlisted yet");
 
-    let params = json!({
-        "command": "ls -la",
-        "argv": ["ls", "-la"],
-        "cwd": a.scratch(),
-        "agentId": "main",
-        "sessionKey": "s1",
-        "twoPhase": true,
-    });
-    let accepted = a.ok(AGENT, "exec.approval.request", params).await;
-    let id = accepted["id"].as_str().unwrap().to_owned();
+    let id = request_argv(&a, &["ls", "-la"]).await;
     let requested = operator_b.event("exec.approval.requested").await;
     assert_eq!(requested["payload"]["id"], id.as_str());
     let answer = b.resolve(&id, "allow-always").await;

@@ -51,12 +51,17 @@ impl Replicas {
     }
 }
 
-/// A pending approval created on `server` (an operator is connected there, so it has a route);
-/// its id.
+/// A pending approval of `make deploy` created on `server` (an operator is connected there,
+/// so it has a route); its id.
 pub(crate) async fn request(server: &Server) -> String {
+    request_argv(server, &["make", "deploy"]).await
+}
+
+/// A pending approval of `argv` (as agent `main`, session `s1`) created on `server`; its id.
+pub(crate) async fn request_argv(server: &Server, argv: &[&str]) -> String {
     let params = json!({
-        "command": "make deploy",
-        "argv": ["make", "deploy"],
+        "command": argv.join(" "),
+        "argv": argv,
         "cwd": server.scratch(),
         "agentId": "main",
         "sessionKey": "s1",

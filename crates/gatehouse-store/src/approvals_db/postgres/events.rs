@@ -37,9 +37,20 @@ pub(super) async fn append(tx: &impl Queries, id: &str, kind: &str) -> Result<()
     Ok(())
 }
 
-/// The log's instance id (created by the migration).
+/// The log's instance id: the one the migration created, and the database's oid. A database
+/// restored from a `pg_dump` is a new database with the same rows: events written after the
+/// dump are lost with the old one and their numbers will be handed out again, so a client
+/// holding one of them must not take the restored log's numbers for the ones it saw; the new
+/// oid gives it a new instance, and it replays from the start (docs/high-availability.md,
+/// "Backups and upgrades").
 pub(super) async fn instance(q: &impl Queries) -> Result<String, StoreError> {
-    let rows = q.rows("SELECT instance FROM event_log", &[]).await?;
+    let rows = q
+        .rows(
+            "SELECT instance || '.' || (SELECT oid FROM pg_database \
+             WHERE datname = current_database())::text FROM event_log",
+            &[],
+        )
+        .await?;
     match rows.first() {
         Some(row) => Ok(row.try_get(0)?),
         None => Err(missing_counter()),
@@ -58,6 +69,11 @@ pub(super) async fn head(q: &impl Queries) -> Result<u64, StoreError> {
 
 /// The events after `after` up to the head read first, oldest first, at most `limit`: every
 /// one of them was committed before the head was read, so none can appear later below it.
+///
+/// Each event's approval is looked up by its key (the `LATERAL … LIMIT 1`, which PostgreSQL
+/// cannot flatten into a join): a plain join let the planner, short of fresh statistics, hash
+/// the whole approvals table for every read, so each read cost time in proportion to the
+/// history kept (`event_log::catching_up_looks_each_approval_up_by_key_however_long_the_history`).
 pub(super) async fn after(
     q: &impl Queries,
     after: u64,
@@ -65,9 +81,10 @@ pub(super) async fn after(
 ) -> Result<LoggedEvents, StoreError> {
     static SQL: LazyLock<String> = LazyLock::new(|| {
         format!(
-            "SELECT e.seq, e.kind, {} FROM approval_events e JOIN approvals \
-             ON approvals.id = e.approval_id WHERE e.seq > $1 AND e.seq <= $2 \
-             ORDER BY e.seq LIMIT $3",
+            "SELECT e.seq, e.kind, {} FROM (SELECT seq, approval_id, kind \
+             FROM approval_events WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3) e \
+             CROSS JOIN LATERAL (SELECT * FROM approvals a WHERE a.id = e.approval_id \
+             LIMIT 1) approvals ORDER BY e.seq",
             *RECORD
         )
     });

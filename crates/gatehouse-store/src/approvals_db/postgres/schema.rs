@@ -9,6 +9,8 @@
 //! The tables hold what the SQLite store's do, with the same checks; ids are compared
 //! byte-wise (`COLLATE "C"`), as SQLite compares them, so listings break ties alike.
 
+use std::time::{Duration, Instant};
+
 use deadpool_postgres::Object;
 
 use super::ops::Queries;
@@ -193,8 +195,26 @@ const MIGRATIONS: &[&str] = &[
 /// The schema version this build writes.
 pub(super) const CURRENT_VERSION: i64 = MIGRATIONS.len() as i64;
 
-/// Brings the database to [`CURRENT_VERSION`], or refuses one newer than this build.
-pub(super) async fn migrate(client: &mut Object) -> Result<(), StoreError> {
+/// Migrations a replica of the previous build cannot keep running across, and what each
+/// brings: after one, every transition must also write something that build does not (2: the
+/// event log's row, without which the other replicas never hear of the transition; 4: the
+/// allowlists and session levels, which that build would go on reading from and writing to
+/// its own files). They are applied only once no other gateway is connected to the database
+/// (docs/high-availability.md, "Backups and upgrades"). The other migrations only add what the
+/// previous build does not use, so a rolling upgrade crosses them.
+const STOP_EVERY_REPLICA: &[(i64, &str)] = &[
+    (2, "the event log every transition appends to"),
+    (4, "allowlists and session levels in the database"),
+];
+
+/// How often a start waiting for the other gateways to disconnect looks again.
+const DISCONNECT_POLL: Duration = Duration::from_millis(500);
+
+/// Brings the database to [`CURRENT_VERSION`], or refuses one newer than this build. Across
+/// a migration in [`STOP_EVERY_REPLICA`] it first waits up to `upgrade_wait` for every other
+/// gateway to disconnect, holding the migration lock (so gateways of this build starting at
+/// the same time wait on it, and are not counted), and refuses if some are still there.
+pub(super) async fn migrate(client: &mut Object, upgrade_wait: Duration) -> Result<(), StoreError> {
     let tx = client.transaction().await?;
     tx.batch_execute(&format!(
         "SELECT pg_advisory_xact_lock({MIGRATION_LOCK}); \
@@ -204,6 +224,16 @@ pub(super) async fn migrate(client: &mut Object) -> Result<(), StoreError> {
     ))
     .await?;
     let version = recorded_version(&tx).await?;
+    if let Some((migration, brings)) = stop_every_replica_after(version) {
+        let connected = other_gateways_after(&tx, upgrade_wait).await?;
+        if !connected.is_empty() {
+            return Err(StoreError::ReplicasStillConnected {
+                migration,
+                brings,
+                connected,
+            });
+        }
+    }
     let pending = MIGRATIONS
         .iter()
         .zip(1_i64..)
@@ -220,6 +250,57 @@ pub(super) async fn migrate(client: &mut Object) -> Result<(), StoreError> {
     }
     tx.commit().await?;
     Ok(())
+}
+
+/// The first migration in [`STOP_EVERY_REPLICA`] a database at `version` is due; none for a
+/// database no gateway has migrated yet (no replica of an earlier build to break).
+pub(super) fn stop_every_replica_after(version: i64) -> Option<(i64, &'static str)> {
+    STOP_EVERY_REPLICA
+        .iter()
+        .find(|(to, _)| version > 0 && *to > version && *to <= CURRENT_VERSION)
+        .copied()
+}
+
+/// Waits up to `wait` until no other gateway's connection is open on the database; the
+/// connections still open then (none: they all went).
+async fn other_gateways_after(q: &impl Queries, wait: Duration) -> Result<Vec<String>, StoreError> {
+    let deadline = Instant::now() + wait;
+    loop {
+        let connected = other_gateways(q).await?;
+        if connected.is_empty() || Instant::now() >= deadline {
+            return Ok(connected);
+        }
+        tracing::warn!(
+            connected = connected.len(),
+            "Waiting for the other gateways to disconnect before migrating the approvals \
+             database: stop every replica of the previous build."
+        );
+        tokio::time::sleep(DISCONNECT_POLL).await;
+    }
+}
+
+/// The other gateways' connections to this database, as "address since start time": those
+/// with this connection's `application_name` (every replica's URL gives the same), except the
+/// ones waiting for the migration lock (gateways of this build, starting at the same time).
+/// Inside a transaction the server keeps the first activity snapshot it took, so each look
+/// clears it first.
+async fn other_gateways(q: &impl Queries) -> Result<Vec<String>, StoreError> {
+    q.rows("SELECT pg_stat_clear_snapshot()", &[]).await?;
+    let rows = q
+        .rows(
+            "SELECT coalesce(host(client_addr), 'local socket') || ' connected since ' || \
+             to_char(backend_start AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || ' UTC' \
+             FROM pg_stat_activity WHERE datname = current_database() \
+             AND pid <> pg_backend_pid() AND backend_type = 'client backend' \
+             AND application_name = current_setting('application_name') \
+             AND (wait_event_type IS DISTINCT FROM 'Lock' OR wait_event IS DISTINCT FROM 'advisory') \
+             ORDER BY backend_start",
+            &[],
+        )
+        .await?;
+    rows.iter()
+        .map(|row| row.try_get(0).map_err(StoreError::from))
+        .collect()
 }
 
 /// The database's schema version, 0 before any gateway migrated it, refused when newer than

@@ -47,12 +47,19 @@ pub struct PgOptions {
     /// The pending caps to hold across every gateway sharing the database, counted in the
     /// database inside each insert's transaction (see `caps`); `None` counts nothing.
     pub pending_caps: Option<PendingCaps>,
+    /// How long a start that must apply a migration replicas of the previous build cannot
+    /// run across waits for the other gateways to disconnect before it refuses (`schema`).
+    pub upgrade_wait: Duration,
 }
 
 impl PgOptions {
     /// [`PgOptions::queue_capacity`] by default: the SQLite writer's queue, some seconds of
     /// writes at the rate one replica's writer commits (docs/high-availability.md).
     pub const DEFAULT_QUEUE_CAPACITY: usize = 4096;
+
+    /// [`PgOptions::upgrade_wait`] by default: time for an operator stopping the old
+    /// replicas while the first upgraded one starts.
+    pub const DEFAULT_UPGRADE_WAIT: Duration = Duration::from_secs(30);
 }
 
 impl Default for PgOptions {
@@ -62,6 +69,7 @@ impl Default for PgOptions {
             connect_timeout: Duration::from_secs(10),
             queue_capacity: Self::DEFAULT_QUEUE_CAPACITY,
             pending_caps: None,
+            upgrade_wait: Self::DEFAULT_UPGRADE_WAIT,
         }
     }
 }
@@ -75,6 +83,9 @@ pub struct DatabaseCheck {
     pub supported_version: i64,
     /// The server's clock, ms since the Unix epoch, when it answered.
     pub server_now_ms: i64,
+    /// The first migration due that replicas of the previous build cannot run across (its
+    /// number and what it brings): the next start waits for every other gateway to stop.
+    pub stop_every_replica: Option<(i64, &'static str)>,
 }
 
 /// One queued write: run on the pool, or told why it cannot be (the writer stopped, or its
@@ -119,7 +130,7 @@ impl PgApprovalStore {
         let pool = connector.pool(options.max_connections, options.connect_timeout)?;
         let instance = {
             let mut client = pool.get().await?;
-            schema::migrate(&mut client).await?;
+            schema::migrate(&mut client, options.upgrade_wait).await?;
             events::instance(&*client).await?
         };
         let (writes, jobs) = mpsc::channel(options.queue_capacity.max(1));
@@ -164,6 +175,7 @@ impl PgApprovalStore {
             schema_version,
             supported_version: schema::CURRENT_VERSION,
             server_now_ms,
+            stop_every_replica: schema::stop_every_replica_after(schema_version),
         })
     }
 

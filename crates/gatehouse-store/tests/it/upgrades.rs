@@ -1,0 +1,188 @@
+//! Upgrading a PostgreSQL database replicas share: a migration replicas of the previous build
+//! cannot keep running across (docs/high-availability.md, "Backups and upgrades") is applied
+//! only once every other gateway has disconnected, and refused, changing nothing, while one
+//! stays; the others are crossed with replicas of the previous build still running; and what
+//! the database held before the upgrade is there after it, decidable.
+//!
+//! A database at an earlier version is made the way that build left it: migrated to the
+//! current version, then the later migrations' tables dropped and their versions forgotten
+//! (every migration since the first only adds tables). A replica of the previous build is a
+//! connection under the gateways' `application_name`, as its pool holds.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use gatehouse_approvals::{ApprovalStore, Resolution, ResolveOutcome, mint_approval_id};
+use gatehouse_fakes::postgres::TempDatabase;
+use gatehouse_policy::ApprovalDecision;
+use gatehouse_store::StoreError;
+use gatehouse_store::approvals_db::{PgApprovalStore, PgOptions};
+
+use crate::replicas::answer;
+use crate::support::new_approval;
+
+/// What dropping back to each earlier version removes: the tables of the migrations after it.
+const ADDED_BY: &[(i64, &str)] = &[
+    (5, "gatehouse_routes"),
+    (4, "gatehouse_documents"),
+    (3, "chat_buttons, chat_outbox"),
+    (2, "approval_events, event_log"),
+];
+
+/// A plain connection to `url` under `application_name`, kept open until dropped.
+async fn connection(url: &str, application_name: &str) -> tokio_postgres::Client {
+    let url = format!("{url}?application_name={application_name}");
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    client
+}
+
+fn waiting(upgrade_wait: Duration) -> PgOptions {
+    PgOptions {
+        upgrade_wait,
+        ..PgOptions::default()
+    }
+}
+
+async fn schema_version(url: &str) -> i64 {
+    PgApprovalStore::check(url, PgOptions::default())
+        .await
+        .unwrap()
+        .schema_version
+}
+
+/// The version this build migrates to.
+async fn current_version() -> i64 {
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    PgApprovalStore::check(database.url(), PgOptions::default())
+        .await
+        .unwrap()
+        .supported_version
+}
+
+/// A database the current build migrated, holding one pending approval, taken back to
+/// `version`; the approval's id.
+async fn database_at(database: &TempDatabase, version: i64) -> String {
+    let store = PgApprovalStore::connect(database.url(), PgOptions::default())
+        .await
+        .unwrap();
+    let id = mint_approval_id(5_000).to_string();
+    answer(|done| store.insert(new_approval(&id, 5_000), done))
+        .await
+        .unwrap();
+    drop(store);
+    let admin = connection(database.url(), "test_admin").await;
+    for (added, tables) in ADDED_BY.iter().filter(|(added, _)| *added > version) {
+        admin
+            .batch_execute(&format!(
+                "DROP TABLE {tables}; DELETE FROM gatehouse_schema WHERE version = {added}"
+            ))
+            .await
+            .unwrap();
+    }
+    assert_eq!(schema_version(database.url()).await, version);
+    id
+}
+
+/// Decides `id` through `store`: true when this decision won.
+async fn decide(store: &PgApprovalStore, id: &str) -> bool {
+    let decided = Resolution::Decided {
+        decision: ApprovalDecision::Deny,
+        resolved_by: Some("operator".to_owned()),
+        reason: None,
+    };
+    let outcome = answer(|done| store.resolve(id.to_owned(), decided, 6_000, done))
+        .await
+        .unwrap();
+    matches!(outcome, ResolveOutcome::Applied(_))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_migration_the_previous_build_cannot_run_across_waits_for_its_replicas_to_stop() {
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let pending = database_at(&database, 3).await;
+    let previous_build = connection(database.url(), "gatehouse").await;
+    let checked = PgApprovalStore::check(database.url(), PgOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(checked.stop_every_replica.map(|(to, _)| to), Some(4));
+
+    // Migration 4 moves allowlists into the database: refused while the old replica is there,
+    // naming the migration and the connection, and nothing is applied.
+    let refused = PgApprovalStore::connect(database.url(), waiting(Duration::from_millis(600)))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            StoreError::ReplicasStillConnected { migration: 4, .. }
+        ),
+        "{refused:?}"
+    );
+    let message = refused.to_string();
+    assert!(message.contains("127.0.0.1 connected since"), "{message}");
+    assert!(message.contains("Stop every replica"), "{message}");
+    assert_eq!(schema_version(database.url()).await, 3);
+
+    // The operator stops it while two upgraded replicas are starting: they wait, then one
+    // migrates (the other, waiting for the migration lock, is not taken for an old replica).
+    let starting: Vec<_> = (0..2)
+        .map(|_| {
+            let url = database.url().to_owned();
+            tokio::spawn(async move {
+                PgApprovalStore::connect(&url, waiting(Duration::from_secs(20))).await
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    drop(previous_build);
+    let mut upgraded = Vec::new();
+    for store in starting {
+        upgraded.push(Arc::new(store.await.unwrap().unwrap()));
+    }
+    assert_eq!(
+        schema_version(database.url()).await,
+        current_version().await
+    );
+
+    // What the database held is there, and decided once.
+    assert!(upgraded[1].get(pending.clone()).await.unwrap().is_some());
+    assert!(decide(&upgraded[0], &pending).await);
+    assert!(!decide(&upgraded[1], &pending).await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_migration_the_previous_build_runs_across_is_applied_with_its_replicas_running() {
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let pending = database_at(&database, 4).await;
+    let _previous_build = connection(database.url(), "gatehouse").await;
+    let checked = PgApprovalStore::check(database.url(), PgOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(checked.stop_every_replica, None);
+    // No wait at all: migration 5 (approval routes) must not look for other gateways.
+    let upgraded = PgApprovalStore::connect(database.url(), waiting(Duration::ZERO))
+        .await
+        .unwrap();
+    assert_eq!(
+        schema_version(database.url()).await,
+        current_version().await
+    );
+    assert!(decide(&upgraded, &pending).await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_of_other_applications_do_not_hold_an_upgrade_back() {
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    database_at(&database, 1).await;
+    let _reporting = connection(database.url(), "grafana").await;
+    PgApprovalStore::connect(database.url(), waiting(Duration::ZERO))
+        .await
+        .unwrap();
+    assert_eq!(
+        schema_version(database.url()).await,
+        current_version().await
+    );
+}
