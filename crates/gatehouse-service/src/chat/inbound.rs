@@ -14,7 +14,7 @@ use gatehouse_chat::grammar::start::Conversation;
 use gatehouse_chat::introduction::{Introduction, Role, introduction_text};
 use gatehouse_chat::render::{Card, CardState, ResolveOutcome, SHORT_ID_LEN};
 use gatehouse_chat::replies::{ApproveOutcome, approve_outcome_text};
-use gatehouse_chat::route::{Destination, Route};
+use gatehouse_chat::route::{Destination, MessageLocator, Route};
 use gatehouse_chat::strangers::ReplyReach;
 use gatehouse_policy::ApprovalDecision;
 use gatehouse_policy::elevated::{ElevatedLevel, SenderIdentity, authorize_sender};
@@ -24,7 +24,7 @@ use uuid::Uuid;
 use super::ChatRuntime;
 use super::directive::directive;
 use super::shared::live_tokens;
-use super::view::approval_view;
+use super::view::{approval_view, stored};
 use crate::policy::elevated::gates;
 
 /// Whether this gateway holds the chat connections, which decides what it answers.
@@ -126,10 +126,10 @@ async fn on_text(runtime: &ChatRuntime, text: InboundText, standing: Standing) {
     let Some(channel) = runtime.dispatcher.channels.get(&channel_name).cloned() else {
         return;
     };
-    let replied_to = text
-        .reply_to
-        .as_ref()
-        .and_then(|message| runtime.cards.approval(message));
+    let replied_to = match &text.reply_to {
+        Some(message) => replied_card(runtime, message, standing).await,
+        None => None,
+    };
     let ctx = TextContext {
         sender: &text.sender,
         bot_username: runtime.bot_usernames.get(&channel_name).map(String::as_str),
@@ -163,6 +163,28 @@ async fn on_text(runtime: &ChatRuntime, text: InboundText, standing: Standing) {
         return;
     }
     send_reply(runtime, channel.as_ref(), &text, &reply).await;
+}
+
+/// The approval the card `message` shows, for a reply to it: from the cards the holder keeps
+/// in memory, or, on a gateway without the chat lease, from the shared store while the
+/// approval is pending (a store that cannot be read names none: the reply must then name it).
+async fn replied_card(
+    runtime: &ChatRuntime,
+    message: &MessageLocator,
+    standing: Standing,
+) -> Option<String> {
+    match (standing, &runtime.shared) {
+        (Standing::Listener, Some((shared, _))) => {
+            match shared.pending_card_approval(stored(message)).await {
+                Ok(approval) => approval,
+                Err(error) => {
+                    tracing::error!(%error, "Cannot read which approval a replied-to card shows.");
+                    None
+                }
+            }
+        }
+        _ => runtime.cards.approval(message),
+    }
 }
 
 /// Whether `sender` may decide anything on their channel (an approver there, or admitted by

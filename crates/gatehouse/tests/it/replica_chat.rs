@@ -645,8 +645,9 @@ async fn on_slack_http_a_press_at_the_replica_without_the_lease_decides_and_the_
 /// Telegram's hosted webhook behind a load balancer that routes updates to the replica not
 /// holding the chat lease: the holder registered the webhook and sent the card; a press
 /// delivered to the other replica decides the approval there and is answered by it, and the
-/// holder edits the card once. A request with a wrong secret at that replica is refused, and
-/// a stranger's press there is not answered.
+/// holder edits the card once. A request with a wrong secret at that replica is refused, a
+/// stranger's press there is not answered, and a decision typed as a reply to a card there
+/// finds the card's approval.
 #[tokio::test]
 async fn on_telegram_a_webhook_press_at_the_replica_without_the_lease_decides_and_the_holder_edits_once()
  {
@@ -738,6 +739,22 @@ async fn on_telegram_a_webhook_press_at_the_replica_without_the_lease_decides_an
     assert_eq!(edits, 1, "edited once");
     let answers = fake.calls_of("answerCallbackQuery");
     assert_eq!(answers.len(), 1, "the approver's answer only: {answers:?}");
+
+    // A bare "deny" typed as a reply to a card reaches the same replica, which keeps no cards:
+    // it finds the card's approval in the shared store and decides it.
+    let replied = request(other_server, json!({})).await;
+    let second = card_of(&fake, &replied).await;
+    let second_id: i64 = second.sent_message_id().unwrap().parse().unwrap();
+    let reply = json!({"message": {
+        "from": {"id": APPROVER, "is_bot": false, "first_name": "Alice", "username": "alice"},
+        "chat": {"id": APPROVER, "type": "private"},
+        "text": "deny",
+        "reply_to_message": {"message_id": second_id, "date": 0,
+                             "chat": {"id": APPROVER, "type": "private"}, "text": "card"},
+    }});
+    fake.control("/_fake/inject", &reply).await.unwrap();
+    let record = settled(other_server, &replied).await;
+    assert_eq!(record["state"], "denied", "{record}");
     assert!(
         callers(&fake.calls_of("getUpdates"), 0).is_empty(),
         "no polling in webhook mode"

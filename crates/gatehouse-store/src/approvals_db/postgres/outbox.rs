@@ -301,6 +301,32 @@ pub(super) async fn live_button(
     rows.first().map(button).transpose()
 }
 
+/// The pending approval whose copy was delivered as `message`. Read through the pending
+/// approvals (few) and each one's messages by the unique index it leads.
+pub(super) async fn pending_card_approval(
+    q: &impl Queries,
+    message: &DeliveredMessage,
+) -> Result<Option<String>, StoreError> {
+    let rows = q
+        .rows(
+            "SELECT m.approval_id FROM approvals a JOIN approval_messages m \
+             ON m.approval_id = a.id WHERE a.state = 'pending' AND m.channel = $1 \
+             AND coalesce(m.account_id, '') = coalesce($2, '') AND m.chat_id = $3 \
+             AND m.message_id = $4 LIMIT 1",
+            &[
+                &message.channel,
+                &message.account_id,
+                &message.chat_id,
+                &message.message_id,
+            ],
+        )
+        .await?;
+    Ok(rows
+        .first()
+        .map(|row| row.try_get::<_, String>(0))
+        .transpose()?)
+}
+
 fn button(row: &Row) -> Result<StoredButton, StoreError> {
     let in_channel: Option<String> = row.try_get(6)?;
     let in_chat_id: Option<String> = row.try_get(8)?;
