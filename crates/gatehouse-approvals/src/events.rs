@@ -18,20 +18,22 @@ use uuid::Uuid;
 
 use crate::record::ApprovalRequest;
 
-/// One thing that happened to an approval.
+/// One thing that happened to an approval (or, on a shared store, a run event its log carries
+/// in its place among them: [`EventKind::Run`]).
 #[derive(Debug, Clone)]
 pub struct ApprovalEvent {
     /// Position in the event stream, increasing by one per event: the manager's own count,
     /// from 1, on a store it alone writes; the store's [`crate::EventLog`] number, the same on
     /// every gateway, on a shared one.
     pub seq: u64,
-    /// The approval it concerns.
+    /// The approval it concerns (the run, for [`EventKind::Run`]).
     pub id: Uuid,
     /// What happened.
     pub kind: EventKind,
 }
 
-/// What happened to an approval; one variant per `exec.approval.*` event.
+/// What happened to an approval; one variant per `exec.approval.*` event, and one for the run
+/// events a shared store's log carries.
 #[derive(Debug, Clone)]
 pub enum EventKind {
     /// A new approval waits for a decision; surfaces render it from here.
@@ -63,6 +65,13 @@ pub enum EventKind {
     Cancelled {
         /// Why it was cancelled.
         reason: String,
+    },
+    /// Only on a shared store: a run event some gateway logged ([`crate::EventLog::append_run`]),
+    /// announced here in its place in the log so every gateway announces one order. The
+    /// manager neither reads nor acts on it; approval consumers skip it.
+    Run {
+        /// The event as its writer encoded it.
+        body: Arc<str>,
     },
 }
 

@@ -99,5 +99,6 @@ pub use run_binding::{binding_of, run_binding};
 pub use shared_chat::{HeldLease, SharedChat, StoredButton};
 pub use store::{
     ALLOW_ALWAYS_SOURCE, AddedEntry, AllowlistStore, ApprovalStore, Change, ChangeFeed, Completion,
-    EventLog, GrantStore, LoggedEvent, LoggedEvents, Reading, StoreError, Writing,
+    EventLog, GrantStore, LogEntry, LoggedEvent, LoggedEvents, Reading, RunNote, StoreError,
+    Writing,
 };

@@ -23,7 +23,7 @@ use crate::record::{
 use crate::replicas::{follow_log, logged_event};
 use crate::short_ids::ShortIds;
 use crate::state::{Announce, Inner, not_found_as_unknown, prune_periodically, run_timer};
-use crate::store::{AddedEntry, AllowlistStore, ApprovalStore};
+use crate::store::{AddedEntry, AllowlistStore, ApprovalStore, RunNote};
 
 /// Reason recorded when a pending approval times out.
 pub const REASON_TIMEOUT: &str = "timeout";
@@ -271,6 +271,30 @@ impl ApprovalManager {
         };
         let page = log.events_after(after, limit).await?;
         Ok(Some(page.events.iter().filter_map(logged_event).collect()))
+    }
+
+    /// On a shared store, appends a run's event to the event log, behind every write this
+    /// manager submitted before it; the log then announces it, in its place, on every gateway
+    /// (as [`EventKind::Run`](crate::EventKind::Run)). The append is queued now and the
+    /// returned future only tells how it went (its number once committed), so a caller that
+    /// must not wait for the database need not. `None` on a store without a shared log: the
+    /// caller announces the event itself.
+    pub fn log_run(
+        &self,
+        note: RunNote,
+    ) -> Option<impl Future<Output = Result<u64, ApprovalError>> + Send + 'static> {
+        if !self.inner.shared {
+            return None;
+        }
+        let log = self.inner.store.event_log()?;
+        let appended = log.append_run(note, self.inner.clock.now_ms());
+        let wake = Arc::clone(&self.inner.log_written);
+        Some(async move {
+            let seq = appended.await?;
+            // This gateway announces its own run events from the log too, as the others do.
+            wake.notify_one();
+            Ok(seq)
+        })
     }
 
     /// A new subscriber to approval events, starting with the next event. Its queue has no

@@ -25,7 +25,7 @@ use crate::index::{Entry, Status};
 use crate::manager::{REASON_RESTART, allow_always_plan_for, parse_id};
 use crate::record::{ApprovalRecord, ApprovalState, ListFilter, ListOrder};
 use crate::state::{Inner, granted, settled_status};
-use crate::store::{ChangeFeed, LoggedEvent};
+use crate::store::{ChangeFeed, LogEntry, LoggedEvent};
 
 impl Inner {
     /// Cancels the approvals an earlier run left pending (reason `gateway-restart`).
@@ -96,9 +96,15 @@ impl Inner {
     /// the log's number, whichever gateway wrote it (this one's own transitions included:
     /// their memory changes are already made, so following them again changes nothing).
     fn apply_logged(&self, event: &LoggedEvent) {
-        let record = &event.record;
+        let LogEntry::Approval { settled, record } = &event.entry else {
+            // A run event changes nothing here: it is only announced in its place.
+            if let Some(announced) = logged_event(event) {
+                self.events.emit_logged(announced);
+            }
+            return;
+        };
         let Ok(id) = parse_id(&record.id) else { return };
-        if !event.settled {
+        if !settled {
             if record.state == ApprovalState::Pending {
                 self.adopt(record);
             }
@@ -155,14 +161,25 @@ fn allow_always_patterns(record: &ApprovalRecord) -> &[String] {
 
 /// The event a log entry announces.
 pub(crate) fn logged_event(event: &LoggedEvent) -> Option<ApprovalEvent> {
-    let kind = if event.settled {
-        outcome_event(&event.record)?
-    } else {
-        requested_event(&event.record)
+    let (id, kind) = match &event.entry {
+        LogEntry::Approval { settled, record } => {
+            let kind = if *settled {
+                outcome_event(record)?
+            } else {
+                requested_event(record)
+            };
+            (parse_id(&record.id).ok()?, kind)
+        }
+        LogEntry::Run(note) => (
+            note.run_id,
+            EventKind::Run {
+                body: Arc::from(note.body.as_str()),
+            },
+        ),
     };
     Some(ApprovalEvent {
         seq: event.seq,
-        id: parse_id(&event.record.id).ok()?,
+        id,
         kind,
     })
 }

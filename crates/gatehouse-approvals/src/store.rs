@@ -9,6 +9,8 @@
 use std::future::Future;
 use std::pin::Pin;
 
+use uuid::Uuid;
+
 use crate::grants::StoredGrant;
 use crate::record::{
     ApprovalRecord, ConsumeOutcome, DeliveredMessage, ListFilter, NewApproval, Resolution,
@@ -169,12 +171,13 @@ pub trait ApprovalStore: GrantStore + Send + Sync {
     }
 }
 
-/// A shared store's log of approval events: one row per creation and one per settling, each
-/// written in the transaction of the transition it records, numbered `1, 2, 3, …` without
-/// gaps in the order the transactions committed. So a reader that has seen every event up to
-/// `n` and reads those after `n` can never skip one that commits later with a lower number,
-/// and every gateway (and every client reconnecting to another gateway) agrees on what event
-/// `n` is. Events leave the log with their approvals, when history is pruned.
+/// A shared store's log of events: one row per approval's creation and one per settling, each
+/// written in the transaction of the transition it records, and one per run event
+/// (`exec.running`, …) a gateway logged, all numbered `1, 2, 3, …` without gaps in the order
+/// the transactions committed. So a reader that has seen every event up to `n` and reads those
+/// after `n` can never skip one that commits later with a lower number, and every gateway (and
+/// every client reconnecting to another gateway) agrees on what event `n` is. Approval events
+/// leave the log with their approvals, run events once as old, when history is pruned.
 pub trait EventLog: Send + Sync {
     /// Names the log (the database), the same for every gateway on it and across restarts: a
     /// `seq` is meaningful wherever this is the same.
@@ -183,10 +186,14 @@ pub trait EventLog: Send + Sync {
     /// The number of the last event appended so far.
     fn head(&self) -> Reading<u64>;
 
-    /// The events numbered above `after`, oldest first, at most `limit`, each with its
-    /// approval as it is now, and the head when they were read. Numbers missing between
-    /// `after` and the head belong to approvals pruned since.
+    /// The events numbered above `after`, oldest first, at most `limit`, each approval event
+    /// with its approval as it is now, and the head when they were read. Numbers missing
+    /// between `after` and the head belong to history pruned since.
     fn events_after(&self, after: u64, limit: usize) -> Reading<LoggedEvents>;
+
+    /// Appends a run's event, dated `at_ms` (for pruning), after every write this gateway
+    /// submitted before it, and wakes the other gateways; answers its number once committed.
+    fn append_run(&self, note: RunNote, at_ms: u64) -> Writing<u64>;
 }
 
 /// A page of an [`EventLog`].
@@ -204,11 +211,33 @@ pub struct LoggedEvents {
 pub struct LoggedEvent {
     /// Its number in the log.
     pub seq: u64,
-    /// What happened: the approval was created, or it settled (how is in its record, which a
-    /// settled approval never changes again).
-    pub settled: bool,
-    /// The approval as it is now.
-    pub record: ApprovalRecord,
+    /// What it records.
+    pub entry: LogEntry,
+}
+
+/// What one [`LoggedEvent`] records.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LogEntry {
+    /// An approval was created, or it settled.
+    Approval {
+        /// Whether it settled (how is in its record, which a settled approval never changes
+        /// again); false for its creation.
+        settled: bool,
+        /// The approval as it is now (boxed: a run's entry is far smaller).
+        record: Box<ApprovalRecord>,
+    },
+    /// A run's event, as the gateway that ran it logged it.
+    Run(RunNote),
+}
+
+/// A run event in the log. The manager only carries it, in log order, to its subscribers
+/// ([`EventKind::Run`](crate::EventKind::Run)); what the body says is the writer's business.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunNote {
+    /// The run it concerns.
+    pub run_id: Uuid,
+    /// The event, encoded by whoever logged it.
+    pub body: String,
 }
 
 /// What a shared store tells a gateway of the other gateways' writes. Notices are wake-ups,
@@ -216,7 +245,8 @@ pub struct LoggedEvent {
 /// repeated or lost notice is harmless.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
-    /// Another gateway created or settled this approval.
+    /// Another gateway wrote to the event log: created or settled this approval, or logged
+    /// an event of the run with this id.
     Approval(String),
     /// Notices may have been lost (the feed's connection was re-established): every approval
     /// must be read again.

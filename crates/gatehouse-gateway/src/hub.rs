@@ -16,9 +16,13 @@
 //! [`EventHub::instance`] names the database's log instead of the run. A client reconnecting
 //! to another gateway with `since` gets what this hub still holds, and what it does not (from
 //! before it started, or evicted) read from the log by the caller ([`EventHub::missing_after`]).
-//! Run events concern this gateway's runs only and are not in the log: they carry the number of
-//! the last approval event before them, without taking one of their own, and are replayed only
-//! from this hub's memory.
+//! Run events are in the log too, numbered among the approval events, and every gateway
+//! publishes them in log order ([`Publisher::logged_run_event`](gatehouse_service::Publisher)).
+//! Only a run event the log could not take (the database failing when it was appended) is
+//! published unnumbered, as on one gateway: it carries the number of the last logged event
+//! before it, without taking one of its own, reaches only this gateway's clients and is
+//! replayed only from this hub's memory (to a `since` below its number; a replay from its
+//! number itself cannot tell whether the client saw it, and answers `complete: false`).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -71,6 +75,9 @@ pub(crate) struct Recent {
     pub(crate) seq: u64,
     pub(crate) audience: Access,
     pub(crate) frame: Arc<str>,
+    /// Published on a shared sequence without a number of its own (a run event the log could
+    /// not take): it shares `seq` with the logged event before it.
+    pub(crate) unnumbered: bool,
 }
 
 /// Where a new subscriber starts reading.
@@ -161,12 +168,12 @@ impl EventHub {
     }
 
     /// Sends `event` to every connection whose token passes `audience` and returns its `seq`:
-    /// the next one, or on a shared sequence the last approval event's (see the module's doc).
+    /// the next one, or on a shared sequence the last logged event's (see the module's doc).
     pub fn publish(&self, event: &str, payload: &Value, audience: Access) -> u64 {
         self.publish_numbered(event, payload, audience, None)
     }
 
-    /// Sends an approval event the shared log numbered `seq`.
+    /// Sends an event (approval or run) the shared log numbered `seq`.
     pub(crate) fn publish_logged(
         &self,
         event: &str,
@@ -204,6 +211,7 @@ impl EventHub {
             seq,
             audience,
             frame: Arc::clone(&frame),
+            unnumbered: logged.is_none() && self.is_shared(),
         });
         let mut overflowed = Vec::new();
         for (id, subscriber) in &inner.subscribers {
@@ -351,6 +359,12 @@ impl EventHub {
                     || (shared
                         && from_log.len() as u64 == evicted - since
                         && from_log.iter().zip(since + 1..).all(|(e, n)| e.seq == n));
+                // An unnumbered event sharing `since` may or may not have reached the client:
+                // it is not sent again, and the replay cannot say it is whole.
+                let unsure = inner.recent.iter().any(|recent| {
+                    recent.unnumbered && recent.seq == since && principal.allows(recent.audience)
+                });
+                let complete = complete && !unsure;
                 let backlog = from_log
                     .into_iter()
                     .chain(inner.recent.iter().filter(|recent| recent.seq > since))
@@ -561,6 +575,7 @@ mod tests {
                 seq,
                 audience: Access::AnyScope,
                 frame: EventFrame::new("logged", &json!({}), seq).to_text().into(),
+                unnumbered: false,
             })
             .collect()
     }
@@ -628,7 +643,8 @@ mod tests {
     /// Property: whatever this hub published and evicted, a replay from any `since`, given the
     /// log's events after it as the connection reads them (at most [`REPLAY_EVENTS`]), holds
     /// every approval event after `since` once and in order whenever it says it is complete,
-    /// and says so exactly when memory and that read cover the whole gap.
+    /// and says so exactly when memory and that read cover the whole gap and memory holds no
+    /// unnumbered event (a run the log could not take) sharing `since`.
     #[test]
     fn a_shared_replay_is_complete_exactly_when_memory_and_the_log_cover_the_gap() {
         use rand::Rng;
@@ -639,10 +655,14 @@ mod tests {
             let start: u64 = rng.random_range(0..50);
             hub.follow_shared_sequence("database-log", start);
             let last = start + rng.random_range(0..2_500u64);
+            // Every frame published, as (seq, unnumbered), in order.
+            let mut published = Vec::new();
             for seq in start + 1..=last {
                 hub.publish_logged("approval", &json!({}), Access::AnyScope, seq);
+                published.push((seq, false));
                 if rng.random_bool(0.2) {
                     hub.publish("run", &json!({}), Access::AnyScope);
+                    published.push((seq, true));
                 }
             }
             let since = rng.random_range(0..=last + 3);
@@ -663,13 +683,39 @@ mod tests {
                 .collect();
             let evicted = hub.shared.inner.lock().unwrap().evicted;
             let covered = since >= evicted || evicted - since <= REPLAY_EVENTS as u64;
-            assert_eq!(replay.complete, covered, "since {since}, evicted {evicted}");
+            let kept = &published[published.len().saturating_sub(REPLAY_EVENTS)..];
+            let unsure = kept.contains(&(since, true));
+            assert_eq!(
+                replay.complete,
+                covered && !unsure,
+                "since {since}, evicted {evicted}"
+            );
             if replay.complete {
                 assert_eq!(approvals, (since + 1..=last).collect::<Vec<_>>());
             }
             let seqs: Vec<u64> = frames.iter().map(|f| f["seq"].as_u64().unwrap()).collect();
             assert!(seqs.windows(2).all(|pair| pair[0] <= pair[1]), "{seqs:?}");
         }
+    }
+
+    #[test]
+    fn a_replay_from_the_number_an_unnumbered_event_shares_is_not_complete() {
+        let hub = EventHub::new(8, Arc::default());
+        hub.follow_shared_sequence("database-log", 10);
+        let (admin, _) = principals();
+        hub.publish_logged("approval", &json!({}), Access::AnyScope, 11);
+        assert_eq!(hub.publish("run", &json!({}), Access::AnyScope), 11);
+        hub.publish_logged("approval", &json!({}), Access::AnyScope, 12);
+        // From 10: everything after it, the unnumbered event in its place.
+        let (mut sub, replay) = hub.subscribe(Arc::clone(&admin), Start::After(10));
+        assert_eq!((replay.replayed, replay.complete), (3, true));
+        assert_eq!(drain(&mut sub), [11, 11, 12]);
+        // From 11: the client may have seen the unnumbered event or not.
+        let (mut sub, replay) = hub.subscribe(Arc::clone(&admin), Start::After(11));
+        assert_eq!((replay.replayed, replay.complete), (1, false));
+        assert_eq!(drain(&mut sub), [12]);
+        let (_, replay) = hub.subscribe(admin, Start::After(12));
+        assert!(replay.complete);
     }
 
     #[test]

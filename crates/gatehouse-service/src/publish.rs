@@ -25,6 +25,15 @@ pub trait Publisher: Send + Sync + 'static {
     /// Announces a run starting to take long, finishing, or being refused.
     fn run_event(&self, event: &RunEvent<'_>) -> Value;
 
+    /// The payload [`Publisher::run_event`] would send for `event`, sending nothing: on a
+    /// shared store a run event is announced once the event log has it (see
+    /// [`Publisher::logged_run_event`]), and the audit log records this payload at once.
+    fn run_payload(&self, event: &RunEvent<'_>) -> Value;
+
+    /// Announces a run event (this gateway's or another's) that the shared store's log
+    /// numbered `seq`, in log order among the approval events.
+    fn logged_run_event(&self, seq: u64, event: &RunEvent<'_>);
+
     /// Called once at start, before any event, when the approvals store is shared by several
     /// gateways: approval events then carry the store's log numbers (`ApprovalEvent::seq`),
     /// the same on every gateway, and `sequence` names that log. A publisher that keeps no
@@ -90,6 +99,22 @@ pub enum Denial {
 }
 
 impl Denial {
+    /// Every denial, for reading one back by its spelling.
+    const ALL: [Denial; 7] = [
+        Self::UserDenied,
+        Self::ApprovalTimeout,
+        Self::NoApprovalRoute,
+        Self::BindingMismatch,
+        Self::Environment,
+        Self::Sandbox,
+        Self::Policy,
+    ];
+
+    /// The denial spelt `word` ([`Denial::as_str`]), if any.
+    pub fn parse(word: &str) -> Option<Denial> {
+        Self::ALL.into_iter().find(|denial| denial.as_str() == word)
+    }
+
     /// The stable spelling.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -37,6 +37,7 @@ use crate::pipeline::{Asked, ExecContext, Judged, RUN, Target, invalid};
 use crate::policy::elevated::level_audit;
 use crate::policy::request::{exec_request_with, requested_vars};
 use crate::publish::{Denial, RunEvent};
+use crate::run_log;
 use crate::service::Service;
 
 /// The shell a shell-string command runs under.
@@ -432,19 +433,22 @@ impl Service {
             }
         };
         let announce = {
-            let publisher = std::sync::Arc::clone(&core.publisher);
+            let core = std::sync::Arc::clone(core);
             let after = limits.running_event_after;
             let agent_id = input.context.agent_id.clone();
             let argv = plan.argv.clone();
             let cwd = input.cwd.clone();
             tokio::spawn(async move {
                 tokio::time::sleep(after).await;
-                publisher.run_event(&RunEvent::Running {
-                    run_id,
-                    agent_id: &agent_id,
-                    argv: &argv,
-                    cwd: &cwd,
-                });
+                run_log::announce(
+                    &core,
+                    &RunEvent::Running {
+                        run_id,
+                        agent_id: &agent_id,
+                        argv: &argv,
+                        cwd: &cwd,
+                    },
+                );
             })
         };
         let finished = running.finish().await;
@@ -452,10 +456,13 @@ impl Service {
         let finished = finished.map_err(|error| ServiceError::Internal {
             reason: format!("run {run_id}: {error}"),
         })?;
-        let payload = core.publisher.run_event(&RunEvent::Finished {
-            run_id,
-            finished: &finished,
-        });
+        let payload = run_log::announce(
+            core,
+            &RunEvent::Finished {
+                run_id,
+                finished: &finished,
+            },
+        );
         self.audit_run(run_id, "finished", payload);
         Ok(RunOutcome::Finished { run_id, finished })
     }
@@ -467,11 +474,14 @@ impl Service {
 
     /// Announces a denied run and builds the outcome.
     fn denied(&self, run_id: Uuid, denial: Denial, detail: String) -> RunOutcome {
-        let payload = self.core().publisher.run_event(&RunEvent::Denied {
-            run_id,
-            denial,
-            detail: &detail,
-        });
+        let payload = run_log::announce(
+            self.core(),
+            &RunEvent::Denied {
+                run_id,
+                denial,
+                detail: &detail,
+            },
+        );
         self.audit_run(run_id, "denied", payload);
         RunOutcome::Denied {
             run_id,

@@ -197,7 +197,8 @@ impl Service {
         self.core().pending.total()
     }
 
-    /// On a store several gateways share, the approval events its log holds after `after`,
+    /// On a store several gateways share, the events its log holds after `after` (approval
+    /// events, and run events as [`EventKind::Run`](gatehouse_approvals::EventKind::Run)),
     /// oldest first, at most `limit`, as they were published: what a client reconnecting with
     /// `since` missed, wherever it was connected. Empty on a store this gateway alone writes.
     pub async fn logged_approval_events(

@@ -260,5 +260,6 @@ pub(crate) fn kind_name(event: &ApprovalEvent) -> &'static str {
         EventKind::Resolved { .. } => "resolved",
         EventKind::Expired { .. } => "expired",
         EventKind::Cancelled { .. } => "cancelled",
+        EventKind::Run { .. } => "run",
     }
 }

@@ -11,8 +11,8 @@ use gatehouse_approvals::{ApprovalRecord, ApprovalRequest, EventKind, Offered, T
 use gatehouse_policy::elevated::{ElevatedLevel, SenderIdentity};
 use gatehouse_policy::exec::ApprovalSummary;
 use gatehouse_service::{
-    ApprovalView, CheckInput, Decided, ExecContext, Fallback, FileView, RequestInput, RunEvent,
-    RunInput, RunOutcome, ToolsInput,
+    ApprovalView, CheckInput, Decided, ExecContext, Fallback, FileView, LoggedRun, RequestInput,
+    RunEvent, RunInput, RunOutcome, ToolsInput,
 };
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Value, json};
@@ -618,10 +618,11 @@ impl FileResult {
     }
 }
 
-/// The event name and payload of one approval event.
-pub(crate) fn approval_event(id: Uuid, kind: &EventKind) -> (&'static str, Value) {
-    let id = id.to_string();
-    match kind {
+/// The event name and payload of one approval event, or of a run event a shared log carries
+/// among them (`None` when its body is not one this build can read).
+pub(crate) fn approval_event(uuid: Uuid, kind: &EventKind) -> Option<(&'static str, Value)> {
+    let id = uuid.to_string();
+    Some(match kind {
         EventKind::Requested {
             request,
             offered,
@@ -653,7 +654,10 @@ pub(crate) fn approval_event(id: Uuid, kind: &EventKind) -> (&'static str, Value
             "exec.approval.cancelled",
             json!({"id": id, "reason": reason}),
         ),
-    }
+        EventKind::Run { body } => {
+            return LoggedRun::decode(uuid, body).map(|run| run_event(&run.event()));
+        }
+    })
 }
 
 fn offered_names(offered: Offered) -> Vec<&'static str> {
@@ -692,11 +696,11 @@ mod tests {
         };
         assert_eq!(
             approval_event(id, &resolved),
-            (
+            Some((
                 "exec.approval.resolved",
                 json!({"id": id.to_string(), "decision": "allow-always", "resolvedBy": "alice",
                        "reason": "routine deploy"})
-            )
+            ))
         );
         let requested = EventKind::Requested {
             request: Arc::new(ApprovalRequest {
@@ -710,7 +714,7 @@ mod tests {
             created_at_ms: 1,
             expires_at_ms: 2,
         };
-        let (name, payload) = approval_event(id, &requested);
+        let (name, payload) = approval_event(id, &requested).unwrap();
         assert_eq!(name, "exec.approval.requested");
         assert_eq!(payload["allowedDecisions"], json!(["allow-once", "deny"]));
         assert_eq!(payload["request"]["envKeys"], json!(["TOKEN"]));

@@ -135,6 +135,8 @@ fn handle(runtime: &Arc<ChatRuntime>, event: ApprovalEvent) {
         }),
         EventKind::Expired { .. } => Closing::Expired,
         EventKind::Cancelled { reason } => Closing::Cancelled(reason),
+        // Run events show on no card.
+        EventKind::Run { .. } => return,
     };
     let delete_on = match closing {
         Closing::Decided(_) => cleanup_channels(runtime),

@@ -13,6 +13,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use crate::core::Core;
+use crate::run_log::LoggedRun;
 
 /// The expiry reason of an approval nobody could be asked about.
 const NO_APPROVAL_ROUTE: &str = "no-approval-route";
@@ -24,6 +25,10 @@ pub(crate) fn spawn_forwarder(core: Arc<Core>, mut events: EventSubscription) {
     tokio::spawn(async move {
         let mut requesters = Requesters::default();
         while let Some(event) = events.recv().await {
+            if let EventKind::Run { body } = &event.kind {
+                announce_logged_run(&core, &event, body);
+                continue;
+            }
             let requested = matches!(event.kind, EventKind::Requested { .. });
             if !requested {
                 core.pending.settled(event.id);
@@ -43,6 +48,19 @@ pub(crate) fn spawn_forwarder(core: Arc<Core>, mut events: EventSubscription) {
             }
         }
     });
+}
+
+/// Announces a run event the shared log carries, in its place. The gateway that ran it
+/// recorded it in its audit log when it logged it; the others only pass it on.
+fn announce_logged_run(core: &Core, event: &ApprovalEvent, body: &str) {
+    match LoggedRun::decode(event.id, body) {
+        Some(run) => core.publisher.logged_run_event(event.seq, &run.event()),
+        None => tracing::warn!(
+            seq = event.seq,
+            run_id = %event.id,
+            "The event log holds a run event this build cannot read; not announced."
+        ),
+    }
 }
 
 /// Who asked for each pending approval, so the line that settles it names the agent and the
@@ -131,6 +149,8 @@ impl Requesters {
                     "Approval {settled}."
                 );
             }
+            // Passed on before this is called (`announce_logged_run`).
+            EventKind::Run { .. } => {}
         }
     }
 }

@@ -30,6 +30,7 @@ impl Publisher for Recorder {
             EventKind::Resolved { .. } => "resolved",
             EventKind::Expired { .. } => "expired",
             EventKind::Cancelled { .. } => "cancelled",
+            EventKind::Run { .. } => "run",
         };
         self.events
             .lock()
@@ -41,6 +42,12 @@ impl Publisher for Recorder {
     fn run_event(&self, _event: &RunEvent<'_>) -> Value {
         Value::Null
     }
+
+    fn run_payload(&self, _event: &RunEvent<'_>) -> Value {
+        Value::Null
+    }
+
+    fn logged_run_event(&self, _seq: u64, _event: &RunEvent<'_>) {}
 }
 
 /// A caller: an agent host's token (its own approvals) or an operator (every approval).

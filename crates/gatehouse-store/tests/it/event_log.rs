@@ -8,14 +8,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gatehouse_approvals::{
-    ApprovalStore, EventKind, EventLog, EventSubscription, IdDisclosure, Resolution, StoreError,
-    mint_approval_id,
+    ApprovalStore, EventKind, EventLog, EventSubscription, IdDisclosure, LogEntry, Resolution,
+    RunNote, StoreError, mint_approval_id,
 };
 use gatehouse_policy::ApprovalDecision;
 use gatehouse_store::approvals_db::{PgApprovalStore, PgOptions};
 use tokio::sync::oneshot;
 
-use crate::replica_managers::{CROSSING, replica, request};
+use crate::replica_managers::{CROSSING, Replica, replica, request};
 use crate::replicas::answer;
 use crate::support::new_approval;
 
@@ -90,9 +90,19 @@ async fn transitions_append_their_events_in_their_own_transaction_and_losers_app
 
     let page = log(&a).events_after(0, 100).await.unwrap();
     assert_eq!(page.head, 2);
-    let seen: Vec<(u64, bool)> = page.events.iter().map(|e| (e.seq, e.settled)).collect();
-    assert_eq!(seen, [(1, false), (2, true)], "one creation, one decision");
-    assert!(page.events.iter().all(|e| e.record.id == id));
+    let seen: Vec<(u64, bool, &str)> = page
+        .events
+        .iter()
+        .map(|e| match &e.entry {
+            LogEntry::Approval { settled, record } => (e.seq, *settled, record.id.as_str()),
+            LogEntry::Run(note) => panic!("no run was logged: {note:?}"),
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [(1, false, id.as_str()), (2, true, id.as_str())],
+        "one creation, one decision"
+    );
     assert_eq!(log(&b).events_after(1, 100).await.unwrap().events.len(), 1);
 }
 
@@ -179,22 +189,37 @@ async fn next_events(events: &mut EventSubscription, count: usize) -> Vec<(u64, 
     .unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_replica_whose_connections_were_cut_catches_up_from_the_log_missing_nothing() {
-    let database = gatehouse_fakes::postgres::database().unwrap();
-    let mut a = replica(database.url()).await;
+/// Decides `created` as alice, as an operator would.
+async fn decide(
+    manager: &gatehouse_approvals::ApprovalManager,
+    created: &gatehouse_approvals::Created,
+    decision: ApprovalDecision,
+) {
+    let id = created.id.to_string();
+    manager
+        .resolve(&id, decision, "alice", IdDisclosure::Hidden)
+        .await
+        .unwrap();
+}
+
+/// Two replicas on `database` (B's connections named `replica-b`) and a client to cut B's
+/// connections with.
+async fn replicas_and_cutter(
+    database: &gatehouse_fakes::postgres::TempDatabase,
+) -> (Replica, Replica, tokio_postgres::Client) {
+    let a = replica(database.url()).await;
     let b_url = format!("{}?application_name=replica-b", database.url());
-    let mut b = replica(&b_url).await;
+    let b = replica(&b_url).await;
     let (client, connection) = tokio_postgres::connect(database.url(), tokio_postgres::NoTls)
         .await
         .unwrap();
     tokio::spawn(connection);
+    (a, b, client)
+}
 
-    let first = a.manager.create(request(None)).await.unwrap();
-    let both_saw = next_events(&mut b.events, 1).await;
-    assert_eq!(both_saw, next_events(&mut a.events, 1).await);
-
-    // B's listener (and pool) are cut; whatever is notified before it listens again is lost.
+/// Terminates every connection of replica B (its listener, its pool): whatever is notified
+/// before it listens again is lost.
+async fn cut_b(client: &tokio_postgres::Client) {
     let cut = client
         .query(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
@@ -204,29 +229,26 @@ async fn a_replica_whose_connections_were_cut_catches_up_from_the_log_missing_no
         .await
         .unwrap();
     assert!(!cut.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_whose_connections_were_cut_catches_up_from_the_log_missing_nothing() {
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let (mut a, mut b, client) = replicas_and_cutter(&database).await;
+
+    let first = a.manager.create(request(None)).await.unwrap();
+    let both_saw = next_events(&mut b.events, 1).await;
+    assert_eq!(both_saw, next_events(&mut a.events, 1).await);
+
+    // B's listener (and pool) are cut; whatever is notified before it listens again is lost.
+    cut_b(&client).await;
     let mut expected_ids = BTreeSet::new();
     for _ in 0..5 {
         let created = a.manager.create(request(None)).await.unwrap();
-        a.manager
-            .resolve(
-                &created.id.to_string(),
-                ApprovalDecision::Deny,
-                "alice",
-                IdDisclosure::Hidden,
-            )
-            .await
-            .unwrap();
+        decide(&a.manager, &created, ApprovalDecision::Deny).await;
         expected_ids.insert(created.id.to_string());
     }
-    a.manager
-        .resolve(
-            &first.id.to_string(),
-            ApprovalDecision::AllowOnce,
-            "alice",
-            IdDisclosure::Hidden,
-        )
-        .await
-        .unwrap();
+    decide(&a.manager, &first, ApprovalDecision::AllowOnce).await;
 
     let on_a = next_events(&mut a.events, 11).await;
     let on_b = next_events(&mut b.events, 11).await;
@@ -245,6 +267,162 @@ async fn a_replica_whose_connections_were_cut_catches_up_from_the_log_missing_no
     // B's memory followed too: the decision is known there.
     let record = b.manager.await_decision(first.id).await.unwrap();
     assert_eq!(record.decision, Some(ApprovalDecision::AllowOnce));
+}
+
+/// A run event as a gateway would log it; the body is opaque to the log.
+fn run_note(gateway: usize, n: usize) -> RunNote {
+    RunNote {
+        run_id: uuid::Uuid::new_v4(),
+        body: format!("{{\"gateway\":{gateway},\"n\":{n}}}"),
+    }
+}
+
+/// Run events take their numbers from the same counter as approval events: two stores
+/// appending both at once give one gap-free order, each store's writes in the order it
+/// submitted them, every run read back as it was written; and run events leave the log with
+/// history of their age.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_events_and_approval_events_from_two_stores_share_one_gap_free_order() {
+    const EACH: usize = 30;
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let stores = [
+        store(database.url(), 4).await,
+        store(database.url(), 4).await,
+    ];
+    let writers: Vec<_> = stores
+        .iter()
+        .enumerate()
+        .map(|(gateway, store)| {
+            let store = Arc::clone(store);
+            tokio::spawn(async move {
+                let mut submitted = Vec::new();
+                let mut answers = Vec::new();
+                for n in 0..EACH {
+                    let at = 1_000 + (gateway * EACH + n) as u64;
+                    let id = mint_approval_id(at).to_string();
+                    let inserted = queued(|done| store.insert(new_approval(&id, at), done));
+                    let note = run_note(gateway, n);
+                    let appended = log(&store).append_run(note.clone(), at);
+                    submitted.push(id);
+                    submitted.push(note.body.clone());
+                    answers.push((inserted, appended, note));
+                }
+                let mut notes = Vec::new();
+                for (inserted, appended, note) in answers {
+                    inserted.await.unwrap().unwrap();
+                    assert!(appended.await.unwrap() > 0);
+                    notes.push(note);
+                }
+                (submitted, notes)
+            })
+        })
+        .collect();
+    let mut submitted = Vec::new();
+    let mut notes = Vec::new();
+    for writer in writers {
+        let (written, logged) = writer.await.unwrap();
+        submitted.push(written);
+        notes.extend(logged);
+    }
+
+    let total = (2 * EACH * 2) as u64;
+    let page = log(&stores[1]).events_after(0, 1_000).await.unwrap();
+    assert_eq!(page.head, total);
+    let seqs: Vec<u64> = page.events.iter().map(|event| event.seq).collect();
+    assert_eq!(seqs, (1..=total).collect::<Vec<_>>(), "one order, no gap");
+    let subject = |entry: &LogEntry| match entry {
+        LogEntry::Approval { record, .. } => record.id.clone(),
+        LogEntry::Run(note) => note.body.clone(),
+    };
+    let order: Vec<String> = page.events.iter().map(|e| subject(&e.entry)).collect();
+    for written in &submitted {
+        let own: Vec<&String> = order.iter().filter(|s| written.contains(s)).collect();
+        assert_eq!(
+            own,
+            written.iter().collect::<Vec<_>>(),
+            "each store's order kept"
+        );
+    }
+    let runs: Vec<&RunNote> = page
+        .events
+        .iter()
+        .filter_map(|event| match &event.entry {
+            LogEntry::Run(note) => Some(note),
+            LogEntry::Approval { .. } => None,
+        })
+        .collect();
+    assert_eq!(runs.len(), 2 * EACH);
+    assert!(
+        notes.iter().all(|note| runs.contains(&note)),
+        "read back as written"
+    );
+
+    // Pruning history older than 1,010 ms takes the runs dated before it, and only those.
+    answer(|done| stores[0].prune_terminal_before(1_010, 1_000, done))
+        .await
+        .unwrap();
+    let page = log(&stores[0]).events_after(0, 1_000).await.unwrap();
+    let runs_left = page
+        .events
+        .iter()
+        .filter(|event| matches!(event.entry, LogEntry::Run(_)))
+        .count();
+    assert_eq!(runs_left, 2 * EACH - 10);
+}
+
+/// The next `count` events, as (seq, subject, what): a run's subject is its run id.
+async fn next_logged(events: &mut EventSubscription, count: usize) -> Vec<(u64, String, String)> {
+    tokio::time::timeout(CROSSING, async {
+        let mut got = Vec::new();
+        while got.len() < count {
+            let event = events.recv().await.unwrap();
+            let what = match &event.kind {
+                EventKind::Run { body } => format!("run {body}"),
+                EventKind::Requested { .. } => "requested".to_owned(),
+                _ => "settled".to_owned(),
+            };
+            got.push((event.seq, event.id.to_string(), what));
+        }
+        got
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_whose_connections_were_cut_catches_up_on_run_events_too() {
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let (mut a, mut b, client) = replicas_and_cutter(&database).await;
+
+    // A run event logged on A is announced on both, under the log's number.
+    let first = run_note(0, 0);
+    let seq = a.manager.log_run(first.clone()).unwrap().await.unwrap();
+    let on_b = next_logged(&mut b.events, 1).await;
+    assert_eq!(on_b, next_logged(&mut a.events, 1).await);
+    assert_eq!(
+        on_b,
+        [(seq, first.run_id.to_string(), format!("run {}", first.body))]
+    );
+
+    cut_b(&client).await;
+    // Runs and approvals on A while B hears nothing.
+    for n in 1..=4 {
+        let created = a.manager.create(request(None)).await.unwrap();
+        a.manager.log_run(run_note(0, n)).unwrap().await.unwrap();
+        decide(&a.manager, &created, ApprovalDecision::Deny).await;
+    }
+    let on_a = next_logged(&mut a.events, 12).await;
+    let on_b = next_logged(&mut b.events, 12).await;
+    assert_eq!(on_b, on_a, "the same events, numbers and order on both");
+    let seqs: Vec<u64> = on_b.iter().map(|(seq, _, _)| *seq).collect();
+    assert_eq!(seqs, (seq + 1..=seq + 12).collect::<Vec<_>>());
+    let runs = on_b
+        .iter()
+        .filter(|(_, _, what)| what.starts_with("run "))
+        .count();
+    assert_eq!(runs, 4);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(b.events.try_recv().is_none(), "nothing twice");
 }
 
 /// Reading the log must cost the same however long the history is: each event's approval is

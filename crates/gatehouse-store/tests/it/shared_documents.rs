@@ -317,3 +317,104 @@ async fn a_first_start_on_an_empty_database_imports_the_hosts_file_once() {
     // The host's files are left as they were.
     assert!(file_b.read().unwrap().exists);
 }
+
+/// The connections of `application` that listen: their last statement is the listener's
+/// `LISTEN` or its ping (pooled connections last ran the store's own queries).
+async fn listening(client: &tokio_postgres::Client, application: &str) -> i64 {
+    client
+        .query_one(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 \
+             AND (query = 'SELECT 1' OR query LIKE 'LISTEN %')",
+            &[&application],
+        )
+        .await
+        .unwrap()
+        .get(0)
+}
+
+/// A store following documents and approvals holds one listening connection for both; cut,
+/// it reconnects, and both hear again: the approval feed resyncs and the followed document is
+/// read again, whatever was notified while it was away.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_listening_connection_hears_documents_and_approvals_and_reconnects_for_both() {
+    use gatehouse_approvals::{ApprovalStore, Change};
+
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let a_url = format!("{}?application_name=replica-a", database.url());
+    let a = PgApprovalStore::connect(&a_url, PgOptions::default())
+        .await
+        .unwrap();
+    let a_documents: Arc<dyn DocumentStore> = Arc::new(a.documents());
+    let mut feed = a.changes().unwrap();
+    let followed = Arc::clone(&a_documents);
+    let mut doc = blocking(move || followed.follow("doc").unwrap()).await;
+    let b = replica(&database).await;
+    let (client, connection) = tokio_postgres::connect(database.url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+
+    let started = Instant::now();
+    while listening(&client, "replica-a").await == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "never listened"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        tokio::time::timeout(Duration::from_secs(10), feed.recv())
+            .await
+            .unwrap(),
+        Some(Change::Resync)
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        listening(&client, "replica-a").await,
+        1,
+        "one listener for both"
+    );
+
+    client
+        .execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE application_name = 'replica-a'",
+            &[],
+        )
+        .await
+        .unwrap();
+    // Written while A's listener may be away: A hears of both all the same.
+    let b_documents = Arc::clone(&b.documents);
+    blocking(move || {
+        b_documents
+            .update("doc", &mut |_| Some(b"from b".to_vec()))
+            .unwrap()
+    })
+    .await;
+    let read_again = doc.wait_for(|bytes| bytes.as_deref() == Some(&b"from b"[..]));
+    tokio::time::timeout(Duration::from_secs(10), read_again)
+        .await
+        .expect("A never read B's change")
+        .unwrap();
+    let resynced = tokio::time::timeout(Duration::from_secs(10), feed.recv())
+        .await
+        .unwrap();
+    assert_eq!(
+        resynced,
+        Some(Change::Resync),
+        "the feed was told to read the log again"
+    );
+    while listening(&client, "replica-a").await == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "never listened again"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        listening(&client, "replica-a").await,
+        1,
+        "still one after reconnecting"
+    );
+}

@@ -21,12 +21,24 @@ use gatehouse_store::approvals_db::{PgApprovalStore, PgOptions};
 use crate::replicas::answer;
 use crate::support::new_approval;
 
-/// What dropping back to each earlier version removes: the tables of the migrations after it.
-const ADDED_BY: &[(i64, &str)] = &[
-    (5, "gatehouse_routes"),
-    (4, "gatehouse_documents"),
-    (3, "chat_buttons, chat_outbox"),
-    (2, "approval_events, event_log"),
+/// How each migration is undone, newest first, to take a database back to an earlier version:
+/// its tables dropped, or (6) the log's run rows and columns removed.
+const UNDONE_BY: &[(i64, &str)] = &[
+    (
+        6,
+        "DELETE FROM approval_events WHERE kind = 'run'; \
+         DROP INDEX approval_events_runs_by_age; \
+         ALTER TABLE approval_events DROP CONSTRAINT approval_events_subject_check, \
+             DROP CONSTRAINT approval_events_kind_check, \
+             DROP COLUMN run_id, DROP COLUMN run_body, DROP COLUMN at_ms, \
+             ALTER COLUMN approval_id SET NOT NULL, \
+             ADD CONSTRAINT approval_events_kind_check \
+             CHECK (kind IN ('requested', 'allowed', 'denied', 'expired', 'cancelled'))",
+    ),
+    (5, "DROP TABLE gatehouse_routes"),
+    (4, "DROP TABLE gatehouse_documents"),
+    (3, "DROP TABLE chat_buttons, chat_outbox"),
+    (2, "DROP TABLE approval_events, event_log"),
 ];
 
 /// A plain connection to `url` under `application_name`, kept open until dropped.
@@ -74,10 +86,10 @@ async fn database_at(database: &TempDatabase, version: i64) -> String {
         .unwrap();
     drop(store);
     let admin = connection(database.url(), "test_admin").await;
-    for (added, tables) in ADDED_BY.iter().filter(|(added, _)| *added > version) {
+    for (added, undo) in UNDONE_BY.iter().filter(|(added, _)| *added > version) {
         admin
             .batch_execute(&format!(
-                "DROP TABLE {tables}; DELETE FROM gatehouse_schema WHERE version = {added}"
+                "{undo}; DELETE FROM gatehouse_schema WHERE version = {added}"
             ))
             .await
             .unwrap();

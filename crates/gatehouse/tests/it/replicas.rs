@@ -242,7 +242,7 @@ async fn doctor_reports_the_database_reachable_and_migrated_or_refuses_one_it_ca
     assert!(
         migrated
             .stdout
-            .contains("approvals database (PostgreSQL): reachable, schema version 5 of 5"),
+            .contains("approvals database (PostgreSQL): reachable, schema version 6 of 6"),
         "{}",
         migrated.stdout
     );

@@ -89,7 +89,13 @@ impl Connector {
     /// receiver; the receiver closes when the connection is lost.
     pub(super) async fn listening(
         &self,
-    ) -> Result<(tokio_postgres::Client, mpsc::UnboundedReceiver<String>), StoreError> {
+    ) -> Result<
+        (
+            tokio_postgres::Client,
+            mpsc::UnboundedReceiver<(String, String)>,
+        ),
+        StoreError,
+    > {
         match self {
             Connector::Plain(config) => notifications(config.connect(NoTls).await?),
             Connector::Tls(config, tls) => notifications(config.connect(tls.clone()).await?),
@@ -144,10 +150,17 @@ where
     (client, driving)
 }
 
-/// Drives `connection` on a task of its own, forwarding each notification's payload.
+/// Drives `connection` on a task of its own, forwarding each notification's channel and
+/// payload.
 fn notifications<S, T>(
     (client, mut connection): (tokio_postgres::Client, tokio_postgres::Connection<S, T>),
-) -> Result<(tokio_postgres::Client, mpsc::UnboundedReceiver<String>), StoreError>
+) -> Result<
+    (
+        tokio_postgres::Client,
+        mpsc::UnboundedReceiver<(String, String)>,
+    ),
+    StoreError,
+>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -157,7 +170,8 @@ where
         loop {
             match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
                 Some(Ok(AsyncMessage::Notification(notice))) => {
-                    if payloads.send(notice.payload().to_owned()).is_err() {
+                    let notice = (notice.channel().to_owned(), notice.payload().to_owned());
+                    if payloads.send(notice).is_err() {
                         return;
                     }
                 }

@@ -6,39 +6,31 @@
 //! (a pure function of the bytes) on the caller's thread, and store the result only if the
 //! version is still the one read, in one statement; when another replica's change came first,
 //! read again and apply the change to that. Nothing is lost, and no lock is held while the
-//! change is computed. A change sends `NOTIFY gatehouse_documents` with the document's name; a listener task per
-//! replica reads a named document again on each notice, and every followed document after
-//! each (re)connection (notices sent while it was away are lost). Each row's `version` grows
+//! change is computed. A change sends `NOTIFY gatehouse_documents` with the document's name; the
+//! store's listener (`listener`, the one listening connection it shares with the approvals
+//! feed) reads a named document again on each notice, and every followed document after each
+//! (re)connection (notices sent while it was away are lost). Each row's `version` grows
 //! with every change, so a read that finishes late never replaces a newer version.
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex, PoisonError, Weak};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use deadpool_postgres::Pool;
 use gatehouse_approvals::{DocumentBytes, DocumentChange, DocumentStore};
 use tokio::runtime::{Handle, RuntimeFlavor};
 use tokio::sync::watch;
-use tokio::task::AbortHandle;
 
-use super::connect::Connector;
+use super::listener::{DOCUMENTS, Listener};
 use super::ops::Queries;
 use crate::error::{PostgresError, StoreError};
-
-/// The channel document changes are announced on; the payload is the document's name.
-const CHANNEL: &str = "gatehouse_documents";
-
-/// How often an idle listener checks its connection, and how long it waits to reconnect.
-const PING_EVERY: Duration = Duration::from_secs(5);
-const RECONNECT_AFTER: Duration = Duration::from_secs(1);
 
 /// How many times a change is applied again after losing to another replica's before giving
 /// up: each loss means another change was stored, so this bounds only pathological contention.
 const MAX_ATTEMPTS: usize = 64;
 
 /// The documents this replica follows: each one's receivers' sender and the version they hold.
-type Followed = Mutex<HashMap<String, (watch::Sender<DocumentBytes>, i64)>>;
+pub(super) type Followed = Mutex<HashMap<String, (watch::Sender<DocumentBytes>, i64)>>;
 
 /// Shared documents on the approvals database. Made by
 /// [`PgApprovalStore::documents`](super::PgApprovalStore::documents).
@@ -48,27 +40,22 @@ pub struct PgDocuments {
     /// The runtime the blocking calls wait on.
     runtime: Handle,
     followed: Arc<Followed>,
-    listener: AbortHandle,
-}
-
-impl Drop for PgDocuments {
-    fn drop(&mut self) {
-        self.listener.abort();
-    }
+    /// The store's listener, which reads followed documents again on notice; kept running
+    /// while these documents are.
+    _listener: Arc<Listener>,
 }
 
 impl PgDocuments {
-    /// Starts following documents on `pool`, hearing changes through `connector`'s own
-    /// connection. Call from within a tokio runtime.
-    pub(super) fn start(pool: Pool, connector: Connector) -> PgDocuments {
+    /// Starts following documents on `pool`, hearing changes through the store's `listener`.
+    /// Call from within a tokio runtime.
+    pub(super) fn start(pool: Pool, listener: Arc<Listener>) -> PgDocuments {
         let followed: Arc<Followed> = Arc::default();
-        let listener =
-            tokio::spawn(listen(connector, pool.clone(), Arc::downgrade(&followed))).abort_handle();
+        listener.follow_documents(pool.clone(), Arc::downgrade(&followed));
         PgDocuments {
             pool,
             runtime: Handle::current(),
             followed,
-            listener,
+            _listener: listener,
         }
     }
 
@@ -175,7 +162,7 @@ async fn write(pool: &Pool, name: &str, version: i64, body: &[u8]) -> Result<boo
                  WHERE d.version = $3 \
                  RETURNING d.version) \
              SELECT pg_notify($4, $1)::text FROM changed",
-            &[&name, &body, &version, &CHANNEL],
+            &[&name, &body, &version, &DOCUMENTS],
         )
         .await?;
     Ok(!rows.is_empty())
@@ -198,7 +185,7 @@ fn lock(
 }
 
 /// Reads `name` again and hands it to its followers, if it has any.
-async fn refresh(pool: &Pool, followed: &Followed, name: &str) {
+pub(super) async fn refresh(pool: &Pool, followed: &Followed, name: &str) {
     if !lock(followed).contains_key(name) {
         return;
     }
@@ -210,53 +197,12 @@ async fn refresh(pool: &Pool, followed: &Followed, name: &str) {
     }
 }
 
-/// The listener task: (re)connects, listens, reads every followed document again, then each
-/// one named by a notice, until the [`PgDocuments`] (the owner of `followed`) is dropped.
-async fn listen(connector: Connector, pool: Pool, followed: Weak<Followed>) {
-    loop {
-        match connector.listening().await {
-            Ok((client, mut notices)) => {
-                if let Err(error) = client.batch_execute(&format!("LISTEN {CHANNEL}")).await {
-                    tracing::warn!(%error, "Could not listen for shared documents' changes.");
-                } else {
-                    // Listening before reading again, so no change falls between.
-                    let Some(live) = followed.upgrade() else {
-                        return;
-                    };
-                    let names: Vec<String> = lock(&live).keys().cloned().collect();
-                    for name in names {
-                        refresh(&pool, &live, &name).await;
-                    }
-                    drop(live);
-                    let mut ping = tokio::time::interval(PING_EVERY);
-                    loop {
-                        tokio::select! {
-                            notice = notices.recv() => {
-                                let Some(name) = notice else { break };
-                                let Some(live) = followed.upgrade() else { return };
-                                refresh(&pool, &live, &name).await;
-                            }
-                            _ = ping.tick() => {
-                                if followed.strong_count() == 0 {
-                                    return;
-                                }
-                                if client.simple_query("SELECT 1").await.is_err() {
-                                    break;
-                                }
-                            }
-                        }
-                    }
-                    tracing::warn!("Lost the shared documents' notification connection.");
-                }
-            }
-            Err(error) => {
-                tracing::warn!(%error, "Could not connect to hear shared documents' changes.");
-            }
-        }
-        if followed.strong_count() == 0 {
-            return;
-        }
-        tokio::time::sleep(RECONNECT_AFTER).await;
+/// Reads every followed document again (after the listener (re)connected: notices sent
+/// while it was away are lost).
+pub(super) async fn refresh_all(pool: &Pool, followed: &Followed) {
+    let names: Vec<String> = lock(followed).keys().cloned().collect();
+    for name in names {
+        refresh(pool, followed, &name).await;
     }
 }
 

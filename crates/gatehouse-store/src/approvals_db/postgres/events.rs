@@ -1,5 +1,5 @@
 //! The event log (`approval_events`): how every gateway agrees on one numbered sequence of
-//! approval events, and how one that missed notices catches up.
+//! approval and run events, and how one that missed notices catches up.
 //!
 //! **Why a counter row, not a sequence.** A PostgreSQL sequence hands out numbers when a
 //! statement runs, not when its transaction commits: a transaction holding 7 can commit after
@@ -12,19 +12,26 @@
 //! trip and a commit each: the append is the transaction's last statement but its
 //! notification, so the lock is held as briefly as it can be.
 //!
-//! Rows hold what happened and to which approval; the event's details are the approval's,
-//! which a settled approval never changes again. They leave with their approval when history
-//! is pruned (`ON DELETE CASCADE`).
+//! An approval's rows hold what happened and to which approval; the event's details are the
+//! approval's, which a settled approval never changes again. They leave with their approval
+//! when history is pruned (`ON DELETE CASCADE`). A run event's row (kind `run`, since
+//! migration 6) holds the run's id and the event as the service encoded it, takes its number
+//! from the same counter, so runs and approvals share one order; it is dated and pruned with
+//! history of the same age (`ops::prune_terminal_before`).
 
 use std::sync::LazyLock;
 
-use gatehouse_approvals::{LoggedEvent, LoggedEvents};
+use gatehouse_approvals::{LogEntry, LoggedEvent, LoggedEvents, RunNote};
+use uuid::Uuid;
 
+use super::listener::APPROVALS;
 use super::ops::{Queries, RECORD, record_from};
 use crate::error::StoreError;
 
 /// The `kind` of a creation; a settling's is the state the approval settled in.
 pub(super) const REQUESTED: &str = "requested";
+/// The `kind` of a run event.
+const RUN: &str = "run";
 
 /// Appends an event for approval `id` to the log, in the caller's transaction.
 pub(super) async fn append(tx: &impl Queries, id: &str, kind: &str) -> Result<(), StoreError> {
@@ -35,6 +42,33 @@ pub(super) async fn append(tx: &impl Queries, id: &str, kind: &str) -> Result<()
     )
     .await?;
     Ok(())
+}
+
+/// Appends a run's event, in the caller's transaction, and wakes the other gateways (as
+/// `origin`) in the same statement; returns its number.
+pub(super) async fn append_run(
+    tx: &impl Queries,
+    origin: &str,
+    note: &RunNote,
+    at_ms: u64,
+) -> Result<u64, StoreError> {
+    let run_id = note.run_id.to_string();
+    let at_ms = i64::try_from(at_ms).unwrap_or(i64::MAX);
+    let wake = format!("{origin} {run_id}");
+    let rows = tx
+        .rows(
+            "WITH next AS (UPDATE event_log SET last_seq = last_seq + 1 RETURNING last_seq), \
+             appended AS (INSERT INTO approval_events (seq, kind, run_id, run_body, at_ms) \
+                 SELECT last_seq, $1, $2, $3, $4 FROM next RETURNING seq) \
+             SELECT seq, pg_notify($5, $6)::text FROM appended",
+            &[&RUN, &run_id, &note.body, &at_ms, &APPROVALS, &wake],
+        )
+        .await?;
+    let Some(row) = rows.first() else {
+        return Err(missing_counter());
+    };
+    let seq: i64 = row.try_get(0)?;
+    Ok(u64::try_from(seq).unwrap_or_default())
 }
 
 /// The log's instance id: the one the migration created, and the database's oid. A database
@@ -79,12 +113,16 @@ pub(super) async fn after(
     after: u64,
     limit: usize,
 ) -> Result<LoggedEvents, StoreError> {
+    // A run event has no approval to look up; an approval event whose approval is gone was
+    // pruned.
     static SQL: LazyLock<String> = LazyLock::new(|| {
         format!(
-            "SELECT e.seq, e.kind, {} FROM (SELECT seq, approval_id, kind \
-             FROM approval_events WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3) e \
-             CROSS JOIN LATERAL (SELECT * FROM approvals a WHERE a.id = e.approval_id \
-             LIMIT 1) approvals ORDER BY e.seq",
+            "SELECT e.seq, e.kind, e.run_id, e.run_body, {} FROM (SELECT seq, approval_id, \
+             kind, run_id, run_body FROM approval_events WHERE seq > $1 AND seq <= $2 \
+             ORDER BY seq LIMIT $3) e \
+             LEFT JOIN LATERAL (SELECT * FROM approvals a WHERE a.id = e.approval_id \
+             LIMIT 1) approvals ON true \
+             WHERE e.kind = '{RUN}' OR approvals.id IS NOT NULL ORDER BY e.seq",
             *RECORD
         )
     });
@@ -98,14 +136,31 @@ pub(super) async fn after(
         .map(|row| {
             let seq: i64 = row.try_get(0)?;
             let kind: String = row.try_get(1)?;
+            let entry = if kind == RUN {
+                LogEntry::Run(run_note(row.try_get(2)?, row.try_get(3)?)?)
+            } else {
+                LogEntry::Approval {
+                    settled: kind != REQUESTED,
+                    record: Box::new(record_from(row, 4)?),
+                }
+            };
             Ok(LoggedEvent {
                 seq: u64::try_from(seq).unwrap_or_default(),
-                settled: kind != REQUESTED,
-                record: record_from(row, 2)?,
+                entry,
             })
         })
         .collect::<Result<_, StoreError>>()?;
     Ok(LoggedEvents { events, head })
+}
+
+/// A run row's note; its id was written from a UUID.
+fn run_note(run_id: String, body: String) -> Result<RunNote, StoreError> {
+    let run_id = Uuid::try_parse(&run_id).map_err(|error| StoreError::CorruptRow {
+        approval_id: "(event log)".to_owned(),
+        column: "run_id",
+        detail: error.to_string(),
+    })?;
+    Ok(RunNote { run_id, body })
 }
 
 fn missing_counter() -> StoreError {

@@ -9,6 +9,7 @@ mod documents;
 mod events;
 mod feed;
 mod lease;
+mod listener;
 mod ops;
 mod outbox;
 mod presence;

@@ -382,6 +382,13 @@ pub(super) async fn prune_terminal_before(
             &[&sql_ms(cutoff_ms), &limit_param(limit)],
         )
         .await?;
+    // Run events stand for no approval either: they go with the history of the same age.
+    tx.rows(
+        "DELETE FROM approval_events WHERE seq IN (SELECT seq FROM approval_events \
+         WHERE kind = 'run' AND at_ms < $1 LIMIT $2)",
+        &[&sql_ms(cutoff_ms), &limit_param(limit)],
+    )
+    .await?;
     // Digests stand for no one approval: they go with the history of the same age, once done.
     tx.rows(
         "DELETE FROM chat_outbox WHERE seq IN (SELECT seq FROM chat_outbox \

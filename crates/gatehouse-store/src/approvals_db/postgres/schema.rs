@@ -190,6 +190,27 @@ const MIGRATIONS: &[&str] = &[
         seen_at   timestamptz NOT NULL
     );
     "#,
+    // 6: run events (`exec.running`, `exec.finished`, `exec.denied`) in the event log, so
+    // they take their place in the one sequence every replica announces and replays (see
+    // `events`): a row of kind `run` names no approval, holds the run's id and its event as
+    // the service encoded it, and is dated for pruning. Additive: a build before this one
+    // reads the log joined to `approvals`, skipping run rows as if pruned.
+    r#"
+    ALTER TABLE approval_events ALTER COLUMN approval_id DROP NOT NULL;
+    ALTER TABLE approval_events DROP CONSTRAINT approval_events_kind_check;
+    ALTER TABLE approval_events
+        ADD COLUMN run_id   text,
+        ADD COLUMN run_body text,
+        ADD COLUMN at_ms    bigint,
+        ADD CONSTRAINT approval_events_kind_check
+            CHECK (kind IN ('requested', 'allowed', 'denied', 'expired', 'cancelled', 'run')),
+        ADD CONSTRAINT approval_events_subject_check
+            CHECK ((kind = 'run') = (approval_id IS NULL)
+               AND (kind = 'run') = (run_id IS NOT NULL)
+               AND (kind = 'run') = (run_body IS NOT NULL)
+               AND (kind = 'run') = (at_ms IS NOT NULL));
+    CREATE INDEX approval_events_runs_by_age ON approval_events (at_ms) WHERE kind = 'run';
+    "#,
 ];
 
 /// The schema version this build writes.

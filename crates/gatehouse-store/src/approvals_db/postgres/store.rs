@@ -9,7 +9,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::task::{Context, Waker};
 use std::time::Duration;
 
@@ -18,16 +18,16 @@ use gatehouse_approvals::{
     ApprovalRecord, ApprovalStore, ChangeFeed, ChatOutbox, Completion, ConsumeOutcome,
     DeliveredMessage, EventLog, GrantStore, HeldLease, ListFilter, LoggedEvents, NewApproval,
     OutboxEntry, OutboxMessage, OutboxStep, Reading, Resolution, ResolveOutcome, RoutePresence,
-    SharedChat, StepOutcome, StoredButton, StoredGrant, Writing,
+    RunNote, SharedChat, StepOutcome, StoredButton, StoredGrant, Writing,
 };
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot};
-use tokio::task::AbortHandle;
 
 use super::caps::{self, PendingCaps};
 use super::connect::Connector;
 use super::documents::PgDocuments;
 use super::feed::{self, Subscribers};
+use super::listener::Listener;
 use super::{events, lease, ops, outbox, presence, schema};
 use crate::error::{PostgresError, StoreError};
 
@@ -101,24 +101,17 @@ pub struct PgApprovalStore {
     writes: mpsc::Sender<Job>,
     /// Checked in each insert's transaction.
     pending_caps: Option<PendingCaps>,
-    /// How the listener connects.
+    /// How lease connections connect.
     connector: Connector,
     /// Tells this store's notices from the other gateways'.
     origin: Arc<str>,
-    /// The feeds handed out; the listener holds them weakly and stops once they are gone.
+    /// The feeds handed out; the listener holds them weakly.
     subscribers: Arc<Subscribers>,
-    /// The listener task, started by the first [`ApprovalStore::changes`].
-    listener: OnceLock<AbortHandle>,
+    /// The one listening connection, for the feeds and the documents alike; started by the
+    /// first [`ApprovalStore::changes`] or [`PgApprovalStore::documents`].
+    listener: Arc<Listener>,
     /// The event log's instance id, read once at connect (a migration wrote it).
     instance: String,
-}
-
-impl Drop for PgApprovalStore {
-    fn drop(&mut self) {
-        if let Some(listener) = self.listener.get() {
-            listener.abort();
-        }
-    }
 }
 
 impl PgApprovalStore {
@@ -135,23 +128,30 @@ impl PgApprovalStore {
         };
         let (writes, jobs) = mpsc::channel(options.queue_capacity.max(1));
         tokio::spawn(write_in_order(pool.clone(), jobs));
+        let origin: Arc<str> = feed::new_origin().into();
+        let subscribers: Arc<Subscribers> = Arc::default();
+        let listener = Listener::new(
+            connector.clone(),
+            origin.to_string(),
+            Arc::downgrade(&subscribers),
+        );
         Ok(PgApprovalStore {
             pool,
             writes,
             pending_caps: options.pending_caps,
             connector,
-            origin: feed::new_origin().into(),
-            subscribers: Arc::default(),
-            listener: OnceLock::new(),
+            origin,
+            subscribers,
+            listener: Arc::new(listener),
             instance,
         })
     }
 
     /// The shared documents (per-host state replicas share: the exec approvals document, the
-    /// chat sessions) on this store's database and pool; follows their changes on a
-    /// connection of its own. Call from within a tokio runtime.
+    /// chat sessions) on this store's database and pool; follows their changes through the
+    /// store's one listening connection. Call from within a tokio runtime.
     pub fn documents(&self) -> PgDocuments {
-        PgDocuments::start(self.pool.clone(), self.connector.clone())
+        PgDocuments::start(self.pool.clone(), Arc::clone(&self.listener))
     }
 
     /// Connects to the database `url` names and reads what `gatehouse doctor` reports,
@@ -414,14 +414,7 @@ impl ApprovalStore for PgApprovalStore {
 
     fn changes(&self) -> Option<ChangeFeed> {
         let feed = self.subscribers.subscribe();
-        self.listener.get_or_init(|| {
-            let listener = feed::listen(
-                self.connector.clone(),
-                self.origin.to_string(),
-                Arc::downgrade(&self.subscribers),
-            );
-            tokio::spawn(listener).abort_handle()
-        });
+        self.listener.start();
         Some(feed)
     }
 
@@ -441,6 +434,13 @@ impl EventLog for PgApprovalStore {
 
     fn events_after(&self, after: u64, limit: usize) -> Reading<LoggedEvents> {
         self.read(move |client| Box::pin(events::after(client, after, limit)))
+    }
+
+    fn append_run(&self, note: RunNote, at_ms: u64) -> Writing<u64> {
+        let origin = Arc::clone(&self.origin);
+        self.writing(move |tx| {
+            Box::pin(async move { events::append_run(tx, &origin, &note, at_ms).await })
+        })
     }
 }
 
