@@ -57,6 +57,14 @@ pub trait SharedChat: Send + Sync {
     /// connections over honours.
     fn live_buttons(&self) -> Reading<Vec<StoredButton>>;
 
+    /// The stored button `key`, while its approval is pending: what a gateway not holding the
+    /// chat connections checks a press against, one row per press.
+    fn live_button(&self, key: String) -> Reading<Option<StoredButton>>;
+
+    /// The pending approval a copy delivered as `message` shows: what a gateway not holding
+    /// the chat connections (which keeps no cards in memory) reads for a reply to a card.
+    fn pending_card_approval(&self, message: crate::DeliveredMessage) -> Reading<Option<String>>;
+
     /// Waits until this gateway, `holder` (its name, as in outbox claims), holds the chat
     /// lease `name`, retrying while another holds it or the store is unreachable.
     fn acquire_lease(

@@ -90,6 +90,17 @@ pub trait Channel: Send + Sync {
     /// Receives commands and button presses until the connection ends, pushing each into
     /// `inbound`. Returns when `inbound` is closed or the connection fails for good.
     async fn run(&self, inbound: mpsc::Sender<Inbound>) -> Result<(), ChatError>;
+
+    /// On a gateway that shares its store with others but does not hold the chat connections
+    /// (docs/high-availability.md, "Chat on replicas"): takes what the platform may deliver
+    /// to any gateway (a webhook route the host serves), pushing each into `inbound`, until
+    /// `inbound` is closed. It opens no connection and registers nothing with the platform:
+    /// that is the holder's [`Channel::run`]. The default takes nothing, and a kind of event
+    /// an adapter cannot take safely here stays refused (its route answers 503).
+    async fn listen(&self, inbound: mpsc::Sender<Inbound>) -> Result<(), ChatError> {
+        inbound.closed().await;
+        Ok(())
+    }
 }
 
 /// What the platform needs to answer one interaction privately.

@@ -209,12 +209,7 @@ impl<S: TokenStore> TokenRegistry<S> {
     }
 
     fn lookup(&self, token: &str) -> Result<(String, TokenRecord), ChatError> {
-        let mut parts = token.split('.');
-        let (Some(VERSION), Some(key), Some(secret), None) =
-            (parts.next(), parts.next(), parts.next(), parts.next())
-        else {
-            return Err(ChatError::TokenUnknown);
-        };
+        let (key, secret) = split(token).ok_or(ChatError::TokenUnknown)?;
         let secret = URL_SAFE_NO_PAD
             .decode(secret)
             .map_err(|_| ChatError::TokenUnknown)?;
@@ -223,5 +218,20 @@ impl<S: TokenStore> TokenRegistry<S> {
             return Err(ChatError::TokenUnknown);
         }
         Ok((key.to_owned(), record))
+    }
+}
+/// The lookup key of a pressed `token`, when it has a token's shape: what a gateway that keeps
+/// no tokens itself reads from a shared store before checking the press. Says nothing about
+/// whether the token is valid.
+pub fn token_key(token: &str) -> Option<&str> {
+    split(token).map(|(key, _)| key)
+}
+
+/// A token's key and encoded secret, when it is `g1.<key>.<secret>`.
+fn split(token: &str) -> Option<(&str, &str)> {
+    let mut parts = token.split('.');
+    match (parts.next(), parts.next(), parts.next(), parts.next()) {
+        (Some(VERSION), Some(key), Some(secret), None) => Some((key, secret)),
+        _ => None,
     }
 }

@@ -21,7 +21,7 @@ use crate::config::{SlackConfig, SlackMode};
 use crate::encode::{answer_content, encode_card};
 use crate::error::SlackError;
 use crate::handle::Handle;
-use crate::intake::{Intake, Me};
+use crate::intake::{Intake, Me, Scope};
 use crate::signature::RequestVerifier;
 use crate::{http, socket};
 
@@ -102,7 +102,8 @@ impl SlackChannel {
     }
 
     /// The HTTP-mode endpoint ([`http::EVENTS_PATH`]) for the gateway to mount; it accepts
-    /// events once [`Channel::run`] is running.
+    /// everything once [`Channel::run`] is running, and button presses alone while
+    /// [`Channel::listen`] is.
     pub fn http_router(&self) -> Result<Router, SlackError> {
         let secret = self
             .config
@@ -346,7 +347,8 @@ impl Channel for SlackChannel {
 
     async fn run(&self, inbound: mpsc::Sender<Inbound>) -> Result<(), ChatError> {
         self.identify().await?;
-        self.intake.attach(Some(inbound.clone()));
+        self.intake
+            .attach(Some((inbound.clone(), Scope::Everything)));
         let outcome = match (self.config.mode, &self.config.app_token) {
             (SlackMode::Socket, Some(app_token)) => {
                 let app_token = SlackApiToken::new(app_token.expose().into());
@@ -371,4 +373,34 @@ impl Channel for SlackChannel {
         self.intake.attach(None);
         outcome
     }
+
+    /// In HTTP mode, button presses (see [`Scope::Presses`]) once `auth.test` has said which
+    /// workspace is home; nothing before, and nothing in Socket Mode, whose connection only
+    /// the holder opens.
+    async fn listen(&self, inbound: mpsc::Sender<Inbound>) -> Result<(), ChatError> {
+        if self.config.mode == SlackMode::Http {
+            // Stopped at once when the lease comes (the holder's `run` then takes over), even
+            // while `auth.test` is under way.
+            loop {
+                let identified = tokio::select! {
+                    () = inbound.closed() => return Ok(()),
+                    identified = self.identify() => identified,
+                };
+                let Err(error) = identified else { break };
+                tracing::warn!(channel = CHANNEL, %error, "Cannot check the bot token; presses here wait for it.");
+                tokio::select! {
+                    () = inbound.closed() => return Ok(()),
+                    () = tokio::time::sleep(IDENTIFY_RETRY) => {}
+                }
+            }
+            self.intake.attach(Some((inbound.clone(), Scope::Presses)));
+        }
+        inbound.closed().await;
+        self.intake.attach(None);
+        Ok(())
+    }
 }
+
+/// How often a gateway not holding the chat connections checks the bot token again after a
+/// failure, before it takes presses.
+const IDENTIFY_RETRY: std::time::Duration = std::time::Duration::from_secs(5);

@@ -17,7 +17,7 @@ use serde_json::json;
 use slack_morphism::prelude::*;
 
 use crate::encode::answer_content;
-use crate::intake::Intake;
+use crate::intake::{Intake, Kind};
 use crate::signature::RequestVerifier;
 
 /// The path the manifest's Request URLs point at.
@@ -36,7 +36,15 @@ pub(crate) fn router(intake: Arc<Intake>, verifier: RequestVerifier) -> Router {
 }
 
 async fn receive(State(state): State<Arc<HttpState>>, headers: HeaderMap, body: Bytes) -> Response {
-    if !state.intake.is_attached() {
+    // JSON for events, a form for the rest; read (not acted on) before the checks below, since
+    // a gateway not holding the chat connections takes interactions only.
+    let form = (body.first() != Some(&b'{'))
+        .then(|| serde_urlencoded::from_bytes::<HashMap<String, String>>(&body));
+    let kind = match &form {
+        Some(Ok(form)) if form.contains_key("payload") => Kind::Interaction,
+        _ => Kind::Other,
+    };
+    if !state.intake.takes(kind) {
         // Slack retries events and shows the user an error for interactions: better than
         // accepting something nobody will act on. Checked before the signature so the request
         // is not remembered as seen, and Slack's retry of the same bytes is accepted later.
@@ -46,12 +54,10 @@ async fn receive(State(state): State<Arc<HttpState>>, headers: HeaderMap, body: 
         tracing::warn!(channel = "slack", reason = %refusal, "Refused an unauthenticated Slack request.");
         return StatusCode::UNAUTHORIZED.into_response();
     }
-    if body.first() == Some(&b'{') {
-        return event(&state, &body);
-    }
-    let form: HashMap<String, String> = match serde_urlencoded::from_bytes(&body) {
-        Ok(form) => form,
-        Err(error) => return malformed("form body", &error),
+    let form = match form {
+        None => return event(&state, &body),
+        Some(Ok(form)) => form,
+        Some(Err(error)) => return malformed("form body", &error),
     };
     if let Some(payload) = form.get("payload") {
         return match serde_json::from_str::<SlackInteractionEvent>(payload) {

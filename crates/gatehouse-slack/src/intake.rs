@@ -21,13 +21,37 @@ pub(crate) struct Me {
     pub(crate) workspace: String,
 }
 
+/// What a gateway takes from Slack while its intake is attached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scope {
+    /// Everything: the gateway holding the chat connections (or alone on its store).
+    Everything,
+    /// Button presses only: a gateway sharing its store with the holder
+    /// ([`Channel::listen`](gatehouse_chat::Channel::listen)). A press is safe anywhere: its
+    /// token names one approval and one decision, and the store lets the first answer win, so
+    /// a captured press replayed to another gateway (whose replay memory is its own) repeats
+    /// a decision and changes nothing. An event or a slash command is not: a replayed
+    /// `/elevated on` would set the level again after the owner turned it off. Those stay
+    /// refused (503) here; Slack retries an event, and a slash command shows its error.
+    Presses,
+}
+
+/// What an HTTP-mode request carries, told apart before it is acted on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// An interaction (a button press).
+    Interaction,
+    /// An Events API callback, a URL check or a slash command.
+    Other,
+}
+
 /// Shared by the Socket Mode callbacks, the HTTP router and the channel.
 #[derive(Debug)]
 pub(crate) struct Intake {
     account_id: Option<String>,
     /// Who this bot is, from `auth.test`; `None` until then, and nothing is taken before.
     me: RwLock<Option<Me>>,
-    queue: RwLock<Option<mpsc::Sender<Inbound>>>,
+    queue: RwLock<Option<(mpsc::Sender<Inbound>, Scope)>>,
     pub(crate) replies: PendingReplies,
     reply_wait: Duration,
 }
@@ -43,8 +67,8 @@ impl Intake {
         }
     }
 
-    /// Starts (`Some`) or stops (`None`) taking events for the core.
-    pub(crate) fn attach(&self, queue: Option<mpsc::Sender<Inbound>>) {
+    /// Starts (`Some`) or stops (`None`) taking events for the core, all or presses only.
+    pub(crate) fn attach(&self, queue: Option<(mpsc::Sender<Inbound>, Scope)>) {
         *self.queue.write().unwrap_or_else(PoisonError::into_inner) = queue;
     }
 
@@ -77,12 +101,14 @@ impl Intake {
         home
     }
 
-    /// Whether events are being taken; HTTP mode answers 503 otherwise so Slack retries.
-    pub(crate) fn is_attached(&self) -> bool {
-        self.queue
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_some()
+    /// Whether requests of `kind` are being taken; HTTP mode answers 503 otherwise so Slack
+    /// retries.
+    pub(crate) fn takes(&self, kind: Kind) -> bool {
+        match *self.queue.read().unwrap_or_else(PoisonError::into_inner) {
+            Some((_, Scope::Everything)) => true,
+            Some((_, Scope::Presses)) => kind == Kind::Interaction,
+            None => false,
+        }
     }
 
     /// A block action. Other interaction kinds (modals, shortcuts) are not used by this app.
@@ -129,7 +155,8 @@ impl Intake {
             .queue
             .read()
             .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+            .as_ref()
+            .map(|(queue, _)| queue.clone());
         let Some(queue) = queue else {
             tracing::warn!(
                 channel = "slack",

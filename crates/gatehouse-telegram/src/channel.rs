@@ -104,7 +104,8 @@ impl TelegramChannel {
     }
 
     /// The webhook route for the host's own HTTP server, in [`UpdateMode::HostedWebhook`] only:
-    /// it answers 503 until [`Channel::run`] has registered the webhook, so Telegram retries
+    /// it answers 503 until [`Channel::run`] has registered the webhook (or, on a gateway
+    /// sharing its store with the holder, [`Channel::listen`] runs), so Telegram retries
     /// rather than losing an update.
     pub fn hosted_webhook_router(&self) -> Option<axum::Router> {
         let UpdateMode::HostedWebhook(hook) = &self.mode else {
@@ -258,6 +259,17 @@ impl Channel for TelegramChannel {
                 webhook::run_hosted(self, hook, &self.intake, inbound).await
             }
         }
+    }
+
+    /// The hosted webhook's updates, on a gateway not holding the chat connections; long
+    /// polling and a webhook on a listener of its own are the holder's alone.
+    async fn listen(&self, inbound: mpsc::Sender<Inbound>) -> Result<(), ChatError> {
+        if let UpdateMode::HostedWebhook(_) = &self.mode {
+            webhook::listen_hosted(&self.intake, inbound).await;
+        } else {
+            inbound.closed().await;
+        }
+        Ok(())
     }
 }
 

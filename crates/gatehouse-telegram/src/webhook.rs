@@ -209,6 +209,19 @@ pub(crate) async fn run_hosted(
     registered
 }
 
+/// Opens `intake` to `inbound` until `inbound` is closed, registering nothing: a gateway
+/// sharing its store with the one holding the chat connections takes the updates Telegram
+/// sends it through the load balancer. The secret check is this endpoint's, as on the holder,
+/// and everything an update can do is safe from any gateway: a press is checked against the
+/// shared store's button tokens and decided there (first answer wins), and a typed command
+/// acts on the shared approvals and sessions.
+pub(crate) async fn listen_hosted(intake: &Intake, inbound: mpsc::Sender<Inbound>) {
+    let set = |value| *intake.lock().unwrap_or_else(PoisonError::into_inner) = value;
+    set(Some(inbound.clone()));
+    inbound.closed().await;
+    set(None);
+}
+
 /// `setWebhook`, retried with the core's backoff while failures are transient.
 async fn register(
     channel: &TelegramChannel,

@@ -1,6 +1,6 @@
 use gatehouse_chat::error::ChatError;
 use gatehouse_chat::route::MessageLocator;
-use gatehouse_chat::token::{TOKEN_LEN, TokenClaim, TokenRegistry};
+use gatehouse_chat::token::{TOKEN_LEN, TokenClaim, TokenRegistry, token_key};
 use gatehouse_policy::ApprovalDecision::{AllowAlways, AllowOnce, Deny};
 use pretty_assertions::assert_eq;
 
@@ -162,4 +162,23 @@ fn purge_forgets_long_expired_tokens_only() {
             approval_id: "appr-9".into()
         })
     );
+}
+
+/// A gateway that keeps no tokens reads the one a press names from a shared store by its key:
+/// an issued token names its key, and anything without a token's shape names none.
+#[test]
+fn an_issued_token_names_its_lookup_key_and_a_malformed_one_none() {
+    let registry = TokenRegistry::in_memory();
+    let tokens = delivered(&registry);
+    let keys: Vec<&str> = tokens
+        .iter()
+        .map(|(_, token)| token_key(token).unwrap())
+        .collect();
+    assert_eq!(keys.len(), 3);
+    for (key, (_, token)) in keys.iter().zip(&tokens) {
+        assert!(token.starts_with(&format!("g1.{key}.")), "{token}");
+    }
+    for malformed in ["", "g1", "g1.key", "g2.key.secret", "g1.key.secret.more"] {
+        assert_eq!(token_key(malformed), None, "{malformed}");
+    }
 }

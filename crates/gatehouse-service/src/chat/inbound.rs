@@ -14,7 +14,7 @@ use gatehouse_chat::grammar::start::Conversation;
 use gatehouse_chat::introduction::{Introduction, Role, introduction_text};
 use gatehouse_chat::render::{Card, CardState, ResolveOutcome, SHORT_ID_LEN};
 use gatehouse_chat::replies::{ApproveOutcome, approve_outcome_text};
-use gatehouse_chat::route::{Destination, Route};
+use gatehouse_chat::route::{Destination, MessageLocator, Route};
 use gatehouse_chat::strangers::ReplyReach;
 use gatehouse_policy::ApprovalDecision;
 use gatehouse_policy::elevated::{ElevatedLevel, SenderIdentity, authorize_sender};
@@ -23,40 +23,74 @@ use uuid::Uuid;
 
 use super::ChatRuntime;
 use super::directive::directive;
-use super::view::approval_view;
+use super::shared::live_tokens;
+use super::view::{approval_view, stored};
 use crate::policy::elevated::gates;
 
+/// Whether this gateway holds the chat connections, which decides what it answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Standing {
+    /// It holds them (or is alone on its store): it issued the tokens and keeps the
+    /// stranger-reply windows.
+    Holder,
+    /// Another gateway sharing the store holds them; this one takes only what a webhook
+    /// delivers here (`Channel::listen`). Tokens are read from the shared store per press.
+    /// Every reply to a stranger is held back: the `strangerReplies` windows live in the
+    /// holder's memory, and counting them again here would let each gateway answer its own
+    /// share of a flood.
+    Listener,
+}
+
 /// Handles inbound chat events until every adapter has stopped.
-pub(super) async fn run(runtime: Arc<ChatRuntime>, mut receiver: mpsc::Receiver<Inbound>) {
+pub(super) async fn run(
+    runtime: Arc<ChatRuntime>,
+    mut receiver: mpsc::Receiver<Inbound>,
+    standing: Standing,
+) {
     while let Some(event) = receiver.recv().await {
         let runtime = Arc::clone(&runtime);
         tokio::spawn(async move {
             match event {
-                Inbound::Press(press) => on_press(&runtime, press).await,
-                Inbound::Text(text) => on_text(&runtime, text).await,
+                Inbound::Press(press) => on_press(&runtime, press, standing).await,
+                Inbound::Text(text) => on_text(&runtime, text, standing).await,
             }
         });
     }
 }
 
-async fn on_press(runtime: &ChatRuntime, press: ButtonPress) {
+async fn on_press(runtime: &ChatRuntime, press: ButtonPress, standing: Standing) {
     let Some(channel) = runtime.dispatcher.channels.get(&press.interaction.channel) else {
         return;
     };
-    let answer = match check_press(
-        &press,
-        &runtime.dispatcher.tokens,
-        &runtime.approvals,
-        runtime.now_ms(),
-    ) {
+    let checked = match (standing, &runtime.shared) {
+        (Standing::Listener, Some((shared, _))) => {
+            match live_tokens(shared.as_ref(), &press.token).await {
+                Ok(tokens) => check_press(&press, &tokens, &runtime.approvals, runtime.now_ms()),
+                Err(error) => {
+                    // Fail closed: nothing decided, and the presser is told to try again.
+                    tracing::error!(%error, "Cannot read the shared store's buttons to check a press.");
+                    answer_press(runtime, channel.as_ref(), &press, UNCHECKED).await;
+                    return;
+                }
+            }
+        }
+        _ => check_press(
+            &press,
+            &runtime.dispatcher.tokens,
+            &runtime.approvals,
+            runtime.now_ms(),
+        ),
+    };
+    let answer = match checked {
         Err(PressRefusal::NotApprover)
-            if !runtime.strangers.allow(
-                &press.interaction.channel,
-                &press.message.chat_id,
-                &press.sender.id,
-                ReplyReach::Interaction,
-                runtime.now_ms(),
-            ) =>
+            if standing == Standing::Listener
+                || !runtime.strangers.allow(
+                    &press.interaction.channel,
+                    &press.message.chat_id,
+                    &press.sender.id,
+                    ReplyReach::Interaction,
+                    runtime.now_ms(),
+                ) =>
         {
             held_back(&press.sender);
             return;
@@ -64,25 +98,38 @@ async fn on_press(runtime: &ChatRuntime, press: ButtonPress) {
         Err(refusal) => refusal.text().to_owned(),
         Ok(claim) => resolve(runtime, &claim.approval_id, claim.decision, &press.sender).await,
     };
+    answer_press(runtime, channel.as_ref(), &press, &answer).await;
+}
+
+/// The answer to a press that could not be checked against the shared store.
+const UNCHECKED: &str = "The press could not be checked; press again or use the Control UI.";
+
+/// Answers `press` privately with `answer`.
+async fn answer_press(
+    runtime: &ChatRuntime,
+    channel: &dyn Channel,
+    press: &ButtonPress,
+    answer: &str,
+) {
     if let Err(error) = runtime
         .dispatcher
         .deliverer
-        .answer(channel.as_ref(), &press.interaction, &answer)
+        .answer(channel, &press.interaction, answer)
         .await
     {
         tracing::warn!(channel = %press.interaction.channel, error = %error, "Cannot answer a button press.");
     }
 }
 
-async fn on_text(runtime: &ChatRuntime, text: InboundText) {
+async fn on_text(runtime: &ChatRuntime, text: InboundText, standing: Standing) {
     let channel_name = text.message.channel.clone();
     let Some(channel) = runtime.dispatcher.channels.get(&channel_name).cloned() else {
         return;
     };
-    let replied_to = text
-        .reply_to
-        .as_ref()
-        .and_then(|message| runtime.cards.approval(message));
+    let replied_to = match &text.reply_to {
+        Some(message) => replied_card(runtime, message, standing).await,
+        None => None,
+    };
     let ctx = TextContext {
         sender: &text.sender,
         bot_username: runtime.bot_usernames.get(&channel_name).map(String::as_str),
@@ -103,18 +150,41 @@ async fn on_text(runtime: &ChatRuntime, text: InboundText) {
         TextAction::Introduce => introduce(runtime, &text.sender),
     };
     if !may_decide_anything(runtime, &text.sender)
-        && !runtime.strangers.allow(
-            &channel_name,
-            &text.message.chat_id,
-            &text.sender.id,
-            reach(&text),
-            runtime.now_ms(),
-        )
+        && (standing == Standing::Listener
+            || !runtime.strangers.allow(
+                &channel_name,
+                &text.message.chat_id,
+                &text.sender.id,
+                reach(&text),
+                runtime.now_ms(),
+            ))
     {
         held_back(&text.sender);
         return;
     }
     send_reply(runtime, channel.as_ref(), &text, &reply).await;
+}
+
+/// The approval the card `message` shows, for a reply to it: from the cards the holder keeps
+/// in memory, or, on a gateway without the chat lease, from the shared store while the
+/// approval is pending (a store that cannot be read names none: the reply must then name it).
+async fn replied_card(
+    runtime: &ChatRuntime,
+    message: &MessageLocator,
+    standing: Standing,
+) -> Option<String> {
+    match (standing, &runtime.shared) {
+        (Standing::Listener, Some((shared, _))) => {
+            match shared.pending_card_approval(stored(message)).await {
+                Ok(approval) => approval,
+                Err(error) => {
+                    tracing::error!(%error, "Cannot read which approval a replied-to card shows.");
+                    None
+                }
+            }
+        }
+        _ => runtime.cards.approval(message),
+    }
 }
 
 /// Whether `sender` may decide anything on their channel (an approver there, or admitted by

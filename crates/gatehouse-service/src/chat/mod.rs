@@ -15,7 +15,9 @@
 //! such a card is answered "not valid here" and the card itself is edited into its cancellation
 //! notice at start-up. On a store several gateways share, pending approvals outlive a gateway,
 //! so tokens are kept in the store too and chat runs on the one gateway holding the chat lease
-//! (see `shared`).
+//! (see `shared`); the others take only webhook-style inbound that reaches them
+//! ([`ChatRuntime::listen`]), decide presses through the shared store and leave every card to
+//! the holder.
 //!
 //! [`ApprovalManager::resolve`]: gatehouse_approvals::ApprovalManager::resolve
 
@@ -42,7 +44,8 @@ use gatehouse_chat::plan::plan_delivery;
 use gatehouse_chat::strangers::StrangerReplies;
 use gatehouse_chat::token::TokenRegistry;
 use gatehouse_chat::{Channel, Inbound, Platforms};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
 
 use crate::core::Core;
 use crate::error::ServiceError;
@@ -53,6 +56,7 @@ pub(crate) use directive::{bind_session, directive};
 pub use gatehouse_chat::delivery::{Operation, TargetFailure};
 /// A conversation with messages waiting, which [`ChatStatus`] lists.
 pub use gatehouse_chat::dispatch::QueueStatus as ChatQueue;
+use inbound::Standing;
 use journal::OutboxJournal;
 pub use sessions::check_sessions_file;
 pub(crate) use sessions::{BoundRoute, Sessions};
@@ -406,11 +410,15 @@ impl ChatRuntime {
         let runtime = Arc::clone(self);
         let shutdown = self.core.shutdown_signal();
         tokio::spawn(async move {
+            let listening = runtime.listen();
             let acquiring = shared.acquire_lease(CHAT_LEASE.to_owned(), name);
             let held = tokio::select! {
                 held = acquiring => held,
                 () = shutdown => return,
             };
+            // The adapters' intakes are handed from the listener to the connections: one
+            // stops before the other starts.
+            listening.stop().await;
             // Presses on cards the last holder sent arrive with its tokens.
             match shared.live_buttons().await {
                 Ok(buttons) => {
@@ -455,9 +463,63 @@ impl ChatRuntime {
         let runtime = Arc::clone(self);
         tokio::spawn(async move {
             tokio::select! {
-                () = inbound::run(runtime, receiver) => {}
+                () = inbound::run(runtime, receiver, Standing::Holder) => {}
                 () = shutdown => {}
             }
         });
+    }
+
+    /// Until this gateway holds the chat lease: takes what the adapters may take here
+    /// ([`Channel::listen`]: webhook-style inbound the load balancer routes to this gateway)
+    /// and handles it as a [`Standing::Listener`].
+    fn listen(self: &Arc<Self>) -> Listening {
+        let (sender, receiver) = mpsc::channel::<Inbound>(256);
+        let mut tasks: Vec<JoinHandle<()>> = self
+            .dispatcher
+            .channels
+            .values()
+            .map(|channel| {
+                let channel = Arc::clone(channel);
+                let sender = sender.clone();
+                tokio::spawn(async move {
+                    if let Err(error) = channel.listen(sender).await {
+                        tracing::error!(channel = %channel.name(), %error, "Chat channel stopped listening for webhooks; they are answered 503 here.");
+                    }
+                })
+            })
+            .collect();
+        drop(sender);
+        let (stop, stopped) = oneshot::channel::<()>();
+        let runtime = Arc::clone(self);
+        let shutdown = self.core.shutdown_signal();
+        tasks.push(tokio::spawn(async move {
+            tokio::select! {
+                () = inbound::run(runtime, receiver, Standing::Listener) => {}
+                _ = stopped => {}
+                () = shutdown => {}
+            }
+        }));
+        Listening { stop, tasks }
+    }
+}
+
+/// The listening side of a gateway waiting for the chat lease.
+struct Listening {
+    /// Dropped to stop: the inbound loop ends, its receiver with it, and each adapter's
+    /// `listen` returns once its sender is closed.
+    stop: oneshot::Sender<()>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Listening {
+    /// Stops listening and waits until every adapter has let its intake go, so the
+    /// connections' `run` attaches to an intake nobody else will detach.
+    async fn stop(self) {
+        drop(self.stop);
+        for task in self.tasks {
+            if let Err(error) = task.await {
+                tracing::error!(%error, "A chat listener ended abnormally.");
+            }
+        }
     }
 }

@@ -9,8 +9,8 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use gatehouse_approvals::{SharedChat, StoredButton};
-use gatehouse_chat::token::{MemoryTokenStore, TokenRecord, TokenStore};
+use gatehouse_approvals::{SharedChat, StoreError, StoredButton};
+use gatehouse_chat::token::{MemoryTokenStore, TokenRecord, TokenRegistry, TokenStore, token_key};
 
 use super::view::{locator, stored};
 
@@ -36,25 +36,48 @@ impl SharedTokens {
     /// Takes on the buttons another gateway issued (read from the shared store), without
     /// writing them back.
     pub(super) fn adopt(&self, buttons: Vec<StoredButton>) -> usize {
-        let mut adopted = 0;
-        for button in buttons {
-            let Ok(decision) = button.decision.parse() else {
-                tracing::warn!(key = %button.key, "A stored button carries a decision this build does not know; ignored.");
-                continue;
-            };
-            let record = TokenRecord {
-                secret: button.secret,
-                approval_id: button.approval_id,
-                decision,
-                channel: button.channel,
-                expires_at_ms: button.expires_at_ms,
-                delivered_in: button.delivered_in.as_ref().map(locator),
-            };
-            self.memory.put(button.key, record);
-            adopted += 1;
-        }
-        adopted
+        records(buttons)
+            .map(|(key, record)| self.memory.put(key, record))
+            .count()
     }
+}
+
+/// The button `token` names, read from the shared store now if its approval is pending, for
+/// one press on a gateway that does not hold the chat connections (it issues no tokens and
+/// keeps none: a registry per press holds nothing past it). A token of no known shape reads
+/// nothing and is refused by the check as unknown.
+pub(super) async fn live_tokens(
+    shared: &dyn SharedChat,
+    token: &str,
+) -> Result<TokenRegistry<MemoryTokenStore>, StoreError> {
+    let memory = MemoryTokenStore::default();
+    if let Some(key) = token_key(token) {
+        let stored = shared.live_button(key.to_owned()).await?;
+        for (key, record) in records(stored.into_iter().collect()) {
+            memory.put(key, record);
+        }
+    }
+    Ok(TokenRegistry::new(memory))
+}
+
+/// Stored buttons as token records; one carrying a decision this build does not know is left
+/// out (a press on it is refused as unknown).
+fn records(buttons: Vec<StoredButton>) -> impl Iterator<Item = (String, TokenRecord)> {
+    buttons.into_iter().filter_map(|button| {
+        let Ok(decision) = button.decision.parse() else {
+            tracing::warn!(key = %button.key, "A stored button carries a decision this build does not know; ignored.");
+            return None;
+        };
+        let record = TokenRecord {
+            secret: button.secret,
+            approval_id: button.approval_id,
+            decision,
+            channel: button.channel,
+            expires_at_ms: button.expires_at_ms,
+            delivered_in: button.delivered_in.as_ref().map(locator),
+        };
+        Some((button.key, record))
+    })
 }
 
 impl TokenStore for SharedTokens {

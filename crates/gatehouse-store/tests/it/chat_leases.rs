@@ -12,6 +12,20 @@ use tokio::sync::oneshot;
 
 use crate::support::new_approval;
 
+/// Records that approval `id`'s copy was delivered as `message`.
+async fn deliver(store: &PgApprovalStore, id: &str, message: DeliveredMessage) {
+    let (done, answered) = oneshot::channel();
+    gatehouse_approvals::ApprovalStore::record_delivery(
+        store,
+        id.into(),
+        message,
+        Box::new(move |result| {
+            let _ = done.send(result);
+        }),
+    );
+    answered.await.unwrap().unwrap();
+}
+
 async fn store(url: &str) -> Arc<PgApprovalStore> {
     Arc::new(
         PgApprovalStore::connect(url, PgOptions::default())
@@ -130,8 +144,32 @@ async fn buttons_saved_by_one_gateway_are_live_on_another_while_their_approval_i
     let live = b.live_buttons().await.unwrap();
     assert_eq!(
         live,
-        vec![button("k1", "a1", Some(landed)), button("k2", "a2", None)]
+        vec![
+            button("k1", "a1", Some(landed.clone())),
+            button("k2", "a2", None)
+        ]
     );
+    // One press's lookup on a gateway that keeps no tokens reads its button alone.
+    assert_eq!(
+        b.live_button("k1".into()).await.unwrap(),
+        Some(button("k1", "a1", Some(landed.clone())))
+    );
+    assert_eq!(b.live_button("k9".into()).await.unwrap(), None);
+    // A reply to a card on a gateway that keeps no cards finds its approval while pending.
+    let elsewhere = DeliveredMessage {
+        message_id: "11".to_owned(),
+        ..landed.clone()
+    };
+    deliver(&a, "a1", landed.clone()).await;
+    deliver(&a, "a2", elsewhere.clone()).await;
+    let shows = |message: &DeliveredMessage| b.pending_card_approval(message.clone());
+    assert_eq!(shows(&landed).await.unwrap().as_deref(), Some("a1"));
+    assert_eq!(shows(&elsewhere).await.unwrap().as_deref(), Some("a2"));
+    let other_chat = DeliveredMessage {
+        chat_id: "7".to_owned(),
+        ..landed.clone()
+    };
+    assert_eq!(shows(&other_chat).await.unwrap(), None);
     let (done, answered) = oneshot::channel();
     let decided = Resolution::Decided {
         decision: ApprovalDecision::Deny,
@@ -156,6 +194,8 @@ async fn buttons_saved_by_one_gateway_are_live_on_another_while_their_approval_i
         .map(|button| button.key)
         .collect();
     assert_eq!(live, ["k1"]);
+    assert_eq!(b.live_button("k2".into()).await.unwrap(), None, "settled");
+    assert_eq!(shows(&elsewhere).await.unwrap(), None, "settled");
     // A button of an approval that does not exist is refused.
     assert!(a.save_button(button("k3", "nobody", None)).await.is_err());
 }

@@ -35,7 +35,7 @@ async fn replica_with(
     index: usize,
     extra: &str,
 ) -> Server {
-    let store = format!("store: {{ kind: 'postgres', url: '{}' }},", database.url());
+    let store = store_on(database);
     let chat = format!(
         "channels: {{ telegram: {{ botToken: '{}', apiUrl: '{}',
            execApprovals: {{ approvers: [{APPROVER}] }} }} }}, {extra}",
@@ -43,6 +43,11 @@ async fn replica_with(
         fake.base_url
     );
     Server::start_with_config(&config_with_gateway(&store, &chat)).await
+}
+
+/// The `gateway.store` keys of a replica on `database`.
+fn store_on(database: &TempDatabase) -> String {
+    format!("store: {{ kind: 'postgres', url: '{}' }},", database.url())
 }
 
 fn token(index: usize) -> String {
@@ -329,7 +334,7 @@ async fn on_discord_a_card_in_flight_when_its_holder_dies_is_delivered_once_and_
     let fake = gatehouse_fakes::discord::spawn("127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
-    let store = format!("store: {{ kind: 'postgres', url: '{}' }},", database.url());
+    let store = store_on(&database);
     let chat = crate::discord::discord_config(&fake, &format!("approvers: ['{ALICE}']"));
     let config = config_with_gateway(&store, &chat);
     let mut replicas = [
@@ -412,7 +417,7 @@ async fn on_slack_a_card_in_flight_when_its_holder_dies_is_found_not_posted_twic
     let fake = gatehouse_fakes::slack::spawn("127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
-    let store = format!("store: {{ kind: 'postgres', url: '{}' }},", database.url());
+    let store = store_on(&database);
     let chat = format!(
         "channels: {{ slack: {{ botToken: 'xoxb-fake', appToken: 'xapp-fake', apiUrl: '{}',
            execApprovals: {{ approvers: ['U0ALICE'] }} }} }},",
@@ -536,4 +541,222 @@ async fn an_elevated_level_typed_in_chat_applies_to_the_session_on_every_replica
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
+}
+
+/// Slack in HTTP mode behind a load balancer that routes a button press to the replica not
+/// holding the chat lease: the press decides the approval there (its token read from the
+/// shared store), Slack gets its 200 at once (no error shown) and the presser the answer, and
+/// the holder edits the card, once. A press with a forged signature at that replica is refused
+/// and decides nothing; an event there stays 503 (Slack retries it), since a replayed one could
+/// act again where replay memory is the replica's own.
+#[tokio::test]
+async fn on_slack_http_a_press_at_the_replica_without_the_lease_decides_and_the_holder_edits_once()
+{
+    use crate::slack::{APPROVER, SIGNING_SECRET, Slack};
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let fake = gatehouse_fakes::slack::spawn("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let store = store_on(&database);
+    let chat = format!(
+        "channels: {{ slack: {{ botToken: 'xoxb-fake', apiUrl: '{}', mode: 'http',
+           signingSecret: '{SIGNING_SECRET}', execApprovals: {{ approvers: ['{APPROVER}'] }} }} }},",
+        fake.base_url
+    );
+    let config = config_with_gateway(&store, &chat);
+    let mut replicas = [
+        Some(Server::start_with_config(&config).await),
+        Some(Server::start_with_config(&config).await),
+    ];
+    let holder = holder_of(&replicas).await;
+    let other = replicas[1 - holder].take().unwrap();
+    fake.control(
+        "/_fake/config",
+        &json!({"request_url": format!("{}/slack/events", other.base),
+            "signing_secret": SIGNING_SECRET}),
+    )
+    .await
+    .unwrap();
+    let s = Slack {
+        fake,
+        server: other,
+    };
+    let id = request(&s.server, json!({})).await;
+    let card = s.cards(APPROVER, 1).await.remove(0);
+    // The card's binding to its message reaches the store just after the post.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+
+    let forged = s
+        .press(
+            APPROVER,
+            &card,
+            card.button("deny"),
+            json!({"signature": "bad"}),
+        )
+        .await;
+    assert_eq!(forged["result"]["status"], 401, "{forged}");
+    let event = s.say(APPROVER, "hello").await;
+    assert_eq!(event["result"]["status"], 503, "{event}");
+    assert_eq!(
+        crate::chat_support::approval(&s.server, &id).await["state"],
+        "pending"
+    );
+
+    let pressed = s
+        .press(APPROVER, &card, card.button("deny"), json!({}))
+        .await;
+    assert_eq!(pressed["result"]["status"], 200, "{pressed}");
+    let record = settled(&s.server, &id).await;
+    assert_eq!(record["decision"], "deny", "{record}");
+    assert_eq!(
+        record["resolvedBy"],
+        format!("slack:{APPROVER} (@u0alice)"),
+        "{record}"
+    );
+    let answer = eventually("the presser's answer", async || {
+        s.ephemerals(APPROVER).into_iter().next()
+    })
+    .await;
+    assert!(
+        answer.contains("Denied") || answer.contains("deny"),
+        "{answer}"
+    );
+
+    let edited = |fake: &FakeHandle| -> Vec<Call> {
+        fake.calls_of("chat.update")
+            .into_iter()
+            .filter(|call| call.status == Some(200) && call.body["ts"] == json!(card.message))
+            .collect()
+    };
+    let update = eventually("the card's update", async || {
+        edited(&s.fake).into_iter().next()
+    })
+    .await;
+    assert!(
+        update.body.to_string().contains("Denied"),
+        "{}",
+        update.body
+    );
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(edited(&s.fake).len(), 1, "edited once");
+    drop(replicas);
+}
+
+/// Telegram's hosted webhook behind a load balancer that routes updates to the replica not
+/// holding the chat lease: the holder registered the webhook and sent the card; a press
+/// delivered to the other replica decides the approval there and is answered by it, and the
+/// holder edits the card once. A request with a wrong secret at that replica is refused, a
+/// stranger's press there is not answered, and a decision typed as a reply to a card there
+/// finds the card's approval.
+#[tokio::test]
+async fn on_telegram_a_webhook_press_at_the_replica_without_the_lease_decides_and_the_holder_edits_once()
+ {
+    use crate::telegram::WEBHOOK_SECRET;
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let fake = gatehouse_fakes::telegram::spawn("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    // The load balancer's address, the webhook URL every replica registers.
+    let balancer = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook = format!("http://{}/telegram/webhook", balancer.local_addr().unwrap());
+    let store = store_on(&database);
+    let mut replicas = Vec::new();
+    for index in 0..2 {
+        let chat = format!(
+            "channels: {{ telegram: {{ botToken: '{}', apiUrl: '{}', webhookUrl: '{hook}',
+               webhookSecret: '{WEBHOOK_SECRET}', execApprovals: {{ approvers: [{APPROVER}] }} }} }},",
+            token(index),
+            fake.base_url
+        );
+        let config = config_with_gateway(&store, &chat);
+        replicas.push(Some(Server::start_with_config(&config).await));
+    }
+    let holder = holder_of(&replicas).await;
+    let other = 1 - holder;
+    let registered = fake.wait_for_calls("setWebhook", 1, WAIT).await.unwrap();
+    assert!(registered[0].path.starts_with(&logged_as(holder)));
+    let other_server = replicas[other].as_ref().unwrap();
+    crate::slack::forward(
+        balancer,
+        other_server.base.trim_start_matches("http://").to_owned(),
+    );
+
+    let id = request(other_server, json!({})).await;
+    let card = card_of(&fake, &id).await;
+    assert!(card.path.starts_with(&logged_as(holder)));
+    tokio::time::sleep(Duration::from_secs(1)).await;
+
+    let message_id = card.sent_message_id().unwrap();
+    let forged = json!({"update_id": 900, "callback_query": {"id": "900", "chat_instance": "1",
+        "from": {"id": APPROVER, "is_bot": false, "first_name": "Alice", "username": "alice"},
+        "data": button(&buttons(&card), "Allow once"),
+        "message": {"message_id": message_id.parse::<i64>().unwrap(), "date": 0,
+                    "chat": {"id": APPROVER, "type": "private"}}}});
+    let refused = reqwest::Client::new()
+        .post(format!("{}/telegram/webhook", other_server.base))
+        .header(gatehouse_telegram::SECRET_HEADER, "wrong-secret")
+        .json(&forged)
+        .send()
+        .await
+        .unwrap()
+        .status();
+    assert_eq!(refused, reqwest::StatusCode::UNAUTHORIZED);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        crate::chat_support::approval(other_server, &id).await["state"],
+        "pending"
+    );
+
+    // Someone who may not decide presses first: that replica keeps no stranger-reply windows
+    // (the holder does), so it answers nothing rather than answer its own share of a flood.
+    let stranger = json!({"callback_query": {
+        "from": {"id": 7, "is_bot": false, "first_name": "Mallory"},
+        "data": button(&buttons(&card), "Allow once"),
+        "message": {"message_id": message_id.parse::<i64>().unwrap(), "chat": {"id": APPROVER}},
+    }});
+    fake.control("/_fake/inject", &stranger).await.unwrap();
+    press(&fake, &card, "Allow once").await;
+    let record = settled(other_server, &id).await;
+    assert_eq!(record["state"], "allowed", "{record}");
+    assert_eq!(record["resolvedBy"], "telegram:4242 (@alice)");
+    let answered = eventually("the press's answer", async || {
+        fake.calls_of("answerCallbackQuery").into_iter().next()
+    })
+    .await;
+    assert!(
+        answered.path.starts_with(&logged_as(other)),
+        "{}",
+        answered.path
+    );
+    let receipt = edit_of(&fake, &message_id).await;
+    assert!(receipt.path.starts_with(&logged_as(holder)));
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let edits = fake
+        .calls_of("editMessageText")
+        .into_iter()
+        .filter(|call| call.body["message_id"] == json!(message_id.parse::<i64>().unwrap()))
+        .count();
+    assert_eq!(edits, 1, "edited once");
+    let answers = fake.calls_of("answerCallbackQuery");
+    assert_eq!(answers.len(), 1, "the approver's answer only: {answers:?}");
+
+    // A bare "deny" typed as a reply to a card reaches the same replica, which keeps no cards:
+    // it finds the card's approval in the shared store and decides it.
+    let replied = request(other_server, json!({})).await;
+    let second = card_of(&fake, &replied).await;
+    let second_id: i64 = second.sent_message_id().unwrap().parse().unwrap();
+    let reply = json!({"message": {
+        "from": {"id": APPROVER, "is_bot": false, "first_name": "Alice", "username": "alice"},
+        "chat": {"id": APPROVER, "type": "private"},
+        "text": "deny",
+        "reply_to_message": {"message_id": second_id, "date": 0,
+                             "chat": {"id": APPROVER, "type": "private"}, "text": "card"},
+    }});
+    fake.control("/_fake/inject", &reply).await.unwrap();
+    let record = settled(other_server, &replied).await;
+    assert_eq!(record["state"], "denied", "{record}");
+    assert!(
+        callers(&fake.calls_of("getUpdates"), 0).is_empty(),
+        "no polling in webhook mode"
+    );
 }

@@ -276,18 +276,55 @@ pub(super) async fn save_button(
     Ok(())
 }
 
+/// The buttons of approvals still pending, as [`button`] reads them.
+const LIVE_BUTTONS: &str = "SELECT b.key, b.secret, b.approval_id, b.decision, b.channel, \
+     b.expires_at_ms, b.in_channel, b.in_account_id, b.in_chat_id, b.in_message_id, \
+     b.in_thread_id FROM chat_buttons b JOIN approvals a ON a.id = b.approval_id \
+     WHERE a.state = 'pending'";
+
 /// Every button of an approval still pending.
 pub(super) async fn live_buttons(q: &impl Queries) -> Result<Vec<StoredButton>, StoreError> {
     let rows = q
-        .rows(
-            "SELECT b.key, b.secret, b.approval_id, b.decision, b.channel, b.expires_at_ms, \
-             b.in_channel, b.in_account_id, b.in_chat_id, b.in_message_id, b.in_thread_id \
-             FROM chat_buttons b JOIN approvals a ON a.id = b.approval_id \
-             WHERE a.state = 'pending' ORDER BY b.key",
-            &[],
-        )
+        .rows(&format!("{LIVE_BUTTONS} ORDER BY b.key"), &[])
         .await?;
     rows.iter().map(button).collect()
+}
+
+/// The button `key`, if its approval is still pending.
+pub(super) async fn live_button(
+    q: &impl Queries,
+    key: &str,
+) -> Result<Option<StoredButton>, StoreError> {
+    let rows = q
+        .rows(&format!("{LIVE_BUTTONS} AND b.key = $1"), &[&key])
+        .await?;
+    rows.first().map(button).transpose()
+}
+
+/// The pending approval whose copy was delivered as `message`. Read through the pending
+/// approvals (few) and each one's messages by the unique index it leads.
+pub(super) async fn pending_card_approval(
+    q: &impl Queries,
+    message: &DeliveredMessage,
+) -> Result<Option<String>, StoreError> {
+    let rows = q
+        .rows(
+            "SELECT m.approval_id FROM approvals a JOIN approval_messages m \
+             ON m.approval_id = a.id WHERE a.state = 'pending' AND m.channel = $1 \
+             AND coalesce(m.account_id, '') = coalesce($2, '') AND m.chat_id = $3 \
+             AND m.message_id = $4 LIMIT 1",
+            &[
+                &message.channel,
+                &message.account_id,
+                &message.chat_id,
+                &message.message_id,
+            ],
+        )
+        .await?;
+    Ok(rows
+        .first()
+        .map(|row| row.try_get::<_, String>(0))
+        .transpose()?)
 }
 
 fn button(row: &Row) -> Result<StoredButton, StoreError> {

@@ -523,6 +523,16 @@ impl SharedChat for PgApprovalStore {
         self.read(|client| Box::pin(outbox::live_buttons(client)))
     }
 
+    fn live_button(&self, key: String) -> Reading<Option<StoredButton>> {
+        self.read(move |client| Box::pin(async move { outbox::live_button(client, &key).await }))
+    }
+
+    fn pending_card_approval(&self, message: DeliveredMessage) -> Reading<Option<String>> {
+        self.read(move |client| {
+            Box::pin(async move { outbox::pending_card_approval(client, &message).await })
+        })
+    }
+
     fn acquire_lease(
         &self,
         name: String,
