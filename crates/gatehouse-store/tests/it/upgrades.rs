@@ -112,32 +112,38 @@ async fn decide(store: &PgApprovalStore, id: &str) -> bool {
     matches!(outcome, ResolveOutcome::Applied(_))
 }
 
+/// With a gateway connected to `database` at `version`: `doctor`'s check names `migration` as
+/// the one needing every replica stopped, a start refuses it and leaves the version as it
+/// was; the refusal's message.
+async fn refused_while_connected(database: &TempDatabase, version: i64, migration: i64) -> String {
+    let checked = PgApprovalStore::check(database.url(), PgOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        checked.stop_every_replica.map(|(to, _)| to),
+        Some(migration)
+    );
+    let refused = PgApprovalStore::connect(database.url(), waiting(Duration::from_millis(600)))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&refused, StoreError::ReplicasStillConnected { migration: due, .. } if *due == migration),
+        "{refused:?}"
+    );
+    assert_eq!(schema_version(database.url()).await, version);
+    refused.to_string()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_migration_the_previous_build_cannot_run_across_waits_for_its_replicas_to_stop() {
     let database = gatehouse_fakes::postgres::database().unwrap();
     let pending = database_at(&database, 3).await;
     let previous_build = connection(database.url(), "gatehouse").await;
-    let checked = PgApprovalStore::check(database.url(), PgOptions::default())
-        .await
-        .unwrap();
-    assert_eq!(checked.stop_every_replica.map(|(to, _)| to), Some(4));
-
     // Migration 4 moves allowlists into the database: refused while the old replica is there,
     // naming the migration and the connection, and nothing is applied.
-    let refused = PgApprovalStore::connect(database.url(), waiting(Duration::from_millis(600)))
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(
-            refused,
-            StoreError::ReplicasStillConnected { migration: 4, .. }
-        ),
-        "{refused:?}"
-    );
-    let message = refused.to_string();
+    let message = refused_while_connected(&database, 3, 4).await;
     assert!(message.contains("127.0.0.1 connected since"), "{message}");
     assert!(message.contains("Stop every replica"), "{message}");
-    assert_eq!(schema_version(database.url()).await, 3);
 
     // The operator stops it while two upgraded replicas are starting: they wait, then one
     // migrates (the other, waiting for the migration lock, is not taken for an old replica).
@@ -171,22 +177,8 @@ async fn the_audit_chain_waits_for_the_previous_builds_replicas_to_stop() {
     let database = gatehouse_fakes::postgres::database().unwrap();
     let pending = database_at(&database, 6).await;
     let previous_build = connection(database.url(), "gatehouse").await;
-    let checked = PgApprovalStore::check(database.url(), PgOptions::default())
-        .await
-        .unwrap();
-    assert_eq!(checked.stop_every_replica.map(|(to, _)| to), Some(7));
     // Their transitions would be recorded in their own files, not in the one chain.
-    let refused = PgApprovalStore::connect(database.url(), waiting(Duration::from_millis(600)))
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(
-            refused,
-            StoreError::ReplicasStillConnected { migration: 7, .. }
-        ),
-        "{refused:?}"
-    );
-    assert_eq!(schema_version(database.url()).await, 6);
+    refused_while_connected(&database, 6, 7).await;
     drop(previous_build);
     let upgraded = PgApprovalStore::connect(database.url(), waiting(Duration::from_secs(20)))
         .await
