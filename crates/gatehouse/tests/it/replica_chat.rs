@@ -677,14 +677,15 @@ async fn route_slack_to(fake: &FakeHandle, server: &Server) {
 /// and acts there as at the holder (an approver's `/elevated full` sets the level, answered in
 /// the command's response). The replicas share their memory of signed requests, so the same
 /// request captured and replayed to the holder is refused as a replay, as is one the holder
-/// took replayed to the other; a forged signature is still refused.
+/// took replayed to the other; a forged signature is still refused, and with the memory gone
+/// every replica answers 503.
 #[tokio::test]
 async fn on_slack_http_a_command_at_the_replica_without_the_lease_acts_once_across_replicas() {
     use crate::slack::{APPROVER, ORIGIN};
     let gates = format!(
         "tools: {{ elevated: {{ enabled: true, allowFrom: {{ slack: ['{APPROVER}'] }} }} }},"
     );
-    let (_database, fake, replicas, holding) = slack_http_replicas(&gates).await;
+    let (database, fake, replicas, holding) = slack_http_replicas(&gates).await;
     let holder = replicas[holding].as_ref().unwrap();
     let other = replicas[1 - holding].as_ref().unwrap();
     let bind = json!({"sessionKey": "s-slack", "channel": "slack", "to": ORIGIN});
@@ -735,6 +736,21 @@ async fn on_slack_http_a_command_at_the_replica_without_the_lease_acts_once_acro
         .await
         .unwrap();
     assert_eq!(forged["result"]["status"], 401, "{forged}");
+
+    // A replay memory that cannot be read refuses the request rather than take it unchecked.
+    let (admin, connection) = tokio_postgres::connect(database.url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    admin
+        .batch_execute("DROP TABLE chat_requests_seen")
+        .await
+        .unwrap();
+    for server in [other, holder] {
+        route_slack_to(&fake, server).await;
+        let unchecked = elevated_command(&fake, APPROVER, "full").await;
+        assert_eq!(unchecked["status"], 503, "{unchecked}");
+    }
     drop(replicas);
 }
 
