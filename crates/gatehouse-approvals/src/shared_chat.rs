@@ -1,7 +1,8 @@
 //! Chat state that gateways sharing one store must share beyond the outbox: who holds the
-//! chat platforms' connections (a lease), and the button tokens on cards already sent, so a
+//! chat platforms' connections (a lease), the button tokens on cards already sent, so a
 //! press on a card sent by one gateway is honoured by the gateway that holds the connection
-//! when it is pressed (docs/high-availability.md, "Chat on replicas").
+//! when it is pressed, and the signed requests already taken, so none is taken twice
+//! (docs/high-availability.md, "Chat on replicas").
 //!
 //! Only a store several gateways share implements it; a gateway alone on its store keeps
 //! tokens in memory (its restart cancels every pending approval anyway) and holds its
@@ -75,4 +76,10 @@ pub trait SharedChat: Send + Sync {
 
     /// The gateway holding the lease `name` now, if any.
     fn lease_holder(&self, name: String) -> Reading<Option<String>>;
+
+    /// Records a signed chat request's `key` until `expires_at_ms` (past the platform's own
+    /// window for it): true only for the first gateway to record it, so a captured request
+    /// replayed to another replica is refused there too. A key whose record expired by
+    /// `now_ms` is recorded anew.
+    fn first_delivery(&self, key: String, expires_at_ms: u64, now_ms: u64) -> Reading<bool>;
 }

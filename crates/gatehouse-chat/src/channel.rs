@@ -7,6 +7,7 @@
 //! ([`Channel::idempotent_sends`]).
 
 use std::fmt;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use gatehouse_policy::elevated::SenderIdentity;
@@ -101,6 +102,38 @@ pub trait Channel: Send + Sync {
         inbound.closed().await;
         Ok(())
     }
+
+    /// On a gateway that shares its store with others, before [`Channel::run`] or
+    /// [`Channel::listen`] is first called: the memory of signed requests every gateway
+    /// shares, for an adapter whose platform signs requests against replay within a window
+    /// (Slack's HTTP mode). With it, such a request taken by one gateway is refused at every
+    /// other, so [`Channel::listen`] can take it too. The default keeps nothing.
+    fn share_replay_memory(&self, memory: Arc<dyn ReplayMemory>) {
+        let _ = memory;
+    }
+}
+
+/// Signed requests already taken by any gateway sharing the store; see
+/// [`Channel::share_replay_memory`].
+#[async_trait]
+pub trait ReplayMemory: Send + Sync {
+    /// Records `key` (the platform's name for one signed request, such as its signature)
+    /// until `expires_at_ms`, when the platform's own window refuses the request anyway: true
+    /// only for the first gateway to record it. An error means nobody can tell; the request
+    /// must then be refused.
+    async fn first_delivery(
+        &self,
+        key: String,
+        expires_at_ms: u64,
+    ) -> Result<bool, ReplayMemoryError>;
+}
+
+/// The shared replay memory could not be read or written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the replay memory shared by the gateways cannot be reached: {reason}")]
+pub struct ReplayMemoryError {
+    /// What the store said.
+    pub reason: String,
 }
 
 /// What the platform needs to answer one interaction privately.

@@ -78,7 +78,9 @@ pub mod throttle;
 pub mod token;
 
 pub use adapter::{Adapter, Connect, Connection, SetupError, Steps};
-pub use channel::{ButtonPress, Channel, Inbound, InboundText, InteractionRef};
+pub use channel::{
+    ButtonPress, Channel, Inbound, InboundText, InteractionRef, ReplayMemory, ReplayMemoryError,
+};
 pub use conversation::{ConversationKey, Place};
 pub use error::{ChatError, RateScope};
 pub use platform::{Platform, Platforms};

@@ -9,7 +9,8 @@ use axum::Router;
 use gatehouse_chat::render::Card;
 use gatehouse_chat::throttle::{Pacing, Window};
 use gatehouse_chat::{
-    Channel, ChatError, Destination, Inbound, InteractionRef, MessageLocator, Route, SendKey,
+    Channel, ChatError, Destination, Inbound, InteractionRef, MessageLocator, ReplayMemory, Route,
+    SendKey,
 };
 use slack_morphism::errors::SlackClientError;
 use slack_morphism::prelude::*;
@@ -345,6 +346,12 @@ impl Channel for SlackChannel {
         }
     }
 
+    /// Events and slash commands are then checked against replays in `memory` at every
+    /// gateway, the holder included, so a replica without the lease may take them.
+    fn share_replay_memory(&self, memory: Arc<dyn ReplayMemory>) {
+        self.intake.share_replays(memory);
+    }
+
     async fn run(&self, inbound: mpsc::Sender<Inbound>) -> Result<(), ChatError> {
         self.identify().await?;
         self.intake
@@ -374,9 +381,10 @@ impl Channel for SlackChannel {
         outcome
     }
 
-    /// In HTTP mode, button presses (see [`Scope::Presses`]) once `auth.test` has said which
-    /// workspace is home; nothing before, and nothing in Socket Mode, whose connection only
-    /// the holder opens.
+    /// In HTTP mode, once `auth.test` has said which workspace is home: button presses (see
+    /// [`Scope::Presses`]), and events and slash commands too when the gateways share their
+    /// replay memory ([`Channel::share_replay_memory`]). Nothing before, and nothing in
+    /// Socket Mode, whose connection only the holder opens.
     async fn listen(&self, inbound: mpsc::Sender<Inbound>) -> Result<(), ChatError> {
         if self.config.mode == SlackMode::Http {
             // Stopped at once when the lease comes (the holder's `run` then takes over), even
@@ -393,7 +401,8 @@ impl Channel for SlackChannel {
                     () = tokio::time::sleep(IDENTIFY_RETRY) => {}
                 }
             }
-            self.intake.attach(Some((inbound.clone(), Scope::Presses)));
+            self.intake
+                .attach(Some((inbound.clone(), self.intake.listener_scope())));
         }
         inbound.closed().await;
         self.intake.attach(None);

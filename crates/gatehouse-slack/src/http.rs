@@ -1,7 +1,9 @@
 //! HTTP mode: one Request URL for events, interactivity and slash commands, mounted by the
-//! gateway. Every request is signature-checked first (401 and a log line otherwise); the body
-//! kind is then told apart the way Slack sends them: JSON for events, `payload=` for
-//! interactions, form fields with `command` for slash commands.
+//! gateway. Every request is signature-checked first (401 and a log line otherwise), and
+//! checked against replays in this gateway's memory, or for events and commands in the one the
+//! gateways sharing a store keep (`Intake::shared_replays`); the body kind is then told apart
+//! the way Slack sends them: JSON for events, `payload=` for interactions, form fields with
+//! `command` for slash commands.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -13,12 +15,13 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Json, Response};
 use axum::routing::post;
+use gatehouse_chat::ReplayMemory;
 use serde_json::json;
 use slack_morphism::prelude::*;
 
 use crate::encode::answer_content;
 use crate::intake::{Intake, Kind};
-use crate::signature::RequestVerifier;
+use crate::signature::{Refusal, RequestVerifier};
 
 /// The path the manifest's Request URLs point at.
 pub const EVENTS_PATH: &str = "/slack/events";
@@ -37,7 +40,8 @@ pub(crate) fn router(intake: Arc<Intake>, verifier: RequestVerifier) -> Router {
 
 async fn receive(State(state): State<Arc<HttpState>>, headers: HeaderMap, body: Bytes) -> Response {
     // JSON for events, a form for the rest; read (not acted on) before the checks below, since
-    // a gateway not holding the chat connections takes interactions only.
+    // a gateway not holding the chat connections takes interactions only, unless it shares the
+    // replay memory of the rest with the other gateways.
     let form = (body.first() != Some(&b'{'))
         .then(|| serde_urlencoded::from_bytes::<HashMap<String, String>>(&body));
     let kind = match &form {
@@ -50,7 +54,14 @@ async fn receive(State(state): State<Arc<HttpState>>, headers: HeaderMap, body: 
         // is not remembered as seen, and Slack's retry of the same bytes is accepted later.
         return StatusCode::SERVICE_UNAVAILABLE.into_response();
     }
-    if let Err(refusal) = state.verifier.verify(&headers, &body, now_secs()) {
+    let checked = match state.intake.shared_replays(kind) {
+        Some(memory) => match first_delivery(&state.verifier, &*memory, &headers, &body).await {
+            Ok(checked) => checked,
+            Err(unavailable) => return unavailable,
+        },
+        None => state.verifier.verify(&headers, &body, now_secs()),
+    };
+    if let Err(refusal) = checked {
         tracing::warn!(channel = "slack", reason = %refusal, "Refused an unauthenticated Slack request.");
         return StatusCode::UNAUTHORIZED.into_response();
     }
@@ -75,6 +86,32 @@ async fn receive(State(state): State<Arc<HttpState>>, headers: HeaderMap, body: 
         };
     }
     malformed("request", &"neither an event, an interaction nor a command")
+}
+
+/// Checks the signature, then whether any gateway sharing the store took this request
+/// before. A memory that cannot be reached refuses the request (503, and Slack retries an
+/// event) rather than take it unchecked.
+async fn first_delivery(
+    verifier: &RequestVerifier,
+    memory: &dyn ReplayMemory,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Result<(), Refusal>, Response> {
+    let signed = match verifier.check(headers, body, now_secs()) {
+        Ok(signed) => signed,
+        Err(refusal) => return Ok(Err(refusal)),
+    };
+    match memory
+        .first_delivery(signed.replay_key(), signed.remember_until_ms())
+        .await
+    {
+        Ok(true) => Ok(Ok(())),
+        Ok(false) => Ok(Err(Refusal::Replayed)),
+        Err(error) => {
+            tracing::error!(channel = "slack", %error, "Cannot check a Slack request against replays; refused.");
+            Err(StatusCode::SERVICE_UNAVAILABLE.into_response())
+        }
+    }
 }
 
 fn event(state: &HttpState, body: &[u8]) -> Response {

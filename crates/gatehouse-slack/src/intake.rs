@@ -2,10 +2,10 @@
 //! into the chat core's queue without waiting, because Slack wants every envelope and request
 //! answered within 3 seconds.
 
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 use std::time::Duration;
 
-use gatehouse_chat::Inbound;
+use gatehouse_chat::{Inbound, ReplayMemory};
 use slack_morphism::prelude::*;
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
@@ -24,15 +24,18 @@ pub(crate) struct Me {
 /// What a gateway takes from Slack while its intake is attached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Scope {
-    /// Everything: the gateway holding the chat connections (or alone on its store).
+    /// Everything: the gateway holding the chat connections (or alone on its store), or one
+    /// sharing the holder's replay memory of events and commands.
     Everything,
     /// Button presses only: a gateway sharing its store with the holder
-    /// ([`Channel::listen`](gatehouse_chat::Channel::listen)). A press is safe anywhere: its
-    /// token names one approval and one decision, and the store lets the first answer win, so
-    /// a captured press replayed to another gateway (whose replay memory is its own) repeats
-    /// a decision and changes nothing. An event or a slash command is not: a replayed
-    /// `/elevated on` would set the level again after the owner turned it off. Those stay
-    /// refused (503) here; Slack retries an event, and a slash command shows its error.
+    /// ([`Channel::listen`](gatehouse_chat::Channel::listen)) but not its replay memory. A
+    /// press is safe anywhere: its token names one approval and one decision, and the store
+    /// lets the first answer win, so a captured press replayed to another gateway (whose
+    /// replay memory is its own) repeats a decision and changes nothing. An event or a slash
+    /// command is not: a replayed `/elevated on` would set the level again after the owner
+    /// turned it off. Those stay refused (503) here unless the gateways share the memory of
+    /// them ([`Intake::shared_replays`]); Slack retries an event, and a slash command shows
+    /// its error.
     Presses,
 }
 
@@ -46,7 +49,6 @@ pub(crate) enum Kind {
 }
 
 /// Shared by the Socket Mode callbacks, the HTTP router and the channel.
-#[derive(Debug)]
 pub(crate) struct Intake {
     account_id: Option<String>,
     /// Who this bot is, from `auth.test`; `None` until then, and nothing is taken before.
@@ -54,6 +56,18 @@ pub(crate) struct Intake {
     queue: RwLock<Option<(mpsc::Sender<Inbound>, Scope)>>,
     pub(crate) replies: PendingReplies,
     reply_wait: Duration,
+    /// The memory of events and commands every gateway sharing the store keeps
+    /// ([`Channel::share_replay_memory`](gatehouse_chat::Channel::share_replay_memory)).
+    replays: OnceLock<Arc<dyn ReplayMemory>>,
+}
+
+impl std::fmt::Debug for Intake {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Intake")
+            .field("account_id", &self.account_id)
+            .field("shares_replays", &self.replays.get().is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Intake {
@@ -64,12 +78,36 @@ impl Intake {
             queue: RwLock::new(None),
             replies: PendingReplies::default(),
             reply_wait,
+            replays: OnceLock::new(),
         }
     }
 
     /// Starts (`Some`) or stops (`None`) taking events for the core, all or presses only.
     pub(crate) fn attach(&self, queue: Option<(mpsc::Sender<Inbound>, Scope)>) {
         *self.queue.write().unwrap_or_else(PoisonError::into_inner) = queue;
+    }
+
+    /// Keeps the replay memory the gateways share; the first one given stays.
+    pub(crate) fn share_replays(&self, memory: Arc<dyn ReplayMemory>) {
+        let _ = self.replays.set(memory);
+    }
+
+    /// The replay memory a request of `kind` is checked against when the gateways share one:
+    /// events and commands. Presses stay in this gateway's own memory (see
+    /// [`Scope::Presses`]), which spares the store a write per press.
+    pub(crate) fn shared_replays(&self, kind: Kind) -> Option<Arc<dyn ReplayMemory>> {
+        (kind == Kind::Other)
+            .then(|| self.replays.get().cloned())
+            .flatten()
+    }
+
+    /// What a gateway not holding the chat connections takes: everything when the gateways
+    /// share the memory of events and commands, presses alone otherwise.
+    pub(crate) fn listener_scope(&self) -> Scope {
+        match self.replays.get() {
+            Some(_) => Scope::Everything,
+            None => Scope::Presses,
+        }
     }
 
     /// Remembers who the bot is (from `auth.test`): its user id, to ignore its messages and

@@ -64,6 +64,34 @@ pub(crate) struct RequestVerifier {
     seen: Mutex<Seen>,
 }
 
+/// A fresh, correctly signed request, not yet checked against replays.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Signed {
+    /// Its `X-Slack-Signature`: one request's, since only Slack can make them.
+    pub(crate) signature: String,
+    /// When Slack sent it (seconds since the Unix epoch).
+    pub(crate) sent: u64,
+}
+
+/// How far the clocks of gateways sharing a replay memory may disagree: a shared record
+/// outlives the request's window by this much, so a gateway whose clock is behind still
+/// finds it.
+const CLOCK_SKEW_SECS: u64 = 60;
+
+impl Signed {
+    /// Its key in the replay memory the gateways share.
+    pub(crate) fn replay_key(&self) -> String {
+        format!("slack:{}", self.signature)
+    }
+
+    /// Until when it must be remembered: past every gateway's window for it.
+    pub(crate) fn remember_until_ms(&self) -> u64 {
+        self.sent
+            .saturating_add(MAX_AGE_SECS + CLOCK_SKEW_SECS)
+            .saturating_mul(1000)
+    }
+}
+
 #[derive(Default)]
 struct Seen {
     order: VecDeque<(u64, String)>,
@@ -78,13 +106,25 @@ impl RequestVerifier {
         }
     }
 
-    /// Accepts a request once: fresh, correctly signed, and not seen before.
+    /// Accepts a request once: fresh, correctly signed, and not seen before by this gateway.
     pub(crate) fn verify(
         &self,
         headers: &HeaderMap,
         body: &[u8],
         now_secs: u64,
     ) -> Result<(), Refusal> {
+        let signed = self.check(headers, body, now_secs)?;
+        self.remember(&signed.signature, signed.sent, now_secs)
+    }
+
+    /// Checks that a request is fresh and correctly signed, remembering nothing: for a
+    /// request whose replay is checked in the memory the gateways share instead.
+    pub(crate) fn check(
+        &self,
+        headers: &HeaderMap,
+        body: &[u8],
+        now_secs: u64,
+    ) -> Result<Signed, Refusal> {
         let header = |name: &'static str| {
             headers
                 .get(name)
@@ -102,7 +142,10 @@ impl RequestVerifier {
         if !bool::from(expected.as_bytes().ct_eq(signature.as_bytes())) {
             return Err(Refusal::BadSignature);
         }
-        self.remember(signature, sent, now_secs)
+        Ok(Signed {
+            signature: signature.to_owned(),
+            sent,
+        })
     }
 
     fn sign(&self, timestamp: &str, body: &[u8]) -> String {

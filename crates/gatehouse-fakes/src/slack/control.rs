@@ -1,5 +1,6 @@
 //! Slack controls: `POST /_fake/inject` (a Socket Mode envelope `{"type","payload"}`, sent over
-//! the socket or signed to the Request URL), `POST /_fake/disconnect`, `GET|POST /_fake/config`,
+//! the socket or signed to the Request URL; or `{"replay": id}`, a delivery sent again byte for
+//! byte, to `replay_to` if given), `POST /_fake/disconnect`, `GET|POST /_fake/config`,
 //! `GET /_fake/envelopes`, and the `response_url` endpoint payloads point at.
 
 use std::sync::Arc;
@@ -44,6 +45,9 @@ pub(super) struct Inject {
     #[serde(default)]
     timestamp_offset_secs: i64,
     replay: Option<String>,
+    /// Where a replay goes instead of the delivery's own Request URL: a captured request
+    /// sent to another replica of the app.
+    replay_to: Option<String>,
 }
 
 /// Delivers an envelope (see the module doc); HTTP deliveries answer with the app's response.
@@ -54,8 +58,11 @@ pub(super) async fn inject(
     let inject: Inject = parse_control(INJECT, &body)?;
     if let Some(id) = inject.replay {
         let previous = slack.lock().http.find(&id);
-        let previous = previous
+        let mut previous = previous
             .ok_or_else(|| FakeError::control(INJECT, format!("no delivery {id} to replay")))?;
+        if let Some(url) = inject.replay_to {
+            previous.url = url;
+        }
         let answer = delivery::send(&slack.http_client, &previous).await;
         return Ok(Json(
             json!({"ok": true, "mode": "http", "replayed": true, "result": answer}),

@@ -26,7 +26,7 @@ pub(crate) enum Signature {
 #[derive(Clone, Debug)]
 pub(crate) struct Delivery {
     pub(crate) id: String,
-    url: String,
+    pub(crate) url: String,
     content_type: &'static str,
     body: String,
     timestamp: String,

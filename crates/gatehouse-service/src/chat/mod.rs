@@ -349,6 +349,14 @@ impl ChatRuntime {
             if let Some(username) = &connected.bot_username {
                 bot_usernames.insert(name.clone(), username.clone());
             }
+            if let Some(shared) = &setup.shared {
+                connected
+                    .channel
+                    .share_replay_memory(Arc::new(shared::StoreReplays {
+                        shared: Arc::clone(shared),
+                        clock: Arc::clone(&core.clock),
+                    }));
+            }
             let settings =
                 settings::delivery_settings(&core.config, &name, connected.channel.pacing());
             deliverer = deliverer.with_settings(&name, settings);

@@ -5,12 +5,17 @@
 //! A token is submitted to the store when it is issued and again when it is bound to the
 //! message it was delivered in; the store runs writes in order, so a card's tokens are
 //! durable before its send is claimed, and its binding before its delivery is recorded.
+//!
+//! The signed requests adapters have taken are remembered in the store too
+//! ([`StoreReplays`]), so a captured one is refused at every gateway.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use gatehouse_approvals::{SharedChat, StoreError, StoredButton};
+use async_trait::async_trait;
+use gatehouse_approvals::{Clock, SharedChat, StoreError, StoredButton};
 use gatehouse_chat::token::{MemoryTokenStore, TokenRecord, TokenRegistry, TokenStore, token_key};
+use gatehouse_chat::{ReplayMemory, ReplayMemoryError};
 
 use super::view::{locator, stored};
 
@@ -118,5 +123,28 @@ fn button(key: &str, record: &TokenRecord) -> StoredButton {
         channel: record.channel.clone(),
         expires_at_ms: record.expires_at_ms,
         delivered_in: record.delivered_in.as_ref().map(stored),
+    }
+}
+
+/// The adapters' [`ReplayMemory`] in the shared store, dated by this gateway's clock (which
+/// prunes keys past their expiry).
+pub(super) struct StoreReplays {
+    pub(super) shared: Arc<dyn SharedChat>,
+    pub(super) clock: Arc<dyn Clock>,
+}
+
+#[async_trait]
+impl ReplayMemory for StoreReplays {
+    async fn first_delivery(
+        &self,
+        key: String,
+        expires_at_ms: u64,
+    ) -> Result<bool, ReplayMemoryError> {
+        self.shared
+            .first_delivery(key, expires_at_ms, self.clock.now_ms())
+            .await
+            .map_err(|error| ReplayMemoryError {
+                reason: error.to_string(),
+            })
     }
 }

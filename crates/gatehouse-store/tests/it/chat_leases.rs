@@ -1,6 +1,7 @@
 //! What gateways sharing a PostgreSQL database share of chat: the lease on the platforms'
 //! connections (one holder at a time, taken over in seconds when the holder's session ends,
-//! and given up by a holder whose session was cut), and the button tokens of cards sent.
+//! and given up by a holder whose session was cut), the button tokens of cards sent, and the
+//! signed requests already taken.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -198,4 +199,69 @@ async fn buttons_saved_by_one_gateway_are_live_on_another_while_their_approval_i
     assert_eq!(shows(&elsewhere).await.unwrap(), None, "settled");
     // A button of an approval that does not exist is refused.
     assert!(a.save_button(button("k3", "nobody", None)).await.is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signed_request_is_first_delivered_at_exactly_one_gateway_until_it_expires() {
+    let database = gatehouse_fakes::postgres::database().unwrap();
+    let (a, b) = (store(database.url()).await, store(database.url()).await);
+    let now = 1_795_000_000_000_u64;
+    let expires = now + 360_000;
+    // Both gateways race for each key many times over: exactly one wins each.
+    for round in 0..20 {
+        let key = format!("slack:v0=round{round}");
+        let tries: Vec<_> = [&a, &b, &a, &b]
+            .into_iter()
+            .map(|store| {
+                let store = Arc::clone(store);
+                let key = key.clone();
+                tokio::spawn(async move { store.first_delivery(key, expires, now).await })
+            })
+            .collect();
+        let mut firsts = 0;
+        for tried in tries {
+            firsts += usize::from(tried.await.unwrap().unwrap());
+        }
+        assert_eq!(firsts, 1, "{key}");
+    }
+    let key = "slack:v0=once".to_owned();
+    assert!(a.first_delivery(key.clone(), expires, now).await.unwrap());
+    assert!(
+        !b.first_delivery(key.clone(), expires, expires - 1)
+            .await
+            .unwrap()
+    );
+    // Once expired, the platform's window refuses the request anyway: the key is free again,
+    // and held anew until its new expiry.
+    assert!(
+        b.first_delivery(key.clone(), expires + 1000, expires)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !a.first_delivery(key.clone(), expires + 1000, expires + 999)
+            .await
+            .unwrap()
+    );
+    // Expired keys are pruned as others are recorded.
+    assert!(
+        a.first_delivery("slack:v0=later".into(), u64::MAX / 2, expires + 5000)
+            .await
+            .unwrap()
+    );
+    let rows = seen_keys(database.url()).await;
+    assert_eq!(rows, 1, "only the key still live is kept");
+}
+
+/// How many keys the replay memory holds.
+async fn seen_keys(url: &str) -> i64 {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    client
+        .query_one("SELECT count(*) FROM chat_requests_seen", &[])
+        .await
+        .unwrap()
+        .get(0)
 }

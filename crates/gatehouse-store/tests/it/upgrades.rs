@@ -24,6 +24,7 @@ use crate::support::new_approval;
 /// How each migration is undone, newest first, to take a database back to an earlier version:
 /// its tables dropped, or (6) the log's run rows and columns removed.
 const UNDONE_BY: &[(i64, &str)] = &[
+    (8, "DROP TABLE chat_requests_seen"),
     (7, "DROP TABLE audit_head, audit_records"),
     (
         6,

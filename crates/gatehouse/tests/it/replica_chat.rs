@@ -543,16 +543,12 @@ async fn an_elevated_level_typed_in_chat_applies_to_the_session_on_every_replica
     }
 }
 
-/// Slack in HTTP mode behind a load balancer that routes a button press to the replica not
-/// holding the chat lease: the press decides the approval there (its token read from the
-/// shared store), Slack gets its 200 at once (no error shown) and the presser the answer, and
-/// the holder edits the card, once. A press with a forged signature at that replica is refused
-/// and decides nothing; an event there stays 503 (Slack retries it), since a replayed one could
-/// act again where replay memory is the replica's own.
-#[tokio::test]
-async fn on_slack_http_a_press_at_the_replica_without_the_lease_decides_and_the_holder_edits_once()
-{
-    use crate::slack::{APPROVER, SIGNING_SECRET, Slack};
+/// Two replicas on one database with Slack in HTTP mode against one fake (`extra` config
+/// added), and which of them holds the chat lease.
+async fn slack_http_replicas(
+    extra: &str,
+) -> (TempDatabase, FakeHandle, [Option<Server>; 2], usize) {
+    use crate::slack::{APPROVER, SIGNING_SECRET};
     let database = gatehouse_fakes::postgres::database().unwrap();
     let fake = gatehouse_fakes::slack::spawn("127.0.0.1:0".parse().unwrap())
         .await
@@ -560,23 +556,32 @@ async fn on_slack_http_a_press_at_the_replica_without_the_lease_decides_and_the_
     let store = store_on(&database);
     let chat = format!(
         "channels: {{ slack: {{ botToken: 'xoxb-fake', apiUrl: '{}', mode: 'http',
-           signingSecret: '{SIGNING_SECRET}', execApprovals: {{ approvers: ['{APPROVER}'] }} }} }},",
+           signingSecret: '{SIGNING_SECRET}', execApprovals: {{ approvers: ['{APPROVER}'] }} }} }},
+         {extra}",
         fake.base_url
     );
     let config = config_with_gateway(&store, &chat);
-    let mut replicas = [
+    let replicas = [
         Some(Server::start_with_config(&config).await),
         Some(Server::start_with_config(&config).await),
     ];
     let holder = holder_of(&replicas).await;
+    (database, fake, replicas, holder)
+}
+
+/// Slack in HTTP mode behind a load balancer that routes a button press to the replica not
+/// holding the chat lease: the press decides the approval there (its token read from the
+/// shared store), Slack gets its 200 at once (no error shown) and the presser the answer, and
+/// the holder edits the card, once. A press with a forged signature at that replica is refused
+/// and decides nothing; an event there is taken too (the replicas share their memory of
+/// events against replays).
+#[tokio::test]
+async fn on_slack_http_a_press_at_the_replica_without_the_lease_decides_and_the_holder_edits_once()
+{
+    use crate::slack::{APPROVER, Slack};
+    let (_database, fake, mut replicas, holder) = slack_http_replicas("").await;
     let other = replicas[1 - holder].take().unwrap();
-    fake.control(
-        "/_fake/config",
-        &json!({"request_url": format!("{}/slack/events", other.base),
-            "signing_secret": SIGNING_SECRET}),
-    )
-    .await
-    .unwrap();
+    route_slack_to(&fake, &other).await;
     let s = Slack {
         fake,
         server: other,
@@ -596,7 +601,7 @@ async fn on_slack_http_a_press_at_the_replica_without_the_lease_decides_and_the_
         .await;
     assert_eq!(forged["result"]["status"], 401, "{forged}");
     let event = s.say(APPROVER, "hello").await;
-    assert_eq!(event["result"]["status"], 503, "{event}");
+    assert_eq!(event["result"]["status"], 200, "{event}");
     assert_eq!(
         crate::chat_support::approval(&s.server, &id).await["state"],
         "pending"
@@ -639,6 +644,113 @@ async fn on_slack_http_a_press_at_the_replica_without_the_lease_decides_and_the_
     );
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(edited(&s.fake).len(), 1, "edited once");
+    drop(replicas);
+}
+
+/// `user` types `/elevated text` in [`crate::slack::ORIGIN`], delivered to the fake's Request
+/// URL: Slack's answer to the request, with its delivery id for replays.
+async fn elevated_command(fake: &FakeHandle, user: &str, text: &str) -> Value {
+    let typed = json!({"type": "slash_commands", "payload": {"command": "/elevated",
+        "text": text, "user_id": user, "channel_id": crate::slack::ORIGIN}});
+    fake.control("/_fake/inject", &typed).await.unwrap()["result"].clone()
+}
+
+/// The ephemeral text a slash command's answer carries.
+fn answer_text(answer: &Value) -> String {
+    assert_eq!(answer["status"], 200, "{answer}");
+    let body: Value = serde_json::from_str(answer["body"].as_str().unwrap_or_default()).unwrap();
+    body["text"].as_str().unwrap_or_default().to_owned()
+}
+
+/// Points the fake's Request URL at `server`, as a load balancer would route the next request.
+async fn route_slack_to(fake: &FakeHandle, server: &Server) {
+    fake.control(
+        "/_fake/config",
+        &json!({"request_url": format!("{}/slack/events", server.base),
+            "signing_secret": crate::slack::SIGNING_SECRET}),
+    )
+    .await
+    .unwrap();
+}
+
+/// Slack in HTTP mode: a slash command reaching the replica without the chat lease is taken
+/// and acts there as at the holder (an approver's `/elevated full` sets the level, answered in
+/// the command's response). The replicas share their memory of signed requests, so the same
+/// request captured and replayed to the holder is refused as a replay, as is one the holder
+/// took replayed to the other; a forged signature is still refused, and with the memory gone
+/// every replica answers 503.
+#[tokio::test]
+async fn on_slack_http_a_command_at_the_replica_without_the_lease_acts_once_across_replicas() {
+    use crate::slack::{APPROVER, ORIGIN};
+    let gates = format!(
+        "tools: {{ elevated: {{ enabled: true, allowFrom: {{ slack: ['{APPROVER}'] }} }} }},"
+    );
+    let (database, fake, replicas, holding) = slack_http_replicas(&gates).await;
+    let holder = replicas[holding].as_ref().unwrap();
+    let other = replicas[1 - holding].as_ref().unwrap();
+    let bind = json!({"sessionKey": "s-slack", "channel": "slack", "to": ORIGIN});
+    assert_eq!(other.ok(AGENT, "session.bind", bind).await["bound"], true);
+    let url = |server: &Server| format!("{}/slack/events", server.base);
+
+    // Taken at the replica without the lease: it waits for `auth.test` before taking anything.
+    route_slack_to(&fake, other).await;
+    let set = eventually("the command taken", async || {
+        let answer = elevated_command(&fake, APPROVER, "full").await;
+        (answer["status"] != 503).then_some(answer)
+    })
+    .await;
+    let text = answer_text(&set);
+    assert!(text.contains("Elevated mode is now full"), "{text}");
+    // The owner turns it off at the holder.
+    route_slack_to(&fake, holder).await;
+    let off = elevated_command(&fake, APPROVER, "off").await;
+    let text = answer_text(&off);
+    assert!(text.contains("Elevated mode is now off"), "{text}");
+
+    // A captured `/elevated full` replayed to either replica, and the holder's `off` replayed
+    // to the other, are refused as replays.
+    for (delivery, to) in [(&set, url(holder)), (&set, url(other)), (&off, url(other))] {
+        let replayed = fake
+            .control(
+                "/_fake/inject",
+                &json!({"replay": delivery["delivery_id"], "replay_to": to}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(replayed["result"]["status"], 401, "{to}: {replayed}");
+    }
+    route_slack_to(&fake, other).await;
+    let queried = answer_text(&elevated_command(&fake, APPROVER, "").await);
+    assert!(
+        queried.contains("Elevated mode is off"),
+        "the replays changed nothing: {queried}"
+    );
+
+    let forged = fake
+        .control(
+            "/_fake/inject",
+            &json!({"type": "slash_commands", "signature": "bad", "payload": {
+                "command": "/elevated", "text": "full", "user_id": APPROVER,
+                "channel_id": ORIGIN}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(forged["result"]["status"], 401, "{forged}");
+
+    // A replay memory that cannot be read refuses the request rather than take it unchecked.
+    let (admin, connection) = tokio_postgres::connect(database.url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    admin
+        .batch_execute("DROP TABLE chat_requests_seen")
+        .await
+        .unwrap();
+    for server in [other, holder] {
+        route_slack_to(&fake, server).await;
+        let unchecked = elevated_command(&fake, APPROVER, "full").await;
+        assert_eq!(unchecked["status"], 503, "{unchecked}");
+    }
     drop(replicas);
 }
 

@@ -242,7 +242,7 @@ async fn doctor_reports_the_database_reachable_and_migrated_or_refuses_one_it_ca
     assert!(
         migrated
             .stdout
-            .contains("approvals database (PostgreSQL): reachable, schema version 7 of 7"),
+            .contains("approvals database (PostgreSQL): reachable, schema version 8 of 8"),
         "{}",
         migrated.stdout
     );

@@ -14,6 +14,7 @@ mod listener;
 mod ops;
 mod outbox;
 mod presence;
+mod replays;
 mod schema;
 mod store;
 

@@ -233,6 +233,18 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX audit_records_by_approval ON audit_records (approval_id);
     "#,
+    // 8: signed chat requests already taken (Slack's request signatures; see `replays`), so
+    // a captured request is refused at every replica, not only at the one that took it.
+    // Rows live until the platform's own window would refuse the request anyway. Additive:
+    // a build before this one never reads it (its replicas refuse those requests unless they
+    // hold the chat lease).
+    r#"
+    CREATE TABLE chat_requests_seen (
+        key           text COLLATE "C" PRIMARY KEY,
+        expires_at_ms bigint NOT NULL
+    );
+    CREATE INDEX chat_requests_seen_by_expiry ON chat_requests_seen (expires_at_ms);
+    "#,
 ];
 
 /// The schema version this build writes.
@@ -400,7 +412,8 @@ mod tests {
             .map(|version| stop_every_replica_after(version).map(|(to, _)| to))
             .collect();
         // From a fresh database, and from the current version, nothing; from 5 and 6 (the
-        // routes and run events are crossed by a rolling upgrade), the audit chain's.
+        // routes and run events are crossed by a rolling upgrade), the audit chain's; from 7
+        // nothing (the shared replay memory is crossed by a rolling upgrade too).
         assert_eq!(
             due,
             [
@@ -411,6 +424,7 @@ mod tests {
                 Some(7),
                 Some(7),
                 Some(7),
+                None,
                 None
             ]
         );

@@ -29,7 +29,7 @@ use super::connect::Connector;
 use super::documents::PgDocuments;
 use super::feed::{self, Subscribers};
 use super::listener::Listener;
-use super::{events, lease, ops, outbox, presence, schema};
+use super::{events, lease, ops, outbox, presence, replays, schema};
 use crate::error::{PostgresError, StoreError};
 
 /// Options for [`PgApprovalStore::connect`].
@@ -543,5 +543,13 @@ impl SharedChat for PgApprovalStore {
 
     fn lease_holder(&self, name: String) -> Reading<Option<String>> {
         self.read(move |client| Box::pin(async move { lease::holder(client, &name).await }))
+    }
+
+    fn first_delivery(&self, key: String, expires_at_ms: u64, now_ms: u64) -> Reading<bool> {
+        self.read(move |client| {
+            Box::pin(
+                async move { replays::first_delivery(client, &key, expires_at_ms, now_ms).await },
+            )
+        })
     }
 }
