@@ -255,7 +255,9 @@ pub(super) const CURRENT_VERSION: i64 = MIGRATIONS.len() as i64;
 /// event log's row, without which the other replicas never hear of the transition; 4: the
 /// allowlists and session levels, which that build would go on reading from and writing to
 /// its own files; 7: the audit record, which that build would write to its own file, leaving
-/// its transitions out of the one chain). They are applied only once no other gateway is
+/// its transitions out of the one chain; 8: Slack's shared replay memory, which an old lease
+/// holder would not consult, taking once more a signed request a new replica took). They are
+/// applied only once no other gateway is
 /// connected to the database (docs/high-availability.md, "Backups and upgrades"). The other
 /// migrations only add what the previous build does not use, so a rolling upgrade crosses
 /// them.
@@ -263,6 +265,10 @@ const STOP_EVERY_REPLICA: &[(i64, &str)] = &[
     (2, "the event log every transition appends to"),
     (4, "allowlists and session levels in the database"),
     (7, "the audit chain every transition appends its record to"),
+    (
+        8,
+        "Slack request signatures remembered against replays by every replica",
+    ),
 ];
 
 /// How often a start waiting for the other gateways to disconnect looks again.
@@ -413,7 +419,7 @@ mod tests {
             .collect();
         // From a fresh database, and from the current version, nothing; from 5 and 6 (the
         // routes and run events are crossed by a rolling upgrade), the audit chain's; from 7
-        // nothing (the shared replay memory is crossed by a rolling upgrade too).
+        // the shared replay memory's.
         assert_eq!(
             due,
             [
@@ -424,7 +430,7 @@ mod tests {
                 Some(7),
                 Some(7),
                 Some(7),
-                None,
+                Some(8),
                 None
             ]
         );
