@@ -3,12 +3,14 @@
 //! and given up by a holder whose session was cut), the button tokens of cards sent, and the
 //! signed requests already taken.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gatehouse_approvals::{DeliveredMessage, Resolution, SharedChat, StoredButton};
 use gatehouse_policy::ApprovalDecision;
 use gatehouse_store::approvals_db::{PgApprovalStore, PgOptions};
+use proptest::prelude::*;
 use tokio::sync::oneshot;
 
 use crate::support::new_approval;
@@ -264,4 +266,42 @@ async fn seen_keys(url: &str) -> i64 {
         .await
         .unwrap()
         .get(0)
+}
+
+/// One signed request arriving: at which gateway, which of a few keys, how long after the last.
+fn deliveries() -> impl Strategy<Value = Vec<(usize, usize, u64)>> {
+    proptest::collection::vec((0..2_usize, 0..3_usize, 0..500_000_u64), 1..24)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    /// Whatever the order and timing of deliveries over two gateways, a request is taken
+    /// exactly when no gateway took the same one within its window: the shared memory answers
+    /// as one memory of every replica would (a model: key → expiry).
+    #[test]
+    fn the_shared_replay_memory_answers_as_one_memory_of_every_replica(
+        arrivals in deliveries(),
+    ) {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        runtime.block_on(async {
+            let database = gatehouse_fakes::postgres::database().unwrap();
+            let gateways = [store(database.url()).await, store(database.url()).await];
+            let mut model: HashMap<usize, u64> = HashMap::new();
+            let mut now = 1_795_000_000_000_u64;
+            for (gateway, key, after) in arrivals {
+                now += after;
+                let expires = now + 360_000;
+                let expected = model.get(&key).is_none_or(|held| *held <= now);
+                if expected {
+                    model.insert(key, expires);
+                }
+                let taken = gateways[gateway]
+                    .first_delivery(format!("slack:v0=k{key}"), expires, now)
+                    .await
+                    .unwrap();
+                assert_eq!(taken, expected, "key {key} at {now} through gateway {gateway}");
+            }
+        });
+    }
 }
